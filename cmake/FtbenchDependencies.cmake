@@ -1,0 +1,27 @@
+# Every dependency comes from a Debian 12 package (scripts/setup.sh installs them) or, on a GPU
+# machine, from PyTorch's own LibTorch (CMAKE_PREFIX_PATH=$(python3 -c 'import torch;
+# print(torch.utils.cmake_prefix_path)')).
+find_package(yaml-cpp REQUIRED)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+find_package(Threads REQUIRED)
+if(FTBENCH_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+
+if(FTBENCH_WITH_TORCH)
+  find_package(Torch REQUIRED)
+  # LibTorch's CMake adds its flags (ABI, -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.
+  set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+  if(TARGET torch_hip OR TARGET c10_hip)
+    set(FTBENCH_TORCH_BACKEND "rocm")
+  elseif(TARGET torch_cuda OR TARGET c10_cuda)
+    set(FTBENCH_TORCH_BACKEND "cuda")
+  else()
+    set(FTBENCH_TORCH_BACKEND "cpu")
+  endif()
+  message(STATUS "ftbench: LibTorch ${Torch_VERSION} (${FTBENCH_TORCH_BACKEND} build)")
+endif()

@@ -1,0 +1,35 @@
+// The run's time origin: the moment the process started, on the steady clock.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace ftbench::metrics {
+
+class ProcessClock {
+ public:
+  // Reads how long ago the process started from /proc/self/stat (start time in clock ticks
+  // since boot, 10 ms resolution) against CLOCK_BOOTTIME; call it first thing in main(). Where
+  // /proc is unavailable the launch time is taken as 0.
+  static ProcessClock from_process_start();
+
+  // Seconds from process start to `t`.
+  double since_start(std::chrono::steady_clock::time_point t) const;
+  double now() const { return since_start(std::chrono::steady_clock::now()); }
+  // Seconds from process start to main() (the "launch" phase).
+  double launch_seconds() const { return launch_seconds_; }
+  // Process start as Unix epoch seconds.
+  double start_epoch_seconds() const { return start_epoch_seconds_; }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  double launch_seconds_ = 0.0;
+  double start_epoch_seconds_ = 0.0;
+};
+
+// ISO 8601 UTC with milliseconds, e.g. "2026-11-29T22:34:05.123Z".
+std::string iso8601_utc(double epoch_seconds);
+double epoch_seconds_now();
+
+}  // namespace ftbench::metrics

@@ -1,0 +1,35 @@
+// The run summary computed from raw step records. Pure, so every figure can be recomputed
+// from the report by hand (docs/report-schema.md, docs/methodology.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ftbench/report/report.h"
+
+namespace ftbench::metrics {
+
+// Training FLOPs of one optimizer step under each counting (model::training_flops_per_token
+// times the step's real tokens, micro-batch by micro-batch).
+struct StepFlops {
+  double lora_frozen_base = 0.0;
+  double lora_frozen_base_recompute = 0.0;
+  double six_n = 0.0;
+  double six_n_recompute = 0.0;
+};
+
+struct SummaryOptions {
+  int64_t warmup_steps = 0;  // leading steps left out of timing figures (not out of losses)
+  int64_t loss_window = 1;
+  std::optional<double> peak_tflops;
+  std::string peak_source = "none";
+  bool recompute = false;  // activation checkpointing was on: also give hardware-FLOP entries
+};
+
+// Timing figures use the steps after the warm-up; if the run has no more steps than the
+// warm-up, they use every step and warmup_steps_excluded says 0.
+report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
+                              const std::vector<StepFlops>& flops, const SummaryOptions& options);
+
+}  // namespace ftbench::metrics

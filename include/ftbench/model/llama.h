@@ -1,0 +1,75 @@
+// Llama-style decoder with LoRA adapters: RMSNorm, RoPE (Llama 3.1 scaling), grouped-query
+// causal attention, SwiGLU MLP, tied or untied embeddings, optional activation checkpointing.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/nn/module.h>
+
+#include "ftbench/model/lora_linear.h"
+#include "ftbench/model/rms_norm.h"
+#include "ftbench/model/rope.h"
+#include "ftbench/spec/run_spec.h"
+
+namespace ftbench::model {
+
+at::ScalarType parse_dtype(const std::string& name);  // bf16, fp16, fp32
+
+class DecoderLayerImpl : public torch::nn::Module {
+ public:
+  DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora,
+                   at::TensorOptions options);
+  // x: [B, S, dim] -> [B, S, dim].
+  at::Tensor forward(const at::Tensor& x, const RopeTables& rope);
+  void init_random(double std);
+
+  RMSNorm attn_norm{nullptr};
+  LoraLinear qkv{nullptr};   // fused q, k, v
+  LoraLinear o{nullptr};
+  RMSNorm mlp_norm{nullptr};
+  LoraLinear gate_up{nullptr};  // fused gate, up
+  LoraLinear down{nullptr};
+
+ private:
+  int64_t n_heads_;
+  int64_t n_kv_heads_;
+  int64_t head_dim_;
+};
+TORCH_MODULE(DecoderLayer);
+
+class LlamaImpl : public torch::nn::Module {
+ public:
+  // Allocates every weight (uninitialised) on `device` in the spec's dtype; rotary tables
+  // cover `max_positions` (the data's sequence length, not the preset's full context).
+  LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64_t max_positions,
+            at::Device device);
+
+  // input_ids: [B, S] int64 -> logits [B, S, vocab] in the model dtype.
+  at::Tensor forward(const at::Tensor& input_ids);
+  // Sum of token cross-entropy (fp32) over labels != -100; labels [B, S] already shifted.
+  at::Tensor loss_sum(const at::Tensor& input_ids, const at::Tensor& labels);
+
+  // Random initialisation: N(0, 0.02) for weights, ones for norms, adapters as LoRA wants.
+  // Seeded by the caller through the global generator.
+  void init_random();
+
+  // Freezes everything but the adapters; returns the trainable parameters in a fixed order.
+  std::vector<at::Tensor> trainable_parameters();
+  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+
+  torch::nn::Module& module() { return *this; }
+  at::Tensor embedding;  // [vocab, dim], frozen
+  std::vector<DecoderLayer> layers;
+  RMSNorm final_norm{nullptr};
+  LoraLinear lm_head{nullptr};  // shares `embedding` as weight when tied
+
+ private:
+  at::Tensor hidden_states(const at::Tensor& input_ids);
+  spec::ModelSpec spec_;
+  RopeTables rope_;
+  bool checkpointing_ = false;
+};
+TORCH_MODULE(Llama);
+
+}  // namespace ftbench::model

@@ -1,0 +1,59 @@
+// A frozen linear layer with optional LoRA adapters, possibly fused over several outputs.
+//
+// The base weight [sum(out_i), in] is frozen; one GEMM computes every slice (e.g. q, k and v
+// of a block in one call), then each slice that has an adapter adds
+// (alpha / rank) * B(A(dropout(x))), computed in the adapter dtype. A is Kaiming-uniform
+// (bound 1/sqrt(in), as PEFT), B is zero, so a fresh adapter leaves the output unchanged.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/nn/module.h>
+
+namespace ftbench::model {
+
+struct LoraConfig {
+  int64_t rank = 0;  // 0: no adapter on this slice
+  double alpha = 0.0;
+  double dropout = 0.0;
+  at::ScalarType dtype = at::kFloat;
+};
+
+struct LinearSlice {
+  std::string name;  // q, k, v, o, gate, up, down, output
+  int64_t out_features = 0;
+  LoraConfig lora;
+};
+
+class LoraLinearImpl : public torch::nn::Module {
+ public:
+  // Weights are allocated uninitialised in `options` (dtype and device of the base); call
+  // init_random() or copy real weights in.
+  LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> slices, at::TensorOptions options);
+
+  // x: [..., in]. One tensor per slice: [..., out_i].
+  std::vector<at::Tensor> forward(const at::Tensor& x);
+  // Single-slice convenience.
+  at::Tensor forward_one(const at::Tensor& x);
+
+  // Base weight ~ N(0, std^2); adapters A Kaiming-uniform, B zero.
+  void init_random(double std);
+
+  // W + (alpha/rank) * B A per slice, as one [sum(out_i), in] tensor in the base dtype.
+  at::Tensor merged_weight() const;
+
+  const std::vector<LinearSlice>& slices() const { return slices_; }
+  at::Tensor weight;                 // frozen base, [sum(out_i), in]
+  std::vector<at::Tensor> lora_a;    // per slice: [rank, in] or undefined
+  std::vector<at::Tensor> lora_b;    // per slice: [out_i, rank] or undefined
+
+ private:
+  int64_t in_features_;
+  std::vector<LinearSlice> slices_;
+  std::vector<int64_t> out_sizes_;
+  bool has_adapter_ = false;
+};
+TORCH_MODULE(LoraLinear);
+
+}  // namespace ftbench::model

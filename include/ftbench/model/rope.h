@@ -1,0 +1,33 @@
+// Rotary position embeddings (Hugging Face "rotate_half" layout) with optional Llama 3.1
+// frequency scaling.
+#pragma once
+
+#include <optional>
+
+#include <ATen/ATen.h>
+
+#include "ftbench/spec/run_spec.h"
+
+namespace ftbench::model {
+
+// Inverse frequencies theta^(-2i/head_dim), i in [0, head_dim/2), in fp64 on CPU, with the
+// Llama 3.1 scaling applied when `scaling` is set: wavelengths above
+// original_max / low_freq_factor divide by factor, below original_max / high_freq_factor stay,
+// in between interpolate smoothly.
+at::Tensor rope_inverse_frequencies(int64_t head_dim, double theta,
+                                    const std::optional<spec::RopeScaling>& scaling);
+
+struct RopeTables {
+  at::Tensor cos;  // [positions, head_dim], model dtype, on the model device
+  at::Tensor sin;
+};
+
+// Tables for positions [0, positions): angle(p, j) = p * inv_freq[j mod head_dim/2].
+RopeTables make_rope_tables(int64_t positions, int64_t head_dim, double theta,
+                            const std::optional<spec::RopeScaling>& scaling,
+                            at::TensorOptions options);
+
+// x: [B, H, S, D]; cos/sin: [>= S, D]. Returns x * cos + rotate_half(x) * sin.
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
+
+}  // namespace ftbench::model

@@ -1,0 +1,160 @@
+// The run report: the contract between `ftbench run` and everything that reads its output.
+//
+// Schema "ftbench.report/1", every field documented in docs/report-schema.md. Unknown values
+// are std::nullopt and serialise as JSON null (never NaN). Readers accept any
+// "ftbench.report/1.x" and reject other major versions; unknown fields are ignored.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ftbench/metrics/stats.h"
+
+namespace ftbench::report {
+
+inline constexpr const char* kSchema = "ftbench.report/1";
+inline constexpr int kSchemaMajor = 1;
+
+struct HostInfo {
+  std::string hostname;
+  std::string os;      // e.g. "Debian GNU/Linux 12 (bookworm)"
+  std::string kernel;  // uname release
+  std::string cpu_model;
+  int64_t cpu_logical_cores = 0;
+  int64_t memory_bytes = 0;
+};
+
+struct DeviceInfo {
+  std::string backend;  // cpu, cuda, rocm
+  std::string name;     // GPU name, or the CPU model on cpu
+  std::string arch;     // "sm_90", "gfx942", or the CPU ISA level
+  int64_t count = 0;    // devices visible to the process
+  int64_t index = 0;    // the device used
+  std::optional<int64_t> memory_bytes;
+  std::optional<int64_t> multiprocessor_count;
+  std::string driver_version;
+  std::string runtime_version;  // CUDA runtime / HIP version
+};
+
+struct SoftwareInfo {
+  std::string ftbench_version;
+  std::string git_commit;  // "unknown" outside a git checkout
+  std::string libtorch_version;
+  std::string compiler;  // e.g. "GCC 12.2.0"
+  std::string build_type;
+  int64_t intra_op_threads = 0;
+  int64_t inter_op_threads = 0;
+  std::string blas;  // what LibTorch's CPU BLAS resolved to, when known
+};
+
+struct Environment {
+  HostInfo host;
+  DeviceInfo device;
+  SoftwareInfo software;
+};
+
+struct Phase {
+  std::string name;            // launch, backend_init, model_build, weight_load, data_prepare,
+                               // first_step, training, report_write
+  double start_seconds = 0.0;  // offset from process start
+  double seconds = 0.0;
+};
+
+// One optimizer step, raw samples as measured.
+struct StepRecord {
+  int64_t step = 0;           // 1-based
+  int64_t epoch = 0;          // 1-based
+  double wall_seconds = 0.0;  // host steady clock, device synchronised at both ends
+  double data_wait_seconds = 0.0;
+  int64_t real_tokens = 0;    // non-padding tokens fed to the model
+  int64_t padded_tokens = 0;  // tokens computed including padding
+  int64_t loss_tokens = 0;    // tokens the loss is taken over
+  double loss = 0.0;          // mean token loss of the step
+  double lr = 0.0;
+  double grad_norm = 0.0;    // global L2 norm of trainable gradients before clipping
+  double model_flops = 0.0;  // frozen-base LoRA count, for this step's real tokens
+};
+
+struct MfuEntry {
+  std::string formula;          // lora_frozen_base, six_n
+  bool recompute = false;       // counts the activation-checkpointing forward again
+  double flops_per_step = 0.0;  // mean over measured steps
+  double achieved_tflops = 0.0;
+  std::optional<double> mfu;  // fraction of peak; null without a peak
+};
+
+struct Summary {
+  int64_t warmup_steps_excluded = 0;
+  int64_t measured_steps = 0;
+  metrics::SampleSummary step_seconds;
+  double tokens_per_second_real = 0.0;
+  double tokens_per_second_padded = 0.0;
+  double padding_fraction = 0.0;
+  double data_wait_fraction = 0.0;  // data wait / step wall time over measured steps
+  std::optional<double> peak_tflops;
+  std::string peak_source;  // "--peak-tflops", "spec", "gpu table: <name>", "none"
+  std::vector<MfuEntry> mfu;
+  double final_loss = 0.0;
+  int64_t loss_window = 0;
+  double mean_last_losses = 0.0;
+};
+
+struct Memory {
+  std::optional<int64_t> peak_allocated_bytes;    // caching allocator peak (GPU)
+  std::optional<int64_t> peak_reserved_bytes;     // caching allocator reserved peak (GPU)
+  std::optional<int64_t> device_used_peak_bytes;  // device-wide used, sampled (GPU)
+  std::optional<int64_t> device_total_bytes;
+  std::optional<int64_t> peak_rss_bytes;  // process peak resident set (host)
+};
+
+struct ParameterInfo {
+  int64_t base = 0;
+  int64_t trainable = 0;
+  int64_t total = 0;
+};
+
+struct Derived {
+  int64_t effective_batch = 0;
+  int64_t micro_batches_per_epoch = 0;
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+  int64_t max_tokens_per_step = 0;
+};
+
+struct Report {
+  std::string schema = kSchema;
+  std::string run_name;
+  std::string status;          // completed, failed
+  std::string started_at_utc;  // ISO 8601
+  std::string finished_at_utc;
+  std::string spec_path;
+  nlohmann::ordered_json spec;  // resolved spec (spec::to_json)
+  std::string spec_fingerprint;
+  Environment environment;
+  ParameterInfo parameters;
+  Derived derived;
+  std::string t0_source;                   // process_start, --t0, FTBENCH_T0
+  double t0_before_process_seconds = 0.0;  // how far the external t0 lies before process start
+  std::vector<Phase> phases;
+  double time_to_first_step_seconds = 0.0;
+  std::vector<StepRecord> steps;
+  Summary summary;
+  Memory memory;
+};
+
+// Always writes "schema": kSchema (the version this code produces), whatever report.schema
+// holds. Non-finite doubles and unset optionals are written as null.
+nlohmann::ordered_json to_json(const Report& report);
+
+// Throws ReportError naming `source` and the offending field when the JSON is not a report of
+// a supported schema or a required field is missing or of the wrong type. Report::schema keeps
+// the version string found. Unknown fields are ignored.
+Report from_json(const nlohmann::json& json, const std::string& source);
+// Same, keeping the key order of `spec` as written (nlohmann::json sorts object keys).
+Report from_json(const nlohmann::ordered_json& json, const std::string& source);
+
+}  // namespace ftbench::report

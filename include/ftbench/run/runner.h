@@ -1,0 +1,33 @@
+// `ftbench run`: builds everything a spec asks for, times each phase and step, and writes the
+// report.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ftbench/metrics/process_clock.h"
+#include "ftbench/report/report.h"
+#include "ftbench/spec/run_spec.h"
+
+namespace ftbench::run {
+
+struct RunOptions {
+  spec::RunSpec spec;
+  std::string output_path;  // already resolved (--output or the spec's output.report)
+  bool force = false;       // overwrite an existing report
+  // External start (instance boot, image pull) as Unix epoch seconds, and where it came from
+  // ("--t0" or "FTBENCH_T0"); time to first step is then measured from there.
+  std::optional<double> t0_epoch_seconds;
+  std::string t0_source = "process_start";
+  std::optional<double> peak_tflops;  // --peak-tflops, wins over the spec and the GPU table
+};
+
+// The report path the spec asks for: output.report with "{name}" replaced by output.name.
+std::string default_report_path(const spec::RunSpec& spec);
+
+// Runs the benchmark and writes the report to options.output_path. Refuses to start (throws
+// report::ReportExistsError) when the report exists and force is off, so a long run is never
+// lost at the end. Returns the report as written.
+report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock);
+
+}  // namespace ftbench::run

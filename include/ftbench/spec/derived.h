@@ -1,0 +1,23 @@
+// Quantities that follow from a spec: batch sizes and step counts.
+#pragma once
+
+#include <cstdint>
+
+#include "ftbench/spec/run_spec.h"
+
+namespace ftbench::spec {
+
+struct DerivedCounts {
+  int64_t effective_batch = 0;           // micro_batch_size * grad_accum_steps
+  int64_t micro_batches_per_epoch = 0;   // floor(num_examples / micro_batch_size)
+  int64_t steps_per_epoch = 0;           // floor(micro_batches_per_epoch / grad_accum_steps)
+  int64_t total_steps = 0;               // steps_per_epoch * epochs, capped by max_steps
+  int64_t max_tokens_per_step = 0;       // effective_batch * seq_len (upper bound, padded)
+};
+
+// Every optimizer step sees exactly effective_batch examples: a last partial micro-batch and
+// micro-batches left over after the last full accumulation are dropped each epoch, so step
+// times stay comparable (documented in docs/methodology.md).
+DerivedCounts derive_counts(const RunSpec& spec);
+
+}  // namespace ftbench::spec

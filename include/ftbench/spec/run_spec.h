@@ -1,0 +1,124 @@
+// The run spec: one struct per YAML section, defaults in one place.
+//
+// A RunSpec is produced by spec::load_spec() (YAML + --set overrides), validated once there and
+// treated as immutable afterwards. Every key is documented in docs/spec.md; keep the two in
+// step. Quantities carry their unit in the name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ftbench::spec {
+
+// Llama 3.1 style frequency scaling of rotary embeddings ("rope_scaling" in HF configs).
+struct RopeScaling {
+  double factor = 8.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int64_t original_max_position_embeddings = 8192;
+};
+
+struct ModelSpec {
+  // Preset name: tiny, llama3.2-1b, llama3.1-8b, llama3.1-70b, llama2-7b, llama2-70b, or
+  // "custom" (every shape key below must then be given). Shape keys given next to a preset
+  // override the preset's value.
+  std::string preset = "tiny";
+  int64_t dim = 0;
+  int64_t n_layers = 0;
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t ffn_dim = 0;
+  int64_t vocab_size = 0;
+  int64_t max_seq_len = 0;  // positions the rotary table covers
+  double norm_eps = 0.0;
+  double rope_theta = 0.0;
+  std::optional<RopeScaling> rope_scaling;
+  bool tie_embeddings = false;
+  // bf16, fp16 or fp32: dtype of the frozen base weights and activations.
+  std::string dtype = "fp32";
+  bool activation_checkpointing = false;
+  // "random" (default: timing does not depend on weight values). Loading real checkpoints is
+  // a later seam: init = "checkpoint" with checkpoint_path.
+  std::string init = "random";
+  std::string checkpoint_path;
+};
+
+struct LoraSpec {
+  int64_t rank = 16;
+  double alpha = 32.0;
+  double dropout = 0.0;
+  // Subset of q, k, v, o, gate, up, down, output.
+  std::vector<std::string> targets = {"q", "v"};
+  // Adapter parameter dtype: fp32 (default), bf16, fp16, or "base" for the model dtype.
+  std::string dtype = "fp32";
+};
+
+struct DataSpec {
+  // "synthetic": a deterministic instruction-like data set generated from this section.
+  std::string source = "synthetic";
+  std::string tokenizer = "byte";
+  int64_t num_examples = 256;
+  int64_t seq_len = 256;  // maximum tokens per example after tokenisation (longer ones truncate)
+  // Distribution of example lengths in tokens: fixed (= max_tokens), uniform in
+  // [min_tokens, max_tokens], or lognormal with the given median and sigma, clipped to
+  // [min_tokens, max_tokens].
+  std::string length_distribution = "uniform";
+  int64_t min_tokens = 32;
+  int64_t max_tokens = 256;
+  double lognormal_median_tokens = 128.0;
+  double lognormal_sigma = 0.5;
+  double prompt_fraction = 0.5;  // share of each example that is prompt (masked from the loss)
+  bool train_on_prompt = false;
+  // "longest": pad each micro-batch to its longest example; "max_length": pad to seq_len.
+  std::string padding = "longest";
+  bool shuffle = true;
+  uint64_t seed = 1234;
+};
+
+struct TrainSpec {
+  int64_t epochs = 1;
+  int64_t max_steps = 0;  // 0 = no cap; otherwise stop after this many optimizer steps
+  int64_t micro_batch_size = 4;
+  int64_t grad_accum_steps = 1;
+  std::string optimizer = "adamw";
+  double lr = 3e-4;
+  double weight_decay = 0.01;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  std::string lr_schedule = "cosine";  // cosine, linear, constant (after warm-up)
+  int64_t lr_warmup_steps = 0;
+  double min_lr_ratio = 0.0;  // final lr as a fraction of lr (cosine, linear)
+  double max_grad_norm = 1.0;  // 0 = no clipping (the norm is still computed and reported)
+  uint64_t seed = 42;
+  int64_t timing_warmup_steps = 2;  // optimizer steps left out of the timing summary
+  int64_t loss_window = 10;          // final loss is also reported as the mean of the last N
+};
+
+struct BackendSpec {
+  std::string device = "auto";  // auto, cpu, cuda, rocm
+  int64_t device_index = 0;
+  int64_t threads = 0;  // CPU intra-op threads; 0 = all hardware threads
+  std::optional<double> peak_tflops;  // peak for MFU; else the GPU spec table; else none
+};
+
+struct OutputSpec {
+  std::string report = "reports/{name}.json";  // "{name}" expands to the run name
+  std::string name = "run";
+  std::string progress = "auto";  // auto (live line on a terminal), on, off
+  int64_t log_every_steps = 1;
+};
+
+struct RunSpec {
+  ModelSpec model;
+  LoraSpec lora;
+  DataSpec data;
+  TrainSpec train;
+  BackendSpec backend;
+  OutputSpec output;
+  std::string source_path;  // the YAML file it came from ("" for built-in)
+};
+
+}  // namespace ftbench::spec

@@ -1,0 +1,34 @@
+// Errors found in a run spec. All problems of one load are collected and thrown together.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ftbench::spec {
+
+// One problem in a spec: where (file, key path such as "lora.rank", 1-based line or 0 when the
+// key is absent or came from --set) and what (expected vs found, with a "did you mean" hint for
+// unknown keys).
+struct SpecIssue {
+  std::string file;
+  std::string key_path;
+  int64_t line = 0;
+  std::string message;
+
+  // "configs/x.yaml:12: lora.rank: must be >= 1, found 0"
+  std::string to_string() const;
+};
+
+// Thrown by load_spec() with every issue found. what() lists them one per line.
+class SpecError : public std::runtime_error {
+ public:
+  explicit SpecError(std::vector<SpecIssue> issues);
+  const std::vector<SpecIssue>& issues() const { return issues_; }
+
+ private:
+  std::vector<SpecIssue> issues_;
+};
+
+}  // namespace ftbench::spec

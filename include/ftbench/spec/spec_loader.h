@@ -1,0 +1,26 @@
+// YAML -> RunSpec: parsing, presets, --set overrides and validation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ftbench/spec/run_spec.h"
+#include "ftbench/spec/spec_error.h"
+
+namespace ftbench::spec {
+
+// Loads `path`, applies `overrides` ("key.path=value", YAML scalar or flow syntax for the
+// value, applied in order after the file), fills model shape from the preset, and validates.
+// Throws SpecError listing every problem (unknown keys with "did you mean", wrong types,
+// out-of-range values), each with file, key path and line. A file that cannot be read or is
+// not YAML is a SpecError too.
+RunSpec load_spec(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from YAML text; `source_name` stands for the file name in messages.
+RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& source_name,
+                              const std::vector<std::string>& overrides = {});
+
+// Every cross-field and range rule, on an already-filled spec. Empty when valid.
+std::vector<SpecIssue> validate(const RunSpec& spec);
+
+}  // namespace ftbench::spec

@@ -1,0 +1,73 @@
+#include <cstdlib>
+#include <iostream>
+
+#include "commands.h"
+#include "ftbench/report/summary_text.h"
+#include "ftbench/run/runner.h"
+#include "ftbench/spec/spec_loader.h"
+
+namespace ftbench::cli {
+namespace {
+
+struct RunFlags {
+  std::string spec_path;
+  std::vector<std::string> overrides;
+  std::string output;
+  bool force = false;
+  std::optional<double> t0;
+  std::optional<double> peak_tflops;
+};
+
+// FTBENCH_T0 must be a plain number of Unix epoch seconds.
+std::optional<double> t0_from_environment() {
+  const char* value = std::getenv("FTBENCH_T0");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double t0 = std::strtod(value, &end);
+  if (*end != '\0' || !(t0 > 0.0)) {
+    throw spec::SpecError({{"FTBENCH_T0", "", 0,
+                            std::string("expected Unix epoch seconds, found \"") + value + "\""}});
+  }
+  return t0;
+}
+
+}  // namespace
+
+Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a spec: train, time every phase and step, "
+                                            "write the JSON report");
+  cmd->add_option("spec", flags->spec_path, "YAML run spec")->required();
+  cmd->add_option("--set", flags->overrides, "Override a key: --set lora.rank=8 (repeatable)");
+  cmd->add_option("-o,--output", flags->output,
+                  "Report path (default: the spec's output.report)");
+  cmd->add_flag("--force", flags->force, "Overwrite an existing report");
+  cmd->add_option("--t0", flags->t0,
+                  "External start as Unix epoch seconds (instance boot, image pull); "
+                  "also FTBENCH_T0. Time to first step is measured from it");
+  cmd->add_option("--peak-tflops", flags->peak_tflops, "Peak TFLOP/s for MFU")
+      ->check(CLI::PositiveNumber);
+  return [flags, &clock]() {
+    run::RunOptions o;
+    o.spec = spec::load_spec(flags->spec_path, flags->overrides);
+    o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
+    o.force = flags->force;
+    o.peak_tflops = flags->peak_tflops;
+    if (flags->t0) {
+      o.t0_epoch_seconds = flags->t0;
+      o.t0_source = "--t0";
+    } else if (auto env_t0 = t0_from_environment()) {
+      o.t0_epoch_seconds = env_t0;
+      o.t0_source = "FTBENCH_T0";
+    }
+    if (o.t0_epoch_seconds && *o.t0_epoch_seconds > clock.start_epoch_seconds()) {
+      throw spec::SpecError({{o.t0_source, "", 0,
+                              "the external start lies after the process start"}});
+    }
+    const report::Report rep = run::run_benchmark(o, clock);
+    std::cout << report::render_summary(rep, o.output_path);
+    return kExitOk;
+  };
+}
+
+}  // namespace ftbench::cli

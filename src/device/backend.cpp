@@ -1,0 +1,160 @@
+#include "ftbench/device/backend.h"
+
+#include <dlfcn.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include "ftbench/device/gpu_info.h"
+
+namespace ftbench::device {
+namespace {
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string cpu_isa() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      if (line.find(" avx512_bf16") != std::string::npos) return "x86-64 avx512_bf16";
+      if (line.find(" avx512f") != std::string::npos) return "x86-64 avx512";
+      if (line.find(" avx2") != std::string::npos) return "x86-64 avx2";
+      return "x86-64";
+    }
+  }
+  return "unknown";
+}
+
+// OpenBLAS keeps its own thread pool that at::set_num_threads does not reach. Looked up at
+// run time so the build does not depend on which BLAS libblas.so.3 points to.
+void set_openblas_threads(int threads) {
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    fn(threads);
+  }
+}
+
+}  // namespace
+
+std::string torch_build_backend() {
+#if defined(FTBENCH_TORCH_ROCM)
+  return "rocm";
+#elif defined(FTBENCH_TORCH_CUDA)
+  return "cuda";
+#else
+  return "cpu";
+#endif
+}
+
+std::string resolved_blas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  std::string found;
+  while (std::getline(maps, line)) {
+    if (line.find("openblas") != std::string::npos) {
+      return line.find("pthread") != std::string::npos ? "openblas-pthread"
+             : line.find("openmp") != std::string::npos ? "openblas-openmp"
+                                                        : "openblas";
+    }
+    if (line.find("libblis") != std::string::npos) return "blis";
+    if (line.find("libmkl") != std::string::npos) return "mkl";
+    if (line.find("/blas/libblas.so") != std::string::npos) found = "netlib reference blas";
+  }
+  return found.empty() ? "unknown" : found;
+}
+
+Backend::Backend(const spec::BackendSpec& spec) {
+  const int64_t hardware = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  intra_op_threads_ = spec.threads > 0 ? spec.threads : hardware;
+  // Inter-op parallelism only helps graphs with independent branches; a training step is a
+  // chain, so one inter-op thread avoids oversubscribing the cores.
+  // LibTorch allows this once per process, before any inter-op work; a second Backend in the
+  // same process (tests) keeps what the first set.
+  try {
+    at::set_num_interop_threads(1);
+  } catch (const c10::Error&) {
+  }
+  at::set_num_threads(static_cast<int>(intra_op_threads_));
+  set_openblas_threads(static_cast<int>(intra_op_threads_));
+  inter_op_threads_ = at::get_num_interop_threads();
+
+  const std::string build = torch_build_backend();
+  const bool gpu_available = build != "cpu" && torch::cuda::is_available();
+  std::string want = spec.device;
+  if (want == "auto") want = gpu_available ? build : "cpu";
+  if (want == "cuda" || want == "rocm") {
+    if (build != want) {
+      throw BackendError("backend.device: \"" + want + "\" requested but this ftbench was built "
+                         "against a " + build + " LibTorch (" TORCH_VERSION ")");
+    }
+    if (!gpu_available) {
+      throw BackendError("backend.device: \"" + want + "\" requested but no GPU is visible");
+    }
+    const int64_t count = static_cast<int64_t>(torch::cuda::device_count());
+    if (spec.device_index >= count) {
+      throw BackendError("backend.device_index: " + std::to_string(spec.device_index) +
+                         " but only " + std::to_string(count) + " GPU(s) are visible");
+    }
+    device_ = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(spec.device_index));
+    kind_ = want;
+    info_.backend = want;
+    info_.count = count;
+    info_.index = spec.device_index;
+    fill_gpu_info(spec.device_index, info_);
+  } else {
+    device_ = at::Device(at::kCPU);
+    kind_ = "cpu";
+    info_.backend = "cpu";
+    info_.name = cpu_model_name();
+    info_.arch = cpu_isa();
+    info_.count = 1;
+    info_.index = 0;
+  }
+}
+
+void Backend::synchronize() const {
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+}
+
+void Backend::reset_peak_memory() const {
+  if (device_.is_cuda()) reset_gpu_peaks(device_.index());
+}
+
+void Backend::sample_memory() {
+  if (!device_.is_cuda()) return;
+  const GpuMemory m = query_gpu_memory(device_.index());
+  if (m.used_bytes) device_used_peak_bytes_ = std::max(device_used_peak_bytes_, *m.used_bytes);
+}
+
+report::Memory Backend::memory() const {
+  report::Memory out;
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) out.peak_rss_bytes = int64_t(usage.ru_maxrss) * 1024;
+  if (device_.is_cuda()) {
+    const GpuMemory m = query_gpu_memory(device_.index());
+    out.peak_allocated_bytes = m.peak_allocated_bytes;
+    out.peak_reserved_bytes = m.peak_reserved_bytes;
+    out.device_total_bytes = m.total_bytes;
+    if (device_used_peak_bytes_ >= 0) out.device_used_peak_bytes = device_used_peak_bytes_;
+  }
+  return out;
+}
+
+}  // namespace ftbench::device

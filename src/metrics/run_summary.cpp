@@ -1,0 +1,75 @@
+#include "ftbench/metrics/run_summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ftbench/metrics/stats.h"
+
+namespace ftbench::metrics {
+
+report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
+                              const std::vector<StepFlops>& flops, const SummaryOptions& o) {
+  report::Summary s;
+  const int64_t n = static_cast<int64_t>(steps.size());
+  const int64_t skip = n > o.warmup_steps ? o.warmup_steps : 0;
+  s.warmup_steps_excluded = skip;
+  s.measured_steps = n - skip;
+  s.peak_tflops = o.peak_tflops;
+  s.peak_source = o.peak_source;
+
+  std::vector<double> seconds;
+  double wall = 0.0;
+  double wait = 0.0;
+  double real = 0.0;
+  double padded = 0.0;
+  StepFlops flop_sum;
+  for (int64_t i = skip; i < n; ++i) {
+    const report::StepRecord& r = steps[static_cast<size_t>(i)];
+    seconds.push_back(r.wall_seconds);
+    wall += r.wall_seconds;
+    wait += r.data_wait_seconds;
+    real += double(r.real_tokens);
+    padded += double(r.padded_tokens);
+    if (static_cast<size_t>(i) < flops.size()) {
+      const StepFlops& f = flops[static_cast<size_t>(i)];
+      flop_sum.lora_frozen_base += f.lora_frozen_base;
+      flop_sum.lora_frozen_base_recompute += f.lora_frozen_base_recompute;
+      flop_sum.six_n += f.six_n;
+      flop_sum.six_n_recompute += f.six_n_recompute;
+    }
+  }
+  s.step_seconds = summarize(seconds);
+  if (wall > 0.0) {
+    s.tokens_per_second_real = real / wall;
+    s.tokens_per_second_padded = padded / wall;
+    s.data_wait_fraction = wait / wall;
+  }
+  s.padding_fraction = padded > 0.0 ? 1.0 - real / padded : 0.0;
+
+  auto entry = [&](const char* formula, bool recompute, double total_flops) {
+    report::MfuEntry e;
+    e.formula = formula;
+    e.recompute = recompute;
+    e.flops_per_step = s.measured_steps > 0 ? total_flops / double(s.measured_steps) : 0.0;
+    e.achieved_tflops = wall > 0.0 ? total_flops / wall / 1e12 : 0.0;
+    if (o.peak_tflops && *o.peak_tflops > 0.0) e.mfu = e.achieved_tflops / *o.peak_tflops;
+    s.mfu.push_back(e);
+  };
+  entry("lora_frozen_base", false, flop_sum.lora_frozen_base);
+  entry("six_n", false, flop_sum.six_n);
+  if (o.recompute) {
+    entry("lora_frozen_base", true, flop_sum.lora_frozen_base_recompute);
+    entry("six_n", true, flop_sum.six_n_recompute);
+  }
+
+  s.loss_window = std::min<int64_t>(std::max<int64_t>(o.loss_window, 1), n);
+  if (n > 0) {
+    s.final_loss = steps.back().loss;
+    double sum = 0.0;
+    for (int64_t i = n - s.loss_window; i < n; ++i) sum += steps[static_cast<size_t>(i)].loss;
+    s.mean_last_losses = sum / double(s.loss_window);
+  }
+  return s;
+}
+
+}  // namespace ftbench::metrics

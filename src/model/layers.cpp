@@ -1,0 +1,174 @@
+// RMSNorm, rotary embeddings, attention and the LoRA linear layer.
+#include <cmath>
+#include <limits>
+
+#include <ATen/ATen.h>
+#include <torch/nn/init.h>
+
+#include "ftbench/model/lora_linear.h"
+#include "ftbench/model/rms_norm.h"
+#include "ftbench/model/rope.h"
+#include "ftbench/model/sdpa.h"
+
+namespace ftbench::model {
+namespace {
+
+at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t n_heads) {
+  const int64_t n_kv = kv.size(1);
+  if (n_kv == n_heads) return kv;
+  return kv.repeat_interleave(n_heads / n_kv, /*dim=*/1);
+}
+
+}  // namespace
+
+at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if FTBENCH_TORCH_AT_LEAST(2, 5)
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                          /*is_causal=*/true, /*scale=*/std::nullopt,
+                                          /*enable_gqa=*/k.size(1) != q.size(1));
+#elif FTBENCH_TORCH_AT_LEAST(2, 0)
+  return at::scaled_dot_product_attention(q, expand_kv_heads(k, q.size(1)),
+                                          expand_kv_heads(v, q.size(1)), {}, 0.0, true);
+#else
+  return std::get<0>(at::_scaled_dot_product_attention(q, expand_kv_heads(k, q.size(1)),
+                                                       expand_kv_heads(v, q.size(1)), {}, 0.0,
+                                                       /*need_attn_weights=*/false,
+                                                       /*is_causal=*/true));
+#endif
+}
+
+at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k,
+                                      const at::Tensor& v) {
+  const int64_t s = q.size(2);
+  const at::Tensor ke = expand_kv_heads(k, q.size(1));
+  const at::Tensor ve = expand_kv_heads(v, q.size(1));
+  at::Tensor scores = at::matmul(q, ke.transpose(-2, -1)) / std::sqrt(double(q.size(-1)));
+  const at::Tensor future = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+  return at::matmul(at::softmax(scores, -1), ve);
+}
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps, at::TensorOptions options) : eps_(eps) {
+  weight = register_parameter("weight", at::ones({dim}, options), /*requires_grad=*/false);
+}
+
+at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+  // In fp32 whatever the model dtype, as the reference Llama code does.
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor rope_inverse_frequencies(int64_t head_dim, double theta,
+                                    const std::optional<spec::RopeScaling>& scaling) {
+  const int64_t half = head_dim / 2;
+  at::Tensor inv = at::empty({half}, at::kDouble);
+  double* p = inv.data_ptr<double>();
+  for (int64_t i = 0; i < half; ++i) {
+    double freq = 1.0 / std::pow(theta, double(2 * i) / double(head_dim));
+    if (scaling) {
+      const double old_len = double(scaling->original_max_position_embeddings);
+      const double low_wavelen = old_len / scaling->low_freq_factor;
+      const double high_wavelen = old_len / scaling->high_freq_factor;
+      const double wavelen = 2.0 * M_PI / freq;
+      if (wavelen > low_wavelen) {
+        freq = freq / scaling->factor;
+      } else if (wavelen >= high_wavelen) {
+        const double smooth = (old_len / wavelen - scaling->low_freq_factor) /
+                              (scaling->high_freq_factor - scaling->low_freq_factor);
+        freq = (1.0 - smooth) * freq / scaling->factor + smooth * freq;
+      }
+    }
+    p[i] = freq;
+  }
+  return inv;
+}
+
+RopeTables make_rope_tables(int64_t positions, int64_t head_dim, double theta,
+                            const std::optional<spec::RopeScaling>& scaling,
+                            at::TensorOptions options) {
+  const at::Tensor inv = rope_inverse_frequencies(head_dim, theta, scaling).to(at::kFloat);
+  const at::Tensor pos = at::arange(positions, at::kFloat);
+  const at::Tensor angles = at::outer(pos, inv);  // [positions, head_dim / 2], fp32 as HF
+  const at::Tensor full = at::cat({angles, angles}, -1);
+  return {full.cos().to(options), full.sin().to(options)};
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t s = x.size(2);
+  const int64_t half = x.size(3) / 2;
+  const at::Tensor cos = tables.cos.narrow(0, 0, s);
+  const at::Tensor sin = tables.sin.narrow(0, 0, s);
+  const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * cos + rotated * sin;
+}
+
+LoraLinearImpl::LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> slices,
+                               at::TensorOptions options)
+    : in_features_(in_features), slices_(std::move(slices)) {
+  int64_t total_out = 0;
+  for (const LinearSlice& s : slices_) {
+    out_sizes_.push_back(s.out_features);
+    total_out += s.out_features;
+  }
+  weight = register_parameter("weight", at::empty({total_out, in_features}, options),
+                              /*requires_grad=*/false);
+  for (const LinearSlice& s : slices_) {
+    if (s.lora.rank > 0) {
+      const at::TensorOptions lora_options = options.dtype(s.lora.dtype);
+      lora_a.push_back(register_parameter("lora_a_" + s.name,
+                                          at::empty({s.lora.rank, in_features}, lora_options)));
+      lora_b.push_back(register_parameter("lora_b_" + s.name,
+                                          at::zeros({s.out_features, s.lora.rank}, lora_options)));
+      has_adapter_ = true;
+    } else {
+      lora_a.emplace_back();
+      lora_b.emplace_back();
+    }
+  }
+}
+
+void LoraLinearImpl::init_random(double std) {
+  at::NoGradGuard no_grad;
+  weight.normal_(0.0, std);
+  const double bound = 1.0 / std::sqrt(double(in_features_));
+  for (size_t i = 0; i < slices_.size(); ++i) {
+    if (!lora_a[i].defined()) continue;
+    lora_a[i].uniform_(-bound, bound);
+    lora_b[i].zero_();
+  }
+}
+
+std::vector<at::Tensor> LoraLinearImpl::forward(const at::Tensor& x) {
+  const at::Tensor base = at::linear(x, weight);
+  std::vector<at::Tensor> outs =
+      slices_.size() == 1 ? std::vector<at::Tensor>{base} : base.split_with_sizes(out_sizes_, -1);
+  if (!has_adapter_) return outs;
+  for (size_t i = 0; i < slices_.size(); ++i) {
+    if (!lora_a[i].defined()) continue;
+    const LoraConfig& cfg = slices_[i].lora;
+    at::Tensor h = x.scalar_type() == cfg.dtype ? x : x.to(cfg.dtype);
+    if (cfg.dropout > 0.0 && is_training()) h = at::dropout(h, cfg.dropout, /*train=*/true);
+    at::Tensor delta = at::linear(at::linear(h, lora_a[i]), lora_b[i]) * (cfg.alpha / cfg.rank);
+    if (delta.scalar_type() != outs[i].scalar_type()) delta = delta.to(outs[i].scalar_type());
+    outs[i] = outs[i] + delta;
+  }
+  return outs;
+}
+
+at::Tensor LoraLinearImpl::forward_one(const at::Tensor& x) { return forward(x).front(); }
+
+at::Tensor LoraLinearImpl::merged_weight() const {
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> parts = weight.split_with_sizes(out_sizes_, 0);
+  for (size_t i = 0; i < slices_.size(); ++i) {
+    if (!lora_a[i].defined()) continue;
+    const LoraConfig& cfg = slices_[i].lora;
+    const at::Tensor delta = at::matmul(lora_b[i].to(at::kFloat), lora_a[i].to(at::kFloat)) *
+                             (cfg.alpha / cfg.rank);
+    parts[i] = (parts[i].to(at::kFloat) + delta).to(weight.scalar_type());
+  }
+  return at::cat(parts, 0);
+}
+
+}  // namespace ftbench::model

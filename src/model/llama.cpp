@@ -1,0 +1,214 @@
+// The Llama decoder, its layers and per-layer activation checkpointing.
+#include "ftbench/model/llama.h"
+
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+#include <torch/autograd.h>
+#include <torch/custom_class.h>
+
+#include "ftbench/model/sdpa.h"
+
+namespace ftbench::model {
+namespace {
+
+using Slices = std::vector<LinearSlice>;
+
+bool has_target(const spec::LoraSpec& lora, const std::string& name) {
+  for (const std::string& t : lora.targets) {
+    if (t == name) return true;
+  }
+  return false;
+}
+
+LinearSlice slice(const std::string& name, int64_t out, const spec::LoraSpec& lora,
+                  at::ScalarType base_dtype) {
+  LinearSlice s;
+  s.name = name;
+  s.out_features = out;
+  if (has_target(lora, name)) {
+    s.lora.rank = lora.rank;
+    s.lora.alpha = lora.alpha;
+    s.lora.dropout = lora.dropout;
+    s.lora.dtype = lora.dtype == "base" ? base_dtype : parse_dtype(lora.dtype);
+  }
+  return s;
+}
+
+// Carries a layer and its rotary tables through the autograd context.
+struct LayerHandle : torch::CustomClassHolder {
+  DecoderLayerImpl* layer = nullptr;
+  const RopeTables* rope = nullptr;
+};
+
+// Recompute-in-backward for one decoder layer (the reentrant scheme of
+// torch.utils.checkpoint): forward runs without building a graph and keeps only the layer
+// input; backward re-runs the forward with the random state of the first pass (so dropout
+// masks match) and back-propagates through it, which also accumulates the adapters' gradients.
+// `anchor` is a scalar that requires grad so that the output requires grad even when the input
+// does not (the first layer's input comes from a frozen embedding).
+class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            const at::Tensor& anchor, c10::intrusive_ptr<LayerHandle> handle) {
+    (void)anchor;
+    at::Generator gen = at::globalContext().defaultGenerator(x.device());
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      ctx->saved_data["rng_state"] = gen.get_state();
+    }
+    ctx->saved_data["handle"] = c10::IValue::make_capsule(handle);
+    ctx->saved_data["x_requires_grad"] = x.requires_grad();
+    ctx->save_for_backward({x});
+    at::NoGradGuard no_grad;
+    return handle->layer->forward(x, *handle->rope);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grad_outputs) {
+    auto handle = c10::static_intrusive_pointer_cast<LayerHandle>(
+        ctx->saved_data["handle"].toCapsule());
+    const bool x_requires_grad = ctx->saved_data["x_requires_grad"].toBool();
+    at::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(x_requires_grad);
+
+    at::Generator gen = at::globalContext().defaultGenerator(x.device());
+    at::Tensor current_state;
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      current_state = gen.get_state();
+      gen.set_state(ctx->saved_data["rng_state"].toTensor());
+    }
+    at::Tensor y;
+    {
+      torch::AutoGradMode grad_mode(true);
+      y = handle->layer->forward(x, *handle->rope);
+    }
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(current_state);
+    }
+    if (y.requires_grad()) torch::autograd::backward({y}, {grad_outputs[0]});
+    at::Tensor grad_x = x_requires_grad ? x.grad() : at::Tensor();
+    return {grad_x, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::ScalarType parse_dtype(const std::string& name) {
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp16") return at::kHalf;
+  if (name == "fp32") return at::kFloat;
+  throw std::invalid_argument("unknown dtype \"" + name + "\" (expected bf16, fp16 or fp32)");
+}
+
+DecoderLayerImpl::DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora,
+                                   at::TensorOptions options)
+    : n_heads_(m.n_heads), n_kv_heads_(m.n_kv_heads), head_dim_(m.dim / m.n_heads) {
+  const at::ScalarType dt = options.dtype().toScalarType();
+  const int64_t kv_dim = n_kv_heads_ * head_dim_;
+  attn_norm = register_module("attn_norm", RMSNorm(m.dim, m.norm_eps, options));
+  qkv = register_module(
+      "qkv", LoraLinear(m.dim,
+                        Slices{slice("q", m.dim, lora, dt), slice("k", kv_dim, lora, dt),
+                         slice("v", kv_dim, lora, dt)},
+                        options));
+  o = register_module("o", LoraLinear(m.dim, Slices{slice("o", m.dim, lora, dt)}, options));
+  mlp_norm = register_module("mlp_norm", RMSNorm(m.dim, m.norm_eps, options));
+  gate_up = register_module(
+      "gate_up",
+      LoraLinear(m.dim, Slices{slice("gate", m.ffn_dim, lora, dt), slice("up", m.ffn_dim, lora, dt)},
+                 options));
+  down = register_module("down", LoraLinear(m.ffn_dim, Slices{slice("down", m.dim, lora, dt)}, options));
+}
+
+void DecoderLayerImpl::init_random(double std) {
+  qkv->init_random(std);
+  o->init_random(std);
+  gate_up->init_random(std);
+  down->init_random(std);
+}
+
+at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope) {
+  const int64_t b = x.size(0);
+  const int64_t s = x.size(1);
+  std::vector<at::Tensor> qkv_out = qkv->forward(attn_norm->forward(x));
+  const at::Tensor q = apply_rope(qkv_out[0].view({b, s, n_heads_, head_dim_}).transpose(1, 2), rope);
+  const at::Tensor k =
+      apply_rope(qkv_out[1].view({b, s, n_kv_heads_, head_dim_}).transpose(1, 2), rope);
+  const at::Tensor v = qkv_out[2].view({b, s, n_kv_heads_, head_dim_}).transpose(1, 2);
+  const at::Tensor attn = causal_sdpa(q, k, v).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
+  const at::Tensor h = x + o->forward_one(attn);
+  std::vector<at::Tensor> gu = gate_up->forward(mlp_norm->forward(h));
+  return h + down->forward_one(at::silu(gu[0]) * gu[1]);
+}
+
+LlamaImpl::LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64_t max_positions,
+                     at::Device device)
+    : spec_(m), checkpointing_(m.activation_checkpointing) {
+  const at::TensorOptions options = at::TensorOptions().dtype(parse_dtype(m.dtype)).device(device);
+  const at::ScalarType dt = options.dtype().toScalarType();
+  for (int64_t i = 0; i < m.n_layers; ++i) {
+    layers.push_back(register_module("layer" + std::to_string(i), DecoderLayer(m, lora, options)));
+  }
+  final_norm = register_module("final_norm", RMSNorm(m.dim, m.norm_eps, options));
+  lm_head = register_module(
+      "lm_head", LoraLinear(m.dim, Slices{slice("output", m.vocab_size, lora, dt)}, options));
+  if (m.tie_embeddings) {
+    embedding = lm_head->weight;  // one tensor serves both, counted once
+  } else {
+    embedding = register_parameter("embedding", at::empty({m.vocab_size, m.dim}, options),
+                                   /*requires_grad=*/false);
+  }
+  rope_ = make_rope_tables(max_positions, m.dim / m.n_heads, m.rope_theta, m.rope_scaling,
+                           options);
+}
+
+void LlamaImpl::init_random() {
+  constexpr double kStd = 0.02;  // Llama's initializer_range
+  at::NoGradGuard no_grad;
+  for (DecoderLayer& layer : layers) layer->init_random(kStd);
+  lm_head->init_random(kStd);
+  if (!spec_.tie_embeddings) embedding.normal_(0.0, kStd);
+}
+
+std::vector<at::Tensor> LlamaImpl::trainable_parameters() {
+  std::vector<at::Tensor> out;
+  for (auto& p : named_parameters(/*recurse=*/true)) {
+    const bool is_adapter = p.key().find("lora_") != std::string::npos;
+    p.value().set_requires_grad(is_adapter);
+    if (is_adapter) out.push_back(p.value());
+  }
+  return out;
+}
+
+at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids) {
+  at::Tensor h = at::embedding(embedding, input_ids);
+  if (checkpointing_ && is_training() && at::GradMode::is_enabled()) {
+    const at::Tensor anchor = at::ones({}).requires_grad_(true);
+    for (DecoderLayer& layer : layers) {
+      auto handle = c10::make_intrusive<LayerHandle>();
+      handle->layer = layer.get();
+      handle->rope = &rope_;
+      h = CheckpointedLayer::apply(h, anchor, handle);
+    }
+  } else {
+    for (DecoderLayer& layer : layers) h = layer->forward(h, rope_);
+  }
+  return final_norm->forward(h);
+}
+
+at::Tensor LlamaImpl::forward(const at::Tensor& input_ids) {
+  return lm_head->forward_one(hidden_states(input_ids));
+}
+
+at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& labels) {
+  const at::Tensor logits = forward(input_ids);
+  // Cross-entropy in fp32 for stability, as the reference recipes upcast the logits.
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat),
+                                labels.reshape({-1}), /*weight=*/{}, at::Reduction::Sum,
+                                /*ignore_index=*/-100);
+}
+
+}  // namespace ftbench::model

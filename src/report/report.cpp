@@ -1,0 +1,480 @@
+#include "ftbench/report/report.h"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "ftbench/report/report_io.h"
+
+namespace ftbench::report {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity; an unknown or undefined figure is written as null.
+OJson number_or_null(double value) {
+  if (!std::isfinite(value)) return nullptr;
+  return value;
+}
+
+OJson optional_number(const std::optional<double>& value) {
+  return value ? number_or_null(*value) : OJson(nullptr);
+}
+
+OJson optional_integer(const std::optional<int64_t>& value) {
+  return value ? OJson(*value) : OJson(nullptr);
+}
+
+OJson to_json(const metrics::SampleSummary& s) {
+  OJson j;
+  j["count"] = s.count;
+  j["mean"] = number_or_null(s.mean);
+  j["median"] = number_or_null(s.median);
+  j["p90"] = number_or_null(s.p90);
+  j["p99"] = number_or_null(s.p99);
+  j["min"] = number_or_null(s.min);
+  j["max"] = number_or_null(s.max);
+  j["stddev"] = number_or_null(s.stddev);
+  j["cv"] = number_or_null(s.cv);
+  return j;
+}
+
+OJson to_json(const Environment& e) {
+  OJson host;
+  host["hostname"] = e.host.hostname;
+  host["os"] = e.host.os;
+  host["kernel"] = e.host.kernel;
+  host["cpu_model"] = e.host.cpu_model;
+  host["cpu_logical_cores"] = e.host.cpu_logical_cores;
+  host["memory_bytes"] = e.host.memory_bytes;
+
+  OJson device;
+  device["backend"] = e.device.backend;
+  device["name"] = e.device.name;
+  device["arch"] = e.device.arch;
+  device["count"] = e.device.count;
+  device["index"] = e.device.index;
+  device["memory_bytes"] = optional_integer(e.device.memory_bytes);
+  device["multiprocessor_count"] = optional_integer(e.device.multiprocessor_count);
+  device["driver_version"] = e.device.driver_version;
+  device["runtime_version"] = e.device.runtime_version;
+
+  OJson software;
+  software["ftbench_version"] = e.software.ftbench_version;
+  software["git_commit"] = e.software.git_commit;
+  software["libtorch_version"] = e.software.libtorch_version;
+  software["compiler"] = e.software.compiler;
+  software["build_type"] = e.software.build_type;
+  software["intra_op_threads"] = e.software.intra_op_threads;
+  software["inter_op_threads"] = e.software.inter_op_threads;
+  software["blas"] = e.software.blas;
+
+  OJson j;
+  j["host"] = std::move(host);
+  j["device"] = std::move(device);
+  j["software"] = std::move(software);
+  return j;
+}
+
+OJson to_json(const StepRecord& s) {
+  OJson j;
+  j["step"] = s.step;
+  j["epoch"] = s.epoch;
+  j["wall_seconds"] = number_or_null(s.wall_seconds);
+  j["data_wait_seconds"] = number_or_null(s.data_wait_seconds);
+  j["real_tokens"] = s.real_tokens;
+  j["padded_tokens"] = s.padded_tokens;
+  j["loss_tokens"] = s.loss_tokens;
+  j["loss"] = number_or_null(s.loss);
+  j["lr"] = number_or_null(s.lr);
+  j["grad_norm"] = number_or_null(s.grad_norm);
+  j["model_flops"] = number_or_null(s.model_flops);
+  return j;
+}
+
+OJson to_json(const Summary& s) {
+  OJson entries = OJson::array();
+  for (const MfuEntry& e : s.mfu) {
+    OJson entry;
+    entry["formula"] = e.formula;
+    entry["recompute"] = e.recompute;
+    entry["flops_per_step"] = number_or_null(e.flops_per_step);
+    entry["achieved_tflops"] = number_or_null(e.achieved_tflops);
+    entry["mfu"] = optional_number(e.mfu);
+    entries.push_back(std::move(entry));
+  }
+  OJson mfu;
+  mfu["peak_tflops"] = optional_number(s.peak_tflops);
+  mfu["peak_source"] = s.peak_source;
+  mfu["entries"] = std::move(entries);
+
+  OJson j;
+  j["warmup_steps_excluded"] = s.warmup_steps_excluded;
+  j["measured_steps"] = s.measured_steps;
+  j["step_seconds"] = to_json(s.step_seconds);
+  j["tokens_per_second"] = {{"real", number_or_null(s.tokens_per_second_real)},
+                            {"padded", number_or_null(s.tokens_per_second_padded)}};
+  j["padding_fraction"] = number_or_null(s.padding_fraction);
+  j["data_wait_fraction"] = number_or_null(s.data_wait_fraction);
+  j["mfu"] = std::move(mfu);
+  j["loss"] = {{"final", number_or_null(s.final_loss)},
+               {"window", s.loss_window},
+               {"mean_last", number_or_null(s.mean_last_losses)}};
+  return j;
+}
+
+OJson to_json(const Memory& m) {
+  OJson j;
+  j["peak_allocated_bytes"] = optional_integer(m.peak_allocated_bytes);
+  j["peak_reserved_bytes"] = optional_integer(m.peak_reserved_bytes);
+  j["device_used_peak_bytes"] = optional_integer(m.device_used_peak_bytes);
+  j["device_total_bytes"] = optional_integer(m.device_total_bytes);
+  j["peak_rss_bytes"] = optional_integer(m.peak_rss_bytes);
+  return j;
+}
+
+// Checks "ftbench.report/<major>[.<minor>]" and returns the major version, or -1 when the
+// string does not have that shape at all.
+int schema_major(const std::string& schema) {
+  const std::string prefix = "ftbench.report/";
+  if (schema.compare(0, prefix.size(), prefix) != 0) return -1;
+  std::size_t pos = prefix.size();
+  auto digits = [&](std::size_t from) {
+    std::size_t end = from;
+    while (end < schema.size() && schema[end] >= '0' && schema[end] <= '9') ++end;
+    return end;
+  };
+  const std::size_t major_end = digits(pos);
+  // Bounded length so the conversion below cannot overflow.
+  if (major_end == pos || major_end - pos > 6) return -1;
+  const int major = std::stoi(schema.substr(pos, major_end - pos));
+  pos = major_end;
+  if (pos == schema.size()) return major;
+  if (schema[pos] != '.') return -1;
+  const std::size_t minor_end = digits(pos + 1);
+  if (minor_end == pos + 1 || minor_end != schema.size()) return -1;
+  return major;
+}
+
+// Reads one report, collecting nothing: the first problem throws, naming the source file and
+// the JSON path ("summary.step_seconds.p90", "steps[3].loss"). Templated on the JSON type so a
+// report parsed as ordered_json keeps its spec's key order.
+template <class Json>
+class Reader {
+ public:
+  explicit Reader(const std::string& source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw ReportError(source_ + ": " + message);
+  }
+
+  static std::string join(const std::string& parent, const char* key) {
+    return parent.empty() ? std::string(key) : parent + "." + key;
+  }
+
+  static std::string index(const std::string& parent, std::size_t i) {
+    return parent + "[" + std::to_string(i) + "]";
+  }
+
+  [[noreturn]] void wrong_type(const std::string& path, const char* expected,
+                               const Json& found) const {
+    fail(path + ": expected " + expected + ", found " + found.type_name());
+  }
+
+  // The value at obj[key]; obj was checked to be an object by whoever produced it.
+  const Json& field(const Json& obj, const std::string& parent, const char* key) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail("missing required field \"" + join(parent, key) + "\"");
+    return *it;
+  }
+
+  const Json& object(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_object()) wrong_type(join(parent, key), "an object", v);
+    return v;
+  }
+
+  const Json& array(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_array()) wrong_type(join(parent, key), "an array", v);
+    return v;
+  }
+
+  std::string string(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_string()) wrong_type(join(parent, key), "a string", v);
+    return v.template get<std::string>();
+  }
+
+  bool boolean(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_boolean()) wrong_type(join(parent, key), "a boolean", v);
+    return v.template get<bool>();
+  }
+
+  int64_t integer_value(const Json& v, const std::string& path) const {
+    if (!v.is_number_integer()) wrong_type(path, "an integer", v);
+    if (v.is_number_unsigned() &&
+        v.template get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      fail(path + ": integer " + v.dump() + " is out of range");
+    }
+    return v.template get<int64_t>();
+  }
+
+  int64_t integer(const Json& obj, const std::string& parent, const char* key) const {
+    return integer_value(field(obj, parent, key), join(parent, key));
+  }
+
+  std::optional<int64_t> optional_integer(const Json& obj, const std::string& parent,
+                                          const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number_integer()) wrong_type(join(parent, key), "an integer or null", v);
+    return integer_value(v, join(parent, key));
+  }
+
+  // Any JSON number, integers included: a hand-edited `0` is as good as `0.0`.
+  double number(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_number()) wrong_type(join(parent, key), "a number", v);
+    return v.template get<double>();
+  }
+
+  std::optional<double> optional_number(const Json& obj, const std::string& parent,
+                                        const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number()) wrong_type(join(parent, key), "a number or null", v);
+    return v.template get<double>();
+  }
+
+  void check_schema(const Json& j) const {
+    if (!j.is_object()) {
+      fail(std::string("not an ftbench report (expected a JSON object, found ") + j.type_name() +
+           ")");
+    }
+    const auto it = j.find("schema");
+    if (it == j.end()) fail("not an ftbench report (no \"schema\" field)");
+    if (!it->is_string()) wrong_type("schema", "a string like \"ftbench.report/1\"", *it);
+    const std::string schema = it->template get<std::string>();
+    if (schema_major(schema) != kSchemaMajor) {
+      fail("unsupported report schema \"" + schema + "\" (this ftbench reads " + kSchema + ")");
+    }
+  }
+
+  Report read(const Json& j) const {
+    check_schema(j);
+    Report r;
+    r.schema = j.at("schema").template get<std::string>();
+
+    const Json& run = object(j, "", "run");
+    r.run_name = string(run, "run", "name");
+    r.status = string(run, "run", "status");
+    r.started_at_utc = string(run, "run", "started_at_utc");
+    r.finished_at_utc = string(run, "run", "finished_at_utc");
+    r.spec_path = string(run, "run", "spec_path");
+
+    r.spec = object(j, "", "spec");
+    r.spec_fingerprint = string(j, "", "spec_fingerprint");
+
+    read_environment(object(j, "", "environment"), r.environment);
+
+    const Json& params = object(j, "", "parameters");
+    r.parameters.base = integer(params, "parameters", "base");
+    r.parameters.trainable = integer(params, "parameters", "trainable");
+    r.parameters.total = integer(params, "parameters", "total");
+
+    const Json& derived = object(j, "", "derived");
+    r.derived.effective_batch = integer(derived, "derived", "effective_batch");
+    r.derived.micro_batches_per_epoch = integer(derived, "derived", "micro_batches_per_epoch");
+    r.derived.steps_per_epoch = integer(derived, "derived", "steps_per_epoch");
+    r.derived.total_steps = integer(derived, "derived", "total_steps");
+    r.derived.max_tokens_per_step = integer(derived, "derived", "max_tokens_per_step");
+
+    const Json& timing = object(j, "", "timing");
+    r.t0_source = string(timing, "timing", "t0_source");
+    r.t0_before_process_seconds = number(timing, "timing", "t0_before_process_seconds");
+    r.time_to_first_step_seconds = number(timing, "timing", "time_to_first_step_seconds");
+    const Json& phases = array(timing, "timing", "phases");
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      const std::string path = index("timing.phases", i);
+      const Json& p = phases[i];
+      if (!p.is_object()) wrong_type(path, "an object", p);
+      Phase phase;
+      phase.name = string(p, path, "name");
+      phase.start_seconds = number(p, path, "start_seconds");
+      phase.seconds = number(p, path, "seconds");
+      r.phases.push_back(std::move(phase));
+    }
+
+    const Json& steps = array(j, "", "steps");
+    r.steps.reserve(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      r.steps.push_back(read_step(steps[i], index("steps", i)));
+    }
+
+    read_summary(object(j, "", "summary"), r.summary);
+
+    const Json& memory = object(j, "", "memory");
+    r.memory.peak_allocated_bytes = optional_integer(memory, "memory", "peak_allocated_bytes");
+    r.memory.peak_reserved_bytes = optional_integer(memory, "memory", "peak_reserved_bytes");
+    r.memory.device_used_peak_bytes = optional_integer(memory, "memory", "device_used_peak_bytes");
+    r.memory.device_total_bytes = optional_integer(memory, "memory", "device_total_bytes");
+    r.memory.peak_rss_bytes = optional_integer(memory, "memory", "peak_rss_bytes");
+    return r;
+  }
+
+ private:
+  void read_environment(const Json& env, Environment& e) const {
+    const std::string hp = "environment.host";
+    const Json& host = object(env, "environment", "host");
+    e.host.hostname = string(host, hp, "hostname");
+    e.host.os = string(host, hp, "os");
+    e.host.kernel = string(host, hp, "kernel");
+    e.host.cpu_model = string(host, hp, "cpu_model");
+    e.host.cpu_logical_cores = integer(host, hp, "cpu_logical_cores");
+    e.host.memory_bytes = integer(host, hp, "memory_bytes");
+
+    const std::string dp = "environment.device";
+    const Json& device = object(env, "environment", "device");
+    e.device.backend = string(device, dp, "backend");
+    e.device.name = string(device, dp, "name");
+    e.device.arch = string(device, dp, "arch");
+    e.device.count = integer(device, dp, "count");
+    e.device.index = integer(device, dp, "index");
+    e.device.memory_bytes = optional_integer(device, dp, "memory_bytes");
+    e.device.multiprocessor_count = optional_integer(device, dp, "multiprocessor_count");
+    e.device.driver_version = string(device, dp, "driver_version");
+    e.device.runtime_version = string(device, dp, "runtime_version");
+
+    const std::string sp = "environment.software";
+    const Json& software = object(env, "environment", "software");
+    e.software.ftbench_version = string(software, sp, "ftbench_version");
+    e.software.git_commit = string(software, sp, "git_commit");
+    e.software.libtorch_version = string(software, sp, "libtorch_version");
+    e.software.compiler = string(software, sp, "compiler");
+    e.software.build_type = string(software, sp, "build_type");
+    e.software.intra_op_threads = integer(software, sp, "intra_op_threads");
+    e.software.inter_op_threads = integer(software, sp, "inter_op_threads");
+    e.software.blas = string(software, sp, "blas");
+  }
+
+  StepRecord read_step(const Json& s, const std::string& path) const {
+    if (!s.is_object()) wrong_type(path, "an object", s);
+    StepRecord step;
+    step.step = integer(s, path, "step");
+    step.epoch = integer(s, path, "epoch");
+    step.wall_seconds = number(s, path, "wall_seconds");
+    step.data_wait_seconds = number(s, path, "data_wait_seconds");
+    step.real_tokens = integer(s, path, "real_tokens");
+    step.padded_tokens = integer(s, path, "padded_tokens");
+    step.loss_tokens = integer(s, path, "loss_tokens");
+    step.loss = number(s, path, "loss");
+    step.lr = number(s, path, "lr");
+    step.grad_norm = number(s, path, "grad_norm");
+    step.model_flops = number(s, path, "model_flops");
+    return step;
+  }
+
+  void read_summary(const Json& s, Summary& out) const {
+    out.warmup_steps_excluded = integer(s, "summary", "warmup_steps_excluded");
+    out.measured_steps = integer(s, "summary", "measured_steps");
+
+    const std::string tp = "summary.step_seconds";
+    const Json& t = object(s, "summary", "step_seconds");
+    out.step_seconds.count = integer(t, tp, "count");
+    out.step_seconds.mean = number(t, tp, "mean");
+    out.step_seconds.median = number(t, tp, "median");
+    out.step_seconds.p90 = number(t, tp, "p90");
+    out.step_seconds.p99 = number(t, tp, "p99");
+    out.step_seconds.min = number(t, tp, "min");
+    out.step_seconds.max = number(t, tp, "max");
+    out.step_seconds.stddev = number(t, tp, "stddev");
+    out.step_seconds.cv = number(t, tp, "cv");
+
+    const Json& tps = object(s, "summary", "tokens_per_second");
+    out.tokens_per_second_real = number(tps, "summary.tokens_per_second", "real");
+    out.tokens_per_second_padded = number(tps, "summary.tokens_per_second", "padded");
+    out.padding_fraction = number(s, "summary", "padding_fraction");
+    out.data_wait_fraction = number(s, "summary", "data_wait_fraction");
+
+    const Json& mfu = object(s, "summary", "mfu");
+    out.peak_tflops = optional_number(mfu, "summary.mfu", "peak_tflops");
+    out.peak_source = string(mfu, "summary.mfu", "peak_source");
+    const Json& entries = array(mfu, "summary.mfu", "entries");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string path = index("summary.mfu.entries", i);
+      const Json& e = entries[i];
+      if (!e.is_object()) wrong_type(path, "an object", e);
+      MfuEntry entry;
+      entry.formula = string(e, path, "formula");
+      entry.recompute = boolean(e, path, "recompute");
+      entry.flops_per_step = number(e, path, "flops_per_step");
+      entry.achieved_tflops = number(e, path, "achieved_tflops");
+      entry.mfu = optional_number(e, path, "mfu");
+      out.mfu.push_back(std::move(entry));
+    }
+
+    const Json& loss = object(s, "summary", "loss");
+    out.final_loss = number(loss, "summary.loss", "final");
+    out.loss_window = integer(loss, "summary.loss", "window");
+    out.mean_last_losses = number(loss, "summary.loss", "mean_last");
+  }
+
+  const std::string& source_;
+};
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const Report& report) {
+  OJson j;
+  // Always the version this code writes: a report read from a newer minor version has lost the
+  // fields this reader does not know, so it must not claim that version when written back.
+  j["schema"] = kSchema;
+  j["run"] = {{"name", report.run_name},
+              {"status", report.status},
+              {"started_at_utc", report.started_at_utc},
+              {"finished_at_utc", report.finished_at_utc},
+              {"spec_path", report.spec_path}};
+  j["spec"] = report.spec;
+  j["spec_fingerprint"] = report.spec_fingerprint;
+  j["environment"] = to_json(report.environment);
+  j["parameters"] = {{"base", report.parameters.base},
+                     {"trainable", report.parameters.trainable},
+                     {"total", report.parameters.total}};
+  j["derived"] = {{"effective_batch", report.derived.effective_batch},
+                  {"micro_batches_per_epoch", report.derived.micro_batches_per_epoch},
+                  {"steps_per_epoch", report.derived.steps_per_epoch},
+                  {"total_steps", report.derived.total_steps},
+                  {"max_tokens_per_step", report.derived.max_tokens_per_step}};
+
+  OJson phases = OJson::array();
+  for (const Phase& p : report.phases) {
+    phases.push_back({{"name", p.name},
+                      {"start_seconds", number_or_null(p.start_seconds)},
+                      {"seconds", number_or_null(p.seconds)}});
+  }
+  j["timing"] = {{"t0_source", report.t0_source},
+                 {"t0_before_process_seconds", number_or_null(report.t0_before_process_seconds)},
+                 {"time_to_first_step_seconds", number_or_null(report.time_to_first_step_seconds)},
+                 {"phases", std::move(phases)}};
+
+  OJson steps = OJson::array();
+  for (const StepRecord& s : report.steps) steps.push_back(to_json(s));
+  j["steps"] = std::move(steps);
+  j["summary"] = to_json(report.summary);
+  j["memory"] = to_json(report.memory);
+  return j;
+}
+
+Report from_json(const nlohmann::json& json, const std::string& source) {
+  return Reader<nlohmann::json>(source).read(json);
+}
+
+Report from_json(const nlohmann::ordered_json& json, const std::string& source) {
+  return Reader<nlohmann::ordered_json>(source).read(json);
+}
+
+}  // namespace ftbench::report

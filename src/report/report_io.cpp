@@ -1,0 +1,192 @@
+#include "ftbench/report/report_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace ftbench::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+[[noreturn]] void throw_exists(const std::string& path) {
+  throw ReportExistsError(path + " exists; pass --force to overwrite");
+}
+
+// The temporary file next to the report. Removes it on every exit that did not rename it into
+// place, but only once this process has opened it, so a failed open never deletes someone
+// else's file.
+class TempFile {
+ public:
+  explicit TempFile(std::string path) : path_(std::move(path)) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (created_ && !committed_) ::unlink(path_.c_str());
+  }
+
+  const std::string& path() const { return path_; }
+
+  // O_TRUNC rather than O_EXCL: a stale file from a killed process with the same pid (pid 1 in
+  // a container, every time) must not block every later write.
+  bool open() {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    created_ = fd_ >= 0;
+    return created_;
+  }
+
+  int fd() const { return fd_; }
+
+  // Closes exactly once; returns false with errno set when close() reports an error (which on
+  // NFS can be the first sign of a failed write).
+  bool close() {
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+
+  void commit() { committed_ = true; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool created_ = false;
+  bool committed_ = false;
+};
+
+// Writes everything, retrying short writes and EINTR. Returns false with errno set on failure.
+bool write_all(int fd, const std::string& text) {
+  const char* data = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Moves `from` to `to`. Without force the move itself refuses an existing destination
+// (RENAME_NOREPLACE), so two runs racing for one report path cannot overwrite each other between
+// the early existence check and here.
+void move_into_place(const std::string& from, const std::string& to, bool force) {
+#ifdef RENAME_NOREPLACE
+  if (!force) {
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return;
+    const int error = errno;
+    if (error == EEXIST) throw_exists(to);
+    // Filesystems without RENAME_NOREPLACE support answer EINVAL: fall back to check + rename.
+    if (error != EINVAL && error != ENOSYS) {
+      throw ReportError("cannot write " + to + ": rename from " + from + ": " + errno_text(error));
+    }
+  }
+#endif
+  std::error_code ec;
+  if (!force && fs::exists(to, ec)) throw_exists(to);
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    const int error = errno;
+    throw ReportError("cannot write " + to + ": rename from " + from + ": " + errno_text(error));
+  }
+}
+
+// Makes the rename itself durable. Best effort: the report is already complete and in place, so
+// a failure here is not worth failing a finished run for.
+void sync_directory(const fs::path& dir) {
+  const std::string name = dir.empty() ? std::string(".") : dir.string();
+  const int fd = ::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void check_report_writable(const std::string& path, bool force) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) return;
+  // A folder cannot be replaced by a file even with --force; say so before a long run, not after.
+  if (fs::is_directory(status)) throw ReportError(path + " is a directory, not a report file");
+  if (!force) throw_exists(path);
+}
+
+void write_report(const Report& report, const std::string& path, bool force) {
+  check_report_writable(path, force);
+
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) {
+      throw ReportError("cannot write " + path + ": cannot create folder " + parent.string() +
+                        ": " + ec.message());
+    }
+  }
+
+  const std::string text = to_json(report).dump(2) + "\n";
+
+  // Same folder as the destination, so rename() stays on one filesystem and is atomic; the pid
+  // keeps concurrent writers apart.
+  TempFile temp(path + ".tmp." + std::to_string(::getpid()));
+  auto fail = [&](const char* step) {
+    const int error = errno;  // before anything below can overwrite it
+    throw ReportError("cannot write " + path + ": " + step + " " + temp.path() + ": " +
+                      errno_text(error));
+  };
+  if (!temp.open()) fail("cannot create");
+  if (!write_all(temp.fd(), text)) fail("write");
+  if (::fsync(temp.fd()) != 0) fail("fsync");
+  if (!temp.close()) fail("close");
+  move_into_place(temp.path(), path, force);
+  temp.commit();
+  sync_directory(parent);
+}
+
+Report read_report(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    throw ReportError(path + ": cannot read: " + errno_text(error));
+  }
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      throw ReportError(path + ": cannot read: " + errno_text(error));
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+
+  nlohmann::ordered_json json;
+  try {
+    json = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ReportError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+                      e.what());
+  }
+  return from_json(json, path);
+}
+
+}  // namespace ftbench::report

@@ -1,0 +1,69 @@
+#include "ftbench/report/summary_text.h"
+
+#include <fmt/format.h>
+
+namespace ftbench::report {
+
+std::string group_thousands(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string format_bytes(int64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, kUnits[unit]);
+}
+
+std::string render_summary(const Report& r, const std::string& report_path) {
+  const Summary& s = r.summary;
+  const DeviceInfo& d = r.environment.device;
+  std::string out;
+  auto line = [&out](const std::string& label, const std::string& value) {
+    out += fmt::format("  {:<22}{}\n", label, value);
+  };
+  out += fmt::format("ftbench {} - {}\n", r.run_name, r.status);
+  line("device", fmt::format("{} ({}, LibTorch {})", d.name, d.backend,
+                             r.environment.software.libtorch_version));
+  line("parameters", fmt::format("{} total, {} trainable", group_thousands(r.parameters.base),
+                                 group_thousands(r.parameters.trainable)));
+  line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(),
+                            s.measured_steps, s.warmup_steps_excluded));
+  line("time to first step", fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds,
+                                         r.t0_source));
+  for (const Phase& p : r.phases) {
+    if (p.name == "training") line("training", fmt::format("{:.2f} s", p.seconds));
+  }
+  line("step time", fmt::format("median {:.4f} s, mean {:.4f} s, p90 {:.4f} s, cv {:.1f}%",
+                                s.step_seconds.median, s.step_seconds.mean, s.step_seconds.p90,
+                                100.0 * s.step_seconds.cv));
+  line("throughput", fmt::format("{:.0f} tokens/s real, {:.0f} padded ({:.1f}% padding)",
+                                 s.tokens_per_second_real, s.tokens_per_second_padded,
+                                 100.0 * s.padding_fraction));
+  for (const MfuEntry& e : s.mfu) {
+    std::string label = "flops " + e.formula + (e.recompute ? "+recompute" : "");
+    std::string value = fmt::format("{:.3f} TFLOP/s", e.achieved_tflops);
+    if (e.mfu) value += fmt::format(", MFU {:.1f}% of {:.1f}", 100.0 * *e.mfu, *s.peak_tflops);
+    line(label, value);
+  }
+  const Memory& m = r.memory;
+  if (m.peak_allocated_bytes) line("peak allocated", format_bytes(*m.peak_allocated_bytes));
+  if (m.device_used_peak_bytes) line("peak device used", format_bytes(*m.device_used_peak_bytes));
+  if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));
+  line("loss", fmt::format("final {:.4f}, mean of last {} {:.4f}", s.final_loss, s.loss_window,
+                           s.mean_last_losses));
+  line("report", report_path);
+  return out;
+}
+
+}  // namespace ftbench::report

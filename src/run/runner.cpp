@@ -1,0 +1,185 @@
+#include "ftbench/run/runner.h"
+
+#include <chrono>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+#include <torch/version.h>
+
+#include "ftbench/data/batcher.h"
+#include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/synthetic_dataset.h"
+#include "ftbench/device/backend.h"
+#include "ftbench/device/host_info.h"
+#include "ftbench/metrics/gpu_peaks.h"
+#include "ftbench/metrics/run_summary.h"
+#include "ftbench/model/llama.h"
+#include "ftbench/model/shape_math.h"
+#include "ftbench/report/report_io.h"
+#include "ftbench/run/progress.h"
+#include "ftbench/spec/canonical.h"
+#include "ftbench/spec/derived.h"
+#include "ftbench/train/trainer.h"
+#include "ftbench/version.h"
+
+namespace ftbench::run {
+namespace {
+
+const char* compiler_name() {
+#if defined(__clang__)
+  return "Clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "GCC " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+// Records consecutive phases against the process clock.
+class PhaseTimer {
+ public:
+  PhaseTimer(const metrics::ProcessClock& clock, std::vector<report::Phase>& phases)
+      : clock_(clock), phases_(phases), last_(clock.now()) {}
+  void end(const std::string& name) { end_at(name, clock_.now()); }
+  void end_at(const std::string& name, double at_seconds) {
+    phases_.push_back({name, last_, at_seconds - last_});
+    last_ = at_seconds;
+  }
+
+ private:
+  const metrics::ProcessClock& clock_;
+  std::vector<report::Phase>& phases_;
+  double last_;
+};
+
+void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
+                  metrics::SummaryOptions& s) {
+  if (o.peak_tflops) {
+    s.peak_tflops = o.peak_tflops;
+    s.peak_source = "--peak-tflops";
+  } else if (o.spec.backend.peak_tflops) {
+    s.peak_tflops = o.spec.backend.peak_tflops;
+    s.peak_source = "spec";
+  } else if (device.backend != "cpu") {
+    if (auto peak = metrics::find_gpu_peak(device.name, o.spec.model.dtype)) {
+      s.peak_tflops = peak->dense_bf16_tflops;
+      s.peak_source = "gpu table: " + peak->table_name + " dense bf16";
+    }
+  }
+}
+
+}  // namespace
+
+std::string default_report_path(const spec::RunSpec& spec) {
+  std::string path = spec.output.report;
+  const std::string key = "{name}";
+  for (size_t pos = path.find(key); pos != std::string::npos; pos = path.find(key)) {
+    path.replace(pos, key.size(), spec.output.name);
+  }
+  return path;
+}
+
+report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock) {
+  report::check_report_writable(o.output_path, o.force);
+  const spec::RunSpec& spec = o.spec;
+  report::Report rep;
+  rep.run_name = spec.output.name;
+  rep.started_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds());
+  rep.spec_path = spec.source_path;
+  rep.spec = spec::to_json(spec);
+  rep.spec_fingerprint = spec::fingerprint(spec);
+  rep.t0_source = o.t0_epoch_seconds ? o.t0_source : "process_start";
+  rep.t0_before_process_seconds =
+      o.t0_epoch_seconds ? clock.start_epoch_seconds() - *o.t0_epoch_seconds : 0.0;
+
+  const model::ParamCounts params = model::count_parameters(spec.model, spec.lora);
+  const spec::DerivedCounts derived = spec::derive_counts(spec);
+  rep.parameters = {params.base, params.lora, params.total()};
+  rep.derived = {derived.effective_batch, derived.micro_batches_per_epoch,
+                 derived.steps_per_epoch, derived.total_steps, derived.max_tokens_per_step};
+
+  rep.phases.push_back({"launch", 0.0, clock.launch_seconds()});
+  PhaseTimer phases(clock, rep.phases);
+
+  device::Backend backend(spec.backend);
+  at::manual_seed(spec.train.seed);
+  backend.reset_peak_memory();
+  phases.end("backend_init");
+
+  model::Llama model(spec.model, spec.lora, spec.data.seq_len, backend.device());
+  backend.synchronize();
+  phases.end("model_build");
+
+  model->init_random();
+  backend.synchronize();
+  phases.end("weight_load");
+
+  const data::ByteTokenizer tokenizer;
+  const data::SyntheticDataset dataset(spec.data, tokenizer);
+  data::BatcherOptions bo;
+  bo.micro_batch_size = spec.train.micro_batch_size;
+  bo.seq_len = spec.data.seq_len;
+  bo.padding = spec.data.padding == "max_length" ? data::Padding::kMaxLength
+                                                  : data::Padding::kLongest;
+  bo.shuffle = spec.data.shuffle;
+  bo.train_on_prompt = spec.data.train_on_prompt;
+  bo.seed = spec.data.seed;
+  bo.pad_id = tokenizer.pad_id();
+  data::Batcher batcher(dataset, bo, backend.device());
+  phases.end("data_prepare");
+
+  spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
+               spec.model.preset, backend.info().name, backend.kind(), derived.total_steps,
+               params.lora, params.base);
+  train::Trainer trainer(spec, model, batcher, backend);
+  Progress progress(derived.total_steps, spec.output.progress, spec.output.log_every_steps);
+  const double train_start = clock.now();
+  double first_step_end = 0.0;
+  train::TrainResult result = trainer.run([&](const report::StepRecord& r) {
+    const double now = clock.now();
+    if (r.step == 1) first_step_end = now;
+    progress.update(r, now - train_start);
+  });
+  progress.finish();
+  const double train_end = clock.now();
+  phases.end_at("first_step", first_step_end);
+  phases.end_at("training", train_end);
+  rep.time_to_first_step_seconds = first_step_end + rep.t0_before_process_seconds;
+  rep.steps = std::move(result.steps);
+
+  metrics::SummaryOptions so;
+  so.warmup_steps = spec.train.timing_warmup_steps;
+  so.loss_window = spec.train.loss_window;
+  so.recompute = spec.model.activation_checkpointing;
+  resolve_peak(o, backend.info(), so);
+  rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
+  rep.memory = backend.memory();
+
+  rep.environment.host = device::host_info();
+  rep.environment.device = backend.info();
+  report::SoftwareInfo& sw = rep.environment.software;
+  sw.ftbench_version = version();
+  sw.git_commit = git_commit();
+  sw.libtorch_version = TORCH_VERSION;
+  sw.compiler = compiler_name();
+#ifdef NDEBUG
+  sw.build_type = "release";
+#else
+  sw.build_type = "debug";
+#endif
+  sw.intra_op_threads = backend.intra_op_threads();
+  sw.inter_op_threads = backend.inter_op_threads();
+  sw.blas = device::resolved_blas();
+  rep.status = "completed";
+
+  // The write is timed on the real file, then the file is rewritten with that time in it (the
+  // second write, of the same size, is not counted).
+  const double write_start = clock.now();
+  rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + write_start);
+  report::write_report(rep, o.output_path, o.force);
+  phases.end("report_write");
+  report::write_report(rep, o.output_path, /*force=*/true);
+  return rep;
+}
+
+}  // namespace ftbench::run

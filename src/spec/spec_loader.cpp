@@ -1,0 +1,1008 @@
+#include "ftbench/spec/spec_loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "ftbench/spec/presets.h"
+
+namespace ftbench::spec {
+
+namespace {
+
+// The file name issues carry when the value came from a --set override.
+constexpr std::string_view kOverrideFile = "--set";
+
+// ---------------------------------------------------------------------------------------------
+// Message text.
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) {
+    if (!text.empty()) text += ", ";
+    text += item;
+  }
+  return text;
+}
+
+// Shortest text that reads back as the same double ("0.05", "1", "1e-08").
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// Optimal string alignment distance (Levenshtein plus adjacent transposition), case-folded, so
+// that the commonest typos, two swapped letters ("rnak") or a capital ("BF16"), stay close.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  const size_t m = b.size();
+  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1, 0));
+  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1])) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
+}
+
+// The candidate nearest to `got` when it is near enough to be a plausible typo: distance at
+// most max(2, len(got) / 3). Ties go to the earlier candidate (documentation order).
+std::optional<std::string> closest(std::string_view got, const std::vector<std::string>& known) {
+  std::optional<std::string> best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  for (const std::string& candidate : known) {
+    const size_t distance = edit_distance(got, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  if (best && best_distance <= std::max<size_t>(2, got.size() / 3)) return best;
+  return std::nullopt;
+}
+
+// `what` is "key" or "section".
+std::string unknown_name_message(std::string_view what, std::string_view got,
+                                 const std::vector<std::string>& known) {
+  if (auto hint = closest(got, known)) {
+    return fmt::format("unknown {} {}; did you mean {}?", what, quoted(got), quoted(*hint));
+  }
+  return fmt::format("unknown {} {}; valid {}s: {}", what, quoted(got), what, join(known));
+}
+
+std::string not_one_of_message(std::string_view got, const std::vector<std::string>& allowed) {
+  std::string message = fmt::format("expected one of {}, found {}", join(allowed), quoted(got));
+  if (auto hint = closest(got, allowed))
+    message += fmt::format("; did you mean {}?", quoted(*hint));
+  return message;
+}
+
+// What a node is, for "expected X, found Y". Quoted scalars are called out because `"8"` is a
+// string in YAML even though it looks like the integer 8.
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return (node.Tag() == "!" ? "the quoted string " : "") + quoted(node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar parsing. Locale-independent (std::from_chars) and strict: decimal only, so YAML 1.1's
+// 0x / 0o / 1_000 forms and "1e3" for an integer are rejected rather than guessed at.
+
+bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+
+std::string_view strip_plus(std::string_view s) {
+  if (s.size() > 1 && s.front() == '+' && s[1] != '-') s.remove_prefix(1);
+  return s;
+}
+
+std::errc parse_int(std::string_view s, int64_t& out) {
+  s = strip_plus(s);
+  if (s.empty()) return std::errc::invalid_argument;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc()) return ec;
+  return end == s.data() + s.size() ? std::errc() : std::errc::invalid_argument;
+}
+
+std::errc parse_uint(std::string_view s, uint64_t& out) {
+  s = strip_plus(s);
+  if (s.empty() || s.front() == '-') return std::errc::invalid_argument;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc()) return ec;
+  return end == s.data() + s.size() ? std::errc() : std::errc::invalid_argument;
+}
+
+std::errc parse_double(std::string_view s, double& out) {
+  s = strip_plus(s);
+  if (s.empty()) return std::errc::invalid_argument;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc()) return ec;
+  if (end != s.data() + s.size()) return std::errc::invalid_argument;
+  return std::isfinite(out) ? std::errc() : std::errc::result_out_of_range;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the YAML tree into the structs.
+
+struct Location {
+  std::string file;
+  int64_t line = 0;  // 1-based; 0 = unknown (absent key, --set)
+};
+
+// Collects the issues of one load and remembers where every key came from, so that validate()'s
+// location-free issues can be pinned to a file and line afterwards.
+class SpecReader {
+ public:
+  explicit SpecReader(std::string file) : file_(std::move(file)) {}
+
+  void mark_overridden(const std::string& path) { overridden_.insert(path); }
+
+  // --set when `path` or a mapping above it was replaced by an override, else the file and the
+  // node's 1-based line.
+  Location where(const std::string& path, const YAML::Node& node) const {
+    if (is_overridden(path)) return Location{std::string(kOverrideFile), 0};
+    const YAML::Mark mark = node.Mark();
+    return Location{file_, mark.is_null() ? 0 : static_cast<int64_t>(mark.line) + 1};
+  }
+
+  Location where_absent(const std::string& path) const {
+    if (is_overridden(path)) return Location{std::string(kOverrideFile), 0};
+    return Location{file_, 0};
+  }
+
+  void remember(const std::string& path, const Location& loc) { locations_[path] = loc; }
+
+  Location location_of(const std::string& path) const {
+    const auto it = locations_.find(path);
+    return it != locations_.end() ? it->second : where_absent(path);
+  }
+
+  void add(const std::string& path, const Location& loc, std::string message) {
+    issues_.push_back(SpecIssue{loc.file, path, loc.line, std::move(message)});
+    paths_with_issues_.insert(path);
+  }
+
+  bool has_issue_at(const std::string& path) const { return paths_with_issues_.count(path) > 0; }
+
+  std::vector<SpecIssue>& issues() { return issues_; }
+
+  void read_int(const YAML::Node& v, const std::string& path, const Location& loc, int64_t& out) {
+    if (!is_plain_scalar(v)) {
+      add(path, loc, "expected an integer, found " + describe(v));
+      return;
+    }
+    const std::errc ec = parse_int(v.Scalar(), out);
+    if (ec == std::errc::result_out_of_range) {
+      add(path, loc, "expected an integer in the 64-bit range, found " + describe(v));
+    } else if (ec != std::errc()) {
+      add(path, loc, "expected an integer, found " + describe(v));
+    }
+  }
+
+  void read_uint(const YAML::Node& v, const std::string& path, const Location& loc, uint64_t& out) {
+    int64_t as_signed = 0;
+    if (is_plain_scalar(v) && parse_int(v.Scalar(), as_signed) == std::errc() && as_signed < 0) {
+      add(path, loc, fmt::format("must be an integer >= 0, found {}", as_signed));
+      return;
+    }
+    if (!is_plain_scalar(v)) {
+      add(path, loc, "expected an integer >= 0, found " + describe(v));
+      return;
+    }
+    const std::errc ec = parse_uint(v.Scalar(), out);
+    if (ec == std::errc::result_out_of_range) {
+      add(path, loc, "expected an integer below 2^64, found " + describe(v));
+    } else if (ec != std::errc()) {
+      add(path, loc, "expected an integer >= 0, found " + describe(v));
+    }
+  }
+
+  void read_number(const YAML::Node& v, const std::string& path, const Location& loc, double& out) {
+    if (!is_plain_scalar(v)) {
+      add(path, loc, "expected a number, found " + describe(v));
+      return;
+    }
+    const std::errc ec = parse_double(v.Scalar(), out);
+    if (ec == std::errc::result_out_of_range) {
+      add(path, loc, "expected a finite number, found " + describe(v));
+    } else if (ec != std::errc()) {
+      add(path, loc, "expected a number, found " + describe(v));
+    }
+  }
+
+  void read_optional_number(const YAML::Node& v, const std::string& path, const Location& loc,
+                            std::optional<double>& out) {
+    if (v.IsNull()) {
+      out.reset();
+      return;
+    }
+    double value = 0.0;
+    if (!is_plain_scalar(v) || parse_double(v.Scalar(), value) != std::errc()) {
+      add(path, loc, "expected a number or null, found " + describe(v));
+      return;
+    }
+    out = value;
+  }
+
+  // YAML 1.1 also reads yes/no/on/off as booleans; only true/false are accepted so that
+  // `progress: on` (a string key elsewhere) can never be confused with a flag.
+  void read_bool(const YAML::Node& v, const std::string& path, const Location& loc, bool& out) {
+    if (is_plain_scalar(v) && v.Scalar() == "true") {
+      out = true;
+    } else if (is_plain_scalar(v) && v.Scalar() == "false") {
+      out = false;
+    } else {
+      add(path, loc, "expected true or false, found " + describe(v));
+    }
+  }
+
+  void read_string(const YAML::Node& v, const std::string& path, const Location& loc,
+                   std::string& out) {
+    if (!v.IsScalar()) {
+      add(path, loc, "expected a string, found " + describe(v));
+      return;
+    }
+    out = v.Scalar();
+  }
+
+  void read_string_list(const YAML::Node& v, const std::string& path, const Location& loc,
+                        std::vector<std::string>& out) {
+    if (!v.IsSequence()) {
+      add(path, loc, "expected a list, found " + describe(v));
+      return;
+    }
+    std::vector<std::string> items;
+    bool ok = true;
+    for (const YAML::Node& item : v) {
+      if (!item.IsScalar()) {
+        add(path, where(path, item),
+            "expected a list of strings, found an item that is " + describe(item));
+        ok = false;
+        continue;
+      }
+      items.push_back(item.Scalar());
+    }
+    if (ok) out = std::move(items);
+  }
+
+ private:
+  bool is_overridden(const std::string& path) const {
+    for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
+      if (overridden_.count(path.substr(0, dot)) > 0) return true;
+    }
+    return overridden_.count(path) > 0;
+  }
+
+  std::string file_;
+  std::set<std::string> overridden_;
+  std::map<std::string, Location> locations_;
+  std::vector<SpecIssue> issues_;
+  std::set<std::string> paths_with_issues_;
+};
+
+// Binds YAML key names to struct fields. Each section's bind_*() below names its keys once; run
+// with a default-constructed binder it only lists the names (for "did you mean" and --set path
+// checks), run with a key from the file it reads that key's value into the matching field.
+class KeyBinder {
+ public:
+  KeyBinder() = default;
+  KeyBinder(SpecReader* reader, std::string key, std::string path, YAML::Node value, Location loc)
+      : reader_(reader),
+        key_(std::move(key)),
+        path_(std::move(path)),
+        value_(std::move(value)),
+        loc_(std::move(loc)) {}
+
+  void integer(std::string_view name, int64_t& out) {
+    if (take(name)) reader_->read_int(value_, path_, loc_, out);
+  }
+  void unsigned_integer(std::string_view name, uint64_t& out) {
+    if (take(name)) reader_->read_uint(value_, path_, loc_, out);
+  }
+  void number(std::string_view name, double& out) {
+    if (take(name)) reader_->read_number(value_, path_, loc_, out);
+  }
+  void optional_number(std::string_view name, std::optional<double>& out) {
+    if (take(name)) reader_->read_optional_number(value_, path_, loc_, out);
+  }
+  void boolean(std::string_view name, bool& out) {
+    if (take(name)) reader_->read_bool(value_, path_, loc_, out);
+  }
+  void string(std::string_view name, std::string& out) {
+    if (take(name)) reader_->read_string(value_, path_, loc_, out);
+  }
+  void string_list(std::string_view name, std::vector<std::string>& out) {
+    if (take(name)) reader_->read_string_list(value_, path_, loc_, out);
+  }
+  void rope_scaling(std::string_view name, std::optional<RopeScaling>& out);
+
+  bool matched() const { return matched_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  bool take(std::string_view name) {
+    if (reader_ == nullptr) {
+      names_.emplace_back(name);
+      return false;
+    }
+    if (matched_ || name != key_) return false;
+    matched_ = true;
+    return true;
+  }
+
+  SpecReader* reader_ = nullptr;
+  std::string key_;
+  std::string path_;
+  YAML::Node value_;
+  Location loc_;
+  bool matched_ = false;
+  std::vector<std::string> names_;
+};
+
+// Key order = run_spec.h order = docs/spec.md order = to_json() order.
+void bind_model(KeyBinder& b, ModelSpec& m) {
+  b.string("preset", m.preset);
+  b.integer("dim", m.dim);
+  b.integer("n_layers", m.n_layers);
+  b.integer("n_heads", m.n_heads);
+  b.integer("n_kv_heads", m.n_kv_heads);
+  b.integer("ffn_dim", m.ffn_dim);
+  b.integer("vocab_size", m.vocab_size);
+  b.integer("max_seq_len", m.max_seq_len);
+  b.number("norm_eps", m.norm_eps);
+  b.number("rope_theta", m.rope_theta);
+  b.rope_scaling("rope_scaling", m.rope_scaling);
+  b.boolean("tie_embeddings", m.tie_embeddings);
+  b.string("dtype", m.dtype);
+  b.boolean("activation_checkpointing", m.activation_checkpointing);
+  b.string("init", m.init);
+  b.string("checkpoint_path", m.checkpoint_path);
+}
+
+void bind_rope_scaling(KeyBinder& b, RopeScaling& s) {
+  b.number("factor", s.factor);
+  b.number("low_freq_factor", s.low_freq_factor);
+  b.number("high_freq_factor", s.high_freq_factor);
+  b.integer("original_max_position_embeddings", s.original_max_position_embeddings);
+}
+
+void bind_lora(KeyBinder& b, LoraSpec& l) {
+  b.integer("rank", l.rank);
+  b.number("alpha", l.alpha);
+  b.number("dropout", l.dropout);
+  b.string_list("targets", l.targets);
+  b.string("dtype", l.dtype);
+}
+
+void bind_data(KeyBinder& b, DataSpec& d) {
+  b.string("source", d.source);
+  b.string("tokenizer", d.tokenizer);
+  b.integer("num_examples", d.num_examples);
+  b.integer("seq_len", d.seq_len);
+  b.string("length_distribution", d.length_distribution);
+  b.integer("min_tokens", d.min_tokens);
+  b.integer("max_tokens", d.max_tokens);
+  b.number("lognormal_median_tokens", d.lognormal_median_tokens);
+  b.number("lognormal_sigma", d.lognormal_sigma);
+  b.number("prompt_fraction", d.prompt_fraction);
+  b.boolean("train_on_prompt", d.train_on_prompt);
+  b.string("padding", d.padding);
+  b.boolean("shuffle", d.shuffle);
+  b.unsigned_integer("seed", d.seed);
+}
+
+void bind_train(KeyBinder& b, TrainSpec& t) {
+  b.integer("epochs", t.epochs);
+  b.integer("max_steps", t.max_steps);
+  b.integer("micro_batch_size", t.micro_batch_size);
+  b.integer("grad_accum_steps", t.grad_accum_steps);
+  b.string("optimizer", t.optimizer);
+  b.number("lr", t.lr);
+  b.number("weight_decay", t.weight_decay);
+  b.number("beta1", t.beta1);
+  b.number("beta2", t.beta2);
+  b.number("eps", t.eps);
+  b.string("lr_schedule", t.lr_schedule);
+  b.integer("lr_warmup_steps", t.lr_warmup_steps);
+  b.number("min_lr_ratio", t.min_lr_ratio);
+  b.number("max_grad_norm", t.max_grad_norm);
+  b.unsigned_integer("seed", t.seed);
+  b.integer("timing_warmup_steps", t.timing_warmup_steps);
+  b.integer("loss_window", t.loss_window);
+}
+
+void bind_backend(KeyBinder& b, BackendSpec& s) {
+  b.string("device", s.device);
+  b.integer("device_index", s.device_index);
+  b.integer("threads", s.threads);
+  b.optional_number("peak_tflops", s.peak_tflops);
+}
+
+void bind_output(KeyBinder& b, OutputSpec& o) {
+  b.string("report", o.report);
+  b.string("name", o.name);
+  b.string("progress", o.progress);
+  b.integer("log_every_steps", o.log_every_steps);
+}
+
+template <class Spec>
+std::vector<std::string> key_names(void (*bind)(KeyBinder&, Spec&)) {
+  KeyBinder lister;
+  Spec unused;
+  bind(lister, unused);
+  return lister.names();
+}
+
+std::vector<std::string> section_names() {
+  return {"model", "lora", "data", "train", "backend", "output"};
+}
+
+std::vector<std::string> section_keys(std::string_view section) {
+  if (section == "model") return key_names(&bind_model);
+  if (section == "lora") return key_names(&bind_lora);
+  if (section == "data") return key_names(&bind_data);
+  if (section == "train") return key_names(&bind_train);
+  if (section == "backend") return key_names(&bind_backend);
+  if (section == "output") return key_names(&bind_output);
+  return {};
+}
+
+// The shape keys a "custom" model must give; rope_scaling (default none) and tie_embeddings
+// (default false) have natural defaults and stay optional.
+std::vector<std::string> required_custom_keys() {
+  return {"dim",        "n_layers",    "n_heads",  "n_kv_heads", "ffn_dim",
+          "vocab_size", "max_seq_len", "norm_eps", "rope_theta"};
+}
+
+bool contains(const std::vector<std::string>& items, std::string_view item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// Reads every key of the mapping `node` (at key path `prefix`) through `bind`. Unknown and
+// duplicate keys are issues; `given`, when set, receives the names that were present.
+template <class Spec>
+void read_mapping(SpecReader& r, const std::string& prefix, const YAML::Node& node, Spec& out,
+                  void (*bind)(KeyBinder&, Spec&), std::set<std::string>* given = nullptr) {
+  if (!node.IsMap()) return;
+  std::map<std::string, int64_t> first_line;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) {
+      r.add(prefix, r.where(prefix, key), "expected a key name, found " + describe(key));
+      continue;
+    }
+    const std::string name = key.Scalar();
+    const std::string path = prefix + "." + name;
+    const Location loc = r.where(path, key);
+    const auto [seen, inserted] = first_line.emplace(name, loc.line);
+    if (!inserted) {
+      r.add(path, loc,
+            fmt::format("duplicate key {} (first given at line {})", quoted(name), seen->second));
+      continue;
+    }
+    KeyBinder binder(&r, name, path, entry.second, loc);
+    bind(binder, out);
+    if (!binder.matched()) {
+      r.add(path, loc, unknown_name_message("key", name, key_names(bind)));
+      continue;
+    }
+    r.remember(path, loc);
+    if (given != nullptr) given->insert(name);
+  }
+}
+
+// A mapping given for rope_scaling starts from the preset's scaling (or the Llama 3.1 defaults
+// when the preset has none), so `rope_scaling: {factor: 16}` changes one field only.
+void KeyBinder::rope_scaling(std::string_view name, std::optional<RopeScaling>& out) {
+  if (!take(name)) return;
+  if (value_.IsNull()) {
+    out.reset();
+    return;
+  }
+  if (!value_.IsMap()) {
+    reader_->add(path_, loc_, "expected a mapping or null, found " + describe(value_));
+    return;
+  }
+  RopeScaling scaling = out.value_or(RopeScaling{});
+  read_mapping(*reader_, path_, value_, scaling, &bind_rope_scaling);
+  out = scaling;
+}
+
+ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
+  // The preset decides the starting shape, and it may come after the keys it provides defaults
+  // for, so it is looked up first; read_mapping() below reports its problems, if any.
+  std::string preset = ModelSpec{}.preset;
+  if (section.IsMap()) {
+    for (const auto& entry : section) {
+      if (entry.first.IsScalar() && entry.first.Scalar() == "preset") {
+        if (entry.second.IsScalar()) preset = entry.second.Scalar();
+        break;
+      }
+    }
+  }
+  ModelSpec model = find_preset(preset).value_or(ModelSpec{});
+  model.preset = preset;
+  std::set<std::string> given;
+  read_mapping(r, "model", section, model, &bind_model, &given);
+  if (model.preset == "custom") {
+    for (const std::string& key : required_custom_keys()) {
+      if (given.count(key) == 0) {
+        const std::string path = "model." + key;
+        r.add(path, r.where_absent(path), "required when model.preset is \"custom\"");
+      }
+    }
+  }
+  return model;
+}
+
+RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
+  RunSpec spec;
+  const YAML::Node empty(YAML::NodeType::Map);
+  bool model_read = false;
+  std::map<std::string, int64_t> first_line;
+  for (const auto& entry : root) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) {
+      r.add("", r.where("", key), "expected a section name, found " + describe(key));
+      continue;
+    }
+    const std::string name = key.Scalar();
+    const Location loc = r.where(name, key);
+    if (!contains(section_names(), name)) {
+      r.add(name, loc, unknown_name_message("section", name, section_names()));
+      continue;
+    }
+    const auto [seen, inserted] = first_line.emplace(name, loc.line);
+    if (!inserted) {
+      r.add(
+          name, loc,
+          fmt::format("duplicate section {} (first given at line {})", quoted(name), seen->second));
+      continue;
+    }
+    r.remember(name, loc);
+    const YAML::Node& value = entry.second;
+    // An empty section ("lora:" alone) is null in YAML and means "all defaults".
+    if (!value.IsMap() && !value.IsNull()) {
+      r.add(name, loc, "expected a mapping of keys, found " + describe(value));
+    }
+    const YAML::Node& body = value.IsMap() ? value : empty;
+    if (name == "model") {
+      spec.model = read_model(r, body);
+      model_read = true;
+    } else if (name == "lora") {
+      read_mapping(r, name, body, spec.lora, &bind_lora);
+    } else if (name == "data") {
+      read_mapping(r, name, body, spec.data, &bind_data);
+    } else if (name == "train") {
+      read_mapping(r, name, body, spec.train, &bind_train);
+    } else if (name == "backend") {
+      read_mapping(r, name, body, spec.backend, &bind_backend);
+    } else if (name == "output") {
+      read_mapping(r, name, body, spec.output, &bind_output);
+    }
+  }
+  if (!model_read) spec.model = read_model(r, empty);
+  return spec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// --set overrides.
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+std::string trim(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const size_t end = s.find_last_not_of(" \t");
+  return s.substr(begin, end - begin + 1);
+}
+
+// True when `parts` names a section, a key of a section, or a field of model.rope_scaling.
+bool check_override_path(SpecReader& r, const std::string& path,
+                         const std::vector<std::string>& parts) {
+  const Location here{std::string(kOverrideFile), 0};
+  if (!contains(section_names(), parts[0])) {
+    r.add(path, here, unknown_name_message("section", parts[0], section_names()));
+    return false;
+  }
+  if (parts.size() == 1) return true;
+  const std::vector<std::string> keys = section_keys(parts[0]);
+  if (!contains(keys, parts[1])) {
+    r.add(path, here, unknown_name_message("key", parts[1], keys));
+    return false;
+  }
+  if (parts.size() == 2) return true;
+  if (parts[0] == "model" && parts[1] == "rope_scaling") {
+    const std::vector<std::string> rope_keys = key_names(&bind_rope_scaling);
+    if (!contains(rope_keys, parts[2])) {
+      r.add(path, here, unknown_name_message("key", parts[2], rope_keys));
+      return false;
+    }
+    if (parts.size() == 3) return true;
+    r.add(path, here, "model.rope_scaling." + parts[2] + " has no sub-keys");
+    return false;
+  }
+  r.add(path, here, parts[0] + "." + parts[1] + " has no sub-keys");
+  return false;
+}
+
+// Writes the override into the YAML tree, so that it is read and validated exactly like a value
+// from the file. `root` must be a mapping.
+void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
+  const Location here{std::string(kOverrideFile), 0};
+  const size_t eq = arg.find('=');
+  const std::string path = eq == std::string::npos ? "" : trim(arg.substr(0, eq));
+  const std::vector<std::string> parts = split_path(path);
+  if (eq == std::string::npos || contains(parts, "")) {
+    r.add("", here, fmt::format("expected key.path=value, found {}", quoted(arg)));
+    return;
+  }
+  if (!check_override_path(r, path, parts)) return;
+  const std::string text = arg.substr(eq + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    r.add(path, here, fmt::format("cannot parse value {} as YAML: {}", quoted(text), e.msg));
+    return;
+  }
+  // yaml-cpp nodes are references: reset() moves the cursor, while assignment would overwrite
+  // the node the cursor points at.
+  YAML::Node cursor;
+  cursor.reset(root);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cursor[parts[i]].IsMap()) cursor[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node child = cursor[parts[i]];
+    cursor.reset(child);
+  }
+  cursor[parts.back()] = value;
+  r.mark_overridden(path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation of a filled spec.
+
+// Issues without a line; the loader pins them to the key's line afterwards.
+class Checker {
+ public:
+  explicit Checker(std::string file) : file_(std::move(file)) {}
+
+  void fail(const std::string& path, std::string message) {
+    issues_.push_back(SpecIssue{file_, path, 0, std::move(message)});
+  }
+
+  void int_at_least(const std::string& path, int64_t value, int64_t min) {
+    if (value < min) fail(path, fmt::format("must be an integer >= {}, found {}", min, value));
+  }
+
+  void positive(const std::string& path, double value) {
+    if (!(value > 0.0)) fail(path, "must be a number > 0, found " + number_text(value));
+  }
+
+  void at_least(const std::string& path, double value, double min) {
+    if (!(value >= min)) {
+      fail(path,
+           fmt::format("must be a number >= {}, found {}", number_text(min), number_text(value)));
+    }
+  }
+
+  // [0, 1) when `closed` is false, [0, 1] when true.
+  void fraction(const std::string& path, double value, bool closed) {
+    const bool ok = value >= 0.0 && (closed ? value <= 1.0 : value < 1.0);
+    if (!ok) {
+      fail(path, fmt::format("must be a number in [0, 1{}, found {}", closed ? "]" : ")",
+                             number_text(value)));
+    }
+  }
+
+  bool one_of(const std::string& path, const std::string& value,
+              const std::vector<std::string>& allowed) {
+    if (contains(allowed, value)) return true;
+    fail(path, not_one_of_message(value, allowed));
+    return false;
+  }
+
+  std::vector<SpecIssue> take() { return std::move(issues_); }
+
+ private:
+  std::string file_;
+  std::vector<SpecIssue> issues_;
+};
+
+void validate_model(Checker& c, const ModelSpec& m) {
+  std::vector<std::string> presets = preset_names();
+  presets.push_back("custom");
+  const bool shape_known = c.one_of("model.preset", m.preset, presets);
+  c.one_of("model.dtype", m.dtype, {"bf16", "fp16", "fp32"});
+  if (m.init == "checkpoint") {
+    c.fail("model.init",
+           "\"checkpoint\" is not supported yet: weights are initialised at random (timing does "
+           "not depend on their values); loading checkpoints comes later");
+  } else {
+    c.one_of("model.init", m.init, {"random"});
+  }
+  // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
+  // the one real mistake.
+  if (!shape_known) return;
+  c.int_at_least("model.dim", m.dim, 1);
+  c.int_at_least("model.n_layers", m.n_layers, 1);
+  c.int_at_least("model.n_heads", m.n_heads, 1);
+  c.int_at_least("model.n_kv_heads", m.n_kv_heads, 1);
+  c.int_at_least("model.ffn_dim", m.ffn_dim, 1);
+  if (m.vocab_size < 259) {
+    c.fail("model.vocab_size",
+           fmt::format("must be an integer >= 259 (the byte tokenizer's 256 bytes + BOS, EOS, "
+                       "PAD), found {}",
+                       m.vocab_size));
+  }
+  c.int_at_least("model.max_seq_len", m.max_seq_len, 1);
+  c.positive("model.norm_eps", m.norm_eps);
+  c.positive("model.rope_theta", m.rope_theta);
+  if (m.rope_scaling) {
+    const RopeScaling& s = *m.rope_scaling;
+    c.at_least("model.rope_scaling.factor", s.factor, 1.0);
+    c.positive("model.rope_scaling.low_freq_factor", s.low_freq_factor);
+    if (!(s.low_freq_factor < s.high_freq_factor)) {
+      c.fail("model.rope_scaling.low_freq_factor",
+             fmt::format("must be < model.rope_scaling.high_freq_factor ({}), found {}",
+                         number_text(s.high_freq_factor), number_text(s.low_freq_factor)));
+    }
+    c.int_at_least("model.rope_scaling.original_max_position_embeddings",
+                   s.original_max_position_embeddings, 1);
+  }
+  // Divisibility only between values that passed their own range check, so that one bad value
+  // gives one issue.
+  if (m.dim >= 1 && m.n_heads >= 1) {
+    if (m.dim % m.n_heads != 0) {
+      c.fail("model.n_heads", fmt::format("{} does not divide model.dim {}", m.n_heads, m.dim));
+    } else if ((m.dim / m.n_heads) % 2 != 0) {
+      c.fail("model.dim",
+             fmt::format("head dimension model.dim / model.n_heads = {} / {} = {} must be even "
+                         "(rotary embeddings rotate pairs of dimensions)",
+                         m.dim, m.n_heads, m.dim / m.n_heads));
+    }
+  }
+  if (m.n_heads >= 1 && m.n_kv_heads >= 1 && m.n_heads % m.n_kv_heads != 0) {
+    c.fail("model.n_kv_heads",
+           fmt::format("{} does not divide model.n_heads {}", m.n_kv_heads, m.n_heads));
+  }
+}
+
+void validate_lora(Checker& c, const LoraSpec& l) {
+  const std::vector<std::string> targets = {"q", "k", "v", "o", "gate", "up", "down", "output"};
+  c.int_at_least("lora.rank", l.rank, 1);
+  c.positive("lora.alpha", l.alpha);
+  c.fraction("lora.dropout", l.dropout, false);
+  if (l.targets.empty()) {
+    c.fail("lora.targets", "must list at least one of " + join(targets) + ", found an empty list");
+  }
+  std::set<std::string> seen;
+  for (const std::string& target : l.targets) {
+    if (!contains(targets, target)) {
+      std::string message =
+          fmt::format("unknown target {}; expected one of {}", quoted(target), join(targets));
+      if (auto hint = closest(target, targets)) {
+        message += fmt::format("; did you mean {}?", quoted(*hint));
+      }
+      c.fail("lora.targets", message);
+    } else if (!seen.insert(target).second) {
+      c.fail("lora.targets", fmt::format("target {} is listed more than once", quoted(target)));
+    }
+  }
+  c.one_of("lora.dtype", l.dtype, {"bf16", "fp16", "fp32", "base"});
+}
+
+void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
+  c.one_of("data.source", d.source, {"synthetic"});
+  c.one_of("data.tokenizer", d.tokenizer, {"byte"});
+  c.int_at_least("data.num_examples", d.num_examples, 1);
+  c.int_at_least("data.seq_len", d.seq_len, 2);
+  if (m.max_seq_len >= 1 && d.seq_len > m.max_seq_len) {
+    c.fail("data.seq_len",
+           fmt::format("must be <= model.max_seq_len ({}), found {}", m.max_seq_len, d.seq_len));
+  }
+  c.one_of("data.length_distribution", d.length_distribution, {"fixed", "uniform", "lognormal"});
+  c.int_at_least("data.min_tokens", d.min_tokens, 2);
+  if (d.min_tokens > d.max_tokens) {
+    c.fail("data.min_tokens",
+           fmt::format("must be <= data.max_tokens ({}), found {}", d.max_tokens, d.min_tokens));
+  }
+  if (d.max_tokens > d.seq_len) {
+    c.fail("data.max_tokens",
+           fmt::format("must be <= data.seq_len ({}), found {}", d.seq_len, d.max_tokens));
+  }
+  c.positive("data.lognormal_median_tokens", d.lognormal_median_tokens);
+  c.at_least("data.lognormal_sigma", d.lognormal_sigma, 0.0);
+  c.fraction("data.prompt_fraction", d.prompt_fraction, false);
+  c.one_of("data.padding", d.padding, {"longest", "max_length"});
+}
+
+void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
+  c.int_at_least("train.epochs", t.epochs, 1);
+  c.int_at_least("train.max_steps", t.max_steps, 0);
+  c.int_at_least("train.micro_batch_size", t.micro_batch_size, 1);
+  c.int_at_least("train.grad_accum_steps", t.grad_accum_steps, 1);
+  c.one_of("train.optimizer", t.optimizer, {"adamw"});
+  c.positive("train.lr", t.lr);
+  c.at_least("train.weight_decay", t.weight_decay, 0.0);
+  c.fraction("train.beta1", t.beta1, false);
+  c.fraction("train.beta2", t.beta2, false);
+  c.positive("train.eps", t.eps);
+  c.one_of("train.lr_schedule", t.lr_schedule, {"cosine", "linear", "constant"});
+  c.int_at_least("train.lr_warmup_steps", t.lr_warmup_steps, 0);
+  c.fraction("train.min_lr_ratio", t.min_lr_ratio, true);
+  c.at_least("train.max_grad_norm", t.max_grad_norm, 0.0);
+  c.int_at_least("train.timing_warmup_steps", t.timing_warmup_steps, 0);
+  c.int_at_least("train.loss_window", t.loss_window, 1);
+  // Partial micro-batches and accumulation groups are dropped (spec/derived.h), so an epoch
+  // has floor(floor(N / micro) / accum) optimizer steps; zero would make an empty run.
+  if (d.num_examples >= 1 && t.micro_batch_size >= 1 && t.grad_accum_steps >= 1) {
+    const int64_t steps = d.num_examples / t.micro_batch_size / t.grad_accum_steps;
+    if (steps < 1) {
+      c.fail("data.num_examples",
+             fmt::format("{} examples make 0 optimizer steps with micro_batch_size {} x "
+                         "grad_accum_steps {} (need at least {})",
+                         d.num_examples, t.micro_batch_size, t.grad_accum_steps,
+                         t.micro_batch_size * t.grad_accum_steps));
+    }
+  }
+}
+
+void validate_backend(Checker& c, const BackendSpec& b) {
+  c.one_of("backend.device", b.device, {"auto", "cpu", "cuda", "rocm"});
+  c.int_at_least("backend.device_index", b.device_index, 0);
+  c.int_at_least("backend.threads", b.threads, 0);
+  if (b.peak_tflops) c.positive("backend.peak_tflops", *b.peak_tflops);
+}
+
+bool is_name_char(char ch) {
+  return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+}
+
+void validate_output(Checker& c, const OutputSpec& o) {
+  if (o.report.empty()) c.fail("output.report", "must not be empty");
+  // The name becomes part of a file name ("{name}" in output.report), so it is kept to
+  // characters that are safe in paths on every platform.
+  if (o.name.empty()) {
+    c.fail("output.name", "must not be empty");
+  } else if (!std::all_of(o.name.begin(), o.name.end(), is_name_char)) {
+    c.fail("output.name", "must match [A-Za-z0-9._-]+, found " + quoted(o.name));
+  }
+  c.one_of("output.progress", o.progress, {"auto", "on", "off"});
+  c.int_at_least("output.log_every_steps", o.log_every_steps, 1);
+}
+
+// Reads a whole file; on failure returns nullopt and the system's reason in `error`.
+std::optional<std::string> read_file(const std::string& path, std::string& error) {
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  errno = 0;
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) {
+    error = std::generic_category().message(errno != 0 ? errno : ENOENT);
+    return std::nullopt;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
+  if (std::ferror(file.get())) {
+    error = std::generic_category().message(errno != 0 ? errno : EIO);
+    return std::nullopt;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<SpecIssue> validate(const RunSpec& spec) {
+  Checker c(spec.source_path);
+  validate_model(c, spec.model);
+  validate_lora(c, spec.lora);
+  validate_data(c, spec.data, spec.model);
+  validate_train(c, spec.train, spec.data);
+  validate_backend(c, spec.backend);
+  validate_output(c, spec.output);
+  return c.take();
+}
+
+RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& source_name,
+                              const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    const int64_t line = e.mark.is_null() ? 0 : static_cast<int64_t>(e.mark.line) + 1;
+    throw SpecError({SpecIssue{source_name, "", line, "invalid YAML: " + e.msg}});
+  }
+
+  SpecReader reader(source_name);
+  if (!root.IsMap()) {
+    // An empty file (or one with only comments) is null: a spec of all defaults.
+    if (!root.IsNull()) {
+      reader.add("", reader.where("", root),
+                 "expected a mapping of sections (" + join(section_names()) + "), found " +
+                     describe(root));
+    }
+    root.reset(YAML::Node(YAML::NodeType::Map));
+  }
+  for (const std::string& override_text : overrides) {
+    apply_override(reader, root, override_text);
+  }
+
+  RunSpec spec = read_run_spec(reader, root);
+  spec.source_path = source_name;
+
+  std::vector<SpecIssue> issues = std::move(reader.issues());
+  for (SpecIssue& issue : validate(spec)) {
+    // A key that could not be read keeps its default; a range issue about that default would
+    // only repeat the first problem in a confusing way.
+    if (reader.has_issue_at(issue.key_path)) continue;
+    const Location loc = reader.location_of(issue.key_path);
+    issue.file = loc.file;
+    issue.line = loc.line;
+    issues.push_back(std::move(issue));
+  }
+  if (issues.empty()) return spec;
+  // In reading order: --set problems (no line) first, then the file's by line, then those of
+  // keys the file does not give (defaults and preset values).
+  const auto order = [](const SpecIssue& issue) {
+    if (issue.file == kOverrideFile) return std::pair<int, int64_t>(0, 0);
+    return issue.line > 0 ? std::pair<int, int64_t>(1, issue.line) : std::pair<int, int64_t>(2, 0);
+  };
+  std::stable_sort(issues.begin(), issues.end(),
+                   [&](const SpecIssue& a, const SpecIssue& b) { return order(a) < order(b); });
+  throw SpecError(std::move(issues));
+}
+
+RunSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
+  std::string error;
+  const std::optional<std::string> text = read_file(path, error);
+  if (!text) throw SpecError({SpecIssue{path, "", 0, "cannot read file: " + error}});
+  return load_spec_from_string(*text, path, overrides);
+}
+
+}  // namespace ftbench::spec

@@ -1,0 +1,130 @@
+#include "ftbench/train/trainer.h"
+
+#include <chrono>
+
+#include <torch/optim/adamw.h>
+
+#include "ftbench/model/shape_math.h"
+#include "ftbench/spec/derived.h"
+#include "ftbench/train/lr_schedule.h"
+
+namespace ftbench::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::ParamCounts& c,
+                                     const data::MicroBatch& mb) {
+  using model::FlopFormula;
+  const int64_t s = mb.input_ids.size(1);
+  const double tokens = double(mb.real_tokens);
+  auto per_token = [&](FlopFormula f, bool recompute) {
+    return model::training_flops_per_token(m, c, s, f, recompute);
+  };
+  return {tokens * per_token(FlopFormula::kLoraFrozenBase, false),
+          tokens * per_token(FlopFormula::kLoraFrozenBase, true),
+          tokens * per_token(FlopFormula::kSixN, false),
+          tokens * per_token(FlopFormula::kSixN, true)};
+}
+
+}  // namespace
+
+Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
+                 device::Backend& backend)
+    : spec_(spec), model_(model), batcher_(batcher), backend_(backend) {}
+
+TrainResult Trainer::run(const StepCallback& on_step) {
+  const spec::TrainSpec& t = spec_.train;
+  const spec::DerivedCounts counts = spec::derive_counts(spec_);
+  const model::ParamCounts params = model::count_parameters(spec_.model, spec_.lora);
+
+  std::vector<at::Tensor> trainable = model_->trainable_parameters();
+  torch::optim::AdamW optimizer(trainable, torch::optim::AdamWOptions(t.lr)
+                                               .betas({t.beta1, t.beta2})
+                                               .eps(t.eps)
+                                               .weight_decay(t.weight_decay));
+  const LrSchedule schedule{t.lr, t.lr_warmup_steps, counts.total_steps, t.lr_schedule,
+                            t.min_lr_ratio};
+  const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat).device(backend_.device());
+  model_->train();
+
+  TrainResult result;
+  result.steps.reserve(static_cast<size_t>(counts.total_steps));
+  std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(t.grad_accum_steps));
+  backend_.synchronize();
+  Clock::time_point step_start = Clock::now();
+  for (int64_t k = 0; k < counts.total_steps; ++k) {
+    report::StepRecord rec;
+    rec.step = k + 1;
+    rec.epoch = k / counts.steps_per_epoch + 1;
+    const int64_t first_batch = (k % counts.steps_per_epoch) * t.grad_accum_steps;
+
+    // The step's micro-batches are fetched first so the loss can be normalised by the number
+    // of loss tokens of the whole step (every token weighs the same under accumulation).
+    const Clock::time_point data_start = Clock::now();
+    metrics::StepFlops flops;
+    for (int64_t i = 0; i < t.grad_accum_steps; ++i) {
+      data::MicroBatch& mb = micro_batches[static_cast<size_t>(i)];
+      mb = batcher_.get(rec.epoch, first_batch + i);
+      rec.real_tokens += mb.real_tokens;
+      rec.padded_tokens += mb.padded_tokens;
+      rec.loss_tokens += mb.loss_tokens;
+      const metrics::StepFlops f = micro_batch_flops(spec_.model, params, mb);
+      flops.lora_frozen_base += f.lora_frozen_base;
+      flops.lora_frozen_base_recompute += f.lora_frozen_base_recompute;
+      flops.six_n += f.six_n;
+      flops.six_n_recompute += f.six_n_recompute;
+    }
+    rec.data_wait_seconds = seconds_between(data_start, Clock::now());
+
+    const double loss_scale = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
+    at::Tensor loss_sum = at::zeros({}, f32);
+    for (data::MicroBatch& mb : micro_batches) {
+      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels);
+      (loss * loss_scale).backward();
+      loss_sum.add_(loss.detach());
+      mb = data::MicroBatch{};  // release the batch's tensors before the next forward
+    }
+
+    // Global L2 norm over every adapter gradient, in fp32, without a host sync.
+    std::vector<at::Tensor> norms;
+    norms.reserve(trainable.size());
+    for (const at::Tensor& p : trainable) {
+      if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm());
+    }
+    const at::Tensor grad_norm = norms.empty() ? at::zeros({}, f32) : at::stack(norms).norm();
+    if (t.max_grad_norm > 0.0) {
+      const at::Tensor coef = (t.max_grad_norm / (grad_norm + 1e-6)).clamp_max(1.0);
+      for (const at::Tensor& p : trainable) {
+        if (p.grad().defined()) p.grad().mul_(coef);
+      }
+    }
+    rec.lr = lr_at(schedule, k);
+    for (auto& group : optimizer.param_groups()) {
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rec.lr);
+    }
+    optimizer.step();
+    // Gradients set to none (not zeroed): nothing to clear next step, less memory.
+    for (at::Tensor& p : trainable) p.mutable_grad() = at::Tensor();
+
+    backend_.synchronize();
+    const Clock::time_point step_end = Clock::now();
+    rec.wall_seconds = seconds_between(step_start, step_end);
+    backend_.sample_memory();
+    rec.loss = loss_sum.item<double>() * loss_scale;
+    rec.grad_norm = grad_norm.item<double>();
+    rec.model_flops = flops.lora_frozen_base;
+    result.steps.push_back(rec);
+    result.flops.push_back(flops);
+    if (on_step) on_step(rec);
+    // The callback (progress, logging) is host work outside the measured step.
+    step_start = Clock::now();
+  }
+  return result;
+}
+
+}  // namespace ftbench::train

@@ -1,0 +1,174 @@
+#include <gtest/gtest.h>
+
+#include "ftbench/data/batcher.h"
+#include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/rng.h"
+#include "ftbench/data/synthetic_dataset.h"
+
+namespace ftbench::data {
+namespace {
+
+TEST(ByteTokenizer, RoundTripsUtf8AndSkipsSpecials) {
+  const ByteTokenizer tok;
+  const std::string text = "h\xC3\xA9llo";  // "héllo"
+  const std::vector<int32_t> ids = tok.encode(text);
+  EXPECT_EQ(ids, (std::vector<int32_t>{104, 195, 169, 108, 108, 111}));
+  std::vector<int32_t> with_specials = ids;
+  with_specials.insert(with_specials.begin(), ByteTokenizer::kBos);
+  with_specials.push_back(ByteTokenizer::kEos);
+  EXPECT_EQ(tok.decode(with_specials), text);
+  EXPECT_EQ(tok.vocab_size(), 259);
+}
+
+TEST(SplitMix64, KnownSequence) {
+  // Reference values of SplitMix64 seeded with 0 (Vigna's splitmix64.c).
+  SplitMix64 g(0);
+  EXPECT_EQ(g.next(), 0xE220A8397B1DCDAFULL);
+  EXPECT_EQ(g.next(), 0x6E789E6AA1B965F4ULL);
+  EXPECT_EQ(g.next(), 0x06C45D188009454FULL);
+}
+
+spec::DataSpec data_spec() {
+  spec::DataSpec d;
+  d.num_examples = 40;
+  d.seq_len = 64;
+  d.min_tokens = 10;
+  d.max_tokens = 60;
+  d.length_distribution = "uniform";
+  d.prompt_fraction = 0.5;
+  d.seed = 99;
+  return d;
+}
+
+TEST(SyntheticDataset, LengthsFollowTheSpecExactly) {
+  const ByteTokenizer tok;
+  const spec::DataSpec d = data_spec();
+  const SyntheticDataset ds(d, tok);
+  ASSERT_EQ(ds.size(), 40);
+  for (int64_t i = 0; i < ds.size(); ++i) {
+    const Example& ex = ds.at(i);
+    const int64_t n = static_cast<int64_t>(ex.tokens.size());
+    EXPECT_EQ(n, synthetic_example_length(d, i));
+    EXPECT_GE(n, 10);
+    EXPECT_LE(n, 60);
+    EXPECT_EQ(ex.tokens.front(), ByteTokenizer::kBos);
+    EXPECT_EQ(ex.tokens.back(), ByteTokenizer::kEos);
+    EXPECT_GT(ex.prompt_tokens, 1);
+    EXPECT_LT(ex.prompt_tokens, n - 1);
+  }
+}
+
+TEST(SyntheticDataset, DeterministicAndSeedDependent) {
+  const ByteTokenizer tok;
+  spec::DataSpec d = data_spec();
+  const SyntheticDataset a(d, tok);
+  const SyntheticDataset b(d, tok);
+  d.seed = 100;
+  const SyntheticDataset c(d, tok);
+  int differing = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a.at(i).tokens, b.at(i).tokens);
+    if (a.at(i).tokens != c.at(i).tokens) ++differing;
+  }
+  EXPECT_GT(differing, 30);
+}
+
+TEST(SyntheticDataset, ResponseRepeatsThePromptWords) {
+  const ByteTokenizer tok;
+  spec::DataSpec d = data_spec();
+  d.length_distribution = "fixed";
+  d.max_tokens = 60;
+  const SyntheticDataset ds(d, tok);
+  const Example& ex = ds.at(0);
+  const std::string prompt = tok.decode({ex.tokens.begin(), ex.tokens.begin() + ex.prompt_tokens});
+  const std::string response = tok.decode({ex.tokens.begin() + ex.prompt_tokens, ex.tokens.end()});
+  ASSERT_EQ(prompt.rfind("Repeat: ", 0), 0u) << prompt;
+  EXPECT_EQ(prompt.substr(8, 10), response.substr(0, 10));
+  EXPECT_EQ(static_cast<int64_t>(ex.tokens.size()), 60);
+}
+
+TEST(SyntheticDataset, LognormalLengthsClippedToRange) {
+  spec::DataSpec d = data_spec();
+  d.length_distribution = "lognormal";
+  d.lognormal_median_tokens = 30.0;
+  d.lognormal_sigma = 0.8;
+  d.num_examples = 2000;
+  std::vector<int64_t> lengths;
+  for (int64_t i = 0; i < d.num_examples; ++i) lengths.push_back(synthetic_example_length(d, i));
+  std::sort(lengths.begin(), lengths.end());
+  EXPECT_GE(lengths.front(), 10);
+  EXPECT_LE(lengths.back(), 60);
+  // The median of a log-normal is its median parameter; 2,000 draws land within +-2 tokens.
+  EXPECT_NEAR(double(lengths[1000]), 30.0, 2.0);
+}
+
+TEST(Batcher, PadsShiftsAndMasksTheLoss) {
+  const ByteTokenizer tok;
+  spec::DataSpec d = data_spec();
+  d.num_examples = 6;
+  const SyntheticDataset ds(d, tok);
+  BatcherOptions o;
+  o.micro_batch_size = 3;
+  o.seq_len = 64;
+  o.shuffle = false;
+  o.pad_id = ByteTokenizer::kPad;
+  Batcher b(ds, o, at::kCPU);
+  EXPECT_EQ(b.batches_per_epoch(), 2);
+  const MicroBatch mb = b.get(1, 1);
+  int64_t longest = 0;
+  int64_t real = 0;
+  int64_t loss_tokens = 0;
+  for (int64_t r = 0; r < 3; ++r) {
+    const Example& ex = ds.at(3 + r);
+    const int64_t n = static_cast<int64_t>(ex.tokens.size());
+    longest = std::max(longest, n);
+    real += n;
+    loss_tokens += n - ex.prompt_tokens;
+  }
+  ASSERT_EQ(mb.input_ids.size(1), longest);
+  EXPECT_EQ(mb.real_tokens, real);
+  EXPECT_EQ(mb.padded_tokens, 3 * longest);
+  EXPECT_EQ(mb.loss_tokens, loss_tokens);
+  EXPECT_EQ(mb.labels.ne(-100).sum().item<int64_t>(), loss_tokens);
+  const Example& ex = ds.at(3);
+  const int64_t n = static_cast<int64_t>(ex.tokens.size());
+  for (int64_t t = 0; t < longest; ++t) {
+    const int64_t id = mb.input_ids[0][t].item<int64_t>();
+    const int64_t label = mb.labels[0][t].item<int64_t>();
+    EXPECT_EQ(id, t < n ? ex.tokens[t] : ByteTokenizer::kPad) << t;
+    const bool has_label = t + 1 >= ex.prompt_tokens && t + 1 < n;
+    EXPECT_EQ(label, has_label ? ex.tokens[t + 1] : -100) << t;
+  }
+}
+
+TEST(Batcher, ShuffleIsADeterministicPermutationPerEpoch) {
+  const ByteTokenizer tok;
+  spec::DataSpec d = data_spec();
+  d.num_examples = 8;
+  const SyntheticDataset ds(d, tok);
+  BatcherOptions o;
+  o.micro_batch_size = 1;
+  o.seq_len = 64;
+  o.padding = Padding::kMaxLength;
+  o.seed = 5;
+  Batcher a(ds, o, at::kCPU);
+  Batcher b(ds, o, at::kCPU);
+  std::vector<int64_t> first_tokens_e1;
+  std::vector<int64_t> first_tokens_e2;
+  for (int64_t i = 0; i < 8; ++i) {
+    const MicroBatch x = a.get(1, i);
+    EXPECT_EQ(x.input_ids.size(1), 64);  // max_length padding
+    EXPECT_TRUE(x.input_ids.equal(b.get(1, i).input_ids));
+    first_tokens_e1.push_back(x.real_tokens);
+  }
+  for (int64_t i = 0; i < 8; ++i) first_tokens_e2.push_back(a.get(2, i).real_tokens);
+  std::vector<int64_t> sorted1 = first_tokens_e1;
+  std::vector<int64_t> sorted2 = first_tokens_e2;
+  std::sort(sorted1.begin(), sorted1.end());
+  std::sort(sorted2.begin(), sorted2.end());
+  EXPECT_EQ(sorted1, sorted2);  // same examples
+  EXPECT_NE(first_tokens_e1, first_tokens_e2);  // another order
+}
+
+}  // namespace
+}  // namespace ftbench::data

@@ -1,0 +1,69 @@
+#include "ftbench/metrics/run_summary.h"
+
+#include <gtest/gtest.h>
+
+namespace ftbench::metrics {
+namespace {
+
+report::StepRecord step(int64_t i, double seconds, double wait, int64_t real, int64_t padded,
+                        double loss) {
+  report::StepRecord r;
+  r.step = i;
+  r.wall_seconds = seconds;
+  r.data_wait_seconds = wait;
+  r.real_tokens = real;
+  r.padded_tokens = padded;
+  r.loss = loss;
+  return r;
+}
+
+TEST(RunSummary, ExcludesWarmupAndComputesThroughput) {
+  const std::vector<report::StepRecord> steps = {
+      step(1, 10.0, 1.0, 100, 200, 5.0), step(2, 2.0, 0.5, 300, 400, 4.0),
+      step(3, 4.0, 0.5, 500, 600, 3.0), step(4, 2.0, 0.0, 200, 200, 2.0)};
+  std::vector<StepFlops> flops(4);
+  for (auto& f : flops) f = {4e12, 5e12, 6e12, 7e12};
+  SummaryOptions o;
+  o.warmup_steps = 1;
+  o.loss_window = 2;
+  o.peak_tflops = 10.0;
+  o.peak_source = "--peak-tflops";
+  const report::Summary s = summarize_run(steps, flops, o);
+  EXPECT_EQ(s.warmup_steps_excluded, 1);
+  EXPECT_EQ(s.measured_steps, 3);
+  EXPECT_DOUBLE_EQ(s.step_seconds.mean, 8.0 / 3.0);
+  EXPECT_DOUBLE_EQ(s.step_seconds.median, 2.0);
+  EXPECT_DOUBLE_EQ(s.tokens_per_second_real, 1000.0 / 8.0);
+  EXPECT_DOUBLE_EQ(s.tokens_per_second_padded, 1200.0 / 8.0);
+  EXPECT_DOUBLE_EQ(s.padding_fraction, 1.0 - 1000.0 / 1200.0);
+  EXPECT_DOUBLE_EQ(s.data_wait_fraction, 1.0 / 8.0);
+  ASSERT_EQ(s.mfu.size(), 2u);  // no recompute entries without checkpointing
+  EXPECT_EQ(s.mfu[0].formula, "lora_frozen_base");
+  EXPECT_DOUBLE_EQ(s.mfu[0].flops_per_step, 4e12);
+  EXPECT_DOUBLE_EQ(s.mfu[0].achieved_tflops, 12.0 / 8.0);
+  EXPECT_DOUBLE_EQ(*s.mfu[0].mfu, 0.15);
+  EXPECT_EQ(s.mfu[1].formula, "six_n");
+  EXPECT_DOUBLE_EQ(s.mfu[1].achieved_tflops, 18.0 / 8.0);
+  EXPECT_DOUBLE_EQ(s.final_loss, 2.0);
+  EXPECT_EQ(s.loss_window, 2);
+  EXPECT_DOUBLE_EQ(s.mean_last_losses, 2.5);
+}
+
+TEST(RunSummary, RecomputeEntriesAndNoPeak) {
+  const std::vector<report::StepRecord> steps = {step(1, 1.0, 0.0, 10, 10, 1.0)};
+  SummaryOptions o;
+  o.warmup_steps = 5;  // more than the run: every step is measured
+  o.recompute = true;
+  const report::Summary s = summarize_run(steps, {{1e12, 2e12, 3e12, 4e12}}, o);
+  EXPECT_EQ(s.warmup_steps_excluded, 0);
+  EXPECT_EQ(s.measured_steps, 1);
+  ASSERT_EQ(s.mfu.size(), 4u);
+  EXPECT_TRUE(s.mfu[2].recompute);
+  EXPECT_DOUBLE_EQ(s.mfu[2].achieved_tflops, 2.0);
+  EXPECT_DOUBLE_EQ(s.mfu[3].achieved_tflops, 4.0);
+  EXPECT_FALSE(s.mfu[0].mfu.has_value());
+  EXPECT_EQ(s.loss_window, 1);
+}
+
+}  // namespace
+}  // namespace ftbench::metrics

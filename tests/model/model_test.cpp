@@ -1,0 +1,248 @@
+// Numerical tests of the model against direct formulas, with stated tolerances.
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <torch/autograd.h>
+
+#include "ftbench/model/llama.h"
+#include "ftbench/model/lora_linear.h"
+#include "ftbench/model/rope.h"
+#include "ftbench/model/sdpa.h"
+
+namespace ftbench::model {
+namespace {
+
+spec::ModelSpec small_model() {
+  spec::ModelSpec m;
+  m.dim = 32;
+  m.n_layers = 2;
+  m.n_heads = 4;
+  m.n_kv_heads = 2;
+  m.ffn_dim = 48;
+  m.vocab_size = 50;
+  m.max_seq_len = 64;
+  m.norm_eps = 1e-5;
+  m.rope_theta = 10000.0;
+  m.dtype = "fp32";
+  return m;
+}
+
+spec::LoraSpec all_targets(int64_t rank) {
+  spec::LoraSpec l;
+  l.rank = rank;
+  l.alpha = 2.0 * rank;
+  l.dropout = 0.0;
+  l.targets = {"q", "k", "v", "o", "gate", "up", "down", "output"};
+  l.dtype = "fp32";
+  return l;
+}
+
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+}
+
+TEST(LoraLinear, ZeroBEqualsTheBaseLayer) {
+  at::manual_seed(0);
+  LinearSlice q{"q", 12, {4, 8.0, 0.0, at::kFloat}};
+  LinearSlice k{"k", 6, {}};
+  LoraLinear layer(10, std::vector<LinearSlice>{q, k}, at::TensorOptions().dtype(at::kFloat));
+  layer->init_random(0.5);
+  const at::Tensor x = at::randn({3, 5, 10});
+  const std::vector<at::Tensor> out = layer->forward(x);
+  const at::Tensor base = at::matmul(x, layer->weight.t());
+  EXPECT_EQ(max_abs_diff(at::cat(out, -1), base), 0.0);
+}
+
+TEST(LoraLinear, MergedWeightMatchesTheAdapterPath) {
+  at::manual_seed(1);
+  LinearSlice a{"gate", 7, {3, 6.0, 0.0, at::kFloat}};
+  LinearSlice b{"up", 5, {2, 16.0, 0.0, at::kFloat}};
+  LoraLinear layer(9, std::vector<LinearSlice>{a, b}, at::TensorOptions().dtype(at::kFloat));
+  layer->init_random(0.3);
+  {
+    at::NoGradGuard no_grad;
+    for (at::Tensor& lb : layer->lora_b) lb.normal_(0.0, 0.5);  // non-zero B
+  }
+  const at::Tensor x = at::randn({4, 9});
+  const at::Tensor adapter_path = at::cat(layer->forward(x), -1);
+  const at::Tensor merged = at::matmul(x, layer->merged_weight().t());
+  // Tolerance: fp32 sums of 9-term products, both ~1e-7 relative.
+  EXPECT_LT(max_abs_diff(adapter_path, merged), 1e-5);
+  EXPECT_GT(max_abs_diff(adapter_path, at::matmul(x, layer->weight.t())), 1e-2);
+}
+
+TEST(Rope, MatchesTheDirectFormula) {
+  const int64_t d = 8;
+  const int64_t s = 6;
+  const double theta = 10000.0;
+  const RopeTables t = make_rope_tables(s, d, theta, std::nullopt, at::kDouble);
+  const at::Tensor x = at::randn({1, 1, s, d}, at::kDouble);
+  const at::Tensor y = apply_rope(x, t);
+  // Rotation of the pairs (j, j + d/2) by angle p * theta^(-2j/d).
+  for (int64_t p = 0; p < s; ++p) {
+    for (int64_t j = 0; j < d / 2; ++j) {
+      const double angle = double(p) * std::pow(theta, -2.0 * double(j) / double(d));
+      const double x1 = x[0][0][p][j].item<double>();
+      const double x2 = x[0][0][p][j + d / 2].item<double>();
+      // Tables are computed in fp32 (as in the reference implementation): tolerance 1e-5.
+      EXPECT_NEAR(y[0][0][p][j].item<double>(), x1 * std::cos(angle) - x2 * std::sin(angle), 1e-5);
+      EXPECT_NEAR(y[0][0][p][j + d / 2].item<double>(), x2 * std::cos(angle) + x1 * std::sin(angle),
+                  1e-5);
+    }
+  }
+}
+
+TEST(Rope, Llama31ScalingOfInverseFrequencies) {
+  spec::RopeScaling sc;  // factor 8, low 1, high 4, original 8192
+  const at::Tensor plain = rope_inverse_frequencies(128, 500000.0, std::nullopt);
+  const at::Tensor scaled = rope_inverse_frequencies(128, 500000.0, sc);
+  for (int64_t i = 0; i < 64; ++i) {
+    const double f = plain[i].item<double>();
+    const double wavelen = 2.0 * M_PI / f;
+    double expected = f;
+    if (wavelen > 8192.0) {
+      expected = f / 8.0;
+    } else if (wavelen >= 2048.0) {
+      const double smooth = (8192.0 / wavelen - 1.0) / 3.0;
+      expected = (1 - smooth) * f / 8.0 + smooth * f;
+    }
+    EXPECT_DOUBLE_EQ(scaled[i].item<double>(), expected) << "i=" << i;
+  }
+  // High frequencies unchanged, the lowest divided by the factor.
+  EXPECT_DOUBLE_EQ(scaled[0].item<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(scaled[63].item<double>(), plain[63].item<double>() / 8.0);
+}
+
+TEST(Attention, FusedMatchesTheReferenceWithGqa) {
+  at::manual_seed(2);
+  const at::Tensor q = at::randn({2, 4, 7, 8});
+  const at::Tensor k = at::randn({2, 2, 7, 8});
+  const at::Tensor v = at::randn({2, 2, 7, 8});
+  EXPECT_LT(max_abs_diff(causal_sdpa(q, k, v), causal_attention_reference(q, k, v)), 1e-5);
+}
+
+TEST(Attention, GqaWithAsManyKvHeadsIsMultiHeadAttention) {
+  at::manual_seed(3);
+  const at::Tensor q = at::randn({1, 3, 5, 4}, at::kDouble);
+  const at::Tensor k = at::randn({1, 3, 5, 4}, at::kDouble);
+  const at::Tensor v = at::randn({1, 3, 5, 4}, at::kDouble);
+  // Plain multi-head attention written out head by head.
+  for (int64_t h = 0; h < 3; ++h) {
+    const at::Tensor qh = q[0][h];
+    const at::Tensor scores = at::matmul(qh, k[0][h].t()) / 2.0;  // sqrt(4)
+    const at::Tensor mask = at::ones({5, 5}, at::kBool).triu(1);
+    const at::Tensor p = at::softmax(scores.masked_fill(mask, -INFINITY), -1);
+    const at::Tensor expected = at::matmul(p, v[0][h]);
+    EXPECT_LT(max_abs_diff(causal_sdpa(q, k, v)[0][h], expected), 1e-12);
+  }
+}
+
+TEST(Llama, CausalFutureTokensLeaveEarlierLogitsUnchanged) {
+  at::manual_seed(4);
+  Llama model(small_model(), all_targets(4), 16, at::kCPU);
+  model->init_random();
+  model->eval();
+  at::NoGradGuard no_grad;
+  const at::Tensor ids = at::randint(0, 50, {2, 12}, at::kLong);
+  at::Tensor changed = ids.clone();
+  changed.narrow(1, 8, 4).random_(0, 50);
+  const at::Tensor a = model->forward(ids);
+  const at::Tensor b = model->forward(changed);
+  EXPECT_LT(max_abs_diff(a.narrow(1, 0, 8), b.narrow(1, 0, 8)), 1e-6);
+  EXPECT_GT(max_abs_diff(a.narrow(1, 8, 4), b.narrow(1, 8, 4)), 1e-4);
+}
+
+TEST(Llama, OnlyLoraParametersGetGradients) {
+  at::manual_seed(5);
+  spec::LoraSpec lora = all_targets(2);
+  lora.targets = {"q", "v", "down"};
+  Llama model(small_model(), lora, 16, at::kCPU);
+  model->init_random();
+  const std::vector<at::Tensor> trainable = model->trainable_parameters();
+  EXPECT_EQ(trainable.size(), 2u * 3u * 2u);  // A and B, 3 targets, 2 layers
+  model->train();
+  const at::Tensor ids = at::randint(0, 50, {2, 10}, at::kLong);
+  model->loss_sum(ids, ids).backward();
+  for (const auto& p : model->named_parameters()) {
+    const bool adapter = p.key().find("lora_") != std::string::npos;
+    EXPECT_EQ(p.value().requires_grad(), adapter) << p.key();
+    if (adapter) {
+      ASSERT_TRUE(p.value().grad().defined()) << p.key();
+    } else {
+      EXPECT_FALSE(p.value().grad().defined()) << p.key();
+    }
+  }
+  // B starts at zero, so A's gradient is zero on the first step; B's is not.
+  for (const auto& p : model->named_parameters()) {
+    if (p.key().find("lora_b") != std::string::npos) {
+      EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0.0) << p.key();
+    }
+  }
+}
+
+TEST(Llama, CheckpointingGivesTheSameLossAndGradients) {
+  spec::LoraSpec lora = all_targets(3);
+  lora.dropout = 0.1;  // the recompute must replay the same dropout masks
+  const at::Tensor ids = at::randint(0, 50, {2, 9}, at::kLong);
+  std::vector<at::Tensor> grads[2];
+  double losses[2];
+  for (int run = 0; run < 2; ++run) {
+    at::manual_seed(6);
+    spec::ModelSpec m = small_model();
+    m.activation_checkpointing = run == 1;
+    Llama model(m, lora, 16, at::kCPU);
+    model->init_random();
+    std::vector<at::Tensor> params = model->trainable_parameters();
+    {
+      at::NoGradGuard no_grad;  // non-zero B so every adapter gets a gradient
+      for (auto& p : model->named_parameters()) {
+        if (p.key().find("lora_b") != std::string::npos) p.value().normal_(0.0, 0.1);
+      }
+    }
+    model->train();
+    at::manual_seed(7);
+    const at::Tensor loss = model->loss_sum(ids, ids);
+    loss.backward();
+    losses[run] = loss.item<double>();
+    for (const at::Tensor& p : params) grads[run].push_back(p.grad().clone());
+  }
+  EXPECT_DOUBLE_EQ(losses[0], losses[1]);
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (size_t i = 0; i < grads[0].size(); ++i) {
+    EXPECT_LT(max_abs_diff(grads[0][i], grads[1][i]), 1e-6) << "parameter " << i;
+  }
+}
+
+TEST(Llama, TiedEmbeddingsShareOneTensor) {
+  spec::ModelSpec m = small_model();
+  m.tie_embeddings = true;
+  Llama model(m, all_targets(2), 16, at::kCPU);
+  EXPECT_TRUE(model->embedding.is_same(model->lm_head->weight));
+  int64_t base = 0;
+  for (const auto& p : model->named_parameters()) {
+    if (p.key().find("lora_") == std::string::npos) base += p.value().numel();
+  }
+  // 2 layers x (qkv 32*(32+16+16) + o 32*32 + gate_up 32*96 + down 48*32 + norms 64) + final
+  // norm 32 + one shared 50x32 table.
+  EXPECT_EQ(base, 2 * (32 * 64 + 32 * 32 + 32 * 96 + 48 * 32 + 64) + 32 + 50 * 32);
+}
+
+TEST(Llama, Bf16ModelRunsForwardAndBackward) {
+  at::manual_seed(8);
+  spec::ModelSpec m = small_model();
+  m.dtype = "bf16";
+  Llama model(m, all_targets(2), 16, at::kCPU);
+  model->init_random();
+  const std::vector<at::Tensor> params = model->trainable_parameters();
+  EXPECT_EQ(model->layers[0]->qkv->weight.scalar_type(), at::kBFloat16);
+  EXPECT_EQ(params[0].scalar_type(), at::kFloat);  // adapters in fp32 by default
+  const at::Tensor ids = at::randint(0, 50, {2, 8}, at::kLong);
+  const at::Tensor loss = model->loss_sum(ids, ids);
+  EXPECT_EQ(loss.scalar_type(), at::kFloat);
+  loss.backward();
+  EXPECT_TRUE(std::isfinite(loss.item<double>()));
+  EXPECT_EQ(params[1].grad().scalar_type(), at::kFloat);
+}
+
+}  // namespace
+}  // namespace ftbench::model

@@ -1,0 +1,168 @@
+#include "ftbench/spec/canonical.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ftbench/spec/spec_loader.h"
+
+namespace ftbench::spec {
+namespace {
+
+std::vector<std::string> Keys(const nlohmann::ordered_json& object) {
+  std::vector<std::string> keys;
+  for (const auto& item : object.items()) keys.push_back(item.key());
+  return keys;
+}
+
+RunSpec Defaults() { return load_spec_from_string("", "t.yaml"); }
+
+TEST(Canonical, Sha256OfKnownVectors) {
+  // FIPS 180-2 test vectors.
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(Canonical, ToJsonSectionOrder) {
+  EXPECT_EQ(Keys(to_json(Defaults())),
+            (std::vector<std::string>{"model", "lora", "data", "train", "backend", "output",
+                                      "source_path"}));
+}
+
+TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
+  const nlohmann::ordered_json j = to_json(load_spec_from_string(
+      "model:\n  preset: llama3.1-8b\nbackend:\n  peak_tflops: 989\n", "t.yaml"));
+  EXPECT_EQ(Keys(j["model"]),
+            (std::vector<std::string>{"preset", "dim", "n_layers", "n_heads", "n_kv_heads",
+                                      "ffn_dim", "vocab_size", "max_seq_len", "norm_eps",
+                                      "rope_theta", "rope_scaling", "tie_embeddings", "dtype",
+                                      "activation_checkpointing", "init", "checkpoint_path"}));
+  EXPECT_EQ(Keys(j["model"]["rope_scaling"]),
+            (std::vector<std::string>{"factor", "low_freq_factor", "high_freq_factor",
+                                      "original_max_position_embeddings"}));
+  EXPECT_EQ(Keys(j["lora"]),
+            (std::vector<std::string>{"rank", "alpha", "dropout", "targets", "dtype"}));
+  EXPECT_EQ(Keys(j["data"]),
+            (std::vector<std::string>{
+                "source", "tokenizer", "num_examples", "seq_len", "length_distribution",
+                "min_tokens", "max_tokens", "lognormal_median_tokens", "lognormal_sigma",
+                "prompt_fraction", "train_on_prompt", "padding", "shuffle", "seed"}));
+  EXPECT_EQ(Keys(j["train"]),
+            (std::vector<std::string>{
+                "epochs", "max_steps", "micro_batch_size", "grad_accum_steps", "optimizer", "lr",
+                "weight_decay", "beta1", "beta2", "eps", "lr_schedule", "lr_warmup_steps",
+                "min_lr_ratio", "max_grad_norm", "seed", "timing_warmup_steps", "loss_window"}));
+  EXPECT_EQ(Keys(j["backend"]),
+            (std::vector<std::string>{"device", "device_index", "threads", "peak_tflops"}));
+  EXPECT_EQ(Keys(j["output"]),
+            (std::vector<std::string>{"report", "name", "progress", "log_every_steps"}));
+}
+
+TEST(Canonical, ToJsonValues) {
+  const nlohmann::ordered_json j = to_json(load_spec_from_string(
+      "model:\n  preset: llama3.1-8b\nbackend:\n  peak_tflops: 989.5\n", "t.yaml"));
+  EXPECT_EQ(j["model"]["rope_scaling"].dump(),
+            "{\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
+            "\"original_max_position_embeddings\":8192}");
+  EXPECT_EQ(j["backend"]["peak_tflops"].dump(), "989.5");
+  EXPECT_EQ(j["lora"]["targets"].dump(), "[\"q\",\"v\"]");
+  EXPECT_EQ(j["data"]["seed"].dump(), "1234");
+  EXPECT_EQ(j["source_path"], "t.yaml");
+}
+
+TEST(Canonical, ToJsonNullsForAbsentOptionals) {
+  const nlohmann::ordered_json j = to_json(Defaults());
+  EXPECT_TRUE(j["model"]["rope_scaling"].is_null());
+  EXPECT_TRUE(j["backend"]["peak_tflops"].is_null());
+}
+
+TEST(Canonical, JobJsonIsSortedCompactAndLeavesOutMachineKeys) {
+  EXPECT_EQ(canonical_job_json(Defaults()),
+            "{\"data\":{\"length_distribution\":\"uniform\",\"lognormal_median_tokens\":128.0,"
+            "\"lognormal_sigma\":0.5,\"max_tokens\":256,\"min_tokens\":32,\"num_examples\":256,"
+            "\"padding\":\"longest\",\"prompt_fraction\":0.5,\"seed\":1234,\"seq_len\":256,"
+            "\"shuffle\":true,\"source\":\"synthetic\",\"tokenizer\":\"byte\","
+            "\"train_on_prompt\":false},"
+            "\"lora\":{\"alpha\":32.0,\"dropout\":0.0,\"dtype\":\"fp32\",\"rank\":16,"
+            "\"targets\":[\"q\",\"v\"]},"
+            "\"model\":{\"activation_checkpointing\":false,\"checkpoint_path\":\"\","
+            "\"dim\":64,\"dtype\":\"fp32\",\"ffn_dim\":176,\"init\":\"random\","
+            "\"max_seq_len\":512,\"n_heads\":4,\"n_kv_heads\":2,\"n_layers\":2,"
+            "\"norm_eps\":1e-05,\"preset\":\"tiny\",\"rope_scaling\":null,"
+            "\"rope_theta\":10000.0,\"tie_embeddings\":false,\"vocab_size\":320},"
+            "\"train\":{\"beta1\":0.9,\"beta2\":0.999,\"epochs\":1,\"eps\":1e-08,"
+            "\"grad_accum_steps\":1,\"loss_window\":10,\"lr\":0.0003,\"lr_schedule\":\"cosine\","
+            "\"lr_warmup_steps\":0,\"max_grad_norm\":1.0,\"max_steps\":0,"
+            "\"micro_batch_size\":4,\"min_lr_ratio\":0.0,\"optimizer\":\"adamw\",\"seed\":42,"
+            "\"timing_warmup_steps\":2,\"weight_decay\":0.01}}");
+}
+
+TEST(Canonical, DecimalsDumpTheSameEveryTime) {
+  const RunSpec s = load_spec_from_string("lora:\n  dropout: 0.05\n", "t.yaml");
+  const std::string first = canonical_job_json(s);
+  EXPECT_NE(first.find("\"dropout\":0.05,"), std::string::npos) << first;
+  EXPECT_EQ(canonical_job_json(load_spec_from_string("lora:\n  dropout: 5e-2\n", "t.yaml")), first);
+}
+
+TEST(Canonical, FingerprintIsSha256OfJobJson) {
+  const RunSpec s = Defaults();
+  EXPECT_EQ(fingerprint(s), sha256_hex(canonical_job_json(s)));
+  EXPECT_EQ(fingerprint(s).size(), 64u);
+  EXPECT_EQ(fingerprint(s), fingerprint(Defaults()));
+}
+
+TEST(Canonical, FingerprintIgnoresOutputBackendAndSourcePath) {
+  const RunSpec a = load_spec_from_string("", "a.yaml");
+  const RunSpec b = load_spec_from_string(
+      "backend:\n  device: cuda\n  device_index: 3\n  threads: 8\n  peak_tflops: 989\n"
+      "output:\n  report: elsewhere.json\n  name: other\n  progress: off\n  log_every_steps: 5\n",
+      "b.yaml");
+  EXPECT_EQ(fingerprint(a), fingerprint(b));
+}
+
+TEST(Canonical, FingerprintChangesWithTheJob) {
+  const std::string base = fingerprint(Defaults());
+  EXPECT_NE(fingerprint(load_spec_from_string("lora:\n  rank: 8\n", "t.yaml")), base);
+  EXPECT_NE(fingerprint(load_spec_from_string("data:\n  seed: 1\n", "t.yaml")), base);
+  EXPECT_NE(fingerprint(load_spec_from_string("model:\n  dtype: bf16\n", "t.yaml")), base);
+}
+
+TEST(Canonical, FingerprintSameForSameJobWrittenDifferently) {
+  // Explicit defaults, other key order, flow style: the same job.
+  const RunSpec a = load_spec_from_string("lora:\n  rank: 16\n  alpha: 32\n", "a.yaml");
+  const RunSpec b = load_spec_from_string("lora: {alpha: 32.0, rank: 16}\n", "b.yaml");
+  EXPECT_EQ(fingerprint(a), fingerprint(Defaults()));
+  EXPECT_EQ(fingerprint(a), fingerprint(b));
+}
+
+// docs/spec.md must describe every key the spec has (run_spec.h asks to keep the two in step).
+TEST(Canonical, DocsMentionEveryKey) {
+  std::ifstream file(FTBENCH_SOURCE_DIR "/docs/spec.md");
+  ASSERT_TRUE(file.good());
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  const std::string docs = buffer.str();
+  const nlohmann::ordered_json j =
+      to_json(load_spec_from_string("model:\n  preset: llama3.1-8b\n", "t.yaml"));
+  for (const auto& section : j.items()) {
+    if (!section.value().is_object()) continue;
+    for (const auto& key : section.value().items()) {
+      const std::string path = section.key() + "." + key.key();
+      EXPECT_NE(docs.find("`" + path + "`"), std::string::npos) << path;
+      if (key.value().is_object()) {
+        for (const auto& sub : key.value().items()) {
+          EXPECT_NE(docs.find("`" + path + "." + sub.key() + "`"), std::string::npos)
+              << path << "." << sub.key();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ftbench::spec
