@@ -50,6 +50,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
   return [flags, &clock]() {
     run::RunOptions o;
     o.spec = spec::load_spec(flags->spec_path, flags->overrides);
+    o.spec_loaded_seconds = clock.now();
     o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
     o.force = flags->force;
     o.peak_tflops = flags->peak_tflops;

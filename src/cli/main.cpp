@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(ftbench::version()) + " (" +
                                         ftbench::git_commit() + ")");
   app.require_subcommand(1);
+  app.fallthrough();  // --log-level also after the subcommand
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

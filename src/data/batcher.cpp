@@ -50,6 +50,7 @@ MicroBatch Batcher::get(int64_t epoch, int64_t index) {
   int64_t* ids_p = ids.data_ptr<int64_t>();
   int64_t* labels_p = labels.data_ptr<int64_t>();
   MicroBatch mb;
+  std::vector<int64_t> positions;
   for (int64_t r = 0; r < b; ++r) {
     const Example& ex = *examples[static_cast<size_t>(r)];
     const int64_t n = std::min<int64_t>(static_cast<int64_t>(ex.tokens.size()), s);
@@ -59,18 +60,22 @@ MicroBatch Batcher::get(int64_t epoch, int64_t index) {
     // prompt) are predicted.
     for (int64_t t = first_label - 1; t + 1 < n; ++t) {
       labels_p[r * s + t] = ex.tokens[static_cast<size_t>(t + 1)];
-      ++mb.loss_tokens;
+      positions.push_back(r * s + t);
     }
     mb.real_tokens += n;
   }
   mb.padded_tokens = b * s;
+  mb.loss_tokens = static_cast<int64_t>(positions.size());
+  at::Tensor pos = at::tensor(positions, at::kLong);
   const bool pin = device_.is_cuda();
   if (pin) {
     ids = ids.pin_memory();
     labels = labels.pin_memory();
+    pos = pos.pin_memory();
   }
   mb.input_ids = ids.to(device_, /*non_blocking=*/pin);
   mb.labels = labels.to(device_, /*non_blocking=*/pin);
+  mb.loss_positions = pos.to(device_, /*non_blocking=*/pin);
   return mb;
 }
 

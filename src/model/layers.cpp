@@ -1,6 +1,8 @@
 // RMSNorm, rotary embeddings, attention and the LoRA linear layer.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
@@ -19,9 +21,51 @@ at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t n_heads) {
   return kv.repeat_interleave(n_heads / n_kv, /*dim=*/1);
 }
 
+// Causal attention for CPU builds without a fused kernel (LibTorch before 2.2, whose math
+// path computes the whole S x S score matrix with K/V heads repeated for GQA).
+// - GQA without repeating K/V: the G query heads that share a K/V head are stacked along the
+//   row dimension, so each batched GEMM is G times taller and K/V are never copied (nor their
+//   gradients scattered back).
+// - Query blocks: block i attends only to keys [0, end of block i), so scores above the
+//   diagonal block are never computed, exponentiated or back-propagated.
+// Few, large GEMMs matter on CPU: LibTorch runs a batched GEMM as one BLAS call per batch entry.
+at::Tensor blocked_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                    int64_t n_blocks) {
+  const int64_t b = q.size(0);
+  const int64_t h = q.size(1);
+  const int64_t s = q.size(2);
+  const int64_t d = q.size(3);
+  const int64_t kv = k.size(1);
+  const int64_t g = h / kv;
+  const int64_t block = (s + n_blocks - 1) / n_blocks;
+  // [B, KV, G, S, D]: heads kv * g + j share K/V head kv (the repeat_interleave order).
+  const at::Tensor qg = (q * (1.0 / std::sqrt(double(d)))).reshape({b, kv, g, s, d});
+  std::vector<at::Tensor> outs;
+  for (int64_t start = 0; start < s; start += block) {
+    const int64_t len = std::min(block, s - start);
+    const int64_t keys = start + len;
+    const at::Tensor qb = qg.narrow(3, start, len).reshape({b, kv, g * len, d});
+    at::Tensor scores = at::matmul(qb, k.narrow(2, 0, keys).transpose(-2, -1));
+    // Row r of a block is query start + (r mod len); it sees keys 0 .. start + (r mod len).
+    const at::Tensor future =
+        at::ones({len, keys}, q.options().dtype(at::kBool)).triu(start + 1).repeat({g, 1});
+    scores.masked_fill_(future, -std::numeric_limits<double>::infinity());
+    outs.push_back(
+        at::matmul(at::softmax(scores, -1), v.narrow(2, 0, keys)).view({b, kv, g, len, d}));
+  }
+  const at::Tensor out = outs.size() == 1 ? outs.front() : at::cat(outs, 3);
+  return out.reshape({b, h, s, d});
+}
+
 }  // namespace
 
 at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if !FTBENCH_TORCH_AT_LEAST(2, 2)
+  // Blocks of >= 64 queries: smaller GEMMs lose more to per-call overhead than they save.
+  if (!q.is_cuda()) {
+    return blocked_causal_attention(q, k, v, std::clamp<int64_t>(q.size(2) / 64, 1, 8));
+  }
+#endif
 #if FTBENCH_TORCH_AT_LEAST(2, 5)
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                           /*is_causal=*/true, /*scale=*/std::nullopt,
@@ -95,10 +139,10 @@ RopeTables make_rope_tables(int64_t positions, int64_t head_dim, double theta,
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
-  const int64_t s = x.size(2);
+  const int64_t s = x.size(1);
   const int64_t half = x.size(3) / 2;
-  const at::Tensor cos = tables.cos.narrow(0, 0, s);
-  const at::Tensor sin = tables.sin.narrow(0, 0, s);
+  const at::Tensor cos = tables.cos.narrow(0, 0, s).unsqueeze(1);  // [S, 1, D]
+  const at::Tensor sin = tables.sin.narrow(0, 0, s).unsqueeze(1);
   const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * cos + rotated * sin;
 }

@@ -134,9 +134,9 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
   const int64_t b = x.size(0);
   const int64_t s = x.size(1);
   std::vector<at::Tensor> qkv_out = qkv->forward(attn_norm->forward(x));
-  const at::Tensor q = apply_rope(qkv_out[0].view({b, s, n_heads_, head_dim_}).transpose(1, 2), rope);
+  const at::Tensor q = apply_rope(qkv_out[0].view({b, s, n_heads_, head_dim_}), rope).transpose(1, 2);
   const at::Tensor k =
-      apply_rope(qkv_out[1].view({b, s, n_kv_heads_, head_dim_}).transpose(1, 2), rope);
+      apply_rope(qkv_out[1].view({b, s, n_kv_heads_, head_dim_}), rope).transpose(1, 2);
   const at::Tensor v = qkv_out[2].view({b, s, n_kv_heads_, head_dim_}).transpose(1, 2);
   const at::Tensor attn = causal_sdpa(q, k, v).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
   const at::Tensor h = x + o->forward_one(attn);
@@ -203,11 +203,18 @@ at::Tensor LlamaImpl::forward(const at::Tensor& input_ids) {
   return lm_head->forward_one(hidden_states(input_ids));
 }
 
-at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& labels) {
-  const at::Tensor logits = forward(input_ids);
+at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& labels,
+                               const at::Tensor& loss_positions) {
+  at::Tensor h = hidden_states(input_ids);
+  h = h.reshape({-1, h.size(-1)});
+  at::Tensor targets = labels.reshape({-1});
+  if (loss_positions.defined()) {
+    h = h.index_select(0, loss_positions);
+    targets = targets.index_select(0, loss_positions);
+  }
+  const at::Tensor logits = lm_head->forward_one(h);
   // Cross-entropy in fp32 for stability, as the reference recipes upcast the logits.
-  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat),
-                                labels.reshape({-1}), /*weight=*/{}, at::Reduction::Sum,
+  return at::cross_entropy_loss(logits.to(at::kFloat), targets, /*weight=*/{}, at::Reduction::Sum,
                                 /*ignore_index=*/-100);
 }
 

@@ -70,6 +70,7 @@ OJson to_json(const Environment& e) {
   software["intra_op_threads"] = e.software.intra_op_threads;
   software["inter_op_threads"] = e.software.inter_op_threads;
   software["blas"] = e.software.blas;
+  software["omp_wait_policy"] = e.software.omp_wait_policy;
 
   OJson j;
   j["host"] = std::move(host);
@@ -242,6 +243,10 @@ class Reader {
     return v.template get<double>();
   }
 
+  double number_or_nan(const Json& obj, const std::string& parent, const char* key) const {
+    return optional_number(obj, parent, key).value_or(std::numeric_limits<double>::quiet_NaN());
+  }
+
   std::optional<double> optional_number(const Json& obj, const std::string& parent,
                                         const char* key) const {
     const Json& v = field(obj, parent, key);
@@ -359,6 +364,7 @@ class Reader {
     e.software.intra_op_threads = integer(software, sp, "intra_op_threads");
     e.software.inter_op_threads = integer(software, sp, "inter_op_threads");
     e.software.blas = string(software, sp, "blas");
+    e.software.omp_wait_policy = string(software, sp, "omp_wait_policy");
   }
 
   StepRecord read_step(const Json& s, const std::string& path) const {
@@ -371,9 +377,10 @@ class Reader {
     step.real_tokens = integer(s, path, "real_tokens");
     step.padded_tokens = integer(s, path, "padded_tokens");
     step.loss_tokens = integer(s, path, "loss_tokens");
-    step.loss = number(s, path, "loss");
+    // A diverged run writes its non-finite losses and norms as null; they read back as NaN.
+    step.loss = number_or_nan(s, path, "loss");
     step.lr = number(s, path, "lr");
-    step.grad_norm = number(s, path, "grad_norm");
+    step.grad_norm = number_or_nan(s, path, "grad_norm");
     step.model_flops = number(s, path, "model_flops");
     return step;
   }
@@ -418,9 +425,9 @@ class Reader {
     }
 
     const Json& loss = object(s, "summary", "loss");
-    out.final_loss = number(loss, "summary.loss", "final");
+    out.final_loss = number_or_nan(loss, "summary.loss", "final");
     out.loss_window = integer(loss, "summary.loss", "window");
-    out.mean_last_losses = number(loss, "summary.loss", "mean_last");
+    out.mean_last_losses = number_or_nan(loss, "summary.loss", "mean_last");
   }
 
   const std::string& source_;

@@ -1,6 +1,7 @@
 #include "ftbench/run/runner.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -38,8 +39,9 @@ const char* compiler_name() {
 // Records consecutive phases against the process clock.
 class PhaseTimer {
  public:
-  PhaseTimer(const metrics::ProcessClock& clock, std::vector<report::Phase>& phases)
-      : clock_(clock), phases_(phases), last_(clock.now()) {}
+  PhaseTimer(const metrics::ProcessClock& clock, std::vector<report::Phase>& phases,
+             double start_seconds)
+      : clock_(clock), phases_(phases), last_(start_seconds) {}
   void end(const std::string& name) { end_at(name, clock_.now()); }
   void end_at(const std::string& name, double at_seconds) {
     phases_.push_back({name, last_, at_seconds - last_});
@@ -99,7 +101,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                  derived.steps_per_epoch, derived.total_steps, derived.max_tokens_per_step};
 
   rep.phases.push_back({"launch", 0.0, clock.launch_seconds()});
-  PhaseTimer phases(clock, rep.phases);
+  PhaseTimer phases(clock, rep.phases, clock.launch_seconds());
+  phases.end_at("spec_load", o.spec_loaded_seconds);
 
   device::Backend backend(spec.backend);
   at::manual_seed(spec.train.seed);
@@ -170,6 +173,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   sw.intra_op_threads = backend.intra_op_threads();
   sw.inter_op_threads = backend.inter_op_threads();
   sw.blas = device::resolved_blas();
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
   rep.status = "completed";
 
   // The write is timed on the real file, then the file is rewritten with that time in it (the

@@ -84,7 +84,7 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     const double loss_scale = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
     at::Tensor loss_sum = at::zeros({}, f32);
     for (data::MicroBatch& mb : micro_batches) {
-      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels);
+      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions);
       (loss * loss_scale).backward();
       loss_sum.add_(loss.detach());
       mb = data::MicroBatch{};  // release the batch's tensors before the next forward

@@ -130,6 +130,8 @@ TEST(Batcher, PadsShiftsAndMasksTheLoss) {
   EXPECT_EQ(mb.padded_tokens, 3 * longest);
   EXPECT_EQ(mb.loss_tokens, loss_tokens);
   EXPECT_EQ(mb.labels.ne(-100).sum().item<int64_t>(), loss_tokens);
+  ASSERT_EQ(mb.loss_positions.numel(), loss_tokens);
+  EXPECT_TRUE(mb.labels.reshape({-1}).index_select(0, mb.loss_positions).ne(-100).all().item<bool>());
   const Example& ex = ds.at(3);
   const int64_t n = static_cast<int64_t>(ex.tokens.size());
   for (int64_t t = 0; t < longest; ++t) {

@@ -76,17 +76,17 @@ TEST(Rope, MatchesTheDirectFormula) {
   const int64_t s = 6;
   const double theta = 10000.0;
   const RopeTables t = make_rope_tables(s, d, theta, std::nullopt, at::kDouble);
-  const at::Tensor x = at::randn({1, 1, s, d}, at::kDouble);
+  const at::Tensor x = at::randn({1, s, 1, d}, at::kDouble);
   const at::Tensor y = apply_rope(x, t);
   // Rotation of the pairs (j, j + d/2) by angle p * theta^(-2j/d).
   for (int64_t p = 0; p < s; ++p) {
     for (int64_t j = 0; j < d / 2; ++j) {
       const double angle = double(p) * std::pow(theta, -2.0 * double(j) / double(d));
-      const double x1 = x[0][0][p][j].item<double>();
-      const double x2 = x[0][0][p][j + d / 2].item<double>();
+      const double x1 = x[0][p][0][j].item<double>();
+      const double x2 = x[0][p][0][j + d / 2].item<double>();
       // Tables are computed in fp32 (as in the reference implementation): tolerance 1e-5.
-      EXPECT_NEAR(y[0][0][p][j].item<double>(), x1 * std::cos(angle) - x2 * std::sin(angle), 1e-5);
-      EXPECT_NEAR(y[0][0][p][j + d / 2].item<double>(), x2 * std::cos(angle) + x1 * std::sin(angle),
+      EXPECT_NEAR(y[0][p][0][j].item<double>(), x1 * std::cos(angle) - x2 * std::sin(angle), 1e-5);
+      EXPECT_NEAR(y[0][p][0][j + d / 2].item<double>(), x2 * std::cos(angle) + x1 * std::sin(angle),
                   1e-5);
     }
   }
@@ -242,6 +242,48 @@ TEST(Llama, Bf16ModelRunsForwardAndBackward) {
   loss.backward();
   EXPECT_TRUE(std::isfinite(loss.item<double>()));
   EXPECT_EQ(params[1].grad().scalar_type(), at::kFloat);
+}
+
+}  // namespace
+}  // namespace ftbench::model
+
+namespace ftbench::model {
+namespace {
+
+TEST(Llama, LossOnLabelPositionsOnlyEqualsTheFullLoss) {
+  at::manual_seed(9);
+  Llama model(small_model(), all_targets(2), 16, at::kCPU);
+  model->init_random();
+  model->eval();
+  const at::Tensor ids = at::randint(0, 50, {2, 10}, at::kLong);
+  at::Tensor labels = at::full({2, 10}, -100, at::kLong);
+  labels.narrow(1, 4, 5).copy_(ids.narrow(1, 5, 5));
+  const at::Tensor positions = labels.reshape({-1}).ne(-100).nonzero().reshape({-1});
+  ASSERT_EQ(positions.numel(), 10);
+  const double full = model->loss_sum(ids, labels).item<double>();
+  const double selected = model->loss_sum(ids, labels, positions).item<double>();
+  // Same rows, same fp32 arithmetic per row: equal up to summation order.
+  EXPECT_NEAR(full, selected, 1e-5 * std::abs(full));
+}
+
+}  // namespace
+}  // namespace ftbench::model
+
+namespace ftbench::model {
+namespace {
+
+TEST(Attention, LongSequencesMatchTheReference) {
+  // 200 positions: several query blocks on the CPU path, with a short last block.
+  at::manual_seed(10);
+  const at::Tensor q = at::randn({1, 4, 200, 16}, at::kDouble);
+  const at::Tensor k = at::randn({1, 2, 200, 16}, at::kDouble);
+  const at::Tensor v = at::randn({1, 2, 200, 16}, at::kDouble);
+  EXPECT_LT(max_abs_diff(causal_sdpa(q, k, v), causal_attention_reference(q, k, v)), 1e-12);
+  const at::Tensor qg = q.clone().requires_grad_(true);
+  const at::Tensor qr = q.clone().requires_grad_(true);
+  causal_sdpa(qg, k, v).sum().backward();
+  causal_attention_reference(qr, k, v).sum().backward();
+  EXPECT_LT(max_abs_diff(qg.grad(), qr.grad()), 1e-12);
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ Report full_report() {
   s.intra_op_threads = 16;
   s.inter_op_threads = 2;
   s.blas = "OpenBLAS";
+  s.omp_wait_policy = "PASSIVE";
 
   r.parameters = {8030261248, 41943040, 8072204288};
   r.derived = {32, 1250, 313, 939, 131072};
@@ -232,6 +233,18 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                                 "device_used_peak_bytes", "device_total_bytes", "peak_rss_bytes"}));
   EXPECT_TRUE(j["parameters"]["base"].is_number_integer());
   EXPECT_TRUE(j["steps"][0]["wall_seconds"].is_number_float());
+}
+
+TEST(ReportJson, DivergedLossesReadBackAsNan) {
+  Report r = full_report();
+  r.steps[1].loss = std::numeric_limits<double>::quiet_NaN();
+  r.steps[1].grad_norm = std::numeric_limits<double>::infinity();
+  r.summary.final_loss = std::numeric_limits<double>::quiet_NaN();
+  const Report back = from_json(nlohmann::json::parse(to_json(r).dump()), "diverged.json");
+  EXPECT_TRUE(std::isnan(back.steps[1].loss));
+  EXPECT_TRUE(std::isnan(back.steps[1].grad_norm));
+  EXPECT_TRUE(std::isnan(back.summary.final_loss));
+  EXPECT_EQ(back.steps[0].loss, r.steps[0].loss);
 }
 
 TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {

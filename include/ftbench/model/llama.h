@@ -48,7 +48,11 @@ class LlamaImpl : public torch::nn::Module {
   // input_ids: [B, S] int64 -> logits [B, S, vocab] in the model dtype.
   at::Tensor forward(const at::Tensor& input_ids);
   // Sum of token cross-entropy (fp32) over labels != -100; labels [B, S] already shifted.
-  at::Tensor loss_sum(const at::Tensor& input_ids, const at::Tensor& labels);
+  // With `loss_positions` (flat indices into B * S of the positions that carry a label), the
+  // LM head and the cross-entropy run on those rows only: prompt and padding positions cost no
+  // vocabulary projection, which saves time and the largest activation of the step.
+  at::Tensor loss_sum(const at::Tensor& input_ids, const at::Tensor& labels,
+                      const at::Tensor& loss_positions = {});
 
   // Random initialisation: N(0, 0.02) for weights, ones for norms, adapters as LoRA wants.
   // Seeded by the caller through the global generator.

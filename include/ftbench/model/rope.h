@@ -27,7 +27,9 @@ RopeTables make_rope_tables(int64_t positions, int64_t head_dim, double theta,
                             const std::optional<spec::RopeScaling>& scaling,
                             at::TensorOptions options);
 
-// x: [B, H, S, D]; cos/sin: [>= S, D]. Returns x * cos + rotate_half(x) * sin.
+// x: [B, S, H, D] (positions on dim 1, the layout the projections produce, so the
+// elementwise work runs on nearly contiguous memory); cos/sin: [>= S, D].
+// Returns x * cos + rotate_half(x) * sin.
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
 }  // namespace ftbench::model

@@ -20,6 +20,8 @@ struct RunOptions {
   std::optional<double> t0_epoch_seconds;
   std::string t0_source = "process_start";
   std::optional<double> peak_tflops;  // --peak-tflops, wins over the spec and the GPU table
+  // When the spec was loaded and validated (process-clock seconds): ends the spec_load phase.
+  double spec_loaded_seconds = 0.0;
 };
 
 // The report path the spec asks for: output.report with "{name}" replaced by output.name.
