@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what ftbench needs from Debian 12 packages, and only what is missing: quick and
+# harmless when everything is there. `--bench` also installs Debian's python3-torch for the
+# Python reference of the CPU benchmark (scripts/bench_cpu.sh).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ git
+  libtorch-dev            # LibTorch 1.13, CPU
+  libopenblas0-pthread    # without it LibTorch runs on reference BLAS, ~20x slower
+  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libssl-dev              # SHA-256 of the spec (OpenSSL EVP)
+  libgtest-dev
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch)
+fi
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ "$p" == \#* ]] && continue
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+
+# LibTorch links libblas.so.3; make sure the alternative points at OpenBLAS.
+alt=libblas.so.3-x86_64-linux-gnu
+want=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
+if [[ "$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p')" != "$want" ]]; then
+  echo "setup: pointing $alt at OpenBLAS"
+  as_root update-alternatives --set "$alt" "$want"
+fi

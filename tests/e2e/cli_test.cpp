@@ -1,0 +1,225 @@
+// End to end: the ftbench executable driven as a user drives it.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+  double seconds = 0.0;
+};
+
+// Runs `args` (already shell-quoted where needed) through the ftbench launcher from the
+// source tree, so the configs resolve as they do for a user.
+Result ftbench(const std::string& args, const std::string& env = "") {
+  const std::string cmd = "cd '" FTBENCH_SOURCE_DIR "' && " + env + " '" FTBENCH_BINARY "' " +
+                          args + " 2>&1";
+  const auto start = std::chrono::steady_clock::now();
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r;
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ftbench-e2e-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+// Every leaf path of a report JSON, arrays collapsed to their first element ("steps[].loss").
+void leaf_paths(const nlohmann::json& j, const std::string& prefix, std::set<std::string>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      leaf_paths(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    }
+  } else if (j.is_array() && !j.empty() && (j[0].is_object() || j[0].is_array())) {
+    leaf_paths(j[0], prefix + "[]", out);
+  } else {
+    out.insert(prefix);
+  }
+}
+
+TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
+  const fs::path report = dir_ / "ci-tiny.json";
+  const Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.seconds, 60.0) << "the CI smoke run must stay under a minute on 2 cores";
+  EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
+
+  const nlohmann::json j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["schema"], "ftbench.report/1");
+  EXPECT_EQ(j["run"]["status"], "completed");
+  EXPECT_EQ(j["steps"].size(), 8u);
+  EXPECT_EQ(j["derived"]["total_steps"], 8);
+  EXPECT_EQ(j["summary"]["warmup_steps_excluded"], 2);
+  EXPECT_EQ(j["summary"]["measured_steps"], 6);
+  EXPECT_EQ(j["environment"]["device"]["backend"], "cpu");
+  EXPECT_EQ(j["spec_fingerprint"].get<std::string>().size(), 64u);
+  // Phases in order, contiguous, summing to the time of the last one's end.
+  const std::vector<std::string> phases = {"launch",       "spec_load",  "backend_init",
+                                           "model_build",  "weight_load", "data_prepare",
+                                           "first_step",   "training",   "report_write"};
+  ASSERT_EQ(j["timing"]["phases"].size(), phases.size());
+  double end = 0.0;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const auto& p = j["timing"]["phases"][i];
+    EXPECT_EQ(p["name"], phases[i]);
+    EXPECT_NEAR(p["start_seconds"].get<double>(), end, 1e-9) << phases[i];
+    EXPECT_GE(p["seconds"].get<double>(), 0.0) << phases[i];
+    end = p["start_seconds"].get<double>() + p["seconds"].get<double>();
+  }
+  EXPECT_NEAR(j["timing"]["time_to_first_step_seconds"].get<double>(),
+              j["timing"]["phases"][7]["start_seconds"].get<double>(), 1e-9);
+
+  // Both ways between the report and docs/report-schema.md: each leaf key of the report is
+  // documented there as `key`, and the documented top-level sections are all present.
+  const std::string doc = read_file(fs::path(FTBENCH_SOURCE_DIR) / "docs/report-schema.md");
+  std::set<std::string> paths;
+  leaf_paths(j, "", paths);
+  for (const std::string& path : paths) {
+    if (path.rfind("spec.", 0) == 0) continue;  // the spec is documented in docs/spec.md
+    const std::string key = path.substr(path.find_last_of(".]") + 1);
+    const bool documented = doc.find("`" + key + "`") != std::string::npos ||
+                            doc.find("." + key + "`") != std::string::npos;
+    EXPECT_TRUE(documented) << path << " is not documented";
+  }
+  for (const char* section : {"run", "spec", "spec_fingerprint", "environment", "parameters",
+                              "derived", "timing", "steps", "summary", "memory"}) {
+    EXPECT_TRUE(j.contains(section)) << section;
+  }
+  // No secrets: no environment dump, no token-like fields.
+  const std::string text = read_file(report);
+  for (const char* bad : {"HF_TOKEN", "PATH=", "HOME=", "token\":"}) {
+    EXPECT_EQ(text.find(bad), std::string::npos) << bad;
+  }
+}
+
+TEST_F(Cli, SameSpecAndSeedGiveIdenticalLosses) {
+  std::vector<double> losses[2];
+  for (int i = 0; i < 2; ++i) {
+    const fs::path report = dir_ / ("r" + std::to_string(i) + ".json");
+    const Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const auto& s : nlohmann::json::parse(read_file(report))["steps"]) {
+      losses[i].push_back(s["loss"].get<double>());
+    }
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+}
+
+TEST_F(Cli, ExistingReportIsKeptWithoutForce) {
+  const fs::path report = dir_ / "keep.json";
+  { std::ofstream(report) << "precious"; }
+  Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(report), "precious");
+  r = ftbench("run configs/ci-tiny.yaml --force --set train.max_steps=2 -o '" + report.string() +
+              "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(report))["steps"].size(), 2u);
+}
+
+TEST_F(Cli, ExternalStartExtendsTimeToFirstStep) {
+  const fs::path report = dir_ / "t0.json";
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string t0 = std::to_string(now - 100.0);
+  const Result r = ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 -o '" +
+                               report.string() + "'",
+                           "FTBENCH_T0=" + t0);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["timing"]["t0_source"], "FTBENCH_T0");
+  EXPECT_GT(j["timing"]["t0_before_process_seconds"].get<double>(), 99.0);
+  EXPECT_GT(j["timing"]["time_to_first_step_seconds"].get<double>(), 100.0);
+  const Result bad = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "' --force",
+                             "FTBENCH_T0=yesterday");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("FTBENCH_T0"), std::string::npos) << bad.output;
+}
+
+TEST_F(Cli, ValidateTheReferenceRecipe) {
+  const Result r = ftbench("validate configs/llama3.1-8b-lora.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("total steps +375\n"))) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("total parameters +8,030,261,248\n")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("trainable parameters +11,010,048 ")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("effective batch +16 ")));
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("steps per epoch +125\n")));
+}
+
+TEST_F(Cli, BadSpecsGetEveryProblemAndExitCode2) {
+  const fs::path spec = dir_ / "bad.yaml";
+  {
+    std::ofstream out(spec);
+    out << "model:\n  preset: tiny\nlora:\n  rnak: 8\n  dropout: 1.5\ntrain:\n  epochs: 0\n";
+  }
+  const Result r = ftbench("validate '" + spec.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(spec.string() + ":4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean \"rank\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lora.dropout"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("train.epochs"), std::string::npos) << r.output;
+  const Result missing = ftbench("run '" + (dir_ / "nope.yaml").string() + "'");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("nope.yaml"), std::string::npos) << missing.output;
+  const Result bad_set = ftbench("validate configs/ci-tiny.yaml --set lora.rank=zero");
+  EXPECT_EQ(bad_set.exit_code, 2) << bad_set.output;
+  EXPECT_NE(bad_set.output.find("lora.rank"), std::string::npos) << bad_set.output;
+}
+
+TEST_F(Cli, OverridesReachTheReportAndTheFingerprintIgnoresOutput) {
+  const fs::path a = dir_ / "a.json";
+  const fs::path b = dir_ / "b.json";
+  ASSERT_EQ(ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 -o '" + a.string() + "'")
+                .exit_code, 0);
+  ASSERT_EQ(ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 --set output.name=other "
+                    "--set backend.threads=1 -o '" + b.string() + "'")
+                .exit_code, 0);
+  const nlohmann::json ja = nlohmann::json::parse(read_file(a));
+  const nlohmann::json jb = nlohmann::json::parse(read_file(b));
+  EXPECT_EQ(ja["spec"]["train"]["max_steps"], 1);
+  EXPECT_EQ(jb["run"]["name"], "other");
+  EXPECT_EQ(ja["spec_fingerprint"], jb["spec_fingerprint"]);
+  EXPECT_EQ(jb["environment"]["software"]["intra_op_threads"], 1);
+}
+
+}  // namespace
