@@ -35,12 +35,12 @@ std::optional<double> t0_from_environment() {
 
 Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
   auto flags = std::make_shared<RunFlags>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a spec: train, time every phase and step, "
-                                            "write the JSON report");
+  CLI::App* cmd = app.add_subcommand("run",
+                                     "Run a spec: train, time every phase and step, "
+                                     "write the JSON report");
   cmd->add_option("spec", flags->spec_path, "YAML run spec")->required();
   cmd->add_option("--set", flags->overrides, "Override a key: --set lora.rank=8 (repeatable)");
-  cmd->add_option("-o,--output", flags->output,
-                  "Report path (default: the spec's output.report)");
+  cmd->add_option("-o,--output", flags->output, "Report path (default: the spec's output.report)");
   cmd->add_flag("--force", flags->force, "Overwrite an existing report");
   cmd->add_option("--t0", flags->t0,
                   "External start as Unix epoch seconds (instance boot, image pull); "
@@ -62,8 +62,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
       o.t0_source = "FTBENCH_T0";
     }
     if (o.t0_epoch_seconds && *o.t0_epoch_seconds > clock.start_epoch_seconds()) {
-      throw spec::SpecError({{o.t0_source, "", 0,
-                              "the external start lies after the process start"}});
+      throw spec::SpecError(
+          {{o.t0_source, "", 0, "the external start lies after the process start"}});
     }
     const report::Report rep = run::run_benchmark(o, clock);
     std::cout << report::render_summary(rep, o.output_path);

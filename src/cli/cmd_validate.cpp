@@ -52,17 +52,16 @@ Action add_validate_command(CLI::App& app) {
       std::cout << fmt::format("{:<30}{}\n", label, value);
     };
     line("spec fingerprint", spec::fingerprint(s));
-    line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)",
-                                        d.effective_batch, s.train.micro_batch_size,
-                                        s.train.grad_accum_steps));
+    line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
+                                        s.train.micro_batch_size, s.train.grad_accum_steps));
     line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));
     line("steps per epoch", group_thousands(d.steps_per_epoch));
     line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),
                                     s.train.max_steps > 0 ? " (capped by train.max_steps)" : ""));
     line("tokens per step (max)", group_thousands(d.max_tokens_per_step));
     line("total parameters", group_thousands(p.base));
-    line("trainable parameters", fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora),
-                                             trainable_percent));
+    line("trainable parameters",
+         fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora), trainable_percent));
     line("parameters with adapters", group_thousands(p.total()));
     std::cout << "spec is valid\n";
     return kExitOk;

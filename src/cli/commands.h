@@ -11,8 +11,8 @@ namespace ftbench::cli {
 
 // Documented exit codes (README, docs/spec.md).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;     // the run failed (backend, out of memory, I/O)
-inline constexpr int kExitBadInput = 2;    // invalid spec, arguments or input file
+inline constexpr int kExitFailure = 1;       // the run failed (backend, out of memory, I/O)
+inline constexpr int kExitBadInput = 2;      // invalid spec, arguments or input file
 inline constexpr int kExitOutputExists = 3;  // report exists and --force not given
 
 using Action = std::function<int()>;

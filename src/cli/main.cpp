@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
   namespace cli = ftbench::cli;
 
   CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};
-  app.set_version_flag("--version", std::string(ftbench::version()) + " (" +
-                                        ftbench::git_commit() + ")");
+  app.set_version_flag("--version",
+                       std::string(ftbench::version()) + " (" + ftbench::git_commit() + ")");
   app.require_subcommand(1);
   app.fallthrough();  // --log-level also after the subcommand
   std::string log_level = "info";

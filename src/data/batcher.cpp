@@ -10,9 +10,7 @@ namespace ftbench::data {
 Batcher::Batcher(const Dataset& dataset, BatcherOptions options, at::Device device)
     : dataset_(dataset), options_(options), device_(device) {}
 
-int64_t Batcher::batches_per_epoch() const {
-  return dataset_.size() / options_.micro_batch_size;
-}
+int64_t Batcher::batches_per_epoch() const { return dataset_.size() / options_.micro_batch_size; }
 
 const std::vector<int64_t>& Batcher::order(int64_t epoch) {
   if (epoch == order_epoch_) return order_;
@@ -54,7 +52,8 @@ MicroBatch Batcher::get(int64_t epoch, int64_t index) {
   for (int64_t r = 0; r < b; ++r) {
     const Example& ex = *examples[static_cast<size_t>(r)];
     const int64_t n = std::min<int64_t>(static_cast<int64_t>(ex.tokens.size()), s);
-    const int64_t first_label = options_.train_on_prompt ? 1 : std::max<int64_t>(ex.prompt_tokens, 1);
+    const int64_t first_label =
+        options_.train_on_prompt ? 1 : std::max<int64_t>(ex.prompt_tokens, 1);
     for (int64_t t = 0; t < n; ++t) ids_p[r * s + t] = ex.tokens[static_cast<size_t>(t)];
     // Position t predicts token t + 1; only response tokens (or all, when training on the
     // prompt) are predicted.

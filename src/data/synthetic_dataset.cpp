@@ -12,12 +12,12 @@ namespace ftbench::data {
 namespace {
 
 constexpr std::array<const char*, 48> kWords = {
-    "alpha",  "bright", "cloud",  "delta",  "engine", "forest", "garden", "harbor",
-    "island", "jungle", "kettle", "lemon",  "marble", "nickel", "orange", "pepper",
-    "quartz", "river",  "silver", "timber", "umbra",  "velvet", "willow", "xenon",
-    "yellow", "zephyr", "anchor", "basket", "candle", "dragon", "ember",  "falcon",
-    "glacier", "hollow", "ivory", "jasper", "kernel", "lantern", "meadow", "needle",
-    "oyster", "pillow", "quiver", "rocket", "saddle", "tunnel", "upland", "vortex"};
+    "alpha",   "bright", "cloud",  "delta",  "engine", "forest",  "garden", "harbor",
+    "island",  "jungle", "kettle", "lemon",  "marble", "nickel",  "orange", "pepper",
+    "quartz",  "river",  "silver", "timber", "umbra",  "velvet",  "willow", "xenon",
+    "yellow",  "zephyr", "anchor", "basket", "candle", "dragon",  "ember",  "falcon",
+    "glacier", "hollow", "ivory",  "jasper", "kernel", "lantern", "meadow", "needle",
+    "oyster",  "pillow", "quiver", "rocket", "saddle", "tunnel",  "upland", "vortex"};
 
 // Text of exactly `bytes` bytes made by cycling through `words` separated by spaces.
 std::string fill_with_words(const std::vector<std::string>& words, size_t bytes) {

@@ -69,7 +69,7 @@ std::string resolved_blas() {
   std::string found;
   while (std::getline(maps, line)) {
     if (line.find("openblas") != std::string::npos) {
-      return line.find("pthread") != std::string::npos ? "openblas-pthread"
+      return line.find("pthread") != std::string::npos  ? "openblas-pthread"
              : line.find("openmp") != std::string::npos ? "openblas-openmp"
                                                         : "openblas";
     }
@@ -101,8 +101,10 @@ Backend::Backend(const spec::BackendSpec& spec) {
   if (want == "auto") want = gpu_available ? build : "cpu";
   if (want == "cuda" || want == "rocm") {
     if (build != want) {
-      throw BackendError("backend.device: \"" + want + "\" requested but this ftbench was built "
-                         "against a " + build + " LibTorch (" TORCH_VERSION ")");
+      throw BackendError("backend.device: \"" + want +
+                         "\" requested but this ftbench was built "
+                         "against a " +
+                         build + " LibTorch (" TORCH_VERSION ")");
     }
     if (!gpu_available) {
       throw BackendError("backend.device: \"" + want + "\" requested but no GPU is visible");

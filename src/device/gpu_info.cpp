@@ -57,7 +57,8 @@ void fill_gpu_info(int64_t index, report::DeviceInfo& info) {
   int driver = 0;
   int runtime = 0;
   if (cudaDriverGetVersion(&driver) == cudaSuccess) info.driver_version = version_string(driver);
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.runtime_version = version_string(runtime);
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+    info.runtime_version = version_string(runtime);
 }
 
 GpuMemory query_gpu_memory(int64_t index) {

@@ -53,8 +53,7 @@ double ProcessClock::since_start(std::chrono::steady_clock::time_point t) const 
 }
 
 double epoch_seconds_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string iso8601_utc(double epoch_seconds) {

@@ -208,8 +208,8 @@ at::Tensor LoraLinearImpl::merged_weight() const {
   for (size_t i = 0; i < slices_.size(); ++i) {
     if (!lora_a[i].defined()) continue;
     const LoraConfig& cfg = slices_[i].lora;
-    const at::Tensor delta = at::matmul(lora_b[i].to(at::kFloat), lora_a[i].to(at::kFloat)) *
-                             (cfg.alpha / cfg.rank);
+    const at::Tensor delta =
+        at::matmul(lora_b[i].to(at::kFloat), lora_a[i].to(at::kFloat)) * (cfg.alpha / cfg.rank);
     parts[i] = (parts[i].to(at::kFloat) + delta).to(weight.scalar_type());
   }
   return at::cat(parts, 0);

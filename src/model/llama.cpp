@@ -67,8 +67,8 @@ class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grad_outputs) {
-    auto handle = c10::static_intrusive_pointer_cast<LayerHandle>(
-        ctx->saved_data["handle"].toCapsule());
+    auto handle =
+        c10::static_intrusive_pointer_cast<LayerHandle>(ctx->saved_data["handle"].toCapsule());
     const bool x_requires_grad = ctx->saved_data["x_requires_grad"].toBool();
     at::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(x_requires_grad);
 
@@ -109,18 +109,19 @@ DecoderLayerImpl::DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpe
   const at::ScalarType dt = options.dtype().toScalarType();
   const int64_t kv_dim = n_kv_heads_ * head_dim_;
   attn_norm = register_module("attn_norm", RMSNorm(m.dim, m.norm_eps, options));
-  qkv = register_module(
-      "qkv", LoraLinear(m.dim,
-                        Slices{slice("q", m.dim, lora, dt), slice("k", kv_dim, lora, dt),
-                         slice("v", kv_dim, lora, dt)},
-                        options));
+  qkv = register_module("qkv",
+                        LoraLinear(m.dim,
+                                   Slices{slice("q", m.dim, lora, dt), slice("k", kv_dim, lora, dt),
+                                          slice("v", kv_dim, lora, dt)},
+                                   options));
   o = register_module("o", LoraLinear(m.dim, Slices{slice("o", m.dim, lora, dt)}, options));
   mlp_norm = register_module("mlp_norm", RMSNorm(m.dim, m.norm_eps, options));
-  gate_up = register_module(
-      "gate_up",
-      LoraLinear(m.dim, Slices{slice("gate", m.ffn_dim, lora, dt), slice("up", m.ffn_dim, lora, dt)},
-                 options));
-  down = register_module("down", LoraLinear(m.ffn_dim, Slices{slice("down", m.dim, lora, dt)}, options));
+  gate_up = register_module("gate_up", LoraLinear(m.dim,
+                                                  Slices{slice("gate", m.ffn_dim, lora, dt),
+                                                         slice("up", m.ffn_dim, lora, dt)},
+                                                  options));
+  down = register_module("down",
+                         LoraLinear(m.ffn_dim, Slices{slice("down", m.dim, lora, dt)}, options));
 }
 
 void DecoderLayerImpl::init_random(double std) {
@@ -134,11 +135,13 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
   const int64_t b = x.size(0);
   const int64_t s = x.size(1);
   std::vector<at::Tensor> qkv_out = qkv->forward(attn_norm->forward(x));
-  const at::Tensor q = apply_rope(qkv_out[0].view({b, s, n_heads_, head_dim_}), rope).transpose(1, 2);
+  const at::Tensor q =
+      apply_rope(qkv_out[0].view({b, s, n_heads_, head_dim_}), rope).transpose(1, 2);
   const at::Tensor k =
       apply_rope(qkv_out[1].view({b, s, n_kv_heads_, head_dim_}), rope).transpose(1, 2);
   const at::Tensor v = qkv_out[2].view({b, s, n_kv_heads_, head_dim_}).transpose(1, 2);
-  const at::Tensor attn = causal_sdpa(q, k, v).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
+  const at::Tensor attn =
+      causal_sdpa(q, k, v).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
   const at::Tensor h = x + o->forward_one(attn);
   std::vector<at::Tensor> gu = gate_up->forward(mlp_norm->forward(h));
   return h + down->forward_one(at::silu(gu[0]) * gu[1]);
@@ -161,8 +164,7 @@ LlamaImpl::LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64
     embedding = register_parameter("embedding", at::empty({m.vocab_size, m.dim}, options),
                                    /*requires_grad=*/false);
   }
-  rope_ = make_rope_tables(max_positions, m.dim / m.n_heads, m.rope_theta, m.rope_scaling,
-                           options);
+  rope_ = make_rope_tables(max_positions, m.dim / m.n_heads, m.rope_theta, m.rope_scaling, options);
 }
 
 void LlamaImpl::init_random() {

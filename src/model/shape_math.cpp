@@ -22,10 +22,10 @@ ParamCounts count_parameters(const spec::ModelSpec& m, const spec::LoraSpec& lor
     int64_t in;
     int64_t out;
   };
-  const Linear block_linears[] = {
-      {"q", m.dim, q_out},       {"k", m.dim, kv_dim},        {"v", m.dim, kv_dim},
-      {"o", q_out, m.dim},       {"gate", m.dim, m.ffn_dim},  {"up", m.dim, m.ffn_dim},
-      {"down", m.ffn_dim, m.dim}};
+  const Linear block_linears[] = {{"q", m.dim, q_out},        {"k", m.dim, kv_dim},
+                                  {"v", m.dim, kv_dim},       {"o", q_out, m.dim},
+                                  {"gate", m.dim, m.ffn_dim}, {"up", m.dim, m.ffn_dim},
+                                  {"down", m.ffn_dim, m.dim}};
 
   ParamCounts c;
   int64_t block_weights = 0;

@@ -37,10 +37,10 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                              r.environment.software.libtorch_version));
   line("parameters", fmt::format("{} total, {} trainable", group_thousands(r.parameters.base),
                                  group_thousands(r.parameters.trainable)));
-  line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(),
-                            s.measured_steps, s.warmup_steps_excluded));
-  line("time to first step", fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds,
-                                         r.t0_source));
+  line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
+                            s.warmup_steps_excluded));
+  line("time to first step",
+       fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
   for (const Phase& p : r.phases) {
     if (p.name == "training") line("training", fmt::format("{:.2f} s", p.seconds));
   }

@@ -37,10 +37,11 @@ void Progress::update(const report::StepRecord& r, double elapsed_seconds) {
     return;
   }
   if (r.step % log_every_ == 0 || r.step == total_steps_ || r.step == 1) {
-    spdlog::info("step {}/{} loss {:.4f} lr {:.3e} grad_norm {:.3f} step {:.3f}s {:.0f} tok/s "
-                 "elapsed {} ETA {}",
-                 r.step, total_steps_, r.loss, r.lr, r.grad_norm, r.wall_seconds, tps,
-                 format_duration(elapsed_seconds), format_duration(eta));
+    spdlog::info(
+        "step {}/{} loss {:.4f} lr {:.3e} grad_norm {:.3f} step {:.3f}s {:.0f} tok/s "
+        "elapsed {} ETA {}",
+        r.step, total_steps_, r.loss, r.lr, r.grad_norm, r.wall_seconds, tps,
+        format_duration(elapsed_seconds), format_duration(eta));
   }
 }
 

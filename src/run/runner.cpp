@@ -97,8 +97,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   const model::ParamCounts params = model::count_parameters(spec.model, spec.lora);
   const spec::DerivedCounts derived = spec::derive_counts(spec);
   rep.parameters = {params.base, params.lora, params.total()};
-  rep.derived = {derived.effective_batch, derived.micro_batches_per_epoch,
-                 derived.steps_per_epoch, derived.total_steps, derived.max_tokens_per_step};
+  rep.derived = {derived.effective_batch, derived.micro_batches_per_epoch, derived.steps_per_epoch,
+                 derived.total_steps, derived.max_tokens_per_step};
 
   rep.phases.push_back({"launch", 0.0, clock.launch_seconds()});
   PhaseTimer phases(clock, rep.phases, clock.launch_seconds());
@@ -122,8 +122,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   data::BatcherOptions bo;
   bo.micro_batch_size = spec.train.micro_batch_size;
   bo.seq_len = spec.data.seq_len;
-  bo.padding = spec.data.padding == "max_length" ? data::Padding::kMaxLength
-                                                  : data::Padding::kLongest;
+  bo.padding =
+      spec.data.padding == "max_length" ? data::Padding::kMaxLength : data::Padding::kLongest;
   bo.shuffle = spec.data.shuffle;
   bo.train_on_prompt = spec.data.train_on_prompt;
   bo.seed = spec.data.seed;
@@ -176,6 +176,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
   sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
   rep.status = "completed";
+  phases.end("summarize");
 
   // The write is timed on the real file, then the file is rewritten with that time in it (the
   // second write, of the same size, is not counted).

@@ -131,7 +131,8 @@ TEST(Batcher, PadsShiftsAndMasksTheLoss) {
   EXPECT_EQ(mb.loss_tokens, loss_tokens);
   EXPECT_EQ(mb.labels.ne(-100).sum().item<int64_t>(), loss_tokens);
   ASSERT_EQ(mb.loss_positions.numel(), loss_tokens);
-  EXPECT_TRUE(mb.labels.reshape({-1}).index_select(0, mb.loss_positions).ne(-100).all().item<bool>());
+  EXPECT_TRUE(
+      mb.labels.reshape({-1}).index_select(0, mb.loss_positions).ne(-100).all().item<bool>());
   const Example& ex = ds.at(3);
   const int64_t n = static_cast<int64_t>(ex.tokens.size());
   for (int64_t t = 0; t < longest; ++t) {
@@ -168,7 +169,7 @@ TEST(Batcher, ShuffleIsADeterministicPermutationPerEpoch) {
   std::vector<int64_t> sorted2 = first_tokens_e2;
   std::sort(sorted1.begin(), sorted1.end());
   std::sort(sorted2.begin(), sorted2.end());
-  EXPECT_EQ(sorted1, sorted2);  // same examples
+  EXPECT_EQ(sorted1, sorted2);                  // same examples
   EXPECT_NE(first_tokens_e1, first_tokens_e2);  // another order
 }
 

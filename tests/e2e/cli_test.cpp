@@ -26,8 +26,8 @@ struct Result {
 // Runs `args` (already shell-quoted where needed) through the ftbench launcher from the
 // source tree, so the configs resolve as they do for a user.
 Result ftbench(const std::string& args, const std::string& env = "") {
-  const std::string cmd = "cd '" FTBENCH_SOURCE_DIR "' && " + env + " '" FTBENCH_BINARY "' " +
-                          args + " 2>&1";
+  const std::string cmd =
+      "cd '" FTBENCH_SOURCE_DIR "' && " + env + " '" FTBENCH_BINARY "' " + args + " 2>&1";
   const auto start = std::chrono::steady_clock::now();
   FILE* pipe = popen(cmd.c_str(), "r");
   Result r;
@@ -91,9 +91,9 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_EQ(j["environment"]["device"]["backend"], "cpu");
   EXPECT_EQ(j["spec_fingerprint"].get<std::string>().size(), 64u);
   // Phases in order, contiguous, summing to the time of the last one's end.
-  const std::vector<std::string> phases = {"launch",       "spec_load",  "backend_init",
-                                           "model_build",  "weight_load", "data_prepare",
-                                           "first_step",   "training",   "report_write"};
+  const std::vector<std::string> phases = {
+      "launch",       "spec_load",  "backend_init", "model_build", "weight_load",
+      "data_prepare", "first_step", "training",     "summarize",   "report_write"};
   ASSERT_EQ(j["timing"]["phases"].size(), phases.size());
   double end = 0.0;
   for (size_t i = 0; i < phases.size(); ++i) {
@@ -157,12 +157,12 @@ TEST_F(Cli, ExistingReportIsKeptWithoutForce) {
 
 TEST_F(Cli, ExternalStartExtendsTimeToFirstStep) {
   const fs::path report = dir_ / "t0.json";
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::string t0 = std::to_string(now - 100.0);
-  const Result r = ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 -o '" +
-                               report.string() + "'",
-                           "FTBENCH_T0=" + t0);
+  const Result r =
+      ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 -o '" + report.string() + "'",
+              "FTBENCH_T0=" + t0);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(read_file(report));
   EXPECT_EQ(j["timing"]["t0_source"], "FTBENCH_T0");
@@ -209,11 +209,14 @@ TEST_F(Cli, BadSpecsGetEveryProblemAndExitCode2) {
 TEST_F(Cli, OverridesReachTheReportAndTheFingerprintIgnoresOutput) {
   const fs::path a = dir_ / "a.json";
   const fs::path b = dir_ / "b.json";
-  ASSERT_EQ(ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 -o '" + a.string() + "'")
-                .exit_code, 0);
+  ASSERT_EQ(
+      ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 -o '" + a.string() + "'").exit_code,
+      0);
   ASSERT_EQ(ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 --set output.name=other "
-                    "--set backend.threads=1 -o '" + b.string() + "'")
-                .exit_code, 0);
+                    "--set backend.threads=1 -o '" +
+                    b.string() + "'")
+                .exit_code,
+            0);
   const nlohmann::json ja = nlohmann::json::parse(read_file(a));
   const nlohmann::json jb = nlohmann::json::parse(read_file(b));
   EXPECT_EQ(ja["spec"]["train"]["max_steps"], 1);

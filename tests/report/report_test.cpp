@@ -355,8 +355,12 @@ TEST(ReportJson, WrongTypeNamesPathExpectedAndFound) {
   EXPECT_EQ(read_error(j), "r.json: steps[1].real_tokens: expected an integer, found number");
 
   j = to_json(full_report());
-  j["steps"][3]["loss"] = nullptr;  // required doubles must be numbers
-  EXPECT_EQ(read_error(j), "r.json: steps[3].loss: expected a number, found null");
+  j["steps"][3]["lr"] = nullptr;  // required doubles must be numbers (loss may be null)
+  EXPECT_EQ(read_error(j), "r.json: steps[3].lr: expected a number, found null");
+
+  j = to_json(full_report());
+  j["steps"][3]["loss"] = "high";
+  EXPECT_EQ(read_error(j), "r.json: steps[3].loss: expected a number or null, found string");
 
   j = to_json(full_report());
   j["run"]["name"] = 7;

@@ -14,8 +14,8 @@ namespace ftbench::data {
 enum class Padding { kLongest, kMaxLength };
 
 struct MicroBatch {
-  at::Tensor input_ids;  // [B, S] int64 on the target device
-  at::Tensor labels;     // [B, S] int64: next token, or -100 where no loss is taken
+  at::Tensor input_ids;       // [B, S] int64 on the target device
+  at::Tensor labels;          // [B, S] int64: next token, or -100 where no loss is taken
   at::Tensor loss_positions;  // [loss_tokens] int64: flat indices r * S + t with a label
   int64_t real_tokens = 0;    // non-padding tokens
   int64_t padded_tokens = 0;  // B * S

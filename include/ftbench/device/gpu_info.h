@@ -15,7 +15,7 @@ void fill_gpu_info(int64_t index, report::DeviceInfo& info);
 struct GpuMemory {
   std::optional<int64_t> peak_allocated_bytes;
   std::optional<int64_t> peak_reserved_bytes;
-  std::optional<int64_t> used_bytes;   // device-wide, all processes (total - free)
+  std::optional<int64_t> used_bytes;  // device-wide, all processes (total - free)
   std::optional<int64_t> total_bytes;
 };
 

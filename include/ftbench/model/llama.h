@@ -18,14 +18,13 @@ at::ScalarType parse_dtype(const std::string& name);  // bf16, fp16, fp32
 
 class DecoderLayerImpl : public torch::nn::Module {
  public:
-  DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora,
-                   at::TensorOptions options);
+  DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, at::TensorOptions options);
   // x: [B, S, dim] -> [B, S, dim].
   at::Tensor forward(const at::Tensor& x, const RopeTables& rope);
   void init_random(double std);
 
   RMSNorm attn_norm{nullptr};
-  LoraLinear qkv{nullptr};   // fused q, k, v
+  LoraLinear qkv{nullptr};  // fused q, k, v
   LoraLinear o{nullptr};
   RMSNorm mlp_norm{nullptr};
   LoraLinear gate_up{nullptr};  // fused gate, up

@@ -44,9 +44,9 @@ class LoraLinearImpl : public torch::nn::Module {
   at::Tensor merged_weight() const;
 
   const std::vector<LinearSlice>& slices() const { return slices_; }
-  at::Tensor weight;                 // frozen base, [sum(out_i), in]
-  std::vector<at::Tensor> lora_a;    // per slice: [rank, in] or undefined
-  std::vector<at::Tensor> lora_b;    // per slice: [out_i, rank] or undefined
+  at::Tensor weight;               // frozen base, [sum(out_i), in]
+  std::vector<at::Tensor> lora_a;  // per slice: [rank, in] or undefined
+  std::vector<at::Tensor> lora_b;  // per slice: [out_i, rank] or undefined
 
  private:
   int64_t in_features_;

@@ -13,12 +13,12 @@
 namespace ftbench::model {
 
 struct ParamCounts {
-  int64_t base = 0;          // every parameter of the model without adapters
-  int64_t embedding = 0;     // token embedding table (counted once when tied)
-  int64_t base_matmul = 0;   // parameters used in matmuls: all linear weights incl. the LM head
-  int64_t lora = 0;          // adapter parameters (A and B of every target) = trainable
+  int64_t base = 0;            // every parameter of the model without adapters
+  int64_t embedding = 0;       // token embedding table (counted once when tied)
+  int64_t base_matmul = 0;     // parameters used in matmuls: all linear weights incl. the LM head
+  int64_t lora = 0;            // adapter parameters (A and B of every target) = trainable
   int64_t lora_in_blocks = 0;  // adapter parameters inside decoder layers (recomputed)
-  int64_t block_matmul = 0;  // linear weights inside decoder layers (recomputed)
+  int64_t block_matmul = 0;    // linear weights inside decoder layers (recomputed)
   int64_t total() const { return base + lora; }
 };
 

@@ -48,7 +48,7 @@ struct SoftwareInfo {
   std::string build_type;
   int64_t intra_op_threads = 0;
   int64_t inter_op_threads = 0;
-  std::string blas;  // what LibTorch's CPU BLAS resolved to, when known
+  std::string blas;             // what LibTorch's CPU BLAS resolved to, when known
   std::string omp_wait_policy;  // OMP_WAIT_POLICY in effect ("" when unset)
 };
 

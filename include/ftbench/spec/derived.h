@@ -8,11 +8,11 @@
 namespace ftbench::spec {
 
 struct DerivedCounts {
-  int64_t effective_batch = 0;           // micro_batch_size * grad_accum_steps
-  int64_t micro_batches_per_epoch = 0;   // floor(num_examples / micro_batch_size)
-  int64_t steps_per_epoch = 0;           // floor(micro_batches_per_epoch / grad_accum_steps)
-  int64_t total_steps = 0;               // steps_per_epoch * epochs, capped by max_steps
-  int64_t max_tokens_per_step = 0;       // effective_batch * seq_len (upper bound, padded)
+  int64_t effective_batch = 0;          // micro_batch_size * grad_accum_steps
+  int64_t micro_batches_per_epoch = 0;  // floor(num_examples / micro_batch_size)
+  int64_t steps_per_epoch = 0;          // floor(micro_batches_per_epoch / grad_accum_steps)
+  int64_t total_steps = 0;              // steps_per_epoch * epochs, capped by max_steps
+  int64_t max_tokens_per_step = 0;      // effective_batch * seq_len (upper bound, padded)
 };
 
 // Every optimizer step sees exactly effective_batch examples: a last partial micro-batch and

@@ -90,17 +90,17 @@ struct TrainSpec {
   double eps = 1e-8;
   std::string lr_schedule = "cosine";  // cosine, linear, constant (after warm-up)
   int64_t lr_warmup_steps = 0;
-  double min_lr_ratio = 0.0;  // final lr as a fraction of lr (cosine, linear)
+  double min_lr_ratio = 0.0;   // final lr as a fraction of lr (cosine, linear)
   double max_grad_norm = 1.0;  // 0 = no clipping (the norm is still computed and reported)
   uint64_t seed = 42;
   int64_t timing_warmup_steps = 2;  // optimizer steps left out of the timing summary
-  int64_t loss_window = 10;          // final loss is also reported as the mean of the last N
+  int64_t loss_window = 10;         // final loss is also reported as the mean of the last N
 };
 
 struct BackendSpec {
   std::string device = "auto";  // auto, cpu, cuda, rocm
   int64_t device_index = 0;
-  int64_t threads = 0;  // CPU intra-op threads; 0 = all hardware threads
+  int64_t threads = 0;                // CPU intra-op threads; 0 = all hardware threads
   std::optional<double> peak_tflops;  // peak for MFU; else the GPU spec table; else none
 };
 
