@@ -52,7 +52,23 @@ print(v)
 ' "$1" "$2"
 }
 
-declare -a FT_MEDIAN FT_TPS PY_MEDIAN PY_TPS
+declare -a FT_MEDIAN FT_TPS PY_MEDIAN PY_TPS PP_MEDIAN PP_TPS
+
+# run_python TAG ENV... : the reference with the given environment changes; sets REPLY_* vars.
+run_python() {
+  local tag="$1" i="$2"
+  shift 2
+  local report="$OUT_DIR/$tag-r$i.json"
+  echo "== run $i/$REPEATS: $tag" >&2
+  env "$@" "$PYTHON" scripts/reference/llama_lora_step.py \
+    --steps "$STEPS" --warmup "$WARMUP" --threads "$OMP_NUM_THREADS" \
+    --json-out "$report" > "$OUT_DIR/$tag-r$i.log" 2>&1 || {
+    echo "error: python reference failed, see $OUT_DIR/$tag-r$i.log" >&2
+    exit 1
+  }
+  REPLY_MEDIAN="$(json_get "$report" median_step_seconds)"
+  REPLY_TPS="$(json_get "$report" tokens_per_second)"
+}
 
 for ((i = 1; i <= REPEATS; i++)); do
   ft_report="$OUT_DIR/ftbench-cpu-bench-r$i.json"
@@ -65,16 +81,13 @@ for ((i = 1; i <= REPEATS; i++)); do
   FT_MEDIAN[i]="$(json_get "$ft_report" summary.step_seconds.median)"
   FT_TPS[i]="$(json_get "$ft_report" summary.tokens_per_second.padded)"
 
-  py_report="$OUT_DIR/python-eager-r$i.json"
-  echo "== run $i/$REPEATS: python eager reference" >&2
-  "$PYTHON" scripts/reference/llama_lora_step.py \
-    --steps "$STEPS" --warmup "$WARMUP" --threads "$OMP_NUM_THREADS" \
-    --json-out "$py_report" > "$OUT_DIR/python-eager-r$i.log" 2>&1 || {
-    echo "error: python reference failed, see $OUT_DIR/python-eager-r$i.log" >&2
-    exit 1
-  }
-  PY_MEDIAN[i]="$(json_get "$py_report" median_step_seconds)"
-  PY_TPS[i]="$(json_get "$py_report" tokens_per_second)"
+  # As a user runs it (OpenMP's default wait policy), and with the launcher's setting.
+  run_python python-eager "$i" -u OMP_WAIT_POLICY
+  PY_MEDIAN[i]="$REPLY_MEDIAN"
+  PY_TPS[i]="$REPLY_TPS"
+  run_python python-eager-passive "$i" OMP_WAIT_POLICY=PASSIVE
+  PP_MEDIAN[i]="$REPLY_MEDIAN"
+  PP_TPS[i]="$REPLY_TPS"
 done
 
 summary="$OUT_DIR/summary.md"
@@ -88,18 +101,23 @@ summary="$OUT_DIR/summary.md"
   echo "- torch (python): $TORCH_VERSION"
   echo "- spec: $SPEC ($STEPS steps, $WARMUP warm-up), repeats: $REPEATS"
   echo
-  echo "| run | impl | median step s | tokens/s | ftbench/python step time |"
+  echo "| run | impl | median step s | tokens/s | ftbench / this |"
   echo "|---|---|---|---|---|"
   ratios=()
+  ratios_passive=()
+  ratio() { "$PYTHON" -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.3f}")' "$1" "$2"; }
   for ((i = 1; i <= REPEATS; i++)); do
-    ratio="$("$PYTHON" -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.3f}")' \
-      "${FT_MEDIAN[i]}" "${PY_MEDIAN[i]}")"
-    ratios+=("$ratio")
-    printf '| %d | ftbench | %.4f | %.1f | %s |\n' "$i" "${FT_MEDIAN[i]}" "${FT_TPS[i]}" "$ratio"
-    printf '| %d | python-eager | %.4f | %.1f | |\n' "$i" "${PY_MEDIAN[i]}" "${PY_TPS[i]}"
+    r1="$(ratio "${FT_MEDIAN[i]}" "${PY_MEDIAN[i]}")"
+    r2="$(ratio "${FT_MEDIAN[i]}" "${PP_MEDIAN[i]}")"
+    ratios+=("$r1")
+    ratios_passive+=("$r2")
+    printf '| %d | ftbench | %.4f | %.1f | |\n' "$i" "${FT_MEDIAN[i]}" "${FT_TPS[i]}"
+    printf '| %d | python eager | %.4f | %.1f | %s |\n' "$i" "${PY_MEDIAN[i]}" "${PY_TPS[i]}" "$r1"
+    printf '| %d | python eager, OMP_WAIT_POLICY=PASSIVE | %.4f | %.1f | %s |\n' "$i" \
+      "${PP_MEDIAN[i]}" "${PP_TPS[i]}" "$r2"
   done
+  median() { "$PYTHON" -c 'import statistics, sys; print(f"{statistics.median(map(float, sys.argv[1:])):.3f}")' "$@"; }
   echo
-  echo "median ftbench/python step-time ratio: $("$PYTHON" -c \
-    'import statistics, sys; print(f"{statistics.median(map(float, sys.argv[1:])):.3f}")' \
-    "${ratios[@]}") (below 1: ftbench faster)"
+  echo "median ftbench/python step-time ratio: $(median "${ratios[@]}") (below 1: ftbench faster)"
+  echo "median ftbench/python-passive step-time ratio: $(median "${ratios_passive[@]}")"
 } | tee "$summary"
