@@ -12,21 +12,10 @@
 #include <torch/version.h>
 
 #include "ftbench/device/gpu_info.h"
+#include "ftbench/device/host_info.h"
 
 namespace ftbench::device {
 namespace {
-
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "unknown";
-}
 
 std::string cpu_isa() {
   std::ifstream in("/proc/cpuinfo");
@@ -124,7 +113,7 @@ Backend::Backend(const spec::BackendSpec& spec) {
     device_ = at::Device(at::kCPU);
     kind_ = "cpu";
     info_.backend = "cpu";
-    info_.name = cpu_model_name();
+    info_.name = host_info().cpu_model;
     info_.arch = cpu_isa();
     info_.count = 1;
     info_.index = 0;
