@@ -3,10 +3,10 @@
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded, which happens before main() of any
 // program linked against LibTorch. Its default lets idle OpenMP workers spin, and on a small
 // CPU they then compete with OpenBLAS's own threads for the same cores: on the 2-core CI
-// machine the cpu-bench step took 0.89 s with spinning workers and 0.40 s with PASSIVE ones
-// (docs/benchmarks.md). This launcher links nothing heavy and exec()s the real program in the
-// same process (same PID and start time), so launch timing stays honest. A value the user
-// set is kept.
+// machine the cpu-bench step took 1.11-1.19 s with the default policy and 0.56-0.59 s with
+// PASSIVE (docs/benchmarks.md). This launcher links nothing heavy and exec()s the real program in
+// the same process (same PID and start time), so launch timing stays honest. A value the user set
+// is kept.
 #include <unistd.h>
 
 #include <cerrno>

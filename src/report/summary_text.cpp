@@ -30,7 +30,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   const DeviceInfo& d = r.environment.device;
   std::string out;
   auto line = [&out](const std::string& label, const std::string& value) {
-    out += fmt::format("  {:<22}{}\n", label, value);
+    out += fmt::format("  {:<26}{}\n", label, value);
   };
   out += fmt::format("ftbench {} - {}\n", r.run_name, r.status);
   line("device", fmt::format("{} ({}, LibTorch {})", d.name, d.backend,
@@ -51,9 +51,11 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                                  s.tokens_per_second_real, s.tokens_per_second_padded,
                                  100.0 * s.padding_fraction));
   for (const MfuEntry& e : s.mfu) {
-    std::string label = "flops " + e.formula + (e.recompute ? "+recompute" : "");
-    std::string value = fmt::format("{:.3f} TFLOP/s", e.achieved_tflops);
-    if (e.mfu) value += fmt::format(", MFU {:.1f}% of {:.1f}", 100.0 * *e.mfu, *s.peak_tflops);
+    // Model FLOPs; with recompute, hardware FLOPs (docs/methodology.md).
+    const std::string count = e.formula == "six_n" ? "6N count" : "LoRA count";
+    const std::string label = (e.recompute ? "hw TFLOP/s, " : "TFLOP/s, ") + count;
+    std::string value = fmt::format("{:.3f}", e.achieved_tflops);
+    if (e.mfu) value += fmt::format(" (MFU {:.1f}% of {:.1f})", 100.0 * *e.mfu, *s.peak_tflops);
     line(label, value);
   }
   const Memory& m = r.memory;
