@@ -120,6 +120,20 @@ Backend::Backend(const spec::BackendSpec& spec) {
   }
 }
 
+void Backend::check_dtype_supported(const std::string& dtype) const {
+  const at::ScalarType type = dtype == "bf16"   ? at::kBFloat16
+                              : dtype == "fp16" ? at::kHalf
+                                                : at::kFloat;
+  try {
+    const at::Tensor a = at::ones({2, 2}, at::TensorOptions().dtype(type).device(device_));
+    (void)at::mm(a, a);
+  } catch (const c10::Error& e) {
+    throw BackendError("model.dtype: " + dtype + " is not supported on the " + kind_ +
+                       " backend by this LibTorch (" TORCH_VERSION "): " +
+                       e.what_without_backtrace() + "; use bf16 or fp32");
+  }
+}
+
 void Backend::synchronize() const {
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
 }

@@ -188,7 +188,7 @@ std::vector<at::Tensor> LlamaImpl::trainable_parameters() {
 at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids) {
   at::Tensor h = at::embedding(embedding, input_ids);
   if (checkpointing_ && is_training() && at::GradMode::is_enabled()) {
-    const at::Tensor anchor = at::ones({}).requires_grad_(true);
+    const at::Tensor anchor = at::ones({}, h.options()).requires_grad_(true);
     for (DecoderLayer& layer : layers) {
       auto handle = c10::make_intrusive<LayerHandle>();
       handle->layer = layer.get();

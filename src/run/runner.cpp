@@ -105,6 +105,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   phases.end_at("spec_load", o.spec_loaded_seconds);
 
   device::Backend backend(spec.backend);
+  backend.check_dtype_supported(spec.model.dtype);
   at::manual_seed(spec.train.seed);
   backend.reset_peak_memory();
   phases.end("backend_init");

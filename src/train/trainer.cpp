@@ -1,11 +1,15 @@
 #include "ftbench/train/trainer.h"
 
 #include <chrono>
+#include <cmath>
+
+#include <spdlog/spdlog.h>
 
 #include <torch/optim/adamw.h>
 
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/derived.h"
+#include "ftbench/train/loss_scaler.h"
 #include "ftbench/train/lr_schedule.h"
 
 namespace ftbench::train {
@@ -52,6 +56,10 @@ TrainResult Trainer::run(const StepCallback& on_step) {
   const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat).device(backend_.device());
   model_->train();
 
+  // fp16 activations underflow in the backward pass without loss scaling; bf16 and fp32 need
+  // none.
+  LossScaler scaler(spec_.model.dtype == "fp16");
+
   TrainResult result;
   result.steps.reserve(static_cast<size_t>(counts.total_steps));
   std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(t.grad_accum_steps));
@@ -81,15 +89,20 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     }
     rec.data_wait_seconds = seconds_between(data_start, Clock::now());
 
-    const double loss_scale = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
+    const double token_weight = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
     at::Tensor loss_sum = at::zeros({}, f32);
     for (data::MicroBatch& mb : micro_batches) {
       const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions);
-      (loss * loss_scale).backward();
+      (loss * (token_weight * scaler.scale())).backward();
       loss_sum.add_(loss.detach());
       mb = data::MicroBatch{};  // release the batch's tensors before the next forward
     }
 
+    if (scaler.enabled()) {
+      for (const at::Tensor& p : trainable) {
+        if (p.grad().defined()) p.grad().mul_(1.0 / scaler.scale());
+      }
+    }
     // Global L2 norm over every adapter gradient, in fp32, without a host sync.
     std::vector<at::Tensor> norms;
     norms.reserve(trainable.size());
@@ -97,7 +110,14 @@ TrainResult Trainer::run(const StepCallback& on_step) {
       if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm());
     }
     const at::Tensor grad_norm = norms.empty() ? at::zeros({}, f32) : at::stack(norms).norm();
-    if (t.max_grad_norm > 0.0) {
+    // The overflow check needs the norm on the host: one sync per step, fp16 only.
+    const bool skip_update =
+        scaler.enabled() && scaler.update(std::isfinite(grad_norm.item<double>()));
+    if (skip_update) {
+      spdlog::warn("step {}: fp16 gradients overflowed; update skipped, loss scale now {}",
+                   rec.step, scaler.scale());
+    }
+    if (t.max_grad_norm > 0.0 && !skip_update) {
       const at::Tensor coef = (t.max_grad_norm / (grad_norm + 1e-6)).clamp_max(1.0);
       for (const at::Tensor& p : trainable) {
         if (p.grad().defined()) p.grad().mul_(coef);
@@ -107,7 +127,7 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     for (auto& group : optimizer.param_groups()) {
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rec.lr);
     }
-    optimizer.step();
+    if (!skip_update) optimizer.step();
     // Gradients set to none (not zeroed): nothing to clear next step, less memory.
     for (at::Tensor& p : trainable) p.mutable_grad() = at::Tensor();
 
@@ -115,7 +135,7 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     const Clock::time_point step_end = Clock::now();
     rec.wall_seconds = seconds_between(step_start, step_end);
     backend_.sample_memory();
-    rec.loss = loss_sum.item<double>() * loss_scale;
+    rec.loss = loss_sum.item<double>() * token_weight;
     rec.grad_norm = grad_norm.item<double>();
     rec.model_flops = flops.lora_frozen_base;
     result.steps.push_back(rec);

@@ -108,3 +108,23 @@ TEST(Trainer, ClippingBoundsTheUpdateAndReportsTheRawNorm) {
 
 }  // namespace
 }  // namespace ftbench::train
+
+namespace ftbench::train {
+namespace {
+
+TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
+  spec::BackendSpec b;
+  b.device = "cpu";
+  const device::Backend backend(b);
+  EXPECT_NO_THROW(backend.check_dtype_supported("fp32"));
+  EXPECT_NO_THROW(backend.check_dtype_supported("bf16"));
+  // LibTorch 1.13 has no fp16 matmul on CPU; later versions do. Either way, no crash later.
+  try {
+    backend.check_dtype_supported("fp16");
+  } catch (const device::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.dtype: fp16"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ftbench::train

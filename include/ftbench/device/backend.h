@@ -33,6 +33,10 @@ class Backend {
   int64_t intra_op_threads() const { return intra_op_threads_; }
   int64_t inter_op_threads() const { return inter_op_threads_; }
 
+  // Throws BackendError when this backend cannot train in `dtype` (bf16, fp16, fp32), found
+  // by running a tiny matrix product: LibTorch 1.13 has no fp16 matmul on CPU.
+  void check_dtype_supported(const std::string& dtype) const;
+
   // Waits for all queued device work (no-op on CPU).
   void synchronize() const;
   // Resets the allocator peak statistics (GPU).
