@@ -52,7 +52,11 @@ print(v)
 ' "$1" "$2"
 }
 
-declare -a FT_MEDIAN FT_TPS PY_MEDIAN PY_TPS PP_MEDIAN PP_TPS
+declare -a FT_MEDIAN FT_TPS PY_MEDIAN PY_TPS PP_MEDIAN PP_TPS PE_MEDIAN PE_TPS
+# What ftbench sets for itself (launcher.cpp, run/host_allocator.cpp), given to Python through
+# the environment so the last comparison is on equal terms.
+EQUAL_ENV=(OMP_WAIT_POLICY=PASSIVE MALLOC_MMAP_THRESHOLD_=33554432
+  MALLOC_TRIM_THRESHOLD_=2147483647 MALLOC_TOP_PAD_=67108864)
 
 # run_python TAG ENV... : the reference with the given environment changes; sets REPLY_* vars.
 run_python() {
@@ -88,6 +92,9 @@ for ((i = 1; i <= REPEATS; i++)); do
   run_python python-eager-passive "$i" OMP_WAIT_POLICY=PASSIVE
   PP_MEDIAN[i]="$REPLY_MEDIAN"
   PP_TPS[i]="$REPLY_TPS"
+  run_python python-eager-equal "$i" "${EQUAL_ENV[@]}"
+  PE_MEDIAN[i]="$REPLY_MEDIAN"
+  PE_TPS[i]="$REPLY_TPS"
 done
 
 summary="$OUT_DIR/summary.md"
@@ -105,19 +112,25 @@ summary="$OUT_DIR/summary.md"
   echo "|---|---|---|---|---|"
   ratios=()
   ratios_passive=()
+  ratios_equal=()
   ratio() { "$PYTHON" -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.3f}")' "$1" "$2"; }
   for ((i = 1; i <= REPEATS; i++)); do
     r1="$(ratio "${FT_MEDIAN[i]}" "${PY_MEDIAN[i]}")"
     r2="$(ratio "${FT_MEDIAN[i]}" "${PP_MEDIAN[i]}")"
     ratios+=("$r1")
     ratios_passive+=("$r2")
+    r3="$(ratio "${FT_MEDIAN[i]}" "${PE_MEDIAN[i]}")"
+    ratios_equal+=("$r3")
     printf '| %d | ftbench | %.4f | %.1f | |\n' "$i" "${FT_MEDIAN[i]}" "${FT_TPS[i]}"
     printf '| %d | python eager | %.4f | %.1f | %s |\n' "$i" "${PY_MEDIAN[i]}" "${PY_TPS[i]}" "$r1"
     printf '| %d | python eager, OMP_WAIT_POLICY=PASSIVE | %.4f | %.1f | %s |\n' "$i" \
       "${PP_MEDIAN[i]}" "${PP_TPS[i]}" "$r2"
+    printf '| %d | python eager, same OpenMP and malloc settings as ftbench | %.4f | %.1f | %s |\n' \
+      "$i" "${PE_MEDIAN[i]}" "${PE_TPS[i]}" "$r3"
   done
   median() { "$PYTHON" -c 'import statistics, sys; print(f"{statistics.median(map(float, sys.argv[1:])):.3f}")' "$@"; }
   echo
   echo "median ftbench/python step-time ratio: $(median "${ratios[@]}") (below 1: ftbench faster)"
   echo "median ftbench/python-passive step-time ratio: $(median "${ratios_passive[@]}")"
+  echo "median ftbench/python-equal-settings step-time ratio: $(median "${ratios_equal[@]}")"
 } | tee "$summary"

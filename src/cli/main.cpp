@@ -9,12 +9,14 @@
 #include "commands.h"
 #include "ftbench/device/backend.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/run/host_allocator.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/version.h"
 
 int main(int argc, char** argv) {
   // First thing: the clock that measures launch and time to first step.
   const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
+  ftbench::run::tune_host_allocator();
   namespace cli = ftbench::cli;
 
   CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};

@@ -71,6 +71,7 @@ OJson to_json(const Environment& e) {
   software["inter_op_threads"] = e.software.inter_op_threads;
   software["blas"] = e.software.blas;
   software["omp_wait_policy"] = e.software.omp_wait_policy;
+  software["host_allocator"] = e.software.host_allocator;
 
   OJson j;
   j["host"] = std::move(host);
@@ -365,6 +366,7 @@ class Reader {
     e.software.inter_op_threads = integer(software, sp, "inter_op_threads");
     e.software.blas = string(software, sp, "blas");
     e.software.omp_wait_policy = string(software, sp, "omp_wait_policy");
+    e.software.host_allocator = string(software, sp, "host_allocator");
   }
 
   StepRecord read_step(const Json& s, const std::string& path) const {

@@ -17,6 +17,7 @@
 #include "ftbench/model/llama.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/run/host_allocator.h"
 #include "ftbench/run/progress.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
@@ -176,6 +177,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   sw.blas = device::resolved_blas();
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
   sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
+  sw.host_allocator = host_allocator_description();
   rep.status = "completed";
   phases.end("summarize");
 

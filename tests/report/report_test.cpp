@@ -69,6 +69,7 @@ Report full_report() {
   s.inter_op_threads = 2;
   s.blas = "OpenBLAS";
   s.omp_wait_policy = "PASSIVE";
+  s.host_allocator = "glibc: mmap_threshold 32 MiB, trim_threshold 2 GiB";
 
   r.parameters = {8030261248, 41943040, 8072204288};
   r.derived = {32, 1250, 313, 939, 131072};

@@ -50,6 +50,7 @@ struct SoftwareInfo {
   int64_t inter_op_threads = 0;
   std::string blas;             // what LibTorch's CPU BLAS resolved to, when known
   std::string omp_wait_policy;  // OMP_WAIT_POLICY in effect ("" when unset)
+  std::string host_allocator;  // C allocator tuning in effect (run/host_allocator.h)
 };
 
 struct Environment {
