@@ -278,6 +278,7 @@ class Reader {
     const Json& run = object(j, "", "run");
     r.run_name = string(run, "run", "name");
     r.status = string(run, "run", "status");
+    r.error = string(run, "run", "error");
     r.started_at_utc = string(run, "run", "started_at_utc");
     r.finished_at_utc = string(run, "run", "finished_at_utc");
     r.spec_path = string(run, "run", "spec_path");
@@ -444,6 +445,7 @@ nlohmann::ordered_json to_json(const Report& report) {
   j["schema"] = kSchema;
   j["run"] = {{"name", report.run_name},
               {"status", report.status},
+              {"error", report.error},
               {"started_at_utc", report.started_at_utc},
               {"finished_at_utc", report.finished_at_utc},
               {"spec_path", report.spec_path}};

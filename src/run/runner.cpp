@@ -82,6 +82,36 @@ std::string default_report_path(const spec::RunSpec& spec) {
   return path;
 }
 
+namespace {
+
+void fill_environment(const device::Backend* backend, report::Environment& env) {
+  env.host = device::host_info();
+  report::SoftwareInfo& sw = env.software;
+  if (backend != nullptr) {
+    env.device = backend->info();
+    sw.intra_op_threads = backend->intra_op_threads();
+    sw.inter_op_threads = backend->inter_op_threads();
+  }
+  sw.ftbench_version = version();
+  sw.git_commit = git_commit();
+  sw.libtorch_version = TORCH_VERSION;
+  sw.compiler = compiler_name();
+#ifdef NDEBUG
+  sw.build_type = "release";
+#else
+  sw.build_type = "debug";
+#endif
+  sw.blas = device::resolved_blas();
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
+  sw.host_allocator = host_allocator_description();
+}
+
+// The first line of an error message (LibTorch appends a backtrace after it).
+std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
+}  // namespace
+
 report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock) {
   report::check_report_writable(o.output_path, o.force);
   const spec::RunSpec& spec = o.spec;
@@ -105,80 +135,83 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   PhaseTimer phases(clock, rep.phases, clock.launch_seconds());
   phases.end_at("spec_load", o.spec_loaded_seconds);
 
-  device::Backend backend(spec.backend);
-  backend.check_dtype_supported(spec.model.dtype);
-  at::manual_seed(spec.train.seed);
-  backend.reset_peak_memory();
-  phases.end("backend_init");
-
-  model::Llama model(spec.model, spec.lora, spec.data.seq_len, backend.device());
-  backend.synchronize();
-  phases.end("model_build");
-
-  model->init_random();
-  backend.synchronize();
-  phases.end("weight_load");
-
-  const data::ByteTokenizer tokenizer;
-  const data::SyntheticDataset dataset(spec.data, tokenizer);
-  data::BatcherOptions bo;
-  bo.micro_batch_size = spec.train.micro_batch_size;
-  bo.seq_len = spec.data.seq_len;
-  bo.padding =
-      spec.data.padding == "max_length" ? data::Padding::kMaxLength : data::Padding::kLongest;
-  bo.shuffle = spec.data.shuffle;
-  bo.train_on_prompt = spec.data.train_on_prompt;
-  bo.seed = spec.data.seed;
-  bo.pad_id = tokenizer.pad_id();
-  data::Batcher batcher(dataset, bo, backend.device());
-  phases.end("data_prepare");
-
-  spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
-               spec.model.preset, backend.info().name, backend.kind(), derived.total_steps,
-               params.lora, params.base);
-  train::Trainer trainer(spec, model, batcher, backend);
-  Progress progress(derived.total_steps, spec.output.progress, spec.output.log_every_steps);
-  const double train_start = clock.now();
-  double first_step_end = 0.0;
-  train::TrainResult result = trainer.run([&](const report::StepRecord& r) {
-    const double now = clock.now();
-    if (r.step == 1) first_step_end = now;
-    progress.update(r, now - train_start);
-  });
-  progress.finish();
-  const double train_end = clock.now();
-  phases.end_at("first_step", first_step_end);
-  phases.end_at("training", train_end);
-  rep.time_to_first_step_seconds = first_step_end + rep.t0_before_process_seconds;
-  rep.steps = std::move(result.steps);
-
   metrics::SummaryOptions so;
   so.warmup_steps = spec.train.timing_warmup_steps;
   so.loss_window = spec.train.loss_window;
   so.recompute = spec.model.activation_checkpointing;
-  resolve_peak(o, backend.info(), so);
-  rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
-  rep.memory = backend.memory();
 
-  rep.environment.host = device::host_info();
-  rep.environment.device = backend.info();
-  report::SoftwareInfo& sw = rep.environment.software;
-  sw.ftbench_version = version();
-  sw.git_commit = git_commit();
-  sw.libtorch_version = TORCH_VERSION;
-  sw.compiler = compiler_name();
-#ifdef NDEBUG
-  sw.build_type = "release";
-#else
-  sw.build_type = "debug";
-#endif
-  sw.intra_op_threads = backend.intra_op_threads();
-  sw.inter_op_threads = backend.inter_op_threads();
-  sw.blas = device::resolved_blas();
-  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
-  sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
-  sw.host_allocator = host_allocator_description();
-  rep.status = "completed";
+  // Filled step by step, so that a run that fails part-way still reports what it measured.
+  train::TrainResult result;
+  std::unique_ptr<device::Backend> backend;
+  double first_step_end = 0.0;
+  try {
+    backend = std::make_unique<device::Backend>(spec.backend);
+    backend->check_dtype_supported(spec.model.dtype);
+    at::manual_seed(spec.train.seed);
+    backend->reset_peak_memory();
+    phases.end("backend_init");
+
+    model::Llama model(spec.model, spec.lora, spec.data.seq_len, backend->device());
+    backend->synchronize();
+    phases.end("model_build");
+
+    model->init_random();
+    backend->synchronize();
+    phases.end("weight_load");
+
+    const data::ByteTokenizer tokenizer;
+    const data::SyntheticDataset dataset(spec.data, tokenizer);
+    data::BatcherOptions bo;
+    bo.micro_batch_size = spec.train.micro_batch_size;
+    bo.seq_len = spec.data.seq_len;
+    bo.padding =
+        spec.data.padding == "max_length" ? data::Padding::kMaxLength : data::Padding::kLongest;
+    bo.shuffle = spec.data.shuffle;
+    bo.train_on_prompt = spec.data.train_on_prompt;
+    bo.seed = spec.data.seed;
+    bo.pad_id = tokenizer.pad_id();
+    data::Batcher batcher(dataset, bo, backend->device());
+    phases.end("data_prepare");
+
+    spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
+                 spec.model.preset, backend->info().name, backend->kind(), derived.total_steps,
+                 params.lora, params.base);
+    train::Trainer trainer(spec, model, batcher, *backend);
+    Progress progress(derived.total_steps, spec.output.progress, spec.output.log_every_steps);
+    const double train_start = clock.now();
+    trainer.run(result, [&](const report::StepRecord& r) {
+      const double now = clock.now();
+      if (r.step == 1) first_step_end = now;
+      progress.update(r, now - train_start);
+    });
+    progress.finish();
+    phases.end_at("first_step", first_step_end);
+    phases.end("training");
+    rep.status = "completed";
+  } catch (const std::exception& e) {
+    // Keep what was measured: the phases that ended, the steps that finished, and why it
+    // stopped. Then the error goes on to the CLI.
+    rep.status = "failed";
+    rep.error = first_line(e.what());
+    if (first_step_end > 0.0) phases.end_at("first_step", first_step_end);
+    phases.end("failed");
+    rep.time_to_first_step_seconds =
+        first_step_end > 0.0 ? first_step_end + rep.t0_before_process_seconds : 0.0;
+    rep.steps = result.steps;
+    if (backend) resolve_peak(o, backend->info(), so);
+    rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
+    if (backend) rep.memory = backend->memory();
+    fill_environment(backend.get(), rep.environment);
+    rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
+    report::write_report(rep, o.output_path, o.force);
+    throw;
+  }
+  rep.time_to_first_step_seconds = first_step_end + rep.t0_before_process_seconds;
+  rep.steps = std::move(result.steps);
+  resolve_peak(o, backend->info(), so);
+  rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
+  rep.memory = backend->memory();
+  fill_environment(backend.get(), rep.environment);
   phases.end("summarize");
 
   // The write is timed on the real file, then the file is rewritten with that time in it (the

@@ -810,7 +810,7 @@ void validate_model(Checker& c, const ModelSpec& m) {
   }
 }
 
-void validate_lora(Checker& c, const LoraSpec& l) {
+void validate_lora(Checker& c, const LoraSpec& l, const std::string& model_dtype) {
   const std::vector<std::string> targets = {"q", "k", "v", "o", "gate", "up", "down", "output"};
   c.int_at_least("lora.rank", l.rank, 1);
   c.positive("lora.alpha", l.alpha);
@@ -832,6 +832,14 @@ void validate_lora(Checker& c, const LoraSpec& l) {
     }
   }
   c.one_of("lora.dtype", l.dtype, {"bf16", "fp16", "fp32", "base"});
+  // AdamW keeps its state in the adapters' dtype: in fp16, eps (1e-8) is below the smallest
+  // subnormal and small squared gradients flush to zero, so updates blow up to inf or NaN.
+  if (l.dtype == "fp16" || (l.dtype == "base" && model_dtype == "fp16")) {
+    c.fail("lora.dtype",
+           fmt::format("fp16 adapters are not supported: AdamW's state underflows in fp16; use "
+                       "fp32 (the default) or bf16, found {}",
+                       quoted(l.dtype == "base" ? "base (model.dtype fp16)" : l.dtype)));
+  }
 }
 
 void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
@@ -941,7 +949,7 @@ std::optional<std::string> read_file(const std::string& path, std::string& error
 std::vector<SpecIssue> validate(const RunSpec& spec) {
   Checker c(spec.source_path);
   validate_model(c, spec.model);
-  validate_lora(c, spec.lora);
+  validate_lora(c, spec.lora, spec.model.dtype);
   validate_data(c, spec.data, spec.model);
   validate_train(c, spec.train, spec.data);
   validate_backend(c, spec.backend);

@@ -41,7 +41,7 @@ Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& 
                  device::Backend& backend)
     : spec_(spec), model_(model), batcher_(batcher), backend_(backend) {}
 
-TrainResult Trainer::run(const StepCallback& on_step) {
+void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   const spec::TrainSpec& t = spec_.train;
   const spec::DerivedCounts counts = spec::derive_counts(spec_);
   const model::ParamCounts params = model::count_parameters(spec_.model, spec_.lora);
@@ -60,7 +60,6 @@ TrainResult Trainer::run(const StepCallback& on_step) {
   // none.
   LossScaler scaler(spec_.model.dtype == "fp16");
 
-  TrainResult result;
   result.steps.reserve(static_cast<size_t>(counts.total_steps));
   std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(t.grad_accum_steps));
   backend_.synchronize();
@@ -144,7 +143,6 @@ TrainResult Trainer::run(const StepCallback& on_step) {
     // The callback (progress, logging) is host work outside the measured step.
     step_start = Clock::now();
   }
-  return result;
 }
 
 }  // namespace ftbench::train

@@ -174,6 +174,27 @@ TEST_F(Cli, ExternalStartExtendsTimeToFirstStep) {
   EXPECT_NE(bad.output.find("FTBENCH_T0"), std::string::npos) << bad.output;
 }
 
+TEST_F(Cli, AFailedRunStillWritesAReport) {
+  // This CI build's LibTorch has no CUDA: the backend fails, exit code 1, and the report says
+  // so with the phases that ended.
+  const fs::path report = dir_ / "failed.json";
+  const Result r =
+      ftbench("run configs/ci-tiny.yaml --set backend.device=cuda -o '" + report.string() + "'");
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a CUDA LibTorch and a GPU";
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("backend.device"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(report)) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["status"], "failed");
+  EXPECT_NE(j["run"]["error"].get<std::string>().find("cuda"), std::string::npos);
+  EXPECT_TRUE(j["steps"].empty());
+  EXPECT_EQ(j["timing"]["time_to_first_step_seconds"], 0.0);
+  const auto& phases = j["timing"]["phases"];
+  ASSERT_EQ(phases.size(), 3u);
+  EXPECT_EQ(phases[2]["name"], "failed");
+  EXPECT_EQ(j["summary"]["measured_steps"], 0);
+}
+
 TEST_F(Cli, ValidateTheReferenceRecipe) {
   const Result r = ftbench("validate configs/llama3.1-8b-lora.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;

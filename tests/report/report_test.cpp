@@ -32,6 +32,7 @@ Report full_report() {
   Report r;
   r.run_name = "llama3.1-8b-lora";
   r.status = "completed";
+  r.error = "";
   r.started_at_utc = "2024-05-01T12:00:00Z";
   r.finished_at_utc = "2024-05-01T12:34:56Z";
   r.spec_path = "configs/llama3.1-8b-lora.yaml";
@@ -200,7 +201,7 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                                                "environment", "parameters", "derived", "timing",
                                                "steps", "summary", "memory"}));
   EXPECT_EQ(j["schema"], "ftbench.report/1");
-  EXPECT_EQ(keys(j["run"]), (std::vector<std::string>{"name", "status", "started_at_utc",
+  EXPECT_EQ(keys(j["run"]), (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                                       "finished_at_utc", "spec_path"}));
   EXPECT_EQ(keys(j["environment"]), (std::vector<std::string>{"host", "device", "software"}));
   EXPECT_EQ(

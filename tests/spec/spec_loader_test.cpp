@@ -528,6 +528,16 @@ TEST(SpecValidate, LoraDtypeEnumAcceptsBase) {
             "t.yaml:2 [lora.dtype] expected one of bf16, fp16, fp32, base, found \"int8\"");
 }
 
+TEST(SpecValidate, Fp16AdaptersAreRejected) {
+  EXPECT_EQ(OnlyIssue("lora:\n  dtype: fp16\n"),
+            "t.yaml:2 [lora.dtype] fp16 adapters are not supported: AdamW's state underflows in "
+            "fp16; use fp32 (the default) or bf16, found \"fp16\"");
+  EXPECT_EQ(OnlyIssue("model:\n  dtype: fp16\nlora:\n  dtype: base\n"),
+            "t.yaml:4 [lora.dtype] fp16 adapters are not supported: AdamW's state underflows in "
+            "fp16; use fp32 (the default) or bf16, found \"base (model.dtype fp16)\"");
+  EXPECT_EQ(Load("model:\n  dtype: fp16\n").lora.dtype, "fp32");  // fp16 base, fp32 adapters
+}
+
 TEST(SpecValidate, ModelInitCheckpointNotYetSupported) {
   EXPECT_EQ(OnlyIssue("model:\n  init: checkpoint\n"),
             "t.yaml:2 [model.init] \"checkpoint\" is not supported yet: weights are initialised "

@@ -56,7 +56,9 @@ TrainResult train(const spec::RunSpec& s) {
   o.pad_id = tok.pad_id();
   data::Batcher batcher(ds, o, backend.device());
   Trainer trainer(s, model, batcher, backend);
-  return trainer.run(nullptr);
+  TrainResult result;
+  trainer.run(result, nullptr);
+  return result;
 }
 
 TEST(Trainer, LossFallsOnTheLearnableSyntheticTask) {
@@ -124,6 +126,37 @@ TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
   } catch (const device::BackendError& e) {
     EXPECT_NE(std::string(e.what()).find("model.dtype: fp16"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace ftbench::train
+
+namespace ftbench::train {
+namespace {
+
+TEST(Trainer, AFailureKeepsTheStepsThatFinished) {
+  spec::RunSpec s = tiny_run();
+  s.train.epochs = 1;
+  device::Backend backend(s.backend);
+  model::Llama model(s.model, s.lora, s.data.seq_len, backend.device());
+  model->init_random();
+  const data::ByteTokenizer tok;
+  const data::SyntheticDataset ds(s.data, tok);
+  data::BatcherOptions o;
+  o.micro_batch_size = s.train.micro_batch_size;
+  o.seq_len = s.data.seq_len;
+  o.pad_id = tok.pad_id();
+  data::Batcher batcher(ds, o, backend.device());
+  Trainer trainer(s, model, batcher, backend);
+  TrainResult result;
+  EXPECT_THROW(trainer.run(result,
+                           [](const report::StepRecord& r) {
+                             if (r.step == 3) throw std::runtime_error("interrupted");
+                           }),
+               std::runtime_error);
+  ASSERT_EQ(result.steps.size(), 3u);
+  EXPECT_EQ(result.flops.size(), 3u);
+  EXPECT_EQ(result.steps[2].step, 3);
 }
 
 }  // namespace

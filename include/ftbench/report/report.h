@@ -50,7 +50,7 @@ struct SoftwareInfo {
   int64_t inter_op_threads = 0;
   std::string blas;             // what LibTorch's CPU BLAS resolved to, when known
   std::string omp_wait_policy;  // OMP_WAIT_POLICY in effect ("" when unset)
-  std::string host_allocator;  // C allocator tuning in effect (run/host_allocator.h)
+  std::string host_allocator;   // C allocator tuning in effect (run/host_allocator.h)
 };
 
 struct Environment {
@@ -131,6 +131,7 @@ struct Report {
   std::string schema = kSchema;
   std::string run_name;
   std::string status;          // completed, failed
+  std::string error;           // why a failed run stopped (first line of the message); "" otherwise
   std::string started_at_utc;  // ISO 8601
   std::string finished_at_utc;
   std::string spec_path;

@@ -28,10 +28,12 @@ class Trainer {
   Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
           device::Backend& backend);
 
-  // Runs spec.train's optimizer steps (derive_counts().total_steps). Timing of a step: host
-  // steady clock from the end of the previous step (device synchronised) to the end of this
-  // one (device synchronised), so nothing queued is missed or double counted.
-  TrainResult run(const StepCallback& on_step);
+  // Runs spec.train's optimizer steps (derive_counts().total_steps), appending one record per
+  // finished step to `result` as it goes, so a step that throws (out of memory, a callback)
+  // leaves the earlier ones there. Timing of a step: host steady clock from the end of the
+  // previous step (device synchronised) to the end of this one (device synchronised), so
+  // nothing queued is missed or double counted.
+  void run(TrainResult& result, const StepCallback& on_step);
 
  private:
   const spec::RunSpec& spec_;
