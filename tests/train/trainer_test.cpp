@@ -42,7 +42,9 @@ spec::RunSpec tiny_run() {
   return s;
 }
 
-TrainResult train(const spec::RunSpec& s) {
+// Trains `s` on the CPU, appending to `result` step by step (so a throwing callback leaves
+// the finished steps there).
+void train_into(const spec::RunSpec& s, TrainResult& result, const StepCallback& on_step) {
   device::Backend backend(s.backend);
   at::manual_seed(s.train.seed);
   model::Llama model(s.model, s.lora, s.data.seq_len, backend.device());
@@ -56,8 +58,12 @@ TrainResult train(const spec::RunSpec& s) {
   o.pad_id = tok.pad_id();
   data::Batcher batcher(ds, o, backend.device());
   Trainer trainer(s, model, batcher, backend);
+  trainer.run(result, on_step);
+}
+
+TrainResult train(const spec::RunSpec& s) {
   TrainResult result;
-  trainer.run(result, nullptr);
+  train_into(s, result, nullptr);
   return result;
 }
 
@@ -137,22 +143,11 @@ namespace {
 TEST(Trainer, AFailureKeepsTheStepsThatFinished) {
   spec::RunSpec s = tiny_run();
   s.train.epochs = 1;
-  device::Backend backend(s.backend);
-  model::Llama model(s.model, s.lora, s.data.seq_len, backend.device());
-  model->init_random();
-  const data::ByteTokenizer tok;
-  const data::SyntheticDataset ds(s.data, tok);
-  data::BatcherOptions o;
-  o.micro_batch_size = s.train.micro_batch_size;
-  o.seq_len = s.data.seq_len;
-  o.pad_id = tok.pad_id();
-  data::Batcher batcher(ds, o, backend.device());
-  Trainer trainer(s, model, batcher, backend);
   TrainResult result;
-  EXPECT_THROW(trainer.run(result,
-                           [](const report::StepRecord& r) {
-                             if (r.step == 3) throw std::runtime_error("interrupted");
-                           }),
+  EXPECT_THROW(train_into(s, result,
+                          [](const report::StepRecord& r) {
+                            if (r.step == 3) throw std::runtime_error("interrupted");
+                          }),
                std::runtime_error);
   ASSERT_EQ(result.steps.size(), 3u);
   EXPECT_EQ(result.flops.size(), 3u);
