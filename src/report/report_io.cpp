@@ -120,10 +120,25 @@ void sync_directory(const fs::path& dir) {
 void check_report_writable(const std::string& path, bool force) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) return;
-  // A folder cannot be replaced by a file even with --force; say so before a long run, not after.
-  if (fs::is_directory(status)) throw ReportError(path + " is a directory, not a report file");
-  if (!force) throw_exists(path);
+  if (fs::exists(status)) {
+    // A folder cannot be replaced by a file even with --force; say so before a long run, not
+    // after.
+    if (fs::is_directory(status)) throw ReportError(path + " is a directory, not a report file");
+    if (!force) throw_exists(path);
+  }
+  // The folder must exist (or be creatable) and be writable: the temporary file and the
+  // rename both happen there.
+  const fs::path parent = fs::path(path).parent_path();
+  const fs::path folder = parent.empty() ? fs::path(".") : parent;
+  fs::create_directories(folder, ec);
+  if (ec) {
+    throw ReportError("cannot write " + path + ": cannot create folder " + folder.string() + ": " +
+                      ec.message());
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    throw ReportError("cannot write " + path + ": folder " + folder.string() +
+                      " is not writable: " + std::strerror(errno));
+  }
 }
 
 void write_report(const Report& report, const std::string& path, bool force) {

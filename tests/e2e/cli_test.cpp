@@ -155,6 +155,15 @@ TEST_F(Cli, ExistingReportIsKeptWithoutForce) {
   EXPECT_EQ(nlohmann::json::parse(read_file(report))["steps"].size(), 2u);
 }
 
+TEST_F(Cli, AnUnwritableReportPathStopsTheRunBeforeItStarts) {
+  const fs::path blocker = dir_ / "file";
+  { std::ofstream(blocker) << "x"; }
+  const Result r = ftbench("run configs/ci-tiny.yaml -o '" + (blocker / "r.json").string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("step 1/"), std::string::npos) << "trained before failing:\n" << r.output;
+}
+
 TEST_F(Cli, ExternalStartExtendsTimeToFirstStep) {
   const fs::path report = dir_ / "t0.json";
   const double now =
