@@ -244,12 +244,6 @@ TEST(Llama, Bf16ModelRunsForwardAndBackward) {
   EXPECT_EQ(params[1].grad().scalar_type(), at::kFloat);
 }
 
-}  // namespace
-}  // namespace ftbench::model
-
-namespace ftbench::model {
-namespace {
-
 TEST(Llama, LossOnLabelPositionsOnlyEqualsTheFullLoss) {
   at::manual_seed(9);
   Llama model(small_model(), all_targets(2), 16, at::kCPU);
@@ -265,12 +259,6 @@ TEST(Llama, LossOnLabelPositionsOnlyEqualsTheFullLoss) {
   // Same rows, same fp32 arithmetic per row: equal up to summation order.
   EXPECT_NEAR(full, selected, 1e-5 * std::abs(full));
 }
-
-}  // namespace
-}  // namespace ftbench::model
-
-namespace ftbench::model {
-namespace {
 
 TEST(Attention, LongSequencesMatchTheReference) {
   // 200 positions: several query blocks on the CPU path, with a short last block.

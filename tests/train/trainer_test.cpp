@@ -114,12 +114,6 @@ TEST(Trainer, ClippingBoundsTheUpdateAndReportsTheRawNorm) {
   for (const report::StepRecord& step : r.steps) EXPECT_GT(step.grad_norm, 1e-3);
 }
 
-}  // namespace
-}  // namespace ftbench::train
-
-namespace ftbench::train {
-namespace {
-
 TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
   spec::BackendSpec b;
   b.device = "cpu";
@@ -133,12 +127,6 @@ TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
     EXPECT_NE(std::string(e.what()).find("model.dtype: fp16"), std::string::npos) << e.what();
   }
 }
-
-}  // namespace
-}  // namespace ftbench::train
-
-namespace ftbench::train {
-namespace {
 
 TEST(Trainer, AFailureKeepsTheStepsThatFinished) {
   spec::RunSpec s = tiny_run();

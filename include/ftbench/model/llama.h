@@ -61,7 +61,6 @@ class LlamaImpl : public torch::nn::Module {
   std::vector<at::Tensor> trainable_parameters();
   void set_activation_checkpointing(bool on) { checkpointing_ = on; }
 
-  torch::nn::Module& module() { return *this; }
   at::Tensor embedding;  // [vocab, dim], frozen
   std::vector<DecoderLayer> layers;
   RMSNorm final_norm{nullptr};
