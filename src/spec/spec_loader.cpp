@@ -19,6 +19,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "ftbench/spec/presets.h"
+#include "ftbench/text/did_you_mean.h"
 
 namespace ftbench::spec {
 
@@ -44,44 +45,7 @@ std::string join(const std::vector<std::string>& items) {
 // Shortest text that reads back as the same double ("0.05", "1", "1e-08").
 std::string number_text(double value) { return fmt::format("{}", value); }
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
-// Optimal string alignment distance (Levenshtein plus adjacent transposition), case-folded, so
-// that the commonest typos, two swapped letters ("rnak") or a capital ("BF16"), stay close.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  const size_t m = b.size();
-  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1, 0));
-  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (size_t i = 1; i <= n; ++i) {
-    for (size_t j = 1; j <= m; ++j) {
-      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
-          lower(a[i - 2]) == lower(b[j - 1])) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[n][m];
-}
-
-// The candidate nearest to `got` when it is near enough to be a plausible typo: distance at
-// most max(2, len(got) / 3). Ties go to the earlier candidate (documentation order).
-std::optional<std::string> closest(std::string_view got, const std::vector<std::string>& known) {
-  std::optional<std::string> best;
-  size_t best_distance = std::numeric_limits<size_t>::max();
-  for (const std::string& candidate : known) {
-    const size_t distance = edit_distance(got, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  if (best && best_distance <= std::max<size_t>(2, got.size() / 3)) return best;
-  return std::nullopt;
-}
+using text::closest;
 
 // `what` is "key" or "section".
 std::string unknown_name_message(std::string_view what, std::string_view got,
