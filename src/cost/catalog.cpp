@@ -1,0 +1,1015 @@
+#include "ftbench/cost/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "ftbench/text/did_you_mean.h"
+
+namespace ftbench::cost {
+
+namespace detail {
+// configs/catalog.yaml, written into a generated source by cmake/EmbedFile.cmake at build time.
+extern const char kBuiltinCatalogYaml[];
+extern const std::size_t kBuiltinCatalogYamlSize;
+}  // namespace detail
+
+namespace {
+
+constexpr const char* kBuiltinName = "configs/catalog.yaml (built in)";
+
+// ---------------------------------------------------------------------------------------------
+// Message text.
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) {
+    if (!text.empty()) text += ", ";
+    text += item;
+  }
+  return text;
+}
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), lower);
+  return out;
+}
+
+std::vector<std::string> tier_names() { return {std::begin(kTiers), std::end(kTiers)}; }
+
+std::vector<std::string> billing_names() {
+  return {"per-second", "per-minute", "per-hour", "unknown"};
+}
+
+std::string not_one_of_message(std::string_view got, const std::vector<std::string>& allowed) {
+  std::string message = fmt::format("expected one of {}, found {}", join(allowed), in_quotes(got));
+  if (auto hint = text::closest(got, allowed)) {
+    message += fmt::format("; did you mean {}?", in_quotes(*hint));
+  }
+  return message;
+}
+
+std::string unknown_name_message(std::string_view what, std::string_view got,
+                                 const std::vector<std::string>& known) {
+  if (auto hint = text::closest(got, known)) {
+    return fmt::format("unknown {} {}; did you mean {}?", what, in_quotes(got), in_quotes(*hint));
+  }
+  return fmt::format("unknown {} {}; valid {}s: {}", what, in_quotes(got), what, join(known));
+}
+
+// What a node is, for "expected X, found Y".
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return (node.Tag() == "!" ? "the quoted string " : "") + in_quotes(node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU name matching: case and punctuation folded away, words = runs of letters and digits.
+
+std::string fold(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (is_alnum(c)) out += lower(c);
+  }
+  return out;
+}
+
+std::vector<std::string> words_of(std::string_view s) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : s) {
+    if (is_alnum(c)) {
+      word += lower(c);
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+// True when the folded alias equals some run of whole consecutive words of the device name:
+// "H100" is in "NVIDIA H100 80GB HBM3", "A100-SXM4-80GB" in "NVIDIA A100-SXM4-80GB", but
+// "H100" is not in "GH200".
+bool contains_word_run(const std::vector<std::string>& words, const std::string& folded_alias) {
+  if (folded_alias.empty()) return false;
+  for (std::size_t start = 0; start < words.size(); ++start) {
+    std::string run;
+    for (std::size_t end = start; end < words.size(); ++end) {
+      run += words[end];
+      if (run.size() >= folded_alias.size()) {
+        if (run == folded_alias) return true;
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+bool has_exclude_word(const Gpu& gpu, const std::vector<std::string>& words) {
+  for (const std::string& exclude : gpu.exclude_words) {
+    const std::string folded = fold(exclude);
+    if (std::find(words.begin(), words.end(), folded) != words.end()) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar parsing: locale-independent and strict (decimal only).
+
+std::string_view strip_plus(std::string_view s) {
+  if (s.size() > 1 && s.front() == '+' && s[1] != '-') s.remove_prefix(1);
+  return s;
+}
+
+bool parse_int(std::string_view s, int64_t& out) {
+  s = strip_plus(s);
+  if (s.empty()) return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// Any double, including YAML's .inf / .nan spellings, so that callers can say "not finite"
+// rather than "not a number". Values beyond the double range read as infinity.
+bool parse_any_double(std::string_view s, double& out) {
+  const std::string folded = lowercase(s);
+  if (folded == ".inf" || folded == "+.inf") {
+    out = std::numeric_limits<double>::infinity();
+    return true;
+  }
+  if (folded == "-.inf") {
+    out = -std::numeric_limits<double>::infinity();
+    return true;
+  }
+  if (folded == ".nan") {
+    out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  s = strip_plus(s);
+  if (s.empty()) return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (end != s.data() + s.size()) return false;
+  if (ec == std::errc::result_out_of_range) {
+    out = s.front() == '-' ? -std::numeric_limits<double>::infinity()
+                           : std::numeric_limits<double>::infinity();
+    return true;
+  }
+  return ec == std::errc();
+}
+
+bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+
+int64_t line_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? 0 : static_cast<int64_t>(mark.line) + 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Problems of one file, reported together.
+
+struct Issue {
+  int64_t line = 0;  // 1-based; 0 = the whole file
+  std::string path;  // "offers[3].tier"; "" = the whole file
+  std::string message;
+};
+
+class Issues {
+ public:
+  explicit Issues(std::string file) : file_(std::move(file)) {}
+
+  void add(int64_t line, std::string path, std::string message) {
+    issues_.push_back(Issue{line, std::move(path), std::move(message)});
+  }
+
+  // In file order, one per line: "configs/catalog.yaml:12: offers[3].tier: expected ...".
+  void throw_if_any() {
+    if (issues_.empty()) return;
+    std::stable_sort(issues_.begin(), issues_.end(),
+                     [](const Issue& a, const Issue& b) { return a.line < b.line; });
+    std::string text;
+    for (const Issue& issue : issues_) {
+      if (!text.empty()) text += '\n';
+      text += file_;
+      if (issue.line > 0) text += ':' + std::to_string(issue.line);
+      text += ": ";
+      if (!issue.path.empty()) text += issue.path + ": ";
+      text += issue.message;
+    }
+    throw CatalogError(text);
+  }
+
+ private:
+  std::string file_;
+  std::vector<Issue> issues_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reading YAML mappings: the keys of one mapping, checked against the names it allows.
+
+struct Field {
+  YAML::Node value;
+  int64_t line = 0;
+  std::string path;
+};
+
+class Fields {
+ public:
+  // Unknown and repeated keys are reported; the others are kept for the typed getters below.
+  Fields(Issues& issues, const YAML::Node& map, const std::string& path,
+         const std::vector<std::string>& allowed)
+      : issues_(issues), path_(path), line_(line_of(map)) {
+    for (const auto& entry : map) {
+      const YAML::Node& key = entry.first;
+      if (!key.IsScalar()) {
+        issues_.add(line_of(key), path, "expected a key name, found " + describe(key));
+        continue;
+      }
+      const std::string name = key.Scalar();
+      const std::string key_path = path + "." + name;
+      const int64_t line = line_of(key);
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        issues_.add(line, key_path, unknown_name_message("key", name, allowed));
+        continue;
+      }
+      const auto [it, inserted] = fields_.emplace(name, Field{entry.second, line, key_path});
+      if (!inserted) {
+        issues_.add(line, key_path,
+                    fmt::format("duplicate key {} (first given at line {})", in_quotes(name),
+                                it->second.line));
+      }
+    }
+  }
+
+  bool has(const std::string& name) const { return fields_.count(name) > 0; }
+  const Field* find(const std::string& name) const {
+    const auto it = fields_.find(name);
+    return it == fields_.end() ? nullptr : &it->second;
+  }
+  int64_t line() const { return line_; }
+
+  void require(const std::string& name, std::string_view why = {}) {
+    if (has(name)) return;
+    std::string message = "missing required key " + in_quotes(name);
+    if (!why.empty()) message += fmt::format(" ({})", why);
+    issues_.add(line_, path_, std::move(message));
+  }
+
+  void fail(const Field& field, std::string message) {
+    issues_.add(field.line, field.path, std::move(message));
+  }
+
+  std::optional<std::string> string(const std::string& name) {
+    const Field* f = find(name);
+    if (f == nullptr) return std::nullopt;
+    if (!f->value.IsScalar()) {
+      fail(*f, "expected a string, found " + describe(f->value));
+      return std::nullopt;
+    }
+    return f->value.Scalar();
+  }
+
+  std::optional<std::string> nonempty_string(const std::string& name) {
+    std::optional<std::string> value = string(name);
+    if (value && value->empty()) {
+      fail(*find(name), "expected a non-empty string, found \"\"");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<std::vector<std::string>> string_list(const std::string& name) {
+    const Field* f = find(name);
+    if (f == nullptr) return std::nullopt;
+    if (!f->value.IsSequence()) {
+      fail(*f, "expected a list of strings, found " + describe(f->value));
+      return std::nullopt;
+    }
+    std::vector<std::string> items;
+    for (const YAML::Node& item : f->value) {
+      if (!item.IsScalar()) {
+        fail(*f, "expected a list of strings, found an item that is " + describe(item));
+        return std::nullopt;
+      }
+      items.push_back(item.Scalar());
+    }
+    return items;
+  }
+
+  // A finite number > 0 (prices, figures).
+  std::optional<double> positive_number(const std::string& name) {
+    const Field* f = find(name);
+    if (f == nullptr) return std::nullopt;
+    double value = 0.0;
+    if (!is_plain_scalar(f->value) || !parse_any_double(f->value.Scalar(), value)) {
+      fail(*f, "expected a number, found " + describe(f->value));
+      return std::nullopt;
+    }
+    if (!std::isfinite(value) || value <= 0.0) {
+      fail(*f, "expected a finite number > 0, found " + describe(f->value));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<int64_t> integer(const std::string& name, int64_t min) {
+    const Field* f = find(name);
+    if (f == nullptr) return std::nullopt;
+    int64_t value = 0;
+    if (!is_plain_scalar(f->value) || !parse_int(f->value.Scalar(), value)) {
+      fail(*f, "expected an integer, found " + describe(f->value));
+      return std::nullopt;
+    }
+    if (value < min) {
+      fail(*f, fmt::format("must be an integer >= {}, found {}", min, value));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<std::string> choice(const std::string& name,
+                                    const std::vector<std::string>& allowed) {
+    std::optional<std::string> value = string(name);
+    if (!value) return std::nullopt;
+    if (std::find(allowed.begin(), allowed.end(), *value) == allowed.end()) {
+      fail(*find(name), not_one_of_message(*value, allowed));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<Billing> billing(const std::string& name) {
+    std::optional<std::string> value = string(name);
+    if (!value) return std::nullopt;
+    std::optional<Billing> billing = parse_billing(*value);
+    if (!billing) fail(*find(name), not_one_of_message(*value, billing_names()));
+    return billing;
+  }
+
+  std::optional<Date> date(const std::string& name) {
+    const Field* f = find(name);
+    if (f == nullptr) return std::nullopt;
+    std::optional<Date> date;
+    if (f->value.IsScalar()) date = parse_date(f->value.Scalar());
+    if (!date) {
+      fail(*f, "expected a calendar date YYYY-MM-DD, found " + describe(f->value));
+    }
+    return date;
+  }
+
+ private:
+  Issues& issues_;
+  std::string path_;
+  int64_t line_ = 0;
+  std::map<std::string, Field> fields_;
+};
+
+std::string item_path(std::string_view section, std::size_t index) {
+  return fmt::format("{}[{}]", section, index);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The three sections.
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = {"gpus", "providers", "offers"};
+  return names;
+}
+
+const std::vector<std::string>& gpu_keys() {
+  static const std::vector<std::string> keys = {
+      "name",      "aliases",     "exclude_words",           "vendor",
+      "memory_gb", "memory_type", "bandwidth_tb_per_second", "dense_tflops",
+      "source"};
+  return keys;
+}
+
+const std::vector<std::string>& provider_keys() {
+  static const std::vector<std::string> keys = {"name", "billing", "min_billed_seconds"};
+  return keys;
+}
+
+const std::vector<std::string>& offer_keys() {
+  static const std::vector<std::string> keys = {"provider",
+                                                "gpu",
+                                                "gpus_per_instance",
+                                                "tier",
+                                                "usd_per_gpu_hour",
+                                                "usd_per_instance_hour",
+                                                "billing",
+                                                "min_billed_seconds",
+                                                "region",
+                                                "instance_type",
+                                                "source",
+                                                "date",
+                                                "note"};
+  return keys;
+}
+
+Gpu read_gpu(Issues& issues, const YAML::Node& node, const std::string& path,
+             const std::string& origin_file) {
+  Gpu gpu;
+  Fields f(issues, node, path, gpu_keys());
+  f.require("name");
+  gpu.name = f.nonempty_string("name").value_or("");
+  gpu.aliases = f.string_list("aliases").value_or(std::vector<std::string>{});
+  gpu.exclude_words = f.string_list("exclude_words").value_or(std::vector<std::string>{});
+  gpu.vendor = f.string("vendor").value_or("");
+  gpu.memory_gb = f.positive_number("memory_gb");
+  gpu.memory_type = f.string("memory_type").value_or("");
+  gpu.bandwidth_tb_per_second = f.positive_number("bandwidth_tb_per_second");
+  if (const Field* tflops = f.find("dense_tflops")) {
+    if (tflops->value.IsMap()) {
+      Fields t(issues, tflops->value, tflops->path, {"bf16", "fp16", "fp8"});
+      gpu.dense_bf16_tflops = t.positive_number("bf16");
+      gpu.dense_fp16_tflops = t.positive_number("fp16");
+      gpu.dense_fp8_tflops = t.positive_number("fp8");
+    } else {
+      f.fail(*tflops, "expected a mapping of bf16, fp16, fp8, found " + describe(tflops->value));
+    }
+  }
+  gpu.source = f.string("source").value_or("");
+  const bool has_figures = f.has("memory_gb") || f.has("bandwidth_tb_per_second") ||
+                           f.has("dense_tflops") || f.has("memory_type");
+  if (has_figures) f.require("source", "where the figures come from");
+  gpu.origin = fmt::format("{}:{}", origin_file, f.line());
+  return gpu;
+}
+
+ProviderDefaults read_provider(Issues& issues, const YAML::Node& node, const std::string& path,
+                               const std::string& origin_file) {
+  ProviderDefaults provider;
+  Fields f(issues, node, path, provider_keys());
+  f.require("name");
+  provider.name = f.nonempty_string("name").value_or("");
+  provider.billing = f.billing("billing");
+  provider.min_billed_seconds = f.integer("min_billed_seconds", 0);
+  provider.origin = fmt::format("{}:{}", origin_file, f.line());
+  return provider;
+}
+
+Offer read_offer(Issues& issues, const YAML::Node& node, const std::string& path,
+                 const std::string& origin_file) {
+  Offer offer;
+  Fields f(issues, node, path, offer_keys());
+  for (const char* key : {"provider", "gpu", "tier"}) f.require(key);
+  offer.provider = f.nonempty_string("provider").value_or("");
+  offer.gpu = f.nonempty_string("gpu").value_or("");
+  offer.gpus_per_instance = f.integer("gpus_per_instance", 1).value_or(1);
+  offer.tier = f.choice("tier", tier_names()).value_or("");
+
+  const bool per_gpu = f.has("usd_per_gpu_hour");
+  const bool per_instance = f.has("usd_per_instance_hour");
+  if (per_gpu && per_instance) {
+    f.fail(*f.find("usd_per_instance_hour"),
+           "give either usd_per_gpu_hour or usd_per_instance_hour, not both");
+  } else if (!per_gpu && !per_instance) {
+    issues.add(f.line(), path, "missing a price: give usd_per_gpu_hour or usd_per_instance_hour");
+  } else if (per_gpu) {
+    offer.usd_per_gpu_hour = f.positive_number("usd_per_gpu_hour").value_or(0.0);
+    offer.price_basis = "per-gpu";
+  } else if (std::optional<double> usd = f.positive_number("usd_per_instance_hour")) {
+    offer.usd_per_gpu_hour = *usd / static_cast<double>(offer.gpus_per_instance);
+    offer.price_basis = "per-instance";
+  }
+
+  offer.billing = f.billing("billing").value_or(Billing::kUnknown);
+  offer.min_billed_seconds = f.integer("min_billed_seconds", 0).value_or(0);
+  offer.region = f.string("region").value_or("");
+  offer.instance_type = f.string("instance_type").value_or("");
+  f.require("source", "where the price comes from");
+  offer.source = f.nonempty_string("source").value_or("");
+  offer.date = f.date("date");
+  offer.note = f.string("note").value_or("");
+  offer.origin = fmt::format("{}:{}", origin_file, f.line());
+  return offer;
+}
+
+// The items of one top-level section; `read` is called for each mapping item.
+template <class Read>
+void read_section(Issues& issues, const std::string& name, const YAML::Node& value, Read read) {
+  if (value.IsNull()) return;
+  if (!value.IsSequence()) {
+    issues.add(line_of(value), name, "expected a list, found " + describe(value));
+    return;
+  }
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const YAML::Node item = value[i];
+    const std::string path = item_path(name, i);
+    if (!item.IsMap()) {
+      issues.add(line_of(item), path, "expected a mapping, found " + describe(item));
+      continue;
+    }
+    read(item, path);
+  }
+}
+
+// A GPU's names, folded, with where each came from, to catch two GPUs claiming one name.
+void check_gpu_names(Issues& issues, const std::vector<Gpu>& gpus,
+                     const std::vector<std::pair<std::string, int64_t>>& where) {
+  std::map<std::string, std::size_t> owner;  // folded name or alias -> gpu index
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (gpus[i].name.empty()) continue;
+    const std::string folded = fold(gpus[i].name);
+    const auto [it, inserted] = owner.emplace(folded, i);
+    if (!inserted && gpus[it->second].name == gpus[i].name) {
+      issues.add(where[i].second, where[i].first + ".name",
+                 fmt::format("duplicate GPU {} (first given at line {})", in_quotes(gpus[i].name),
+                             where[it->second].second));
+    } else if (!inserted) {
+      issues.add(where[i].second, where[i].first + ".name",
+                 fmt::format("GPU name {} is the same as {} (line {}) once case and punctuation "
+                             "are ignored",
+                             in_quotes(gpus[i].name), in_quotes(gpus[it->second].name),
+                             where[it->second].second));
+    }
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    for (const std::string& alias : gpus[i].aliases) {
+      const auto it = owner.find(fold(alias));
+      if (it != owner.end() && it->second != i) {
+        issues.add(where[i].second, where[i].first + ".aliases",
+                   fmt::format("alias {} also names GPU {} (line {})", in_quotes(alias),
+                               in_quotes(gpus[it->second].name), where[it->second].second));
+      } else if (it == owner.end()) {
+        owner.emplace(fold(alias), i);
+      }
+    }
+  }
+}
+
+using OfferKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, int64_t>;
+
+OfferKey key_of(const Offer& offer) {
+  return {offer.provider, offer.gpu,           offer.tier,
+          offer.region,   offer.instance_type, offer.gpus_per_instance};
+}
+
+bool is_gpu_name(const Catalog& catalog, const std::string& name) {
+  return std::any_of(catalog.gpus.begin(), catalog.gpus.end(),
+                     [&](const Gpu& gpu) { return gpu.name == name; });
+}
+
+// Position in kTiers; past the end for anything else.
+std::size_t tier_index(std::string_view tier) {
+  std::size_t i = 0;
+  for (const char* known : kTiers) {
+    if (tier == known) break;
+    ++i;
+  }
+  return i;
+}
+
+// Cheapest per GPU-hour first; ties by provider, tier (kTiers order), region, then the rest of
+// the key so that the order never depends on the catalog's order.
+bool cheaper(const Offer* a, const Offer* b) {
+  if (a->usd_per_gpu_hour != b->usd_per_gpu_hour) return a->usd_per_gpu_hour < b->usd_per_gpu_hour;
+  const std::size_t tier_a = tier_index(a->tier);
+  const std::size_t tier_b = tier_index(b->tier);
+  return std::tie(a->provider, tier_a, a->region, a->instance_type, a->gpus_per_instance) <
+         std::tie(b->provider, tier_b, b->region, b->instance_type, b->gpus_per_instance);
+}
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && lowercase(s.substr(s.size() - suffix.size())) == suffix;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int error = errno != 0 ? errno : ENOENT;
+    throw CatalogError(
+        fmt::format("{}: cannot read file: {}", path, std::generic_category().message(error)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    throw CatalogError(fmt::format("{}: cannot read file: read error", path));
+  }
+  return text.str();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Billing and dates.
+
+std::string to_string(Billing billing) {
+  switch (billing) {
+    case Billing::kPerSecond:
+      return "per-second";
+    case Billing::kPerMinute:
+      return "per-minute";
+    case Billing::kPerHour:
+      return "per-hour";
+    case Billing::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::optional<Billing> parse_billing(std::string_view text) {
+  const std::string folded = lowercase(text);
+  if (folded == "per-second") return Billing::kPerSecond;
+  if (folded == "per-minute") return Billing::kPerMinute;
+  if (folded == "per-hour") return Billing::kPerHour;
+  if (folded == "unknown") return Billing::kUnknown;
+  return std::nullopt;
+}
+
+int64_t increment_seconds(Billing billing) {
+  switch (billing) {
+    case Billing::kPerSecond:
+      return 1;
+    case Billing::kPerMinute:
+      return 60;
+    case Billing::kPerHour:
+      return 3600;
+    case Billing::kUnknown:
+      break;
+  }
+  return 1;
+}
+
+std::optional<Date> parse_date(std::string_view text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  const auto number = [&](std::size_t pos, std::size_t len) -> int {
+    int value = 0;
+    for (std::size_t i = pos; i < pos + len; ++i) {
+      if (text[i] < '0' || text[i] > '9') return -1;
+      value = value * 10 + (text[i] - '0');
+    }
+    return value;
+  };
+  const Date date{number(0, 4), number(5, 2), number(8, 2)};
+  if (date.year < 0 || date.month < 1 || date.month > 12 || date.day < 1) return std::nullopt;
+  const bool leap = (date.year % 4 == 0 && date.year % 100 != 0) || date.year % 400 == 0;
+  constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const int days = kDaysInMonth[date.month - 1] + (date.month == 2 && leap ? 1 : 0);
+  if (date.day > days) return std::nullopt;
+  return date;
+}
+
+std::string to_string(const Date& date) {
+  return fmt::format("{:04d}-{:02d}-{:02d}", date.year, date.month, date.day);
+}
+
+int64_t days_since_epoch(const Date& date) {
+  // Howard Hinnant's days_from_civil: eras of 400 years (146097 days) counted from March, so
+  // that the leap day is the last day of a year.
+  const int64_t y = static_cast<int64_t>(date.year) - (date.month <= 2 ? 1 : 0);
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t year_of_era = y - era * 400;                                    // [0, 399]
+  const int64_t month_from_march = (date.month + 9) % 12;                       // [0, 11]
+  const int64_t day_of_year = (153 * month_from_march + 2) / 5 + date.day - 1;  // [0, 365]
+  const int64_t day_of_era =
+      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;  // [0, 146096]
+  return era * 146097 + day_of_era - 719468;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+
+Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    const int64_t line = e.mark.is_null() ? 0 : static_cast<int64_t>(e.mark.line) + 1;
+    throw CatalogError(line > 0 ? fmt::format("{}:{}: invalid YAML: {}", source_name, line, e.msg)
+                                : fmt::format("{}: invalid YAML: {}", source_name, e.msg));
+  }
+
+  Issues issues(source_name);
+  Catalog catalog;
+  if (root.IsNull()) return catalog;  // empty file: an empty catalog
+  if (!root.IsMap()) {
+    issues.add(line_of(root), "",
+               fmt::format("expected a mapping with keys {}, found {}", join(section_names()),
+                           describe(root)));
+    issues.throw_if_any();
+  }
+
+  std::vector<std::pair<std::string, int64_t>> gpu_where;  // path, line of each GPU
+  std::vector<std::pair<std::string, int64_t>> offer_where;
+  std::map<std::string, int64_t> provider_line;
+  std::map<std::string, int64_t> section_line;
+  for (const auto& entry : root) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) {
+      issues.add(line_of(key), "", "expected a section name, found " + describe(key));
+      continue;
+    }
+    const std::string name = key.Scalar();
+    const int64_t line = line_of(key);
+    if (std::find(section_names().begin(), section_names().end(), name) == section_names().end()) {
+      issues.add(line, name, unknown_name_message("section", name, section_names()));
+      continue;
+    }
+    const auto [seen, inserted] = section_line.emplace(name, line);
+    if (!inserted) {
+      issues.add(line, name,
+                 fmt::format("duplicate section {} (first given at line {})", in_quotes(name),
+                             seen->second));
+      continue;
+    }
+    if (name == "gpus") {
+      read_section(issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
+        catalog.gpus.push_back(read_gpu(issues, item, p, source_name));
+        gpu_where.emplace_back(p, line_of(item));
+      });
+    } else if (name == "providers") {
+      read_section(issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
+        ProviderDefaults provider = read_provider(issues, item, p, source_name);
+        if (!provider.name.empty()) {
+          const auto [first, fresh] = provider_line.emplace(provider.name, line_of(item));
+          if (!fresh) {
+            issues.add(line_of(item), p + ".name",
+                       fmt::format("duplicate provider {} (first given at line {})",
+                                   in_quotes(provider.name), first->second));
+          }
+        }
+        catalog.providers.push_back(std::move(provider));
+      });
+    } else {
+      read_section(issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
+        catalog.offers.push_back(read_offer(issues, item, p, source_name));
+        offer_where.emplace_back(p, line_of(item));
+      });
+    }
+  }
+
+  check_gpu_names(issues, catalog.gpus, gpu_where);
+
+  // Offers naming one of this file's GPUs by an alias get its canonical name; a GPU this file
+  // does not define is mapped by merge() against the GPUs loaded before.
+  std::map<OfferKey, std::size_t> first_offer;
+  for (std::size_t i = 0; i < catalog.offers.size(); ++i) {
+    Offer& offer = catalog.offers[i];
+    if (!offer.gpu.empty() && !is_gpu_name(catalog, offer.gpu)) {
+      if (const Gpu* gpu = find_gpu(catalog, offer.gpu)) offer.gpu = gpu->name;
+    }
+    if (offer.provider.empty() || offer.gpu.empty() || offer.tier.empty()) continue;
+    const auto [it, inserted] = first_offer.emplace(key_of(offer), i);
+    if (!inserted) {
+      issues.add(offer_where[i].second, offer_where[i].first,
+                 fmt::format("same provider, gpu, tier, region, instance_type and "
+                             "gpus_per_instance as {} (line {})",
+                             offer_where[it->second].first, offer_where[it->second].second));
+    }
+  }
+
+  issues.throw_if_any();
+  return catalog;
+}
+
+Catalog builtin_catalog() {
+  return parse_catalog_yaml(
+      std::string_view(detail::kBuiltinCatalogYaml, detail::kBuiltinCatalogYamlSize), kBuiltinName);
+}
+
+Catalog load_catalog_file(const std::string& path_spec, const Catalog& known) {
+  // PROVIDER=PATH when the text before the first '=' is a plain name (no path separator).
+  std::string provider;
+  std::string path = path_spec;
+  const std::size_t eq = path_spec.find('=');
+  if (eq != std::string::npos && eq > 0 && path_spec.find_first_of("/\\") > eq) {
+    provider = path_spec.substr(0, eq);
+    path = path_spec.substr(eq + 1);
+  }
+  if (path.empty()) throw CatalogError(fmt::format("{}: expected PATH after PROVIDER=", path_spec));
+
+  const bool is_csv = ends_with_ci(path, ".csv");
+  if (!provider.empty() && !is_csv) {
+    throw CatalogError(fmt::format(
+        "{}: PROVIDER=PATH names the provider of a SkyPilot CSV (a .csv file); a YAML catalog "
+        "names its providers itself",
+        path_spec));
+  }
+  const std::string text = read_file(path);
+  if (!is_csv) return parse_catalog_yaml(text, path);
+
+  if (provider.empty()) {
+    // SkyPilot keeps one folder per cloud: .../aws/vms.csv. Otherwise the stem: lambda.csv.
+    const std::filesystem::path fs_path(path);
+    const std::string parent = fs_path.parent_path().filename().string();
+    provider = lowercase(fs_path.filename().string()) == "vms.csv" && !parent.empty() &&
+                       parent != "." && parent != ".."
+                   ? parent
+                   : fs_path.stem().string();
+  }
+  return parse_skypilot_csv(text, path, provider, known);
+}
+
+void merge(Catalog& into, Catalog later) {
+  for (Gpu& gpu : later.gpus) {
+    const auto same = std::find_if(into.gpus.begin(), into.gpus.end(),
+                                   [&](const Gpu& g) { return fold(g.name) == fold(gpu.name); });
+    if (same != into.gpus.end()) {
+      *same = std::move(gpu);
+    } else {
+      into.gpus.push_back(std::move(gpu));
+    }
+  }
+
+  std::map<OfferKey, std::size_t> index;
+  for (std::size_t i = 0; i < into.offers.size(); ++i) index.emplace(key_of(into.offers[i]), i);
+  for (Offer& offer : later.offers) {
+    if (!is_gpu_name(into, offer.gpu)) {
+      if (const Gpu* gpu = find_gpu(into, offer.gpu)) offer.gpu = gpu->name;
+    }
+    const OfferKey key = key_of(offer);
+    const auto it = index.find(key);
+    if (it != index.end()) {
+      into.offers[it->second] = std::move(offer);
+    } else {
+      index.emplace(key, into.offers.size());
+      into.offers.push_back(std::move(offer));
+    }
+  }
+
+  for (ProviderDefaults& provider : later.providers) {
+    const auto same =
+        std::find_if(into.providers.begin(), into.providers.end(),
+                     [&](const ProviderDefaults& p) { return p.name == provider.name; });
+    if (same != into.providers.end()) {
+      *same = std::move(provider);
+    } else {
+      into.providers.push_back(std::move(provider));
+    }
+  }
+}
+
+Catalog load_catalogs(const std::vector<std::string>& path_specs) {
+  Catalog catalog = builtin_catalog();
+  for (const std::string& spec : path_specs) merge(catalog, load_catalog_file(spec, catalog));
+  for (Offer& offer : catalog.offers) {
+    if (offer.billing != Billing::kUnknown) continue;
+    for (const ProviderDefaults& defaults : catalog.providers) {
+      if (defaults.name != offer.provider) continue;
+      if (defaults.billing) offer.billing = *defaults.billing;
+      if (defaults.min_billed_seconds) offer.min_billed_seconds = *defaults.min_billed_seconds;
+    }
+  }
+  return catalog;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lookups.
+
+const Gpu* find_gpu(const Catalog& catalog, std::string_view name) {
+  const std::string folded = fold(name);
+  if (folded.empty()) return nullptr;
+  for (const Gpu& gpu : catalog.gpus) {
+    if (fold(gpu.name) == folded) return &gpu;
+  }
+  for (const Gpu& gpu : catalog.gpus) {
+    for (const std::string& alias : gpu.aliases) {
+      if (fold(alias) == folded) return &gpu;
+    }
+  }
+  const std::vector<std::string> words = words_of(name);
+  const Gpu* best = nullptr;
+  std::size_t best_length = 0;
+  for (const Gpu& gpu : catalog.gpus) {
+    if (has_exclude_word(gpu, words)) continue;
+    std::vector<std::string> names = gpu.aliases;
+    names.push_back(gpu.name);
+    for (const std::string& candidate : names) {
+      const std::string folded_candidate = fold(candidate);
+      if (folded_candidate.size() > best_length && contains_word_run(words, folded_candidate)) {
+        best = &gpu;
+        best_length = folded_candidate.size();
+      }
+    }
+  }
+  return best;
+}
+
+std::vector<const Offer*> offers_for(const Catalog& catalog, const Gpu* gpu) {
+  std::vector<const Offer*> offers;
+  for (const Offer& offer : catalog.offers) {
+    if (gpu == nullptr || offer.gpu == gpu->name) offers.push_back(&offer);
+  }
+  std::stable_sort(offers.begin(), offers.end(), cheaper);
+  return offers;
+}
+
+const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t slash = text.find('/', start);
+    parts.emplace_back(text.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  const std::string flag = "offer " + in_quotes(text);
+  if (parts.size() < 2 || parts.size() > 3 ||
+      std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
+    throw CatalogError(flag + ": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
+  }
+  const std::string& provider = parts[0];
+  const std::string& gpu_text = parts[1];
+
+  std::vector<const Offer*> of_provider;
+  std::vector<std::string> providers;
+  for (const Offer& offer : catalog.offers) {
+    if (lowercase(offer.provider) == lowercase(provider)) of_provider.push_back(&offer);
+    if (std::find(providers.begin(), providers.end(), offer.provider) == providers.end()) {
+      providers.push_back(offer.provider);
+    }
+  }
+  if (of_provider.empty()) {
+    throw CatalogError(flag + ": " + unknown_name_message("provider", provider, providers));
+  }
+
+  const Gpu* gpu = find_gpu(catalog, gpu_text);
+  std::vector<const Offer*> of_gpu;
+  std::vector<std::string> provider_gpus;
+  for (const Offer* offer : of_provider) {
+    if ((gpu != nullptr && offer->gpu == gpu->name) || fold(offer->gpu) == fold(gpu_text)) {
+      of_gpu.push_back(offer);
+    }
+    if (std::find(provider_gpus.begin(), provider_gpus.end(), offer->gpu) == provider_gpus.end()) {
+      provider_gpus.push_back(offer->gpu);
+    }
+  }
+  if (of_gpu.empty()) {
+    std::string message = gpu != nullptr ? fmt::format("{}: {} has no offer for {}", flag,
+                                                       in_quotes(provider), gpu->name)
+                                         : fmt::format("{}: unknown GPU {} for {}", flag,
+                                                       in_quotes(gpu_text), in_quotes(provider));
+    if (auto hint = text::closest(gpu_text, provider_gpus)) {
+      message += fmt::format("; did you mean {}?", in_quotes(*hint));
+    } else {
+      message += fmt::format("; it offers {}", join(provider_gpus));
+    }
+    throw CatalogError(message);
+  }
+
+  std::vector<const Offer*> matches = of_gpu;
+  if (parts.size() == 3) {
+    const std::string tier = lowercase(parts[2]);
+    if (tier_index(tier) >= std::size(kTiers)) {
+      throw CatalogError(
+          fmt::format("{}: tier: {}", flag, not_one_of_message(parts[2], tier_names())));
+    }
+    matches.clear();
+    std::vector<std::string> tiers;
+    for (const Offer* offer : of_gpu) {
+      if (offer->tier == tier) matches.push_back(offer);
+      if (std::find(tiers.begin(), tiers.end(), offer->tier) == tiers.end()) {
+        tiers.push_back(offer->tier);
+      }
+    }
+    if (matches.empty()) {
+      throw CatalogError(fmt::format("{}: {} has no {} offer for {}; tiers offered: {}", flag,
+                                     in_quotes(provider), tier, of_gpu.front()->gpu, join(tiers)));
+    }
+  }
+  std::stable_sort(matches.begin(), matches.end(), cheaper);
+  for (const Offer* offer : matches) {
+    if (offer->tier == "on-demand") return *offer;
+  }
+  return *matches.front();
+}
+
+std::optional<int64_t> age_days(const Offer& offer, const Date& today) {
+  if (!offer.date) return std::nullopt;
+  return days_since_epoch(today) - days_since_epoch(*offer.date);
+}
+
+}  // namespace ftbench::cost

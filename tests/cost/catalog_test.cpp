@@ -1,0 +1,877 @@
+#include "ftbench/cost/catalog.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ftbench::cost {
+namespace {
+
+// The CatalogError message `action` throws; "" (and a test failure) when it throws nothing.
+std::string ErrorOf(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const CatalogError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no CatalogError thrown";
+  return "";
+}
+
+std::string YamlError(const std::string& yaml) {
+  return ErrorOf([&] { parse_catalog_yaml(yaml, "t.yaml"); });
+}
+
+// A valid offer with one line replaced or added: `extra` goes after the source line (line 7).
+//   1 offers:
+//   2   - provider: p
+//   3     gpu: H100
+//   4     tier: spot
+//   5     usd_per_gpu_hour: 2
+//   6     source: s
+std::string OneOffer(const std::string& extra, const std::string& tier_line = "    tier: spot\n",
+                     const std::string& price_line = "    usd_per_gpu_hour: 2\n") {
+  return "offers:\n  - provider: p\n    gpu: H100\n" + tier_line + price_line + "    source: s\n" +
+         extra;
+}
+
+const Offer* FindOffer(const Catalog& catalog, const std::string& provider, const std::string& gpu,
+                       const std::string& tier) {
+  for (const Offer& offer : catalog.offers) {
+    if (offer.provider == provider && offer.gpu == gpu && offer.tier == tier) return &offer;
+  }
+  return nullptr;
+}
+
+std::string GpuName(const Catalog& catalog, const std::string& device_name) {
+  const Gpu* gpu = find_gpu(catalog, device_name);
+  return gpu == nullptr ? "(none)" : gpu->name;
+}
+
+// A fresh folder under the system temporary folder, removed with its contents afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("ftbench_catalog_" + std::to_string(::getpid()) + "_" + test->name());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `text` to `relative` (folders created) and returns the full path.
+  std::string Write(const std::string& relative, const std::string& text) const {
+    const std::filesystem::path file = path_ / relative;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+    return file.string();
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A SkyPilot v5+ style catalog: quoted GpuInfo cells with commas and doubled quotes, a CPU row,
+// a fractional-GPU row, two zones of one region, a PCIe instance sold as "H100".
+const char kSkyPilotCsv[] =
+    "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,"
+    "SpotPrice\n"                                                                   // 1
+    "m5.large,,,2.0,8.0,0.096,us-east-1,,0.04\n"                                    // 2
+    "p4de.24xlarge,A100-80GB,8.0,96.0,1152.0,40.9657,us-east-1,"                    // 3
+    "\"{'Gpus': [{'Name': 'A100-80GB', 'Manufacturer': 'NVIDIA', 'Count': 8.0}], "  //
+    "\"\"TotalGpuMemoryInMiB\"\": 655360}\",12.5\n"                                 //
+    "g4dn.xlarge,T4,1.0,4.0,16.0,0.526,us-east-1,\"{'Gpus': [{'Name': 'T4',\n"      // 4
+    "'Count': 1.0}]}\",\n"                                                          // 5
+    "frac.small,A10,0.5,6.0,30.0,0.75,us-east-1,,\n"                                // 6
+    "p5.48xlarge,H100,8.0,192.0,2048.0,98.32,us-west-2,,40\n"                       // 7
+    "p5.48xlarge,H100,8.0,192.0,2048.0,98.32,us-west-2,,32\n"                       // 8
+    "gpu_1x_h100_pcie,H100,1,26.0,200.0,2.49,us-east-1,,\n"                         // 9
+    "x1.gpu,MI300X,1,8,64,,us-east-1,,\n";                                          // 10
+
+// ---- Billing -----------------------------------------------------------------------------------
+
+TEST(CatalogBilling, NamesParseAndIncrements) {
+  EXPECT_EQ(to_string(Billing::kPerSecond), "per-second");
+  EXPECT_EQ(to_string(Billing::kPerMinute), "per-minute");
+  EXPECT_EQ(to_string(Billing::kPerHour), "per-hour");
+  EXPECT_EQ(to_string(Billing::kUnknown), "unknown");
+  EXPECT_EQ(parse_billing("per-second"), Billing::kPerSecond);
+  EXPECT_EQ(parse_billing("Per-Minute"), Billing::kPerMinute);
+  EXPECT_EQ(parse_billing("PER-HOUR"), Billing::kPerHour);
+  EXPECT_EQ(parse_billing("unknown"), Billing::kUnknown);
+  EXPECT_EQ(parse_billing("minute"), std::nullopt);
+  EXPECT_EQ(parse_billing(""), std::nullopt);
+  EXPECT_EQ(increment_seconds(Billing::kPerSecond), 1);
+  EXPECT_EQ(increment_seconds(Billing::kPerMinute), 60);
+  EXPECT_EQ(increment_seconds(Billing::kPerHour), 3600);
+  EXPECT_EQ(increment_seconds(Billing::kUnknown), 1);
+}
+
+// ---- Dates -------------------------------------------------------------------------------------
+
+TEST(CatalogDate, ParsesValidDates) {
+  const std::optional<Date> date = parse_date("2026-09-13");
+  ASSERT_TRUE(date.has_value());
+  EXPECT_EQ(date->year, 2026);
+  EXPECT_EQ(date->month, 9);
+  EXPECT_EQ(date->day, 13);
+  EXPECT_EQ(to_string(*date), "2026-09-13");
+  EXPECT_EQ(to_string(Date{99, 1, 5}), "0099-01-05");
+  EXPECT_TRUE(parse_date("2026-12-31").has_value());
+  EXPECT_TRUE(parse_date("2026-04-30").has_value());
+}
+
+TEST(CatalogDate, LeapYears) {
+  EXPECT_TRUE(parse_date("2024-02-29").has_value());   // divisible by 4
+  EXPECT_FALSE(parse_date("2026-02-29").has_value());  // not
+  EXPECT_FALSE(parse_date("1900-02-29").has_value());  // by 100, not by 400
+  EXPECT_TRUE(parse_date("2000-02-29").has_value());   // by 400
+  EXPECT_FALSE(parse_date("2024-02-30").has_value());
+}
+
+TEST(CatalogDate, RejectsInvalidDates) {
+  for (const char* text : {"2026-13-01", "2026-00-10", "2026-04-31", "2026-09-00", "2026-9-13",
+                           "26-09-13", "2026-09-13 ", " 2026-09-13", "20260913", "2026/09/13",
+                           "13-09-2026", "2026-09-1x", "+026-09-13", ""}) {
+    EXPECT_FALSE(parse_date(text).has_value()) << text;
+  }
+}
+
+TEST(CatalogDate, DaysSinceEpoch) {
+  EXPECT_EQ(days_since_epoch(Date{1970, 1, 1}), 0);
+  EXPECT_EQ(days_since_epoch(Date{1969, 12, 31}), -1);
+  EXPECT_EQ(days_since_epoch(Date{2000, 2, 29}), 11016);
+  EXPECT_EQ(days_since_epoch(Date{2000, 3, 1}), 11017);
+  EXPECT_EQ(days_since_epoch(Date{2026, 9, 13}), 20709);
+  EXPECT_EQ(days_since_epoch(Date{1600, 3, 1}), -135080);
+  EXPECT_EQ(days_since_epoch(Date{1, 1, 1}), -719162);
+}
+
+TEST(CatalogDate, AgeDays) {
+  Offer offer;
+  EXPECT_EQ(age_days(offer, Date{2026, 10, 1}), std::nullopt);  // undated
+  offer.date = Date{2026, 9, 13};
+  EXPECT_EQ(age_days(offer, Date{2026, 9, 13}), 0);
+  EXPECT_EQ(age_days(offer, Date{2026, 10, 13}), 30);
+  EXPECT_EQ(age_days(offer, Date{2027, 9, 13}), 365);
+  EXPECT_EQ(age_days(offer, Date{2026, 9, 12}), -1);  // dated after "today"
+  offer.date = Date{2024, 2, 28};
+  EXPECT_EQ(age_days(offer, Date{2024, 3, 1}), 2);  // across a leap day
+}
+
+// ---- The built-in catalog
+// ------------------------------------------------------------------------
+
+TEST(CatalogBuiltin, HasTheDatasheetFigures) {
+  const Catalog c = builtin_catalog();
+  ASSERT_EQ(c.gpus.size(), 5u);
+
+  const Gpu* a100 = find_gpu(c, "A100-SXM-80GB");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(a100->vendor, "nvidia");
+  EXPECT_EQ(a100->memory_gb, 80.0);
+  EXPECT_EQ(a100->memory_type, "HBM2e");
+  EXPECT_EQ(a100->bandwidth_tb_per_second, 2.0);
+  EXPECT_EQ(a100->dense_bf16_tflops, 312.0);
+  EXPECT_EQ(a100->dense_fp16_tflops, 312.0);
+  EXPECT_EQ(a100->dense_fp8_tflops, std::nullopt);
+
+  const Gpu* h100 = find_gpu(c, "H100-SXM");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_EQ(h100->name, "H100-SXM");
+  EXPECT_EQ(h100->memory_gb, 80.0);
+  EXPECT_EQ(h100->memory_type, "HBM3");
+  EXPECT_EQ(h100->bandwidth_tb_per_second, 3.35);
+  EXPECT_EQ(h100->dense_bf16_tflops, 989.0);
+  EXPECT_EQ(h100->dense_fp16_tflops, 989.0);
+  EXPECT_EQ(h100->dense_fp8_tflops, 1979.0);
+  EXPECT_EQ(h100->origin.rfind("configs/catalog.yaml (built in):", 0), 0u) << h100->origin;
+
+  const Gpu* h200 = find_gpu(c, "H200-SXM");
+  ASSERT_NE(h200, nullptr);
+  EXPECT_EQ(h200->memory_gb, 141.0);
+  EXPECT_EQ(h200->memory_type, "HBM3e");
+  EXPECT_EQ(h200->bandwidth_tb_per_second, 4.8);
+  EXPECT_EQ(h200->dense_bf16_tflops, 989.0);
+  EXPECT_EQ(h200->dense_fp16_tflops, 989.0);
+  EXPECT_EQ(h200->dense_fp8_tflops, 1979.0);
+
+  const Gpu* b200 = find_gpu(c, "B200");
+  ASSERT_NE(b200, nullptr);
+  EXPECT_EQ(b200->memory_gb, 192.0);
+  EXPECT_EQ(b200->memory_type, "HBM3e");
+  EXPECT_EQ(b200->bandwidth_tb_per_second, 8.0);
+  EXPECT_EQ(b200->dense_bf16_tflops, 2250.0);
+  EXPECT_EQ(b200->dense_fp16_tflops, 2250.0);
+  EXPECT_EQ(b200->dense_fp8_tflops, std::nullopt);  // not given by the sources
+
+  const Gpu* mi300x = find_gpu(c, "MI300X");
+  ASSERT_NE(mi300x, nullptr);
+  EXPECT_EQ(mi300x->vendor, "amd");
+  EXPECT_EQ(mi300x->memory_gb, 192.0);
+  EXPECT_EQ(mi300x->memory_type, "HBM3");
+  EXPECT_EQ(mi300x->bandwidth_tb_per_second, 5.3);
+  EXPECT_EQ(mi300x->dense_bf16_tflops, 1307.4);
+  EXPECT_EQ(mi300x->dense_fp16_tflops, 1307.4);
+  EXPECT_EQ(mi300x->dense_fp8_tflops, 2614.9);
+
+  for (const Gpu& gpu : c.gpus) EXPECT_FALSE(gpu.source.empty()) << gpu.name;
+}
+
+TEST(CatalogBuiltin, ReferenceRunPrices) {
+  const Catalog c = builtin_catalog();
+  const Offer& h100 = resolve_offer(c, "reference-run/H100");
+  EXPECT_EQ(h100.gpu, "H100-SXM");
+  EXPECT_EQ(h100.tier, "on-demand");
+  EXPECT_EQ(h100.usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(h100.price_basis, "per-gpu");
+  EXPECT_EQ(h100.gpus_per_instance, 1);
+  EXPECT_EQ(h100.billing, Billing::kPerMinute);
+  EXPECT_EQ(h100.min_billed_seconds, 0);
+  ASSERT_TRUE(h100.date.has_value());
+  EXPECT_EQ(to_string(*h100.date), "2026-09-13");
+  EXPECT_FALSE(h100.source.empty());
+
+  const Offer& mi300x = resolve_offer(c, "reference-run/MI300X");
+  EXPECT_EQ(mi300x.gpu, "MI300X");
+  EXPECT_EQ(mi300x.tier, "on-demand");
+  EXPECT_EQ(mi300x.usd_per_gpu_hour, 2.39);
+  EXPECT_EQ(mi300x.billing, Billing::kPerMinute);  // inferred from $1.35 for 34 min; see note
+  ASSERT_TRUE(mi300x.date.has_value());
+  EXPECT_EQ(to_string(*mi300x.date), "2026-09-13");
+  EXPECT_NE(mi300x.note.find("implies per-minute"), std::string::npos) << mi300x.note;
+}
+
+TEST(CatalogBuiltin, Mi300xWeekRange) {
+  const Catalog c = builtin_catalog();
+  const Offer& low = resolve_offer(c, "mi300x-range-low/MI300X");
+  EXPECT_EQ(low.usd_per_gpu_hour, 1.71);
+  EXPECT_EQ(low.billing, Billing::kUnknown);
+  EXPECT_NE(low.note.find("quote-only"), std::string::npos);
+  EXPECT_EQ(to_string(*low.date), "2026-09-13");
+  const Offer& high = resolve_offer(c, "mi300x-range-high/MI300X");
+  EXPECT_EQ(high.usd_per_gpu_hour, 6.00);
+  EXPECT_EQ(to_string(*high.date), "2026-09-13");
+}
+
+TEST(CatalogBuiltin, TierExamplesAreUndatedWithUnknownBilling) {
+  const Catalog c = builtin_catalog();
+  ASSERT_EQ(c.offers.size(), 11u);
+  const Offer* cluster_spot = FindOffer(c, "example-8gpu-cluster", "H100-SXM", "spot");
+  ASSERT_NE(cluster_spot, nullptr);
+  EXPECT_EQ(cluster_spot->gpus_per_instance, 8);
+  EXPECT_EQ(cluster_spot->usd_per_gpu_hour, 2.89);
+  EXPECT_EQ(cluster_spot->price_basis, "per-gpu");
+  // Both tiers of the cluster match: on-demand wins although spot is cheaper.
+  const Offer& cluster = resolve_offer(c, "example-8gpu-cluster/H100");
+  EXPECT_EQ(cluster.tier, "on-demand");
+  EXPECT_EQ(cluster.usd_per_gpu_hour, 4.49);
+
+  int dated = 0;
+  for (const Offer& offer : c.offers) {
+    EXPECT_FALSE(offer.source.empty()) << offer.origin;
+    if (offer.date) {
+      ++dated;
+      EXPECT_EQ(to_string(*offer.date), "2026-09-13") << offer.origin;
+    } else {
+      EXPECT_EQ(offer.billing, Billing::kUnknown) << offer.origin;
+      EXPECT_EQ(offer.gpu, "H100-SXM") << offer.origin;  // "H100" in the file: the alias
+    }
+  }
+  EXPECT_EQ(dated, 4);
+  EXPECT_TRUE(c.providers.empty());
+}
+
+TEST(CatalogBuiltin, OffersForH100CheapestFirst) {
+  const Catalog c = builtin_catalog();
+  std::vector<double> prices;
+  std::vector<std::string> tiers;
+  for (const Offer* offer : offers_for(c, find_gpu(c, "H100"))) {
+    prices.push_back(offer->usd_per_gpu_hour);
+    tiers.push_back(offer->tier);
+  }
+  EXPECT_EQ(prices, (std::vector<double>{1.80, 2.40, 2.50, 2.89, 2.97, 4.49, 4.50, 5.99}));
+  EXPECT_EQ(tiers, (std::vector<std::string>{"marketplace", "marketplace", "spot", "spot",
+                                             "on-demand", "on-demand", "on-demand", "spot"}));
+  EXPECT_EQ(offers_for(c, nullptr).size(), 11u);
+  EXPECT_EQ(offers_for(c, nullptr).front()->usd_per_gpu_hour, 1.71);
+}
+
+// ---- find_gpu ----------------------------------------------------------------------------------
+
+TEST(CatalogFindGpu, DriverNames) {
+  const Catalog c = builtin_catalog();
+  EXPECT_EQ(GpuName(c, "NVIDIA H100 80GB HBM3"), "H100-SXM");
+  EXPECT_EQ(GpuName(c, "NVIDIA H200"), "H200-SXM");
+  EXPECT_EQ(GpuName(c, "AMD Instinct MI300X"), "MI300X");
+  EXPECT_EQ(GpuName(c, "NVIDIA A100-SXM4-80GB"), "A100-SXM-80GB");
+  EXPECT_EQ(GpuName(c, "NVIDIA A100-SXM-80GB"), "A100-SXM-80GB");  // DGX A100 spelling
+  EXPECT_EQ(GpuName(c, "NVIDIA B200"), "B200");
+  EXPECT_EQ(GpuName(c, "AMD Instinct MI300X VF"), "MI300X");
+}
+
+TEST(CatalogFindGpu, CatalogAndSkyPilotNames) {
+  const Catalog c = builtin_catalog();
+  EXPECT_EQ(GpuName(c, "H100"), "H100-SXM");
+  EXPECT_EQ(GpuName(c, "h100_sxm"), "H100-SXM");  // case, underscores, hyphens ignored
+  EXPECT_EQ(GpuName(c, "H100SXM"), "H100-SXM");
+  EXPECT_EQ(GpuName(c, "H100-MEGA"), "H100-SXM");
+  EXPECT_EQ(GpuName(c, "A100-80GB"), "A100-SXM-80GB");
+  EXPECT_EQ(GpuName(c, "A100-80GB-SXM"), "A100-SXM-80GB");
+  EXPECT_EQ(GpuName(c, "MI300X"), "MI300X");
+  EXPECT_EQ(GpuName(c, "H200"), "H200-SXM");
+  EXPECT_EQ(GpuName(c, "B200"), "B200");
+}
+
+TEST(CatalogFindGpu, OtherPartsDoNotMatch) {
+  const Catalog c = builtin_catalog();
+  for (const char* name :
+       {"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "H100-NVL", "H100 PCIe", "NVIDIA A100-SXM4-40GB",
+        "NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe", "A100", "NVIDIA GH200 480GB",
+        "NVIDIA H200 NVL", "AMD Instinct MI300A", "NVIDIA H800", "NVIDIA GB200", "", "  "}) {
+    EXPECT_EQ(GpuName(c, name), "(none)") << name;
+  }
+}
+
+TEST(CatalogFindGpu, LongestContainedAliasWins) {
+  const Catalog c = parse_catalog_yaml(
+      "gpus:\n"
+      "  - name: X1\n"
+      "    aliases: [\"Acme X\"]\n"
+      "  - name: X1-Max\n"
+      "    aliases: [\"Acme X Max\"]\n",
+      "t.yaml");
+  EXPECT_EQ(GpuName(c, "ACME X Max 96GB"), "X1-Max");
+  EXPECT_EQ(GpuName(c, "ACME X 48GB"), "X1");
+  EXPECT_EQ(GpuName(c, "ACME XMax"), "X1-Max");  // separators ignored across words
+}
+
+// ---- resolve_offer -----------------------------------------------------------------------------
+
+TEST(CatalogResolve, ByAliasDeviceNameAndCase) {
+  const Catalog c = builtin_catalog();
+  EXPECT_EQ(resolve_offer(c, "reference-run/H100").usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(resolve_offer(c, "reference-run/NVIDIA H100 80GB HBM3").usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(resolve_offer(c, "Reference-Run/h100-sxm/On-Demand").usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(resolve_offer(c, "example-marketplace-low/H100/marketplace").usd_per_gpu_hour, 1.80);
+  EXPECT_EQ(resolve_offer(c, "example-8gpu-cluster/H100/spot").usd_per_gpu_hour, 2.89);
+}
+
+TEST(CatalogResolve, SeveralMatchesGiveTheCheapestOnDemand) {
+  const Catalog c = parse_catalog_yaml(
+      "offers:\n"
+      "  - {provider: cloud, gpu: G, tier: spot, usd_per_gpu_hour: 1.0, source: s}\n"
+      "  - {provider: cloud, gpu: G, tier: on-demand, region: b, usd_per_gpu_hour: 3.0, "
+      "source: s}\n"
+      "  - {provider: cloud, gpu: G, tier: on-demand, region: a, usd_per_gpu_hour: 2.5, "
+      "source: s}\n"
+      "  - {provider: cloud, gpu: G, tier: on-demand, region: c, usd_per_gpu_hour: 2.5, "
+      "source: s}\n"
+      "  - {provider: spotty, gpu: G, tier: spot, region: b, usd_per_gpu_hour: 0.9, source: s}\n"
+      "  - {provider: spotty, gpu: G, tier: spot, region: a, usd_per_gpu_hour: 0.8, source: s}\n",
+      "t.yaml");
+  const Offer& on_demand = resolve_offer(c, "cloud/G");
+  EXPECT_EQ(on_demand.tier, "on-demand");
+  EXPECT_EQ(on_demand.usd_per_gpu_hour, 2.5);
+  EXPECT_EQ(on_demand.region, "a");  // tie on price: by region
+  EXPECT_EQ(resolve_offer(c, "cloud/G/spot").usd_per_gpu_hour, 1.0);
+  // No on-demand offer: the cheapest of the rest.
+  EXPECT_EQ(resolve_offer(c, "spotty/G").region, "a");
+}
+
+TEST(CatalogResolve, ErrorsSuggestCloseNames) {
+  const Catalog c = builtin_catalog();
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "referense-run/H100"); }),
+            "offer \"referense-run/H100\": unknown provider \"referense-run\"; did you mean "
+            "\"reference-run\"?");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/MI300"); }),
+            "offer \"reference-run/MI300\": unknown GPU \"MI300\" for \"reference-run\"; did you "
+            "mean \"MI300X\"?");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/B200"); }),
+            "offer \"reference-run/B200\": \"reference-run\" has no offer for B200; it offers "
+            "H100-SXM, MI300X");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/H100/spto"); }),
+            "offer \"reference-run/H100/spto\": tier: expected one of on-demand, spot, reserved, "
+            "marketplace, found \"spto\"; did you mean \"spot\"?");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/H100/spot"); }),
+            "offer \"reference-run/H100/spot\": \"reference-run\" has no spot offer for H100-SXM; "
+            "tiers offered: on-demand");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "H100"); }),
+            "offer \"H100\": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "a//b"); }),
+            "offer \"a//b\": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
+  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "a/b/c/d"); }),
+            "offer \"a/b/c/d\": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
+}
+
+// ---- YAML: what loads --------------------------------------------------------------------------
+
+TEST(CatalogYaml, EmptyFileIsAnEmptyCatalog) {
+  const Catalog c = parse_catalog_yaml("# nothing yet\n", "t.yaml");
+  EXPECT_TRUE(c.gpus.empty());
+  EXPECT_TRUE(c.offers.empty());
+  EXPECT_TRUE(c.providers.empty());
+}
+
+TEST(CatalogYaml, EveryOfferField) {
+  const Catalog c = parse_catalog_yaml(
+      "providers:\n"
+      "  - name: cloud\n"
+      "    billing: per-second\n"
+      "    min_billed_seconds: 60\n"
+      "offers:\n"
+      "  - provider: cloud\n"  // line 6
+      "    gpu: H100\n"
+      "    gpus_per_instance: 2\n"
+      "    tier: reserved\n"
+      "    usd_per_gpu_hour: 1.25\n"
+      "    billing: per-hour\n"
+      "    min_billed_seconds: 3600\n"
+      "    region: eu-west-1\n"
+      "    instance_type: big.2x\n"
+      "    source: \"price page\"\n"
+      "    date: 2026-02-28\n"
+      "    note: \"1-year term\"\n",
+      "t.yaml");
+  ASSERT_EQ(c.offers.size(), 1u);
+  const Offer& o = c.offers.front();
+  EXPECT_EQ(o.provider, "cloud");
+  EXPECT_EQ(o.gpu, "H100");  // no GPUs in this file: kept as given (merge() maps it)
+  EXPECT_EQ(o.gpus_per_instance, 2);
+  EXPECT_EQ(o.tier, "reserved");
+  EXPECT_EQ(o.usd_per_gpu_hour, 1.25);
+  EXPECT_EQ(o.price_basis, "per-gpu");
+  EXPECT_EQ(o.billing, Billing::kPerHour);
+  EXPECT_EQ(o.min_billed_seconds, 3600);
+  EXPECT_EQ(o.region, "eu-west-1");
+  EXPECT_EQ(o.instance_type, "big.2x");
+  EXPECT_EQ(o.source, "price page");
+  EXPECT_EQ(to_string(*o.date), "2026-02-28");
+  EXPECT_EQ(o.note, "1-year term");
+  EXPECT_EQ(o.origin, "t.yaml:6");
+  ASSERT_EQ(c.providers.size(), 1u);
+  EXPECT_EQ(c.providers[0].name, "cloud");
+  EXPECT_EQ(c.providers[0].billing, Billing::kPerSecond);
+  EXPECT_EQ(c.providers[0].min_billed_seconds, 60);
+  EXPECT_EQ(c.providers[0].origin, "t.yaml:2");
+}
+
+TEST(CatalogYaml, PerInstancePriceIsDividedByGpusPerInstance) {
+  const Catalog c = parse_catalog_yaml(
+      "offers:\n"
+      "  - {provider: p, gpu: G, gpus_per_instance: 8, tier: on-demand,\n"
+      "     usd_per_instance_hour: 31.92, source: s}\n"
+      "  - {provider: q, gpu: G, gpus_per_instance: 3, tier: on-demand,\n"
+      "     usd_per_instance_hour: 10.5, source: s}\n",
+      "t.yaml");
+  ASSERT_EQ(c.offers.size(), 2u);
+  EXPECT_EQ(c.offers[0].usd_per_gpu_hour, 3.99);  // 31.92 / 8: dividing by 2^3 is exact
+  EXPECT_EQ(c.offers[0].price_basis, "per-instance");
+  EXPECT_EQ(c.offers[1].usd_per_gpu_hour, 3.5);
+  EXPECT_EQ(c.offers[1].price_basis, "per-instance");
+}
+
+TEST(CatalogYaml, OfferGpuAliasResolvesToTheFilesGpu) {
+  const Catalog c = parse_catalog_yaml(
+      "gpus:\n"
+      "  - name: X1\n"
+      "    aliases: [\"Acme X-One\"]\n"
+      "    exclude_words: [PCIe]\n"
+      "    vendor: acme\n"
+      "offers:\n"
+      "  - {provider: p, gpu: acme_x_one, tier: spot, usd_per_gpu_hour: 1, source: s}\n"
+      "  - {provider: p, gpu: Acme X-One PCIe, tier: spot, usd_per_gpu_hour: 1, source: s}\n",
+      "t.yaml");
+  ASSERT_EQ(c.gpus.size(), 1u);
+  EXPECT_EQ(c.gpus[0].aliases, (std::vector<std::string>{"Acme X-One"}));
+  EXPECT_EQ(c.gpus[0].exclude_words, (std::vector<std::string>{"PCIe"}));
+  EXPECT_EQ(c.gpus[0].source, "");  // no figures, no source needed
+  EXPECT_EQ(c.offers[0].gpu, "X1");
+  EXPECT_EQ(c.offers[1].gpu, "Acme X-One PCIe");
+}
+
+// ---- YAML: every kind of error, with its exact text -------------------------------------------
+
+TEST(CatalogYaml, UnknownTierSuggests) {
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: spto\n")),
+            "t.yaml:4: offers[0].tier: expected one of on-demand, spot, reserved, marketplace, "
+            "found \"spto\"; did you mean \"spot\"?");
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: cheap\n")),
+            "t.yaml:4: offers[0].tier: expected one of on-demand, spot, reserved, marketplace, "
+            "found \"cheap\"");
+}
+
+TEST(CatalogYaml, UnknownBillingSuggests) {
+  EXPECT_EQ(YamlError(OneOffer("    billing: per-minit\n")),
+            "t.yaml:7: offers[0].billing: expected one of per-second, per-minute, per-hour, "
+            "unknown, found \"per-minit\"; did you mean \"per-minute\"?");
+}
+
+TEST(CatalogYaml, UnknownKeysAndSections) {
+  EXPECT_EQ(YamlError(OneOffer("    regoin: x\n")),
+            "t.yaml:7: offers[0].regoin: unknown key \"regoin\"; did you mean \"region\"?");
+  EXPECT_EQ(YamlError(OneOffer("    colour: red\n")),
+            "t.yaml:7: offers[0].colour: unknown key \"colour\"; valid keys: provider, gpu, "
+            "gpus_per_instance, tier, usd_per_gpu_hour, usd_per_instance_hour, billing, "
+            "min_billed_seconds, region, instance_type, source, date, note");
+  EXPECT_EQ(YamlError("gpu:\n  - name: X\n"),
+            "t.yaml:1: gpu: unknown section \"gpu\"; did you mean \"gpus\"?");
+  EXPECT_EQ(YamlError("gpus:\n  - name: X\n    dense_tflops: {bf16: 1, tf32: 2}\n    source: s\n"),
+            "t.yaml:3: gpus[0].dense_tflops.tf32: unknown key \"tf32\"; valid keys: bf16, fp16, "
+            "fp8");
+}
+
+TEST(CatalogYaml, MissingRequiredKeys) {
+  EXPECT_EQ(YamlError("offers:\n  - note: x\n"),
+            "t.yaml:2: offers[0]: missing required key \"provider\"\n"
+            "t.yaml:2: offers[0]: missing required key \"gpu\"\n"
+            "t.yaml:2: offers[0]: missing required key \"tier\"\n"
+            "t.yaml:2: offers[0]: missing a price: give usd_per_gpu_hour or "
+            "usd_per_instance_hour\n"
+            "t.yaml:2: offers[0]: missing required key \"source\" (where the price comes from)");
+  EXPECT_EQ(YamlError("gpus:\n  - vendor: x\n  - name: Y\n    memory_gb: 8\n"),
+            "t.yaml:2: gpus[0]: missing required key \"name\"\n"
+            "t.yaml:3: gpus[1]: missing required key \"source\" (where the figures come from)");
+  EXPECT_EQ(YamlError("providers:\n  - billing: per-second\n"),
+            "t.yaml:2: providers[0]: missing required key \"name\"");
+  EXPECT_EQ(YamlError("offers:\n  - {provider: p, gpu: G, tier: spot, usd_per_gpu_hour: 1, "
+                      "source: \"\"}\n"),
+            "t.yaml:2: offers[0].source: expected a non-empty string, found \"\"");
+}
+
+TEST(CatalogYaml, WrongTypes) {
+  EXPECT_EQ(YamlError(OneOffer("    gpus_per_instance: two\n")),
+            "t.yaml:7: offers[0].gpus_per_instance: expected an integer, found \"two\"");
+  EXPECT_EQ(YamlError(OneOffer("    gpus_per_instance: 2.5\n")),
+            "t.yaml:7: offers[0].gpus_per_instance: expected an integer, found \"2.5\"");
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: spot\n", "    usd_per_gpu_hour: \"2.5\"\n")),
+            "t.yaml:5: offers[0].usd_per_gpu_hour: expected a number, found the quoted string "
+            "\"2.5\"");
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: spot\n", "    usd_per_gpu_hour: cheap\n")),
+            "t.yaml:5: offers[0].usd_per_gpu_hour: expected a number, found \"cheap\"");
+  EXPECT_EQ(YamlError(OneOffer("    region: [a, b]\n")),
+            "t.yaml:7: offers[0].region: expected a string, found a list");
+  EXPECT_EQ(YamlError(OneOffer("    note:\n")),
+            "t.yaml:7: offers[0].note: expected a string, found null");
+  EXPECT_EQ(YamlError("gpus:\n  - name: X\n    aliases: X1\n"),
+            "t.yaml:3: gpus[0].aliases: expected a list of strings, found \"X1\"");
+  EXPECT_EQ(YamlError("gpus:\n  - name: X\n    dense_tflops: 5\n    source: s\n"),
+            "t.yaml:3: gpus[0].dense_tflops: expected a mapping of bf16, fp16, fp8, found \"5\"");
+  EXPECT_EQ(YamlError("offers: {provider: p}\n"),
+            "t.yaml:1: offers: expected a list, found a mapping");
+  EXPECT_EQ(YamlError("offers:\n  - H100\n"),
+            "t.yaml:2: offers[0]: expected a mapping, found \"H100\"");
+  EXPECT_EQ(YamlError("- a\n- b\n"),
+            "t.yaml:1: expected a mapping with keys gpus, providers, offers, found a list");
+}
+
+TEST(CatalogYaml, BadPrices) {
+  const auto price_error = [](const std::string& value) {
+    return YamlError(OneOffer("", "    tier: spot\n", "    usd_per_gpu_hour: " + value + "\n"));
+  };
+  const std::string prefix = "t.yaml:5: offers[0].usd_per_gpu_hour: expected a finite number > 0, ";
+  EXPECT_EQ(price_error("0"), prefix + "found \"0\"");
+  EXPECT_EQ(price_error("-1.5"), prefix + "found \"-1.5\"");
+  EXPECT_EQ(price_error(".inf"), prefix + "found \".inf\"");
+  EXPECT_EQ(price_error(".nan"), prefix + "found \".nan\"");
+  EXPECT_EQ(price_error("1e999"), prefix + "found \"1e999\"");
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: spot\n", "    usd_per_instance_hour: -8\n")),
+            "t.yaml:5: offers[0].usd_per_instance_hour: expected a finite number > 0, found "
+            "\"-8\"");
+  EXPECT_EQ(YamlError("gpus:\n  - {name: X, memory_gb: 0, source: s}\n"),
+            "t.yaml:2: gpus[0].memory_gb: expected a finite number > 0, found \"0\"");
+}
+
+TEST(CatalogYaml, ExactlyOnePrice) {
+  EXPECT_EQ(YamlError(OneOffer("    usd_per_instance_hour: 16\n")),
+            "t.yaml:7: offers[0].usd_per_instance_hour: give either usd_per_gpu_hour or "
+            "usd_per_instance_hour, not both");
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: spot\n", "")),
+            "t.yaml:2: offers[0]: missing a price: give usd_per_gpu_hour or "
+            "usd_per_instance_hour");
+}
+
+TEST(CatalogYaml, GpusPerInstanceAndMinimumBilled) {
+  EXPECT_EQ(YamlError(OneOffer("    gpus_per_instance: 0\n")),
+            "t.yaml:7: offers[0].gpus_per_instance: must be an integer >= 1, found 0");
+  EXPECT_EQ(YamlError(OneOffer("    min_billed_seconds: -60\n")),
+            "t.yaml:7: offers[0].min_billed_seconds: must be an integer >= 0, found -60");
+}
+
+TEST(CatalogYaml, BadDates) {
+  const std::string prefix = "t.yaml:7: offers[0].date: expected a calendar date YYYY-MM-DD, ";
+  EXPECT_EQ(YamlError(OneOffer("    date: 2026-02-29\n")), prefix + "found \"2026-02-29\"");
+  EXPECT_EQ(YamlError(OneOffer("    date: 13/09/2026\n")), prefix + "found \"13/09/2026\"");
+  EXPECT_EQ(YamlError(OneOffer("    date: 2026-9-13\n")), prefix + "found \"2026-9-13\"");
+  EXPECT_EQ(YamlError(OneOffer("    date:\n")), prefix + "found null");
+  EXPECT_NO_THROW(parse_catalog_yaml(OneOffer("    date: \"2024-02-29\"\n"), "t.yaml"));
+}
+
+TEST(CatalogYaml, DuplicateNames) {
+  EXPECT_EQ(YamlError(OneOffer("", "    tier: spot\n", "    usd_per_gpu_hour: 2\n") +
+                      "    source: \"\"\n"),
+            "t.yaml:7: offers[0].source: duplicate key \"source\" (first given at line 6)");
+  EXPECT_EQ(YamlError("gpus:\n  - name: X\n  - name: Y\n  - name: X\n"),
+            "t.yaml:4: gpus[2].name: duplicate GPU \"X\" (first given at line 2)");
+  EXPECT_EQ(YamlError("gpus:\n  - name: X-1\n  - name: x_1\n"),
+            "t.yaml:3: gpus[1].name: GPU name \"x_1\" is the same as \"X-1\" (line 2) once case "
+            "and punctuation are ignored");
+  EXPECT_EQ(YamlError("gpus:\n  - name: X\n    aliases: [Ex]\n  - name: Y\n    aliases: [EX]\n"),
+            "t.yaml:4: gpus[1].aliases: alias \"EX\" also names GPU \"X\" (line 2)");
+  EXPECT_EQ(YamlError("providers:\n  - name: p\n  - name: p\n"),
+            "t.yaml:3: providers[1].name: duplicate provider \"p\" (first given at line 2)");
+  EXPECT_EQ(YamlError("offers:\n"
+                      "  - {provider: p, gpu: G, tier: spot, usd_per_gpu_hour: 1, source: s}\n"
+                      "  - {provider: p, gpu: G, tier: spot, usd_per_gpu_hour: 2, source: t}\n"),
+            "t.yaml:3: offers[1]: same provider, gpu, tier, region, instance_type and "
+            "gpus_per_instance as offers[0] (line 2)");
+  EXPECT_EQ(YamlError("offers: []\noffers: []\n"),
+            "t.yaml:2: offers: duplicate section \"offers\" (first given at line 1)");
+}
+
+TEST(CatalogYaml, AllProblemsReportedTogetherInLineOrder) {
+  EXPECT_EQ(YamlError("gpus:\n"
+                      "  - name: X\n"
+                      "    memory_gb: lots\n"
+                      "    source: s\n"
+                      "offers:\n"
+                      "  - provider: p\n"
+                      "    gpu: X\n"
+                      "    tierr: spot\n"
+                      "    usd_per_gpu_hour: 0\n"
+                      "    source: s\n"
+                      "    date: yesterday\n"),
+            "t.yaml:3: gpus[0].memory_gb: expected a number, found \"lots\"\n"
+            "t.yaml:6: offers[0]: missing required key \"tier\"\n"
+            "t.yaml:8: offers[0].tierr: unknown key \"tierr\"; did you mean \"tier\"?\n"
+            "t.yaml:9: offers[0].usd_per_gpu_hour: expected a finite number > 0, found \"0\"\n"
+            "t.yaml:11: offers[0].date: expected a calendar date YYYY-MM-DD, found "
+            "\"yesterday\"");
+}
+
+TEST(CatalogYaml, InvalidYamlSyntax) {
+  const std::string message = YamlError("offers:\n  - {provider: p\n");
+  EXPECT_EQ(message.rfind("t.yaml:", 0), 0u) << message;
+  EXPECT_NE(message.find(": invalid YAML: "), std::string::npos) << message;
+}
+
+// ---- SkyPilot CSV ------------------------------------------------------------------------------
+
+TEST(CatalogCsv, OnDemandAndSpotOffersPerGpu) {
+  const Catalog known = builtin_catalog();
+  SkyPilotCsvStats stats;
+  const Catalog c = parse_skypilot_csv(kSkyPilotCsv, "aws/vms.csv", "aws", known, &stats);
+  EXPECT_TRUE(c.gpus.empty());
+  EXPECT_TRUE(c.providers.empty());
+
+  const Offer* a100 = FindOffer(c, "aws", "A100-SXM-80GB", "on-demand");
+  ASSERT_NE(a100, nullptr);  // "A100-80GB" mapped to the catalog name
+  EXPECT_EQ(a100->usd_per_gpu_hour, 40.9657 / 8);
+  EXPECT_EQ(a100->gpus_per_instance, 8);
+  EXPECT_EQ(a100->price_basis, "per-instance");
+  EXPECT_EQ(a100->region, "us-east-1");
+  EXPECT_EQ(a100->instance_type, "p4de.24xlarge");
+  EXPECT_EQ(a100->billing, Billing::kUnknown);
+  EXPECT_EQ(a100->date, std::nullopt);
+  EXPECT_EQ(a100->source, "SkyPilot catalog aws/vms.csv");
+  EXPECT_EQ(a100->origin, "aws/vms.csv:3");
+  const Offer* a100_spot = FindOffer(c, "aws", "A100-SXM-80GB", "spot");
+  ASSERT_NE(a100_spot, nullptr);
+  EXPECT_EQ(a100_spot->usd_per_gpu_hour, 1.5625);  // 12.5 / 8
+
+  const Offer* t4 = FindOffer(c, "aws", "T4", "on-demand");  // unknown GPU: name kept
+  ASSERT_NE(t4, nullptr);
+  EXPECT_EQ(t4->usd_per_gpu_hour, 0.526);
+  EXPECT_EQ(t4->origin, "aws/vms.csv:4");                 // the quoted cell spans lines 4-5
+  EXPECT_EQ(FindOffer(c, "aws", "T4", "spot"), nullptr);  // empty SpotPrice
+
+  // Two zones of us-west-2: one spot offer, the cheaper; the on-demand rows are the same.
+  const Offer* h100_spot = FindOffer(c, "aws", "H100-SXM", "spot");
+  ASSERT_NE(h100_spot, nullptr);
+  EXPECT_EQ(h100_spot->usd_per_gpu_hour, 4.0);  // 32 / 8
+  EXPECT_EQ(h100_spot->origin, "aws/vms.csv:8");
+  EXPECT_EQ(FindOffer(c, "aws", "H100-SXM", "on-demand")->usd_per_gpu_hour, 98.32 / 8);
+
+  // SkyPilot calls Lambda's PCIe card "H100": kept apart from the SXM part.
+  const Offer* pcie = FindOffer(c, "aws", "H100 PCIe", "on-demand");
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ(pcie->usd_per_gpu_hour, 2.49);
+  EXPECT_EQ(pcie->note, "instance type gpu_1x_h100_pcie names PCIe: not H100-SXM");
+
+  EXPECT_EQ(c.offers.size(), 6u);
+  EXPECT_EQ(stats.rows, 8);
+  EXPECT_EQ(stats.offers, 6);
+  EXPECT_EQ(stats.skipped_no_accelerator, 1);
+  EXPECT_EQ(stats.skipped_fractional_count, 1);
+  EXPECT_EQ(stats.skipped_no_price, 1);
+  EXPECT_EQ(stats.folded_duplicates, 2);
+}
+
+TEST(CatalogCsv, ColumnsByNameInAnyOrderAndCase) {
+  const Catalog c = parse_skypilot_csv(
+      "\xEF\xBB\xBFprice,acceleratorcount,Region,ACCELERATORNAME\r\n"
+      "\"10\",2,\"eu\",MI300X\r\n"
+      "\r\n",
+      "x.csv", "x", builtin_catalog());
+  ASSERT_EQ(c.offers.size(), 1u);
+  EXPECT_EQ(c.offers[0].gpu, "MI300X");
+  EXPECT_EQ(c.offers[0].tier, "on-demand");
+  EXPECT_EQ(c.offers[0].usd_per_gpu_hour, 5.0);
+  EXPECT_EQ(c.offers[0].region, "eu");
+  EXPECT_EQ(c.offers[0].instance_type, "");
+}
+
+TEST(CatalogCsv, Errors) {
+  const Catalog known = builtin_catalog();
+  const auto csv_error = [&](const std::string& text) {
+    return ErrorOf([&] { parse_skypilot_csv(text, "t.csv", "p", known); });
+  };
+  EXPECT_EQ(csv_error("AcceleratorName,AcceleratorCount,Prise\nH100,1,2\n"),
+            "t.csv:1: missing required column Price (is \"Prise\" a misspelling of it?)");
+  EXPECT_EQ(csv_error("InstanceType,Region\n"),
+            "t.csv:1: missing required column AcceleratorName\n"
+            "t.csv:1: missing required column AcceleratorCount\n"
+            "t.csv:1: missing required column Price");
+  EXPECT_EQ(csv_error(""),
+            "t.csv:1: empty file: expected a header row with AcceleratorName, AcceleratorCount, "
+            "Price");
+  EXPECT_EQ(csv_error("AcceleratorName,AcceleratorCount,Price,SpotPrice\n"
+                      "H100,1,abc,1\n"
+                      "H100,eight,2,1\n"
+                      "H100,1,2,-1\n"
+                      "H100,1,2\n"),
+            "t.csv:2: column Price: expected a finite number >= 0, found \"abc\"\n"
+            "t.csv:3: column AcceleratorCount: expected a number, found \"eight\"\n"
+            "t.csv:4: column SpotPrice: expected a finite number >= 0, found \"-1\"\n"
+            "t.csv:5: expected 4 fields as in the header, found 3");
+  EXPECT_EQ(csv_error("AcceleratorName,AcceleratorCount,Price,GpuInfo\n"
+                      "H100,1,2,\"{'a': 1}\n"),
+            "t.csv:2: quoted field not closed before the end of the file");
+  EXPECT_EQ(csv_error("AcceleratorName,AcceleratorCount,Price,GpuInfo\n"
+                      "H100,1,2,\"x\"y\n"),
+            "t.csv:2: unexpected \"y\" after a closing quote in field 4");
+  EXPECT_EQ(csv_error("AcceleratorName,AcceleratorCount,Price,price\n"),
+            "t.csv:1: column \"price\" appears twice (fields 3 and 4)");
+}
+
+// ---- Files, merging, loading
+// ---------------------------------------------------------------------
+
+TEST(CatalogFile, ProviderFromFolderStemOrSpec) {
+  TempDir dir;
+  const std::string csv = "AcceleratorName,AcceleratorCount,Price\nH100,8,24\n";
+  const Catalog known = builtin_catalog();
+
+  const Catalog aws = load_catalog_file(dir.Write("catalogs/aws/vms.csv", csv), known);
+  ASSERT_EQ(aws.offers.size(), 1u);
+  EXPECT_EQ(aws.offers[0].provider, "aws");
+  EXPECT_EQ(aws.offers[0].gpu, "H100-SXM");
+  EXPECT_EQ(aws.offers[0].usd_per_gpu_hour, 3.0);
+
+  EXPECT_EQ(load_catalog_file(dir.Write("lambda.CSV", csv), known).offers[0].provider, "lambda");
+  EXPECT_EQ(load_catalog_file("my-cloud=" + dir.Write("x/vms.csv", csv), known).offers[0].provider,
+            "my-cloud");
+}
+
+TEST(CatalogFile, YamlFilesAndErrors) {
+  TempDir dir;
+  const std::string yaml = dir.Write(
+      "mine.yaml",
+      "offers:\n  - {provider: p, gpu: H100, tier: spot, usd_per_gpu_hour: 1, source: s}\n");
+  const Catalog c = load_catalog_file(yaml, Catalog{});
+  ASSERT_EQ(c.offers.size(), 1u);
+  EXPECT_EQ(c.offers[0].origin, yaml + ":2");
+
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file("p=" + yaml, Catalog{}); }),
+            "p=" + yaml +
+                ": PROVIDER=PATH names the provider of a SkyPilot CSV (a .csv file); a YAML "
+                "catalog names its providers itself");
+  const std::string missing = dir.Write("x", "") + "-missing.yaml";
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file(missing, Catalog{}); }),
+            missing + ": cannot read file: No such file or directory");
+  const std::string bad = dir.Write("bad.yaml", "offers:\n  - {provider: p}\n");
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file(bad, Catalog{}); }).rfind(bad + ":2: offers[0]: ", 0),
+            0u);
+}
+
+TEST(CatalogMerge, LaterWins) {
+  Catalog into = parse_catalog_yaml(
+      "gpus:\n  - {name: G, vendor: a}\n"
+      "providers:\n  - {name: p, billing: per-hour}\n"
+      "offers:\n"
+      "  - {provider: p, gpu: G, tier: spot, usd_per_gpu_hour: 1, source: old}\n"
+      "  - {provider: p, gpu: G, tier: on-demand, usd_per_gpu_hour: 2, source: old}\n",
+      "a.yaml");
+  Catalog later = parse_catalog_yaml(
+      "gpus:\n  - {name: G, aliases: [Gee], vendor: b}\n  - {name: H}\n"
+      "providers:\n  - {name: p, billing: per-second}\n"
+      "offers:\n"
+      "  - {provider: p, gpu: G, tier: spot, usd_per_gpu_hour: 0.5, source: new}\n"
+      "  - {provider: p, gpu: G, tier: spot, region: r, usd_per_gpu_hour: 0.7, source: new}\n",
+      "b.yaml");
+  merge(into, std::move(later));
+
+  ASSERT_EQ(into.gpus.size(), 2u);
+  EXPECT_EQ(into.gpus[0].vendor, "b");
+  EXPECT_EQ(into.gpus[1].name, "H");
+  ASSERT_EQ(into.providers.size(), 1u);
+  EXPECT_EQ(into.providers[0].billing, Billing::kPerSecond);
+  ASSERT_EQ(into.offers.size(), 3u);
+  EXPECT_EQ(into.offers[0].source, "new");  // same key: replaced in place
+  EXPECT_EQ(into.offers[0].usd_per_gpu_hour, 0.5);
+  EXPECT_EQ(into.offers[1].source, "old");
+  EXPECT_EQ(into.offers[2].region, "r");  // another region: added
+
+  // A later file naming a GPU by an alias of an earlier file's GPU replaces that offer too.
+  merge(into, parse_catalog_yaml(
+                  "offers:\n"
+                  "  - {provider: p, gpu: gee, tier: spot, usd_per_gpu_hour: 0.4, source: alias}\n",
+                  "c.yaml"));
+  ASSERT_EQ(into.offers.size(), 3u);
+  EXPECT_EQ(into.offers[0].gpu, "G");
+  EXPECT_EQ(into.offers[0].source, "alias");
+}
+
+TEST(CatalogLoad, BuiltinThenFilesWithProviderDefaults) {
+  TempDir dir;
+  const std::string yaml =
+      dir.Write("providers.yaml",
+                "providers:\n"
+                "  - {name: aws, billing: per-second, min_billed_seconds: 60}\n"
+                "offers:\n"
+                "  - {provider: aws, gpu: H100, tier: reserved, "
+                "usd_per_gpu_hour: 2, billing: per-hour, source: s}\n");
+  const std::string csv = dir.Write("aws/vms.csv",
+                                    "InstanceType,AcceleratorName,AcceleratorCount,Price\n"
+                                    "p4de.24xlarge,A100-80GB,8,40\n");
+  const Catalog c = load_catalogs({yaml, csv});
+  EXPECT_EQ(c.gpus.size(), 5u);
+  EXPECT_EQ(c.offers.size(), 13u);
+
+  const Offer* a100 = FindOffer(c, "aws", "A100-SXM-80GB", "on-demand");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(a100->usd_per_gpu_hour, 5.0);
+  EXPECT_EQ(a100->billing, Billing::kPerSecond);  // the provider's default
+  EXPECT_EQ(a100->min_billed_seconds, 60);
+  const Offer* reserved = FindOffer(c, "aws", "H100-SXM", "reserved");  // alias of a built-in
+  ASSERT_NE(reserved, nullptr);
+  EXPECT_EQ(reserved->billing, Billing::kPerHour);  // stated: kept
+  EXPECT_EQ(reserved->min_billed_seconds, 0);
+  // Offers of other providers keep unknown billing.
+  EXPECT_EQ(FindOffer(c, "example-h100-spot", "H100-SXM", "spot")->billing, Billing::kUnknown);
+}
+
+}  // namespace
+}  // namespace ftbench::cost
