@@ -1,0 +1,115 @@
+#include "ftbench/cost/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ftbench::cost {
+namespace {
+
+std::optional<double> per_unit(double usd, double units) {
+  if (!(units > 0.0)) return std::nullopt;
+  return usd / units;
+}
+
+double usd(double seconds, double usd_per_gpu_hour, int64_t gpus) {
+  return seconds / 3600.0 * usd_per_gpu_hour * static_cast<double>(gpus);
+}
+
+}  // namespace
+
+RunTimes run_times(const report::Report& report) {
+  if (report.phases.empty()) {
+    throw std::invalid_argument("timing.phases is empty: the report has no timed span to cost");
+  }
+  RunTimes t;
+  double end = 0.0;
+  for (const report::Phase& p : report.phases) end = std::max(end, p.start_seconds + p.seconds);
+  t.run_seconds = report.t0_before_process_seconds + end;
+  t.time_to_first_step_seconds = report.time_to_first_step_seconds;
+  for (const report::StepRecord& s : report.steps) {
+    t.training_seconds += s.wall_seconds;
+    t.trained_tokens += s.real_tokens;
+  }
+  t.steps = static_cast<int64_t>(report.steps.size());
+  t.epochs =
+      report.derived.steps_per_epoch > 0
+          ? static_cast<double>(t.steps) / static_cast<double>(report.derived.steps_per_epoch)
+          : 0.0;
+  t.examples = t.steps * report.derived.effective_batch;
+  t.steady_tokens_per_second = report.summary.tokens_per_second_real;
+  t.gpus = report.world_size;
+  return t;
+}
+
+Cost estimate(const RunTimes& times, const Rate& rate) {
+  check_rate(rate);
+  Cost c;
+  c.gpus_billed = billed_gpus(times.gpus, rate.gpus_per_instance);
+  c.run_seconds = times.run_seconds;
+  c.billed_seconds = billed_seconds(times.run_seconds, rate.billing, rate.min_billed_seconds);
+  c.billing_known = rate.billing != Billing::kUnknown;
+  c.linear_usd = usd(times.run_seconds, rate.usd_per_gpu_hour, c.gpus_billed);
+  c.billed_usd = usd(c.billed_seconds, rate.usd_per_gpu_hour, c.gpus_billed);
+  c.per_epoch_usd = per_unit(c.billed_usd, times.epochs);
+  c.per_epoch_training_usd =
+      per_unit(usd(times.training_seconds, rate.usd_per_gpu_hour, c.gpus_billed), times.epochs);
+  c.per_step_usd = per_unit(c.billed_usd, static_cast<double>(times.steps));
+  c.per_million_tokens_usd =
+      per_unit(c.billed_usd * 1e6, static_cast<double>(times.trained_tokens));
+  c.before_first_step_usd =
+      usd(times.time_to_first_step_seconds, rate.usd_per_gpu_hour, c.gpus_billed);
+  c.before_first_step_share =
+      times.run_seconds > 0.0 ? times.time_to_first_step_seconds / times.run_seconds : 0.0;
+  return c;
+}
+
+Projection project(const RunTimes& times, const Rate& rate, double tokens) {
+  if (!std::isfinite(tokens) || tokens <= 0.0) {
+    throw std::invalid_argument(fmt::format("projected tokens must be > 0, found {}", tokens));
+  }
+  if (!(times.steady_tokens_per_second > 0.0)) {
+    throw std::invalid_argument(
+        "the report has no steady-state throughput (no steps after the timing warm-up), so "
+        "nothing can be projected from it");
+  }
+  Projection p;
+  p.tokens = tokens;
+  const double measured_at_steady =
+      static_cast<double>(times.trained_tokens) / times.steady_tokens_per_second;
+  p.fixed_seconds = std::max(0.0, times.run_seconds - measured_at_steady);
+  p.training_seconds = tokens / times.steady_tokens_per_second;
+  p.total_seconds = p.fixed_seconds + p.training_seconds;
+  RunTimes projected;
+  projected.run_seconds = p.total_seconds;
+  projected.gpus = times.gpus;
+  p.cost = estimate(projected, rate);
+  return p;
+}
+
+double tokens_for_examples(const RunTimes& times, double examples) {
+  if (times.examples <= 0 || times.trained_tokens <= 0) {
+    throw std::invalid_argument("the report trained no examples, so tokens per example is unknown");
+  }
+  return examples * static_cast<double>(times.trained_tokens) / static_cast<double>(times.examples);
+}
+
+double tokens_for_epochs(const RunTimes& times, double epochs) {
+  if (!(times.epochs > 0.0) || times.trained_tokens <= 0) {
+    throw std::invalid_argument("the report trained no full step, so tokens per epoch is unknown");
+  }
+  return epochs * static_cast<double>(times.trained_tokens) / times.epochs;
+}
+
+double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, double target_usd) {
+  const int64_t gpus = billed_gpus(other.gpus, rate.gpus_per_instance);
+  const double seconds = billed_seconds(other.run_seconds, rate.billing, rate.min_billed_seconds);
+  if (!(seconds > 0.0)) {
+    throw std::invalid_argument("a run of 0 billed seconds has no break-even rate");
+  }
+  return target_usd / (seconds / 3600.0 * static_cast<double>(gpus));
+}
+
+}  // namespace ftbench::cost
