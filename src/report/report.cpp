@@ -266,7 +266,8 @@ class Reader {
     if (!it->is_string()) wrong_type("schema", "a string like \"ftbench.report/1\"", *it);
     const std::string schema = it->template get<std::string>();
     if (schema_major(schema) != kSchemaMajor) {
-      fail("unsupported report schema \"" + schema + "\" (this ftbench reads " + kSchema + ")");
+      fail("unsupported report schema \"" + schema + "\" (this ftbench reads " + kSchemaFamily +
+           ")");
     }
   }
 
@@ -282,11 +283,28 @@ class Reader {
     r.started_at_utc = string(run, "run", "started_at_utc");
     r.finished_at_utc = string(run, "run", "finished_at_utc");
     r.spec_path = string(run, "run", "spec_path");
+    if (run.find("world_size") != run.end()) {
+      r.world_size = integer(run, "run", "world_size");
+      if (r.world_size < 1) {
+        fail("run.world_size: expected an integer >= 1, found " + std::to_string(r.world_size));
+      }
+    }
 
     r.spec = object(j, "", "spec");
     r.spec_fingerprint = string(j, "", "spec_fingerprint");
 
     read_environment(object(j, "", "environment"), r.environment);
+
+    if (const auto it = j.find("data"); it != j.end() && !it->is_null()) {
+      const Json& d = object(j, "", "data");
+      DataInfo info;
+      info.source = string(d, "data", "source");
+      info.examples = integer(d, "data", "examples");
+      info.tokens = integer(d, "data", "tokens");
+      info.loss_tokens = integer(d, "data", "loss_tokens");
+      info.fingerprint = string(d, "data", "fingerprint");
+      r.data = std::move(info);
+    }
 
     const Json& params = object(j, "", "parameters");
     r.parameters.base = integer(params, "parameters", "base");
@@ -448,10 +466,20 @@ nlohmann::ordered_json to_json(const Report& report) {
               {"error", report.error},
               {"started_at_utc", report.started_at_utc},
               {"finished_at_utc", report.finished_at_utc},
-              {"spec_path", report.spec_path}};
+              {"spec_path", report.spec_path},
+              {"world_size", report.world_size}};
   j["spec"] = report.spec;
   j["spec_fingerprint"] = report.spec_fingerprint;
   j["environment"] = to_json(report.environment);
+  if (report.data) {
+    j["data"] = {{"source", report.data->source},
+                 {"examples", report.data->examples},
+                 {"tokens", report.data->tokens},
+                 {"loss_tokens", report.data->loss_tokens},
+                 {"fingerprint", report.data->fingerprint}};
+  } else {
+    j["data"] = nullptr;
+  }
   j["parameters"] = {{"base", report.parameters.base},
                      {"trainable", report.parameters.trainable},
                      {"total", report.parameters.total}};

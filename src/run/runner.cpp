@@ -9,6 +9,7 @@
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/fingerprint.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
 #include "ftbench/device/host_info.h"
@@ -171,6 +172,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     bo.seed = spec.data.seed;
     bo.pad_id = tokenizer.pad_id();
     data::Batcher batcher(dataset, bo, backend->device());
+    const data::DataStats data_stats = data::fingerprint(dataset, spec.data.train_on_prompt);
+    rep.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
+                                data_stats.loss_tokens, data_stats.fingerprint};
     phases.end("data_prepare");
 
     spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,

@@ -35,6 +35,8 @@ Report full_report() {
   r.error = "";
   r.started_at_utc = "2024-05-01T12:00:00Z";
   r.finished_at_utc = "2024-05-01T12:34:56Z";
+  r.world_size = 2;
+  r.data = DataInfo{"synthetic(seed=1234, n=2000)", 2000, 712345, 356789, std::string(64, 'a')};
   r.spec_path = "configs/llama3.1-8b-lora.yaml";
   // Keys deliberately not in alphabetical order: the reader must keep them as written.
   r.spec = OJson::parse(R"({"run": {"name": "x", "seed": 7}, "model": {"preset": "tiny"},
@@ -198,11 +200,14 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
   EXPECT_EQ(keys(j), (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint",
-                                               "environment", "parameters", "derived", "timing",
-                                               "steps", "summary", "memory"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1");
-  EXPECT_EQ(keys(j["run"]), (std::vector<std::string>{"name", "status", "error", "started_at_utc",
-                                                      "finished_at_utc", "spec_path"}));
+                                               "environment", "data", "parameters", "derived",
+                                               "timing", "steps", "summary", "memory"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.1");
+  EXPECT_EQ(keys(j["run"]),
+            (std::vector<std::string>{"name", "status", "error", "started_at_utc",
+                                      "finished_at_utc", "spec_path", "world_size"}));
+  EXPECT_EQ(keys(j["data"]), (std::vector<std::string>{"source", "examples", "tokens",
+                                                       "loss_tokens", "fingerprint"}));
   EXPECT_EQ(keys(j["environment"]), (std::vector<std::string>{"host", "device", "software"}));
   EXPECT_EQ(
       keys(j["environment"]["device"]),
@@ -278,7 +283,32 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
   Report r = full_report();
   r.schema = "ftbench.report/1.3";
-  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1");
+  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.1");
+}
+
+// A 1.0 report has neither run.world_size nor data: both read as their defaults.
+TEST(ReportJson, ReadsVersionOneWithoutTheFieldsOfOnePointOne) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1";
+  j["run"].erase("world_size");
+  j.erase("data");
+  const Report r = from_json(j, "old.json");
+  EXPECT_EQ(r.world_size, 1);
+  EXPECT_FALSE(r.data.has_value());
+  j["data"] = nullptr;
+  EXPECT_FALSE(from_json(j, "old.json").data.has_value());
+}
+
+TEST(ReportJson, RejectsABadWorldSizeOrDataObject) {
+  OJson j = to_json(full_report());
+  j["run"]["world_size"] = 0;
+  EXPECT_EQ(read_error(j), "r.json: run.world_size: expected an integer >= 1, found 0");
+  j = to_json(full_report());
+  j["data"].erase("fingerprint");
+  EXPECT_EQ(read_error(j), "r.json: missing required field \"data.fingerprint\"");
+  j = to_json(full_report());
+  j["data"] = 3;
+  EXPECT_EQ(read_error(j), "r.json: data: expected an object, found number");
 }
 
 TEST(ReportJson, RejectsOtherMajorVersion) {
@@ -452,7 +482,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.1\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

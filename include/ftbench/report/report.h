@@ -1,8 +1,9 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1", every field documented in docs/report-schema.md. Unknown values
-// are std::nullopt and serialise as JSON null (never NaN). Readers accept any
-// "ftbench.report/1.x" and reject other major versions; unknown fields are ignored.
+// Schema "ftbench.report/1.1", every field documented in docs/report-schema.md. Unknown values
+// are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
+// any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
+// added in a minor version are optional when reading (absent in older reports).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1";
+inline constexpr const char* kSchema = "ftbench.report/1.1";      // what this code writes
+inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
 struct HostInfo {
@@ -127,6 +129,17 @@ struct Derived {
   int64_t max_tokens_per_step = 0;
 };
 
+// The data set actually trained (since 1.1).
+struct DataInfo {
+  std::string source;       // the data set's own description, e.g. "synthetic(seed=1234, n=2000)"
+  int64_t examples = 0;     // examples in the data set
+  int64_t tokens = 0;       // tokens over all examples
+  int64_t loss_tokens = 0;  // tokens the loss is taken over, over all examples
+  // Lower-case hex SHA-256 over every example's token ids and loss mask (docs/report-schema.md
+  // gives the byte layout). Equal fingerprints mean the model saw the same data.
+  std::string fingerprint;
+};
+
 struct Report {
   std::string schema = kSchema;
   std::string run_name;
@@ -135,9 +148,11 @@ struct Report {
   std::string started_at_utc;  // ISO 8601
   std::string finished_at_utc;
   std::string spec_path;
+  int64_t world_size = 1;       // processes (devices) the run used; 1 when absent (before 1.1)
   nlohmann::ordered_json spec;  // resolved spec (spec::to_json)
   std::string spec_fingerprint;
   Environment environment;
+  std::optional<DataInfo> data;  // nullopt: not recorded (reports before 1.1)
   ParameterInfo parameters;
   Derived derived;
   std::string t0_source;                   // process_start, --t0, FTBENCH_T0
