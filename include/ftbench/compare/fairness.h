@@ -1,0 +1,46 @@
+// Is a comparison of reports fair? Same job (spec, data, effective batch, sequence length,
+// steps), and every other difference listed so the reader can weigh it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ftbench/report/report.h"
+
+namespace ftbench::compare {
+
+enum class Severity {
+  kJob,        // a different job: the numbers answer different questions (refused by default)
+  kExecution,  // the same job run differently (micro-batch split, checkpointing, warm-up...)
+  kPlatform,   // what is being compared: GPU, backend, software versions, threads
+};
+
+// "job", "execution", "platform".
+const char* to_string(Severity severity);
+
+struct Difference {
+  std::string what;                 // "spec.train.micro_batch_size", "data fingerprint", ...
+  std::vector<std::string> values;  // one per report, in order
+  Severity severity = Severity::kJob;
+  std::string note;  // why it matters, "" when obvious
+};
+
+struct Fairness {
+  bool same_job = true;  // no kJob difference
+  bool same_spec_fingerprint = true;
+  // nullopt when a report does not record its data fingerprint (reports before 1.1).
+  std::optional<bool> same_data_fingerprint;
+  std::vector<Difference> differences;  // job first, then execution, then platform
+};
+
+// Compares every report with the first. Spec keys are classified as documented in
+// docs/cost-and-compare.md: output.* is ignored; backend.* is platform; train.micro_batch_size and
+// train.grad_accum_steps (at equal effective batch), model.activation_checkpointing,
+// train.timing_warmup_steps and train.loss_window are execution; every other spec key is job.
+// Beyond the spec: data fingerprint, effective batch, steps finished and run status are job;
+// world size, t0 source, warm-up steps excluded and build type are execution; device, backend,
+// LibTorch, ftbench version, compiler, threads, BLAS and host are platform.
+Fairness check_fairness(const std::vector<report::Report>& reports);
+
+}  // namespace ftbench::compare

@@ -1,0 +1,205 @@
+#include "ftbench/compare/fairness.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace ftbench::compare {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+constexpr const char* kAbsent = "(absent)";
+
+// Leaf values of the spec by dotted path; arrays are leaves (their JSON text).
+// `order` collects each path once, in first-seen order across reports.
+void flatten(const OJson& j, const std::string& path, std::vector<std::string>& order,
+             std::set<std::string>& seen, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      flatten(it.value(), path + "." + it.key(), order, seen, out);
+    }
+    return;
+  }
+  if (seen.insert(path).second) order.push_back(path);
+  out[path] = j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Spec keys that change how the job runs, not what it computes.
+Severity classify_spec_key(const std::string& path) {
+  static const std::set<std::string> kExecution = {
+      "spec.train.micro_batch_size", "spec.train.grad_accum_steps",
+      "spec.model.activation_checkpointing", "spec.train.timing_warmup_steps",
+      "spec.train.loss_window"};
+  if (starts_with(path, "spec.backend.")) return Severity::kPlatform;
+  if (kExecution.count(path)) return Severity::kExecution;
+  return Severity::kJob;
+}
+
+std::string spec_note(const std::string& path) {
+  if (path == "spec.train.micro_batch_size" || path == "spec.train.grad_accum_steps") {
+    return "same effective batch split differently: same optimizer steps, different memory "
+           "and speed";
+  }
+  if (path == "spec.model.activation_checkpointing") {
+    return "recomputes activations in backward: less memory, about one more forward of work";
+  }
+  if (path == "spec.train.timing_warmup_steps") return "steps left out of the timing summary";
+  if (path == "spec.train.loss_window") return "window of the final-loss mean";
+  if (path == "spec.model.dtype" || path == "spec.lora.dtype") {
+    return "different arithmetic precision: speed and numerics both change";
+  }
+  return "";
+}
+
+class Differ {
+ public:
+  explicit Differ(const std::vector<report::Report>& reports) : reports_(reports) {}
+
+  // Adds a difference when any report's value differs from the first's.
+  void check(const std::string& what, Severity severity,
+             const std::function<std::string(const report::Report&)>& value,
+             const std::string& note = "") {
+    std::vector<std::string> values;
+    for (const report::Report& r : reports_) values.push_back(value(r));
+    add(what, severity, std::move(values), note);
+  }
+
+  void add(const std::string& what, Severity severity, std::vector<std::string> values,
+           const std::string& note) {
+    const bool differs = std::any_of(values.begin(), values.end(),
+                                     [&](const std::string& v) { return v != values.front(); });
+    if (differs) found_.push_back(Difference{what, std::move(values), severity, note});
+  }
+
+  std::vector<Difference> take() {
+    std::stable_sort(found_.begin(), found_.end(), [](const Difference& a, const Difference& b) {
+      return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+    });
+    return std::move(found_);
+  }
+
+ private:
+  const std::vector<report::Report>& reports_;
+  std::vector<Difference> found_;
+};
+
+}  // namespace
+
+const char* to_string(Severity severity) {
+  switch (severity) {
+    case Severity::kJob:
+      return "job";
+    case Severity::kExecution:
+      return "execution";
+    case Severity::kPlatform:
+      return "platform";
+  }
+  return "job";
+}
+
+Fairness check_fairness(const std::vector<report::Report>& reports) {
+  Fairness f;
+  if (reports.size() < 2) return f;
+  Differ differ(reports);
+
+  differ.check(
+      "run status", Severity::kJob, [](const report::Report& r) { return r.status; },
+      "a run that did not complete did not do the same work");
+  differ.check("steps finished", Severity::kJob,
+               [](const report::Report& r) { return std::to_string(r.steps.size()); });
+  differ.check("effective batch", Severity::kJob,
+               [](const report::Report& r) { return std::to_string(r.derived.effective_batch); });
+
+  // The data: by fingerprint where every report has one.
+  const bool all_have_data = std::all_of(
+      reports.begin(), reports.end(), [](const report::Report& r) { return r.data.has_value(); });
+  if (all_have_data) {
+    differ.check("data fingerprint", Severity::kJob,
+                 [](const report::Report& r) { return r.data->fingerprint; });
+    f.same_data_fingerprint =
+        std::all_of(reports.begin(), reports.end(), [&](const report::Report& r) {
+          return r.data->fingerprint == reports.front().data->fingerprint;
+        });
+  }
+
+  // The spec, key by key. Output settings (names, paths, progress) never matter.
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  std::vector<std::map<std::string, std::string>> flat(reports.size());
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    flatten(reports[i].spec, "spec", order, seen, flat[i]);
+  }
+  for (const std::string& path : order) {
+    if (starts_with(path, "spec.output.")) continue;
+    std::vector<std::string> values;
+    for (const auto& m : flat) {
+      const auto it = m.find(path);
+      values.push_back(it == m.end() ? kAbsent : it->second);
+    }
+    differ.add(path, classify_spec_key(path), std::move(values), spec_note(path));
+  }
+
+  f.same_spec_fingerprint =
+      std::all_of(reports.begin(), reports.end(), [&](const report::Report& r) {
+        return r.spec_fingerprint == reports.front().spec_fingerprint;
+      });
+  if (!f.same_spec_fingerprint) {
+    differ.check(
+        "spec fingerprint", Severity::kExecution,
+        [](const report::Report& r) { return r.spec_fingerprint.substr(0, 12); },
+        "the job keys listed as job differences decide; execution keys also change it");
+  }
+
+  differ.check(
+      "world size", Severity::kExecution,
+      [](const report::Report& r) { return std::to_string(r.world_size); },
+      "devices used; costs scale with it");
+  differ.check(
+      "t0 source", Severity::kExecution, [](const report::Report& r) { return r.t0_source; },
+      "time to first step is measured from different starting points");
+  differ.check("timing warm-up steps excluded", Severity::kExecution, [](const report::Report& r) {
+    return std::to_string(r.summary.warmup_steps_excluded);
+  });
+  differ.check("build type", Severity::kExecution,
+               [](const report::Report& r) { return r.environment.software.build_type; });
+
+  const auto& env = [](const report::Report& r) -> const report::Environment& {
+    return r.environment;
+  };
+  differ.check("device", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).device.name; });
+  differ.check("backend", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).device.backend; });
+  differ.check("driver", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).device.driver_version; });
+  differ.check("runtime", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).device.runtime_version; });
+  differ.check("LibTorch", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).software.libtorch_version; });
+  differ.check("ftbench", Severity::kPlatform, [&](const report::Report& r) {
+    return env(r).software.ftbench_version + " (" + env(r).software.git_commit + ")";
+  });
+  differ.check("compiler", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).software.compiler; });
+  differ.check("intra-op threads", Severity::kPlatform, [&](const report::Report& r) {
+    return std::to_string(env(r).software.intra_op_threads);
+  });
+  differ.check("BLAS", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).software.blas; });
+  differ.check("host CPU", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).host.cpu_model; });
+
+  f.differences = differ.take();
+  f.same_job = std::none_of(f.differences.begin(), f.differences.end(),
+                            [](const Difference& d) { return d.severity == Severity::kJob; });
+  return f;
+}
+
+}  // namespace ftbench::compare

@@ -1,0 +1,147 @@
+#include "ftbench/compare/side_by_side.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace ftbench::compare {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+int64_t spec_integer(const report::Report& r, const char* section, const char* key,
+                     int64_t fallback) {
+  const auto s = r.spec.find(section);
+  if (s == r.spec.end() || !s->is_object()) return fallback;
+  const auto k = s->find(key);
+  if (k == s->end() || !k->is_number_integer()) return fallback;
+  return k->get<int64_t>();
+}
+
+// Step times the summary is computed over: after the timing warm-up.
+std::vector<double> measured_step_seconds(const report::Report& r) {
+  std::vector<double> out;
+  const auto skip = static_cast<std::size_t>(std::max<int64_t>(0, r.summary.warmup_steps_excluded));
+  for (std::size_t i = skip; i < r.steps.size(); ++i) out.push_back(r.steps[i].wall_seconds);
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> smooth_losses(const std::vector<report::StepRecord>& steps, int64_t window) {
+  if (window < 1) throw std::invalid_argument("loss smoothing window must be >= 1");
+  std::vector<double> out(steps.size(), kNaN);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::size_t first =
+        i + 1 >= static_cast<std::size_t>(window) ? i + 1 - static_cast<std::size_t>(window) : 0;
+    double sum = 0.0;
+    int64_t n = 0;
+    for (std::size_t k = first; k <= i; ++k) {
+      if (std::isfinite(steps[k].loss)) {
+        sum += steps[k].loss;
+        ++n;
+      }
+    }
+    if (n > 0) out[i] = sum / static_cast<double>(n);
+  }
+  return out;
+}
+
+LossGap loss_curve_gap(const std::vector<report::StepRecord>& a,
+                       const std::vector<report::StepRecord>& b, int64_t window,
+                       int64_t skip_steps) {
+  const std::vector<double> sa = smooth_losses(a, window);
+  const std::vector<double> sb = smooth_losses(b, window);
+  LossGap gap;
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = static_cast<std::size_t>(std::max<int64_t>(0, skip_steps)); i < n; ++i) {
+    // Same position means same step number: steps are 1-based and consecutive in a report.
+    if (!std::isfinite(a[i].loss) || !std::isfinite(b[i].loss)) continue;
+    if (!std::isfinite(sa[i]) || !std::isfinite(sb[i])) continue;
+    const double d = std::fabs(sa[i] - sb[i]);
+    ++gap.steps_compared;
+    if (gap.at_step == 0 || d > gap.max_abs_gap) {
+      gap.max_abs_gap = d;
+      gap.at_step = a[i].step;
+    }
+  }
+  return gap;
+}
+
+std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
+                                 const SideBySideOptions& options) {
+  if (!options.rates.empty() && options.rates.size() != reports.size()) {
+    throw std::invalid_argument("side_by_side: one rate per report expected");
+  }
+  std::vector<Column> columns;
+  if (reports.empty()) return columns;
+
+  int64_t skip = 0;
+  for (const report::Report& r : reports) {
+    skip = std::max(
+        {skip, spec_integer(r, "train", "lr_warmup_steps", 0), r.summary.warmup_steps_excluded});
+  }
+  if (options.loss_skip_steps) skip = *options.loss_skip_steps;
+  const int64_t window = options.loss_window.value_or(
+      std::max<int64_t>(1, spec_integer(reports.front(), "train", "loss_window", 10)));
+
+  const std::vector<double> base_steps = measured_step_seconds(reports.front());
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const report::Report& r = reports[i];
+    Column c;
+    c.label = std::string(1, static_cast<char>('A' + std::min<std::size_t>(i, 25)));
+    if (i < options.sources.size()) c.source = options.sources[i];
+    c.run_name = r.run_name;
+    c.gpu = r.environment.device.name;
+    c.backend = r.environment.device.backend;
+    c.gpus = r.world_size;
+    c.times = cost::run_times(r);
+    c.step_p50_seconds = r.summary.step_seconds.median;
+    c.step_p90_seconds = r.summary.step_seconds.p90;
+    c.measured_steps = r.summary.measured_steps;
+    if (!r.summary.mfu.empty()) {
+      c.mfu = r.summary.mfu.front().mfu;
+      c.mfu_formula = r.summary.mfu.front().formula;
+    }
+    if (r.memory.peak_allocated_bytes) {
+      c.peak_memory_bytes = r.memory.peak_allocated_bytes;
+      c.peak_memory_kind = "allocated (device)";
+    } else if (r.memory.peak_rss_bytes) {
+      c.peak_memory_bytes = r.memory.peak_rss_bytes;
+      c.peak_memory_kind = "RSS (host)";
+    }
+    c.final_loss = r.summary.mean_last_losses;
+    c.loss_window = r.summary.loss_window;
+    if (!options.rates.empty() && options.rates[i]) {
+      c.rate = options.rates[i];
+      c.cost = cost::estimate(c.times, *c.rate);
+    }
+
+    if (i > 0) {
+      const Column& base = columns.front();
+      if (base.times.run_seconds > 0.0)
+        c.run_time_ratio = c.times.run_seconds / base.times.run_seconds;
+      if (base.times.steady_tokens_per_second > 0.0) {
+        c.throughput_ratio = c.times.steady_tokens_per_second / base.times.steady_tokens_per_second;
+      }
+      if (base.step_p50_seconds > 0.0 && base.measured_steps > 0 && c.measured_steps > 0) {
+        c.step_p50_change = (c.step_p50_seconds - base.step_p50_seconds) / base.step_p50_seconds;
+      }
+      if (c.cost && base.cost && base.cost->billed_usd > 0.0) {
+        c.cost_ratio = c.cost->billed_usd / base.cost->billed_usd;
+        c.break_even_usd_per_gpu_hour =
+            cost::break_even_usd_per_gpu_hour(c.times, *c.rate, base.cost->billed_usd);
+      }
+      const std::vector<double> steps = measured_step_seconds(r);
+      if (!base_steps.empty() && !steps.empty()) {
+        c.step_test = metrics::mann_whitney_u(base_steps, steps);
+      }
+      c.loss_gap = loss_curve_gap(reports.front().steps, r.steps, window, skip);
+    }
+    columns.push_back(std::move(c));
+  }
+  return columns;
+}
+
+}  // namespace ftbench::compare
