@@ -1,33 +1,77 @@
-// The `ftbench` command: sets up the OpenMP environment, then becomes ftbench-bin.
+// The `ftbench` command. Torch-free: validate, cost, compare and catalog run here and start in
+// milliseconds. `ftbench run` becomes ftbench-bin, which links LibTorch, after setting up the
+// OpenMP environment:
 //
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded, which happens before main() of any
 // program linked against LibTorch. Its default lets idle OpenMP workers spin, and on a small
 // CPU they then compete with OpenBLAS's own threads for the same cores: on the 2-core CI
 // machine the cpu-bench step took 1.11-1.19 s with the default policy and 0.56-0.59 s with
-// PASSIVE (docs/benchmarks.md). This launcher links nothing heavy and exec()s the real program in
-// the same process (same PID and start time), so launch timing stays honest. A value the user set
-// is kept.
+// PASSIVE (docs/benchmarks.md). exec() keeps the process (same PID and start time), so launch
+// timing stays honest. A value the user set is kept.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 
-int main(int argc, char** argv) {
-  (void)argc;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+#include "commands.h"
+
+namespace {
+
+// The subcommand named on the command line: the first argument that is not an option (or the
+// value of --log-level). "" when there is none.
+std::string subcommand_of(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    return arg;
+  }
+  return "";
+}
+
+std::string sibling(const std::string& name) {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  std::string target = "ftbench-bin";
-  if (n > 0) {
-    self[n] = '\0';
-    std::string path(self);
-    const size_t slash = path.rfind('/');
-    target = path.substr(0, slash + 1) + "ftbench-bin";
+  if (n <= 0) return name;
+  self[n] = '\0';
+  const std::string path(self);
+  return path.substr(0, path.rfind('/') + 1) + name;
+}
+
+// Stands in for `run` in the help; never reached, the launcher exec()s ftbench-bin first.
+ftbench::cli::Action add_run_placeholder(CLI::App& app) {
+  CLI::App* cmd =
+      app.add_subcommand("run",
+                         "Run a spec: train, time every phase and step, write the JSON report "
+                         "(ftbench run --help lists its options)");
+  cmd->allow_extras();
+  return []() -> int { throw ftbench::cli::RunFailure("run: ftbench-bin did not start"); };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (subcommand_of(argc, argv) == "run") {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+    const std::string target = sibling("ftbench-bin");
+    execv(target.c_str(), argv);
+    const int error = errno;
+    if (error == ENOENT) {
+      std::fprintf(stderr,
+                   "error: ftbench run needs %s, which is not there: this build has no LibTorch "
+                   "side (configured with FTBENCH_WITH_TORCH=OFF)\n",
+                   target.c_str());
+    } else {
+      std::fprintf(stderr, "error: cannot start %s: %s\n", target.c_str(), std::strerror(error));
+    }
+    return ftbench::cli::kExitFailure;
   }
-  execv(target.c_str(), argv);
-  std::fprintf(stderr, "error: cannot start %s: %s\n", target.c_str(), std::strerror(errno));
-  return 1;
+  return ftbench::cli::run_cli(argc, argv, add_run_placeholder);
 }

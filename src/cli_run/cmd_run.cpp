@@ -1,10 +1,12 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "commands.h"
+#include <c10/util/Exception.h>
+
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/runner.h"
 #include "ftbench/spec/spec_loader.h"
+#include "run_command.h"
 
 namespace ftbench::cli {
 namespace {
@@ -65,7 +67,13 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
       throw spec::SpecError(
           {{o.t0_source, "", 0, "the external start lies after the process start"}});
     }
-    const report::Report rep = run::run_benchmark(o, clock);
+    report::Report rep;
+    try {
+      rep = run::run_benchmark(o, clock);
+    } catch (const c10::Error& e) {
+      // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
+      throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());
+    }
     std::cout << report::render_summary(rep, o.output_path);
     return kExitOk;
   };

@@ -1,0 +1,51 @@
+// Tables for the terminal, Markdown and CSV, and the output formats of cost, compare and catalog.
+// Numbers are formatted by the caller (text/units.h), always in the "C" locale.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ftbench::text {
+
+enum class Format { kTable, kMarkdown, kJson, kCsv };
+// "table", "markdown", "json", "csv"; nullopt for anything else.
+std::optional<Format> parse_format(std::string_view name);
+
+enum class Color { kNone, kGreen, kRed, kYellow, kBold, kDim };
+enum class Align { kLeft, kRight };
+
+struct Cell {
+  std::string text;
+  Color color = Color::kNone;
+  Cell() = default;
+  Cell(std::string t, Color c = Color::kNone) : text(std::move(t)), color(c) {}  // NOLINT
+  Cell(const char* t, Color c = Color::kNone) : text(t), color(c) {}             // NOLINT
+};
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<Align> align;  // per column; missing entries are kLeft
+  std::vector<std::vector<Cell>> rows;
+};
+
+// Whether to colour terminal output: `mode` is "auto" (colour when stdout is a terminal,
+// NO_COLOR is unset and TERM is not "dumb"), "always" or "never".
+bool use_color(std::string_view mode);
+
+// Wraps `text` in the ANSI sequence of `color` when `enabled`.
+std::string paint(const std::string& text, Color color, bool enabled);
+
+// Aligned columns separated by two spaces, a dashed rule under the header. Widths count UTF-8
+// code points, so "±" and "—" keep columns straight. Colour codes only when `color`.
+std::string render_text(const Table& table, bool color);
+// GitHub-flavoured Markdown; '|' in cells escaped.
+std::string render_markdown(const Table& table);
+// RFC 4180: fields with a comma, quote, CR or LF quoted, quotes doubled; CRLF-free ("\n").
+std::string render_csv(const Table& table);
+
+// Length in UTF-8 code points.
+std::size_t display_width(std::string_view text);
+
+}  // namespace ftbench::text

@@ -1,0 +1,62 @@
+#include <iostream>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "ftbench/cost/catalog.h"
+#include "ftbench/report/report_io.h"
+#include "ftbench/spec/spec_error.h"
+#include "ftbench/version.h"
+
+namespace ftbench::cli {
+
+int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_run) {
+  CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};
+  app.set_version_flag("--version",
+                       std::string(ftbench::version()) + " (" + ftbench::git_commit() + ")");
+  app.require_subcommand(1);
+  app.fallthrough();  // --log-level also after the subcommand
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  std::map<std::string, Action> actions;
+  actions["run"] = add_run(app);
+  actions["validate"] = add_validate_command(app);
+  actions["cost"] = add_cost_command(app);
+  actions["compare"] = add_compare_command(app);
+  actions["catalog"] = add_catalog_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("[%H:%M:%S.%e] %^%l%$ %v");
+
+  try {
+    for (const auto& [name, action] : actions) {
+      if (app.got_subcommand(name)) return action();
+    }
+  } catch (const spec::SpecError& e) {
+    std::cerr << "error: invalid run spec\n" << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const cost::CatalogError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const report::ReportExistsError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitOutputExists;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitBadInput;
+}
+
+}  // namespace ftbench::cli

@@ -1,0 +1,212 @@
+// `ftbench catalog [--gpu NAME]`: the offers in the catalog, cheapest first, stale prices flagged.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "cost_output.h"
+#include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/units.h"
+#include "inputs.h"
+
+namespace ftbench::cli {
+namespace {
+
+struct CatalogFlags {
+  std::string gpu;
+  std::string provider;
+  std::string tier;
+  std::vector<std::string> catalogs;
+  std::string format = "table";
+  std::string color = "auto";
+  int64_t max_age_days = 90;
+  std::string today;
+  bool gpus = false;
+};
+
+using OJson = nlohmann::ordered_json;
+using text::Align;
+using text::Cell;
+
+std::string optional_text(const std::optional<double>& v, const char* unit) {
+  return v ? fmt::format("{:g}{}", *v, unit) : "";
+}
+
+text::Table gpu_table(const cost::Catalog& catalog) {
+  text::Table t;
+  t.header = {"GPU",        "vendor",     "memory",    "bandwidth",
+              "dense BF16", "dense FP16", "dense FP8", "source"};
+  t.align = {Align::kLeft,  Align::kLeft,  Align::kRight, Align::kRight,
+             Align::kRight, Align::kRight, Align::kRight, Align::kLeft};
+  for (const cost::Gpu& g : catalog.gpus) {
+    t.rows.push_back(
+        {g.name, g.vendor,
+         optional_text(g.memory_gb, " GB") + (g.memory_type.empty() ? "" : " " + g.memory_type),
+         optional_text(g.bandwidth_tb_per_second, " TB/s"),
+         optional_text(g.dense_bf16_tflops, " TFLOP/s"),
+         optional_text(g.dense_fp16_tflops, " TFLOP/s"),
+         optional_text(g.dense_fp8_tflops, " TFLOP/s"), g.source});
+  }
+  return t;
+}
+
+}  // namespace
+
+Action add_catalog_command(CLI::App& app) {
+  auto f = std::make_shared<CatalogFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "catalog", "List provider offers, cheapest per GPU-hour first; stale prices flagged");
+  cmd->add_option("--gpu", f->gpu, "Only offers of this GPU (name, alias or driver name)");
+  cmd->add_option("--provider", f->provider, "Only offers of this provider");
+  cmd->add_option("--tier", f->tier, "Only this tier: on-demand, spot, reserved, marketplace");
+  cmd->add_option("--catalog", f->catalogs,
+                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
+                  "later wins");
+  cmd->add_flag("--gpus", f->gpus, "List the GPUs (datasheet figures) instead of offers");
+  cmd->add_option("--format", f->format, "table, markdown, json or csv");
+  cmd->add_option("--color", f->color, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_option("--max-age-days", f->max_age_days,
+                  "Flag prices older than this many days as stale (default 90)");
+  cmd->add_option("--today", f->today, "Date for price ages, YYYY-MM-DD (default: today, UTC)");
+
+  return [f]() {
+    const text::Format format = parse_format_flag(f->format);
+    const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
+    const cost::Date today = today_or(f->today);
+    const bool color = format == text::Format::kTable && text::use_color(f->color);
+
+    if (f->gpus) {
+      if (format == text::Format::kJson) {
+        OJson out = OJson::array();
+        for (const cost::Gpu& g : catalog.gpus) {
+          out.push_back({{"name", g.name},
+                         {"aliases", g.aliases},
+                         {"vendor", g.vendor},
+                         {"memory_gb", optional_json(g.memory_gb)},
+                         {"memory_type", g.memory_type},
+                         {"bandwidth_tb_per_second", optional_json(g.bandwidth_tb_per_second)},
+                         {"dense_bf16_tflops", optional_json(g.dense_bf16_tflops)},
+                         {"dense_fp16_tflops", optional_json(g.dense_fp16_tflops)},
+                         {"dense_fp8_tflops", optional_json(g.dense_fp8_tflops)},
+                         {"source", g.source}});
+        }
+        std::cout << out.dump(2) << "\n";
+      } else if (format == text::Format::kCsv) {
+        std::cout << text::render_csv(gpu_table(catalog));
+      } else if (format == text::Format::kMarkdown) {
+        std::cout << text::render_markdown(gpu_table(catalog));
+      } else {
+        std::cout << text::render_text(gpu_table(catalog), color);
+      }
+      return kExitOk;
+    }
+
+    const cost::Gpu* gpu = nullptr;
+    if (!f->gpu.empty()) {
+      gpu = cost::find_gpu(catalog, f->gpu);
+      if (gpu == nullptr) {
+        std::vector<std::string> names;
+        std::vector<std::string> candidates;  // names and aliases, for the hint
+        for (const cost::Gpu& g : catalog.gpus) {
+          names.push_back(g.name);
+          candidates.push_back(g.name);
+          candidates.insert(candidates.end(), g.aliases.begin(), g.aliases.end());
+        }
+        std::string message = fmt::format("--gpu: unknown GPU \"{}\"", f->gpu);
+        if (auto hint = text::closest(f->gpu, candidates)) {
+          message += fmt::format("; did you mean \"{}\"?", *hint);
+        } else {
+          std::string known;
+          for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+          message += "; known GPUs: " + known;
+        }
+        throw InputError(message);
+      }
+    }
+    std::vector<const cost::Offer*> offers;
+    for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
+      if (!f->provider.empty() && o->provider != f->provider) continue;
+      if (!f->tier.empty() && o->tier != f->tier) continue;
+      offers.push_back(o);
+    }
+    if (offers.empty() && (!f->provider.empty() || !f->tier.empty())) {
+      std::vector<std::string> providers;
+      for (const cost::Offer& o : catalog.offers) {
+        if (std::find(providers.begin(), providers.end(), o.provider) == providers.end()) {
+          providers.push_back(o.provider);
+        }
+      }
+      std::string message = "no offer matches";
+      if (!f->provider.empty()) {
+        message += fmt::format(" --provider \"{}\"", f->provider);
+        if (std::find(providers.begin(), providers.end(), f->provider) == providers.end()) {
+          if (auto hint = text::closest(f->provider, providers)) {
+            message += fmt::format(" (did you mean \"{}\"?)", *hint);
+          }
+        }
+      }
+      if (!f->tier.empty()) message += fmt::format(" --tier \"{}\"", f->tier);
+      throw InputError(message);
+    }
+
+    if (format == text::Format::kJson) {
+      OJson out = OJson::array();
+      for (const cost::Offer* o : offers) {
+        const auto age = cost::age_days(*o, today);
+        out.push_back({{"offer", offer_name(*o)},
+                       {"provider", o->provider},
+                       {"gpu", o->gpu},
+                       {"tier", o->tier},
+                       {"gpus_per_instance", o->gpus_per_instance},
+                       {"usd_per_gpu_hour", o->usd_per_gpu_hour},
+                       {"usd_per_instance_hour",
+                        o->usd_per_gpu_hour * static_cast<double>(o->gpus_per_instance)},
+                       {"price_basis", o->price_basis},
+                       {"billing", cost::to_string(o->billing)},
+                       {"min_billed_seconds", o->min_billed_seconds},
+                       {"region", o->region},
+                       {"instance_type", o->instance_type},
+                       {"source", o->source},
+                       {"date", o->date ? OJson(cost::to_string(*o->date)) : OJson(nullptr)},
+                       {"age_days", age ? OJson(*age) : OJson(nullptr)},
+                       {"flags", offer_flags(*o, today, f->max_age_days)},
+                       {"note", o->note}});
+      }
+      std::cout << out.dump(2) << "\n";
+      return kExitOk;
+    }
+    text::Table t;
+    t.header = {"offer", "$/GPU-h", "GPUs/inst", "$/inst-h", "billing",
+                "min",   "region",  "date",      "flags",    "source"};
+    t.align = {Align::kLeft,  Align::kRight, Align::kRight,
+               Align::kRight, Align::kLeft,  Align::kRight};
+    const bool plain = format == text::Format::kCsv;
+    for (const cost::Offer* o : offers) {
+      const std::string flags = offer_flags(*o, today, f->max_age_days);
+      const double instance = o->usd_per_gpu_hour * static_cast<double>(o->gpus_per_instance);
+      t.rows.push_back(
+          {offer_name(*o),
+           plain ? text::format_number(o->usd_per_gpu_hour) : text::format_usd(o->usd_per_gpu_hour),
+           std::to_string(o->gpus_per_instance),
+           plain ? text::format_number(instance) : text::format_usd(instance),
+           cost::to_string(o->billing),
+           plain ? std::to_string(o->min_billed_seconds)
+                 : (o->min_billed_seconds > 0 ? fmt::format("{} s", o->min_billed_seconds) : "-"),
+           o->region, o->date ? cost::to_string(*o->date) : "undated",
+           Cell(flags, flags.empty() ? text::Color::kNone : text::Color::kYellow),
+           o->source});
+    }
+    if (format == text::Format::kCsv) {
+      std::cout << text::render_csv(t);
+    } else if (format == text::Format::kMarkdown) {
+      std::cout << text::render_markdown(t);
+    } else {
+      std::cout << text::render_text(t, color);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace ftbench::cli

@@ -1,0 +1,505 @@
+// `ftbench compare A.json B.json [...]`: is the comparison fair, and then the figures side by
+// side, each report against the first, with costs, break-even rates and a significance test.
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "cost_output.h"
+#include "ftbench/compare/fairness.h"
+#include "ftbench/compare/side_by_side.h"
+#include "ftbench/report/summary_text.h"
+#include "ftbench/text/units.h"
+#include "inputs.h"
+
+namespace ftbench::cli {
+namespace {
+
+struct CompareFlags {
+  std::vector<std::string> reports;
+  std::vector<std::string> offers;
+  std::vector<double> rates;
+  std::vector<std::string> billing;
+  int64_t min_seconds = 0;
+  std::vector<std::string> catalogs;
+  bool allow_different = false;
+  std::optional<int64_t> loss_skip_steps;
+  std::optional<int64_t> loss_window;
+  double alpha = 0.05;
+  std::string format = "table";
+  std::string color = "auto";
+};
+
+using OJson = nlohmann::ordered_json;
+using compare::Column;
+using text::Align;
+using text::Cell;
+using text::Color;
+using text::format_duration;
+using text::format_percent;
+using text::format_usd;
+
+std::string p_text(double p) {
+  if (p < 0.001) return "p < 0.001";
+  return fmt::format("p = {:.3f}", p);
+}
+
+// The Mann-Whitney verdict in words.
+std::string significance(const metrics::MannWhitneyResult& t, double alpha) {
+  std::string text = fmt::format("Mann-Whitney U {}, {}", t.u1, p_text(t.p_value));
+  text += t.p_value < alpha ? fmt::format(": significant at {:g}", alpha)
+                            : fmt::format(": not significant at {:g}", alpha);
+  if (t.too_few_samples) {
+    text += fmt::format(" (only {} and {} measured steps; {} or more each give the test power)",
+                        t.n1, t.n2, metrics::kMannWhitneyOptimalSamples);
+  }
+  return text;
+}
+
+// Rates per report: --offer, --rate (one for all or one each), else the catalog's cheapest
+// on-demand offer of the report's GPU whose billing is stated; nullopt when there is none.
+std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
+                                                    const std::vector<report::Report>& reports,
+                                                    const cost::Catalog& catalog) {
+  const std::size_t n = reports.size();
+  std::vector<std::optional<cost::Rate>> rates(n);
+  if (!f.offers.empty() && !f.rates.empty()) {
+    throw InputError("--offer and --rate: give prices one way, not both");
+  }
+  if (!f.offers.empty()) {
+    if (f.offers.size() != n) {
+      throw InputError(
+          fmt::format("--offer: give one per report ({} reports, {} offers)", n, f.offers.size()));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      rates[i] = rate_from_offer(cost::resolve_offer(catalog, f.offers[i]));
+    }
+    return rates;
+  }
+  if (!f.rates.empty()) {
+    if (f.rates.size() != 1 && f.rates.size() != n) {
+      throw InputError(
+          fmt::format("--rate: give one for all reports or one per report ({} reports, {} rates)",
+                      n, f.rates.size()));
+    }
+    if (f.billing.size() > 1 && f.billing.size() != n) {
+      throw InputError(fmt::format(
+          "--billing: give one for all reports or one per report ({} reports, {} values)", n,
+          f.billing.size()));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const double r = f.rates.size() == 1 ? f.rates[0] : f.rates[i];
+      const std::string b = f.billing.empty()       ? "per-second"
+                            : f.billing.size() == 1 ? f.billing[0]
+                                                    : f.billing[i];
+      rates[i] = rate_from_flags(r, b, f.min_seconds);
+    }
+    return rates;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const cost::Gpu* gpu = cost::find_gpu(catalog, reports[i].environment.device.name);
+    if (gpu == nullptr) continue;
+    const cost::Offer* pick = nullptr;
+    for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
+      if (o->tier == "on-demand" && o->billing != cost::Billing::kUnknown) {
+        pick = o;
+        break;
+      }
+    }
+    if (pick != nullptr) rates[i] = rate_from_offer(*pick);
+  }
+  return rates;
+}
+
+std::string ratio_text(const std::optional<double>& r) {
+  return r ? fmt::format("{:.2f}x", *r) : "";
+}
+
+text::Table side_table(const std::vector<Column>& cols, double alpha) {
+  text::Table t;
+  t.header = {""};
+  t.align = {Align::kLeft};
+  for (const Column& c : cols) {
+    t.header.push_back(c.label);
+    t.align.push_back(Align::kRight);
+  }
+  auto row = [&](const std::string& name, const std::function<Cell(const Column&)>& value) {
+    std::vector<Cell> cells = {Cell(name)};
+    for (const Column& c : cols) cells.push_back(value(c));
+    t.rows.push_back(std::move(cells));
+  };
+  auto base_only_blank = [](const Column& c, const std::string& v) {
+    return c.label == "A" ? std::string() : v;
+  };
+  row("report", [](const Column& c) { return Cell(c.source); });
+  row("run", [](const Column& c) { return Cell(c.run_name); });
+  row("device", [](const Column& c) { return Cell(c.gpu); });
+  row("backend", [](const Column& c) { return Cell(c.backend); });
+  row("GPUs", [](const Column& c) { return Cell(std::to_string(c.gpus)); });
+  row("time to first step",
+      [](const Column& c) { return Cell(format_duration(c.times.time_to_first_step_seconds)); });
+  row("training time",
+      [](const Column& c) { return Cell(format_duration(c.times.training_seconds)); });
+  row("total time", [](const Column& c) { return Cell(format_duration(c.times.run_seconds)); });
+  row("tokens/s", [](const Column& c) {
+    return Cell(fmt::format("{:.0f}", c.times.steady_tokens_per_second));
+  });
+  row("step p50",
+      [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p50_seconds)); });
+  row("step p90",
+      [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p90_seconds)); });
+  row("MFU", [](const Column& c) {
+    return Cell(c.mfu ? format_percent(*c.mfu) + " (" + c.mfu_formula + ")" : "n/a");
+  });
+  row("peak memory", [](const Column& c) {
+    return Cell(c.peak_memory_bytes
+                    ? report::format_bytes(*c.peak_memory_bytes) + " " + c.peak_memory_kind
+                    : "n/a");
+  });
+  row("final loss", [](const Column& c) {
+    return Cell(std::isfinite(c.final_loss)
+                    ? fmt::format("{:.4f} (mean of last {})", c.final_loss, c.loss_window)
+                    : "n/a");
+  });
+  row("rate", [](const Column& c) {
+    return Cell(c.rate ? format_usd(c.rate->usd_per_gpu_hour) + "/GPU-h " +
+                             cost::to_string(c.rate->billing)
+                       : "none");
+  });
+  row("rate from", [](const Column& c) { return Cell(c.rate ? c.rate->label : ""); });
+  row("cost (billed)",
+      [](const Column& c) { return Cell(c.cost ? format_usd(c.cost->billed_usd) : "n/a"); });
+  row("cost per epoch", [](const Column& c) {
+    return Cell(c.cost && c.cost->per_epoch_usd ? format_usd(*c.cost->per_epoch_usd) : "n/a");
+  });
+  row("cost per 1M tokens", [](const Column& c) {
+    return Cell(c.cost && c.cost->per_million_tokens_usd
+                    ? format_usd(*c.cost->per_million_tokens_usd)
+                    : "n/a");
+  });
+  auto better = [](const std::optional<double>& v, bool lower_is_better) {
+    if (!v) return Color::kNone;
+    if (*v == 1.0) return Color::kNone;
+    return (*v < 1.0) == lower_is_better ? Color::kGreen : Color::kRed;
+  };
+  row("total time vs A", [&](const Column& c) {
+    return Cell(base_only_blank(c, ratio_text(c.run_time_ratio)), better(c.run_time_ratio, true));
+  });
+  row("throughput vs A", [&](const Column& c) {
+    return Cell(base_only_blank(c, ratio_text(c.throughput_ratio)),
+                better(c.throughput_ratio, false));
+  });
+  row("step p50 vs A", [&](const Column& c) {
+    if (!c.step_p50_change) return Cell("");
+    return Cell(format_percent(*c.step_p50_change, true), better(1.0 + *c.step_p50_change, true));
+  });
+  row("step-time test vs A", [&](const Column& c) {
+    if (!c.step_test) return Cell("");
+    return Cell(fmt::format("{}{}", p_text(c.step_test->p_value),
+                            c.step_test->too_few_samples ? " (few samples)" : ""));
+  });
+  row("cost vs A", [&](const Column& c) {
+    if (!c.cost_ratio) return Cell("");
+    return Cell(format_percent(*c.cost_ratio - 1.0, true), better(c.cost_ratio, true));
+  });
+  row("break-even rate", [](const Column& c) {
+    return Cell(
+        c.break_even_usd_per_gpu_hour ? format_usd(*c.break_even_usd_per_gpu_hour) + "/GPU-h" : "");
+  });
+  row("max loss gap vs A", [](const Column& c) {
+    if (!c.loss_gap || c.loss_gap->steps_compared == 0) return Cell("");
+    return Cell(fmt::format("{:.4f} at step {}", c.loss_gap->max_abs_gap, c.loss_gap->at_step));
+  });
+  (void)alpha;
+  return t;
+}
+
+std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha) {
+  std::vector<std::string> out;
+  const Column& a = cols.front();
+  for (std::size_t i = 1; i < cols.size(); ++i) {
+    const Column& b = cols[i];
+    std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
+    if (b.run_time_ratio) {
+      const double r = *b.run_time_ratio;
+      v += r > 1.0 ? fmt::format("took {:.2f}x as long", r)
+                   : fmt::format("finished {:.2f}x sooner", 1.0 / r);
+      v += fmt::format(" ({} vs {})", format_duration(b.times.run_seconds),
+                       format_duration(a.times.run_seconds));
+    }
+    if (b.step_p50_change) {
+      v += fmt::format("; step time p50 {}", format_percent(*b.step_p50_change, true));
+      if (b.step_test) v += " (" + significance(*b.step_test, alpha) + ")";
+    }
+    if (b.cost_ratio && a.cost && b.cost) {
+      v += fmt::format("; cost {} vs {} ({})", format_usd(b.cost->billed_usd),
+                       format_usd(a.cost->billed_usd), format_percent(*b.cost_ratio - 1.0, true));
+      const bool faster = b.times.run_seconds < a.times.run_seconds;
+      const bool cheaper = b.cost->billed_usd < a.cost->billed_usd;
+      const std::string who = faster ? b.label : a.label;
+      if (faster == cheaper || b.cost->billed_usd == a.cost->billed_usd) {
+        v += fmt::format(
+            ". {} is faster{}", who,
+            b.cost->billed_usd == a.cost->billed_usd ? " at the same cost" : " and cheaper");
+      } else {
+        v += fmt::format(". {} is faster, {} is cheaper", faster ? b.label : a.label,
+                         cheaper ? b.label : a.label);
+      }
+      if (b.break_even_usd_per_gpu_hour) {
+        v += fmt::format(". {} would cost the same as A at {}/GPU-h (its rate: {}/GPU-h)", b.label,
+                         format_usd(*b.break_even_usd_per_gpu_hour),
+                         format_usd(b.rate->usd_per_gpu_hour));
+      }
+    }
+    out.push_back(v + ".");
+  }
+  return out;
+}
+
+OJson column_json(const Column& c) {
+  OJson j;
+  j["label"] = c.label;
+  j["report"] = c.source;
+  j["run_name"] = c.run_name;
+  j["device"] = c.gpu;
+  j["backend"] = c.backend;
+  j["gpus"] = c.gpus;
+  j["times"] = times_json(c.times);
+  j["step_p50_seconds"] = c.step_p50_seconds;
+  j["step_p90_seconds"] = c.step_p90_seconds;
+  j["measured_steps"] = c.measured_steps;
+  j["mfu"] = optional_json(c.mfu);
+  j["mfu_formula"] = c.mfu_formula;
+  j["peak_memory_bytes"] = c.peak_memory_bytes ? OJson(*c.peak_memory_bytes) : OJson(nullptr);
+  j["peak_memory_kind"] = c.peak_memory_kind;
+  j["final_loss"] = optional_json(c.final_loss);
+  j["rate"] = c.rate ? rate_json(*c.rate) : OJson(nullptr);
+  j["cost"] = c.cost ? cost_json(*c.cost) : OJson(nullptr);
+  j["run_time_ratio"] = optional_json(c.run_time_ratio);
+  j["throughput_ratio"] = optional_json(c.throughput_ratio);
+  j["step_p50_change"] = optional_json(c.step_p50_change);
+  j["cost_ratio"] = optional_json(c.cost_ratio);
+  j["break_even_usd_per_gpu_hour"] = optional_json(c.break_even_usd_per_gpu_hour);
+  if (c.step_test) {
+    j["step_test"] = {{"test", "mann-whitney-u, two-sided"},
+                      {"n1", c.step_test->n1},
+                      {"n2", c.step_test->n2},
+                      {"u1", c.step_test->u1},
+                      {"p_value", c.step_test->p_value},
+                      {"exact", c.step_test->exact},
+                      {"too_few_samples", c.step_test->too_few_samples}};
+  } else {
+    j["step_test"] = nullptr;
+  }
+  if (c.loss_gap) {
+    j["loss_gap"] = {{"max_abs_gap", c.loss_gap->max_abs_gap},
+                     {"at_step", c.loss_gap->at_step},
+                     {"steps_compared", c.loss_gap->steps_compared}};
+  } else {
+    j["loss_gap"] = nullptr;
+  }
+  return j;
+}
+
+text::Table csv_table(const std::vector<Column>& cols) {
+  text::Table t;
+  t.header = {"label",
+              "report",
+              "run_name",
+              "device",
+              "backend",
+              "gpus",
+              "time_to_first_step_seconds",
+              "training_seconds",
+              "run_seconds",
+              "tokens_per_second",
+              "step_p50_seconds",
+              "step_p90_seconds",
+              "mfu",
+              "peak_memory_bytes",
+              "final_loss",
+              "usd_per_gpu_hour",
+              "billing",
+              "billed_usd",
+              "per_epoch_usd",
+              "per_million_tokens_usd",
+              "run_time_ratio",
+              "throughput_ratio",
+              "step_p50_change",
+              "step_test_p_value",
+              "cost_ratio",
+              "break_even_usd_per_gpu_hour",
+              "max_loss_gap"};
+  auto num = [](const std::optional<double>& v) { return v ? text::format_number(*v) : ""; };
+  for (const Column& c : cols) {
+    t.rows.push_back({c.label,
+                      c.source,
+                      c.run_name,
+                      c.gpu,
+                      c.backend,
+                      std::to_string(c.gpus),
+                      text::format_number(c.times.time_to_first_step_seconds),
+                      text::format_number(c.times.training_seconds),
+                      text::format_number(c.times.run_seconds),
+                      text::format_number(c.times.steady_tokens_per_second),
+                      text::format_number(c.step_p50_seconds),
+                      text::format_number(c.step_p90_seconds),
+                      num(c.mfu),
+                      c.peak_memory_bytes ? std::to_string(*c.peak_memory_bytes) : "",
+                      text::format_number(c.final_loss),
+                      c.rate ? text::format_number(c.rate->usd_per_gpu_hour) : "",
+                      c.rate ? cost::to_string(c.rate->billing) : "",
+                      c.cost ? text::format_number(c.cost->billed_usd) : "",
+                      c.cost ? num(c.cost->per_epoch_usd) : "",
+                      c.cost ? num(c.cost->per_million_tokens_usd) : "",
+                      num(c.run_time_ratio),
+                      num(c.throughput_ratio),
+                      num(c.step_p50_change),
+                      c.step_test ? text::format_number(c.step_test->p_value) : "",
+                      num(c.cost_ratio),
+                      num(c.break_even_usd_per_gpu_hour),
+                      c.loss_gap && c.loss_gap->steps_compared > 0
+                          ? text::format_number(c.loss_gap->max_abs_gap)
+                          : ""});
+  }
+  return t;
+}
+
+std::string difference_line(const compare::Difference& d) {
+  std::string values;
+  for (std::size_t i = 0; i < d.values.size(); ++i) {
+    if (i > 0) values += " | ";
+    values +=
+        std::string(1, static_cast<char>('A' + std::min<std::size_t>(i, 25))) + ": " + d.values[i];
+  }
+  return fmt::format("[{}] {}: {}{}", compare::to_string(d.severity), d.what, values,
+                     d.note.empty() ? "" : " — " + d.note);
+}
+
+std::string fairness_headline(const compare::Fairness& f) {
+  if (!f.same_job) return "NOT the same job: the figures below answer different questions";
+  std::string data = f.same_data_fingerprint ? "same data fingerprint"
+                                             : "data fingerprint not recorded in every report";
+  if (f.same_spec_fingerprint) {
+    return "fair: same job (same spec fingerprint, " + data + ", same steps)";
+  }
+  return "fair: same job run differently (execution settings below differ; " + data + ")";
+}
+
+}  // namespace
+
+Action add_compare_command(CLI::App& app) {
+  auto f = std::make_shared<CompareFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Reports side by side: is it a fair comparison, which is faster and cheaper, "
+      "is the step-time difference significant, the break-even price");
+  cmd->add_option("reports", f->reports, "Report JSON files; the first is the baseline (A)")
+      ->required()
+      ->expected(2, 26);
+  cmd->add_option("--offer", f->offers, "Catalog offer per report, PROVIDER/GPU[/TIER], in order");
+  cmd->add_option("--rate", f->rates, "USD per GPU-hour: one for all reports or one per report");
+  cmd->add_option("--billing", f->billing,
+                  "per-second (default), per-minute or per-hour, for --rate: one or one per "
+                  "report");
+  cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds");
+  cmd->add_option("--catalog", f->catalogs,
+                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable");
+  cmd->add_flag("--allow-different", f->allow_different,
+                "Compare even when the reports are of different jobs");
+  cmd->add_option("--loss-skip-steps", f->loss_skip_steps,
+                  "Compare loss curves after this many steps (default: the larger warm-up)");
+  cmd->add_option(
+         "--loss-window", f->loss_window,
+         "Steps in the trailing mean that smooths loss curves (default: train.loss_window)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
+      ->check(CLI::Range(1e-9, 0.5));
+  cmd->add_option("--format", f->format, "table, markdown, json or csv");
+  cmd->add_option("--color", f->color, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  return [f]() {
+    const text::Format format = parse_format_flag(f->format);
+    std::vector<report::Report> reports;
+    for (const std::string& path : f->reports) reports.push_back(load_report(path));
+    const compare::Fairness fairness = compare::check_fairness(reports);
+    if (!fairness.same_job && !f->allow_different) {
+      std::string message =
+          "these reports are of different jobs, so their times and costs "
+          "answer different questions:\n";
+      for (const compare::Difference& d : fairness.differences) {
+        if (d.severity == compare::Severity::kJob) message += "  " + difference_line(d) + "\n";
+      }
+      message += "pass --allow-different to compare them anyway";
+      throw InputError(message);
+    }
+    const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
+    compare::SideBySideOptions options;
+    options.rates = choose_rates(*f, reports, catalog);
+    options.loss_skip_steps = f->loss_skip_steps;
+    options.loss_window = f->loss_window;
+    options.sources = f->reports;
+    std::vector<Column> cols;
+    try {
+      cols = compare::side_by_side(reports, options);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+    const std::vector<std::string> lines = verdicts(cols, f->alpha);
+
+    if (format == text::Format::kJson) {
+      OJson out;
+      OJson fair;
+      fair["same_job"] = fairness.same_job;
+      fair["same_spec_fingerprint"] = fairness.same_spec_fingerprint;
+      fair["same_data_fingerprint"] =
+          fairness.same_data_fingerprint ? OJson(*fairness.same_data_fingerprint) : OJson(nullptr);
+      OJson diffs = OJson::array();
+      for (const compare::Difference& d : fairness.differences) {
+        diffs.push_back({{"what", d.what},
+                         {"severity", compare::to_string(d.severity)},
+                         {"values", d.values},
+                         {"note", d.note}});
+      }
+      fair["differences"] = std::move(diffs);
+      out["fairness"] = std::move(fair);
+      out["alpha"] = f->alpha;
+      OJson columns = OJson::array();
+      for (const Column& c : cols) columns.push_back(column_json(c));
+      out["reports"] = std::move(columns);
+      out["verdicts"] = lines;
+      std::cout << out.dump(2) << "\n";
+      return kExitOk;
+    }
+    if (format == text::Format::kCsv) {
+      std::cout << text::render_csv(csv_table(cols));
+      return kExitOk;
+    }
+    const bool markdown = format == text::Format::kMarkdown;
+    const bool color = !markdown && text::use_color(f->color);
+    const text::Table table = side_table(cols, f->alpha);
+    const std::string headline = fairness_headline(fairness);
+    if (markdown) {
+      std::cout << "## Fairness\n\n**" << headline << "**\n\n";
+      for (const compare::Difference& d : fairness.differences) {
+        std::cout << "- " << difference_line(d) << "\n";
+      }
+      std::cout << "\n## Side by side\n\n" << text::render_markdown(table) << "\n## Verdict\n\n";
+      for (const std::string& l : lines) std::cout << "- " << l << "\n";
+      return kExitOk;
+    }
+    std::cout << text::paint(headline, fairness.same_job ? Color::kGreen : Color::kRed, color)
+              << "\n";
+    for (const compare::Difference& d : fairness.differences) {
+      std::cout << "  " << difference_line(d) << "\n";
+    }
+    std::cout << "\n" << text::render_text(table, color) << "\n";
+    for (const std::string& l : lines) std::cout << l << "\n";
+    return kExitOk;
+  };
+}
+
+}  // namespace ftbench::cli

@@ -1,0 +1,361 @@
+// `ftbench cost REPORT.json`: what a measured run cost, per run, epoch, step and token, what a
+// larger job would cost, and the same run priced at every catalog offer of its GPU.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "cost_output.h"
+#include "ftbench/cost/estimate.h"
+#include "ftbench/report/summary_text.h"
+#include "ftbench/text/units.h"
+#include "inputs.h"
+
+namespace ftbench::cli {
+namespace {
+
+struct CostFlags {
+  std::string report_path;
+  std::string offer;
+  std::optional<double> rate;
+  std::string billing;
+  int64_t min_seconds = 0;
+  std::optional<int64_t> gpus;
+  std::vector<std::string> catalogs;
+  std::string project_tokens;
+  std::string project_examples;
+  std::string project_epochs;
+  std::string format = "table";
+  std::string color = "auto";
+  int64_t max_age_days = 90;
+  std::string today;
+};
+
+// One line of the per-offer table.
+struct Priced {
+  cost::Rate rate;
+  cost::Cost cost;
+  std::optional<cost::Projection> projection;
+  std::string flags;
+  bool chosen = false;
+};
+
+using OJson = nlohmann::ordered_json;
+using text::Align;
+using text::Cell;
+using text::format_duration;
+using text::format_percent;
+using text::format_usd;
+
+std::string usd_or_na(const std::optional<double>& v) { return v ? format_usd(*v) : "n/a"; }
+
+text::Table offers_table(const std::vector<Priced>& priced, bool with_projection) {
+  text::Table t;
+  t.header = {"offer",       "$/GPU-h",  "billing",   "GPUs billed",
+              "billed time", "run cost", "per epoch", "per 1M tokens"};
+  if (with_projection) t.header.push_back("projected");
+  t.header.push_back("date");
+  t.header.push_back("flags");
+  t.align = {Align::kLeft,  Align::kRight, Align::kLeft,  Align::kRight, Align::kRight,
+             Align::kRight, Align::kRight, Align::kRight, Align::kRight};
+  if (with_projection) t.align.push_back(Align::kRight);
+  for (const Priced& p : priced) {
+    std::vector<Cell> row = {Cell(p.rate.label + (p.chosen ? " *" : ""),
+                                  p.chosen ? text::Color::kBold : text::Color::kNone),
+                             format_usd(p.rate.usd_per_gpu_hour),
+                             cost::to_string(p.rate.billing),
+                             std::to_string(p.cost.gpus_billed),
+                             format_duration(p.cost.billed_seconds),
+                             format_usd(p.cost.billed_usd),
+                             usd_or_na(p.cost.per_epoch_usd),
+                             usd_or_na(p.cost.per_million_tokens_usd)};
+    if (with_projection) row.emplace_back(format_usd(p.projection->cost.billed_usd));
+    row.emplace_back(p.rate.date ? cost::to_string(*p.rate.date) : "undated");
+    row.emplace_back(p.flags, p.flags.empty() ? text::Color::kNone : text::Color::kYellow);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+text::Table csv_table(const std::vector<Priced>& priced) {
+  text::Table t;
+  t.header = {"offer",
+              "chosen",
+              "usd_per_gpu_hour",
+              "billing",
+              "min_billed_seconds",
+              "gpus_billed",
+              "run_seconds",
+              "billed_seconds",
+              "linear_usd",
+              "billed_usd",
+              "per_epoch_usd",
+              "per_epoch_training_usd",
+              "per_step_usd",
+              "per_million_tokens_usd",
+              "before_first_step_share",
+              "projected_seconds",
+              "projected_billed_usd",
+              "date",
+              "flags"};
+  auto num = [](const std::optional<double>& v) { return v ? text::format_number(*v) : ""; };
+  for (const Priced& p : priced) {
+    t.rows.push_back(
+        {p.rate.label, p.chosen ? "true" : "false", text::format_number(p.rate.usd_per_gpu_hour),
+         cost::to_string(p.rate.billing), std::to_string(p.rate.min_billed_seconds),
+         std::to_string(p.cost.gpus_billed), text::format_number(p.cost.run_seconds),
+         text::format_number(p.cost.billed_seconds), text::format_number(p.cost.linear_usd),
+         text::format_number(p.cost.billed_usd), num(p.cost.per_epoch_usd),
+         num(p.cost.per_epoch_training_usd), num(p.cost.per_step_usd),
+         num(p.cost.per_million_tokens_usd), text::format_number(p.cost.before_first_step_share),
+         p.projection ? text::format_number(p.projection->total_seconds) : "",
+         p.projection ? text::format_number(p.projection->cost.billed_usd) : "",
+         p.rate.date ? cost::to_string(*p.rate.date) : "", p.flags});
+  }
+  return t;
+}
+
+text::Table summary_table(const report::Report& rep, const cost::RunTimes& times,
+                          const Priced& chosen, const std::optional<double>& projected_tokens) {
+  const cost::Cost& c = chosen.cost;
+  text::Table t;
+  t.header = {"", ""};
+  auto row = [&t](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
+  row("run", fmt::format("{} ({}), {} x {} ({})", rep.run_name, rep.status, times.gpus,
+                         rep.environment.device.name, rep.environment.device.backend));
+  row("rate", chosen.rate.label + ": " + describe_rate(chosen.rate));
+  if (!chosen.rate.source.empty() && chosen.rate.source != "command line") {
+    row("rate source",
+        chosen.rate.source +
+            (chosen.rate.date ? ", " + cost::to_string(*chosen.rate.date) : ", undated") +
+            (chosen.flags.empty() ? "" : " [" + chosen.flags + "]"));
+  }
+  row("run time", fmt::format("{} (t0: {}), billed {} on {} GPU{}", format_duration(c.run_seconds),
+                              rep.t0_source, format_duration(c.billed_seconds), c.gpus_billed,
+                              c.gpus_billed == 1 ? "" : "s"));
+  row("cost of the run",
+      fmt::format("{} billed, {} linear", format_usd(c.billed_usd), format_usd(c.linear_usd)));
+  row("before the first step",
+      fmt::format("{} ({} of the run, {})", format_usd(c.before_first_step_usd),
+                  format_percent(c.before_first_step_share),
+                  format_duration(times.time_to_first_step_seconds)));
+  row("per epoch",
+      fmt::format("{} whole run, {} training only ({:.2f} epochs)", usd_or_na(c.per_epoch_usd),
+                  usd_or_na(c.per_epoch_training_usd), times.epochs));
+  row("per optimizer step", fmt::format("{} ({} steps)", usd_or_na(c.per_step_usd), times.steps));
+  row("per 1M trained tokens", fmt::format("{} ({} tokens)", usd_or_na(c.per_million_tokens_usd),
+                                           report::group_thousands(times.trained_tokens)));
+  if (projected_tokens && chosen.projection) {
+    const cost::Projection& p = *chosen.projection;
+    row("projected job",
+        fmt::format("{} tokens: {} ({} fixed + {} at {:.0f} tokens/s), {} billed",
+                    report::group_thousands(static_cast<int64_t>(std::llround(p.tokens))),
+                    format_duration(p.total_seconds), format_duration(p.fixed_seconds),
+                    format_duration(p.training_seconds), times.steady_tokens_per_second,
+                    format_usd(p.cost.billed_usd)));
+  }
+  return t;
+}
+
+OJson priced_json(const Priced& p) {
+  OJson j;
+  j["rate"] = rate_json(p.rate);
+  j["chosen"] = p.chosen;
+  j["flags"] = p.flags;
+  j["cost"] = cost_json(p.cost);
+  if (p.projection) {
+    j["projection"] = {{"tokens", p.projection->tokens},
+                       {"fixed_seconds", p.projection->fixed_seconds},
+                       {"training_seconds", p.projection->training_seconds},
+                       {"total_seconds", p.projection->total_seconds},
+                       {"billed_seconds", p.projection->cost.billed_seconds},
+                       {"linear_usd", p.projection->cost.linear_usd},
+                       {"billed_usd", p.projection->cost.billed_usd}};
+  } else {
+    j["projection"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace
+
+Action add_cost_command(CLI::App& app) {
+  auto f = std::make_shared<CostFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "cost",
+      "What a run cost (per run, epoch, step, 1M tokens), projected to a larger job, "
+      "at a rate or at every catalog offer of its GPU");
+  cmd->add_option("report", f->report_path, "Report JSON written by ftbench run")->required();
+  auto* offer = cmd->add_option("--offer", f->offer,
+                                "Price from the catalog: PROVIDER/GPU[/TIER] "
+                                "(ftbench catalog lists them)");
+  auto* rate = cmd->add_option("--rate", f->rate, "Price in USD per GPU-hour");
+  offer->excludes(rate);
+  cmd->add_option("--billing", f->billing,
+                  "Billing increment for --rate: per-second (default), per-minute, per-hour")
+      ->needs(rate);
+  cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds")
+      ->needs(rate);
+  cmd->add_option("--gpus", f->gpus, "GPUs the run used (default: the report's world size)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--catalog", f->catalogs,
+                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
+                  "later wins");
+  auto* pt = cmd->add_option("--project-tokens", f->project_tokens,
+                             "Project a job of N trained tokens (e.g. 22.5M)");
+  auto* pe = cmd->add_option("--project-examples", f->project_examples,
+                             "Project a job of N examples at the run's tokens per example");
+  auto* pp = cmd->add_option("--project-epochs", f->project_epochs,
+                             "Project a job of N epochs of the run's data set");
+  pt->excludes(pe)->excludes(pp);
+  pe->excludes(pp);
+  cmd->add_option("--format", f->format, "table, markdown, json or csv");
+  cmd->add_option("--color", f->color, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_option("--max-age-days", f->max_age_days,
+                  "Flag prices older than this many days as stale (default 90)");
+  cmd->add_option("--today", f->today, "Date for price ages, YYYY-MM-DD (default: today, UTC)");
+
+  return [f]() {
+    const text::Format format = parse_format_flag(f->format);
+    const report::Report rep = load_report(f->report_path);
+    const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
+    const cost::Date today = today_or(f->today);
+    cost::RunTimes times;
+    try {
+      times = cost::run_times(rep);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(f->report_path + ": " + e.what());
+    }
+    if (f->gpus) times.gpus = *f->gpus;
+
+    std::optional<double> projected_tokens;
+    try {
+      if (!f->project_tokens.empty()) {
+        projected_tokens = parse_count(f->project_tokens, "--project-tokens");
+      } else if (!f->project_examples.empty()) {
+        projected_tokens = cost::tokens_for_examples(
+            times, parse_count(f->project_examples, "--project-examples"));
+      } else if (!f->project_epochs.empty()) {
+        projected_tokens =
+            cost::tokens_for_epochs(times, parse_count(f->project_epochs, "--project-epochs"));
+      }
+    } catch (const std::invalid_argument& e) {
+      throw InputError(f->report_path + ": " + e.what());
+    }
+
+    // The GPU whose offers are listed: the report's, else the --offer's.
+    const cost::Gpu* gpu = cost::find_gpu(catalog, rep.environment.device.name);
+    std::vector<Priced> priced;
+    auto price = [&](const cost::Rate& r, const std::string& flags) {
+      Priced p;
+      p.rate = r;
+      p.flags = flags;
+      try {
+        p.cost = cost::estimate(times, r);
+        if (projected_tokens) p.projection = cost::project(times, r, *projected_tokens);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(f->report_path + ": " + e.what());
+      }
+      return p;
+    };
+
+    std::optional<Priced> chosen;
+    if (f->rate) {
+      const std::string billing = f->billing.empty() ? "per-second" : f->billing;
+      chosen = price(rate_from_flags(*f->rate, billing, f->min_seconds), "");
+    } else if (!f->offer.empty()) {
+      const cost::Offer& o = cost::resolve_offer(catalog, f->offer);
+      chosen = price(rate_from_offer(o), offer_flags(o, today, f->max_age_days));
+      if (gpu == nullptr) gpu = cost::find_gpu(catalog, o.gpu);
+    }
+    if (gpu != nullptr) {
+      for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
+        priced.push_back(price(rate_from_offer(*o), offer_flags(*o, today, f->max_age_days)));
+      }
+    }
+    if (!chosen) {
+      // No price given: the cheapest on-demand offer whose billing is stated, else the cheapest.
+      const Priced* pick = nullptr;
+      for (const Priced& p : priced) {
+        const bool on_demand =
+            p.rate.label.size() > 10 &&
+            p.rate.label.compare(p.rate.label.size() - 10, 10, "/on-demand") == 0;
+        if (on_demand && p.rate.billing != cost::Billing::kUnknown) {
+          pick = &p;
+          break;
+        }
+      }
+      if (pick == nullptr && !priced.empty()) pick = &priced.front();
+      if (pick == nullptr) {
+        throw InputError(
+            fmt::format("{}: no price: the catalog has no offers for device \"{}\"; give --rate "
+                        "USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or --offer "
+                        "PROVIDER/GPU[/TIER]",
+                        f->report_path, rep.environment.device.name));
+      }
+      chosen = *pick;
+      for (Priced& p : priced)
+        p.chosen = p.rate.label == pick->rate.label &&
+                   p.rate.usd_per_gpu_hour == pick->rate.usd_per_gpu_hour;
+    } else {
+      for (Priced& p : priced)
+        p.chosen = p.rate.label == chosen->rate.label &&
+                   p.rate.usd_per_gpu_hour == chosen->rate.usd_per_gpu_hour;
+    }
+    chosen->chosen = true;
+
+    if (format == text::Format::kJson) {
+      OJson out;
+      out["report"] = f->report_path;
+      out["run_name"] = rep.run_name;
+      out["status"] = rep.status;
+      out["device"] = rep.environment.device.name;
+      out["gpu"] = gpu ? OJson(gpu->name) : OJson(nullptr);
+      out["times"] = times_json(times);
+      out["projected_tokens"] = optional_json(projected_tokens);
+      out["chosen"] = priced_json(*chosen);
+      OJson offers = OJson::array();
+      for (const Priced& p : priced) offers.push_back(priced_json(p));
+      out["offers"] = std::move(offers);
+      std::cout << out.dump(2) << "\n";
+      return kExitOk;
+    }
+    std::vector<Priced> rows;
+    rows.push_back(*chosen);
+    for (const Priced& p : priced) {
+      if (!p.chosen) rows.push_back(p);
+    }
+    if (format == text::Format::kCsv) {
+      std::cout << text::render_csv(csv_table(rows));
+      return kExitOk;
+    }
+    const text::Table summary = summary_table(rep, times, *chosen, projected_tokens);
+    const bool color = format == text::Format::kTable && text::use_color(f->color);
+    const std::string offers_title =
+        gpu ? fmt::format("Every catalog offer of {} (cheapest first; * = used above)", gpu->name)
+            : std::string();
+    if (format == text::Format::kMarkdown) {
+      text::Table md = summary;
+      md.header = {"figure", "value"};
+      std::cout << "## Cost of " << rep.run_name << "\n\n" << text::render_markdown(md);
+      if (!priced.empty()) {
+        std::cout << "\n### " << offers_title << "\n\n"
+                  << text::render_markdown(offers_table(priced, projected_tokens.has_value()));
+      }
+      return kExitOk;
+    }
+    for (const auto& r : summary.rows) {
+      std::cout << fmt::format("{:<24}{}\n", r[0].text, r[1].text);
+    }
+    if (!priced.empty()) {
+      std::cout << "\n"
+                << text::paint(offers_title, text::Color::kBold, color) << "\n"
+                << text::render_text(offers_table(priced, projected_tokens.has_value()), color);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace ftbench::cli

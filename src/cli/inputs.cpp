@@ -1,0 +1,135 @@
+#include "inputs.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "ftbench/report/report_io.h"
+#include "ftbench/text/did_you_mean.h"
+
+namespace ftbench::cli {
+
+report::Report load_report(const std::string& path) {
+  try {
+    return report::read_report(path);
+  } catch (const report::ReportError& e) {
+    throw InputError(e.what());
+  }
+}
+
+double parse_count(const std::string& text, const std::string& flag) {
+  std::string number = text;
+  double scale = 1.0;
+  if (!number.empty()) {
+    switch (number.back()) {
+      case 'k':
+      case 'K':
+        scale = 1e3;
+        break;
+      case 'M':
+        scale = 1e6;
+        break;
+      case 'B':
+      case 'G':
+        scale = 1e9;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1.0) number.pop_back();
+  }
+  errno = 0;
+  char* end = nullptr;
+  const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0.0) {
+    throw InputError(fmt::format(
+        "{}: expected a positive count such as 22.5M, 5000 or 3k, found \"{}\"", flag, text));
+  }
+  return value * scale;
+}
+
+text::Format parse_format_flag(const std::string& value) {
+  if (auto f = text::parse_format(value)) return *f;
+  const std::vector<std::string> names = {"table", "markdown", "json", "csv"};
+  std::string message =
+      fmt::format("--format: expected one of table, markdown, json, csv, found \"{}\"", value);
+  if (auto hint = text::closest(value, names)) message += "; did you mean \"" + *hint + "\"?";
+  throw InputError(message);
+}
+
+cost::Billing parse_billing_flag(const std::string& value, const std::string& flag) {
+  if (auto b = cost::parse_billing(value); b && *b != cost::Billing::kUnknown) return *b;
+  const std::vector<std::string> names = {"per-second", "per-minute", "per-hour"};
+  std::string message = fmt::format(
+      "{}: expected one of per-second, per-minute, per-hour, found \"{}\"", flag, value);
+  if (auto hint = text::closest(value, names)) message += "; did you mean \"" + *hint + "\"?";
+  throw InputError(message);
+}
+
+cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
+                           int64_t min_seconds) {
+  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour <= 0.0) {
+    throw InputError(fmt::format("--rate: expected a price in USD per GPU-hour > 0, found {}",
+                                 usd_per_gpu_hour));
+  }
+  if (min_seconds < 0) {
+    throw InputError(fmt::format("--min-seconds: expected >= 0, found {}", min_seconds));
+  }
+  cost::Rate rate;
+  rate.usd_per_gpu_hour = usd_per_gpu_hour;
+  rate.billing = parse_billing_flag(billing, "--billing");
+  rate.min_billed_seconds = min_seconds;
+  rate.label = fmt::format("--rate {}", usd_per_gpu_hour);
+  rate.source = "command line";
+  return rate;
+}
+
+cost::Rate rate_from_offer(const cost::Offer& offer) {
+  cost::Rate rate;
+  rate.usd_per_gpu_hour = offer.usd_per_gpu_hour;
+  rate.billing = offer.billing;
+  rate.min_billed_seconds = offer.min_billed_seconds;
+  rate.gpus_per_instance = offer.gpus_per_instance;
+  rate.label = offer_name(offer);
+  rate.date = offer.date;
+  rate.source = offer.source;
+  return rate;
+}
+
+cost::Date today_or(const std::string& flag_value) {
+  if (!flag_value.empty()) {
+    if (auto d = cost::parse_date(flag_value)) return *d;
+    throw InputError(
+        fmt::format("--today: expected a date as YYYY-MM-DD, found \"{}\"", flag_value));
+  }
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return cost::Date{utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday};
+}
+
+std::string offer_name(const cost::Offer& offer) {
+  return offer.provider + "/" + offer.gpu + "/" + offer.tier;
+}
+
+std::string offer_flags(const cost::Offer& offer, const cost::Date& today, int64_t max_age_days) {
+  std::vector<std::string> flags;
+  if (const auto age = cost::age_days(offer, today)) {
+    if (max_age_days >= 0 && *age > max_age_days) {
+      flags.push_back(fmt::format("stale ({} days)", *age));
+    }
+  } else {
+    flags.push_back("undated");
+  }
+  if (offer.billing == cost::Billing::kUnknown) flags.push_back("billing not stated");
+  std::string out;
+  for (const std::string& f : flags) out += (out.empty() ? "" : "; ") + f;
+  return out;
+}
+
+}  // namespace ftbench::cli

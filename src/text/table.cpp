@@ -1,0 +1,160 @@
+#include "ftbench/text/table.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace ftbench::text {
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "table") return Format::kTable;
+  if (name == "markdown") return Format::kMarkdown;
+  if (name == "json") return Format::kJson;
+  if (name == "csv") return Format::kCsv;
+  return std::nullopt;
+}
+
+bool use_color(std::string_view mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  if (std::getenv("NO_COLOR") != nullptr) return false;
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
+  return ::isatty(STDOUT_FILENO) == 1;
+}
+
+std::string paint(const std::string& text, Color color, bool enabled) {
+  if (!enabled || color == Color::kNone) return text;
+  const char* code = "";
+  switch (color) {
+    case Color::kGreen:
+      code = "\033[32m";
+      break;
+    case Color::kRed:
+      code = "\033[31m";
+      break;
+    case Color::kYellow:
+      code = "\033[33m";
+      break;
+    case Color::kBold:
+      code = "\033[1m";
+      break;
+    case Color::kDim:
+      code = "\033[2m";
+      break;
+    case Color::kNone:
+      break;
+  }
+  return code + text + "\033[0m";
+}
+
+std::size_t display_width(std::string_view text) {
+  std::size_t n = 0;
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+std::string render_text(const Table& table, bool color) {
+  const std::size_t columns = table.header.size();
+  std::vector<std::size_t> width(columns, 0);
+  for (std::size_t c = 0; c < columns; ++c) width[c] = display_width(table.header[c]);
+  for (const auto& row : table.rows) {
+    for (std::size_t c = 0; c < columns && c < row.size(); ++c) {
+      width[c] = std::max(width[c], display_width(row[c].text));
+    }
+  }
+  auto align_of = [&](std::size_t c) {
+    return c < table.align.size() ? table.align[c] : Align::kLeft;
+  };
+  auto line = [&](const std::vector<Cell>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < columns; ++c) {
+      const Cell cell = c < cells.size() ? cells[c] : Cell();
+      const std::string pad(width[c] - display_width(cell.text), ' ');
+      const bool last = c + 1 == columns;
+      if (align_of(c) == Align::kRight) {
+        out += pad + paint(cell.text, cell.color, color);
+      } else {
+        out += paint(cell.text, cell.color, color);
+        if (!last) out += pad;
+      }
+      if (!last) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::vector<Cell> header;
+  for (const std::string& h : table.header) header.emplace_back(h, Color::kBold);
+  std::string out = line(header);
+  std::size_t total = 0;
+  for (std::size_t c = 0; c < columns; ++c) total += width[c] + (c + 1 < columns ? 2 : 0);
+  out += std::string(total, '-') + "\n";
+  for (const auto& row : table.rows) out += line(row);
+  return out;
+}
+
+std::string render_markdown(const Table& table) {
+  auto escape = [](const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+      if (c == '|')
+        out += "\\|";
+      else if (c == '\n')
+        out += ' ';
+      else
+        out += c;
+    }
+    return out;
+  };
+  std::string out = "|";
+  for (const std::string& h : table.header) out += " " + escape(h) + " |";
+  out += "\n|";
+  for (std::size_t c = 0; c < table.header.size(); ++c) {
+    const bool right = c < table.align.size() && table.align[c] == Align::kRight;
+    out += right ? "---:|" : "---|";
+  }
+  out += "\n";
+  for (const auto& row : table.rows) {
+    out += "|";
+    for (std::size_t c = 0; c < table.header.size(); ++c) {
+      out += " " + (c < row.size() ? escape(row[c].text) : std::string()) + " |";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string render_csv(const Table& table) {
+  auto field = [](const std::string& s) {
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (const char c : s) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    return out + "\"";
+  };
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) out += ',';
+      out += field(cells[c]);
+    }
+    return out + "\n";
+  };
+  std::string out = line(table.header);
+  for (const auto& row : table.rows) {
+    std::vector<std::string> cells;
+    for (std::size_t c = 0; c < table.header.size(); ++c) {
+      cells.push_back(c < row.size() ? row[c].text : std::string());
+    }
+    out += line(cells);
+  }
+  return out;
+}
+
+}  // namespace ftbench::text
