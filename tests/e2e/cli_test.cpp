@@ -1,7 +1,9 @@
 // End to end: the ftbench executable driven as a user drives it.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -82,7 +84,7 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
 
   const nlohmann::json j = nlohmann::json::parse(read_file(report));
-  EXPECT_EQ(j["schema"], "ftbench.report/1");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.1");
   EXPECT_EQ(j["run"]["status"], "completed");
   EXPECT_EQ(j["steps"].size(), 8u);
   EXPECT_EQ(j["derived"]["total_steps"], 8);
@@ -253,6 +255,56 @@ TEST_F(Cli, OverridesReachTheReportAndTheFingerprintIgnoresOutput) {
   EXPECT_EQ(jb["run"]["name"], "other");
   EXPECT_EQ(ja["spec_fingerprint"], jb["spec_fingerprint"]);
   EXPECT_EQ(jb["environment"]["software"]["intra_op_threads"], 1);
+}
+
+// cost and compare on reports that `ftbench run` wrote: the same job twice compares as fair, a
+// different data seed is refused, and cost follows the run's own span.
+TEST_F(Cli, CostAndCompareReadWhatRunWrites) {
+  const fs::path a = dir_ / "a.json";
+  const fs::path b = dir_ / "b.json";
+  const fs::path c = dir_ / "c.json";
+  ASSERT_EQ(ftbench("run configs/ci-tiny.yaml -o '" + a.string() + "'").exit_code, 0);
+  ASSERT_EQ(
+      ftbench("run configs/ci-tiny.yaml --set backend.threads=1 -o '" + b.string() + "'").exit_code,
+      0);
+  ASSERT_EQ(ftbench("run configs/ci-tiny.yaml --set data.seed=7 -o '" + c.string() + "'").exit_code,
+            0);
+  const nlohmann::json ra = nlohmann::json::parse(read_file(a));
+  const nlohmann::json rc = nlohmann::json::parse(read_file(c));
+  EXPECT_EQ(ra["run"]["world_size"], 1);
+  EXPECT_EQ(ra["data"]["fingerprint"].get<std::string>().size(), 64u);
+  EXPECT_NE(ra["data"]["fingerprint"], rc["data"]["fingerprint"]);
+
+  // Cost at $3.60/h billed per second: $0.001 per started second.
+  const Result cost = ftbench("cost '" + a.string() + "' --rate 3.6 --format json");
+  ASSERT_EQ(cost.exit_code, 0) << cost.output;
+  const nlohmann::json cj = nlohmann::json::parse(cost.output);
+  double end = 0.0;
+  for (const auto& p : ra["timing"]["phases"]) {
+    end = std::max(end, p["start_seconds"].get<double>() + p["seconds"].get<double>());
+  }
+  const nlohmann::json& chosen = cj["chosen"]["cost"];
+  EXPECT_DOUBLE_EQ(chosen["run_seconds"].get<double>(), end);
+  EXPECT_DOUBLE_EQ(chosen["billed_seconds"].get<double>(), std::ceil(end - 1e-9));
+  EXPECT_NEAR(chosen["billed_usd"].get<double>(), std::ceil(end - 1e-9) * 0.001, 1e-15);
+  EXPECT_NEAR(chosen["per_step_usd"].get<double>(),
+              chosen["billed_usd"].get<double>() / ra["steps"].size(), 1e-15);
+
+  const Result same = ftbench("compare '" + a.string() + "' '" + b.string() + "' --format json");
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  const nlohmann::json sj = nlohmann::json::parse(same.output);
+  EXPECT_TRUE(sj["fairness"]["same_job"].get<bool>());
+  EXPECT_TRUE(sj["fairness"]["same_spec_fingerprint"].get<bool>());
+  EXPECT_TRUE(sj["fairness"]["same_data_fingerprint"].get<bool>());
+  // Same seeds, same data: the loss curves coincide up to fp32 rounding (1 vs 2 threads sum in
+  // a different order; measured gap about 1e-7).
+  EXPECT_LT(sj["reports"][1]["loss_gap"]["max_abs_gap"].get<double>(), 1e-4);
+
+  const Result different = ftbench("compare '" + a.string() + "' '" + c.string() + "'");
+  EXPECT_EQ(different.exit_code, 2);
+  EXPECT_NE(different.output.find("[job] data fingerprint"), std::string::npos) << different.output;
+  EXPECT_NE(different.output.find("[job] spec.data.seed: A: 1234 | B: 7"), std::string::npos)
+      << different.output;
 }
 
 }  // namespace

@@ -1,0 +1,341 @@
+// End to end: `ftbench cost`, `ftbench compare` and `ftbench catalog` on the fixture reports of
+// the public H100 vs MI300X run (tests/fixtures/make_reference_reports.py; FIELD.md's figures).
+// Needs only the torch-free `ftbench` executable.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CostCompare : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ftbench-cost-e2e-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs ftbench from the source tree with `args` (shell-quoted by the caller).
+  Result ftbench(const std::string& args) const {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd = "cd '" FTBENCH_SOURCE_DIR "' && NO_COLOR=1 '" FTBENCH_BINARY "' " +
+                            args + " 2>'" + err.string() + "'";
+    Result r;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buf[4096];
+    size_t n = 0;
+    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_file(err);
+    return r;
+  }
+
+  json ftbench_json(const std::string& args) const {
+    const Result r = ftbench(args + " --format json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+
+  // A copy of a fixture with `edit` applied, in the test's folder.
+  std::string edited(const std::string& fixture, const std::function<void(json&)>& edit,
+                     const std::string& name = "") const {
+    json j = json::parse(read_file(fs::path(FTBENCH_SOURCE_DIR) / kFixtures / fixture));
+    edit(j);
+    const fs::path out = dir_ / (name.empty() ? fixture : name);
+    std::ofstream(out) << j.dump(2);
+    return out.string();
+  }
+
+  static constexpr const char* kFixtures = "tests/fixtures/reports";
+  fs::path dir_;
+};
+
+const std::string kH100 = "tests/fixtures/reports/h100-reference.json";
+const std::string kMi300x = "tests/fixtures/reports/mi300x-reference.json";
+
+// FIELD.md: 18 min at $2.97/h billed per minute -> $0.89, about $0.30 per epoch over 3 epochs.
+TEST_F(CostCompare, H100ReferenceRunCosts89Cents) {
+  const json j = ftbench_json("cost " + kH100 + " --offer reference-run/H100-SXM/on-demand");
+  const json& c = j["chosen"]["cost"];
+  EXPECT_DOUBLE_EQ(j["times"]["run_seconds"].get<double>(), 1080.0);
+  EXPECT_DOUBLE_EQ(c["billed_seconds"].get<double>(), 1080.0);
+  EXPECT_NEAR(c["billed_usd"].get<double>(), 0.891, 1e-12);
+  EXPECT_NEAR(c["per_epoch_usd"].get<double>(), 0.297, 1e-12);
+  EXPECT_NEAR(c["per_step_usd"].get<double>(), 0.891 / 375.0, 1e-15);
+  // 3 min of 18 before the first step.
+  EXPECT_NEAR(c["before_first_step_share"].get<double>(), 180.0 / 1080.0, 1e-15);
+  EXPECT_NEAR(c["before_first_step_usd"].get<double>(), 0.1485, 1e-12);
+  EXPECT_EQ(j["chosen"]["rate"]["billing"], "per-minute");
+  EXPECT_EQ(j["chosen"]["rate"]["date"], "2026-09-13");
+  EXPECT_EQ(j["gpu"], "H100-SXM");
+}
+
+// FIELD.md: 34 min at $2.39/h -> $1.35, about $0.45 per epoch.
+TEST_F(CostCompare, Mi300xReferenceRunCosts135) {
+  const json j = ftbench_json("cost " + kMi300x + " --offer reference-run/MI300X");
+  const json& c = j["chosen"]["cost"];
+  EXPECT_DOUBLE_EQ(c["billed_seconds"].get<double>(), 2040.0);
+  EXPECT_NEAR(c["billed_usd"].get<double>(), 34.0 / 60.0 * 2.39, 1e-12);           // $1.3543
+  EXPECT_NEAR(c["per_epoch_usd"].get<double>(), 34.0 / 60.0 * 2.39 / 3.0, 1e-12);  // $0.4514
+}
+
+// FIELD.md: with hourly billing both round to one hour and the gap disappears (reverses).
+TEST_F(CostCompare, HourlyBillingRoundsBothToOneHour) {
+  const json a = ftbench_json("cost " + kH100 + " --rate 2.97 --billing per-hour");
+  const json b = ftbench_json("cost " + kMi300x + " --rate 2.39 --billing per-hour");
+  EXPECT_DOUBLE_EQ(a["chosen"]["cost"]["billed_seconds"].get<double>(), 3600.0);
+  EXPECT_DOUBLE_EQ(a["chosen"]["cost"]["billed_usd"].get<double>(), 2.97);
+  EXPECT_DOUBLE_EQ(b["chosen"]["cost"]["billed_usd"].get<double>(), 2.39);
+  // The linear cost keeps the gap.
+  EXPECT_NEAR(a["chosen"]["cost"]["linear_usd"].get<double>(), 0.891, 1e-12);
+}
+
+TEST_F(CostCompare, CostListsEveryOfferOfTheGpuCheapestFirst) {
+  const json j = ftbench_json("cost " + kH100 + " --today 2026-11-30");
+  const json& offers = j["offers"];
+  ASSERT_GE(offers.size(), 5u);
+  for (size_t i = 1; i < offers.size(); ++i) {
+    EXPECT_LE(offers[i - 1]["rate"]["usd_per_gpu_hour"].get<double>(),
+              offers[i]["rate"]["usd_per_gpu_hour"].get<double>());
+  }
+  // Without --offer or --rate: the cheapest on-demand offer whose billing is stated.
+  EXPECT_EQ(j["chosen"]["rate"]["label"], "reference-run/H100-SXM/on-demand");
+}
+
+// The standard workload of FIELD.md: 22.5 M tokens at the measured steady throughput.
+TEST_F(CostCompare, ProjectsALargerJob) {
+  const json j =
+      ftbench_json("cost " + kH100 + " --offer reference-run/H100-SXM --project-tokens 22.5M");
+  const json& p = j["chosen"]["projection"];
+  const double tps = j["times"]["steady_tokens_per_second"].get<double>();
+  const double trained = j["times"]["trained_tokens"].get<double>();
+  EXPECT_DOUBLE_EQ(p["tokens"].get<double>(), 22.5e6);
+  EXPECT_NEAR(p["training_seconds"].get<double>(), 22.5e6 / tps, 1e-6);
+  EXPECT_NEAR(p["fixed_seconds"].get<double>(), 1080.0 - trained / tps, 1e-6);
+  const double billed = std::ceil(p["total_seconds"].get<double>() / 60.0) * 60.0;
+  EXPECT_NEAR(p["billed_usd"].get<double>(), billed / 3600.0 * 2.97, 1e-9);
+}
+
+// FIELD.md: the H100 run is faster and cheaper; the MI300X would have to cost
+// $0.891 / (34/60 h) = $1.572/h to match it.
+TEST_F(CostCompare, CompareNamesTheFasterAndCheaperRunAndTheBreakEvenRate) {
+  const json j = ftbench_json("compare " + kH100 + " " + kMi300x +
+                              " --offer reference-run/H100-SXM --offer reference-run/MI300X");
+  EXPECT_TRUE(j["fairness"]["same_job"].get<bool>());
+  EXPECT_FALSE(j["fairness"]["same_spec_fingerprint"].get<bool>());
+  EXPECT_TRUE(j["fairness"]["same_data_fingerprint"].get<bool>());
+  bool micro_batch_listed = false;
+  for (const json& d : j["fairness"]["differences"]) {
+    if (d["what"] == "spec.train.micro_batch_size") {
+      micro_batch_listed = true;
+      EXPECT_EQ(d["severity"], "execution");
+      EXPECT_EQ(d["values"], json::array({"4", "2"}));
+    }
+    EXPECT_NE(d["severity"], "job") << d.dump();
+  }
+  EXPECT_TRUE(micro_batch_listed);
+  const json& b = j["reports"][1];
+  EXPECT_NEAR(b["run_time_ratio"].get<double>(), 2040.0 / 1080.0, 1e-12);
+  EXPECT_NEAR(b["cost_ratio"].get<double>(), (34.0 * 2.39) / (18.0 * 2.97), 1e-12);  // +52.0%
+  EXPECT_NEAR(b["break_even_usd_per_gpu_hour"].get<double>(), 0.891 / (34.0 / 60.0), 1e-12);
+  EXPECT_LT(b["step_test"]["p_value"].get<double>(), 1e-6);  // 370 vs 370 steps, 33 % apart
+  EXPECT_EQ(b["step_test"]["n1"], 370);
+  const std::string verdict = j["verdicts"][0];
+  EXPECT_NE(verdict.find("A is faster and cheaper"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("$1.57/GPU-h"), std::string::npos) << verdict;
+}
+
+TEST_F(CostCompare, CompareTableMarkdownAndCsv) {
+  const std::string args = "compare " + kH100 + " " + kMi300x +
+                           " --offer reference-run/H100-SXM --offer reference-run/MI300X";
+  const Result table = ftbench(args);
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("fair: same job run differently"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("$0.891"), std::string::npos);
+  EXPECT_NE(table.out.find("$1.35"), std::string::npos);
+  EXPECT_NE(table.out.find("+52.0%"), std::string::npos);
+  EXPECT_EQ(table.out.find("\033["), std::string::npos);  // no colour when not a terminal
+  const Result md = ftbench(args + " --format markdown");
+  EXPECT_EQ(md.exit_code, 0);
+  EXPECT_NE(md.out.find("| report |"), std::string::npos) << md.out;
+  const Result csv = ftbench(args + " --format csv");
+  EXPECT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(csv.out.rfind("label,report,run_name,", 0), 0u) << csv.out;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 3);
+}
+
+TEST_F(CostCompare, CompareRefusesADifferentJobUnlessAllowed) {
+  const std::string other =
+      edited("mi300x-reference.json", [](json& j) { j["spec"]["lora"]["rank"] = 8; });
+  const Result refused = ftbench("compare " + kH100 + " " + other);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("different jobs"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("[job] spec.lora.rank: A: 16 | B: 8"), std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("--allow-different"), std::string::npos);
+  const Result allowed = ftbench("compare " + kH100 + " " + other + " --allow-different");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_NE(allowed.out.find("NOT the same job"), std::string::npos);
+}
+
+TEST_F(CostCompare, CatalogListsOffersCheapestFirstAndFlagsAge) {
+  const json offers = ftbench_json("catalog --gpu H100 --today 2026-11-30 --max-age-days 30");
+  ASSERT_GE(offers.size(), 5u);
+  for (size_t i = 1; i < offers.size(); ++i) {
+    EXPECT_LE(offers[i - 1]["usd_per_gpu_hour"].get<double>(),
+              offers[i]["usd_per_gpu_hour"].get<double>());
+  }
+  bool saw_reference = false;
+  for (const json& o : offers) {
+    EXPECT_EQ(o["gpu"], "H100-SXM");
+    if (o["offer"] == "reference-run/H100-SXM/on-demand") {
+      saw_reference = true;
+      EXPECT_EQ(o["age_days"], 78);
+      EXPECT_EQ(o["flags"], "stale (78 days)");
+    }
+    if (o["date"].is_null()) {
+      EXPECT_NE(o["flags"].get<std::string>().find("undated"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(saw_reference);
+}
+
+TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string truncated = (dir_ / "truncated.json").string();
+  {
+    const std::string text = read_file(fs::path(FTBENCH_SOURCE_DIR) / kH100);
+    std::ofstream(truncated) << text.substr(0, text.size() / 2);
+  }
+  const std::string not_json = (dir_ / "notes.txt").string();
+  std::ofstream(not_json) << "hello";
+  const std::string v2 = edited(
+      "h100-reference.json", [](json& j) { j["schema"] = "ftbench.report/2"; }, "v2.json");
+  const std::string no_steps_field = edited(
+      "h100-reference.json", [](json& j) { j.erase("steps"); }, "no-steps.json");
+  const Case cases[] = {
+      {"cost /nonexistent.json --rate 2", "/nonexistent.json: cannot read"},
+      {"cost " + truncated + " --rate 2", truncated + ": not valid JSON"},
+      {"cost " + not_json + " --rate 2", not_json + ": not valid JSON"},
+      {"cost " + v2 + " --rate 2", "unsupported report schema \"ftbench.report/2\""},
+      {"cost " + no_steps_field + " --rate 2", "missing required field \"steps\""},
+      {"cost " + kH100 + " --rate 0", "--rate: expected a price in USD per GPU-hour > 0"},
+      {"cost " + kH100 + " --rate -1", "--rate: expected a price in USD per GPU-hour > 0"},
+      {"cost " + kH100 + " --rate 2 --billing per-minit", "did you mean \"per-minute\"?"},
+      {"cost " + kH100 + " --offer referense-run/H100-SXM", "did you mean \"reference-run\"?"},
+      {"cost " + kH100 + " --offer reference-run/H10", "H10"},
+      {"cost " + kH100 + " --rate 2 --format jsn", "did you mean \"json\"?"},
+      {"cost " + kH100 + " --rate 2 --project-tokens -5", "--project-tokens: expected a positive"},
+      {"compare " + kH100 + " " + truncated, truncated + ": not valid JSON"},
+      {"compare " + kH100 + " " + kMi300x + " --rate 2 --rate 3 --rate 4", "--rate: give one"},
+      {"catalog --gpu H1OO", "unknown GPU \"H1OO\"; did you mean \"H100\"?"},
+      {"catalog --catalog /nonexistent.yaml", "/nonexistent.yaml"},
+  };
+  for (const Case& c : cases) {
+    const Result r = ftbench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args << "\n" << r.out;
+  }
+}
+
+// A CPU report has no catalog GPU: a price must be given.
+TEST_F(CostCompare, ReportWithoutACatalogGpuNeedsARate) {
+  const std::string cpu = edited("h100-reference.json", [](json& j) {
+    j["environment"]["device"]["name"] = "AMD EPYC";
+    j["environment"]["device"]["backend"] = "cpu";
+  });
+  const Result r = ftbench("cost " + cpu);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no price: the catalog has no offers for device \"AMD EPYC\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(ftbench("cost " + cpu + " --rate 0.5").exit_code, 0);
+}
+
+// A SkyPilot catalog CSV: per-instance prices become per-GPU offers (on-demand and spot), and a
+// 1-GPU run on an 8-GPU instance pays for 8 GPUs.
+TEST_F(CostCompare, SkyPilotCsvOffersPriceARun) {
+  const fs::path csv = dir_ / "vms.csv";
+  std::ofstream(csv)
+      << "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,"
+         "SpotPrice\n"
+         "p5.48xlarge,H100,8,192,2048,98.32,us-east-1,\"{'Gpus': [{'Name': 'H100', "
+         "'Manufacturer': 'NVIDIA', 'Count': 8}]}\",39.5\n"
+         "m5.large,,,2,8,0.096,us-east-1,,0.04\n";
+  const json offers =
+      ftbench_json("catalog --gpu H100 --provider aws --catalog aws=" + csv.string());
+  ASSERT_EQ(offers.size(), 2u);
+  EXPECT_EQ(offers[0]["offer"], "aws/H100-SXM/spot");
+  EXPECT_DOUBLE_EQ(offers[0]["usd_per_gpu_hour"].get<double>(), 39.5 / 8);
+  EXPECT_EQ(offers[0]["price_basis"], "per-instance");
+  EXPECT_DOUBLE_EQ(offers[1]["usd_per_gpu_hour"].get<double>(), 98.32 / 8);
+  const json cost = ftbench_json("cost " + kH100 + " --catalog aws=" + csv.string() +
+                                 " --offer aws/H100/on-demand");
+  EXPECT_EQ(cost["chosen"]["cost"]["gpus_billed"], 8);
+  EXPECT_NEAR(cost["chosen"]["cost"]["billed_usd"].get<double>(), 0.3 * 98.32, 1e-9);
+}
+
+// A user catalog with mistakes: every problem with file and line, exit 2, nothing on stdout.
+TEST_F(CostCompare, BadCatalogFileListsEveryProblem) {
+  const fs::path yaml = dir_ / "prices.yaml";
+  std::ofstream(yaml) << "offers:\n"
+                         "  - provider: mycloud\n"
+                         "    gpu: H100\n"
+                         "    tier: spto\n"
+                         "    usd_per_gpu_hour: -2\n"
+                         "    source: my quote\n"
+                         "    date: 2026-02-30\n";
+  const Result r = ftbench("catalog --catalog " + yaml.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  const std::string p = yaml.string();
+  EXPECT_NE(r.err.find(p + ":4: offers[0].tier: expected one of on-demand, spot, reserved, "
+                           "marketplace, found \"spto\"; did you mean \"spot\"?"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(p + ":5: offers[0].usd_per_gpu_hour: expected a finite number > 0"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(p + ":7: offers[0].date: expected a calendar date YYYY-MM-DD, found "
+                           "\"2026-02-30\""),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
