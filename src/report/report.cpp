@@ -237,6 +237,24 @@ class Reader {
     return integer_value(v, join(parent, key));
   }
 
+  // Durations, counts and rates cannot be negative; counts are bounded so that sums over a
+  // report cannot overflow.
+  double non_negative_number(const Json& obj, const std::string& parent, const char* key) const {
+    const double v = number(obj, parent, key);
+    if (v < 0.0) fail(join(parent, key) + ": expected a number >= 0, found " + obj.at(key).dump());
+    return v;
+  }
+
+  int64_t count(const Json& obj, const std::string& parent, const char* key) const {
+    constexpr int64_t kMaxCount = 1'000'000'000'000'000;  // 10^15
+    const int64_t v = integer(obj, parent, key);
+    if (v < 0 || v > kMaxCount) {
+      fail(join(parent, key) + ": expected an integer between 0 and 10^15, found " +
+           std::to_string(v));
+    }
+    return v;
+  }
+
   // Any JSON number, integers included: a hand-edited `0` is as good as `0.0`.
   double number(const Json& obj, const std::string& parent, const char* key) const {
     const Json& v = field(obj, parent, key);
@@ -312,16 +330,18 @@ class Reader {
     r.parameters.total = integer(params, "parameters", "total");
 
     const Json& derived = object(j, "", "derived");
-    r.derived.effective_batch = integer(derived, "derived", "effective_batch");
-    r.derived.micro_batches_per_epoch = integer(derived, "derived", "micro_batches_per_epoch");
-    r.derived.steps_per_epoch = integer(derived, "derived", "steps_per_epoch");
-    r.derived.total_steps = integer(derived, "derived", "total_steps");
-    r.derived.max_tokens_per_step = integer(derived, "derived", "max_tokens_per_step");
+    r.derived.effective_batch = count(derived, "derived", "effective_batch");
+    r.derived.micro_batches_per_epoch = count(derived, "derived", "micro_batches_per_epoch");
+    r.derived.steps_per_epoch = count(derived, "derived", "steps_per_epoch");
+    r.derived.total_steps = count(derived, "derived", "total_steps");
+    r.derived.max_tokens_per_step = count(derived, "derived", "max_tokens_per_step");
 
     const Json& timing = object(j, "", "timing");
     r.t0_source = string(timing, "timing", "t0_source");
-    r.t0_before_process_seconds = number(timing, "timing", "t0_before_process_seconds");
-    r.time_to_first_step_seconds = number(timing, "timing", "time_to_first_step_seconds");
+    r.t0_before_process_seconds =
+        non_negative_number(timing, "timing", "t0_before_process_seconds");
+    r.time_to_first_step_seconds =
+        non_negative_number(timing, "timing", "time_to_first_step_seconds");
     const Json& phases = array(timing, "timing", "phases");
     for (std::size_t i = 0; i < phases.size(); ++i) {
       const std::string path = index("timing.phases", i);
@@ -329,8 +349,8 @@ class Reader {
       if (!p.is_object()) wrong_type(path, "an object", p);
       Phase phase;
       phase.name = string(p, path, "name");
-      phase.start_seconds = number(p, path, "start_seconds");
-      phase.seconds = number(p, path, "seconds");
+      phase.start_seconds = non_negative_number(p, path, "start_seconds");
+      phase.seconds = non_negative_number(p, path, "seconds");
       r.phases.push_back(std::move(phase));
     }
 
@@ -391,13 +411,13 @@ class Reader {
   StepRecord read_step(const Json& s, const std::string& path) const {
     if (!s.is_object()) wrong_type(path, "an object", s);
     StepRecord step;
-    step.step = integer(s, path, "step");
-    step.epoch = integer(s, path, "epoch");
-    step.wall_seconds = number(s, path, "wall_seconds");
-    step.data_wait_seconds = number(s, path, "data_wait_seconds");
-    step.real_tokens = integer(s, path, "real_tokens");
-    step.padded_tokens = integer(s, path, "padded_tokens");
-    step.loss_tokens = integer(s, path, "loss_tokens");
+    step.step = count(s, path, "step");
+    step.epoch = count(s, path, "epoch");
+    step.wall_seconds = non_negative_number(s, path, "wall_seconds");
+    step.data_wait_seconds = non_negative_number(s, path, "data_wait_seconds");
+    step.real_tokens = count(s, path, "real_tokens");
+    step.padded_tokens = count(s, path, "padded_tokens");
+    step.loss_tokens = count(s, path, "loss_tokens");
     // A diverged run writes its non-finite losses and norms as null; they read back as NaN.
     step.loss = number_or_nan(s, path, "loss");
     step.lr = number(s, path, "lr");
@@ -407,24 +427,24 @@ class Reader {
   }
 
   void read_summary(const Json& s, Summary& out) const {
-    out.warmup_steps_excluded = integer(s, "summary", "warmup_steps_excluded");
-    out.measured_steps = integer(s, "summary", "measured_steps");
+    out.warmup_steps_excluded = count(s, "summary", "warmup_steps_excluded");
+    out.measured_steps = count(s, "summary", "measured_steps");
 
     const std::string tp = "summary.step_seconds";
     const Json& t = object(s, "summary", "step_seconds");
     out.step_seconds.count = integer(t, tp, "count");
-    out.step_seconds.mean = number(t, tp, "mean");
-    out.step_seconds.median = number(t, tp, "median");
-    out.step_seconds.p90 = number(t, tp, "p90");
-    out.step_seconds.p99 = number(t, tp, "p99");
-    out.step_seconds.min = number(t, tp, "min");
-    out.step_seconds.max = number(t, tp, "max");
-    out.step_seconds.stddev = number(t, tp, "stddev");
-    out.step_seconds.cv = number(t, tp, "cv");
+    out.step_seconds.mean = non_negative_number(t, tp, "mean");
+    out.step_seconds.median = non_negative_number(t, tp, "median");
+    out.step_seconds.p90 = non_negative_number(t, tp, "p90");
+    out.step_seconds.p99 = non_negative_number(t, tp, "p99");
+    out.step_seconds.min = non_negative_number(t, tp, "min");
+    out.step_seconds.max = non_negative_number(t, tp, "max");
+    out.step_seconds.stddev = non_negative_number(t, tp, "stddev");
+    out.step_seconds.cv = non_negative_number(t, tp, "cv");
 
     const Json& tps = object(s, "summary", "tokens_per_second");
-    out.tokens_per_second_real = number(tps, "summary.tokens_per_second", "real");
-    out.tokens_per_second_padded = number(tps, "summary.tokens_per_second", "padded");
+    out.tokens_per_second_real = non_negative_number(tps, "summary.tokens_per_second", "real");
+    out.tokens_per_second_padded = non_negative_number(tps, "summary.tokens_per_second", "padded");
     out.padding_fraction = number(s, "summary", "padding_fraction");
     out.data_wait_fraction = number(s, "summary", "data_wait_fraction");
 

@@ -311,6 +311,30 @@ TEST(ReportJson, RejectsABadWorldSizeOrDataObject) {
   EXPECT_EQ(read_error(j), "r.json: data: expected an object, found number");
 }
 
+// Negative durations and counts, and counts whose sums could overflow, are not a report.
+TEST(ReportJson, RejectsNegativeDurationsAndCounts) {
+  OJson j = to_json(full_report());
+  j["steps"][0]["wall_seconds"] = -1;
+  EXPECT_EQ(read_error(j), "r.json: steps[0].wall_seconds: expected a number >= 0, found -1");
+  j = to_json(full_report());
+  j["timing"]["t0_before_process_seconds"] = -500.5;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.t0_before_process_seconds: expected a number >= 0, found -500.5");
+  j = to_json(full_report());
+  j["derived"]["steps_per_epoch"] = -5;
+  EXPECT_EQ(read_error(j),
+            "r.json: derived.steps_per_epoch: expected an integer between 0 and 10^15, found -5");
+  j = to_json(full_report());
+  j["steps"][0]["real_tokens"] = int64_t{9'000'000'000'000'000'000};
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[0].real_tokens: expected an integer between 0 and 10^15, found "
+            "9000000000000000000");
+  j = to_json(full_report());
+  j["summary"]["tokens_per_second"]["real"] = -5;
+  EXPECT_EQ(read_error(j),
+            "r.json: summary.tokens_per_second.real: expected a number >= 0, found -5");
+}
+
 TEST(ReportJson, RejectsOtherMajorVersion) {
   OJson j = to_json(full_report());
   j["schema"] = "ftbench.report/2";
