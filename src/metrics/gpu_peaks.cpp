@@ -1,27 +1,19 @@
 #include "ftbench/metrics/gpu_peaks.h"
 
+#include "ftbench/cost/catalog.h"
+
 namespace ftbench::metrics {
-namespace {
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-
-}  // namespace
 
 std::optional<GpuPeak> find_gpu_peak(const std::string& name, const std::string& dtype) {
   if (dtype != "bf16" && dtype != "fp16") return std::nullopt;
-  // Figures: FIELD.md "Datasheet figures (dense, no sparsity)".
-  if (contains(name, "H200")) return GpuPeak{"H200 SXM", 989.0};
-  if (contains(name, "H100")) {
-    if (contains(name, "PCIe")) return std::nullopt;
-    return GpuPeak{"H100 SXM", 989.0};
-  }
-  if (contains(name, "B200")) return GpuPeak{"B200", 2250.0};
-  if (contains(name, "A100")) {
-    if (contains(name, "PCIe")) return std::nullopt;
-    return GpuPeak{"A100 SXM", 312.0};
-  }
-  if (contains(name, "MI300X")) return GpuPeak{"MI300X", 1307.4};
-  return std::nullopt;
+  // One source of truth for what a device is: the catalog that `ftbench cost` prices it by.
+  const cost::Catalog catalog = cost::builtin_catalog();
+  const cost::Gpu* gpu = cost::find_gpu(catalog, name);
+  if (gpu == nullptr) return std::nullopt;
+  const std::optional<double> peak =
+      dtype == "bf16" ? gpu->dense_bf16_tflops : gpu->dense_fp16_tflops;
+  if (!peak) return std::nullopt;
+  return GpuPeak{gpu->name, *peak};
 }
 
 }  // namespace ftbench::metrics
