@@ -1,4 +1,6 @@
 // `ftbench catalog [--gpu NAME]`: the offers in the catalog, cheapest first, stale prices flagged.
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <memory>
 
@@ -33,20 +35,34 @@ std::string optional_text(const std::optional<double>& v, const char* unit) {
   return v ? fmt::format("{:g}{}", *v, unit) : "";
 }
 
-text::Table gpu_table(const cost::Catalog& catalog) {
+// `plain`: raw numbers without units (CSV), and the header names the units.
+text::Table gpu_table(const cost::Catalog& catalog, bool plain) {
   text::Table t;
-  t.header = {"GPU",        "vendor",     "memory",    "bandwidth",
-              "dense BF16", "dense FP16", "dense FP8", "source"};
+  if (plain) {
+    t.header = {"gpu",
+                "vendor",
+                "memory_gb",
+                "bandwidth_tb_per_second",
+                "dense_bf16_tflops",
+                "dense_fp16_tflops",
+                "dense_fp8_tflops",
+                "source"};
+  } else {
+    t.header = {"GPU",        "vendor",     "memory",    "bandwidth",
+                "dense BF16", "dense FP16", "dense FP8", "source"};
+  }
   t.align = {Align::kLeft,  Align::kLeft,  Align::kRight, Align::kRight,
              Align::kRight, Align::kRight, Align::kRight, Align::kLeft};
+  auto cell = [plain](const std::optional<double>& v, const char* unit) {
+    if (plain) return v ? text::format_number(*v) : std::string();
+    return optional_text(v, unit);
+  };
   for (const cost::Gpu& g : catalog.gpus) {
     t.rows.push_back(
         {g.name, g.vendor,
-         optional_text(g.memory_gb, " GB") + (g.memory_type.empty() ? "" : " " + g.memory_type),
-         optional_text(g.bandwidth_tb_per_second, " TB/s"),
-         optional_text(g.dense_bf16_tflops, " TFLOP/s"),
-         optional_text(g.dense_fp16_tflops, " TFLOP/s"),
-         optional_text(g.dense_fp8_tflops, " TFLOP/s"), g.source});
+         cell(g.memory_gb, " GB") + (g.memory_type.empty() || plain ? "" : " " + g.memory_type),
+         cell(g.bandwidth_tb_per_second, " TB/s"), cell(g.dense_bf16_tflops, " TFLOP/s"),
+         cell(g.dense_fp16_tflops, " TFLOP/s"), cell(g.dense_fp8_tflops, " TFLOP/s"), g.source});
   }
   return t;
 }
@@ -75,6 +91,7 @@ Action add_catalog_command(CLI::App& app) {
     const text::Format format = parse_format_flag(f->format);
     const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
     const cost::Date today = today_or(f->today);
+    check_max_age_days(f->max_age_days);
     const bool color = format == text::Format::kTable && text::use_color(f->color);
 
     if (f->gpus) {
@@ -94,11 +111,11 @@ Action add_catalog_command(CLI::App& app) {
         }
         std::cout << out.dump(2) << "\n";
       } else if (format == text::Format::kCsv) {
-        std::cout << text::render_csv(gpu_table(catalog));
+        std::cout << text::render_csv(gpu_table(catalog, true));
       } else if (format == text::Format::kMarkdown) {
-        std::cout << text::render_markdown(gpu_table(catalog));
+        std::cout << text::render_markdown(gpu_table(catalog, false));
       } else {
-        std::cout << text::render_text(gpu_table(catalog), color);
+        std::cout << text::render_text(gpu_table(catalog, false), color);
       }
       return kExitOk;
     }
@@ -125,9 +142,24 @@ Action add_catalog_command(CLI::App& app) {
         throw InputError(message);
       }
     }
+    if (!f->tier.empty() && std::find(std::begin(cost::kTiers), std::end(cost::kTiers), f->tier) ==
+                                std::end(cost::kTiers)) {
+      std::string message = fmt::format(
+          "--tier: expected one of on-demand, spot, reserved, marketplace, found \"{}\"", f->tier);
+      if (auto hint = text::closest(f->tier, {"on-demand", "spot", "reserved", "marketplace"})) {
+        message += fmt::format("; did you mean \"{}\"?", *hint);
+      }
+      throw InputError(message);
+    }
+    auto same_name = [](const std::string& a, const std::string& b) {
+      return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+             });
+    };
     std::vector<const cost::Offer*> offers;
     for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
-      if (!f->provider.empty() && o->provider != f->provider) continue;
+      if (!f->provider.empty() && !same_name(o->provider, f->provider)) continue;
       if (!f->tier.empty() && o->tier != f->tier) continue;
       offers.push_back(o);
     }
@@ -195,8 +227,7 @@ Action add_catalog_command(CLI::App& app) {
            plain ? std::to_string(o->min_billed_seconds)
                  : (o->min_billed_seconds > 0 ? fmt::format("{} s", o->min_billed_seconds) : "-"),
            o->region, o->date ? cost::to_string(*o->date) : "undated",
-           Cell(flags, flags.empty() ? text::Color::kNone : text::Color::kYellow),
-           o->source});
+           Cell(flags, flags.empty() ? text::Color::kNone : text::Color::kYellow), o->source});
     }
     if (format == text::Format::kCsv) {
       std::cout << text::render_csv(t);

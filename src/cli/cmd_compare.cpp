@@ -74,7 +74,9 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
           fmt::format("--offer: give one per report ({} reports, {} offers)", n, f.offers.size()));
     }
     for (std::size_t i = 0; i < n; ++i) {
-      rates[i] = rate_from_offer(cost::resolve_offer(catalog, f.offers[i]));
+      const cost::Offer& offer = cost::resolve_offer(catalog, f.offers[i]);
+      warn_if_other_gpu(catalog, reports[i], f.reports[i], offer, f.offers[i]);
+      rates[i] = rate_from_offer(offer);
     }
     return rates;
   }
@@ -99,15 +101,8 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
     return rates;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const cost::Gpu* gpu = cost::find_gpu(catalog, reports[i].environment.device.name);
-    if (gpu == nullptr) continue;
-    const cost::Offer* pick = nullptr;
-    for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
-      if (o->tier == "on-demand" && o->billing != cost::Billing::kUnknown) {
-        pick = o;
-        break;
-      }
-    }
+    const cost::Offer* pick =
+        default_offer(catalog, cost::find_gpu(catalog, reports[i].environment.device.name));
     if (pick != nullptr) rates[i] = rate_from_offer(*pick);
   }
   return rates;
@@ -138,13 +133,15 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   row("device", [](const Column& c) { return Cell(c.gpu); });
   row("backend", [](const Column& c) { return Cell(c.backend); });
   row("GPUs", [](const Column& c) { return Cell(std::to_string(c.gpus)); });
-  row("time to first step",
-      [](const Column& c) { return Cell(format_duration(c.times.time_to_first_step_seconds)); });
+  row("time to first step (end)", [](const Column& c) {
+    return Cell(c.times.steps > 0 ? format_duration(c.times.time_to_first_step_seconds) : "n/a");
+  });
   row("training time",
       [](const Column& c) { return Cell(format_duration(c.times.training_seconds)); });
   row("total time", [](const Column& c) { return Cell(format_duration(c.times.run_seconds)); });
   row("tokens/s", [](const Column& c) {
-    return Cell(fmt::format("{:.0f}", c.times.steady_tokens_per_second));
+    return Cell(c.measured_steps > 0 ? fmt::format("{:.0f}", c.times.steady_tokens_per_second)
+                                     : "n/a");
   });
   row("step p50",
       [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p50_seconds)); });
@@ -159,7 +156,7 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
                     : "n/a");
   });
   row("final loss", [](const Column& c) {
-    return Cell(std::isfinite(c.final_loss)
+    return Cell(std::isfinite(c.final_loss) && c.times.steps > 0
                     ? fmt::format("{:.4f} (mean of last {})", c.final_loss, c.loss_window)
                     : "n/a");
   });
@@ -216,42 +213,61 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   return t;
 }
 
+// Relative differences below this are reported as equal: timer and billing noise.
+constexpr double kSameWithin = 0.005;
+
+bool same(double a, double b) {
+  const double scale = std::max(std::fabs(a), std::fabs(b));
+  return scale == 0.0 || std::fabs(a - b) <= kSameWithin * scale;
+}
+
 std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha) {
   std::vector<std::string> out;
   const Column& a = cols.front();
   for (std::size_t i = 1; i < cols.size(); ++i) {
     const Column& b = cols[i];
     std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
-    if (b.run_time_ratio) {
-      const double r = *b.run_time_ratio;
-      v += r > 1.0 ? fmt::format("took {:.2f}x as long", r)
-                   : fmt::format("finished {:.2f}x sooner", 1.0 / r);
-      v += fmt::format(" ({} vs {})", format_duration(b.times.run_seconds),
-                       format_duration(a.times.run_seconds));
+    const double tb = b.times.run_seconds;
+    const double ta = a.times.run_seconds;
+    if (same(tb, ta)) {
+      v += "same total time";
+    } else if (tb > ta) {
+      v += fmt::format("took {:.2f}x as long", tb / ta);
+    } else {
+      v += fmt::format("finished {:.2f}x sooner", ta / tb);
     }
+    v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
     if (b.step_p50_change) {
       v += fmt::format("; step time p50 {}", format_percent(*b.step_p50_change, true));
       if (b.step_test) v += " (" + significance(*b.step_test, alpha) + ")";
+    } else {
+      v += "; no measured steps to compare";
     }
     if (b.cost_ratio && a.cost && b.cost) {
-      v += fmt::format("; cost {} vs {} ({})", format_usd(b.cost->billed_usd),
-                       format_usd(a.cost->billed_usd), format_percent(*b.cost_ratio - 1.0, true));
-      const bool faster = b.times.run_seconds < a.times.run_seconds;
-      const bool cheaper = b.cost->billed_usd < a.cost->billed_usd;
-      const std::string who = faster ? b.label : a.label;
-      if (faster == cheaper || b.cost->billed_usd == a.cost->billed_usd) {
-        v += fmt::format(
-            ". {} is faster{}", who,
-            b.cost->billed_usd == a.cost->billed_usd ? " at the same cost" : " and cheaper");
+      const double cb = b.cost->billed_usd;
+      const double ca = a.cost->billed_usd;
+      v += fmt::format("; cost {} vs {} ({})", format_usd(cb), format_usd(ca),
+                       format_percent(*b.cost_ratio - 1.0, true));
+      const std::string faster = same(tb, ta) ? "" : (tb < ta ? b.label : a.label);
+      const std::string cheaper = same(cb, ca) ? "" : (cb < ca ? b.label : a.label);
+      if (faster.empty() && cheaper.empty()) {
+        v += ". Same time and cost";
+      } else if (faster.empty()) {
+        v += fmt::format(". Same time; {} is cheaper", cheaper);
+      } else if (cheaper.empty()) {
+        v += fmt::format(". {} is faster at the same cost", faster);
+      } else if (faster == cheaper) {
+        v += fmt::format(". {} is faster and cheaper", faster);
       } else {
-        v += fmt::format(". {} is faster, {} is cheaper", faster ? b.label : a.label,
-                         cheaper ? b.label : a.label);
+        v += fmt::format(". {} is faster, {} is cheaper", faster, cheaper);
       }
-      if (b.break_even_usd_per_gpu_hour) {
+      if (b.break_even_usd_per_gpu_hour && !same(cb, ca)) {
         v += fmt::format(". {} would cost the same as A at {}/GPU-h (its rate: {}/GPU-h)", b.label,
                          format_usd(*b.break_even_usd_per_gpu_hour),
                          format_usd(b.rate->usd_per_gpu_hour));
       }
+    } else {
+      v += "; no cost (give --rate or --offer per report, or add catalog offers for the GPU)";
     }
     out.push_back(v + ".");
   }
@@ -410,7 +426,8 @@ Action add_compare_command(CLI::App& app) {
   cmd->add_flag("--allow-different", f->allow_different,
                 "Compare even when the reports are of different jobs");
   cmd->add_option("--loss-skip-steps", f->loss_skip_steps,
-                  "Compare loss curves after this many steps (default: the larger warm-up)");
+                  "Compare loss curves after this many steps (default: the larger warm-up)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option(
          "--loss-window", f->loss_window,
          "Steps in the trailing mean that smooths loss curves (default: train.loss_window)")

@@ -34,6 +34,7 @@ struct CostFlags {
 
 // One line of the per-offer table.
 struct Priced {
+  const cost::Offer* offer = nullptr;  // nullptr for --rate
   cost::Rate rate;
   cost::Cost cost;
   std::optional<cost::Projection> projection;
@@ -136,10 +137,14 @@ text::Table summary_table(const report::Report& rep, const cost::RunTimes& times
                               c.gpus_billed == 1 ? "" : "s"));
   row("cost of the run",
       fmt::format("{} billed, {} linear", format_usd(c.billed_usd), format_usd(c.linear_usd)));
-  row("before the first step",
-      fmt::format("{} ({} of the run, {})", format_usd(c.before_first_step_usd),
-                  format_percent(c.before_first_step_share),
-                  format_duration(times.time_to_first_step_seconds)));
+  if (times.steps > 0) {
+    row("until the first step ended",
+        fmt::format("{} ({} of the run, {})", format_usd(c.before_first_step_usd),
+                    format_percent(c.before_first_step_share),
+                    format_duration(times.time_to_first_step_seconds)));
+  } else {
+    row("until the first step ended", "n/a (no step finished)");
+  }
   row("per epoch",
       fmt::format("{} whole run, {} training only ({:.2f} epochs)", usd_or_na(c.per_epoch_usd),
                   usd_or_na(c.per_epoch_training_usd), times.epochs));
@@ -198,7 +203,7 @@ Action add_cost_command(CLI::App& app) {
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds")
       ->needs(rate);
   cmd->add_option("--gpus", f->gpus, "GPUs the run used (default: the report's world size)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}));
   cmd->add_option("--catalog", f->catalogs,
                   "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
                   "later wins");
@@ -222,6 +227,7 @@ Action add_cost_command(CLI::App& app) {
     const report::Report rep = load_report(f->report_path);
     const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
     const cost::Date today = today_or(f->today);
+    check_max_age_days(f->max_age_days);
     cost::RunTimes times;
     try {
       times = cost::run_times(rep);
@@ -248,9 +254,15 @@ Action add_cost_command(CLI::App& app) {
     // The GPU whose offers are listed: the report's, else the --offer's.
     const cost::Gpu* gpu = cost::find_gpu(catalog, rep.environment.device.name);
     std::vector<Priced> priced;
-    auto price = [&](const cost::Rate& r, const std::string& flags) {
+    auto price = [&](const cost::Offer* offer, const cost::Rate& r, std::string flags) {
       Priced p;
+      p.offer = offer;
       p.rate = r;
+      const int64_t billed = cost::billed_gpus(times.gpus, r.gpus_per_instance);
+      if (billed > times.gpus) {
+        flags += fmt::format("{}pays for {} GPUs, uses {}", flags.empty() ? "" : "; ", billed,
+                             times.gpus);
+      }
       p.flags = flags;
       try {
         p.cost = cost::estimate(times, r);
@@ -264,46 +276,43 @@ Action add_cost_command(CLI::App& app) {
     std::optional<Priced> chosen;
     if (f->rate) {
       const std::string billing = f->billing.empty() ? "per-second" : f->billing;
-      chosen = price(rate_from_flags(*f->rate, billing, f->min_seconds), "");
+      chosen = price(nullptr, rate_from_flags(*f->rate, billing, f->min_seconds), "");
     } else if (!f->offer.empty()) {
       const cost::Offer& o = cost::resolve_offer(catalog, f->offer);
-      chosen = price(rate_from_offer(o), offer_flags(o, today, f->max_age_days));
+      chosen = price(&o, rate_from_offer(o), offer_flags(o, today, f->max_age_days));
+      warn_if_other_gpu(catalog, rep, f->report_path, o, f->offer);
       if (gpu == nullptr) gpu = cost::find_gpu(catalog, o.gpu);
     }
     if (gpu != nullptr) {
       for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
-        priced.push_back(price(rate_from_offer(*o), offer_flags(*o, today, f->max_age_days)));
+        priced.push_back(price(o, rate_from_offer(*o), offer_flags(*o, today, f->max_age_days)));
       }
     }
+    // What this run would cost, cheapest first: a per-GPU price on a larger instance may cost
+    // more than a dearer single GPU.
+    std::stable_sort(priced.begin(), priced.end(), [](const Priced& a, const Priced& b) {
+      return a.cost.billed_usd < b.cost.billed_usd;
+    });
     if (!chosen) {
-      // No price given: the cheapest on-demand offer whose billing is stated, else the cheapest.
-      const Priced* pick = nullptr;
-      for (const Priced& p : priced) {
-        const bool on_demand =
-            p.rate.label.size() > 10 &&
-            p.rate.label.compare(p.rate.label.size() - 10, 10, "/on-demand") == 0;
-        if (on_demand && p.rate.billing != cost::Billing::kUnknown) {
-          pick = &p;
-          break;
-        }
-      }
-      if (pick == nullptr && !priced.empty()) pick = &priced.front();
+      const cost::Offer* pick = default_offer(catalog, gpu);
       if (pick == nullptr) {
-        throw InputError(
-            fmt::format("{}: no price: the catalog has no offers for device \"{}\"; give --rate "
-                        "USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or --offer "
-                        "PROVIDER/GPU[/TIER]",
-                        f->report_path, rep.environment.device.name));
+        std::string message =
+            fmt::format("{}: no price: the catalog has no on-demand offer for device \"{}\"",
+                        f->report_path, rep.environment.device.name);
+        if (!priced.empty()) {
+          message += fmt::format(" (it has {} other offers; cheapest for this run: --offer {})",
+                                 priced.size(), offer_selector(*priced.front().offer));
+        }
+        message +=
+            "; give --rate USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or "
+            "--offer PROVIDER/GPU[/TIER]";
+        throw InputError(message);
       }
-      chosen = *pick;
-      for (Priced& p : priced)
-        p.chosen = p.rate.label == pick->rate.label &&
-                   p.rate.usd_per_gpu_hour == pick->rate.usd_per_gpu_hour;
-    } else {
-      for (Priced& p : priced)
-        p.chosen = p.rate.label == chosen->rate.label &&
-                   p.rate.usd_per_gpu_hour == chosen->rate.usd_per_gpu_hour;
+      for (const Priced& p : priced) {
+        if (p.offer == pick) chosen = p;
+      }
     }
+    for (Priced& p : priced) p.chosen = chosen->offer != nullptr && p.offer == chosen->offer;
     chosen->chosen = true;
 
     if (format == text::Format::kJson) {
@@ -334,7 +343,8 @@ Action add_cost_command(CLI::App& app) {
     const text::Table summary = summary_table(rep, times, *chosen, projected_tokens);
     const bool color = format == text::Format::kTable && text::use_color(f->color);
     const std::string offers_title =
-        gpu ? fmt::format("Every catalog offer of {} (cheapest first; * = used above)", gpu->name)
+        gpu ? fmt::format("Every catalog offer of {} (cheapest for this run first; * = used above)",
+                          gpu->name)
             : std::string();
     if (format == text::Format::kMarkdown) {
       text::Table md = summary;

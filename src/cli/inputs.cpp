@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -46,9 +47,11 @@ double parse_count(const std::string& text, const std::string& flag) {
   errno = 0;
   char* end = nullptr;
   const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
-  if (number.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0.0) {
+  if (number.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0.0 ||
+      value * scale > 1e15) {
     throw InputError(fmt::format(
-        "{}: expected a positive count such as 22.5M, 5000 or 3k, found \"{}\"", flag, text));
+        "{}: expected a positive count up to 10^15 such as 22.5M, 5000 or 3k, found \"{}\"", flag,
+        text));
   }
   return value * scale;
 }
@@ -73,9 +76,10 @@ cost::Billing parse_billing_flag(const std::string& value, const std::string& fl
 
 cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
                            int64_t min_seconds) {
-  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour <= 0.0) {
-    throw InputError(fmt::format("--rate: expected a price in USD per GPU-hour > 0, found {}",
-                                 usd_per_gpu_hour));
+  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour <= 0.0 || usd_per_gpu_hour > 1e6) {
+    throw InputError(
+        fmt::format("--rate: expected a price in USD per GPU-hour > 0 and <= 1000000, found {}",
+                    usd_per_gpu_hour));
   }
   if (min_seconds < 0) {
     throw InputError(fmt::format("--min-seconds: expected >= 0, found {}", min_seconds));
@@ -114,15 +118,49 @@ cost::Date today_or(const std::string& flag_value) {
 }
 
 std::string offer_name(const cost::Offer& offer) {
+  std::string name = offer.provider + "/" + offer.gpu + "/" + offer.tier;
+  std::string where = offer.region;
+  if (!offer.instance_type.empty()) where += (where.empty() ? "" : ", ") + offer.instance_type;
+  return where.empty() ? name : name + " (" + where + ")";
+}
+
+std::string offer_selector(const cost::Offer& offer) {
   return offer.provider + "/" + offer.gpu + "/" + offer.tier;
+}
+
+const cost::Offer* default_offer(const cost::Catalog& catalog, const cost::Gpu* gpu) {
+  if (gpu == nullptr) return nullptr;
+  const cost::Offer* any_on_demand = nullptr;
+  for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
+    if (o->tier != "on-demand") continue;
+    if (o->billing != cost::Billing::kUnknown) return o;
+    if (any_on_demand == nullptr) any_on_demand = o;
+  }
+  return any_on_demand;
+}
+
+void check_max_age_days(int64_t days) {
+  if (days < 0) {
+    throw InputError(fmt::format("--max-age-days: expected a number of days >= 0, found {}", days));
+  }
+}
+
+void warn_if_other_gpu(const cost::Catalog& catalog, const report::Report& report,
+                       const std::string& report_path, const cost::Offer& offer,
+                       const std::string& offer_flag) {
+  const cost::Gpu* gpu = cost::find_gpu(catalog, report.environment.device.name);
+  if (gpu == nullptr || gpu->name == offer.gpu) return;
+  std::cerr << fmt::format(
+      "warning: {} ran on {} ({}), but --offer {} prices {}: its cost is this run's time at "
+      "another GPU's price\n",
+      report_path, report.environment.device.name, gpu->name, offer_flag, offer.gpu);
 }
 
 std::string offer_flags(const cost::Offer& offer, const cost::Date& today, int64_t max_age_days) {
   std::vector<std::string> flags;
   if (const auto age = cost::age_days(offer, today)) {
-    if (max_age_days >= 0 && *age > max_age_days) {
-      flags.push_back(fmt::format("stale ({} days)", *age));
-    }
+    if (*age > max_age_days) flags.push_back(fmt::format("stale ({} days)", *age));
+    if (*age < 0) flags.push_back("dated after today");
   } else {
     flags.push_back("undated");
   }

@@ -33,13 +33,19 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 
 // Spec keys that change how the job runs, not what it computes.
 Severity classify_spec_key(const std::string& path) {
-  static const std::set<std::string> kExecution = {
-      "spec.train.micro_batch_size", "spec.train.grad_accum_steps",
-      "spec.model.activation_checkpointing", "spec.train.timing_warmup_steps",
-      "spec.train.loss_window"};
+  static const std::set<std::string> kExecution = {"spec.train.micro_batch_size",
+                                                   "spec.train.grad_accum_steps",
+                                                   "spec.model.activation_checkpointing",
+                                                   "spec.train.timing_warmup_steps",
+                                                   "spec.train.loss_window",
+                                                   "spec.model.checkpoint_path"};
   if (starts_with(path, "spec.backend.")) return Severity::kPlatform;
   if (kExecution.count(path)) return Severity::kExecution;
-  return Severity::kJob;
+  // The job is what the spec fingerprint covers: the model, lora, data and train sections.
+  for (const char* section : {"spec.model.", "spec.lora.", "spec.data.", "spec.train."}) {
+    if (starts_with(path, section)) return Severity::kJob;
+  }
+  return Severity::kExecution;
 }
 
 std::string spec_note(const std::string& path) {
@@ -52,6 +58,10 @@ std::string spec_note(const std::string& path) {
   }
   if (path == "spec.train.timing_warmup_steps") return "steps left out of the timing summary";
   if (path == "spec.train.loss_window") return "window of the final-loss mean";
+  if (path == "spec.model.checkpoint_path") {
+    return "the same weights may live at different paths on each machine; only the path is "
+           "compared";
+  }
   if (path == "spec.model.dtype" || path == "spec.lora.dtype") {
     return "different arithmetic precision: speed and numerics both change";
   }
@@ -129,7 +139,7 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         });
   }
 
-  // The spec, key by key. Output settings (names, paths, progress) never matter.
+  // The spec, key by key.
   std::vector<std::string> order;
   std::set<std::string> seen;
   std::vector<std::map<std::string, std::string>> flat(reports.size());
@@ -137,7 +147,8 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
     flatten(reports[i].spec, "spec", order, seen, flat[i]);
   }
   for (const std::string& path : order) {
-    if (starts_with(path, "spec.output.")) continue;
+    // Output settings (names, paths, progress) and where the spec file was never matter.
+    if (starts_with(path, "spec.output.") || path == "spec.source_path") continue;
     std::vector<std::string> values;
     for (const auto& m : flat) {
       const auto it = m.find(path);

@@ -21,9 +21,11 @@ double billed_seconds(double seconds, Billing billing, int64_t min_billed_second
 }
 
 int64_t billed_gpus(int64_t gpus_used, int64_t gpus_per_instance) {
-  if (gpus_used < 1 || gpus_per_instance < 1) {
-    throw std::invalid_argument(fmt::format(
-        "GPU counts must be >= 1, found {} used on {} per instance", gpus_used, gpus_per_instance));
+  if (gpus_used < 1 || gpus_per_instance < 1 || gpus_used > kMaxGpus ||
+      gpus_per_instance > kMaxGpus) {
+    throw std::invalid_argument(
+        fmt::format("GPU counts must be between 1 and {}, found {} used on {} per instance",
+                    kMaxGpus, gpus_used, gpus_per_instance));
   }
   const int64_t instances = (gpus_used + gpus_per_instance - 1) / gpus_per_instance;
   return instances * gpus_per_instance;
@@ -38,9 +40,9 @@ void check_rate(const Rate& rate) {
     throw std::invalid_argument(
         fmt::format("minimum billed time must be >= 0 seconds, found {}", rate.min_billed_seconds));
   }
-  if (rate.gpus_per_instance < 1) {
-    throw std::invalid_argument(
-        fmt::format("GPUs per instance must be >= 1, found {}", rate.gpus_per_instance));
+  if (rate.gpus_per_instance < 1 || rate.gpus_per_instance > kMaxGpus) {
+    throw std::invalid_argument(fmt::format("GPUs per instance must be between 1 and {}, found {}",
+                                            kMaxGpus, rate.gpus_per_instance));
   }
 }
 

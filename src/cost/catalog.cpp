@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "ftbench/cost/billing.h"
 #include "ftbench/text/did_you_mean.h"
 
 namespace ftbench::cost {
@@ -488,6 +489,11 @@ Offer read_offer(Issues& issues, const YAML::Node& node, const std::string& path
   offer.provider = f.nonempty_string("provider").value_or("");
   offer.gpu = f.nonempty_string("gpu").value_or("");
   offer.gpus_per_instance = f.integer("gpus_per_instance", 1).value_or(1);
+  if (offer.gpus_per_instance > kMaxGpus) {
+    f.fail(*f.find("gpus_per_instance"),
+           fmt::format("must be at most {}, found {}", kMaxGpus, offer.gpus_per_instance));
+    offer.gpus_per_instance = 1;
+  }
   offer.tier = f.choice("tier", tier_names()).value_or("");
 
   const bool per_gpu = f.has("usd_per_gpu_hour");
@@ -608,6 +614,10 @@ bool ends_with_ci(std::string_view s, std::string_view suffix) {
 }
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw CatalogError(fmt::format("{}: is a folder, not a catalog file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int error = errno != 0 ? errno : ENOENT;
@@ -839,6 +849,10 @@ void merge(Catalog& into, Catalog later) {
     const auto same = std::find_if(into.gpus.begin(), into.gpus.end(),
                                    [&](const Gpu& g) { return fold(g.name) == fold(gpu.name); });
     if (same != into.gpus.end()) {
+      // A user entry that restates a GPU's figures keeps the names it is known by unless it
+      // gives its own.
+      if (gpu.aliases.empty()) gpu.aliases = same->aliases;
+      if (gpu.exclude_words.empty()) gpu.exclude_words = same->exclude_words;
       *same = std::move(gpu);
     } else {
       into.gpus.push_back(std::move(gpu));

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/cost/billing.h"
 #include "ftbench/text/did_you_mean.h"
 
 namespace ftbench::cost {
@@ -239,7 +240,7 @@ Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name
       continue;
     }
     if (!(*count >= 1.0) || !std::isfinite(*count) || std::floor(*count) != *count ||
-        *count > 1e6) {
+        *count > static_cast<double>(kMaxGpus)) {
       ++counts.skipped_fractional_count;  // a share of a GPU (0.5) is not a GPU instance
       continue;
     }

@@ -122,16 +122,86 @@ TEST_F(CostCompare, HourlyBillingRoundsBothToOneHour) {
   EXPECT_NEAR(a["chosen"]["cost"]["linear_usd"].get<double>(), 0.891, 1e-12);
 }
 
-TEST_F(CostCompare, CostListsEveryOfferOfTheGpuCheapestFirst) {
+// Offers of the report's GPU, ordered by what this run would cost there: the 8-GPU cluster is
+// cheap per GPU-hour but bills 8 GPUs for a 1-GPU run, and says so.
+TEST_F(CostCompare, CostListsEveryOfferOfTheGpuByWhatTheRunWouldCost) {
   const json j = ftbench_json("cost " + kH100 + " --today 2026-11-30");
   const json& offers = j["offers"];
   ASSERT_GE(offers.size(), 5u);
   for (size_t i = 1; i < offers.size(); ++i) {
-    EXPECT_LE(offers[i - 1]["rate"]["usd_per_gpu_hour"].get<double>(),
-              offers[i]["rate"]["usd_per_gpu_hour"].get<double>());
+    EXPECT_LE(offers[i - 1]["cost"]["billed_usd"].get<double>(),
+              offers[i]["cost"]["billed_usd"].get<double>());
   }
+  bool saw_cluster = false;
+  for (const json& o : offers) {
+    if (o["rate"]["label"] == "example-8gpu-cluster/H100-SXM/spot") {
+      saw_cluster = true;
+      EXPECT_EQ(o["cost"]["gpus_billed"], 8);
+      EXPECT_NE(o["flags"].get<std::string>().find("pays for 8 GPUs, uses 1"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(saw_cluster);
   // Without --offer or --rate: the cheapest on-demand offer whose billing is stated.
   EXPECT_EQ(j["chosen"]["rate"]["label"], "reference-run/H100-SXM/on-demand");
+  EXPECT_TRUE(j["chosen"]["chosen"].get<bool>());
+}
+
+// Spot, reserved and marketplace prices are never taken without being asked for.
+TEST_F(CostCompare, NoOnDemandOfferMeansNoSilentPrice) {
+  const fs::path yaml = dir_ / "spot-only.yaml";
+  std::ofstream(yaml) << "offers:\n"
+                         "  - {provider: cheap, gpu: H200-SXM, tier: spot, usd_per_gpu_hour: 1.1,\n"
+                         "     source: test}\n";
+  const std::string h200 = edited(
+      "h100-reference.json", [](json& j) { j["environment"]["device"]["name"] = "NVIDIA H200"; });
+  const Result r = ftbench("cost " + h200 + " --catalog " + yaml.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no on-demand offer for device \"NVIDIA H200\" (it has 1 other offers; "
+                       "cheapest for this run: --offer cheap/H200-SXM/spot)"),
+            std::string::npos)
+      << r.err;
+  const Result c = ftbench("compare " + h200 + " " + h200 + " --catalog " + yaml.string());
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("no cost (give --rate or --offer per report"), std::string::npos) << c.out;
+}
+
+TEST_F(CostCompare, TheSameReportTwiceIsTheSameTimeAndCost) {
+  const json j = ftbench_json("compare " + kH100 + " " + kH100);
+  EXPECT_TRUE(j["fairness"]["differences"].empty());
+  const std::string verdict = j["verdicts"][0];
+  EXPECT_NE(verdict.find("same total time"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("Same time and cost"), std::string::npos) << verdict;
+  EXPECT_EQ(verdict.find("would cost the same"), std::string::npos) << verdict;
+  EXPECT_DOUBLE_EQ(j["reports"][1]["step_test"]["p_value"].get<double>(), 1.0);
+}
+
+// Where the spec file was and where the weights are stored do not make another job.
+TEST_F(CostCompare, SpecAndCheckpointPathsDoNotMakeADifferentJob) {
+  const std::string moved = edited("h100-reference.json", [](json& j) {
+    j["spec"]["source_path"] = "/home/me/elsewhere/llama.yaml";
+    j["spec"]["model"]["checkpoint_path"] = "/mnt/weights/llama";
+  });
+  const json j = ftbench_json("compare " + kH100 + " " + moved);
+  EXPECT_TRUE(j["fairness"]["same_job"].get<bool>());
+  ASSERT_EQ(j["fairness"]["differences"].size(), 1u);
+  EXPECT_EQ(j["fairness"]["differences"][0]["what"], "spec.model.checkpoint_path");
+  EXPECT_EQ(j["fairness"]["differences"][0]["severity"], "execution");
+}
+
+TEST_F(CostCompare, AnOfferForAnotherGpuIsWarnedAbout) {
+  const Result r = ftbench("compare " + kH100 + " " + kMi300x +
+                           " --offer reference-run/MI300X --offer reference-run/H100-SXM");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("warning: " + kH100 +
+                       " ran on NVIDIA H100 80GB HBM3 (H100-SXM), but --offer reference-run/MI300X "
+                       "prices MI300X"),
+            std::string::npos)
+      << r.err;
+  const Result c = ftbench("cost " + kMi300x + " --offer reference-run/H100-SXM");
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_NE(c.err.find("warning: " + kMi300x + " ran on AMD Instinct MI300X (MI300X)"),
+            std::string::npos)
+      << c.err;
 }
 
 // The standard workload of FIELD.md: 22.5 M tokens at the measured steady throughput.
@@ -219,6 +289,7 @@ TEST_F(CostCompare, CatalogListsOffersCheapestFirstAndFlagsAge) {
   }
   bool saw_reference = false;
   for (const json& o : offers) {
+    EXPECT_EQ(o["flags"].get<std::string>().find("dated after today"), std::string::npos);
     EXPECT_EQ(o["gpu"], "H100-SXM");
     if (o["offer"] == "reference-run/H100-SXM/on-demand") {
       saw_reference = true;
@@ -230,6 +301,12 @@ TEST_F(CostCompare, CatalogListsOffersCheapestFirstAndFlagsAge) {
     }
   }
   EXPECT_TRUE(saw_reference);
+
+  // A price dated after --today is flagged too.
+  const json early = ftbench_json("catalog --gpu H100 --provider Reference-Run --today 2026-09-01");
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0]["age_days"], -12);
+  EXPECT_EQ(early[0]["flags"], "dated after today");
 }
 
 TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
@@ -265,6 +342,15 @@ TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
       {"compare " + kH100 + " " + kMi300x + " --rate 2 --rate 3 --rate 4", "--rate: give one"},
       {"catalog --gpu H1OO", "unknown GPU \"H1OO\"; did you mean \"H100\"?"},
       {"catalog --catalog /nonexistent.yaml", "/nonexistent.yaml"},
+      {"catalog --catalog /tmp", "/tmp: is a folder, not a catalog file"},
+      {"catalog --max-age-days -1", "--max-age-days: expected a number of days >= 0, found -1"},
+      {"catalog --tier spto",
+       "--tier: expected one of on-demand, spot, reserved, marketplace, "
+       "found \"spto\"; did you mean \"spot\"?"},
+      {"cost " + kH100 + " --gpus 0", "--gpus"},
+      {"cost " + kH100 + " --rate 1e308", "<= 1000000"},
+      {"cost " + kH100 + " --rate 2 --project-tokens 1e30", "up to 10^15"},
+      {"compare " + kH100 + " " + kMi300x + " --loss-window 0", "--loss-window"},
   };
   for (const Case& c : cases) {
     const Result r = ftbench(c.args);
@@ -282,7 +368,7 @@ TEST_F(CostCompare, ReportWithoutACatalogGpuNeedsARate) {
   });
   const Result r = ftbench("cost " + cpu);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no price: the catalog has no offers for device \"AMD EPYC\""),
+  EXPECT_NE(r.err.find("no price: the catalog has no on-demand offer for device \"AMD EPYC\""),
             std::string::npos)
       << r.err;
   EXPECT_EQ(ftbench("cost " + cpu + " --rate 0.5").exit_code, 0);
@@ -301,7 +387,7 @@ TEST_F(CostCompare, SkyPilotCsvOffersPriceARun) {
   const json offers =
       ftbench_json("catalog --gpu H100 --provider aws --catalog aws=" + csv.string());
   ASSERT_EQ(offers.size(), 2u);
-  EXPECT_EQ(offers[0]["offer"], "aws/H100-SXM/spot");
+  EXPECT_EQ(offers[0]["offer"], "aws/H100-SXM/spot (us-east-1, p5.48xlarge)");
   EXPECT_DOUBLE_EQ(offers[0]["usd_per_gpu_hour"].get<double>(), 39.5 / 8);
   EXPECT_EQ(offers[0]["price_basis"], "per-instance");
   EXPECT_DOUBLE_EQ(offers[1]["usd_per_gpu_hour"].get<double>(), 98.32 / 8);

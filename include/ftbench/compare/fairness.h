@@ -35,9 +35,11 @@ struct Fairness {
 };
 
 // Compares every report with the first. Spec keys are classified as documented in
-// docs/cost-and-compare.md: output.* is ignored; backend.* is platform; train.micro_batch_size and
-// train.grad_accum_steps (at equal effective batch), model.activation_checkpointing,
-// train.timing_warmup_steps and train.loss_window are execution; every other spec key is job.
+// docs/cost-and-compare.md: output.* and source_path are ignored; backend.* is platform;
+// train.micro_batch_size and train.grad_accum_steps (at equal effective batch),
+// model.activation_checkpointing, model.checkpoint_path, train.timing_warmup_steps and
+// train.loss_window are execution; every other key of model, lora, data and train is job; keys
+// outside those sections (added by later versions) are execution.
 // Beyond the spec: data fingerprint, effective batch, steps finished and run status are job;
 // world size, t0 source, warm-up steps excluded and build type are execution; device, backend,
 // LibTorch, ftbench version, compiler, threads, BLAS and host are platform.

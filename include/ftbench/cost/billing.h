@@ -9,6 +9,9 @@
 
 namespace ftbench::cost {
 
+// Upper bound on GPU counts (used, per instance): keeps every product far from overflow.
+inline constexpr int64_t kMaxGpus = 65536;
+
 // A price and the rules it is billed by.
 struct Rate {
   double usd_per_gpu_hour = 0.0;
@@ -28,11 +31,12 @@ struct Rate {
 double billed_seconds(double seconds, Billing billing, int64_t min_billed_seconds);
 
 // GPUs paid for when `gpus_used` GPUs run on instances of `gpus_per_instance` GPUs:
-// ceil(gpus_used / gpus_per_instance) * gpus_per_instance.
+// ceil(gpus_used / gpus_per_instance) * gpus_per_instance. Throws std::invalid_argument unless
+// both are in [1, kMaxGpus].
 int64_t billed_gpus(int64_t gpus_used, int64_t gpus_per_instance);
 
 // Throws std::invalid_argument unless the price is finite and > 0, the minimum >= 0 and
-// gpus_per_instance >= 1; the message names the offending value.
+// gpus_per_instance in [1, kMaxGpus]; the message names the offending value.
 void check_rate(const Rate& rate);
 
 }  // namespace ftbench::cost

@@ -42,7 +42,8 @@ std::string paint(const std::string& text, Color color, bool enabled);
 std::string render_text(const Table& table, bool color);
 // GitHub-flavoured Markdown; '|' in cells escaped.
 std::string render_markdown(const Table& table);
-// RFC 4180: fields with a comma, quote, CR or LF quoted, quotes doubled; CRLF-free ("\n").
+// RFC 4180 quoting (fields with a comma, quote, CR or LF quoted, quotes doubled) with "\n" line
+// ends, as Unix tools and pandas expect, rather than RFC 4180's CRLF.
 std::string render_csv(const Table& table);
 
 // Length in UTF-8 code points.
