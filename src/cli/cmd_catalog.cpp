@@ -35,6 +35,15 @@ std::string optional_text(const std::optional<double>& v, const char* unit) {
   return v ? fmt::format("{:g}{}", *v, unit) : "";
 }
 
+// Whether `text` contains `part`, ignoring case.
+bool fold_contains(const std::string& text, const std::string& part) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  return !part.empty() && lower(text).find(lower(part)) != std::string::npos;
+}
+
 // `plain`: raw numbers without units (CSV), and the header names the units.
 text::Table gpu_table(const cost::Catalog& catalog, bool plain) {
   text::Table t;
@@ -132,7 +141,17 @@ Action add_catalog_command(CLI::App& app) {
           candidates.insert(candidates.end(), g.aliases.begin(), g.aliases.end());
         }
         std::string message = fmt::format("--gpu: unknown GPU \"{}\"", f->gpu);
-        if (auto hint = text::closest(f->gpu, candidates)) {
+        // A name the user typed part of ("A100" for "A100-80GB") is a better hint than a close
+        // spelling of another part ("H100").
+        std::optional<std::string> hint;
+        for (const std::string& c : candidates) {
+          if (fold_contains(c, f->gpu)) {
+            hint = c;
+            break;
+          }
+        }
+        if (!hint) hint = text::closest(f->gpu, candidates);
+        if (hint) {
           message += fmt::format("; did you mean \"{}\"?", *hint);
         } else {
           std::string known;

@@ -1,0 +1,73 @@
+#include "ftbench/data/fingerprint.h"
+
+#include <gtest/gtest.h>
+
+#include "ftbench/data/batcher.h"
+#include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/synthetic_dataset.h"
+
+namespace ftbench::data {
+namespace {
+
+class TwoExamples : public Dataset {
+ public:
+  TwoExamples() { examples_ = {{{257, 10, 11, 12, 258}, 2}, {{257, 300, 258}, 1}}; }
+  int64_t size() const override { return static_cast<int64_t>(examples_.size()); }
+  const Example& at(int64_t i) const override { return examples_[static_cast<size_t>(i)]; }
+  std::string description() const override { return "two examples"; }
+
+ private:
+  std::vector<Example> examples_;
+};
+
+// Expected digests from Python's hashlib over the documented layout (docs/report-schema.md,
+// `data.fingerprint`): per example struct.pack('<qq', count, loss_start) + '<i' per token.
+TEST(DataFingerprint, MatchesTheDocumentedByteLayout) {
+  const TwoExamples ds;
+  const DataStats masked = fingerprint(ds, /*train_on_prompt=*/false);
+  EXPECT_EQ(masked.fingerprint, "8ed82514c9102845f6f3776d3cc267358cdcae5b93348e5ab6c9747b3ac1327e");
+  EXPECT_EQ(masked.examples, 2);
+  EXPECT_EQ(masked.tokens, 8);
+  EXPECT_EQ(masked.loss_tokens, (5 - 2) + (3 - 1));
+  const DataStats all = fingerprint(ds, /*train_on_prompt=*/true);
+  EXPECT_EQ(all.fingerprint, "d72effdab328406475c8f6d0cea24fcbf4b4162d61952c40dd97d5bb325732da");
+  EXPECT_EQ(all.loss_tokens, (5 - 1) + (3 - 1));
+}
+
+// The loss-token count is what the batcher trains on over one epoch.
+TEST(DataFingerprint, LossTokensAgreeWithTheBatcher) {
+  const ByteTokenizer tok;
+  spec::DataSpec d;
+  d.num_examples = 24;
+  d.seq_len = 64;
+  d.min_tokens = 10;
+  d.max_tokens = 60;
+  d.seed = 5;
+  for (const bool train_on_prompt : {false, true}) {
+    d.train_on_prompt = train_on_prompt;
+    const SyntheticDataset ds(d, tok);
+    BatcherOptions o;
+    o.micro_batch_size = 4;
+    o.seq_len = d.seq_len;
+    o.train_on_prompt = train_on_prompt;
+    o.seed = 1;
+    Batcher batcher(ds, o, at::kCPU);
+    int64_t loss_tokens = 0;
+    int64_t real_tokens = 0;
+    for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) {
+      const MicroBatch mb = batcher.get(1, i);
+      loss_tokens += mb.loss_tokens;
+      real_tokens += mb.real_tokens;
+    }
+    const DataStats stats = fingerprint(ds, train_on_prompt);
+    EXPECT_EQ(stats.loss_tokens, loss_tokens) << train_on_prompt;
+    EXPECT_EQ(stats.tokens, real_tokens) << train_on_prompt;
+  }
+  // The mask is part of the data: the same tokens trained on the prompt hash differently.
+  d.train_on_prompt = false;
+  const SyntheticDataset ds(d, tok);
+  EXPECT_NE(fingerprint(ds, false).fingerprint, fingerprint(ds, true).fingerprint);
+}
+
+}  // namespace
+}  // namespace ftbench::data
