@@ -16,14 +16,10 @@ namespace ftbench::cli {
 namespace {
 
 struct CatalogFlags {
+  CommonFlags common;
   std::string gpu;
   std::string provider;
   std::string tier;
-  std::vector<std::string> catalogs;
-  std::string format = "table";
-  std::string color = "auto";
-  int64_t max_age_days = 90;
-  std::string today;
   bool gpus = false;
 };
 
@@ -85,23 +81,16 @@ Action add_catalog_command(CLI::App& app) {
   cmd->add_option("--gpu", f->gpu, "Only offers of this GPU (name, alias or driver name)");
   cmd->add_option("--provider", f->provider, "Only offers of this provider");
   cmd->add_option("--tier", f->tier, "Only this tier: on-demand, spot, reserved, marketplace");
-  cmd->add_option("--catalog", f->catalogs,
-                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
-                  "later wins");
   cmd->add_flag("--gpus", f->gpus, "List the GPUs (datasheet figures) instead of offers");
-  cmd->add_option("--format", f->format, "table, markdown, json or csv");
-  cmd->add_option("--color", f->color, "auto, always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  cmd->add_option("--max-age-days", f->max_age_days,
-                  "Flag prices older than this many days as stale (default 90)");
-  cmd->add_option("--today", f->today, "Date for price ages, YYYY-MM-DD (default: today, UTC)");
+
+  add_common_options(cmd, f->common, /*with_dates=*/true);
 
   return [f]() {
-    const text::Format format = parse_format_flag(f->format);
-    const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
-    const cost::Date today = today_or(f->today);
-    check_max_age_days(f->max_age_days);
-    const bool color = format == text::Format::kTable && text::use_color(f->color);
+    const text::Format format = parse_format_flag(f->common.format);
+    const cost::Catalog catalog = cost::load_catalogs(f->common.catalogs);
+    const cost::Date today = today_or(f->common.today);
+    check_max_age_days(f->common.max_age_days);
+    const bool color = format == text::Format::kTable && text::use_color(f->common.color);
 
     if (f->gpus) {
       if (format == text::Format::kJson) {
@@ -222,7 +211,7 @@ Action add_catalog_command(CLI::App& app) {
                        {"source", o->source},
                        {"date", o->date ? OJson(cost::to_string(*o->date)) : OJson(nullptr)},
                        {"age_days", age ? OJson(*age) : OJson(nullptr)},
-                       {"flags", offer_flags(*o, today, f->max_age_days)},
+                       {"flags", offer_flags(*o, today, f->common.max_age_days)},
                        {"note", o->note}});
       }
       std::cout << out.dump(2) << "\n";
@@ -235,7 +224,7 @@ Action add_catalog_command(CLI::App& app) {
                Align::kRight, Align::kLeft,  Align::kRight};
     const bool plain = format == text::Format::kCsv;
     for (const cost::Offer* o : offers) {
-      const std::string flags = offer_flags(*o, today, f->max_age_days);
+      const std::string flags = offer_flags(*o, today, f->common.max_age_days);
       const double instance = o->usd_per_gpu_hour * static_cast<double>(o->gpus_per_instance);
       t.rows.push_back(
           {offer_name(*o),

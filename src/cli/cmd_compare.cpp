@@ -18,18 +18,16 @@ namespace ftbench::cli {
 namespace {
 
 struct CompareFlags {
+  CommonFlags common;
   std::vector<std::string> reports;
   std::vector<std::string> offers;
   std::vector<double> rates;
   std::vector<std::string> billing;
   int64_t min_seconds = 0;
-  std::vector<std::string> catalogs;
   bool allow_different = false;
   std::optional<int64_t> loss_skip_steps;
   std::optional<int64_t> loss_window;
   double alpha = 0.05;
-  std::string format = "table";
-  std::string color = "auto";
 };
 
 using OJson = nlohmann::ordered_json;
@@ -421,8 +419,6 @@ Action add_compare_command(CLI::App& app) {
                   "per-second (default), per-minute or per-hour, for --rate: one or one per "
                   "report");
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds");
-  cmd->add_option("--catalog", f->catalogs,
-                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable");
   cmd->add_flag("--allow-different", f->allow_different,
                 "Compare even when the reports are of different jobs");
   cmd->add_option("--loss-skip-steps", f->loss_skip_steps,
@@ -434,12 +430,11 @@ Action add_compare_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
       ->check(CLI::Range(1e-9, 0.5));
-  cmd->add_option("--format", f->format, "table, markdown, json or csv");
-  cmd->add_option("--color", f->color, "auto, always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  add_common_options(cmd, f->common, /*with_dates=*/false);
 
   return [f]() {
-    const text::Format format = parse_format_flag(f->format);
+    const text::Format format = parse_format_flag(f->common.format);
     std::vector<report::Report> reports;
     for (const std::string& path : f->reports) reports.push_back(load_report(path));
     const compare::Fairness fairness = compare::check_fairness(reports);
@@ -453,7 +448,7 @@ Action add_compare_command(CLI::App& app) {
       message += "pass --allow-different to compare them anyway";
       throw InputError(message);
     }
-    const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
+    const cost::Catalog catalog = cost::load_catalogs(f->common.catalogs);
     compare::SideBySideOptions options;
     options.rates = choose_rates(*f, reports, catalog);
     options.loss_skip_steps = f->loss_skip_steps;
@@ -496,7 +491,7 @@ Action add_compare_command(CLI::App& app) {
       return kExitOk;
     }
     const bool markdown = format == text::Format::kMarkdown;
-    const bool color = !markdown && text::use_color(f->color);
+    const bool color = !markdown && text::use_color(f->common.color);
     const text::Table table = side_table(cols, f->alpha);
     const std::string headline = fairness_headline(fairness);
     if (markdown) {

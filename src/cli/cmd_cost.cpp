@@ -16,20 +16,16 @@ namespace ftbench::cli {
 namespace {
 
 struct CostFlags {
+  CommonFlags common;
   std::string report_path;
   std::string offer;
   std::optional<double> rate;
   std::string billing;
   int64_t min_seconds = 0;
   std::optional<int64_t> gpus;
-  std::vector<std::string> catalogs;
   std::string project_tokens;
   std::string project_examples;
   std::string project_epochs;
-  std::string format = "table";
-  std::string color = "auto";
-  int64_t max_age_days = 90;
-  std::string today;
 };
 
 // One line of the per-offer table.
@@ -204,9 +200,6 @@ Action add_cost_command(CLI::App& app) {
       ->needs(rate);
   cmd->add_option("--gpus", f->gpus, "GPUs the run used (default: the report's world size)")
       ->check(CLI::Range(int64_t{1}, int64_t{65536}));
-  cmd->add_option("--catalog", f->catalogs,
-                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
-                  "later wins");
   auto* pt = cmd->add_option("--project-tokens", f->project_tokens,
                              "Project a job of N trained tokens (e.g. 22.5M)");
   auto* pe = cmd->add_option("--project-examples", f->project_examples,
@@ -215,19 +208,15 @@ Action add_cost_command(CLI::App& app) {
                              "Project a job of N epochs of the run's data set");
   pt->excludes(pe)->excludes(pp);
   pe->excludes(pp);
-  cmd->add_option("--format", f->format, "table, markdown, json or csv");
-  cmd->add_option("--color", f->color, "auto, always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  cmd->add_option("--max-age-days", f->max_age_days,
-                  "Flag prices older than this many days as stale (default 90)");
-  cmd->add_option("--today", f->today, "Date for price ages, YYYY-MM-DD (default: today, UTC)");
+
+  add_common_options(cmd, f->common, /*with_dates=*/true);
 
   return [f]() {
-    const text::Format format = parse_format_flag(f->format);
+    const text::Format format = parse_format_flag(f->common.format);
     const report::Report rep = load_report(f->report_path);
-    const cost::Catalog catalog = cost::load_catalogs(f->catalogs);
-    const cost::Date today = today_or(f->today);
-    check_max_age_days(f->max_age_days);
+    const cost::Catalog catalog = cost::load_catalogs(f->common.catalogs);
+    const cost::Date today = today_or(f->common.today);
+    check_max_age_days(f->common.max_age_days);
     cost::RunTimes times;
     try {
       times = cost::run_times(rep);
@@ -279,13 +268,14 @@ Action add_cost_command(CLI::App& app) {
       chosen = price(nullptr, rate_from_flags(*f->rate, billing, f->min_seconds), "");
     } else if (!f->offer.empty()) {
       const cost::Offer& o = cost::resolve_offer(catalog, f->offer);
-      chosen = price(&o, rate_from_offer(o), offer_flags(o, today, f->max_age_days));
+      chosen = price(&o, rate_from_offer(o), offer_flags(o, today, f->common.max_age_days));
       warn_if_other_gpu(catalog, rep, f->report_path, o, f->offer);
       if (gpu == nullptr) gpu = cost::find_gpu(catalog, o.gpu);
     }
     if (gpu != nullptr) {
       for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
-        priced.push_back(price(o, rate_from_offer(*o), offer_flags(*o, today, f->max_age_days)));
+        priced.push_back(
+            price(o, rate_from_offer(*o), offer_flags(*o, today, f->common.max_age_days)));
       }
     }
     // What this run would cost, cheapest first: a per-GPU price on a larger instance may cost
@@ -341,7 +331,7 @@ Action add_cost_command(CLI::App& app) {
       return kExitOk;
     }
     const text::Table summary = summary_table(rep, times, *chosen, projected_tokens);
-    const bool color = format == text::Format::kTable && text::use_color(f->color);
+    const bool color = format == text::Format::kTable && text::use_color(f->common.color);
     const std::string offers_title =
         gpu ? fmt::format("Every catalog offer of {} (cheapest for this run first; * = used above)",
                           gpu->name)

@@ -8,12 +8,28 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
 
 namespace ftbench::cli {
+
+void add_common_options(CLI::App* cmd, CommonFlags& flags, bool with_dates) {
+  cmd->add_option("--catalog", flags.catalogs,
+                  "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
+                  "later wins");
+  cmd->add_option("--format", flags.format, "table, markdown, json or csv");
+  cmd->add_option("--color", flags.color, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  if (with_dates) {
+    cmd->add_option("--max-age-days", flags.max_age_days,
+                    "Flag prices older than this many days as stale (default 90)");
+    cmd->add_option("--today", flags.today,
+                    "Date for price ages, YYYY-MM-DD (default: today, UTC)");
+  }
+}
 
 report::Report load_report(const std::string& path) {
   try {

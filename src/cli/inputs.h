@@ -10,7 +10,23 @@
 #include "ftbench/report/report.h"
 #include "ftbench/text/table.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace ftbench::cli {
+
+// Flags shared by cost, compare and catalog.
+struct CommonFlags {
+  std::vector<std::string> catalogs;  // --catalog, in order
+  std::string format = "table";
+  std::string color = "auto";
+  int64_t max_age_days = 90;
+  std::string today;
+};
+
+// Registers --catalog, --format and --color, and with `with_dates` --max-age-days and --today.
+void add_common_options(CLI::App* cmd, CommonFlags& flags, bool with_dates);
 
 // read_report(), its errors turned into InputError (exit code 2).
 report::Report load_report(const std::string& path);

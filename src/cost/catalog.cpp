@@ -21,10 +21,28 @@
 
 #include "ftbench/cost/billing.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
+#include "gpu_words.h"
 
 namespace ftbench::cost {
 
 namespace detail {
+
+std::vector<std::string> words_of(std::string_view s) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
 // configs/catalog.yaml, written into a generated source by cmake/EmbedFile.cmake at build time.
 extern const char kBuiltinCatalogYaml[];
 extern const std::size_t kBuiltinCatalogYamlSize;
@@ -37,16 +55,11 @@ constexpr const char* kBuiltinName = "configs/catalog.yaml (built in)";
 // ---------------------------------------------------------------------------------------------
 // Message text.
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) {
-    if (!text.empty()) text += ", ";
-    text += item;
-  }
-  return text;
-}
+using detail::words_of;
+using text::describe;
+using text::join;
+using text::not_one_of_message;
+using text::unknown_name_message;
 
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
@@ -63,39 +76,6 @@ std::vector<std::string> billing_names() {
   return {"per-second", "per-minute", "per-hour", "unknown"};
 }
 
-std::string not_one_of_message(std::string_view got, const std::vector<std::string>& allowed) {
-  std::string message = fmt::format("expected one of {}, found {}", join(allowed), in_quotes(got));
-  if (auto hint = text::closest(got, allowed)) {
-    message += fmt::format("; did you mean {}?", in_quotes(*hint));
-  }
-  return message;
-}
-
-std::string unknown_name_message(std::string_view what, std::string_view got,
-                                 const std::vector<std::string>& known) {
-  if (auto hint = text::closest(got, known)) {
-    return fmt::format("unknown {} {}; did you mean {}?", what, in_quotes(got), in_quotes(*hint));
-  }
-  return fmt::format("unknown {} {}; valid {}s: {}", what, in_quotes(got), what, join(known));
-}
-
-// What a node is, for "expected X, found Y".
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "null";
-    case YAML::NodeType::Scalar:
-      return (node.Tag() == "!" ? "the quoted string " : "") + in_quotes(node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
-
 // ---------------------------------------------------------------------------------------------
 // GPU name matching: case and punctuation folded away, words = runs of letters and digits.
 
@@ -105,21 +85,6 @@ std::string fold(std::string_view s) {
     if (is_alnum(c)) out += lower(c);
   }
   return out;
-}
-
-std::vector<std::string> words_of(std::string_view s) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : s) {
-    if (is_alnum(c)) {
-      word += lower(c);
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
 }
 
 // True when the folded alias equals some run of whole consecutive words of the device name:
@@ -268,7 +233,7 @@ class Fields {
       const auto [it, inserted] = fields_.emplace(name, Field{entry.second, line, key_path});
       if (!inserted) {
         issues_.add(line, key_path,
-                    fmt::format("duplicate key {} (first given at line {})", in_quotes(name),
+                    fmt::format("duplicate key {} (first given at line {})", text::quoted(name),
                                 it->second.line));
       }
     }
@@ -283,7 +248,7 @@ class Fields {
 
   void require(const std::string& name, std::string_view why = {}) {
     if (has(name)) return;
-    std::string message = "missing required key " + in_quotes(name);
+    std::string message = "missing required key " + text::quoted(name);
     if (!why.empty()) message += fmt::format(" ({})", why);
     issues_.add(line_, path_, std::move(message));
   }
@@ -552,13 +517,13 @@ void check_gpu_names(Issues& issues, const std::vector<Gpu>& gpus,
     const auto [it, inserted] = owner.emplace(folded, i);
     if (!inserted && gpus[it->second].name == gpus[i].name) {
       issues.add(where[i].second, where[i].first + ".name",
-                 fmt::format("duplicate GPU {} (first given at line {})", in_quotes(gpus[i].name),
-                             where[it->second].second));
+                 fmt::format("duplicate GPU {} (first given at line {})",
+                             text::quoted(gpus[i].name), where[it->second].second));
     } else if (!inserted) {
       issues.add(where[i].second, where[i].first + ".name",
                  fmt::format("GPU name {} is the same as {} (line {}) once case and punctuation "
                              "are ignored",
-                             in_quotes(gpus[i].name), in_quotes(gpus[it->second].name),
+                             text::quoted(gpus[i].name), text::quoted(gpus[it->second].name),
                              where[it->second].second));
     }
   }
@@ -567,8 +532,8 @@ void check_gpu_names(Issues& issues, const std::vector<Gpu>& gpus,
       const auto it = owner.find(fold(alias));
       if (it != owner.end() && it->second != i) {
         issues.add(where[i].second, where[i].first + ".aliases",
-                   fmt::format("alias {} also names GPU {} (line {})", in_quotes(alias),
-                               in_quotes(gpus[it->second].name), where[it->second].second));
+                   fmt::format("alias {} also names GPU {} (line {})", text::quoted(alias),
+                               text::quoted(gpus[it->second].name), where[it->second].second));
       } else if (it == owner.end()) {
         owner.emplace(fold(alias), i);
       }
@@ -752,7 +717,7 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
     const auto [seen, inserted] = section_line.emplace(name, line);
     if (!inserted) {
       issues.add(line, name,
-                 fmt::format("duplicate section {} (first given at line {})", in_quotes(name),
+                 fmt::format("duplicate section {} (first given at line {})", text::quoted(name),
                              seen->second));
       continue;
     }
@@ -769,7 +734,7 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
           if (!fresh) {
             issues.add(line_of(item), p + ".name",
                        fmt::format("duplicate provider {} (first given at line {})",
-                                   in_quotes(provider.name), first->second));
+                                   text::quoted(provider.name), first->second));
           }
         }
         catalog.providers.push_back(std::move(provider));
@@ -950,7 +915,7 @@ const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
     if (slash == std::string_view::npos) break;
     start = slash + 1;
   }
-  const std::string flag = "offer " + in_quotes(text);
+  const std::string flag = "offer " + text::quoted(text);
   if (parts.size() < 2 || parts.size() > 3 ||
       std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
     throw CatalogError(flag + ": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
@@ -982,12 +947,13 @@ const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
     }
   }
   if (of_gpu.empty()) {
-    std::string message = gpu != nullptr ? fmt::format("{}: {} has no offer for {}", flag,
-                                                       in_quotes(provider), gpu->name)
-                                         : fmt::format("{}: unknown GPU {} for {}", flag,
-                                                       in_quotes(gpu_text), in_quotes(provider));
+    std::string message =
+        gpu != nullptr
+            ? fmt::format("{}: {} has no offer for {}", flag, text::quoted(provider), gpu->name)
+            : fmt::format("{}: unknown GPU {} for {}", flag, text::quoted(gpu_text),
+                          text::quoted(provider));
     if (auto hint = text::closest(gpu_text, provider_gpus)) {
-      message += fmt::format("; did you mean {}?", in_quotes(*hint));
+      message += fmt::format("; did you mean {}?", text::quoted(*hint));
     } else {
       message += fmt::format("; it offers {}", join(provider_gpus));
     }
@@ -1011,7 +977,8 @@ const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
     }
     if (matches.empty()) {
       throw CatalogError(fmt::format("{}: {} has no {} offer for {}; tiers offered: {}", flag,
-                                     in_quotes(provider), tier, of_gpu.front()->gpu, join(tiers)));
+                                     text::quoted(provider), tier, of_gpu.front()->gpu,
+                                     join(tiers)));
     }
   }
   std::stable_sort(matches.begin(), matches.end(), cheaper);

@@ -14,12 +14,14 @@
 
 #include "ftbench/cost/billing.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
+#include "gpu_words.h"
 
 namespace ftbench::cost {
 
 namespace {
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+using detail::words_of;
 
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
@@ -33,22 +35,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-// Lower-cased runs of letters and digits: "gpu_1x_h100_pcie" -> gpu, 1x, h100, pcie.
-std::vector<std::string> words_of(std::string_view s) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
-      word += lower(c);
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
 }
 
 struct Record {
@@ -112,9 +98,9 @@ std::vector<Record> read_records(std::string_view text, Problems& problems) {
           return records;
         }
         if (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
-          problems.add(line,
-                       fmt::format("unexpected {} after a closing quote in field {}",
-                                   in_quotes(std::string(1, text[i])), record.fields.size() + 1));
+          problems.add(
+              line, fmt::format("unexpected {} after a closing quote in field {}",
+                                text::quoted(std::string(1, text[i])), record.fields.size() + 1));
           return records;
         }
       } else {
@@ -177,14 +163,14 @@ Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name
     const auto [it, inserted] = column.emplace(lowercase(name), c);
     if (!inserted && !name.empty()) {
       problems.add(header.line, fmt::format("column {} appears twice (fields {} and {})",
-                                            in_quotes(name), it->second + 1, c + 1));
+                                            text::quoted(name), it->second + 1, c + 1));
     }
   }
   for (const char* required : {"AcceleratorName", "AcceleratorCount", "Price"}) {
     if (column.count(lowercase(required)) > 0) continue;
     std::string message = fmt::format("missing required column {}", required);
     if (auto hint = text::closest(required, header_names)) {
-      message += fmt::format(" (is {} a misspelling of it?)", in_quotes(*hint));
+      message += fmt::format(" (is {} a misspelling of it?)", text::quoted(*hint));
     }
     problems.add(header.line, message);
   }
@@ -236,7 +222,7 @@ Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name
     const std::optional<double> count = parse_number(count_text);
     if (!count) {
       problems.add(record.line, fmt::format("column {}: expected a number, found {}",
-                                            header_names[count_col], in_quotes(count_text)));
+                                            header_names[count_col], text::quoted(count_text)));
       continue;
     }
     if (!(*count >= 1.0) || !std::isfinite(*count) || std::floor(*count) != *count ||
@@ -254,7 +240,7 @@ Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name
       const std::optional<double> usd = parse_number(value);
       if (!usd || !std::isfinite(*usd) || *usd < 0.0) {
         problems.add(record.line, fmt::format("column {}: expected a finite number >= 0, found {}",
-                                              header_names[c], in_quotes(value)));
+                                              header_names[c], text::quoted(value)));
         row_ok = false;
         return std::nullopt;
       }

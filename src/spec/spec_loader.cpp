@@ -20,6 +20,7 @@
 
 #include "ftbench/spec/presets.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
 
 namespace ftbench::spec {
 
@@ -31,55 +32,15 @@ constexpr std::string_view kOverrideFile = "--set";
 // ---------------------------------------------------------------------------------------------
 // Message text.
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) {
-    if (!text.empty()) text += ", ";
-    text += item;
-  }
-  return text;
-}
-
 // Shortest text that reads back as the same double ("0.05", "1", "1e-08").
 std::string number_text(double value) { return fmt::format("{}", value); }
 
 using text::closest;
-
-// `what` is "key" or "section".
-std::string unknown_name_message(std::string_view what, std::string_view got,
-                                 const std::vector<std::string>& known) {
-  if (auto hint = closest(got, known)) {
-    return fmt::format("unknown {} {}; did you mean {}?", what, quoted(got), quoted(*hint));
-  }
-  return fmt::format("unknown {} {}; valid {}s: {}", what, quoted(got), what, join(known));
-}
-
-std::string not_one_of_message(std::string_view got, const std::vector<std::string>& allowed) {
-  std::string message = fmt::format("expected one of {}, found {}", join(allowed), quoted(got));
-  if (auto hint = closest(got, allowed))
-    message += fmt::format("; did you mean {}?", quoted(*hint));
-  return message;
-}
-
-// What a node is, for "expected X, found Y". Quoted scalars are called out because `"8"` is a
-// string in YAML even though it looks like the integer 8.
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "null";
-    case YAML::NodeType::Scalar:
-      return (node.Tag() == "!" ? "the quoted string " : "") + quoted(node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
+using text::describe;
+using text::join;
+using text::not_one_of_message;
+using text::quoted;
+using text::unknown_name_message;
 
 // ---------------------------------------------------------------------------------------------
 // Scalar parsing. Locale-independent (std::from_chars) and strict: decimal only, so YAML 1.1's

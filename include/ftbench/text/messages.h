@@ -1,0 +1,33 @@
+// The wording of input errors, shared by every reader of user files (spec, catalog) so that
+// messages read the same everywhere: `expected one of a, b, found "c"; did you mean "b"?`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace YAML {
+class Node;
+}  // namespace YAML
+
+namespace ftbench::text {
+
+// "\"text\"".
+std::string quoted(std::string_view s);
+
+// "a, b, c".
+std::string join(const std::vector<std::string>& items);
+
+// `unknown <what> "got"; did you mean "x"?`, or `...; valid <what>s: a, b` without a close name.
+std::string unknown_name_message(std::string_view what, std::string_view got,
+                                 const std::vector<std::string>& known);
+
+// `expected one of a, b, found "got"` with a "did you mean" hint when one is close.
+std::string not_one_of_message(std::string_view got, const std::vector<std::string>& allowed);
+
+// What a YAML node is, for "expected X, found Y": null, a quoted scalar (called out as "the
+// quoted string" when it was quoted in the file, since `"8"` is a string although it looks like
+// the integer 8), a list, a mapping.
+std::string describe(const YAML::Node& node);
+
+}  // namespace ftbench::text
