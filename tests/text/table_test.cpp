@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <locale>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,34 @@ Table cost_table() {
   t.rows = {{"H100", Cell("$0.891", Color::kGreen), "ok"},
             {"MI300X", Cell("$1.35", Color::kRed), ""}};
   return t;
+}
+
+// A global C++ locale with ',' as decimal point and '.' grouping (as de_DE has) changes nothing:
+// tables and numbers are written the same everywhere.
+class CommaDecimal : public std::numpunct<char> {
+ protected:
+  char do_decimal_point() const override { return ','; }
+  char do_thousands_sep() const override { return '.'; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+TEST(UnitsLocale, NumbersIgnoreTheGlobalLocale) {
+  const std::locale previous =
+      std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));
+  const std::string usd = format_usd(1234.5);
+  const std::string duration = format_duration(1080.0);
+  const std::string percent = format_percent(0.52, true);
+  const std::string number = format_number(0.891);
+  Table t;
+  t.header = {"a"};
+  t.rows = {{Cell(format_number(2.5))}};
+  const std::string csv = render_csv(t);
+  std::locale::global(previous);
+  EXPECT_EQ(usd, "$1,234.50");
+  EXPECT_EQ(duration, "18.0 min");
+  EXPECT_EQ(percent, "+52.0%");
+  EXPECT_EQ(number, "0.891");
+  EXPECT_EQ(csv, "a\n2.5\n");
 }
 
 }  // namespace
