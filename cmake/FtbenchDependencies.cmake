@@ -8,6 +8,11 @@ find_package(spdlog REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(Threads REQUIRED)
+# Unicode regular expressions for BPE pre-tokenization (libpcre2-dev) and SentencePiece models
+# (libsentencepiece-dev): neither ships a CMake package config on Debian 12, both ship .pc files.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 if(FTBENCH_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

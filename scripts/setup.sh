@@ -10,6 +10,9 @@ packages=(
   libopenblas0-pthread    # without it LibTorch runs on reference BLAS, ~20x slower
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libssl-dev              # SHA-256 of the spec (OpenSSL EVP)
+  libpcre2-dev            # Unicode regex for BPE pre-tokenization (tokenizer.json)
+  libsentencepiece-dev    # SentencePiece .model tokenizers (Llama 2)
+  pkg-config
   libgtest-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
