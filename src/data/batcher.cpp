@@ -52,12 +52,10 @@ MicroBatch Batcher::get(int64_t epoch, int64_t index) {
   for (int64_t r = 0; r < b; ++r) {
     const Example& ex = *examples[static_cast<size_t>(r)];
     const int64_t n = std::min<int64_t>(static_cast<int64_t>(ex.tokens.size()), s);
-    const int64_t first_label =
-        options_.train_on_prompt ? 1 : std::max<int64_t>(ex.prompt_tokens, 1);
     for (int64_t t = 0; t < n; ++t) ids_p[r * s + t] = ex.tokens[static_cast<size_t>(t)];
-    // Position t predicts token t + 1; only response tokens (or all, when training on the
-    // prompt) are predicted.
-    for (int64_t t = first_label - 1; t + 1 < n; ++t) {
+    // Position t predicts token t + 1, where token t + 1 is a target (data/dataset.h).
+    for (int64_t t = 0; t + 1 < n; ++t) {
+      if (!is_target(ex, t + 1, options_.train_on_prompt)) continue;
       labels_p[r * s + t] = ex.tokens[static_cast<size_t>(t + 1)];
       positions.push_back(r * s + t);
     }

@@ -18,4 +18,9 @@ std::string ByteTokenizer::decode(const std::vector<int32_t>& ids) const {
   return text;
 }
 
+std::optional<int32_t> ByteTokenizer::token_id(std::string_view token) const {
+  if (token.size() != 1) return std::nullopt;
+  return static_cast<int32_t>(static_cast<unsigned char>(token[0]));
+}
+
 }  // namespace ftbench::data

@@ -54,15 +54,23 @@ DataStats fingerprint(const Dataset& dataset, bool train_on_prompt) {
   for (int64_t i = 0; i < dataset.size(); ++i) {
     const Example& example = dataset.at(i);
     const auto count = static_cast<int64_t>(example.tokens.size());
-    const int64_t loss_start = train_on_prompt ? 0 : std::min(example.prompt_tokens, count);
-    hash.update_le(static_cast<uint64_t>(count), 8);
-    hash.update_le(static_cast<uint64_t>(loss_start), 8);
+    if (example.loss_mask.empty()) {
+      const int64_t loss_start = train_on_prompt ? 0 : std::min(example.prompt_tokens, count);
+      hash.update_le(static_cast<uint64_t>(count), 8);
+      hash.update_le(static_cast<uint64_t>(loss_start), 8);
+    } else {
+      // Marker -1 instead of a loss start, then one byte per token (docs/report-schema.md).
+      hash.update_le(static_cast<uint64_t>(count), 8);
+      hash.update_le(~uint64_t{0}, 8);
+      hash.update(example.loss_mask.data(), example.loss_mask.size());
+    }
     for (const int32_t token : example.tokens) {
       hash.update_le(static_cast<uint32_t>(token), 4);
     }
     stats.tokens += count;
-    // The first token has no prediction target; the batcher takes the loss on targets.
-    stats.loss_tokens += std::max<int64_t>(0, count - std::max<int64_t>(loss_start, 1));
+    for (int64_t t = 1; t < count; ++t) {
+      if (is_target(example, t, train_on_prompt)) ++stats.loss_tokens;
+    }
   }
   stats.examples = dataset.size();
   stats.fingerprint = hash.hex();

@@ -11,7 +11,7 @@ namespace {
 
 class TwoExamples : public Dataset {
  public:
-  TwoExamples() { examples_ = {{{257, 10, 11, 12, 258}, 2}, {{257, 300, 258}, 1}}; }
+  TwoExamples() { examples_ = {{{257, 10, 11, 12, 258}, 2, {}}, {{257, 300, 258}, 1, {}}}; }
   int64_t size() const override { return static_cast<int64_t>(examples_.size()); }
   const Example& at(int64_t i) const override { return examples_[static_cast<size_t>(i)]; }
   std::string description() const override { return "two examples"; }
@@ -32,6 +32,45 @@ TEST(DataFingerprint, MatchesTheDocumentedByteLayout) {
   const DataStats all = fingerprint(ds, /*train_on_prompt=*/true);
   EXPECT_EQ(all.fingerprint, "d72effdab328406475c8f6d0cea24fcbf4b4162d61952c40dd97d5bb325732da");
   EXPECT_EQ(all.loss_tokens, (5 - 1) + (3 - 1));
+}
+
+class OneMaskedExample : public Dataset {
+ public:
+  int64_t size() const override { return 1; }
+  const Example& at(int64_t) const override { return example_; }
+  std::string description() const override { return "one masked example"; }
+
+ private:
+  Example example_{{257, 10, 11, 12, 258}, 0, {0, 0, 1, 0, 1}};
+};
+
+// A per-token loss mask is hashed as -1 then the mask bytes (Python hashlib over
+// struct.pack('<qq', 5, -1) + bytes(mask) + '<i' per token). train_on_prompt does not apply to it.
+TEST(DataFingerprint, HashesAPerTokenLossMask) {
+  const OneMaskedExample ds;
+  for (const bool train_on_prompt : {false, true}) {
+    const DataStats stats = fingerprint(ds, train_on_prompt);
+    EXPECT_EQ(stats.fingerprint,
+              "f4de0c433039993d9d952702c366c547fe6e6cc5c0fae81d0649f3a7fba0ed86");
+    EXPECT_EQ(stats.loss_tokens, 2);
+  }
+}
+
+// The batcher takes labels exactly where the mask says: positions 1 and 3 predict tokens 2 and 4.
+TEST(DataFingerprint, BatcherFollowsTheLossMask) {
+  const OneMaskedExample ds;
+  BatcherOptions o;
+  o.micro_batch_size = 1;
+  o.seq_len = 8;
+  o.shuffle = false;
+  o.pad_id = 0;
+  Batcher batcher(ds, o, at::kCPU);
+  const MicroBatch mb = batcher.get(1, 0);
+  EXPECT_EQ(mb.loss_tokens, 2);
+  const at::Tensor labels = mb.labels.flatten();
+  const std::vector<int64_t> got(labels.data_ptr<int64_t>(),
+                                 labels.data_ptr<int64_t>() + labels.numel());
+  EXPECT_EQ(got, (std::vector<int64_t>{-100, 11, -100, 258, -100}));
 }
 
 // The loss-token count is what the batcher trains on over one epoch.

@@ -20,6 +20,8 @@ class ByteTokenizer final : public Tokenizer {
   int32_t bos_id() const override { return kBos; }
   int32_t eos_id() const override { return kEos; }
   int32_t pad_id() const override { return kPad; }
+  // Single bytes ("a") and nothing else: the byte tokenizer has no named special tokens.
+  std::optional<int32_t> token_id(std::string_view token) const override;
 };
 
 }  // namespace ftbench::data
