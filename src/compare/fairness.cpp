@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/spec/canonical.h"
+
 namespace ftbench::compare {
 namespace {
 
@@ -58,6 +60,10 @@ std::string spec_note(const std::string& path) {
   }
   if (path == "spec.train.timing_warmup_steps") return "steps left out of the timing summary";
   if (path == "spec.train.loss_window") return "window of the final-loss mean";
+  if (path == "spec.data.path" || path == "spec.data.tokenizer") {
+    return "where the file is differs between machines; what it holds is compared by the data "
+           "fingerprint";
+  }
   if (path == "spec.model.checkpoint_path") {
     return "the same weights may live at different paths on each machine; only the path is "
            "compared";
@@ -146,13 +152,26 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
   for (std::size_t i = 0; i < reports.size(); ++i) {
     flatten(reports[i].spec, "spec", order, seen, flat[i]);
   }
+  // A key added to the spec after a report was written is absent from it; the job it ran had
+  // that key's default (new keys keep the old behaviour as their default).
+  std::vector<std::string> default_order;
+  std::set<std::string> default_seen;
+  std::map<std::string, std::string> defaults;
+  flatten(nlohmann::ordered_json(spec::to_json(spec::RunSpec{})), "spec", default_order,
+          default_seen, defaults);
   for (const std::string& path : order) {
     // Output settings (names, paths, progress) and where the spec file was never matter.
     if (starts_with(path, "spec.output.") || path == "spec.source_path") continue;
     std::vector<std::string> values;
     for (const auto& m : flat) {
       const auto it = m.find(path);
-      values.push_back(it == m.end() ? kAbsent : it->second);
+      if (it != m.end()) {
+        values.push_back(it->second);
+      } else if (const auto d = defaults.find(path); d != defaults.end()) {
+        values.push_back(d->second);
+      } else {
+        values.push_back(kAbsent);
+      }
     }
     differ.add(path, classify_spec_key(path), std::move(values), spec_note(path));
   }

@@ -58,6 +58,12 @@ Json build_json(const RunSpec& spec) {
   Json data = Json::object();
   data["source"] = d.source;
   data["tokenizer"] = d.tokenizer;
+  data["path"] = d.path;
+  data["format"] = d.format;
+  data["max_examples"] = d.max_examples;
+  data["subset"] = d.subset;
+  data["too_long"] = d.too_long;
+  data["on_error"] = d.on_error;
   data["num_examples"] = d.num_examples;
   data["seq_len"] = d.seq_len;
   data["length_distribution"] = d.length_distribution;
@@ -131,6 +137,10 @@ std::string canonical_job_json(const RunSpec& spec) {
   j.erase("output");
   j.erase("backend");
   j.erase("source_path");
+  // Where the data file and the tokenizer live differs between machines; what they hold is in the
+  // report's data fingerprint (token ids and loss masks), which compare checks as well.
+  j["data"].erase("path");
+  j["data"].erase("tokenizer");
   // Compact (no whitespace); invalid UTF-8 in a user string is replaced rather than thrown so
   // that any spec that loaded can be hashed.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

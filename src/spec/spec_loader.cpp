@@ -334,6 +334,12 @@ void bind_lora(KeyBinder& b, LoraSpec& l) {
 void bind_data(KeyBinder& b, DataSpec& d) {
   b.string("source", d.source);
   b.string("tokenizer", d.tokenizer);
+  b.string("path", d.path);
+  b.string("format", d.format);
+  b.integer("max_examples", d.max_examples);
+  b.string("subset", d.subset);
+  b.string("too_long", d.too_long);
+  b.string("on_error", d.on_error);
   b.integer("num_examples", d.num_examples);
   b.integer("seq_len", d.seq_len);
   b.string("length_distribution", d.length_distribution);
@@ -676,7 +682,7 @@ class Checker {
   std::vector<SpecIssue> issues_;
 };
 
-void validate_model(Checker& c, const ModelSpec& m) {
+void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   std::vector<std::string> presets = preset_names();
   presets.push_back("custom");
   const bool shape_known = c.one_of("model.preset", m.preset, presets);
@@ -696,11 +702,14 @@ void validate_model(Checker& c, const ModelSpec& m) {
   c.int_at_least("model.n_heads", m.n_heads, 1);
   c.int_at_least("model.n_kv_heads", m.n_kv_heads, 1);
   c.int_at_least("model.ffn_dim", m.ffn_dim, 1);
-  if (m.vocab_size < 259) {
+  // A tokenizer file's vocabulary is checked against the model when the run loads it.
+  if (d.tokenizer == "byte" && m.vocab_size < 259) {
     c.fail("model.vocab_size",
            fmt::format("must be an integer >= 259 (the byte tokenizer's 256 bytes + BOS, EOS, "
                        "PAD), found {}",
                        m.vocab_size));
+  } else {
+    c.int_at_least("model.vocab_size", m.vocab_size, 1);
   }
   c.int_at_least("model.max_seq_len", m.max_seq_len, 1);
   c.positive("model.norm_eps", m.norm_eps);
@@ -768,8 +777,25 @@ void validate_lora(Checker& c, const LoraSpec& l, const std::string& model_dtype
 }
 
 void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
-  c.one_of("data.source", d.source, {"synthetic"});
-  c.one_of("data.tokenizer", d.tokenizer, {"byte"});
+  c.one_of("data.source", d.source, {"synthetic", "file"});
+  if (d.tokenizer.empty()) {
+    c.fail("data.tokenizer",
+           "expected \"byte\", a tokenizer.json file or folder, or a SentencePiece .model file, "
+           "found \"\"");
+  }
+  if (d.source == "file" && d.path.empty()) {
+    c.fail("data.path", "data.source is file: give the data file (.json or .jsonl)");
+  }
+  if (d.source == "synthetic" && !d.path.empty()) {
+    c.fail("data.path", fmt::format("is only read with data.source: file (data.source is "
+                                    "synthetic), found {}",
+                                    quoted(d.path)));
+  }
+  c.one_of("data.format", d.format, {"auto", "alpaca", "chat", "text", "tokenized"});
+  c.int_at_least("data.max_examples", d.max_examples, 0);
+  c.one_of("data.subset", d.subset, {"first", "random"});
+  c.one_of("data.too_long", d.too_long, {"truncate", "drop"});
+  c.one_of("data.on_error", d.on_error, {"fail", "skip"});
   c.int_at_least("data.num_examples", d.num_examples, 1);
   c.int_at_least("data.seq_len", d.seq_len, 2);
   if (m.max_seq_len >= 1 && d.seq_len > m.max_seq_len) {
@@ -811,7 +837,9 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
   c.int_at_least("train.loss_window", t.loss_window, 1);
   // Partial micro-batches and accumulation groups are dropped (spec/derived.h), so an epoch
   // has floor(floor(N / micro) / accum) optimizer steps; zero would make an empty run.
-  if (d.num_examples >= 1 && t.micro_batch_size >= 1 && t.grad_accum_steps >= 1) {
+  // A data file's size is known when it is read; the runner checks it then.
+  if (d.source == "synthetic" && d.num_examples >= 1 && t.micro_batch_size >= 1 &&
+      t.grad_accum_steps >= 1) {
     const int64_t steps = d.num_examples / t.micro_batch_size / t.grad_accum_steps;
     if (steps < 1) {
       c.fail("data.num_examples",
@@ -873,7 +901,7 @@ std::optional<std::string> read_file(const std::string& path, std::string& error
 
 std::vector<SpecIssue> validate(const RunSpec& spec) {
   Checker c(spec.source_path);
-  validate_model(c, spec.model);
+  validate_model(c, spec.model, spec.data);
   validate_lora(c, spec.lora, spec.model.dtype);
   validate_data(c, spec.data, spec.model);
   validate_train(c, spec.train, spec.data);

@@ -186,14 +186,28 @@ TEST(Fairness, OtherSpecKeysAreJobWithJsonText) {
 TEST(Fairness, KeyInOneReportOnlyIsAbsentInTheOther) {
   report::Report a = make_report();
   report::Report b = make_report();
-  b.spec["train"]["seed"] = 42;
+  b.spec["train"]["seed"] = 7;
   a.spec["data"].erase("examples");
   const Fairness f = check_fairness({a, b});
   EXPECT_FALSE(f.same_job);
-  // Keys in the baseline's order first, then keys only the later reports have.
+  // Keys in the baseline's order first, then keys only the later reports have. A key the spec
+  // does not know is "(absent)"; a known key takes its default (train.seed: 42).
   EXPECT_EQ(whats(f), (Values{"spec.data.examples", "spec.train.seed"}));
   EXPECT_EQ(f.differences[0].values, (Values{"(absent)", "2000"}));
-  EXPECT_EQ(f.differences[1].values, (Values{"(absent)", "42"}));
+  EXPECT_EQ(f.differences[1].values, (Values{"42", "7"}));
+}
+
+// A report written before a spec key existed ran with that key's default: no difference.
+TEST(Fairness, AKeyAddedLaterCountsAsItsDefault) {
+  report::Report a = make_report();
+  report::Report b = make_report();
+  b.spec["data"]["format"] = "auto";
+  b.spec["data"]["too_long"] = "truncate";
+  EXPECT_TRUE(check_fairness({a, b}).differences.empty());
+  b.spec["data"]["too_long"] = "drop";
+  const Fairness f = check_fairness({a, b});
+  EXPECT_EQ(whats(f), (Values{"spec.data.too_long"}));
+  EXPECT_EQ(f.differences[0].values, (Values{"truncate", "drop"}));
 }
 
 TEST(Fairness, DataFingerprintIsJob) {

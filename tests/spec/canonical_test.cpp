@@ -47,11 +47,26 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                       "original_max_position_embeddings"}));
   EXPECT_EQ(Keys(j["lora"]),
             (std::vector<std::string>{"rank", "alpha", "dropout", "targets", "dtype"}));
-  EXPECT_EQ(Keys(j["data"]),
-            (std::vector<std::string>{
-                "source", "tokenizer", "num_examples", "seq_len", "length_distribution",
-                "min_tokens", "max_tokens", "lognormal_median_tokens", "lognormal_sigma",
-                "prompt_fraction", "train_on_prompt", "padding", "shuffle", "seed"}));
+  EXPECT_EQ(Keys(j["data"]), (std::vector<std::string>{"source",
+                                                       "tokenizer",
+                                                       "path",
+                                                       "format",
+                                                       "max_examples",
+                                                       "subset",
+                                                       "too_long",
+                                                       "on_error",
+                                                       "num_examples",
+                                                       "seq_len",
+                                                       "length_distribution",
+                                                       "min_tokens",
+                                                       "max_tokens",
+                                                       "lognormal_median_tokens",
+                                                       "lognormal_sigma",
+                                                       "prompt_fraction",
+                                                       "train_on_prompt",
+                                                       "padding",
+                                                       "shuffle",
+                                                       "seed"}));
   EXPECT_EQ(Keys(j["train"]),
             (std::vector<std::string>{
                 "epochs", "max_steps", "micro_batch_size", "grad_accum_steps", "optimizer", "lr",
@@ -83,11 +98,12 @@ TEST(Canonical, ToJsonNullsForAbsentOptionals) {
 
 TEST(Canonical, JobJsonIsSortedCompactAndLeavesOutMachineKeys) {
   EXPECT_EQ(canonical_job_json(Defaults()),
-            "{\"data\":{\"length_distribution\":\"uniform\",\"lognormal_median_tokens\":128.0,"
-            "\"lognormal_sigma\":0.5,\"max_tokens\":256,\"min_tokens\":32,\"num_examples\":256,"
+            "{\"data\":{\"format\":\"auto\",\"length_distribution\":\"uniform\","
+            "\"lognormal_median_tokens\":128.0,\"lognormal_sigma\":0.5,\"max_examples\":0,"
+            "\"max_tokens\":256,\"min_tokens\":32,\"num_examples\":256,\"on_error\":\"fail\","
             "\"padding\":\"longest\",\"prompt_fraction\":0.5,\"seed\":1234,\"seq_len\":256,"
-            "\"shuffle\":true,\"source\":\"synthetic\",\"tokenizer\":\"byte\","
-            "\"train_on_prompt\":false},"
+            "\"shuffle\":true,\"source\":\"synthetic\",\"subset\":\"first\","
+            "\"too_long\":\"truncate\",\"train_on_prompt\":false},"
             "\"lora\":{\"alpha\":32.0,\"dropout\":0.0,\"dtype\":\"fp32\",\"rank\":16,"
             "\"targets\":[\"q\",\"v\"]},"
             "\"model\":{\"activation_checkpointing\":false,\"checkpoint_path\":\"\","
@@ -123,6 +139,20 @@ TEST(Canonical, FingerprintIgnoresOutputBackendAndSourcePath) {
       "output:\n  report: elsewhere.json\n  name: other\n  progress: off\n  log_every_steps: 5\n",
       "b.yaml");
   EXPECT_EQ(fingerprint(a), fingerprint(b));
+}
+
+// Where the data file and the tokenizer are is a machine detail; their content is in the
+// report's data fingerprint.
+TEST(Canonical, FingerprintIgnoresDataAndTokenizerPaths) {
+  const RunSpec a = load_spec_from_string(
+      "data:\n  source: file\n  path: /data/alpaca.json\n  tokenizer: /m/tokenizer.json\n",
+      "a.yaml");
+  const RunSpec b = load_spec_from_string(
+      "data:\n  source: file\n  path: /mnt/x/alpaca.json\n  tokenizer: /home/u/llama3\n", "b.yaml");
+  EXPECT_EQ(fingerprint(a), fingerprint(b));
+  const RunSpec c = load_spec_from_string(
+      "data:\n  source: file\n  path: /data/alpaca.json\n  format: chat\n", "c.yaml");
+  EXPECT_NE(fingerprint(a), fingerprint(c));
 }
 
 TEST(Canonical, FingerprintChangesWithTheJob) {

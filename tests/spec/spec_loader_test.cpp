@@ -566,12 +566,42 @@ TEST(SpecValidate, LoraTargetsNonEmpty) {
 
 TEST(SpecValidate, DataSourceEnum) {
   EXPECT_EQ(OnlyIssue("data:\n  source: alpaca\n"),
-            "t.yaml:2 [data.source] expected one of synthetic, found \"alpaca\"");
+            "t.yaml:2 [data.source] expected one of synthetic, file, found \"alpaca\"");
 }
 
-TEST(SpecValidate, DataTokenizerEnum) {
-  EXPECT_EQ(OnlyIssue("data:\n  tokenizer: sentencepiece\n"),
-            "t.yaml:2 [data.tokenizer] expected one of byte, found \"sentencepiece\"");
+TEST(SpecValidate, DataTokenizerMustBeNamed) {
+  EXPECT_EQ(OnlyIssue("data:\n  tokenizer: \"\"\n"),
+            "t.yaml:2 [data.tokenizer] expected \"byte\", a tokenizer.json file or folder, or a "
+            "SentencePiece .model file, found \"\"");
+  // A path is checked when the run loads it (the spec loader reads no other file).
+  EXPECT_NO_THROW(
+      load_spec_from_string("data:\n  tokenizer: /models/llama3/tokenizer.json\n"
+                            "model:\n  vocab_size: 128\n",
+                            "t.yaml"));
+}
+
+TEST(SpecValidate, DataFileNeedsAPathAndSyntheticHasNone) {
+  // No line: the key is absent.
+  EXPECT_EQ(OnlyIssue("data:\n  source: file\n"),
+            "t.yaml:0 [data.path] data.source is file: give the data file (.json or .jsonl)");
+  EXPECT_EQ(OnlyIssue("data:\n  path: alpaca.json\n"),
+            "t.yaml:2 [data.path] is only read with data.source: file (data.source is synthetic), "
+            "found \"alpaca.json\"");
+  EXPECT_EQ(OnlyIssue("data:\n  source: file\n  path: a.jsonl\n  format: alpca\n"),
+            "t.yaml:4 [data.format] expected one of auto, alpaca, chat, text, tokenized, found "
+            "\"alpca\"; did you mean \"alpaca\"?");
+  EXPECT_EQ(OnlyIssue("data:\n  source: file\n  path: a.jsonl\n  too_long: cut\n"),
+            "t.yaml:4 [data.too_long] expected one of truncate, drop, found \"cut\"");
+  EXPECT_EQ(OnlyIssue("data:\n  source: file\n  path: a.jsonl\n  on_error: ignore\n"),
+            "t.yaml:4 [data.on_error] expected one of fail, skip, found \"ignore\"");
+  EXPECT_EQ(OnlyIssue("data:\n  source: file\n  path: a.jsonl\n  max_examples: -1\n"),
+            "t.yaml:4 [data.max_examples] must be an integer >= 0, found -1");
+  EXPECT_EQ(OnlyIssue("data:\n  source: file\n  path: a.jsonl\n  subset: last\n"),
+            "t.yaml:4 [data.subset] expected one of first, random, found \"last\"");
+  // A file's size is known when it is read: num_examples does not bound the steps then.
+  EXPECT_NO_THROW(load_spec_from_string(
+      "data:\n  source: file\n  path: a.jsonl\n  num_examples: 1\ntrain:\n  micro_batch_size: 8\n",
+      "t.yaml"));
 }
 
 TEST(SpecValidate, DataLengthDistributionEnum) {

@@ -37,8 +37,10 @@ struct Fairness {
 // Compares every report with the first. Spec keys are classified as documented in
 // docs/cost-and-compare.md: output.* and source_path are ignored; backend.* is platform;
 // train.micro_batch_size and train.grad_accum_steps (at equal effective batch),
-// model.activation_checkpointing, model.checkpoint_path, train.timing_warmup_steps and
-// train.loss_window are execution; every other key of model, lora, data and train is job; keys
+// model.activation_checkpointing, model.checkpoint_path, data.path, data.tokenizer,
+// train.timing_warmup_steps and train.loss_window are execution (paths: the data fingerprint
+// compares content); a key absent from a report (written before the key existed) counts as its
+// default; every other key of model, lora, data and train is job; keys
 // outside those sections (added by later versions) are execution.
 // Beyond the spec: data fingerprint, effective batch, steps finished and run status are job;
 // world size, t0 source, warm-up steps excluded and build type are execution; device, backend,

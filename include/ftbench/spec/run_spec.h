@@ -56,10 +56,22 @@ struct LoraSpec {
 };
 
 struct DataSpec {
-  // "synthetic": a deterministic instruction-like data set generated from this section.
+  // "synthetic": a deterministic instruction-like data set generated from this section;
+  // "file": the data set at `path` (data/file_dataset.h).
   std::string source = "synthetic";
+  // "byte", a tokenizer.json file or a folder holding one, or a SentencePiece .model file.
   std::string tokenizer = "byte";
-  int64_t num_examples = 256;
+  // source: file only. The file (.json array or .jsonl), its format (auto, alpaca, chat, text,
+  // tokenized), how many examples to take (0 = all; `subset` first or a seeded random N), what
+  // to do with an example longer than seq_len (truncate, drop) and with a bad record (fail,
+  // skip and count).
+  std::string path;
+  std::string format = "auto";
+  int64_t max_examples = 0;
+  std::string subset = "first";
+  std::string too_long = "truncate";
+  std::string on_error = "fail";
+  int64_t num_examples = 256;  // source: synthetic only: examples generated
   int64_t seq_len = 256;  // maximum tokens per example after tokenisation (longer ones truncate)
   // Distribution of example lengths in tokens: fixed (= max_tokens), uniform in
   // [min_tokens, max_tokens], or lognormal with the given median and sigma, clipped to
