@@ -12,8 +12,10 @@ packages=(
   libssl-dev              # SHA-256 of the spec (OpenSSL EVP)
   libpcre2-dev            # Unicode regex for BPE pre-tokenization (tokenizer.json)
   libsentencepiece-dev    # SentencePiece .model tokenizers (Llama 2)
+  sentencepiece           # spm_train, for a test that loads a model next to LibTorch
   pkg-config
   libgtest-dev
+  nodejs npm              # tokenizer conformance test against @huggingface/tokenizers
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch)

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "ftbench/cost/catalog.h"
+#include "ftbench/data/tokenizer.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/version.h"
@@ -26,6 +27,7 @@ int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_r
   actions["cost"] = add_cost_command(app);
   actions["compare"] = add_compare_command(app);
   actions["catalog"] = add_catalog_command(app);
+  actions["tokenize"] = add_tokenize_command(app);
 
   try {
     app.parse(argc, argv);
@@ -44,6 +46,9 @@ int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_r
     std::cerr << "error: invalid run spec\n" << e.what() << "\n";
     return kExitBadInput;
   } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const data::TokenizerError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const cost::CatalogError& e) {

@@ -1,0 +1,876 @@
+#include "ftbench/data/hf_tokenizer.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <shared_mutex>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ftbench::data {
+namespace {
+
+using nlohmann::json;
+
+// The pattern GPT-2's ByteLevel pre-tokenizer splits with when use_regex is true (hard-coded in
+// the Rust tokenizers crate, not written in tokenizer.json).
+constexpr const char* kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+// Pre-tokens longer than this are encoded without the cache: they are rare and would bloat it.
+constexpr size_t kMaxCachedPieceBytes = 256;
+// The cache stops growing here (about 100 MB at worst); encode stays correct without it.
+constexpr size_t kMaxCacheEntries = 200000;
+
+// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes
+// are shifted to U+0100 and up, in byte order. Returns the code point of each byte.
+std::array<uint32_t, 256> byte_to_code_point() {
+  std::array<uint32_t, 256> cp{};
+  uint32_t next_shifted = 256;
+  for (uint32_t b = 0; b < 256; ++b) {
+    const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+    cp[b] = printable ? b : next_shifted++;
+  }
+  return cp;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is invalid (overlong forms,
+// surrogates and code points above U+10FFFF included). `cp` receives the code point.
+size_t utf8_sequence(std::string_view s, size_t i, uint32_t& cp) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  size_t len = 0;
+  uint32_t min = 0;
+  if (b0 < 0x80) {
+    cp = b0;
+    return 1;
+  } else if ((b0 & 0xE0) == 0xC0) {
+    len = 2, cp = b0 & 0x1F, min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    len = 3, cp = b0 & 0x0F, min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    len = 4, cp = b0 & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+// Throws TokenizerError naming the offset of the first byte that is not valid UTF-8.
+void check_utf8(std::string_view text) {
+  uint32_t cp = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = utf8_sequence(text, i, cp);
+    if (len == 0) {
+      throw TokenizerError(fmt::format(
+          "text is not valid UTF-8: byte 0x{:02X} at offset {} does not start a valid sequence",
+          static_cast<unsigned char>(text[i]), i));
+    }
+    i += len;
+  }
+}
+
+// Unicode White_Space, as Rust's char::is_whitespace (used for lstrip / rstrip of added tokens).
+bool is_unicode_space(uint32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+         cp == 0x205F || cp == 0x3000;
+}
+
+std::string_view trim_space_end(std::string_view s) {
+  size_t end = s.size();
+  while (end > 0) {
+    size_t start = end - 1;
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    uint32_t cp = 0;
+    if (utf8_sequence(s, start, cp) == 0 || !is_unicode_space(cp)) break;
+    end = start;
+  }
+  return s.substr(0, end);
+}
+
+std::string_view trim_space_start(std::string_view s) {
+  size_t start = 0;
+  uint32_t cp = 0;
+  while (start < s.size()) {
+    const size_t len = utf8_sequence(s, start, cp);
+    if (len == 0 || !is_unicode_space(cp)) break;
+    start += len;
+  }
+  return s.substr(start);
+}
+
+// A compiled PCRE2 pattern (UTF + UCP, JIT when available). Immutable once built, so shared by
+// threads; each matching thread brings its own match data (Matcher).
+class Regex {
+ public:
+  Regex(const std::string& pattern, const std::string& where) {
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                          PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
+    if (code_ == nullptr) {
+      std::array<PCRE2_UCHAR, 256> message{};
+      pcre2_get_error_message(error, message.data(), message.size());
+      throw TokenizerError(fmt::format("{}: regex cannot be compiled at offset {}: {}", where,
+                                       offset, reinterpret_cast<const char*>(message.data())));
+    }
+    pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);  // falls back to the interpreter on failure
+  }
+  ~Regex() { pcre2_code_free(code_); }
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+
+  const pcre2_code* code() const { return code_; }
+
+ private:
+  pcre2_code* code_ = nullptr;
+};
+
+// Match data for one Regex, owned by one encode call.
+class Matcher {
+ public:
+  explicit Matcher(const Regex& regex)
+      : regex_(regex), data_(pcre2_match_data_create_from_pattern(regex.code(), nullptr)) {}
+  ~Matcher() { pcre2_match_data_free(data_); }
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  // Calls `on_match(begin, end)` for each non-empty match of the regex in `text`, left to right.
+  // `text` is valid UTF-8 (checked once by encode).
+  template <typename F>
+  void for_each_match(std::string_view text, F&& on_match) {
+    const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    size_t start = 0;
+    while (start <= text.size()) {
+      int rc = pcre2_match(regex_.code(), subject, text.size(), start, PCRE2_NO_UTF_CHECK, data_,
+                           nullptr);
+      if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+        rc = pcre2_match(regex_.code(), subject, text.size(), start,
+                         PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, data_, nullptr);
+      }
+      if (rc == PCRE2_ERROR_NOMATCH) return;
+      if (rc < 0) {
+        std::array<PCRE2_UCHAR, 256> message{};
+        pcre2_get_error_message(rc, message.data(), message.size());
+        throw TokenizerError(fmt::format("pre-tokenizer regex failed at byte {}: {}", start,
+                                         reinterpret_cast<const char*>(message.data())));
+      }
+      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data_);
+      const size_t begin = ovector[0];
+      const size_t end = ovector[1];
+      if (end > begin) {
+        on_match(begin, end);
+        start = end;
+      } else {
+        // An empty match yields no piece; step over one character so the scan advances.
+        if (begin >= text.size()) return;
+        uint32_t cp = 0;
+        start = begin + std::max<size_t>(1, utf8_sequence(text, begin, cp));
+      }
+    }
+  }
+
+ private:
+  const Regex& regex_;
+  pcre2_match_data* data_;
+};
+
+enum class SplitBehavior { kIsolated, kRemoved };
+
+// One step of the pre-tokenizer pipeline; each step splits every piece the previous one made.
+struct PreTokenizerStep {
+  enum class Kind { kSplitRegex, kSplitString, kByteLevel } kind = Kind::kByteLevel;
+  std::shared_ptr<const Regex> regex;  // kSplitRegex, and kByteLevel with use_regex
+  std::string literal;                 // kSplitString
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+  bool add_prefix_space = false;  // kByteLevel
+};
+
+struct AddedToken {
+  std::string content;
+  int32_t id = 0;
+  bool special = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool normalized = false;
+};
+
+// Longest-first matcher for added tokens: a byte trie, searched at each position left to right
+// (as the leftmost-longest Aho-Corasick of the Rust crate).
+class TokenTrie {
+ public:
+  void insert(const std::string& content, size_t token_index) {
+    if (content.empty()) return;
+    if (nodes_.empty()) nodes_.emplace_back();
+    starts_[static_cast<unsigned char>(content[0])] = true;
+    size_t node = 0;
+    for (const char c : content) {
+      const auto key = static_cast<unsigned char>(c);
+      auto it = nodes_[node].next.find(key);
+      if (it == nodes_[node].next.end()) {
+        nodes_.emplace_back();
+        it = nodes_[node].next.emplace(key, nodes_.size() - 1).first;
+      }
+      node = it->second;
+    }
+    nodes_[node].token = static_cast<int64_t>(token_index);
+  }
+  bool empty() const { return nodes_.empty(); }
+  // The longest token starting at text[pos]: {token index, length}, or {-1, 0}.
+  std::pair<int64_t, size_t> longest_at(std::string_view text, size_t pos) const {
+    std::pair<int64_t, size_t> best{-1, 0};
+    if (!starts_[static_cast<unsigned char>(text[pos])]) return best;
+    size_t node = 0;
+    for (size_t i = pos; i < text.size(); ++i) {
+      const auto it = nodes_[node].next.find(static_cast<unsigned char>(text[i]));
+      if (it == nodes_[node].next.end()) break;
+      node = it->second;
+      if (nodes_[node].token >= 0) best = {nodes_[node].token, i + 1 - pos};
+    }
+    return best;
+  }
+
+ private:
+  struct Node {
+    std::unordered_map<unsigned char, size_t> next;
+    int64_t token = -1;
+  };
+  std::vector<Node> nodes_;
+  std::array<bool, 256> starts_{};  // first bytes of the tokens: most positions stop here
+};
+
+// A piece of text between added tokens, or an added token (token >= 0).
+struct Section {
+  std::string_view text;
+  int64_t token = -1;
+};
+
+uint64_t pair_key(int32_t a, int32_t b) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TokenizerError(fmt::format("{}: cannot be read", path.string()));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+json parse_json(const std::string& text, const std::string& source) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw TokenizerError(
+        fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte, std::string(e.what())));
+  }
+}
+
+std::string type_of(const json& j, const std::string& source, const std::string& key) {
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+    throw TokenizerError(fmt::format("{}: {}: expected an object with a string \"type\", found {}",
+                                     source, key, j.dump()));
+  }
+  return j["type"].get<std::string>();
+}
+
+bool bool_or(const json& j, const char* key, bool fallback, const std::string& source,
+             const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  if (!j[key].is_boolean()) {
+    throw TokenizerError(fmt::format("{}: {}.{}: expected true or false, found {}", source, where,
+                                     key, j[key].dump()));
+  }
+  return j[key].get<bool>();
+}
+
+}  // namespace
+
+struct HfTokenizer::Impl {
+  std::string source;
+  std::unordered_map<std::string, int32_t> vocab;  // token text (byte-level form) -> id
+  // Vocabulary tokens by the raw bytes they stand for (byte-level form decoded); only tokens
+  // made entirely of byte-level characters.
+  std::unordered_map<std::string, int32_t> vocab_by_bytes;
+  std::vector<std::string> id_to_text;  // decode output per id (raw bytes; added tokens as text)
+  std::vector<bool> id_known;           // whether the id names a token
+  std::array<int32_t, 256> byte_ids{};  // id of each single byte's byte-level symbol
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges;  // pair -> (rank, new id)
+  bool ignore_merges = false;
+  std::vector<PreTokenizerStep> pre_tokenizer;
+  std::vector<AddedToken> added;
+  TokenTrie unnormalized_trie;  // added tokens with normalized false, matched first
+  TokenTrie normalized_trie;    // then the others, in the text between those
+  int32_t bos = -1, eos = -1, pad = -1;
+  int64_t vocab_size = 0;
+
+  // Pre-token bytes -> ids. Readers share the lock: after warm-up nearly every lookup hits.
+  mutable std::shared_mutex cache_mutex;
+  mutable std::unordered_map<std::string, std::vector<int32_t>> cache;
+
+  void bpe(std::string_view piece, std::vector<int32_t>& out) const;
+  void encode_piece(std::string_view piece, std::vector<int32_t>& out) const;
+  void pre_tokenize(std::string_view text, size_t step, std::vector<std::unique_ptr<Matcher>>& m,
+                    std::vector<int32_t>& out) const;
+  std::vector<Section> split_added(std::string_view text) const;
+};
+
+// Byte-pair merges on one pre-token, lowest rank first and leftmost among equal ranks, as the
+// Rust crate's Word::merge_all: a heap of candidate pairs over a linked list of symbols, so a
+// long piece (a run of 100k spaces) costs n log n, not n^2.
+void HfTokenizer::Impl::bpe(std::string_view piece, std::vector<int32_t>& out) const {
+  struct Symbol {
+    int32_t id;
+    int32_t prev;
+    int32_t next;
+    bool alive;
+  };
+  const auto n = static_cast<int32_t>(piece.size());
+  std::vector<Symbol> symbols(piece.size());
+  for (int32_t i = 0; i < n; ++i) {
+    symbols[i] = {byte_ids[static_cast<unsigned char>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1,
+                  true};
+  }
+  struct Candidate {
+    int32_t rank;
+    int32_t pos;
+    int32_t new_id;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : pos > o.pos;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  const auto push_pair = [&](int32_t left) {
+    const int32_t right = symbols[left].next;
+    if (right < 0) return;
+    const auto it = merges.find(pair_key(symbols[left].id, symbols[right].id));
+    if (it != merges.end()) queue.push({it->second.first, left, it->second.second});
+  };
+  for (int32_t i = 0; i + 1 < n; ++i) push_pair(i);
+  while (!queue.empty()) {
+    const Candidate top = queue.top();
+    queue.pop();
+    Symbol& left = symbols[top.pos];
+    if (!left.alive || left.next < 0) continue;
+    Symbol& right = symbols[left.next];
+    // Stale when either side merged since the candidate was queued.
+    const auto it = merges.find(pair_key(left.id, right.id));
+    if (it == merges.end() || it->second.second != top.new_id) continue;
+    left.id = top.new_id;
+    right.alive = false;
+    left.next = right.next;
+    if (left.next >= 0) symbols[left.next].prev = top.pos;
+    if (left.prev >= 0) push_pair(left.prev);
+    push_pair(top.pos);
+  }
+  for (int32_t i = 0; i >= 0 && i < n; i = symbols[i].next) out.push_back(symbols[i].id);
+}
+
+void HfTokenizer::Impl::encode_piece(std::string_view piece, std::vector<int32_t>& out) const {
+  if (piece.empty()) return;
+  if (ignore_merges) {
+    const auto it = vocab_by_bytes.find(std::string(piece));
+    if (it != vocab_by_bytes.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
+  if (piece.size() == 1) {
+    out.push_back(byte_ids[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
+  if (piece.size() > kMaxCachedPieceBytes) {
+    bpe(piece, out);
+    return;
+  }
+  std::string key(piece);
+  {
+    std::shared_lock<std::shared_mutex> lock(cache_mutex);
+    const auto it = cache.find(key);
+    if (it != cache.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  const size_t first = out.size();
+  bpe(piece, out);
+  std::unique_lock<std::shared_mutex> lock(cache_mutex);
+  if (cache.size() < kMaxCacheEntries) {
+    cache.emplace(std::move(key), std::vector<int32_t>(out.begin() + first, out.end()));
+  }
+}
+
+// Runs pre-tokenizer steps `step`.. on `text` and encodes each final piece.
+void HfTokenizer::Impl::pre_tokenize(std::string_view text, size_t step,
+                                     std::vector<std::unique_ptr<Matcher>>& matchers,
+                                     std::vector<int32_t>& out) const {
+  if (text.empty()) return;
+  if (step == pre_tokenizer.size()) {
+    encode_piece(text, out);
+    return;
+  }
+  const PreTokenizerStep& s = pre_tokenizer[step];
+  std::string prefixed;  // keeps the prefixed text alive while its pieces are encoded
+  if (s.kind == PreTokenizerStep::Kind::kByteLevel) {
+    if (s.add_prefix_space && text[0] != ' ') {
+      prefixed = " " + std::string(text);
+      text = prefixed;
+    }
+    if (!s.regex) {
+      pre_tokenize(text, step + 1, matchers, out);
+      return;
+    }
+  }
+  // Isolated: matches and the gaps between them are pieces; Removed: only the gaps.
+  const bool keep_matches = s.behavior == SplitBehavior::kIsolated;
+  size_t gap_start = 0;
+  const auto on_match = [&](size_t b, size_t e) {
+    if (b > gap_start) pre_tokenize(text.substr(gap_start, b - gap_start), step + 1, matchers, out);
+    if (keep_matches) pre_tokenize(text.substr(b, e - b), step + 1, matchers, out);
+    gap_start = e;
+  };
+  if (s.kind == PreTokenizerStep::Kind::kSplitString) {
+    for (size_t pos = text.find(s.literal); pos != std::string_view::npos;
+         pos = text.find(s.literal, pos + s.literal.size())) {
+      on_match(pos, pos + s.literal.size());
+    }
+  } else {
+    matchers[step]->for_each_match(text, on_match);
+  }
+  if (gap_start < text.size()) pre_tokenize(text.substr(gap_start), step + 1, matchers, out);
+}
+
+// Splits `text` around added tokens: first those with normalized false, then, in the text between
+// them, the others (the Rust crate's two passes); lstrip / rstrip eat the whitespace next to a
+// token.
+std::vector<Section> HfTokenizer::Impl::split_added(std::string_view text) const {
+  const auto split_with = [&](const TokenTrie& trie, std::string_view t,
+                              std::vector<Section>& out) {
+    if (trie.empty()) {
+      out.push_back({t, -1});
+      return;
+    }
+    size_t start = 0;
+    for (size_t i = 0; i < t.size();) {
+      const auto [token, len] = trie.longest_at(t, i);
+      if (token < 0) {
+        ++i;
+        continue;
+      }
+      if (i > start) out.push_back({t.substr(start, i - start), -1});
+      out.push_back({t.substr(i, len), token});
+      i += len;
+      start = i;
+    }
+    if (start < t.size()) out.push_back({t.substr(start), -1});
+  };
+  std::vector<Section> first;
+  split_with(unnormalized_trie, text, first);
+  std::vector<Section> sections;
+  for (const Section& s : first) {
+    if (s.token >= 0) {
+      sections.push_back(s);
+    } else {
+      split_with(normalized_trie, s.text, sections);
+    }
+  }
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (sections[i].token < 0) continue;
+    const AddedToken& t = added[static_cast<size_t>(sections[i].token)];
+    if (t.lstrip && i > 0 && sections[i - 1].token < 0) {
+      sections[i - 1].text = trim_space_end(sections[i - 1].text);
+    }
+    if (t.rstrip && i + 1 < sections.size() && sections[i + 1].token < 0) {
+      sections[i + 1].text = trim_space_start(sections[i + 1].text);
+    }
+  }
+  return sections;
+}
+
+HfTokenizer::HfTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HfTokenizer::~HfTokenizer() = default;
+
+std::unique_ptr<HfTokenizer> HfTokenizer::from_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path file = path;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) file /= "tokenizer.json";
+  if (!fs::is_regular_file(file, ec)) {
+    throw TokenizerError(fmt::format("{}: no such file", file.string()));
+  }
+  const fs::path config = file.parent_path() / "tokenizer_config.json";
+  std::string config_text;
+  if (fs::is_regular_file(config, ec)) config_text = read_file(config);
+  return from_json(read_file(file), config_text, file.string());
+}
+
+std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer_json,
+                                                    const std::string& config_json,
+                                                    const std::string& source) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = source;
+  const json root = parse_json(tokenizer_json, source);
+  if (!root.is_object()) {
+    throw TokenizerError(fmt::format("{}: expected a JSON object at the top", source));
+  }
+  const auto fail = [&](const std::string& message) {
+    throw TokenizerError(fmt::format("{}: {}", source, message));
+  };
+
+  // model
+  if (!root.contains("model")) fail("model: missing");
+  const json& model = root["model"];
+  const std::string model_type = model.is_object() && model.contains("type")
+                                     ? type_of(model, source, "model")
+                                     : std::string("BPE");  // older files omit it
+  if (model_type != "BPE") {
+    fail(fmt::format("model.type: \"{}\" is not supported (only \"BPE\")", model_type));
+  }
+  if (bool_or(model, "byte_fallback", false, source, "model")) {
+    fail("model.byte_fallback: true is not supported (byte-level BPE needs no fallback)");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (model.contains(key) && !model[key].is_null() && model[key] != "") {
+      fail(fmt::format("model.{}: {} is not supported", key, model[key].dump()));
+    }
+  }
+  if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0.0) {
+    fail(fmt::format("model.dropout: {} is not supported (encode is deterministic)",
+                     model["dropout"].dump()));
+  }
+  impl->ignore_merges = bool_or(model, "ignore_merges", false, source, "model");
+  if (!model.contains("vocab") || !model["vocab"].is_object()) {
+    fail("model.vocab: missing or not an object of token -> id");
+  }
+  int64_t max_id = -1;
+  impl->vocab.reserve(model["vocab"].size());
+  impl->vocab_by_bytes.reserve(model["vocab"].size());
+  for (const auto& [token, id] : model["vocab"].items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+      fail(fmt::format("model.vocab[\"{}\"]: expected a non-negative id, found {}", token,
+                       id.dump()));
+    }
+    impl->vocab[token] = id.get<int32_t>();
+    max_id = std::max<int64_t>(max_id, id.get<int64_t>());
+  }
+
+  // Byte-level symbols: every byte must have its token, so encode never meets an unknown symbol.
+  const std::array<uint32_t, 256> cp = byte_to_code_point();
+  // Byte of each byte-level code point (all are below U+0144), -1 for other code points.
+  std::array<int, 0x144> code_point_to_byte;
+  code_point_to_byte.fill(-1);
+  for (int b = 0; b < 256; ++b) {
+    code_point_to_byte[cp[b]] = b;
+    std::string symbol;
+    append_utf8(symbol, cp[b]);
+    const auto it = impl->vocab.find(symbol);
+    if (it == impl->vocab.end()) {
+      fail(
+          fmt::format("model.vocab: no token \"{}\" for byte 0x{:02X} (byte-level BPE needs all "
+                      "256)",
+                      symbol, b));
+    }
+    impl->byte_ids[b] = it->second;
+  }
+
+  // merges: "a b" strings or ["a", "b"] pairs; rank is the position; a later duplicate wins.
+  if (!model.contains("merges") || !model["merges"].is_array()) {
+    fail("model.merges: missing or not an array");
+  }
+  const json& merges = model["merges"];
+  impl->merges.reserve(merges.size());
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const json& m = merges[i];
+    std::string a, b;
+    if (m.is_string()) {
+      const std::string s = m.get<std::string>();
+      const size_t space = s.find(' ');
+      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
+        fail(fmt::format("model.merges[{}]: expected \"left right\", found {}", i, m.dump()));
+      }
+      a = s.substr(0, space);
+      b = s.substr(space + 1);
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      a = m[0].get<std::string>();
+      b = m[1].get<std::string>();
+    } else {
+      fail(
+          fmt::format("model.merges[{}]: expected \"left right\" or [\"left\", \"right\"], "
+                      "found {}",
+                      i, m.dump()));
+    }
+    const auto id_of = [&](const std::string& token, const char* what) {
+      const auto it = impl->vocab.find(token);
+      if (it == impl->vocab.end()) {
+        fail(
+            fmt::format("model.merges[{}]: {} token \"{}\" is not in model.vocab", i, what, token));
+      }
+      return it->second;
+    };
+    const int32_t left = id_of(a, "left");
+    const int32_t right = id_of(b, "right");
+    const int32_t merged = id_of(a + b, "merged");
+    impl->merges[pair_key(left, right)] = {static_cast<int32_t>(i), merged};
+  }
+
+  // normalizer
+  if (root.contains("normalizer") && !root["normalizer"].is_null()) {
+    fail(fmt::format("normalizer: \"{}\" is not supported (only null)",
+                     type_of(root["normalizer"], source, "normalizer")));
+  }
+
+  // pre_tokenizer: ByteLevel, or a Sequence of Split steps ending in ByteLevel.
+  if (!root.contains("pre_tokenizer") || root["pre_tokenizer"].is_null()) {
+    fail("pre_tokenizer: missing (expected ByteLevel or a Sequence ending in ByteLevel)");
+  }
+  std::vector<std::pair<json, std::string>> steps;
+  {
+    const json& pt = root["pre_tokenizer"];
+    if (type_of(pt, source, "pre_tokenizer") == "Sequence") {
+      if (!pt.contains("pretokenizers") || !pt["pretokenizers"].is_array()) {
+        fail("pre_tokenizer.pretokenizers: missing or not an array");
+      }
+      for (size_t i = 0; i < pt["pretokenizers"].size(); ++i) {
+        steps.emplace_back(pt["pretokenizers"][i],
+                           fmt::format("pre_tokenizer.pretokenizers[{}]", i));
+      }
+    } else {
+      steps.emplace_back(pt, "pre_tokenizer");
+    }
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& [j, where] = steps[i];
+    const std::string type = type_of(j, source, where);
+    PreTokenizerStep step;
+    if (type == "ByteLevel") {
+      if (i + 1 != steps.size()) fail(where + ": ByteLevel must be the last pre-tokenizer");
+      step.kind = PreTokenizerStep::Kind::kByteLevel;
+      step.add_prefix_space = bool_or(j, "add_prefix_space", false, source, where);
+      if (bool_or(j, "use_regex", true, source, where)) {
+        step.regex = std::make_shared<const Regex>(kGpt2Pattern, source + ": " + where);
+      }
+    } else if (type == "Split") {
+      if (bool_or(j, "invert", false, source, where))
+        fail(where + ".invert: true is not supported");
+      const std::string behavior = j.value("behavior", std::string("Isolated"));
+      if (behavior == "Isolated") {
+        step.behavior = SplitBehavior::kIsolated;
+      } else if (behavior == "Removed") {
+        step.behavior = SplitBehavior::kRemoved;
+      } else {
+        fail(fmt::format("{}.behavior: \"{}\" is not supported (Isolated or Removed)", where,
+                         behavior));
+      }
+      const json pattern = j.value("pattern", json());
+      if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string()) {
+        step.kind = PreTokenizerStep::Kind::kSplitRegex;
+        step.regex = std::make_shared<const Regex>(pattern["Regex"].get<std::string>(),
+                                                   source + ": " + where + ".pattern.Regex");
+      } else if (pattern.is_object() && pattern.contains("String") &&
+                 pattern["String"].is_string() && !pattern["String"].get<std::string>().empty()) {
+        step.kind = PreTokenizerStep::Kind::kSplitString;
+        step.literal = pattern["String"].get<std::string>();
+      } else {
+        fail(fmt::format("{}.pattern: expected {{\"Regex\": ...}} or {{\"String\": ...}}, found {}",
+                         where, pattern.dump()));
+      }
+    } else {
+      fail(fmt::format("{}: \"{}\" is not supported (ByteLevel, or Split then ByteLevel)", where,
+                       type));
+    }
+    impl->pre_tokenizer.push_back(std::move(step));
+  }
+  if (impl->pre_tokenizer.empty() ||
+      impl->pre_tokenizer.back().kind != PreTokenizerStep::Kind::kByteLevel) {
+    fail("pre_tokenizer: must end in ByteLevel (only byte-level BPE is supported)");
+  }
+
+  // decoder
+  if (!root.contains("decoder") || root["decoder"].is_null() ||
+      type_of(root["decoder"], source, "decoder") != "ByteLevel") {
+    fail(fmt::format("decoder: expected ByteLevel, found {}",
+                     root.contains("decoder") ? root["decoder"].dump() : "nothing"));
+  }
+
+  // added_tokens
+  if (root.contains("added_tokens") && !root["added_tokens"].is_null()) {
+    if (!root["added_tokens"].is_array()) fail("added_tokens: expected an array");
+    for (size_t i = 0; i < root["added_tokens"].size(); ++i) {
+      const json& a = root["added_tokens"][i];
+      const std::string where = fmt::format("added_tokens[{}]", i);
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
+          a["id"].get<int64_t>() < 0 || a["id"].get<int64_t>() > INT32_MAX ||
+          !a.contains("content") || !a["content"].is_string()) {
+        fail(fmt::format("{}: expected {{\"id\": N, \"content\": \"...\"}}, found {}", where,
+                         a.dump()));
+      }
+      AddedToken t;
+      t.content = a["content"].get<std::string>();
+      t.id = a["id"].get<int32_t>();
+      t.special = bool_or(a, "special", false, source, where);
+      t.lstrip = bool_or(a, "lstrip", false, source, where);
+      t.rstrip = bool_or(a, "rstrip", false, source, where);
+      t.normalized = bool_or(a, "normalized", !t.special, source, where);
+      if (bool_or(a, "single_word", false, source, where)) {
+        fail(where + ".single_word: true is not supported");
+      }
+      max_id = std::max<int64_t>(max_id, t.id);
+      impl->added.push_back(std::move(t));
+    }
+  }
+  for (size_t i = 0; i < impl->added.size(); ++i) {
+    const AddedToken& t = impl->added[i];
+    (t.normalized ? impl->normalized_trie : impl->unnormalized_trie).insert(t.content, i);
+  }
+
+  // Decode table: vocabulary tokens as the bytes their byte-level characters stand for (a token
+  // with other characters decodes to its own text, as the Rust ByteLevel decoder does); added
+  // tokens as their content.
+  impl->vocab_size = max_id + 1;
+  impl->id_to_text.assign(static_cast<size_t>(impl->vocab_size), std::string());
+  impl->id_known.assign(static_cast<size_t>(impl->vocab_size), false);
+  for (const auto& [token, id] : impl->vocab) {
+    std::string bytes;
+    bool byte_level = true;
+    uint32_t c = 0;
+    for (size_t i = 0; i < token.size();) {
+      const size_t len = utf8_sequence(token, i, c);
+      if (len == 0 || c >= code_point_to_byte.size() || code_point_to_byte[c] < 0) {
+        byte_level = false;
+        break;
+      }
+      bytes.push_back(static_cast<char>(code_point_to_byte[c]));
+      i += len;
+    }
+    if (byte_level) impl->vocab_by_bytes.emplace(bytes, id);
+    impl->id_to_text[static_cast<size_t>(id)] = byte_level ? bytes : token;
+    impl->id_known[static_cast<size_t>(id)] = true;
+  }
+  for (const AddedToken& t : impl->added) {
+    impl->id_to_text[static_cast<size_t>(t.id)] = t.content;
+    impl->id_known[static_cast<size_t>(t.id)] = true;
+  }
+
+  // BOS / EOS / PAD: tokenizer_config.json first, then well-known added tokens.
+  auto tokenizer = std::unique_ptr<HfTokenizer>(new HfTokenizer(std::move(impl)));
+  const HfTokenizer* self = tokenizer.get();
+  Impl& im = *self->impl_;
+  json config;
+  const std::string config_source =
+      (std::filesystem::path(source).parent_path() / "tokenizer_config.json").string();
+  if (!config_json.empty()) config = parse_json(config_json, config_source);
+  const auto special_from_config = [&](const char* key) -> std::optional<int32_t> {
+    if (!config.is_object() || !config.contains(key) || config[key].is_null()) return std::nullopt;
+    const json& v = config[key];
+    std::string content;
+    if (v.is_string()) {
+      content = v.get<std::string>();
+    } else if (v.is_object() && v.contains("content") && v["content"].is_string()) {
+      content = v["content"].get<std::string>();
+    } else {
+      throw TokenizerError(
+          fmt::format("{}: {}: expected a token text, found {}", config_source, key, v.dump()));
+    }
+    const auto id = self->token_id(content);
+    if (!id) {
+      throw TokenizerError(
+          fmt::format("{}: {}: \"{}\" is not a token of {}", config_source, key, content, source));
+    }
+    return id;
+  };
+  const auto first_known = [&](std::initializer_list<const char*> names) -> int32_t {
+    for (const char* name : names) {
+      if (const auto id = self->token_id(name)) return *id;
+    }
+    return -1;
+  };
+  im.bos = special_from_config("bos_token")
+               .value_or(first_known({"<|begin_of_text|>", "<s>", "<|endoftext|>"}));
+  im.eos = special_from_config("eos_token")
+               .value_or(first_known({"<|end_of_text|>", "</s>", "<|endoftext|>"}));
+  im.pad = special_from_config("pad_token").value_or(im.eos);
+  return tokenizer;
+}
+
+std::string HfTokenizer::name() const {
+  return fmt::format("tokenizer.json BPE ({} tokens)", impl_->vocab_size);
+}
+
+std::vector<int32_t> HfTokenizer::encode(std::string_view text) const {
+  check_utf8(text);
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 3 + 16);
+  std::vector<std::unique_ptr<Matcher>> matchers;
+  for (const PreTokenizerStep& step : impl_->pre_tokenizer) {
+    matchers.push_back(step.regex ? std::make_unique<Matcher>(*step.regex) : nullptr);
+  }
+  for (const Section& s : impl_->split_added(text)) {
+    if (s.token >= 0) {
+      ids.push_back(impl_->added[static_cast<size_t>(s.token)].id);
+    } else {
+      impl_->pre_tokenize(s.text, 0, matchers, ids);
+    }
+  }
+  return ids;
+}
+
+std::string HfTokenizer::decode(const std::vector<int32_t>& ids) const {
+  std::string text;
+  for (const int32_t id : ids) {
+    if (id < 0 || id >= impl_->vocab_size || !impl_->id_known[static_cast<size_t>(id)]) continue;
+    text += impl_->id_to_text[static_cast<size_t>(id)];
+  }
+  return text;
+}
+
+int64_t HfTokenizer::vocab_size() const { return impl_->vocab_size; }
+int32_t HfTokenizer::bos_id() const { return impl_->bos; }
+int32_t HfTokenizer::eos_id() const { return impl_->eos; }
+int32_t HfTokenizer::pad_id() const { return impl_->pad; }
+
+std::optional<int32_t> HfTokenizer::token_id(std::string_view token) const {
+  for (const AddedToken& t : impl_->added) {
+    if (t.content == token) return t.id;
+  }
+  const auto it = impl_->vocab.find(std::string(token));
+  if (it == impl_->vocab.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace ftbench::data

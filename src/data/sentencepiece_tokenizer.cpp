@@ -1,0 +1,115 @@
+#include "ftbench/data/sentencepiece_tokenizer.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace ftbench::data {
+namespace {
+
+using LoadFn = Tokenizer* (*)(const char*, char*, std::size_t);
+
+// Where libftbench_spm.so may be: FTBENCH_SPM_LIBRARY, next to the running program, in
+// ../lib/ftbench from it (installed), and in the build tree it was built in.
+std::vector<std::string> module_candidates() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("FTBENCH_SPM_LIBRARY"); env != nullptr && *env != '\0') {
+    out.emplace_back(env);
+  }
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    out.push_back((self.parent_path() / "libftbench_spm.so").string());
+    out.push_back((self.parent_path().parent_path() / "lib/ftbench/libftbench_spm.so").string());
+  }
+#ifdef FTBENCH_SPM_BUILD_PATH
+  out.emplace_back(FTBENCH_SPM_BUILD_PATH);
+#endif
+  return out;
+}
+
+// Opens the module once per call; dlopen returns the same handle for a module already loaded.
+// Never closed: tokenizers made by it may live until the process ends.
+LoadFn load_module() {
+  std::string tried;
+  for (const std::string& candidate : module_candidates()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(candidate, ec)) {
+      tried += (tried.empty() ? "" : ", ") + candidate;
+      continue;
+    }
+    void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+      throw TokenizerError(
+          fmt::format("cannot load the SentencePiece module {}: {}", candidate, ::dlerror()));
+    }
+    auto* load = reinterpret_cast<LoadFn>(::dlsym(handle, "ftbench_spm_load"));
+    if (load == nullptr) {
+      throw TokenizerError(fmt::format("{} is not ftbench's SentencePiece module", candidate));
+    }
+    return load;
+  }
+  throw TokenizerError(fmt::format(
+      "SentencePiece support is not installed: libftbench_spm.so not found (looked at {}; set "
+      "FTBENCH_SPM_LIBRARY to its path)",
+      tried));
+}
+
+// Calls into the module; an exception from it is rethrown as a TokenizerError of this side.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const TokenizerError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw TokenizerError(e.what());
+  }
+}
+
+}  // namespace
+
+struct SentencePieceTokenizer::Impl {
+  std::unique_ptr<Tokenizer> backend;
+};
+
+SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_file(const std::string& path) {
+  const LoadFn load = load_module();
+  char error[1024] = {0};
+  Tokenizer* backend = load(path.c_str(), error, sizeof(error));
+  if (backend == nullptr) throw TokenizerError(error);
+  auto impl = std::make_unique<Impl>();
+  impl->backend.reset(backend);
+  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(impl)));
+}
+
+std::string SentencePieceTokenizer::name() const {
+  return guarded([&] { return impl_->backend->name(); });
+}
+std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text) const {
+  return guarded([&] { return impl_->backend->encode(text); });
+}
+std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids) const {
+  return guarded([&] { return impl_->backend->decode(ids); });
+}
+int64_t SentencePieceTokenizer::vocab_size() const { return impl_->backend->vocab_size(); }
+int32_t SentencePieceTokenizer::bos_id() const { return impl_->backend->bos_id(); }
+int32_t SentencePieceTokenizer::eos_id() const { return impl_->backend->eos_id(); }
+int32_t SentencePieceTokenizer::pad_id() const { return impl_->backend->pad_id(); }
+std::optional<int32_t> SentencePieceTokenizer::token_id(std::string_view token) const {
+  return impl_->backend->token_id(token);
+}
+
+}  // namespace ftbench::data
