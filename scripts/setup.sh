@@ -15,8 +15,12 @@ packages=(
   sentencepiece           # spm_train, for a test that loads a model next to LibTorch
   pkg-config
   libgtest-dev
-  nodejs npm              # tokenizer conformance test against @huggingface/tokenizers
 )
+# Node.js for the tokenizer conformance test (@huggingface/tokenizers from npm). A Node.js that
+# is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch)
 fi
