@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "ftbench/cost/catalog.h"
+#include "ftbench/data/file_dataset.h"
 #include "ftbench/data/tokenizer.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/spec_error.h"
@@ -49,6 +50,9 @@ int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_r
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const data::TokenizerError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const data::DataError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const cost::CatalogError& e) {

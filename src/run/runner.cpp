@@ -4,12 +4,15 @@
 #include <cstdlib>
 #include <memory>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/file_dataset.h"
 #include "ftbench/data/fingerprint.h"
+#include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
 #include "ftbench/device/host_info.h"
@@ -22,6 +25,7 @@
 #include "ftbench/run/progress.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
+#include "ftbench/spec/spec_error.h"
 #include "ftbench/train/trainer.h"
 #include "ftbench/version.h"
 
@@ -160,8 +164,46 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     backend->synchronize();
     phases.end("weight_load");
 
-    const data::ByteTokenizer tokenizer;
-    const data::SyntheticDataset dataset(spec.data, tokenizer);
+    // The tokenizer and the data set. A data file's size is known only now: the step counts
+    // are derived again from it, and the trainer runs on a copy of the spec that says so.
+    const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(spec.data.tokenizer);
+    if (tokenizer->vocab_size() > spec.model.vocab_size) {
+      throw spec::SpecError(
+          {{spec.source_path, "model.vocab_size", 0,
+            fmt::format("must hold the tokenizer's {} tokens ({}), found {}",
+                        tokenizer->vocab_size(), tokenizer->name(), spec.model.vocab_size)}});
+    }
+    std::unique_ptr<data::Dataset> dataset_owner;
+    spec::RunSpec effective = spec;
+    if (spec.data.source == "file") {
+      data::DataFileOptions fo;
+      fo.path = spec.data.path;
+      fo.format = spec.data.format;
+      fo.train_on_input = spec.data.train_on_prompt;
+      fo.max_tokens = spec.data.seq_len;
+      fo.too_long = spec.data.too_long;
+      fo.on_error = spec.data.on_error;
+      fo.max_examples = spec.data.max_examples;
+      fo.subset = spec.data.subset;
+      fo.seed = spec.data.seed;
+      auto file = std::make_unique<data::FileDataset>(fo, *tokenizer);
+      effective.data.num_examples = file->size();
+      const spec::DerivedCounts counts = spec::derive_counts(effective);
+      if (counts.steps_per_epoch < 1) {
+        throw spec::SpecError(
+            {{spec.source_path, "data.path", 0,
+              fmt::format("{} holds {} usable examples: 0 optimizer steps with micro_batch_size "
+                          "{} x grad_accum_steps {}",
+                          spec.data.path, file->size(), spec.train.micro_batch_size,
+                          spec.train.grad_accum_steps)}});
+      }
+      rep.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
+                     counts.total_steps, counts.max_tokens_per_step};
+      dataset_owner = std::move(file);
+    } else {
+      dataset_owner = std::make_unique<data::SyntheticDataset>(spec.data, *tokenizer);
+    }
+    const data::Dataset& dataset = *dataset_owner;
     data::BatcherOptions bo;
     bo.micro_batch_size = spec.train.micro_batch_size;
     bo.seq_len = spec.data.seq_len;
@@ -170,7 +212,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     bo.shuffle = spec.data.shuffle;
     bo.train_on_prompt = spec.data.train_on_prompt;
     bo.seed = spec.data.seed;
-    bo.pad_id = tokenizer.pad_id();
+    bo.pad_id = tokenizer->pad_id();
     data::Batcher batcher(dataset, bo, backend->device());
     const data::DataStats data_stats = data::fingerprint(dataset, spec.data.train_on_prompt);
     rep.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
@@ -178,10 +220,10 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     phases.end("data_prepare");
 
     spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
-                 spec.model.preset, backend->info().name, backend->kind(), derived.total_steps,
+                 spec.model.preset, backend->info().name, backend->kind(), rep.derived.total_steps,
                  params.lora, params.base);
-    train::Trainer trainer(spec, model, batcher, *backend);
-    Progress progress(derived.total_steps, spec.output.progress, spec.output.log_every_steps);
+    train::Trainer trainer(effective, model, batcher, *backend);
+    Progress progress(rep.derived.total_steps, spec.output.progress, spec.output.log_every_steps);
     const double train_start = clock.now();
     trainer.run(result, [&](const report::StepRecord& r) {
       const double now = clock.now();

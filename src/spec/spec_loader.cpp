@@ -786,6 +786,12 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
   if (d.source == "file" && d.path.empty()) {
     c.fail("data.path", "data.source is file: give the data file (.json or .jsonl)");
   }
+  if (d.source == "synthetic" && d.tokenizer != "byte" && !d.tokenizer.empty()) {
+    c.fail("data.tokenizer",
+           fmt::format("synthetic data is generated in the byte tokenizer's tokens; use "
+                       "\"byte\" or data.source: file, found {}",
+                       quoted(d.tokenizer)));
+  }
   if (d.source == "synthetic" && !d.path.empty()) {
     c.fail("data.path", fmt::format("is only read with data.source: file (data.source is "
                                     "synthetic), found {}",

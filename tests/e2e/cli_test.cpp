@@ -307,4 +307,98 @@ TEST_F(Cli, CostAndCompareReadWhatRunWrites) {
       << different.output;
 }
 
+// A byte-level BPE tokenizer.json with a few merges and two special tokens, as Llama 3's are
+// laid out (GPT-2's byte-to-unicode table for the 256 byte symbols).
+std::string tiny_tokenizer_json() {
+  std::vector<int> bytes;
+  for (int b = '!'; b <= '~'; ++b) bytes.push_back(b);
+  for (int b = 0xA1; b <= 0xAC; ++b) bytes.push_back(b);
+  for (int b = 0xAE; b <= 0xFF; ++b) bytes.push_back(b);
+  std::vector<int> codes = bytes;
+  int extra = 0;
+  for (int b = 0; b < 256; ++b) {
+    if (std::find(bytes.begin(), bytes.end(), b) == bytes.end()) {
+      bytes.push_back(b);
+      codes.push_back(256 + extra++);
+    }
+  }
+  auto utf8 = [](int cp) {
+    std::string out;
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return out;
+  };
+  nlohmann::json vocab = nlohmann::json::object();
+  for (size_t i = 0; i < bytes.size(); ++i) vocab[utf8(codes[i])] = bytes[i];
+  vocab["th"] = 256;
+  vocab["the"] = 257;
+  const nlohmann::json added =
+      nlohmann::json::array({{{"id", 258}, {"content", "<|begin_of_text|>"}, {"special", true}},
+                             {{"id", 259}, {"content", "<|end_of_text|>"}, {"special", true}}});
+  vocab["<|begin_of_text|>"] = 258;
+  vocab["<|end_of_text|>"] = 259;
+  const nlohmann::json tok = {
+      {"added_tokens", added},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "ByteLevel"}}},
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"t h", "th e"}}}}};
+  return tok.dump();
+}
+
+// `ftbench run` on an Alpaca JSONL file through a tokenizer.json: the prompt is masked from the
+// loss, the report carries the file's data statistics and fingerprint, and the step counts
+// follow the file's size.
+TEST_F(Cli, TrainsOnAnAlpacaFileThroughATokenizerJson) {
+  std::ofstream(dir_ / "tokenizer.json") << tiny_tokenizer_json();
+  {
+    std::ofstream data(dir_ / "alpaca.jsonl");
+    for (int i = 0; i < 40; ++i) {
+      data << nlohmann::json({{"instruction", "Say the number " + std::to_string(i) + " twice."},
+                              {"input", i % 2 == 0 ? "the input" : ""},
+                              {"output", std::to_string(i) + " " + std::to_string(i)}})
+                  .dump()
+           << "\n";
+    }
+  }
+  const fs::path out = dir_ / "r.json";
+  const std::string args =
+      "run configs/ci-tiny.yaml --set data.source=file --set data.path='" +
+      (dir_ / "alpaca.jsonl").string() + "' --set data.tokenizer='" +
+      (dir_ / "tokenizer.json").string() +
+      "' --set data.seq_len=512 --set data.max_tokens=512 --set train.max_steps=0 -o '" +
+      out.string() + "'";
+  const Result r = ftbench(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(j["data"]["examples"], 40);
+  EXPECT_EQ(j["data"]["source"],
+            "file(path=" + (dir_ / "alpaca.jsonl").string() + ", format=alpaca, n=40)");
+  EXPECT_EQ(j["data"]["fingerprint"].get<std::string>().size(), 64u);
+  // 40 examples, micro-batch 4 x accumulation 2 (ci-tiny): 5 steps per epoch.
+  EXPECT_EQ(j["derived"]["steps_per_epoch"], 5);
+  EXPECT_EQ(j["steps"].size(), j["derived"]["total_steps"].get<size_t>());
+  // The Alpaca prompt (~150 tokens) carries no loss; only the short answers and EOS do.
+  int64_t real = 0;
+  int64_t loss = 0;
+  for (const auto& step : j["steps"]) {
+    real += step["real_tokens"].get<int64_t>();
+    loss += step["loss_tokens"].get<int64_t>();
+  }
+  EXPECT_LT(loss * 10, real);
+  EXPECT_GT(loss, 0);
+
+  // A bad record names the file and line; exit code 2.
+  std::ofstream(dir_ / "alpaca.jsonl", std::ios::app) << "{\"instruction\": 3}\n";
+  const Result bad = ftbench(args + " --force");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find((dir_ / "alpaca.jsonl").string() + ":41"), std::string::npos)
+      << bad.output;
+}
+
 }  // namespace

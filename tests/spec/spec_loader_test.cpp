@@ -575,9 +575,14 @@ TEST(SpecValidate, DataTokenizerMustBeNamed) {
             "SentencePiece .model file, found \"\"");
   // A path is checked when the run loads it (the spec loader reads no other file).
   EXPECT_NO_THROW(
-      load_spec_from_string("data:\n  tokenizer: /models/llama3/tokenizer.json\n"
+      load_spec_from_string("data:\n  source: file\n  path: a.jsonl\n"
+                            "  tokenizer: /models/llama3/tokenizer.json\n"
                             "model:\n  vocab_size: 128\n",
                             "t.yaml"));
+  // Synthetic data is made of byte-tokenizer tokens.
+  EXPECT_EQ(OnlyIssue("data:\n  tokenizer: /models/llama3\n"),
+            "t.yaml:2 [data.tokenizer] synthetic data is generated in the byte tokenizer's tokens; "
+            "use \"byte\" or data.source: file, found \"/models/llama3\"");
 }
 
 TEST(SpecValidate, DataFileNeedsAPathAndSyntheticHasNone) {
