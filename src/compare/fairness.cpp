@@ -60,7 +60,11 @@ std::string spec_note(const std::string& path) {
   }
   if (path == "spec.train.timing_warmup_steps") return "steps left out of the timing summary";
   if (path == "spec.train.loss_window") return "window of the final-loss mean";
-  if (path == "spec.data.path" || path == "spec.data.tokenizer") {
+  if (path == "spec.train.eval_every_steps" || path == "spec.train.eval_max_batches") {
+    return "validation passes take time but do not change training";
+  }
+  if (path == "spec.data.path" || path == "spec.data.tokenizer" ||
+      path == "spec.data.validation_path") {
     return "where the file is differs between machines; what it holds is compared by the data "
            "fingerprint";
   }

@@ -64,6 +64,8 @@ Json build_json(const RunSpec& spec) {
   data["subset"] = d.subset;
   data["too_long"] = d.too_long;
   data["on_error"] = d.on_error;
+  data["validation_fraction"] = d.validation_fraction;
+  data["validation_path"] = d.validation_path;
   data["num_examples"] = d.num_examples;
   data["seq_len"] = d.seq_len;
   data["length_distribution"] = d.length_distribution;
@@ -97,6 +99,8 @@ Json build_json(const RunSpec& spec) {
   train["seed"] = t.seed;
   train["timing_warmup_steps"] = t.timing_warmup_steps;
   train["loss_window"] = t.loss_window;
+  train["eval_every_steps"] = t.eval_every_steps;
+  train["eval_max_batches"] = t.eval_max_batches;
   j["train"] = train;
 
   const BackendSpec& b = spec.backend;
@@ -141,6 +145,7 @@ std::string canonical_job_json(const RunSpec& spec) {
   // report's data fingerprint (token ids and loss masks), which compare checks as well.
   j["data"].erase("path");
   j["data"].erase("tokenizer");
+  j["data"].erase("validation_path");
   // Compact (no whitespace); invalid UTF-8 in a user string is replaced rather than thrown so
   // that any spec that loaded can be hashed.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

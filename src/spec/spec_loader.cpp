@@ -340,6 +340,8 @@ void bind_data(KeyBinder& b, DataSpec& d) {
   b.string("subset", d.subset);
   b.string("too_long", d.too_long);
   b.string("on_error", d.on_error);
+  b.number("validation_fraction", d.validation_fraction);
+  b.string("validation_path", d.validation_path);
   b.integer("num_examples", d.num_examples);
   b.integer("seq_len", d.seq_len);
   b.string("length_distribution", d.length_distribution);
@@ -372,6 +374,8 @@ void bind_train(KeyBinder& b, TrainSpec& t) {
   b.unsigned_integer("seed", t.seed);
   b.integer("timing_warmup_steps", t.timing_warmup_steps);
   b.integer("loss_window", t.loss_window);
+  b.integer("eval_every_steps", t.eval_every_steps);
+  b.integer("eval_max_batches", t.eval_max_batches);
 }
 
 void bind_backend(KeyBinder& b, BackendSpec& s) {
@@ -821,7 +825,16 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
   c.positive("data.lognormal_median_tokens", d.lognormal_median_tokens);
   c.at_least("data.lognormal_sigma", d.lognormal_sigma, 0.0);
   c.fraction("data.prompt_fraction", d.prompt_fraction, false);
-  c.one_of("data.padding", d.padding, {"longest", "max_length"});
+  c.one_of("data.padding", d.padding, {"longest", "max_length", "pack"});
+  c.fraction("data.validation_fraction", d.validation_fraction, false);
+  if (d.validation_fraction > 0.0 && !d.validation_path.empty()) {
+    c.fail("data.validation_path",
+           "give data.validation_fraction or data.validation_path, not both");
+  }
+  if (d.source != "file" && (d.validation_fraction > 0.0 || !d.validation_path.empty())) {
+    c.fail(d.validation_path.empty() ? "data.validation_fraction" : "data.validation_path",
+           "validation data needs data.source: file");
+  }
 }
 
 void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
@@ -841,6 +854,12 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
   c.at_least("train.max_grad_norm", t.max_grad_norm, 0.0);
   c.int_at_least("train.timing_warmup_steps", t.timing_warmup_steps, 0);
   c.int_at_least("train.loss_window", t.loss_window, 1);
+  c.int_at_least("train.eval_every_steps", t.eval_every_steps, 0);
+  c.int_at_least("train.eval_max_batches", t.eval_max_batches, 0);
+  if (t.eval_every_steps > 0 && d.validation_fraction == 0.0 && d.validation_path.empty()) {
+    c.fail("train.eval_every_steps",
+           "needs validation data: set data.validation_fraction or data.validation_path");
+  }
   // Partial micro-batches and accumulation groups are dropped (spec/derived.h), so an epoch
   // has floor(floor(N / micro) / accum) optimizer steps; zero would make an empty run.
   // A data file's size is known when it is read; the runner checks it then.

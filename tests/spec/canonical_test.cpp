@@ -55,6 +55,8 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                        "subset",
                                                        "too_long",
                                                        "on_error",
+                                                       "validation_fraction",
+                                                       "validation_path",
                                                        "num_examples",
                                                        "seq_len",
                                                        "length_distribution",
@@ -68,10 +70,11 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                        "shuffle",
                                                        "seed"}));
   EXPECT_EQ(Keys(j["train"]),
-            (std::vector<std::string>{
-                "epochs", "max_steps", "micro_batch_size", "grad_accum_steps", "optimizer", "lr",
-                "weight_decay", "beta1", "beta2", "eps", "lr_schedule", "lr_warmup_steps",
-                "min_lr_ratio", "max_grad_norm", "seed", "timing_warmup_steps", "loss_window"}));
+            (std::vector<std::string>{"epochs", "max_steps", "micro_batch_size", "grad_accum_steps",
+                                      "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
+                                      "lr_schedule", "lr_warmup_steps", "min_lr_ratio",
+                                      "max_grad_norm", "seed", "timing_warmup_steps", "loss_window",
+                                      "eval_every_steps", "eval_max_batches"}));
   EXPECT_EQ(Keys(j["backend"]),
             (std::vector<std::string>{"device", "device_index", "threads", "peak_tflops"}));
   EXPECT_EQ(Keys(j["output"]),
@@ -103,7 +106,7 @@ TEST(Canonical, JobJsonIsSortedCompactAndLeavesOutMachineKeys) {
             "\"max_tokens\":256,\"min_tokens\":32,\"num_examples\":256,\"on_error\":\"fail\","
             "\"padding\":\"longest\",\"prompt_fraction\":0.5,\"seed\":1234,\"seq_len\":256,"
             "\"shuffle\":true,\"source\":\"synthetic\",\"subset\":\"first\","
-            "\"too_long\":\"truncate\",\"train_on_prompt\":false},"
+            "\"too_long\":\"truncate\",\"train_on_prompt\":false,\"validation_fraction\":0.0},"
             "\"lora\":{\"alpha\":32.0,\"dropout\":0.0,\"dtype\":\"fp32\",\"rank\":16,"
             "\"targets\":[\"q\",\"v\"]},"
             "\"model\":{\"activation_checkpointing\":false,\"checkpoint_path\":\"\","
@@ -112,6 +115,7 @@ TEST(Canonical, JobJsonIsSortedCompactAndLeavesOutMachineKeys) {
             "\"norm_eps\":1e-05,\"preset\":\"tiny\",\"rope_scaling\":null,"
             "\"rope_theta\":10000.0,\"tie_embeddings\":false,\"vocab_size\":320},"
             "\"train\":{\"beta1\":0.9,\"beta2\":0.999,\"epochs\":1,\"eps\":1e-08,"
+            "\"eval_every_steps\":0,\"eval_max_batches\":0,"
             "\"grad_accum_steps\":1,\"loss_window\":10,\"lr\":0.0003,\"lr_schedule\":\"cosine\","
             "\"lr_warmup_steps\":0,\"max_grad_norm\":1.0,\"max_steps\":0,"
             "\"micro_batch_size\":4,\"min_lr_ratio\":0.0,\"optimizer\":\"adamw\",\"seed\":42,"

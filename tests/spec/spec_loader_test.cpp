@@ -282,7 +282,7 @@ TEST(SpecLoader, UnknownKeySuggestionWithinLengthOverThree) {
             "t.yaml:2 [train.micro_batch] unknown key \"micro_batch\"; valid keys: epochs, "
             "max_steps, micro_batch_size, grad_accum_steps, optimizer, lr, weight_decay, beta1, "
             "beta2, eps, lr_schedule, lr_warmup_steps, min_lr_ratio, max_grad_norm, seed, "
-            "timing_warmup_steps, loss_window");
+            "timing_warmup_steps, loss_window, eval_every_steps, eval_max_batches");
   // "grad_acum_step" is 2 edits away.
   EXPECT_EQ(OnlyIssue("train:\n  grad_acum_step: 8\n"),
             "t.yaml:2 [train.grad_acum_step] unknown key \"grad_acum_step\"; did you mean "
@@ -585,6 +585,22 @@ TEST(SpecValidate, DataTokenizerMustBeNamed) {
             "use \"byte\" or data.source: file, found \"/models/llama3\"");
 }
 
+TEST(SpecValidate, ValidationDataAndEvaluation) {
+  const std::string file = "data:\n  source: file\n  path: a.jsonl\n";
+  EXPECT_EQ(OnlyIssue(file + "  validation_fraction: 0.1\n  validation_path: v.jsonl\n"),
+            "t.yaml:5 [data.validation_path] give data.validation_fraction or "
+            "data.validation_path, not both");
+  EXPECT_EQ(OnlyIssue(file + "  validation_fraction: 1\n"),
+            "t.yaml:4 [data.validation_fraction] must be a number in [0, 1), found 1");
+  EXPECT_EQ(OnlyIssue("data:\n  validation_fraction: 0.1\n"),
+            "t.yaml:2 [data.validation_fraction] validation data needs data.source: file");
+  EXPECT_EQ(OnlyIssue(file + "train:\n  eval_every_steps: 10\n"),
+            "t.yaml:5 [train.eval_every_steps] needs validation data: set "
+            "data.validation_fraction or data.validation_path");
+  EXPECT_NO_THROW(load_spec_from_string(
+      file + "  validation_fraction: 0.1\ntrain:\n  eval_every_steps: 10\n", "t.yaml"));
+}
+
 TEST(SpecValidate, DataFileNeedsAPathAndSyntheticHasNone) {
   // No line: the key is absent.
   EXPECT_EQ(OnlyIssue("data:\n  source: file\n"),
@@ -617,7 +633,7 @@ TEST(SpecValidate, DataLengthDistributionEnum) {
 
 TEST(SpecValidate, DataPaddingEnum) {
   EXPECT_EQ(OnlyIssue("data:\n  padding: max\n"),
-            "t.yaml:2 [data.padding] expected one of longest, max_length, found \"max\"");
+            "t.yaml:2 [data.padding] expected one of longest, max_length, pack, found \"max\"");
 }
 
 TEST(SpecValidate, TrainOptimizerEnum) {

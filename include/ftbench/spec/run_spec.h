@@ -71,6 +71,10 @@ struct DataSpec {
   std::string subset = "first";
   std::string too_long = "truncate";
   std::string on_error = "fail";
+  // source: file: held-out examples for validation loss, a fraction of the file (drawn with
+  // `seed`) or a second file; at most one of the two. 0 / "": none.
+  double validation_fraction = 0.0;
+  std::string validation_path;
   int64_t num_examples = 256;  // source: synthetic only: examples generated
   int64_t seq_len = 256;  // maximum tokens per example after tokenisation (longer ones truncate)
   // Distribution of example lengths in tokens: fixed (= max_tokens), uniform in
@@ -83,7 +87,9 @@ struct DataSpec {
   double lognormal_sigma = 0.5;
   double prompt_fraction = 0.5;  // share of each example that is prompt (masked from the loss)
   bool train_on_prompt = false;
-  // "longest": pad each micro-batch to its longest example; "max_length": pad to seq_len.
+  // "longest": pad each micro-batch to its longest example; "max_length": pad to seq_len;
+  // "pack": several examples per sequence of seq_len tokens, position ids restarting and
+  // attention kept inside each example.
   std::string padding = "longest";
   bool shuffle = true;
   uint64_t seed = 1234;
@@ -107,6 +113,10 @@ struct TrainSpec {
   uint64_t seed = 42;
   int64_t timing_warmup_steps = 2;  // optimizer steps left out of the timing summary
   int64_t loss_window = 10;         // final loss is also reported as the mean of the last N
+  // Validation loss (no gradients) every N optimizer steps and after the last one; 0: only
+  // after the last one. Needs validation data (data.validation_fraction / validation_path).
+  int64_t eval_every_steps = 0;
+  int64_t eval_max_batches = 0;  // micro-batches per validation pass; 0: all
 };
 
 struct BackendSpec {
