@@ -164,6 +164,16 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     backend->synchronize();
     phases.end("weight_load");
 
+    // Not yet implemented: refuse rather than run something else than asked.
+    if (spec.data.padding == "pack") {
+      throw spec::SpecError({{spec.source_path, "data.padding", 0,
+                              "\"pack\" is not implemented in this build yet; use longest or "
+                              "max_length"}});
+    }
+    if (spec.data.validation_fraction > 0.0 || !spec.data.validation_path.empty()) {
+      throw spec::SpecError({{spec.source_path, "data.validation_fraction", 0,
+                              "validation passes are not implemented in this build yet"}});
+    }
     // The tokenizer and the data set. A data file's size is known only now: the step counts
     // are derived again from it, and the trainer runs on a copy of the spec that says so.
     const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(spec.data.tokenizer);
