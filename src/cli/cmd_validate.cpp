@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "ftbench/data/data_from_spec.h"
+#include "ftbench/data/load_tokenizer.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
+#include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
 
 namespace ftbench::cli {
@@ -16,6 +19,7 @@ struct ValidateFlags {
   std::string spec_path;
   std::vector<std::string> overrides;
   bool json = false;
+  bool no_data = false;
 };
 
 }  // namespace
@@ -27,9 +31,37 @@ Action add_validate_command(CLI::App& app) {
   cmd->add_option("spec", flags->spec_path, "YAML run spec")->required();
   cmd->add_option("--set", flags->overrides, "Override a key: --set lora.rank=8 (repeatable)");
   cmd->add_flag("--json", flags->json, "Print one JSON object instead of text");
+  cmd->add_flag("--no-data", flags->no_data,
+                "With data.source: file, do not read the tokenizer and the data file (steps then "
+                "assume data.num_examples)");
   return [flags]() {
-    const spec::RunSpec s = spec::load_spec(flags->spec_path, flags->overrides);
+    spec::RunSpec s = spec::load_spec(flags->spec_path, flags->overrides);
+    // A data file's size decides the step counts: read it (and its tokenizer) as the run will,
+    // so that a bad file or tokenizer is found before any machine time is spent.
+    std::optional<data::DataFileStats> data_stats;
+    std::string tokenizer_name;
+    if (s.data.source == "file" && !flags->no_data) {
+      const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(s.data.tokenizer);
+      tokenizer_name = tokenizer->name();
+      if (tokenizer->vocab_size() > s.model.vocab_size) {
+        throw spec::SpecError(
+            {{s.source_path, "model.vocab_size", 0,
+              fmt::format("must hold the tokenizer's {} tokens ({}), found {}",
+                          tokenizer->vocab_size(), tokenizer_name, s.model.vocab_size)}});
+      }
+      const data::FileDataset file(data::data_file_options(s.data), *tokenizer);
+      data_stats = file.stats();
+      s.data.num_examples = file.size();
+    }
     const spec::DerivedCounts d = spec::derive_counts(s);
+    if (data_stats && d.steps_per_epoch < 1) {
+      throw spec::SpecError(
+          {{s.source_path, "data.path", 0,
+            fmt::format("{} holds {} usable examples: 0 optimizer steps with micro_batch_size {} "
+                        "x grad_accum_steps {}",
+                        s.data.path, data_stats->examples, s.train.micro_batch_size,
+                        s.train.grad_accum_steps)}});
+    }
     const model::ParamCounts p = model::count_parameters(s.model, s.lora);
     const double trainable_percent = 100.0 * double(p.lora) / double(p.base);
     if (flags->json) {
@@ -42,6 +74,21 @@ Action add_validate_command(CLI::App& app) {
                         {"total_steps", d.total_steps},
                         {"max_tokens_per_step", d.max_tokens_per_step}};
       out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
+      if (data_stats) {
+        out["data"] = {{"tokenizer", tokenizer_name},
+                       {"records", data_stats->records},
+                       {"examples", data_stats->examples},
+                       {"skipped_bad", data_stats->skipped_bad},
+                       {"dropped_too_long", data_stats->dropped_too_long},
+                       {"truncated", data_stats->truncated},
+                       {"tokens", data_stats->tokens},
+                       {"loss_tokens", data_stats->loss_tokens},
+                       {"mean_length", data_stats->mean_length},
+                       {"p50_length", data_stats->p50_length},
+                       {"p90_length", data_stats->p90_length},
+                       {"max_length", data_stats->max_length},
+                       {"masked_fraction", data_stats->masked_fraction}};
+      }
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }
@@ -52,6 +99,21 @@ Action add_validate_command(CLI::App& app) {
       std::cout << fmt::format("{:<30}{}\n", label, value);
     };
     line("spec fingerprint", spec::fingerprint(s));
+    if (data_stats) {
+      line("tokenizer", tokenizer_name);
+      line("data file", fmt::format("{} examples of {} records ({} bad skipped, {} too long "
+                                    "dropped, {} truncated)",
+                                    group_thousands(data_stats->examples),
+                                    group_thousands(data_stats->records), data_stats->skipped_bad,
+                                    data_stats->dropped_too_long, data_stats->truncated));
+      line("example length (tokens)",
+           fmt::format("mean {:.1f}, p50 {:.1f}, p90 {:.1f}, max {}", data_stats->mean_length,
+                       data_stats->p50_length, data_stats->p90_length, data_stats->max_length));
+      line("tokens", fmt::format("{} ({:.1f}% without loss)", group_thousands(data_stats->tokens),
+                                 100.0 * data_stats->masked_fraction));
+    } else if (s.data.source == "file") {
+      line("data file", "not read (--no-data): steps below assume data.num_examples");
+    }
     line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
                                         s.train.micro_batch_size, s.train.grad_accum_steps));
     line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));

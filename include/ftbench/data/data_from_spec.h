@@ -1,0 +1,13 @@
+// The data reader's options as the run spec's data section sets them.
+#pragma once
+
+#include "ftbench/data/file_dataset.h"
+#include "ftbench/spec/run_spec.h"
+
+namespace ftbench::data {
+
+// For data.source: file. train_on_input follows data.train_on_prompt; the longest example is
+// data.seq_len tokens.
+DataFileOptions data_file_options(const spec::DataSpec& data);
+
+}  // namespace ftbench::data

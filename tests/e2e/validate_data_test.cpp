@@ -1,0 +1,98 @@
+// End to end: `ftbench validate` reads a data file as the run would (torch-free `ftbench`).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class ValidateData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ftbench-validate-e2e-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream data(dir_ / "alpaca.jsonl");
+    for (int i = 0; i < 9; ++i) {
+      data << nlohmann::json({{"instruction", "Count to " + std::to_string(i)},
+                              {"input", ""},
+                              {"output", std::string(static_cast<size_t>(i + 1), 'x')}})
+                  .dump()
+           << "\n";
+    }
+    data << "{\"instruction\": 7}\n";  // line 10: a bad record
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result ftbench(const std::string& args) const {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd =
+        "cd '" FTBENCH_SOURCE_DIR "' && '" FTBENCH_BINARY "' " + args + " 2>'" + err.string() + "'";
+    Result r;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buf[4096];
+    size_t n = 0;
+    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.err = ss.str();
+    return r;
+  }
+
+  std::string file_args() const {
+    return "validate configs/ci-tiny.yaml --set data.source=file --set data.path='" +
+           (dir_ / "alpaca.jsonl").string() +
+           "' --set data.seq_len=512 --set data.max_tokens=512 --set train.micro_batch_size=2 "
+           "--set train.grad_accum_steps=1";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ValidateData, ReadsTheFileForRealStepCounts) {
+  const Result r = ftbench(file_args() + " --set data.on_error=skip --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["data"]["records"], 10);
+  EXPECT_EQ(j["data"]["examples"], 9);
+  EXPECT_EQ(j["data"]["skipped_bad"], 1);
+  EXPECT_EQ(j["data"]["tokenizer"], "byte");
+  // 9 examples, micro-batch 2: 4 micro-batches (the last partial one dropped), 4 steps.
+  EXPECT_EQ(j["derived"]["micro_batches_per_epoch"], 4);
+  EXPECT_EQ(j["derived"]["steps_per_epoch"], 4);
+}
+
+TEST_F(ValidateData, BadDataOrTokenizerIsExitCodeTwo) {
+  const Result bad = ftbench(file_args());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find((dir_ / "alpaca.jsonl").string() + ":10"), std::string::npos) << bad.err;
+  const Result no_tokenizer = ftbench(file_args() + " --set data.tokenizer=/nonexistent/tok.json");
+  EXPECT_EQ(no_tokenizer.exit_code, 2);
+  EXPECT_NE(no_tokenizer.err.find("/nonexistent/tok.json: no such file or folder"),
+            std::string::npos)
+      << no_tokenizer.err;
+  const Result skipped = ftbench(file_args() + " --no-data");
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("not read (--no-data)"), std::string::npos) << skipped.out;
+}
+
+}  // namespace
