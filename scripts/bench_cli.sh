@@ -32,4 +32,4 @@ measure "cost --format json" "$bin" cost "$h100" --format json
 measure "compare (2 reports, 375 steps)" "$bin" compare "$h100" "$mi300x"
 measure "compare --format json" "$bin" compare "$h100" "$mi300x" --format json
 measure "catalog" "$bin" catalog
-measure "validate llama3.1-8b-lora" "$bin" validate configs/llama3.1-8b-lora.yaml
+measure "validate llama3.1-8b-lora-synthetic" "$bin" validate configs/llama3.1-8b-lora-synthetic.yaml

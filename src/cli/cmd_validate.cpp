@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -41,7 +42,12 @@ Action add_validate_command(CLI::App& app) {
     std::optional<data::DataFileStats> data_stats;
     std::string tokenizer_name;
     if (s.data.source == "file" && !flags->no_data) {
-      const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(s.data.tokenizer);
+      std::unique_ptr<data::Tokenizer> tokenizer;
+      try {
+        tokenizer = data::load_tokenizer(s.data.tokenizer);
+      } catch (const data::TokenizerError& e) {
+        throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
+      }
       tokenizer_name = tokenizer->name();
       if (tokenizer->vocab_size() > s.model.vocab_size) {
         throw spec::SpecError(
@@ -49,7 +55,13 @@ Action add_validate_command(CLI::App& app) {
               fmt::format("must hold the tokenizer's {} tokens ({}), found {}",
                           tokenizer->vocab_size(), tokenizer_name, s.model.vocab_size)}});
       }
-      const data::FileDataset file(data::data_file_options(s.data), *tokenizer);
+      std::optional<data::FileDataset> loaded;
+      try {
+        loaded.emplace(data::data_file_options(s.data), *tokenizer);
+      } catch (const data::DataError& e) {
+        throw data::DataError(std::string("data.path: ") + e.what());
+      }
+      const data::FileDataset& file = *loaded;
       data_stats = file.stats();
       s.data.num_examples = file.size();
     }

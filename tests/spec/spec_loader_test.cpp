@@ -1,4 +1,5 @@
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/spec/canonical.h"
 
 #include <string>
 #include <vector>
@@ -1094,8 +1095,26 @@ TEST(SpecConfigs, CiTiny) {
   EXPECT_EQ(s.output.name, "ci-tiny");
 }
 
-TEST(SpecConfigs, Llama31_8bLora) {
+// The reference recipe reads the user's Alpaca subset through the Llama 3 tokenizer.
+TEST(SpecConfigs, Llama31_8bLoraReadsAlpacaThroughTheLlama3Tokenizer) {
   const RunSpec s = load_spec(FTBENCH_SOURCE_DIR "/configs/llama3.1-8b-lora.yaml");
+  EXPECT_EQ(s.data.source, "file");
+  EXPECT_EQ(s.data.path, "data/alpaca-2k.jsonl");
+  EXPECT_EQ(s.data.format, "alpaca");
+  EXPECT_EQ(s.data.tokenizer, "models/llama3.1-8b");
+  EXPECT_FALSE(s.data.train_on_prompt);
+  EXPECT_EQ(s.data.seq_len, 2048);
+  EXPECT_EQ(s.data.padding, "longest");
+  // Same job as the synthetic variant in everything but the data.
+  const RunSpec synthetic =
+      load_spec(FTBENCH_SOURCE_DIR "/configs/llama3.1-8b-lora-synthetic.yaml");
+  EXPECT_EQ(to_json(s)["model"], to_json(synthetic)["model"]);
+  EXPECT_EQ(to_json(s)["lora"], to_json(synthetic)["lora"]);
+  EXPECT_EQ(to_json(s)["train"], to_json(synthetic)["train"]);
+}
+
+TEST(SpecConfigs, Llama31_8bLoraSynthetic) {
+  const RunSpec s = load_spec(FTBENCH_SOURCE_DIR "/configs/llama3.1-8b-lora-synthetic.yaml");
   EXPECT_EQ(s.model.preset, "llama3.1-8b");
   EXPECT_EQ(s.model.dim, 4096);
   EXPECT_EQ(s.model.dtype, "bf16");
@@ -1124,7 +1143,7 @@ TEST(SpecConfigs, Llama31_8bLora) {
   EXPECT_EQ(s.train.timing_warmup_steps, 5);
   EXPECT_EQ(s.train.loss_window, 20);
   EXPECT_EQ(s.backend.device, "auto");
-  EXPECT_EQ(s.output.name, "llama3.1-8b-lora");
+  EXPECT_EQ(s.output.name, "llama3.1-8b-lora-synthetic");
   EXPECT_EQ(s.output.report, "reports/{name}.json");
 }
 
