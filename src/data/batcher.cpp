@@ -2,19 +2,66 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "ftbench/data/rng.h"
 
 namespace ftbench::data {
+namespace {
+
+int64_t truncated_length(const Example& ex, int64_t seq_len) {
+  return std::min<int64_t>(static_cast<int64_t>(ex.tokens.size()), seq_len);
+}
+
+// Writes one example (truncated to `n` tokens) at row offset `base`: its tokens and the labels
+// of the positions inside it. The example's last position gets no label, so no loss crosses into
+// the next example of a packed row.
+void write_example(const Example& ex, int64_t n, int64_t base, bool train_on_prompt, int64_t* ids_p,
+                   int64_t* labels_p, std::vector<int64_t>& positions) {
+  for (int64_t t = 0; t < n; ++t) ids_p[base + t] = ex.tokens[static_cast<size_t>(t)];
+  // Position t predicts token t + 1, where token t + 1 is a target (data/dataset.h).
+  for (int64_t t = 0; t + 1 < n; ++t) {
+    if (!is_target(ex, t + 1, train_on_prompt)) continue;
+    labels_p[base + t] = ex.tokens[static_cast<size_t>(t + 1)];
+    positions.push_back(base + t);
+  }
+}
+
+}  // namespace
 
 Batcher::Batcher(const Dataset& dataset, BatcherOptions options, at::Device device)
-    : dataset_(dataset), options_(options), device_(device) {}
+    : dataset_(dataset), options_(options), device_(device) {
+  if (options_.padding != Padding::kPack) return;
+  if (options_.seq_len < 1) throw std::invalid_argument("packing needs seq_len >= 1");
+  // Greedy, in data set order: an example goes into the current row if it fits whole, otherwise
+  // it starts a new row. Examples longer than seq_len are truncated to it first.
+  pack_offsets_.push_back(0);
+  int64_t used = 0;
+  for (int64_t i = 0; i < dataset_.size(); ++i) {
+    const int64_t n = truncated_length(dataset_.at(i), options_.seq_len);
+    if (used > 0 && used + n > options_.seq_len) {
+      pack_offsets_.push_back(static_cast<int64_t>(pack_items_.size()));
+      used = 0;
+    }
+    pack_items_.push_back(i);
+    used += n;
+  }
+  if (pack_items_.size() > static_cast<size_t>(pack_offsets_.back())) {
+    pack_offsets_.push_back(static_cast<int64_t>(pack_items_.size()));
+  }
+}
 
-int64_t Batcher::batches_per_epoch() const { return dataset_.size() / options_.micro_batch_size; }
+int64_t Batcher::rows_per_epoch() const {
+  return options_.padding == Padding::kPack ? static_cast<int64_t>(pack_offsets_.size()) - 1
+                                            : dataset_.size();
+}
+
+int64_t Batcher::batches_per_epoch() const { return rows_per_epoch() / options_.micro_batch_size; }
 
 const std::vector<int64_t>& Batcher::order(int64_t epoch) {
   if (epoch == order_epoch_) return order_;
-  order_.resize(static_cast<size_t>(dataset_.size()));
+  order_.resize(static_cast<size_t>(rows_per_epoch()));
   std::iota(order_.begin(), order_.end(), 0);
   if (options_.shuffle) {
     // Fisher-Yates with the portable generator: the same order on every machine.
@@ -28,7 +75,12 @@ const std::vector<int64_t>& Batcher::order(int64_t epoch) {
 }
 
 MicroBatch Batcher::get(int64_t epoch, int64_t index) {
+  if (index < 0 || index >= batches_per_epoch()) {
+    throw std::out_of_range("micro-batch " + std::to_string(index) + " of an epoch of " +
+                            std::to_string(batches_per_epoch()));
+  }
   const std::vector<int64_t>& ord = order(epoch);
+  if (options_.padding == Padding::kPack) return get_packed(ord, index);
   const int64_t b = options_.micro_batch_size;
   std::vector<const Example*> examples;
   examples.reserve(static_cast<size_t>(b));
@@ -51,28 +103,70 @@ MicroBatch Batcher::get(int64_t epoch, int64_t index) {
   std::vector<int64_t> positions;
   for (int64_t r = 0; r < b; ++r) {
     const Example& ex = *examples[static_cast<size_t>(r)];
-    const int64_t n = std::min<int64_t>(static_cast<int64_t>(ex.tokens.size()), s);
-    for (int64_t t = 0; t < n; ++t) ids_p[r * s + t] = ex.tokens[static_cast<size_t>(t)];
-    // Position t predicts token t + 1, where token t + 1 is a target (data/dataset.h).
-    for (int64_t t = 0; t + 1 < n; ++t) {
-      if (!is_target(ex, t + 1, options_.train_on_prompt)) continue;
-      labels_p[r * s + t] = ex.tokens[static_cast<size_t>(t + 1)];
-      positions.push_back(r * s + t);
-    }
+    const int64_t n = truncated_length(ex, s);
+    write_example(ex, n, r * s, options_.train_on_prompt, ids_p, labels_p, positions);
     mb.real_tokens += n;
   }
-  mb.padded_tokens = b * s;
+  mb.examples = b;
+  return to_device(ids, labels, positions, {}, {}, std::move(mb));
+}
+
+MicroBatch Batcher::get_packed(const std::vector<int64_t>& ord, int64_t index) {
+  const int64_t b = options_.micro_batch_size;
+  const int64_t s = options_.seq_len;
+  at::Tensor ids = at::full({b, s}, options_.pad_id, at::kLong);
+  at::Tensor labels = at::full({b, s}, -100, at::kLong);
+  at::Tensor position_ids = at::empty({b, s}, at::kLong);
+  at::Tensor segment_ids = at::empty({b, s}, at::kLong);
+  int64_t* ids_p = ids.data_ptr<int64_t>();
+  int64_t* labels_p = labels.data_ptr<int64_t>();
+  int64_t* pos_p = position_ids.data_ptr<int64_t>();
+  int64_t* seg_p = segment_ids.data_ptr<int64_t>();
+  MicroBatch mb;
+  std::vector<int64_t> positions;
+  for (int64_t r = 0; r < b; ++r) {
+    const size_t row = static_cast<size_t>(ord[static_cast<size_t>(index * b + r)]);
+    int64_t used = 0;
+    int64_t segment = 0;
+    for (int64_t k = pack_offsets_[row]; k < pack_offsets_[row + 1]; ++k, ++segment) {
+      const Example& ex = dataset_.at(pack_items_[static_cast<size_t>(k)]);
+      const int64_t n = truncated_length(ex, s);
+      write_example(ex, n, r * s + used, options_.train_on_prompt, ids_p, labels_p, positions);
+      for (int64_t t = 0; t < n; ++t) {
+        pos_p[r * s + used + t] = t;
+        seg_p[r * s + used + t] = segment;
+      }
+      used += n;
+      ++mb.examples;
+    }
+    // The padding at the row's end: a segment of its own, so it attends only to itself and
+    // no real token attends to it; its positions restart too (any value < seq_len would do).
+    for (int64_t t = used; t < s; ++t) {
+      pos_p[r * s + t] = t - used;
+      seg_p[r * s + t] = segment;
+    }
+    mb.real_tokens += used;
+  }
+  return to_device(ids, labels, positions, position_ids, segment_ids, std::move(mb));
+}
+
+MicroBatch Batcher::to_device(at::Tensor ids, at::Tensor labels,
+                              const std::vector<int64_t>& positions, at::Tensor position_ids,
+                              at::Tensor segment_ids, MicroBatch mb) const {
+  mb.padded_tokens = ids.numel();
   mb.loss_tokens = static_cast<int64_t>(positions.size());
   at::Tensor pos = at::tensor(positions, at::kLong);
   const bool pin = device_.is_cuda();
-  if (pin) {
-    ids = ids.pin_memory();
-    labels = labels.pin_memory();
-    pos = pos.pin_memory();
-  }
-  mb.input_ids = ids.to(device_, /*non_blocking=*/pin);
-  mb.labels = labels.to(device_, /*non_blocking=*/pin);
-  mb.loss_positions = pos.to(device_, /*non_blocking=*/pin);
+  auto move = [&](at::Tensor t) {
+    if (!t.defined()) return t;
+    if (pin) t = t.pin_memory();
+    return t.to(device_, /*non_blocking=*/pin);
+  };
+  mb.input_ids = move(ids);
+  mb.labels = move(labels);
+  mb.loss_positions = move(pos);
+  mb.position_ids = move(position_ids);
+  mb.segment_ids = move(segment_ids);
   return mb;
 }
 

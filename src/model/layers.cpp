@@ -28,9 +28,13 @@ at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t n_heads) {
 //   gradients scattered back).
 // - Query blocks: block i attends only to keys [0, end of block i), so scores above the
 //   diagonal block are never computed, exponentiated or back-propagated.
+// - Packed rows (`segment_ids` defined): block i also skips the keys before the start of the
+//   example its first query belongs to (the earliest over the batch), and masks keys of other
+//   examples with -inf.
 // Few, large GEMMs matter on CPU: LibTorch runs a batched GEMM as one BLAS call per batch entry.
-at::Tensor blocked_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                    int64_t n_blocks) {
+[[maybe_unused]] at::Tensor blocked_causal_attention(const at::Tensor& q, const at::Tensor& k,
+                                                     const at::Tensor& v, int64_t n_blocks,
+                                                     const at::Tensor& segment_ids) {
   const int64_t b = q.size(0);
   const int64_t h = q.size(1);
   const int64_t s = q.size(2);
@@ -38,20 +42,36 @@ at::Tensor blocked_causal_attention(const at::Tensor& q, const at::Tensor& k, co
   const int64_t kv = k.size(1);
   const int64_t g = h / kv;
   const int64_t block = (s + n_blocks - 1) / n_blocks;
+  const bool packed = segment_ids.defined();
   // [B, KV, G, S, D]: heads kv * g + j share K/V head kv (the repeat_interleave order).
   const at::Tensor qg = (q * (1.0 / std::sqrt(double(d)))).reshape({b, kv, g, s, d});
   std::vector<at::Tensor> outs;
   for (int64_t start = 0; start < s; start += block) {
     const int64_t len = std::min(block, s - start);
     const int64_t keys = start + len;
+    // First key any query of the block can see: segments are contiguous, so the start of the
+    // segment of query `start` is the number of tokens before it with a smaller id.
+    const int64_t lo =
+        packed && start > 0
+            ? segment_ids.lt(segment_ids.narrow(1, start, 1)).sum(1).min().item<int64_t>()
+            : 0;
     const at::Tensor qb = qg.narrow(3, start, len).reshape({b, kv, g * len, d});
-    at::Tensor scores = at::matmul(qb, k.narrow(2, 0, keys).transpose(-2, -1));
+    at::Tensor scores = at::matmul(qb, k.narrow(2, lo, keys - lo).transpose(-2, -1));
     // Row r of a block is query start + (r mod len); it sees keys 0 .. start + (r mod len).
-    const at::Tensor future =
-        at::ones({len, keys}, q.options().dtype(at::kBool)).triu(start + 1).repeat({g, 1});
-    scores.masked_fill_(future, -std::numeric_limits<double>::infinity());
+    at::Tensor masked = at::ones({len, keys}, q.options().dtype(at::kBool))
+                            .triu(start + 1)
+                            .narrow(1, lo, keys - lo)
+                            .repeat({g, 1});
+    if (packed) {
+      const at::Tensor other_example = segment_ids.narrow(1, start, len)
+                                           .unsqueeze(2)
+                                           .ne(segment_ids.narrow(1, lo, keys - lo).unsqueeze(1))
+                                           .repeat({1, g, 1});  // [B, G * len, keys - lo]
+      masked = masked.logical_or(other_example).unsqueeze(1);   // [B, 1, G * len, keys - lo]
+    }
+    scores.masked_fill_(masked, -std::numeric_limits<double>::infinity());
     outs.push_back(
-        at::matmul(at::softmax(scores, -1), v.narrow(2, 0, keys)).view({b, kv, g, len, d}));
+        at::matmul(at::softmax(scores, -1), v.narrow(2, lo, keys - lo)).view({b, kv, g, len, d}));
   }
   const at::Tensor out = outs.size() == 1 ? outs.front() : at::cat(outs, 3);
   return out.reshape({b, h, s, d});
@@ -59,36 +79,72 @@ at::Tensor blocked_causal_attention(const at::Tensor& q, const at::Tensor& k, co
 
 }  // namespace
 
-at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-#if !FTBENCH_TORCH_AT_LEAST(2, 2)
-  // Blocks of >= 64 queries: smaller GEMMs lose more to per-call overhead than they save.
-  if (!q.is_cuda()) {
-    return blocked_causal_attention(q, k, v, std::clamp<int64_t>(q.size(2) / 64, 1, 8));
-  }
-#endif
+at::Tensor packed_attention_mask(const at::Tensor& segment_ids) {
+  const int64_t s = segment_ids.size(1);
+  const at::Tensor causal =
+      at::ones({s, s}, segment_ids.options().dtype(at::kBool)).tril();  // [S, S]
+  return segment_ids.unsqueeze(2).eq(segment_ids.unsqueeze(1)).logical_and(causal).unsqueeze(1);
+}
+
+at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const at::Tensor& segment_ids) {
+  // Packed: the block-diagonal causal mask as a boolean attn_mask (true = attend), without
+  // is_causal (the fused op refuses both at once). Without segments: is_causal, no mask.
 #if FTBENCH_TORCH_AT_LEAST(2, 5)
+  const bool gqa = k.size(1) != q.size(1);
+  if (segment_ids.defined()) {
+    return at::scaled_dot_product_attention(q, k, v, packed_attention_mask(segment_ids),
+                                            /*dropout_p=*/0.0, /*is_causal=*/false,
+                                            /*scale=*/std::nullopt, /*enable_gqa=*/gqa);
+  }
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                           /*is_causal=*/true, /*scale=*/std::nullopt,
-                                          /*enable_gqa=*/k.size(1) != q.size(1));
+                                          /*enable_gqa=*/gqa);
 #elif FTBENCH_TORCH_AT_LEAST(2, 0)
-  return at::scaled_dot_product_attention(q, expand_kv_heads(k, q.size(1)),
-                                          expand_kv_heads(v, q.size(1)), {}, 0.0, true);
+  const at::Tensor ke = expand_kv_heads(k, q.size(1));
+  const at::Tensor ve = expand_kv_heads(v, q.size(1));
+  if (segment_ids.defined()) {
+    return at::scaled_dot_product_attention(q, ke, ve, packed_attention_mask(segment_ids), 0.0,
+                                            false);
+  }
+  return at::scaled_dot_product_attention(q, ke, ve, {}, 0.0, true);
 #else
-  return std::get<0>(at::_scaled_dot_product_attention(q, expand_kv_heads(k, q.size(1)),
-                                                       expand_kv_heads(v, q.size(1)), {}, 0.0,
+  const at::Tensor ke = expand_kv_heads(k, q.size(1));
+  const at::Tensor ve = expand_kv_heads(v, q.size(1));
+  if (segment_ids.defined()) {
+    return std::get<0>(at::_scaled_dot_product_attention(q, ke, ve,
+                                                         packed_attention_mask(segment_ids), 0.0,
+                                                         /*need_attn_weights=*/false,
+                                                         /*is_causal=*/false));
+  }
+  return std::get<0>(at::_scaled_dot_product_attention(q, ke, ve, {}, 0.0,
                                                        /*need_attn_weights=*/false,
                                                        /*is_causal=*/true));
 #endif
 }
 
-at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k,
-                                      const at::Tensor& v) {
+at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& segment_ids) {
+#if !FTBENCH_TORCH_AT_LEAST(2, 2)
+  // Blocks of >= 64 queries: smaller GEMMs lose more to per-call overhead than they save.
+  if (!q.is_cuda()) {
+    return blocked_causal_attention(q, k, v, std::clamp<int64_t>(q.size(2) / 64, 1, 8),
+                                    segment_ids);
+  }
+#endif
+  return fused_causal_sdpa(q, k, v, segment_ids);
+}
+
+at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                      const at::Tensor& segment_ids) {
   const int64_t s = q.size(2);
   const at::Tensor ke = expand_kv_heads(k, q.size(1));
   const at::Tensor ve = expand_kv_heads(v, q.size(1));
   at::Tensor scores = at::matmul(q, ke.transpose(-2, -1)) / std::sqrt(double(q.size(-1)));
-  const at::Tensor future = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
-  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+  const at::Tensor masked = segment_ids.defined()
+                                ? packed_attention_mask(segment_ids).logical_not()
+                                : at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
+  scores = scores.masked_fill(masked, -std::numeric_limits<double>::infinity());
   return at::matmul(at::softmax(scores, -1), ve);
 }
 
@@ -138,11 +194,23 @@ RopeTables make_rope_tables(int64_t positions, int64_t head_dim, double theta,
   return {full.cos().to(options), full.sin().to(options)};
 }
 
+RopeTables gather_rope_tables(const RopeTables& tables, const at::Tensor& position_ids) {
+  const at::Tensor flat = position_ids.reshape({-1});
+  const int64_t b = position_ids.size(0);
+  const int64_t s = position_ids.size(1);
+  const int64_t d = tables.cos.size(1);
+  return {tables.cos.index_select(0, flat).view({b, s, d}),
+          tables.sin.index_select(0, flat).view({b, s, d})};
+}
+
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
   const int64_t s = x.size(1);
   const int64_t half = x.size(3) / 2;
-  const at::Tensor cos = tables.cos.narrow(0, 0, s).unsqueeze(1);  // [S, 1, D]
-  const at::Tensor sin = tables.sin.narrow(0, 0, s).unsqueeze(1);
+  const bool gathered = tables.cos.dim() == 3;  // [B, S, D] -> [B, S, 1, D]; else [S, 1, D]
+  const at::Tensor cos =
+      gathered ? tables.cos.unsqueeze(2) : tables.cos.narrow(0, 0, s).unsqueeze(1);
+  const at::Tensor sin =
+      gathered ? tables.sin.unsqueeze(2) : tables.sin.narrow(0, 0, s).unsqueeze(1);
   const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * cos + rotated * sin;
 }

@@ -36,10 +36,12 @@ LinearSlice slice(const std::string& name, int64_t out, const spec::LoraSpec& lo
   return s;
 }
 
-// Carries a layer and its rotary tables through the autograd context.
+// Carries a layer, its rotary tables and the packed rows' segments through the autograd
+// context.
 struct LayerHandle : torch::CustomClassHolder {
   DecoderLayerImpl* layer = nullptr;
-  const RopeTables* rope = nullptr;
+  RopeTables rope;         // held by value: packed rows' gathered tables outlive the forward
+  at::Tensor segment_ids;  // undefined unless packed
 };
 
 // Recompute-in-backward for one decoder layer (the reentrant scheme of
@@ -62,7 +64,7 @@ class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     ctx->saved_data["x_requires_grad"] = x.requires_grad();
     ctx->save_for_backward({x});
     at::NoGradGuard no_grad;
-    return handle->layer->forward(x, *handle->rope);
+    return handle->layer->forward(x, handle->rope, handle->segment_ids);
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
@@ -82,7 +84,7 @@ class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     at::Tensor y;
     {
       torch::AutoGradMode grad_mode(true);
-      y = handle->layer->forward(x, *handle->rope);
+      y = handle->layer->forward(x, handle->rope, handle->segment_ids);
     }
     {
       std::lock_guard<std::mutex> lock(gen.mutex());
@@ -131,7 +133,8 @@ void DecoderLayerImpl::init_random(double std) {
   down->init_random(std);
 }
 
-at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope) {
+at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope,
+                                     const at::Tensor& segment_ids) {
   const int64_t b = x.size(0);
   const int64_t s = x.size(1);
   std::vector<at::Tensor> qkv_out = qkv->forward(attn_norm->forward(x));
@@ -141,7 +144,7 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
       apply_rope(qkv_out[1].view({b, s, n_kv_heads_, head_dim_}), rope).transpose(1, 2);
   const at::Tensor v = qkv_out[2].view({b, s, n_kv_heads_, head_dim_}).transpose(1, 2);
   const at::Tensor attn =
-      causal_sdpa(q, k, v).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
+      causal_sdpa(q, k, v, segment_ids).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
   const at::Tensor h = x + o->forward_one(attn);
   std::vector<at::Tensor> gu = gate_up->forward(mlp_norm->forward(h));
   return h + down->forward_one(at::silu(gu[0]) * gu[1]);
@@ -185,29 +188,40 @@ std::vector<at::Tensor> LlamaImpl::trainable_parameters() {
   return out;
 }
 
-at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids) {
+at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids, const at::Tensor& position_ids,
+                                    const at::Tensor& segment_ids) {
+  if (position_ids.defined() != segment_ids.defined()) {
+    throw std::invalid_argument("packed rows need both position_ids and segment_ids");
+  }
+  // Packed rows: the rotary tables gathered once at the position ids, shared by the layers.
+  const RopeTables packed_rope =
+      position_ids.defined() ? gather_rope_tables(rope_, position_ids) : RopeTables{};
+  const RopeTables& rope = position_ids.defined() ? packed_rope : rope_;
   at::Tensor h = at::embedding(embedding, input_ids);
   if (checkpointing_ && is_training() && at::GradMode::is_enabled()) {
     const at::Tensor anchor = at::ones({}, h.options()).requires_grad_(true);
     for (DecoderLayer& layer : layers) {
       auto handle = c10::make_intrusive<LayerHandle>();
       handle->layer = layer.get();
-      handle->rope = &rope_;
+      handle->rope = rope;
+      handle->segment_ids = segment_ids;
       h = CheckpointedLayer::apply(h, anchor, handle);
     }
   } else {
-    for (DecoderLayer& layer : layers) h = layer->forward(h, rope_);
+    for (DecoderLayer& layer : layers) h = layer->forward(h, rope, segment_ids);
   }
   return final_norm->forward(h);
 }
 
-at::Tensor LlamaImpl::forward(const at::Tensor& input_ids) {
-  return lm_head->forward_one(hidden_states(input_ids));
+at::Tensor LlamaImpl::forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
+                              const at::Tensor& segment_ids) {
+  return lm_head->forward_one(hidden_states(input_ids, position_ids, segment_ids));
 }
 
 at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& labels,
-                               const at::Tensor& loss_positions) {
-  at::Tensor h = hidden_states(input_ids);
+                               const at::Tensor& loss_positions, const at::Tensor& position_ids,
+                               const at::Tensor& segment_ids) {
+  at::Tensor h = hidden_states(input_ids, position_ids, segment_ids);
   h = h.reshape({-1, h.size(-1)});
   at::Tensor targets = labels.reshape({-1});
   if (loss_positions.defined()) {

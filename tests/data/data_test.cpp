@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "ftbench/data/batcher.h"
@@ -171,6 +175,148 @@ TEST(Batcher, ShuffleIsADeterministicPermutationPerEpoch) {
   std::sort(sorted2.begin(), sorted2.end());
   EXPECT_EQ(sorted1, sorted2);                  // same examples
   EXPECT_NE(first_tokens_e1, first_tokens_e2);  // another order
+}
+
+// Packing: whole examples per row in data set order, positions restarting, no label across an
+// example boundary, the packed count per epoch, and a deterministic per-epoch order of rows.
+TEST(Batcher, PackFillsRowsWithWholeExamples) {
+  const ByteTokenizer tok;
+  spec::DataSpec d = data_spec();  // 40 examples of 10..60 tokens
+  d.num_examples = 40;
+  const SyntheticDataset ds(d, tok);
+  BatcherOptions o;
+  o.micro_batch_size = 2;
+  o.seq_len = 64;
+  o.padding = Padding::kPack;
+  o.seed = 3;
+  o.pad_id = ByteTokenizer::kPad;
+  Batcher b(ds, o, at::kCPU);
+  // Greedy packing in data set order, written out independently.
+  std::vector<std::vector<int64_t>> rows(1);
+  int64_t used = 0;
+  for (int64_t i = 0; i < ds.size(); ++i) {
+    const int64_t n = std::min<int64_t>(static_cast<int64_t>(ds.at(i).tokens.size()), 64);
+    if (used > 0 && used + n > 64) {
+      rows.emplace_back();
+      used = 0;
+    }
+    rows.back().push_back(i);
+    used += n;
+  }
+  EXPECT_EQ(b.rows_per_epoch(), static_cast<int64_t>(rows.size()));
+  EXPECT_EQ(b.batches_per_epoch(), static_cast<int64_t>(rows.size()) / 2);
+  EXPECT_LT(b.batches_per_epoch(), 20);  // fewer micro-batches than one example per row
+  EXPECT_THROW(b.get(1, b.batches_per_epoch()), std::out_of_range);
+
+  std::vector<int> seen(static_cast<size_t>(ds.size()), 0);
+  int64_t examples = 0;
+  for (int64_t i = 0; i < b.batches_per_epoch(); ++i) {
+    const MicroBatch mb = b.get(1, i);
+    ASSERT_EQ(mb.input_ids.size(0), 2);
+    ASSERT_EQ(mb.input_ids.size(1), 64);
+    ASSERT_TRUE(mb.position_ids.defined());
+    ASSERT_TRUE(mb.segment_ids.defined());
+    EXPECT_EQ(mb.padded_tokens, 128);
+    examples += mb.examples;
+    int64_t real = 0;
+    int64_t loss_tokens = 0;
+    for (int64_t r = 0; r < 2; ++r) {
+      // Identify the row by its first example, then check every token of every example.
+      int64_t first = -1;
+      for (const auto& row : rows) {
+        const Example& ex = ds.at(row.front());
+        bool match = true;
+        for (int64_t t = 0; t < static_cast<int64_t>(ex.tokens.size()) && t < 64; ++t) {
+          match = match && mb.input_ids[r][t].item<int64_t>() == ex.tokens[t];
+        }
+        if (match) first = &row - rows.data();
+        if (match) break;
+      }
+      ASSERT_GE(first, 0);
+      int64_t off = 0;
+      int64_t segment = 0;
+      for (int64_t idx : rows[static_cast<size_t>(first)]) {
+        ++seen[static_cast<size_t>(idx)];
+        const Example& ex = ds.at(idx);
+        const int64_t n = static_cast<int64_t>(ex.tokens.size());
+        for (int64_t t = 0; t < n; ++t) {
+          EXPECT_EQ(mb.input_ids[r][off + t].item<int64_t>(), ex.tokens[t]);
+          EXPECT_EQ(mb.position_ids[r][off + t].item<int64_t>(), t);  // restarts at 0
+          EXPECT_EQ(mb.segment_ids[r][off + t].item<int64_t>(), segment);
+          const bool has_label = t + 1 >= ex.prompt_tokens && t + 1 < n;
+          EXPECT_EQ(mb.labels[r][off + t].item<int64_t>(), has_label ? ex.tokens[t + 1] : -100);
+          if (has_label) ++loss_tokens;
+        }
+        // The last token of an example never predicts the next example's first token.
+        EXPECT_EQ(mb.labels[r][off + n - 1].item<int64_t>(), -100);
+        off += n;
+        ++segment;
+      }
+      real += off;
+      for (int64_t t = off; t < 64; ++t) {  // padding: its own segment, no label
+        EXPECT_EQ(mb.input_ids[r][t].item<int64_t>(), ByteTokenizer::kPad);
+        EXPECT_EQ(mb.labels[r][t].item<int64_t>(), -100);
+        EXPECT_EQ(mb.segment_ids[r][t].item<int64_t>(), segment);
+        EXPECT_LT(mb.position_ids[r][t].item<int64_t>(), 64);
+      }
+    }
+    EXPECT_EQ(mb.real_tokens, real);
+    EXPECT_EQ(mb.loss_tokens, loss_tokens);
+    ASSERT_EQ(mb.loss_positions.numel(), loss_tokens);
+    EXPECT_TRUE(
+        mb.labels.reshape({-1}).index_select(0, mb.loss_positions).ne(-100).all().item<bool>());
+  }
+  // Each example at most once an epoch (a last partial micro-batch of rows is dropped).
+  int64_t total_seen = 0;
+  for (int c : seen) {
+    EXPECT_LE(c, 1);
+    total_seen += c;
+  }
+  EXPECT_EQ(total_seen, examples);
+
+  // Determinism: the same rows in the same order from another batcher; another order in
+  // epoch 2 (the rows themselves are packed once).
+  Batcher again(ds, o, at::kCPU);
+  bool epochs_differ = false;
+  for (int64_t i = 0; i < b.batches_per_epoch(); ++i) {
+    const MicroBatch x = b.get(1, i);
+    const MicroBatch y = again.get(1, i);
+    EXPECT_TRUE(x.input_ids.equal(y.input_ids));
+    EXPECT_TRUE(x.labels.equal(y.labels));
+    EXPECT_TRUE(x.position_ids.equal(y.position_ids));
+    EXPECT_TRUE(x.segment_ids.equal(y.segment_ids));
+    epochs_differ = epochs_differ || !x.input_ids.equal(b.get(2, i).input_ids);
+  }
+  EXPECT_TRUE(epochs_differ);
+}
+
+TEST(Batcher, PackTruncatesLongExamplesAndLeavesUnpackedBatchesAlone) {
+  const ByteTokenizer tok;
+  spec::DataSpec d = data_spec();
+  d.num_examples = 6;
+  d.min_tokens = 40;
+  d.max_tokens = 60;
+  const SyntheticDataset ds(d, tok);
+  BatcherOptions o;
+  o.micro_batch_size = 1;
+  o.seq_len = 32;  // every example is longer: one truncated example per row
+  o.padding = Padding::kPack;
+  o.shuffle = false;
+  Batcher b(ds, o, at::kCPU);
+  EXPECT_EQ(b.batches_per_epoch(), 6);
+  for (int64_t i = 0; i < 6; ++i) {
+    const MicroBatch mb = b.get(1, i);
+    EXPECT_EQ(mb.real_tokens, 32);
+    EXPECT_EQ(mb.examples, 1);
+    EXPECT_TRUE(mb.position_ids.equal(at::arange(32, at::kLong).unsqueeze(0)));
+    EXPECT_EQ(mb.segment_ids.max().item<int64_t>(), 0);
+    EXPECT_EQ(mb.labels[0][31].item<int64_t>(), -100);
+  }
+  o.padding = Padding::kLongest;
+  Batcher plain(ds, o, at::kCPU);
+  const MicroBatch mb = plain.get(1, 0);
+  EXPECT_FALSE(mb.position_ids.defined());
+  EXPECT_FALSE(mb.segment_ids.defined());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Turns a data set into micro-batches of tensors: shuffling per epoch, right padding, shifted
-// labels with the loss mask.
+// Turns a data set into micro-batches of tensors: shuffling per epoch, right padding or
+// packing, shifted labels with the loss mask.
 #pragma once
 
 #include <cstdint>
@@ -11,15 +11,26 @@
 
 namespace ftbench::data {
 
-enum class Padding { kLongest, kMaxLength };
+// kLongest: one example per row, rows padded to the micro-batch's longest example.
+// kMaxLength: one example per row, rows padded to seq_len.
+// kPack: several whole examples per row of seq_len tokens (torchtune's PackedDataset): the
+// examples are packed greedily once, in data set order, and the packed rows are shuffled per
+// epoch. Position ids restart at 0 for each example and attention stays inside each example.
+enum class Padding { kLongest, kMaxLength, kPack };
 
 struct MicroBatch {
   at::Tensor input_ids;       // [B, S] int64 on the target device
   at::Tensor labels;          // [B, S] int64: next token, or -100 where no loss is taken
   at::Tensor loss_positions;  // [loss_tokens] int64: flat indices r * S + t with a label
+  // Packed batches only (undefined otherwise): the position of each token within its example,
+  // and which example of its row it belongs to (0, 1, ... in row order; the padding at a row's
+  // end is one more segment of its own). [B, S] int64 on the target device.
+  at::Tensor position_ids;
+  at::Tensor segment_ids;
   int64_t real_tokens = 0;    // non-padding tokens
   int64_t padded_tokens = 0;  // B * S
   int64_t loss_tokens = 0;    // labels != -100
+  int64_t examples = 0;       // examples in the micro-batch (B unless packed)
 };
 
 struct BatcherOptions {
@@ -34,22 +45,34 @@ struct BatcherOptions {
 
 class Batcher {
  public:
-  // `dataset` must outlive the batcher.
+  // `dataset` must outlive the batcher. With kPack the rows are packed here (one pass over the
+  // examples' lengths).
   Batcher(const Dataset& dataset, BatcherOptions options, at::Device device);
 
-  // Micro-batches per epoch (a last partial micro-batch is dropped).
+  // Micro-batches per epoch (a last partial micro-batch is dropped). With kPack this counts
+  // packed rows, so it is usually less than dataset.size() / micro_batch_size, and the same in
+  // every epoch.
   int64_t batches_per_epoch() const;
-  // Micro-batch `index` (0-based) of epoch `epoch` (1-based); the order of an epoch is a
-  // deterministic permutation of (seed, epoch).
+  // Packed rows (kPack) or examples (otherwise) per epoch, before dropping a partial batch.
+  int64_t rows_per_epoch() const;
+  // Micro-batch `index` (0-based, < batches_per_epoch()) of epoch `epoch` (1-based); the order
+  // of an epoch is a deterministic permutation of (seed, epoch). Throws std::out_of_range for
+  // an index past the epoch.
   MicroBatch get(int64_t epoch, int64_t index);
 
  private:
   const std::vector<int64_t>& order(int64_t epoch);
+  MicroBatch get_packed(const std::vector<int64_t>& ord, int64_t index);
+  MicroBatch to_device(at::Tensor ids, at::Tensor labels, const std::vector<int64_t>& positions,
+                       at::Tensor position_ids, at::Tensor segment_ids, MicroBatch mb) const;
   const Dataset& dataset_;
   BatcherOptions options_;
   at::Device device_;
   int64_t order_epoch_ = -1;
   std::vector<int64_t> order_;
+  // kPack: row r holds examples pack_items_[pack_offsets_[r] .. pack_offsets_[r + 1]).
+  std::vector<int64_t> pack_offsets_;
+  std::vector<int64_t> pack_items_;
 };
 
 }  // namespace ftbench::data

@@ -19,8 +19,10 @@ at::ScalarType parse_dtype(const std::string& name);  // bf16, fp16, fp32
 class DecoderLayerImpl : public torch::nn::Module {
  public:
   DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, at::TensorOptions options);
-  // x: [B, S, dim] -> [B, S, dim].
-  at::Tensor forward(const at::Tensor& x, const RopeTables& rope);
+  // x: [B, S, dim] -> [B, S, dim]. `segment_ids` ([B, S], optional): packed rows, attention
+  // kept inside each segment (sdpa.h); `rope` then holds tables gathered at the position ids.
+  at::Tensor forward(const at::Tensor& x, const RopeTables& rope,
+                     const at::Tensor& segment_ids = {});
   void init_random(double std);
 
   RMSNorm attn_norm{nullptr};
@@ -45,13 +47,20 @@ class LlamaImpl : public torch::nn::Module {
             at::Device device);
 
   // input_ids: [B, S] int64 -> logits [B, S, vocab] in the model dtype.
-  at::Tensor forward(const at::Tensor& input_ids);
+  // Packed rows (data::Padding::kPack) pass `position_ids` and `segment_ids` ([B, S] int64,
+  // both or neither): rotary positions come from position_ids (restarting at every example)
+  // and attention is block-diagonal causal over segment_ids. Without them: positions 0..S-1,
+  // plain causal attention (the unpacked path, unchanged).
+  at::Tensor forward(const at::Tensor& input_ids, const at::Tensor& position_ids = {},
+                     const at::Tensor& segment_ids = {});
   // Sum of token cross-entropy (fp32) over labels != -100; labels [B, S] already shifted.
   // With `loss_positions` (flat indices into B * S of the positions that carry a label), the
   // LM head and the cross-entropy run on those rows only: prompt and padding positions cost no
   // vocabulary projection, which saves time and the largest activation of the step.
+  // `position_ids` and `segment_ids` as in forward().
   at::Tensor loss_sum(const at::Tensor& input_ids, const at::Tensor& labels,
-                      const at::Tensor& loss_positions = {});
+                      const at::Tensor& loss_positions = {}, const at::Tensor& position_ids = {},
+                      const at::Tensor& segment_ids = {});
 
   // Random initialisation: N(0, 0.02) for weights, ones for norms, adapters as LoRA wants.
   // Seeded by the caller through the global generator.
@@ -67,7 +76,8 @@ class LlamaImpl : public torch::nn::Module {
   LoraLinear lm_head{nullptr};  // shares `embedding` as weight when tied
 
  private:
-  at::Tensor hidden_states(const at::Tensor& input_ids);
+  at::Tensor hidden_states(const at::Tensor& input_ids, const at::Tensor& position_ids,
+                           const at::Tensor& segment_ids);
   spec::ModelSpec spec_;
   RopeTables rope_;
   bool checkpointing_ = false;

@@ -14,10 +14,24 @@ namespace ftbench::model {
 // 1/sqrt(D), no dropout. Uses the fused op of the LibTorch version (at::scaled_dot_product_
 // attention with enable_gqa from 2.5, at::_scaled_dot_product_attention on 1.13); before 2.5
 // the K/V heads are repeated to match the query heads.
-at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+//
+// `segment_ids` (optional, [B, S] int64, non-decreasing along each row, on q's device): packed
+// sequences. Query i then attends to key j only if j <= i and segment_ids[i] == segment_ids[j]
+// (a block-diagonal causal mask). Without it the plain causal path runs, unchanged.
+at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& segment_ids = {});
 
-// The direct formula softmax(q k^T / sqrt(D) + causal mask) v with GQA expansion, for tests.
-at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k,
-                                      const at::Tensor& v);
+// The fused op of the LibTorch version whatever the device (causal_sdpa's non-CPU path), so
+// that tests reach it on a CPU build too.
+at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const at::Tensor& segment_ids = {});
+
+// [B, 1, S, S] bool, true where query i may attend to key j: j <= i, same segment.
+at::Tensor packed_attention_mask(const at::Tensor& segment_ids);
+
+// The direct formula softmax(q k^T / sqrt(D) + causal mask) v with GQA expansion, for tests;
+// with `segment_ids`, the block-diagonal causal mask of packed_attention_mask.
+at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                      const at::Tensor& segment_ids = {});
 
 }  // namespace ftbench::model
