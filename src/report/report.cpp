@@ -96,6 +96,21 @@ OJson to_json(const StepRecord& s) {
   return j;
 }
 
+OJson to_json(const DataStatistics& s) {
+  OJson j;
+  j["format"] = s.format;
+  j["records"] = s.records;
+  j["skipped_bad"] = s.skipped_bad;
+  j["dropped_too_long"] = s.dropped_too_long;
+  j["truncated"] = s.truncated;
+  j["mean_length"] = number_or_null(s.mean_length);
+  j["p50_length"] = number_or_null(s.p50_length);
+  j["p90_length"] = number_or_null(s.p90_length);
+  j["max_length"] = s.max_length;
+  j["masked_fraction"] = number_or_null(s.masked_fraction);
+  return j;
+}
+
 OJson to_json(const Summary& s) {
   OJson entries = OJson::array();
   for (const MfuEntry& e : s.mfu) {
@@ -321,6 +336,19 @@ class Reader {
       info.tokens = integer(d, "data", "tokens");
       info.loss_tokens = integer(d, "data", "loss_tokens");
       info.fingerprint = string(d, "data", "fingerprint");
+      if (const auto st = d.find("statistics"); st != d.end() && !st->is_null()) {
+        info.statistics = read_statistics(object(d, "data", "statistics"));
+      }
+      if (const auto v = d.find("validation"); v != d.end() && !v->is_null()) {
+        const std::string vp = "data.validation";
+        const Json& vj = object(d, "data", "validation");
+        ValidationDataInfo val;
+        val.source = string(vj, vp, "source");
+        val.examples = count(vj, vp, "examples");
+        val.tokens = count(vj, vp, "tokens");
+        val.loss_tokens = count(vj, vp, "loss_tokens");
+        info.validation = std::move(val);
+      }
       r.data = std::move(info);
     }
 
@@ -360,6 +388,22 @@ class Reader {
       r.steps.push_back(read_step(steps[i], index("steps", i)));
     }
 
+    if (const auto it = j.find("evaluations"); it != j.end()) {
+      const Json& evaluations = array(j, "", "evaluations");
+      for (std::size_t i = 0; i < evaluations.size(); ++i) {
+        const std::string path = index("evaluations", i);
+        const Json& e = evaluations[i];
+        if (!e.is_object()) wrong_type(path, "an object", e);
+        Evaluation ev;
+        ev.after_step = count(e, path, "after_step");
+        ev.loss = number_or_nan(e, path, "loss");
+        ev.loss_tokens = count(e, path, "loss_tokens");
+        ev.batches = count(e, path, "batches");
+        ev.seconds = non_negative_number(e, path, "seconds");
+        r.evaluations.push_back(ev);
+      }
+    }
+
     read_summary(object(j, "", "summary"), r.summary);
 
     const Json& memory = object(j, "", "memory");
@@ -372,6 +416,22 @@ class Reader {
   }
 
  private:
+  DataStatistics read_statistics(const Json& s) const {
+    const std::string p = "data.statistics";
+    DataStatistics out;
+    out.format = string(s, p, "format");
+    out.records = count(s, p, "records");
+    out.skipped_bad = count(s, p, "skipped_bad");
+    out.dropped_too_long = count(s, p, "dropped_too_long");
+    out.truncated = count(s, p, "truncated");
+    out.mean_length = non_negative_number(s, p, "mean_length");
+    out.p50_length = non_negative_number(s, p, "p50_length");
+    out.p90_length = non_negative_number(s, p, "p90_length");
+    out.max_length = count(s, p, "max_length");
+    out.masked_fraction = number(s, p, "masked_fraction");
+    return out;
+  }
+
   void read_environment(const Json& env, Environment& e) const {
     const std::string hp = "environment.host";
     const Json& host = object(env, "environment", "host");
@@ -497,6 +557,16 @@ nlohmann::ordered_json to_json(const Report& report) {
                  {"tokens", report.data->tokens},
                  {"loss_tokens", report.data->loss_tokens},
                  {"fingerprint", report.data->fingerprint}};
+    j["data"]["statistics"] =
+        report.data->statistics ? to_json(*report.data->statistics) : OJson(nullptr);
+    if (const auto& v = report.data->validation) {
+      j["data"]["validation"] = {{"source", v->source},
+                                 {"examples", v->examples},
+                                 {"tokens", v->tokens},
+                                 {"loss_tokens", v->loss_tokens}};
+    } else {
+      j["data"]["validation"] = nullptr;
+    }
   } else {
     j["data"] = nullptr;
   }
@@ -523,6 +593,15 @@ nlohmann::ordered_json to_json(const Report& report) {
   OJson steps = OJson::array();
   for (const StepRecord& s : report.steps) steps.push_back(to_json(s));
   j["steps"] = std::move(steps);
+  OJson evaluations = OJson::array();
+  for (const Evaluation& e : report.evaluations) {
+    evaluations.push_back({{"after_step", e.after_step},
+                           {"loss", number_or_null(e.loss)},
+                           {"loss_tokens", e.loss_tokens},
+                           {"batches", e.batches},
+                           {"seconds", number_or_null(e.seconds)}});
+  }
+  j["evaluations"] = std::move(evaluations);
   j["summary"] = to_json(report.summary);
   j["memory"] = to_json(report.memory);
   return j;

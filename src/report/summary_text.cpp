@@ -41,9 +41,18 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                             s.warmup_steps_excluded));
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
+  // Validation passes split the training phase; the time of the parts is summed.
+  double training_seconds = 0.0;
+  double evaluation_seconds = 0.0;
+  bool trained = false;
   for (const Phase& p : r.phases) {
-    if (p.name == "training") line("training", fmt::format("{:.2f} s", p.seconds));
+    if (p.name == "training") {
+      training_seconds += p.seconds;
+      trained = true;
+    }
+    if (p.name == "evaluation") evaluation_seconds += p.seconds;
   }
+  if (trained) line("training", fmt::format("{:.2f} s", training_seconds));
   line("step time", fmt::format("median {:.4f} s, mean {:.4f} s, p90 {:.4f} s, cv {:.1f}%",
                                 s.step_seconds.median, s.step_seconds.mean, s.step_seconds.p90,
                                 100.0 * s.step_seconds.cv));
@@ -64,6 +73,13 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));
   line("loss", fmt::format("final {:.4f}, mean of last {} {:.4f}", s.final_loss, s.loss_window,
                            s.mean_last_losses));
+  if (!r.evaluations.empty()) {
+    const Evaluation& last = r.evaluations.back();
+    line("validation loss",
+         fmt::format("{:.4f} after step {} ({} tokens; {} pass{}, {:.2f} s evaluating)", last.loss,
+                     last.after_step, group_thousands(last.loss_tokens), r.evaluations.size(),
+                     r.evaluations.size() == 1 ? "" : "es", evaluation_seconds));
+  }
   line("report", report_path);
   return out;
 }

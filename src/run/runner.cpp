@@ -1,8 +1,12 @@
 #include "ftbench/run/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +22,7 @@
 #include "ftbench/device/host_info.h"
 #include "ftbench/metrics/gpu_peaks.h"
 #include "ftbench/metrics/run_summary.h"
+#include "ftbench/metrics/stats.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
@@ -74,6 +79,50 @@ void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
       s.peak_source = "gpu table: " + peak->table_name + " dense bf16";
     }
   }
+}
+
+// A contiguous run of another data set's examples: the validation examples a last partial
+// micro-batch would leave out, batched on their own.
+class SliceDataset final : public data::Dataset {
+ public:
+  SliceDataset(const data::Dataset& base, int64_t first, int64_t count)
+      : base_(base), first_(first), count_(count) {}
+  int64_t size() const override { return count_; }
+  const data::Example& at(int64_t index) const override { return base_.at(first_ + index); }
+  std::string description() const override { return base_.description(); }
+
+ private:
+  const data::Dataset& base_;
+  int64_t first_;
+  int64_t count_;
+};
+
+// Example lengths and the share of tokens without loss, for any data set; the file reader's own
+// counts (records, skipped, dropped, truncated) are filled in by the caller for file data.
+report::DataStatistics length_statistics(const data::Dataset& dataset,
+                                         const data::DataStats& counts, int64_t seq_len) {
+  report::DataStatistics s;
+  s.format = "synthetic";
+  s.records = dataset.size();
+  std::vector<double> lengths;
+  lengths.reserve(static_cast<size_t>(dataset.size()));
+  for (int64_t i = 0; i < dataset.size(); ++i) {
+    const int64_t n = static_cast<int64_t>(dataset.at(i).tokens.size());
+    if (n > seq_len) ++s.truncated;  // the batcher cuts it to seq_len
+    const int64_t used = std::min(n, seq_len);
+    lengths.push_back(double(used));
+    s.max_length = std::max(s.max_length, used);
+  }
+  if (!lengths.empty()) {
+    double sum = 0.0;
+    for (double l : lengths) sum += l;
+    s.mean_length = sum / double(lengths.size());
+    s.p50_length = metrics::percentile(lengths, 0.5);
+    s.p90_length = metrics::percentile(lengths, 0.9);
+  }
+  s.masked_fraction =
+      counts.tokens > 0 ? 1.0 - double(counts.loss_tokens) / double(counts.tokens) : 0.0;
+  return s;
 }
 
 }  // namespace
@@ -150,6 +199,21 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   std::unique_ptr<device::Backend> backend;
   double first_step_end = 0.0;
   try {
+    // Files the run needs must be there before any machine time goes into the model (an 8B
+    // model takes minutes to build); their content is checked when they are read.
+    std::vector<std::pair<const char*, std::string>> needed;
+    if (spec.data.tokenizer != "byte") needed.emplace_back("data.tokenizer", spec.data.tokenizer);
+    if (spec.data.source == "file") needed.emplace_back("data.path", spec.data.path);
+    if (!spec.data.validation_path.empty()) {
+      needed.emplace_back("data.validation_path", spec.data.validation_path);
+    }
+    for (const auto& [key, path] : needed) {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) {
+        throw spec::SpecError(
+            {{spec.source_path, key, 0, fmt::format("{}: no such file or folder", path)}});
+      }
+    }
     backend = std::make_unique<device::Backend>(spec.backend);
     backend->check_dtype_supported(spec.model.dtype);
     at::manual_seed(spec.train.seed);
@@ -164,16 +228,6 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     backend->synchronize();
     phases.end("weight_load");
 
-    // Not yet implemented: refuse rather than run something else than asked.
-    if (spec.data.padding == "pack") {
-      throw spec::SpecError({{spec.source_path, "data.padding", 0,
-                              "\"pack\" is not implemented in this build yet; use longest or "
-                              "max_length"}});
-    }
-    if (spec.data.validation_fraction > 0.0 || !spec.data.validation_path.empty()) {
-      throw spec::SpecError({{spec.source_path, "data.validation_fraction", 0,
-                              "validation passes are not implemented in this build yet"}});
-    }
     // The tokenizer and the data set. A data file's size is known only now: the step counts
     // are derived again from it, and the trainer runs on a copy of the spec that says so.
     const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(spec.data.tokenizer);
@@ -184,6 +238,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                         tokenizer->vocab_size(), tokenizer->name(), spec.model.vocab_size)}});
     }
     std::unique_ptr<data::Dataset> dataset_owner;
+    std::unique_ptr<data::FileDataset> validation_owner;  // null without validation data
+    std::optional<data::DataFileStats> file_stats;
+    std::string file_format;
     spec::RunSpec effective = spec;
     if (spec.data.source == "file") {
       data::DataFileOptions fo;
@@ -196,19 +253,15 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       fo.max_examples = spec.data.max_examples;
       fo.subset = spec.data.subset;
       fo.seed = spec.data.seed;
-      auto file = std::make_unique<data::FileDataset>(fo, *tokenizer);
+      data::ValidationOptions vo;
+      vo.fraction = spec.data.validation_fraction;
+      vo.path = spec.data.validation_path;
+      data::TrainValidationData split = data::load_train_validation(fo, vo, *tokenizer);
+      std::unique_ptr<data::FileDataset> file = std::move(split.train);
+      validation_owner = std::move(split.validation);
+      file_stats = file->stats();
+      file_format = file->format();
       effective.data.num_examples = file->size();
-      const spec::DerivedCounts counts = spec::derive_counts(effective);
-      if (counts.steps_per_epoch < 1) {
-        throw spec::SpecError(
-            {{spec.source_path, "data.path", 0,
-              fmt::format("{} holds {} usable examples: 0 optimizer steps with micro_batch_size "
-                          "{} x grad_accum_steps {}",
-                          spec.data.path, file->size(), spec.train.micro_batch_size,
-                          spec.train.grad_accum_steps)}});
-      }
-      rep.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
-                     counts.total_steps, counts.max_tokens_per_step};
       dataset_owner = std::move(file);
     } else {
       dataset_owner = std::make_unique<data::SyntheticDataset>(spec.data, *tokenizer);
@@ -217,16 +270,70 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     data::BatcherOptions bo;
     bo.micro_batch_size = spec.train.micro_batch_size;
     bo.seq_len = spec.data.seq_len;
-    bo.padding =
-        spec.data.padding == "max_length" ? data::Padding::kMaxLength : data::Padding::kLongest;
+    bo.padding = spec.data.padding == "pack"         ? data::Padding::kPack
+                 : spec.data.padding == "max_length" ? data::Padding::kMaxLength
+                                                     : data::Padding::kLongest;
     bo.shuffle = spec.data.shuffle;
     bo.train_on_prompt = spec.data.train_on_prompt;
     bo.seed = spec.data.seed;
     bo.pad_id = tokenizer->pad_id();
     data::Batcher batcher(dataset, bo, backend->device());
+    // The step counts the run will make: from the data set's real size and, with packing, from
+    // the packed rows.
+    const spec::DerivedCounts counts =
+        spec::derive_counts_from_batches(effective, batcher.batches_per_epoch());
+    if (counts.steps_per_epoch < 1) {
+      throw spec::SpecError(
+          {{spec.source_path, spec.data.source == "file" ? "data.path" : "data.num_examples", 0,
+            fmt::format("{} examples make {} micro-batches{}: 0 optimizer steps with "
+                        "micro_batch_size {} x grad_accum_steps {}",
+                        dataset.size(), batcher.batches_per_epoch(),
+                        spec.data.padding == "pack" ? " of packed rows" : "",
+                        spec.train.micro_batch_size, spec.train.grad_accum_steps)}});
+    }
+    rep.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
+                   counts.total_steps, counts.max_tokens_per_step};
     const data::DataStats data_stats = data::fingerprint(dataset, spec.data.train_on_prompt);
     rep.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
                                 data_stats.loss_tokens, data_stats.fingerprint};
+    report::DataStatistics statistics = length_statistics(dataset, data_stats, spec.data.seq_len);
+    if (file_stats) {
+      statistics.format = file_format;
+      statistics.records = file_stats->records;
+      statistics.skipped_bad = file_stats->skipped_bad;
+      statistics.dropped_too_long = file_stats->dropped_too_long;
+      statistics.truncated = file_stats->truncated;
+    }
+    rep.data->statistics = statistics;
+
+    // The validation set: batched like the training data but in file order, unshuffled. The
+    // examples a last partial micro-batch would leave out get a smaller micro-batch of their
+    // own, so a full pass sees every validation example (packed rows: a last partial
+    // micro-batch of rows is left out, as in training).
+    std::vector<std::unique_ptr<data::Dataset>> validation_parts;
+    std::vector<std::unique_ptr<data::Batcher>> validation_batchers;
+    std::vector<data::Batcher*> validation;
+    if (validation_owner) {
+      const data::DataStats v = data::fingerprint(*validation_owner, spec.data.train_on_prompt);
+      rep.data->validation = report::ValidationDataInfo{validation_owner->description(), v.examples,
+                                                        v.tokens, v.loss_tokens};
+      data::BatcherOptions vbo = bo;
+      vbo.shuffle = false;
+      validation_batchers.push_back(
+          std::make_unique<data::Batcher>(*validation_owner, vbo, backend->device()));
+      const int64_t n = validation_owner->size();
+      const int64_t covered =
+          validation_batchers.back()->batches_per_epoch() * vbo.micro_batch_size;
+      if (spec.data.padding != "pack" && covered < n) {
+        validation_parts.push_back(
+            std::make_unique<SliceDataset>(*validation_owner, covered, n - covered));
+        data::BatcherOptions tail = vbo;
+        tail.micro_batch_size = n - covered;
+        validation_batchers.push_back(
+            std::make_unique<data::Batcher>(*validation_parts.back(), tail, backend->device()));
+      }
+      for (const auto& b : validation_batchers) validation.push_back(b.get());
+    }
     phases.end("data_prepare");
 
     spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
@@ -234,22 +341,43 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                  params.lora, params.base);
     train::Trainer trainer(effective, model, batcher, *backend);
     Progress progress(rep.derived.total_steps, spec.output.progress, spec.output.log_every_steps);
+    // Validation passes run between steps, outside every step's wall time (the trainer starts
+    // the next step's clock after the callback). Each pass is an `evaluation` phase of its own
+    // that splits the step loop's time: first_step, [evaluation], training, evaluation,
+    // training, ..., evaluation, so the phases stay contiguous and in time order.
+    const int64_t total_steps = rep.derived.total_steps;
+    auto run_evaluation = [&](int64_t after_step) {
+      const train::EvalResult e =
+          train::evaluate(model, validation, *backend, spec.train.eval_max_batches);
+      phases.end("evaluation");
+      rep.evaluations.push_back({after_step, e.loss, e.loss_tokens, e.batches, e.seconds});
+      spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)",
+                   after_step, e.loss, e.loss_tokens, e.batches, e.seconds);
+    };
     const double train_start = clock.now();
     trainer.run(result, [&](const report::StepRecord& r) {
       const double now = clock.now();
-      if (r.step == 1) first_step_end = now;
+      if (r.step == 1) {
+        first_step_end = now;
+        phases.end_at("first_step", now);
+      }
       progress.update(r, now - train_start);
+      // The pass after the last step follows the training phase (below).
+      if (!validation.empty() && r.step < total_steps &&
+          train::evaluation_due(r.step, total_steps, spec.train.eval_every_steps)) {
+        if (r.step > 1) phases.end("training");
+        run_evaluation(r.step);
+      }
     });
     progress.finish();
-    phases.end_at("first_step", first_step_end);
     phases.end("training");
+    if (!validation.empty() && !result.steps.empty()) run_evaluation(result.steps.back().step);
     rep.status = "completed";
   } catch (const std::exception& e) {
     // Keep what was measured: the phases that ended, the steps that finished, and why it
     // stopped. Then the error goes on to the CLI.
     rep.status = "failed";
     rep.error = first_line(e.what());
-    if (first_step_end > 0.0) phases.end_at("first_step", first_step_end);
     phases.end("failed");
     rep.time_to_first_step_seconds =
         first_step_end > 0.0 ? first_step_end + rep.t0_before_process_seconds : 0.0;

@@ -2,10 +2,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <torch/optim/adamw.h>
+#include <torch/utils.h>
 
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/derived.h"
@@ -37,13 +41,60 @@ metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::Para
 
 }  // namespace
 
+EvalResult evaluate(model::Llama& model, const std::vector<data::Batcher*>& batchers,
+                    device::Backend& backend, int64_t max_batches) {
+  EvalResult out;
+  backend.synchronize();
+  const Clock::time_point start = Clock::now();
+  const bool was_training = model->is_training();
+  model->eval();
+  {
+    torch::NoGradGuard no_grad;
+    // Summed on the device in fp64: one host sync at the end, and no rounding drift over a
+    // long pass.
+    at::Tensor loss_sum =
+        at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(backend.device()));
+    for (data::Batcher* batcher : batchers) {
+      const int64_t n = batcher->batches_per_epoch();
+      for (int64_t i = 0; i < n; ++i) {
+        if (max_batches > 0 && out.batches >= max_batches) break;
+        const data::MicroBatch mb = batcher->get(1, i);
+        ++out.batches;
+        if (mb.loss_tokens == 0) continue;
+        loss_sum.add_(model
+                          ->loss_sum(mb.input_ids, mb.labels, mb.loss_positions, mb.position_ids,
+                                     mb.segment_ids)
+                          .to(at::kDouble));
+        out.loss_tokens += mb.loss_tokens;
+      }
+    }
+    out.loss = out.loss_tokens > 0 ? loss_sum.item<double>() / double(out.loss_tokens)
+                                   : std::numeric_limits<double>::quiet_NaN();
+  }
+  if (was_training) model->train();
+  backend.synchronize();
+  out.seconds = seconds_between(start, Clock::now());
+  return out;
+}
+
+bool evaluation_due(int64_t step, int64_t total_steps, int64_t every) {
+  return step == total_steps || (every > 0 && step % every == 0);
+}
+
 Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
                  device::Backend& backend)
     : spec_(spec), model_(model), batcher_(batcher), backend_(backend) {}
 
 void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   const spec::TrainSpec& t = spec_.train;
-  const spec::DerivedCounts counts = spec::derive_counts(spec_);
+  // From the batcher: with packing, an epoch's micro-batches are known only once rows are packed.
+  const spec::DerivedCounts counts =
+      spec::derive_counts_from_batches(spec_, batcher_.batches_per_epoch());
+  if (counts.steps_per_epoch < 1) {
+    throw std::invalid_argument(
+        fmt::format("an epoch has {} micro-batches: 0 optimizer steps with grad_accum_steps {}",
+                    batcher_.batches_per_epoch(), t.grad_accum_steps));
+  }
   const model::ParamCounts params = model::count_parameters(spec_.model, spec_.lora);
 
   std::vector<at::Tensor> trainable = model_->trainable_parameters();
@@ -91,7 +142,8 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     const double token_weight = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
     at::Tensor loss_sum = at::zeros({}, f32);
     for (data::MicroBatch& mb : micro_batches) {
-      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions);
+      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
+                                               mb.position_ids, mb.segment_ids);
       (loss * (token_weight * scaler.scale())).backward();
       loss_sum.add_(loss.detach());
       mb = data::MicroBatch{};  // release the batch's tensors before the next forward

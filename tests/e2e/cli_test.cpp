@@ -76,6 +76,31 @@ void leaf_paths(const nlohmann::json& j, const std::string& prefix, std::set<std
   }
 }
 
+// Each leaf key of a report is documented in docs/report-schema.md as `key` (or `x.key`).
+void expect_documented(const nlohmann::json& j) {
+  const std::string doc = read_file(fs::path(FTBENCH_SOURCE_DIR) / "docs/report-schema.md");
+  std::set<std::string> paths;
+  leaf_paths(j, "", paths);
+  for (const std::string& path : paths) {
+    if (path.rfind("spec.", 0) == 0) continue;  // the spec is documented in docs/spec.md
+    const std::string key = path.substr(path.find_last_of(".]") + 1);
+    const bool documented = doc.find("`" + key + "`") != std::string::npos ||
+                            doc.find("." + key + "`") != std::string::npos;
+    EXPECT_TRUE(documented) << path << " is not documented";
+  }
+}
+
+// Phases in order and contiguous; returns where the last one ends.
+double expect_contiguous(const nlohmann::json& phases) {
+  double end = 0.0;
+  for (const auto& p : phases) {
+    EXPECT_NEAR(p["start_seconds"].get<double>(), end, 1e-9) << p["name"];
+    EXPECT_GE(p["seconds"].get<double>(), 0.0) << p["name"];
+    end = p["start_seconds"].get<double>() + p["seconds"].get<double>();
+  }
+  return end;
+}
+
 TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   const fs::path report = dir_ / "ci-tiny.json";
   const Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'");
@@ -110,18 +135,15 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
 
   // Both ways between the report and docs/report-schema.md: each leaf key of the report is
   // documented there as `key`, and the documented top-level sections are all present.
-  const std::string doc = read_file(fs::path(FTBENCH_SOURCE_DIR) / "docs/report-schema.md");
-  std::set<std::string> paths;
-  leaf_paths(j, "", paths);
-  for (const std::string& path : paths) {
-    if (path.rfind("spec.", 0) == 0) continue;  // the spec is documented in docs/spec.md
-    const std::string key = path.substr(path.find_last_of(".]") + 1);
-    const bool documented = doc.find("`" + key + "`") != std::string::npos ||
-                            doc.find("." + key + "`") != std::string::npos;
-    EXPECT_TRUE(documented) << path << " is not documented";
-  }
+  expect_documented(j);
+  // Synthetic data: statistics from the data set itself, no validation, no evaluations.
+  EXPECT_EQ(j["data"]["statistics"]["format"], "synthetic");
+  EXPECT_EQ(j["data"]["statistics"]["records"], 64);
+  EXPECT_LE(j["data"]["statistics"]["max_length"].get<int64_t>(), 128);
+  EXPECT_TRUE(j["data"]["validation"].is_null());
+  EXPECT_TRUE(j["evaluations"].empty());
   for (const char* section : {"run", "spec", "spec_fingerprint", "environment", "parameters",
-                              "derived", "timing", "steps", "summary", "memory"}) {
+                              "derived", "timing", "steps", "evaluations", "summary", "memory"}) {
     EXPECT_TRUE(j.contains(section)) << section;
   }
   // No secrets: no environment dump, no token-like fields.
@@ -207,7 +229,9 @@ TEST_F(Cli, AFailedRunStillWritesAReport) {
 }
 
 TEST_F(Cli, ValidateTheReferenceRecipe) {
-  const Result r = ftbench("validate configs/llama3.1-8b-lora.yaml");
+  // The synthetic twin of the reference recipe: the same job without the files the real one
+  // reads (its data and tokenizer are the user's to supply).
+  const Result r = ftbench("validate configs/llama3.1-8b-lora-synthetic.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("total steps +375\n"))) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("total parameters +8,030,261,248\n")))
@@ -393,12 +417,98 @@ TEST_F(Cli, TrainsOnAnAlpacaFileThroughATokenizerJson) {
   EXPECT_LT(loss * 10, real);
   EXPECT_GT(loss, 0);
 
+  EXPECT_EQ(j["data"]["statistics"]["format"], "alpaca");
+  EXPECT_EQ(j["data"]["statistics"]["records"], 40);
+  EXPECT_GT(j["data"]["statistics"]["masked_fraction"].get<double>(), 0.9);
+  EXPECT_TRUE(j["data"]["validation"].is_null());
+  EXPECT_TRUE(j["evaluations"].empty());
+
   // A bad record names the file and line; exit code 2.
   std::ofstream(dir_ / "alpaca.jsonl", std::ios::app) << "{\"instruction\": 3}\n";
   const Result bad = ftbench(args + " --force");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find((dir_ / "alpaca.jsonl").string() + ":41"), std::string::npos)
       << bad.output;
+}
+
+// A quarter of the file held out for validation, a pass every 2 steps and after the last: the
+// passes come at the expected steps with finite losses, each is an `evaluation` phase between
+// training phases, and the step wall times leave the evaluation time out.
+TEST_F(Cli, ValidationPassesRunEveryNStepsAsTheirOwnPhases) {
+  std::ofstream(dir_ / "tokenizer.json") << tiny_tokenizer_json();
+  {
+    std::ofstream data(dir_ / "alpaca.jsonl");
+    for (int i = 0; i < 40; ++i) {
+      data << nlohmann::json({{"instruction", "Say the number " + std::to_string(i) + " twice."},
+                              {"input", i % 2 == 0 ? "the input" : ""},
+                              {"output", std::to_string(i) + " " + std::to_string(i)}})
+                  .dump()
+           << "\n";
+    }
+  }
+  const fs::path out = dir_ / "r.json";
+  const Result r =
+      ftbench("run configs/ci-tiny.yaml --set data.source=file --set data.path='" +
+              (dir_ / "alpaca.jsonl").string() + "' --set data.tokenizer='" +
+              (dir_ / "tokenizer.json").string() +
+              "' --set data.seq_len=512 --set data.max_tokens=512 --set train.epochs=3 "
+              "--set data.validation_fraction=0.25 --set train.eval_every_steps=2 -o '" +
+              out.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("validation loss"), std::string::npos) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read_file(out));
+  expect_documented(j);
+
+  // 40 records: 10 held out, 30 trained; micro-batch 4 x accumulation 2: 3 steps per epoch.
+  EXPECT_EQ(j["data"]["examples"], 30);
+  EXPECT_EQ(j["data"]["validation"]["examples"], 10);
+  EXPECT_GT(j["data"]["validation"]["loss_tokens"].get<int64_t>(), 0);
+  EXPECT_EQ(j["data"]["statistics"]["records"], 40);
+  EXPECT_EQ(j["derived"]["total_steps"], 9);
+  ASSERT_EQ(j["steps"].size(), 9u);
+
+  const std::vector<int64_t> expected_after = {2, 4, 6, 8, 9};
+  const auto& evals = j["evaluations"];
+  ASSERT_EQ(evals.size(), expected_after.size());
+  for (size_t i = 0; i < evals.size(); ++i) {
+    EXPECT_EQ(evals[i]["after_step"], expected_after[i]);
+    ASSERT_TRUE(evals[i]["loss"].is_number()) << evals[i];
+    EXPECT_TRUE(std::isfinite(evals[i]["loss"].get<double>()));
+    EXPECT_GT(evals[i]["loss"].get<double>(), 0.0);
+    // 10 examples: two micro-batches of 4 and one of the 2 left over; every loss token.
+    EXPECT_EQ(evals[i]["batches"], 3);
+    EXPECT_EQ(evals[i]["loss_tokens"], j["data"]["validation"]["loss_tokens"]);
+    EXPECT_GT(evals[i]["seconds"].get<double>(), 0.0);
+  }
+
+  // Phases: first_step, then training and evaluation alternating; contiguous and in order.
+  const auto& phases = j["timing"]["phases"];
+  expect_contiguous(phases);
+  std::vector<std::string> names;
+  for (const auto& p : phases) names.push_back(p["name"]);
+  const std::vector<std::string> expected_names = {
+      "launch",       "spec_load",  "backend_init", "model_build", "weight_load",
+      "data_prepare", "first_step", "training",     "evaluation",  "training",
+      "evaluation",   "training",   "evaluation",   "training",    "evaluation",
+      "training",     "evaluation", "summarize",    "report_write"};
+  EXPECT_EQ(names, expected_names);
+  double training = 0.0;
+  size_t pass = 0;
+  for (const auto& p : phases) {
+    if (p["name"] == "first_step" || p["name"] == "training")
+      training += p["seconds"].get<double>();
+    if (p["name"] != "evaluation" || pass >= evals.size()) continue;
+    // The phase is the pass (device synchronised at both ends) and a little bookkeeping.
+    EXPECT_GE(p["seconds"].get<double>(), evals[pass]["seconds"].get<double>() - 1e-6);
+    EXPECT_LT(p["seconds"].get<double>(), evals[pass]["seconds"].get<double>() + 0.05);
+    ++pass;
+  }
+  // The step times lie inside the training phases: no evaluation time in any step.
+  double steps = 0.0;
+  for (const auto& s : j["steps"]) steps += s["wall_seconds"].get<double>();
+  EXPECT_LE(steps, training + 1e-3);
+  EXPECT_NEAR(j["timing"]["time_to_first_step_seconds"].get<double>(),
+              phases[7]["start_seconds"].get<double>(), 1e-9);
 }
 
 }  // namespace

@@ -37,6 +37,10 @@ Report full_report() {
   r.finished_at_utc = "2024-05-01T12:34:56Z";
   r.world_size = 2;
   r.data = DataInfo{"synthetic(seed=1234, n=2000)", 2000, 712345, 356789, std::string(64, 'a')};
+  r.data->statistics =
+      DataStatistics{"alpaca", 2107, 3, 4, 11, 356.1725, 301.5, 612.9, 1024, 0.49913};
+  r.data->validation =
+      ValidationDataInfo{"file(path=val.jsonl, format=alpaca, n=100)", 100, 35012, 17001};
   r.spec_path = "configs/llama3.1-8b-lora.yaml";
   // Keys deliberately not in alphabetical order: the reader must keep them as written.
   r.spec = OJson::parse(R"({"run": {"name": "x", "seed": 7}, "model": {"preset": "tiny"},
@@ -100,6 +104,7 @@ Report full_report() {
     st.model_flops = 4.8e15 + static_cast<double>(i);
     r.steps.push_back(st);
   }
+  r.evaluations = {{3, 2.2341, 17001, 25, 4.5}, {5, 2.125, 17001, 25, 4.25}};
 
   Summary& m = r.summary;
   m.warmup_steps_excluded = 2;
@@ -135,6 +140,8 @@ Report cpu_report() {
   r.summary.peak_source = "none";
   for (MfuEntry& e : r.summary.mfu) e.mfu.reset();
   r.memory = Memory{};
+  r.data->validation.reset();
+  r.evaluations.clear();
   return r;
 }
 
@@ -199,15 +206,25 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
-  EXPECT_EQ(keys(j), (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint",
-                                               "environment", "data", "parameters", "derived",
-                                               "timing", "steps", "summary", "memory"}));
+  EXPECT_EQ(keys(j),
+            (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
+                                      "data", "parameters", "derived", "timing", "steps",
+                                      "evaluations", "summary", "memory"}));
   EXPECT_EQ(j["schema"], "ftbench.report/1.1");
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                       "finished_at_utc", "spec_path", "world_size"}));
-  EXPECT_EQ(keys(j["data"]), (std::vector<std::string>{"source", "examples", "tokens",
-                                                       "loss_tokens", "fingerprint"}));
+  EXPECT_EQ(keys(j["data"]),
+            (std::vector<std::string>{"source", "examples", "tokens", "loss_tokens", "fingerprint",
+                                      "statistics", "validation"}));
+  EXPECT_EQ(keys(j["data"]["statistics"]),
+            (std::vector<std::string>{"format", "records", "skipped_bad", "dropped_too_long",
+                                      "truncated", "mean_length", "p50_length", "p90_length",
+                                      "max_length", "masked_fraction"}));
+  EXPECT_EQ(keys(j["data"]["validation"]),
+            (std::vector<std::string>{"source", "examples", "tokens", "loss_tokens"}));
+  EXPECT_EQ(keys(j["evaluations"][0]),
+            (std::vector<std::string>{"after_step", "loss", "loss_tokens", "batches", "seconds"}));
   EXPECT_EQ(keys(j["environment"]), (std::vector<std::string>{"host", "device", "software"}));
   EXPECT_EQ(
       keys(j["environment"]["device"]),
@@ -297,6 +314,76 @@ TEST(ReportJson, ReadsVersionOneWithoutTheFieldsOfOnePointOne) {
   EXPECT_FALSE(r.data.has_value());
   j["data"] = nullptr;
   EXPECT_FALSE(from_json(j, "old.json").data.has_value());
+}
+
+TEST(ReportJson, RoundTripsEvaluationsAndDataStatistics) {
+  const Report back = from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
+  ASSERT_EQ(back.evaluations.size(), 2u);
+  EXPECT_EQ(back.evaluations[0].after_step, 3);
+  EXPECT_EQ(back.evaluations[0].loss, 2.2341);
+  EXPECT_EQ(back.evaluations[1].loss_tokens, 17001);
+  EXPECT_EQ(back.evaluations[1].batches, 25);
+  EXPECT_EQ(back.evaluations[1].seconds, 4.25);
+  ASSERT_TRUE(back.data->statistics.has_value());
+  EXPECT_EQ(back.data->statistics->format, "alpaca");
+  EXPECT_EQ(back.data->statistics->records, 2107);
+  EXPECT_EQ(back.data->statistics->truncated, 11);
+  EXPECT_EQ(back.data->statistics->p90_length, 612.9);
+  EXPECT_EQ(back.data->statistics->masked_fraction, 0.49913);
+  ASSERT_TRUE(back.data->validation.has_value());
+  EXPECT_EQ(back.data->validation->examples, 100);
+  EXPECT_EQ(back.data->validation->loss_tokens, 17001);
+
+  // Without validation data: `validation` null, `evaluations` empty, both round trip.
+  const OJson cpu = to_json(cpu_report());
+  EXPECT_TRUE(cpu["data"]["validation"].is_null());
+  EXPECT_TRUE(cpu["evaluations"].is_array());
+  EXPECT_TRUE(cpu["evaluations"].empty());
+  const Report cpu_back = from_json(cpu, "cpu.json");
+  EXPECT_FALSE(cpu_back.data->validation.has_value());
+  EXPECT_TRUE(cpu_back.evaluations.empty());
+  EXPECT_EQ(to_json(cpu_back), cpu);
+
+  // A diverged validation pass writes null and reads back as NaN.
+  Report diverged = full_report();
+  diverged.evaluations[1].loss = std::numeric_limits<double>::infinity();
+  const OJson dj = to_json(diverged);
+  EXPECT_TRUE(dj["evaluations"][1]["loss"].is_null());
+  EXPECT_TRUE(std::isnan(from_json(dj, "d.json").evaluations[1].loss));
+}
+
+// Reports written before evaluations and data statistics existed (still 1.1) read as "none".
+TEST(ReportJson, ReadsReportsWithoutEvaluationsOrDataStatistics) {
+  OJson j = to_json(full_report());
+  j.erase("evaluations");
+  j["data"].erase("statistics");
+  j["data"].erase("validation");
+  const Report r = from_json(j, "older.json");
+  EXPECT_TRUE(r.evaluations.empty());
+  ASSERT_TRUE(r.data.has_value());
+  EXPECT_FALSE(r.data->statistics.has_value());
+  EXPECT_FALSE(r.data->validation.has_value());
+  EXPECT_EQ(r.data->examples, 2000);
+  j["data"]["statistics"] = nullptr;
+  EXPECT_FALSE(from_json(j, "older.json").data->statistics.has_value());
+}
+
+TEST(ReportJson, RejectsBadEvaluationsOrStatistics) {
+  OJson j = to_json(full_report());
+  j["evaluations"] = 3;
+  EXPECT_EQ(read_error(j), "r.json: evaluations: expected an array, found number");
+  j = to_json(full_report());
+  j["evaluations"][1]["seconds"] = -1;
+  EXPECT_EQ(read_error(j), "r.json: evaluations[1].seconds: expected a number >= 0, found -1");
+  j = to_json(full_report());
+  j["evaluations"][0].erase("after_step");
+  EXPECT_EQ(read_error(j), "r.json: missing required field \"evaluations[0].after_step\"");
+  j = to_json(full_report());
+  j["data"]["statistics"].erase("max_length");
+  EXPECT_EQ(read_error(j), "r.json: missing required field \"data.statistics.max_length\"");
+  j = to_json(full_report());
+  j["data"]["validation"]["examples"] = "many";
+  EXPECT_EQ(read_error(j), "r.json: data.validation.examples: expected an integer, found string");
 }
 
 TEST(ReportJson, RejectsABadWorldSizeOrDataObject) {

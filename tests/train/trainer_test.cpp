@@ -1,4 +1,9 @@
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
 #include <gtest/gtest.h>
+#include <torch/utils.h>
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
@@ -140,6 +145,94 @@ TEST(Trainer, AFailureKeepsTheStepsThatFinished) {
   ASSERT_EQ(result.steps.size(), 3u);
   EXPECT_EQ(result.flops.size(), 3u);
   EXPECT_EQ(result.steps[2].step, 3);
+}
+
+// The validation loss, computed independently: full logits from the model's forward (not the
+// loss path's row selection), log-softmax and the label's log-probability in fp64, summed over
+// every position with a label, divided by their count.
+double reference_loss(model::Llama& model, const std::vector<data::MicroBatch>& batches) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double sum = 0.0;
+  int64_t count = 0;
+  for (const data::MicroBatch& mb : batches) {
+    const at::Tensor logits = model->forward(mb.input_ids).to(at::kDouble);  // [B, S, V]
+    const at::Tensor logp = at::log_softmax(logits, -1);
+    const at::Tensor labels = mb.labels.cpu();
+    const auto l = labels.accessor<int64_t, 2>();
+    const at::Tensor lp = logp.cpu();
+    const auto a = lp.accessor<double, 3>();
+    for (int64_t b = 0; b < labels.size(0); ++b) {
+      for (int64_t t = 0; t < labels.size(1); ++t) {
+        if (l[b][t] == -100) continue;
+        sum -= a[b][t][l[b][t]];
+        ++count;
+      }
+    }
+  }
+  model->train();
+  return sum / double(count);
+}
+
+TEST(Evaluate, LossIsTheTokenMeanOfAnIndependentForwardPass) {
+  const spec::RunSpec s = tiny_run();  // LoRA dropout 0.05: evaluation must switch it off
+  device::Backend backend(s.backend);
+  at::manual_seed(3);
+  model::Llama model(s.model, s.lora, s.data.seq_len, backend.device());
+  model->init_random();
+  // Non-zero adapters, so that a dropout left on would change the loss.
+  {
+    torch::NoGradGuard no_grad;
+    for (at::Tensor& p : model->trainable_parameters()) p.normal_(0.0, 0.05);
+  }
+  const data::ByteTokenizer tok;
+  const data::SyntheticDataset ds(s.data, tok);
+  data::BatcherOptions o;
+  o.micro_batch_size = 4;
+  o.seq_len = s.data.seq_len;
+  o.shuffle = false;
+  o.pad_id = tok.pad_id();
+  data::Batcher batcher(ds, o, backend.device());
+  ASSERT_GE(batcher.batches_per_epoch(), 3);
+
+  model->train();
+  const EvalResult e = evaluate(model, {&batcher}, backend, /*max_batches=*/3);
+  EXPECT_TRUE(model->is_training()) << "evaluation must restore the training mode";
+  EXPECT_EQ(e.batches, 3);
+  EXPECT_GT(e.seconds, 0.0);
+  std::vector<data::MicroBatch> batches;
+  int64_t loss_tokens = 0;
+  for (int64_t i = 0; i < 3; ++i) {
+    batches.push_back(batcher.get(1, i));
+    loss_tokens += batches.back().loss_tokens;
+  }
+  EXPECT_EQ(e.loss_tokens, loss_tokens);
+  const double expected = reference_loss(model, batches);
+  EXPECT_NEAR(e.loss, expected, 1e-6);
+  // Deterministic (no dropout), and no gradients were recorded.
+  EXPECT_EQ(evaluate(model, {&batcher}, backend, 3).loss, e.loss);
+  for (const at::Tensor& p : model->trainable_parameters()) EXPECT_FALSE(p.grad().defined());
+
+  // A token mean over the whole pass, not a mean of micro-batch means; 0 = every batch, and
+  // a second batcher's batches follow the first's.
+  const EvalResult all = evaluate(model, {&batcher, &batcher}, backend, 0);
+  EXPECT_EQ(all.batches, 2 * batcher.batches_per_epoch());
+  std::vector<data::MicroBatch> every;
+  for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) every.push_back(batcher.get(1, i));
+  EXPECT_NEAR(all.loss, reference_loss(model, every), 1e-6);
+}
+
+TEST(Evaluate, IsDueEveryNStepsAndAfterTheLast) {
+  std::vector<int64_t> due;
+  for (int64_t step = 1; step <= 7; ++step) {
+    if (evaluation_due(step, 7, 2)) due.push_back(step);
+  }
+  EXPECT_EQ(due, (std::vector<int64_t>{2, 4, 6, 7}));
+  due.clear();
+  for (int64_t step = 1; step <= 7; ++step) {
+    if (evaluation_due(step, 7, 0)) due.push_back(step);
+  }
+  EXPECT_EQ(due, (std::vector<int64_t>{7}));
 }
 
 }  // namespace

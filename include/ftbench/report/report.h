@@ -63,7 +63,8 @@ struct Environment {
 
 struct Phase {
   std::string name;            // launch, backend_init, model_build, weight_load, data_prepare,
-                               // first_step, training, report_write
+                               // first_step, training, evaluation (each validation pass,
+                               // between training phases), summarize, report_write
   double start_seconds = 0.0;  // offset from process start
   double seconds = 0.0;
 };
@@ -129,6 +130,29 @@ struct Derived {
   int64_t max_tokens_per_step = 0;
 };
 
+// Example lengths and what reading the data left out (since 1.1; optional when reading).
+// Lengths are in tokens, after truncation to data.seq_len.
+struct DataStatistics {
+  std::string format;       // alpaca, chat, text, tokenized (file data), or synthetic
+  int64_t records = 0;      // records read (file data: the whole file); = examples for synthetic
+  int64_t skipped_bad = 0;  // bad records left out (data.on_error: skip)
+  int64_t dropped_too_long = 0;  // examples left out for length (data.too_long: drop)
+  int64_t truncated = 0;         // examples of the training set cut to data.seq_len
+  double mean_length = 0.0;
+  double p50_length = 0.0;  // metrics::percentile (numpy "linear")
+  double p90_length = 0.0;
+  int64_t max_length = 0;
+  double masked_fraction = 0.0;  // 1 - loss_tokens / tokens
+};
+
+// The validation set (since 1.1; optional when reading).
+struct ValidationDataInfo {
+  std::string source;
+  int64_t examples = 0;
+  int64_t tokens = 0;
+  int64_t loss_tokens = 0;
+};
+
 // The data set actually trained (since 1.1).
 struct DataInfo {
   std::string source;       // the data set's own description, e.g. "synthetic(seed=1234, n=2000)"
@@ -138,6 +162,18 @@ struct DataInfo {
   // Lower-case hex SHA-256 over every example's token ids and loss mask (docs/report-schema.md
   // gives the byte layout). Equal fingerprints mean the model saw the same data.
   std::string fingerprint;
+  // Default-initialised so that brace initialisation of the first five stays warning-free.
+  std::optional<DataStatistics> statistics = std::nullopt;      // nullopt: not recorded
+  std::optional<ValidationDataInfo> validation = std::nullopt;  // nullopt: no validation data
+};
+
+// One validation pass (since 1.1; optional when reading: absent = none).
+struct Evaluation {
+  int64_t after_step = 0;  // the optimizer step it followed
+  double loss = 0.0;       // mean token loss over the pass; NaN (null) when not finite
+  int64_t loss_tokens = 0;
+  int64_t batches = 0;   // micro-batches run
+  double seconds = 0.0;  // the pass, device synchronised at both ends
 };
 
 struct Report {
@@ -160,6 +196,7 @@ struct Report {
   std::vector<Phase> phases;
   double time_to_first_step_seconds = 0.0;
   std::vector<StepRecord> steps;
+  std::vector<Evaluation> evaluations;  // in order; empty without validation data
   Summary summary;
   Memory memory;
 };

@@ -20,4 +20,8 @@ struct DerivedCounts {
 // times stay comparable (documented in docs/methodology.md).
 DerivedCounts derive_counts(const RunSpec& spec);
 
+// The same from the micro-batches an epoch actually has (packing decides them only when the
+// rows are packed): steps per epoch = floor(micro_batches_per_epoch / grad_accum_steps).
+DerivedCounts derive_counts_from_batches(const RunSpec& spec, int64_t micro_batches_per_epoch);
+
 }  // namespace ftbench::spec

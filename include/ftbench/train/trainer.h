@@ -14,13 +14,35 @@
 
 namespace ftbench::train {
 
-// Called after every optimizer step, after the device synchronisation and timing.
+// Called after every optimizer step, after the device synchronisation and timing. Its time is
+// outside every step's wall_seconds (the next step's clock starts when it returns), so an
+// evaluation pass run from it leaves the step times as they would be without it.
 using StepCallback = std::function<void(const report::StepRecord&)>;
 
 struct TrainResult {
   std::vector<report::StepRecord> steps;
   std::vector<metrics::StepFlops> flops;  // per step, every formula
 };
+
+// One validation pass (report::Evaluation without the step number).
+struct EvalResult {
+  double loss = 0.0;  // sum of token losses / loss_tokens; NaN when there are no loss tokens
+  int64_t loss_tokens = 0;
+  int64_t batches = 0;   // micro-batches run
+  double seconds = 0.0;  // host steady clock, device synchronised at both ends
+};
+
+// Validation loss: forward passes only (torch::NoGradGuard, the model in eval mode so that
+// adapter dropout is off, its previous mode restored afterwards) over the micro-batches of
+// `batchers` in order, each in its epoch-1 order: batches 0..n-1 of the first, then of the
+// second, and so on, at most `max_batches` in all (0: all). The loss is a mean over every loss
+// token of the pass, not a mean of micro-batch means.
+EvalResult evaluate(model::Llama& model, const std::vector<data::Batcher*>& batchers,
+                    device::Backend& backend, int64_t max_batches);
+
+// Whether a validation pass follows optimizer step `step` (1-based) of `total_steps`: every
+// `every` steps when `every` > 0, and after the last step.
+bool evaluation_due(int64_t step, int64_t total_steps, int64_t every);
 
 class Trainer {
  public:
