@@ -108,5 +108,21 @@ TEST(ShapeMath, DerivedCountsOfTheReferenceRecipe) {
   EXPECT_EQ(spec::derive_counts(s).total_steps, 100);
 }
 
+// Packed rows decide an epoch's micro-batches: 301 packed micro-batches make 75 steps (1 left
+// over), 3 epochs 225 steps; the examples count no more.
+TEST(ShapeMath, DerivedCountsFromPackedMicroBatches) {
+  spec::RunSpec s;
+  s.data.num_examples = 2000;
+  s.train.micro_batch_size = 4;
+  s.train.grad_accum_steps = 4;
+  s.train.epochs = 3;
+  const spec::DerivedCounts d = spec::derive_counts_from_batches(s, 301);
+  EXPECT_EQ(d.micro_batches_per_epoch, 301);
+  EXPECT_EQ(d.steps_per_epoch, 75);
+  EXPECT_EQ(d.total_steps, 225);
+  EXPECT_EQ(d.effective_batch, 16);
+  EXPECT_EQ(spec::derive_counts_from_batches(s, 3).steps_per_epoch, 0);
+}
+
 }  // namespace
 }  // namespace ftbench::model
