@@ -14,6 +14,7 @@
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/data_from_spec.h"
 #include "ftbench/data/file_dataset.h"
 #include "ftbench/data/fingerprint.h"
 #include "ftbench/data/load_tokenizer.h"
@@ -243,16 +244,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     std::string file_format;
     spec::RunSpec effective = spec;
     if (spec.data.source == "file") {
-      data::DataFileOptions fo;
-      fo.path = spec.data.path;
-      fo.format = spec.data.format;
-      fo.train_on_input = spec.data.train_on_prompt;
-      fo.max_tokens = spec.data.seq_len;
-      fo.too_long = spec.data.too_long;
-      fo.on_error = spec.data.on_error;
-      fo.max_examples = spec.data.max_examples;
-      fo.subset = spec.data.subset;
-      fo.seed = spec.data.seed;
+      const data::DataFileOptions fo = data::data_file_options(spec.data);
       data::ValidationOptions vo;
       vo.fraction = spec.data.validation_fraction;
       vo.path = spec.data.validation_path;
