@@ -11,6 +11,7 @@
 #include <torch/optim/adamw.h>
 #include <torch/utils.h>
 
+#include "ftbench/data/prefetcher.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/train/loss_scaler.h"
@@ -113,13 +114,23 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
 
   result.steps.reserve(static_cast<size_t>(counts.total_steps));
   std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(t.grad_accum_steps));
+  // Every micro-batch of the run, in the order the steps take them, built one step ahead on a
+  // background thread; data_wait_seconds is what a step still waits for them.
+  std::vector<std::pair<int64_t, int64_t>> order;
+  order.reserve(static_cast<size_t>(counts.total_steps * t.grad_accum_steps));
+  for (int64_t k = 0; k < counts.total_steps; ++k) {
+    const int64_t epoch = k / counts.steps_per_epoch + 1;
+    const int64_t first = (k % counts.steps_per_epoch) * t.grad_accum_steps;
+    for (int64_t i = 0; i < t.grad_accum_steps; ++i) order.emplace_back(epoch, first + i);
+  }
+  data::Prefetcher prefetcher(batcher_, std::move(order),
+                              static_cast<std::size_t>(t.grad_accum_steps));
   backend_.synchronize();
   Clock::time_point step_start = Clock::now();
   for (int64_t k = 0; k < counts.total_steps; ++k) {
     report::StepRecord rec;
     rec.step = k + 1;
     rec.epoch = k / counts.steps_per_epoch + 1;
-    const int64_t first_batch = (k % counts.steps_per_epoch) * t.grad_accum_steps;
 
     // The step's micro-batches are fetched first so the loss can be normalised by the number
     // of loss tokens of the whole step (every token weighs the same under accumulation).
@@ -127,7 +138,7 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     metrics::StepFlops flops;
     for (int64_t i = 0; i < t.grad_accum_steps; ++i) {
       data::MicroBatch& mb = micro_batches[static_cast<size_t>(i)];
-      mb = batcher_.get(rec.epoch, first_batch + i);
+      mb = prefetcher.next();
       rec.real_tokens += mb.real_tokens;
       rec.padded_tokens += mb.padded_tokens;
       rec.loss_tokens += mb.loss_tokens;

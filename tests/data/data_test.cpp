@@ -6,6 +6,7 @@
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/prefetcher.h"
 #include "ftbench/data/rng.h"
 #include "ftbench/data/synthetic_dataset.h"
 
@@ -317,6 +318,39 @@ TEST(Batcher, PackTruncatesLongExamplesAndLeavesUnpackedBatchesAlone) {
   const MicroBatch mb = plain.get(1, 0);
   EXPECT_FALSE(mb.position_ids.defined());
   EXPECT_FALSE(mb.segment_ids.defined());
+}
+
+// The prefetcher hands out exactly what the batcher builds, in the order asked, and passes an
+// error of the background thread on to the caller.
+TEST(Prefetcher, GivesTheBatchersMicroBatchesInOrder) {
+  const ByteTokenizer tok;
+  const SyntheticDataset ds(data_spec(), tok);
+  BatcherOptions o;
+  o.micro_batch_size = 4;
+  o.seq_len = 64;
+  o.seed = 3;
+  o.pad_id = tok.pad_id();
+  Batcher direct(ds, o, at::kCPU);
+  Batcher prefetched(ds, o, at::kCPU);
+  const std::vector<std::pair<int64_t, int64_t>> order = {{1, 0}, {1, 1}, {1, 9}, {2, 0}, {2, 5}};
+  Prefetcher prefetcher(prefetched, order, 2);
+  for (const auto& [epoch, index] : order) {
+    const MicroBatch a = direct.get(epoch, index);
+    const MicroBatch b = prefetcher.next();
+    EXPECT_TRUE(at::equal(a.input_ids, b.input_ids)) << epoch << "/" << index;
+    EXPECT_TRUE(at::equal(a.labels, b.labels));
+    EXPECT_EQ(a.loss_tokens, b.loss_tokens);
+  }
+  EXPECT_THROW(prefetcher.next(), std::out_of_range);
+
+  // Micro-batch 10 does not exist (40 examples / 4): the error reaches next() after the valid
+  // ones, and a prefetcher destroyed with batches still queued stops cleanly.
+  Batcher failing(ds, o, at::kCPU);
+  Prefetcher bad(failing, {{1, 0}, {1, 10}}, 1);
+  EXPECT_NO_THROW(bad.next());
+  EXPECT_THROW(bad.next(), std::out_of_range);
+  Batcher unused(ds, o, at::kCPU);
+  { Prefetcher abandoned(unused, {{1, 0}, {1, 1}, {1, 2}}, 3); }
 }
 
 }  // namespace
