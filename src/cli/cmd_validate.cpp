@@ -49,12 +49,7 @@ Action add_validate_command(CLI::App& app) {
         throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
       }
       tokenizer_name = tokenizer->name();
-      if (tokenizer->vocab_size() > s.model.vocab_size) {
-        throw spec::SpecError(
-            {{s.source_path, "model.vocab_size", 0,
-              fmt::format("must hold the tokenizer's {} tokens ({}), found {}",
-                          tokenizer->vocab_size(), tokenizer_name, s.model.vocab_size)}});
-      }
+      data::check_tokenizer_fits(s, *tokenizer);
       std::optional<data::FileDataset> loaded;
       try {
         loaded.emplace(data::data_file_options(s.data), *tokenizer);

@@ -1,5 +1,9 @@
 #include "ftbench/data/data_from_spec.h"
 
+#include <fmt/format.h>
+
+#include "ftbench/spec/spec_error.h"
+
 namespace ftbench::data {
 
 DataFileOptions data_file_options(const spec::DataSpec& data) {
@@ -14,6 +18,14 @@ DataFileOptions data_file_options(const spec::DataSpec& data) {
   o.subset = data.subset;
   o.seed = data.seed;
   return o;
+}
+
+void check_tokenizer_fits(const spec::RunSpec& spec, const Tokenizer& tokenizer) {
+  if (tokenizer.vocab_size() <= spec.model.vocab_size) return;
+  throw spec::SpecError(
+      {{spec.source_path, "model.vocab_size", 0,
+        fmt::format("must hold the tokenizer's {} tokens ({}), found {}", tokenizer.vocab_size(),
+                    tokenizer.name(), spec.model.vocab_size)}});
 }
 
 }  // namespace ftbench::data

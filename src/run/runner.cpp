@@ -230,19 +230,13 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     phases.end("weight_load");
 
     // The tokenizer and the data set. A data file's size is known only now: the step counts
-    // are derived again from it, and the trainer runs on a copy of the spec that says so.
+    // are derived again below, from the batcher's micro-batches.
     const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(spec.data.tokenizer);
-    if (tokenizer->vocab_size() > spec.model.vocab_size) {
-      throw spec::SpecError(
-          {{spec.source_path, "model.vocab_size", 0,
-            fmt::format("must hold the tokenizer's {} tokens ({}), found {}",
-                        tokenizer->vocab_size(), tokenizer->name(), spec.model.vocab_size)}});
-    }
+    data::check_tokenizer_fits(spec, *tokenizer);
     std::unique_ptr<data::Dataset> dataset_owner;
     std::unique_ptr<data::FileDataset> validation_owner;  // null without validation data
     std::optional<data::DataFileStats> file_stats;
     std::string file_format;
-    spec::RunSpec effective = spec;
     if (spec.data.source == "file") {
       const data::DataFileOptions fo = data::data_file_options(spec.data);
       data::ValidationOptions vo;
@@ -253,7 +247,6 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       validation_owner = std::move(split.validation);
       file_stats = file->stats();
       file_format = file->format();
-      effective.data.num_examples = file->size();
       dataset_owner = std::move(file);
     } else {
       dataset_owner = std::make_unique<data::SyntheticDataset>(spec.data, *tokenizer);
@@ -273,7 +266,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     // The step counts the run will make: from the data set's real size and, with packing, from
     // the packed rows.
     const spec::DerivedCounts counts =
-        spec::derive_counts_from_batches(effective, batcher.batches_per_epoch());
+        spec::derive_counts_from_batches(spec, batcher.batches_per_epoch());
     if (counts.steps_per_epoch < 1) {
       throw spec::SpecError(
           {{spec.source_path, spec.data.source == "file" ? "data.path" : "data.num_examples", 0,
@@ -331,7 +324,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
                  spec.model.preset, backend->info().name, backend->kind(), rep.derived.total_steps,
                  params.lora, params.base);
-    train::Trainer trainer(effective, model, batcher, *backend);
+    train::Trainer trainer(spec, model, batcher, *backend);
     Progress progress(rep.derived.total_steps, spec.output.progress, spec.output.log_every_steps);
     // Validation passes run between steps, outside every step's wall time (the trainer starts
     // the next step's clock after the callback). Each pass is an `evaluation` phase of its own

@@ -10,38 +10,14 @@
 
 #include "ftbench/model/llama.h"
 #include "ftbench/model/sdpa.h"
+#include "small_model.h"
 
 namespace ftbench::model {
 namespace {
 
-spec::ModelSpec small_model() {
-  spec::ModelSpec m;
-  m.dim = 32;
-  m.n_layers = 2;
-  m.n_heads = 4;
-  m.n_kv_heads = 2;
-  m.ffn_dim = 48;
-  m.vocab_size = 50;
-  m.max_seq_len = 64;
-  m.norm_eps = 1e-5;
-  m.rope_theta = 10000.0;
-  m.dtype = "fp32";
-  return m;
-}
-
-spec::LoraSpec all_targets(int64_t rank) {
-  spec::LoraSpec l;
-  l.rank = rank;
-  l.alpha = 2.0 * rank;
-  l.dropout = 0.0;
-  l.targets = {"q", "k", "v", "o", "gate", "up", "down", "output"};
-  l.dtype = "fp32";
-  return l;
-}
-
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
-}
+using testing::all_targets;
+using testing::max_abs_diff;
+using testing::small_model;
 
 // Segment ids [rows, S] from per-row segment lengths (the last segment may be padding).
 at::Tensor segments(const std::vector<std::vector<int64_t>>& lengths) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ftbench/data/file_dataset.h"
+#include "ftbench/data/tokenizer.h"
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::data {
@@ -9,5 +10,9 @@ namespace ftbench::data {
 // For data.source: file. train_on_input follows data.train_on_prompt; the longest example is
 // data.seq_len tokens.
 DataFileOptions data_file_options(const spec::DataSpec& data);
+
+// Throws spec::SpecError on model.vocab_size when the model's embedding cannot hold every id of
+// `tokenizer`.
+void check_tokenizer_fits(const spec::RunSpec& spec, const Tokenizer& tokenizer);
 
 }  // namespace ftbench::data
