@@ -17,12 +17,12 @@ int64_t truncated_length(const Example& ex, int64_t seq_len) {
 // Writes one example (truncated to `n` tokens) at row offset `base`: its tokens and the labels
 // of the positions inside it. The example's last position gets no label, so no loss crosses into
 // the next example of a packed row.
-void write_example(const Example& ex, int64_t n, int64_t base, bool train_on_prompt, int64_t* ids_p,
+void write_example(const Example& ex, int64_t n, int64_t base, bool train_on_input, int64_t* ids_p,
                    int64_t* labels_p, std::vector<int64_t>& positions) {
   for (int64_t t = 0; t < n; ++t) ids_p[base + t] = ex.tokens[static_cast<size_t>(t)];
   // Position t predicts token t + 1, where token t + 1 is a target (data/dataset.h).
   for (int64_t t = 0; t + 1 < n; ++t) {
-    if (!is_target(ex, t + 1, train_on_prompt)) continue;
+    if (!is_target(ex, t + 1, train_on_input)) continue;
     labels_p[base + t] = ex.tokens[static_cast<size_t>(t + 1)];
     positions.push_back(base + t);
   }
@@ -104,7 +104,7 @@ MicroBatch Batcher::get(int64_t epoch, int64_t index) {
   for (int64_t r = 0; r < b; ++r) {
     const Example& ex = *examples[static_cast<size_t>(r)];
     const int64_t n = truncated_length(ex, s);
-    write_example(ex, n, r * s, options_.train_on_prompt, ids_p, labels_p, positions);
+    write_example(ex, n, r * s, options_.train_on_input, ids_p, labels_p, positions);
     mb.real_tokens += n;
   }
   mb.examples = b;
@@ -131,7 +131,7 @@ MicroBatch Batcher::get_packed(const std::vector<int64_t>& ord, int64_t index) {
     for (int64_t k = pack_offsets_[row]; k < pack_offsets_[row + 1]; ++k, ++segment) {
       const Example& ex = dataset_.at(pack_items_[static_cast<size_t>(k)]);
       const int64_t n = truncated_length(ex, s);
-      write_example(ex, n, r * s + used, options_.train_on_prompt, ids_p, labels_p, positions);
+      write_example(ex, n, r * s + used, options_.train_on_input, ids_p, labels_p, positions);
       for (int64_t t = 0; t < n; ++t) {
         pos_p[r * s + used + t] = t;
         seg_p[r * s + used + t] = segment;

@@ -10,7 +10,7 @@ DataFileOptions data_file_options(const spec::DataSpec& data) {
   DataFileOptions o;
   o.path = data.path;
   o.format = data.format;
-  o.train_on_input = data.train_on_prompt;
+  o.train_on_input = data.train_on_input;
   o.max_tokens = data.seq_len;
   o.too_long = data.too_long;
   o.on_error = data.on_error;

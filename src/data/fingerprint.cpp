@@ -48,14 +48,14 @@ class Sha256 {
 
 }  // namespace
 
-DataStats fingerprint(const Dataset& dataset, bool train_on_prompt) {
+DataStats fingerprint(const Dataset& dataset, bool train_on_input) {
   DataStats stats;
   Sha256 hash;
   for (int64_t i = 0; i < dataset.size(); ++i) {
     const Example& example = dataset.at(i);
     const auto count = static_cast<int64_t>(example.tokens.size());
     if (example.loss_mask.empty()) {
-      const int64_t loss_start = train_on_prompt ? 0 : std::min(example.prompt_tokens, count);
+      const int64_t loss_start = train_on_input ? 0 : std::min(example.prompt_tokens, count);
       hash.update_le(static_cast<uint64_t>(count), 8);
       hash.update_le(static_cast<uint64_t>(loss_start), 8);
     } else {
@@ -69,7 +69,7 @@ DataStats fingerprint(const Dataset& dataset, bool train_on_prompt) {
     }
     stats.tokens += count;
     for (int64_t t = 1; t < count; ++t) {
-      if (is_target(example, t, train_on_prompt)) ++stats.loss_tokens;
+      if (is_target(example, t, train_on_input)) ++stats.loss_tokens;
     }
   }
   stats.examples = dataset.size();

@@ -259,7 +259,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                  : spec.data.padding == "max_length" ? data::Padding::kMaxLength
                                                      : data::Padding::kLongest;
     bo.shuffle = spec.data.shuffle;
-    bo.train_on_prompt = spec.data.train_on_prompt;
+    bo.train_on_input = spec.data.train_on_input;
     bo.seed = spec.data.seed;
     bo.pad_id = tokenizer->pad_id();
     data::Batcher batcher(dataset, bo, backend->device());
@@ -278,7 +278,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     }
     rep.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
                    counts.total_steps, counts.max_tokens_per_step};
-    const data::DataStats data_stats = data::fingerprint(dataset, spec.data.train_on_prompt);
+    const data::DataStats data_stats = data::fingerprint(dataset, spec.data.train_on_input);
     rep.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
                                 data_stats.loss_tokens, data_stats.fingerprint};
     report::DataStatistics statistics = length_statistics(dataset, data_stats, spec.data.seq_len);
@@ -299,7 +299,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     std::vector<std::unique_ptr<data::Batcher>> validation_batchers;
     std::vector<data::Batcher*> validation;
     if (validation_owner) {
-      const data::DataStats v = data::fingerprint(*validation_owner, spec.data.train_on_prompt);
+      const data::DataStats v = data::fingerprint(*validation_owner, spec.data.train_on_input);
       rep.data->validation = report::ValidationDataInfo{validation_owner->description(), v.examples,
                                                         v.tokens, v.loss_tokens};
       data::BatcherOptions vbo = bo;

@@ -74,7 +74,7 @@ Json build_json(const RunSpec& spec) {
   data["lognormal_median_tokens"] = d.lognormal_median_tokens;
   data["lognormal_sigma"] = d.lognormal_sigma;
   data["prompt_fraction"] = d.prompt_fraction;
-  data["train_on_prompt"] = d.train_on_prompt;
+  data["train_on_input"] = d.train_on_input;
   data["padding"] = d.padding;
   data["shuffle"] = d.shuffle;
   data["seed"] = d.seed;

@@ -350,7 +350,7 @@ void bind_data(KeyBinder& b, DataSpec& d) {
   b.number("lognormal_median_tokens", d.lognormal_median_tokens);
   b.number("lognormal_sigma", d.lognormal_sigma);
   b.number("prompt_fraction", d.prompt_fraction);
-  b.boolean("train_on_prompt", d.train_on_prompt);
+  b.boolean("train_on_input", d.train_on_input);
   b.string("padding", d.padding);
   b.boolean("shuffle", d.shuffle);
   b.unsigned_integer("seed", d.seed);

@@ -24,12 +24,12 @@ class TwoExamples : public Dataset {
 // `data.fingerprint`): per example struct.pack('<qq', count, loss_start) + '<i' per token.
 TEST(DataFingerprint, MatchesTheDocumentedByteLayout) {
   const TwoExamples ds;
-  const DataStats masked = fingerprint(ds, /*train_on_prompt=*/false);
+  const DataStats masked = fingerprint(ds, /*train_on_input=*/false);
   EXPECT_EQ(masked.fingerprint, "8ed82514c9102845f6f3776d3cc267358cdcae5b93348e5ab6c9747b3ac1327e");
   EXPECT_EQ(masked.examples, 2);
   EXPECT_EQ(masked.tokens, 8);
   EXPECT_EQ(masked.loss_tokens, (5 - 2) + (3 - 1));
-  const DataStats all = fingerprint(ds, /*train_on_prompt=*/true);
+  const DataStats all = fingerprint(ds, /*train_on_input=*/true);
   EXPECT_EQ(all.fingerprint, "d72effdab328406475c8f6d0cea24fcbf4b4162d61952c40dd97d5bb325732da");
   EXPECT_EQ(all.loss_tokens, (5 - 1) + (3 - 1));
 }
@@ -45,11 +45,11 @@ class OneMaskedExample : public Dataset {
 };
 
 // A per-token loss mask is hashed as -1 then the mask bytes (Python hashlib over
-// struct.pack('<qq', 5, -1) + bytes(mask) + '<i' per token). train_on_prompt does not apply to it.
+// struct.pack('<qq', 5, -1) + bytes(mask) + '<i' per token). train_on_input does not apply to it.
 TEST(DataFingerprint, HashesAPerTokenLossMask) {
   const OneMaskedExample ds;
-  for (const bool train_on_prompt : {false, true}) {
-    const DataStats stats = fingerprint(ds, train_on_prompt);
+  for (const bool train_on_input : {false, true}) {
+    const DataStats stats = fingerprint(ds, train_on_input);
     EXPECT_EQ(stats.fingerprint,
               "f4de0c433039993d9d952702c366c547fe6e6cc5c0fae81d0649f3a7fba0ed86");
     EXPECT_EQ(stats.loss_tokens, 2);
@@ -82,13 +82,13 @@ TEST(DataFingerprint, LossTokensAgreeWithTheBatcher) {
   d.min_tokens = 10;
   d.max_tokens = 60;
   d.seed = 5;
-  for (const bool train_on_prompt : {false, true}) {
-    d.train_on_prompt = train_on_prompt;
+  for (const bool train_on_input : {false, true}) {
+    d.train_on_input = train_on_input;
     const SyntheticDataset ds(d, tok);
     BatcherOptions o;
     o.micro_batch_size = 4;
     o.seq_len = d.seq_len;
-    o.train_on_prompt = train_on_prompt;
+    o.train_on_input = train_on_input;
     o.seed = 1;
     Batcher batcher(ds, o, at::kCPU);
     int64_t loss_tokens = 0;
@@ -98,12 +98,12 @@ TEST(DataFingerprint, LossTokensAgreeWithTheBatcher) {
       loss_tokens += mb.loss_tokens;
       real_tokens += mb.real_tokens;
     }
-    const DataStats stats = fingerprint(ds, train_on_prompt);
-    EXPECT_EQ(stats.loss_tokens, loss_tokens) << train_on_prompt;
-    EXPECT_EQ(stats.tokens, real_tokens) << train_on_prompt;
+    const DataStats stats = fingerprint(ds, train_on_input);
+    EXPECT_EQ(stats.loss_tokens, loss_tokens) << train_on_input;
+    EXPECT_EQ(stats.tokens, real_tokens) << train_on_input;
   }
   // The mask is part of the data: the same tokens trained on the prompt hash differently.
-  d.train_on_prompt = false;
+  d.train_on_input = false;
   const SyntheticDataset ds(d, tok);
   EXPECT_NE(fingerprint(ds, false).fingerprint, fingerprint(ds, true).fingerprint);
 }

@@ -65,7 +65,7 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                        "lognormal_median_tokens",
                                                        "lognormal_sigma",
                                                        "prompt_fraction",
-                                                       "train_on_prompt",
+                                                       "train_on_input",
                                                        "padding",
                                                        "shuffle",
                                                        "seed"}));
@@ -106,7 +106,7 @@ TEST(Canonical, JobJsonIsSortedCompactAndLeavesOutMachineKeys) {
             "\"max_tokens\":256,\"min_tokens\":32,\"num_examples\":256,\"on_error\":\"fail\","
             "\"padding\":\"longest\",\"prompt_fraction\":0.5,\"seed\":1234,\"seq_len\":256,"
             "\"shuffle\":true,\"source\":\"synthetic\",\"subset\":\"first\","
-            "\"too_long\":\"truncate\",\"train_on_prompt\":false,\"validation_fraction\":0.0},"
+            "\"too_long\":\"truncate\",\"train_on_input\":false,\"validation_fraction\":0.0},"
             "\"lora\":{\"alpha\":32.0,\"dropout\":0.0,\"dtype\":\"fp32\",\"rank\":16,"
             "\"targets\":[\"q\",\"v\"]},"
             "\"model\":{\"activation_checkpointing\":false,\"checkpoint_path\":\"\","

@@ -112,7 +112,7 @@ data:
   lognormal_median_tokens: 80
   lognormal_sigma: 0.25
   prompt_fraction: 0.25
-  train_on_prompt: true
+  train_on_input: true
   padding: max_length
   shuffle: false
   seed: 18446744073709551615
@@ -181,7 +181,7 @@ output:
   EXPECT_EQ(s.data.lognormal_median_tokens, 80.0);
   EXPECT_EQ(s.data.lognormal_sigma, 0.25);
   EXPECT_EQ(s.data.prompt_fraction, 0.25);
-  EXPECT_TRUE(s.data.train_on_prompt);
+  EXPECT_TRUE(s.data.train_on_input);
   EXPECT_EQ(s.data.padding, "max_length");
   EXPECT_FALSE(s.data.shuffle);
   EXPECT_EQ(s.data.seed, 18446744073709551615u);
@@ -1102,7 +1102,7 @@ TEST(SpecConfigs, Llama31_8bLoraReadsAlpacaThroughTheLlama3Tokenizer) {
   EXPECT_EQ(s.data.path, "data/alpaca-2k.jsonl");
   EXPECT_EQ(s.data.format, "alpaca");
   EXPECT_EQ(s.data.tokenizer, "models/llama3.1-8b");
-  EXPECT_FALSE(s.data.train_on_prompt);
+  EXPECT_FALSE(s.data.train_on_input);
   EXPECT_EQ(s.data.seq_len, 2048);
   EXPECT_EQ(s.data.padding, "longest");
   // Same job as the synthetic variant in everything but the data.

@@ -38,7 +38,7 @@ struct BatcherOptions {
   int64_t seq_len = 0;  // examples are truncated to this many tokens
   Padding padding = Padding::kLongest;
   bool shuffle = true;
-  bool train_on_prompt = false;
+  bool train_on_input = false;
   uint64_t seed = 0;
   int32_t pad_id = 0;
 };

@@ -7,7 +7,7 @@
 
 namespace ftbench::data {
 
-// For data.source: file. train_on_input follows data.train_on_prompt; the longest example is
+// For data.source: file. The options follow the data section of the spec; the longest example is
 // data.seq_len tokens.
 DataFileOptions data_file_options(const spec::DataSpec& data);
 

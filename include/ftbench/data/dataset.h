@@ -20,12 +20,12 @@ struct Example {
   std::vector<uint8_t> loss_mask;
 };
 
-// Whether token `t` (t >= 1) of `example` is a loss target. `train_on_prompt` applies only to
+// Whether token `t` (t >= 1) of `example` is a loss target. `train_on_input` applies only to
 // examples without a loss_mask.
-inline bool is_target(const Example& example, int64_t t, bool train_on_prompt) {
+inline bool is_target(const Example& example, int64_t t, bool train_on_input) {
   if (t < 1) return false;
   if (!example.loss_mask.empty()) return example.loss_mask[static_cast<std::size_t>(t)] != 0;
-  return train_on_prompt || t >= example.prompt_tokens;
+  return train_on_input || t >= example.prompt_tokens;
 }
 
 class Dataset {

@@ -118,7 +118,7 @@ struct DataFileStats {
   int64_t examples = 0;          // in this data set
   int64_t truncated = 0;         // examples of this data set cut to max_tokens
   int64_t tokens = 0;            // sum of example lengths
-  int64_t loss_tokens = 0;       // target tokens (is_target with train_on_prompt = false)
+  int64_t loss_tokens = 0;       // target tokens (is_target with train_on_input = false)
   double mean_length = 0.0;
   // Median and 90th percentile of the lengths by metrics::percentile (numpy's default "linear"
   // interpolation, so they may fall between two lengths).

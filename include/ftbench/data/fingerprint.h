@@ -17,9 +17,9 @@ struct DataStats {
 
 // Hashes every example in index order (shuffling is a function of the spec's seed, which the
 // spec fingerprint covers). Per example, little-endian: int64 token count, int64 index of the
-// first token that carries loss (0 when `train_on_prompt`, else the prompt length) — or, for an
+// first token that carries loss (0 when `train_on_input`, else the prompt length) — or, for an
 // example with a loss_mask, int64 -1 followed by the mask (one byte per token) — then each token
 // id as int32. The hash is streamed; no copy of the data set is made.
-DataStats fingerprint(const Dataset& dataset, bool train_on_prompt);
+DataStats fingerprint(const Dataset& dataset, bool train_on_input);
 
 }  // namespace ftbench::data

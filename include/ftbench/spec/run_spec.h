@@ -86,7 +86,7 @@ struct DataSpec {
   double lognormal_median_tokens = 128.0;
   double lognormal_sigma = 0.5;
   double prompt_fraction = 0.5;  // share of each example that is prompt (masked from the loss)
-  bool train_on_prompt = false;
+  bool train_on_input = false;
   // "longest": pad each micro-batch to its longest example; "max_length": pad to seq_len;
   // "pack": several examples per sequence of seq_len tokens, position ids restarting and
   // attention kept inside each example.
