@@ -431,6 +431,85 @@ TEST_F(Cli, TrainsOnAnAlpacaFileThroughATokenizerJson) {
       << bad.output;
 }
 
+// The same Alpaca JSON array (not JSONL) trained with packing on and off, prompt masked and
+// not: packing changes the batches but not what is trained, so the data fingerprint and the loss
+// tokens stay; it cuts the padding. With train_on_input every token but each example's first is
+// a target, packed or not: no loss crosses from one example into the next.
+TEST_F(Cli, PacksAnAlpacaJsonArrayWithAndWithoutPromptMasking) {
+  std::ofstream(dir_ / "tokenizer.json") << tiny_tokenizer_json();
+  nlohmann::json records = nlohmann::json::array();
+  for (int i = 0; i < 48; ++i) {
+    records.push_back(
+        {{"instruction", "Count to " + std::to_string(i % 7 + 1) + "."},
+         {"input", i % 3 == 0 ? "" : std::string(static_cast<size_t>(i % 5) * 9, 'x')},
+         {"output", std::string(static_cast<size_t>(i % 11) * 4 + 1, 'y')}});
+  }
+  std::ofstream(dir_ / "alpaca.json") << records.dump(2);
+  struct Run {
+    nlohmann::json report;
+    int64_t steps = 0, real = 0, padded = 0, loss = 0;
+  };
+  // Micro-batch 1 x accumulation 1 unless `batch` says otherwise: every row is a step, so no
+  // partial step is dropped at the end of the epoch.
+  const auto run = [&](const std::string& padding, bool train_on_input,
+                       const std::string& batch = "") {
+    const fs::path out = dir_ / ("r-" + padding + (train_on_input ? "-all" : "") + ".json");
+    const Result r = ftbench(
+        "run configs/ci-tiny.yaml --set data.source=file --set data.path='" +
+        (dir_ / "alpaca.json").string() + "' --set data.tokenizer='" +
+        (dir_ / "tokenizer.json").string() +
+        "' --set model.max_seq_len=1024 --set data.seq_len=1024 --set data.padding=" + padding +
+        " --set data.train_on_input=" + (train_on_input ? "true" : "false") +
+        (batch.empty() ? " --set train.micro_batch_size=1 --set train.grad_accum_steps=1" : batch) +
+        " -o '" + out.string() + "'");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    Run result;
+    result.report = nlohmann::json::parse(read_file(out));
+    for (const auto& step : result.report["steps"]) {
+      ++result.steps;
+      result.real += step["real_tokens"].get<int64_t>();
+      result.padded += step["padded_tokens"].get<int64_t>();
+      result.loss += step["loss_tokens"].get<int64_t>();
+    }
+    return result;
+  };
+  const Run longest = run("longest", false, " ");  // ci-tiny's micro-batch 4 x accumulation 2
+  const Run max_length = run("max_length", false);
+  const Run packed = run("pack", false);
+  const Run packed_all = run("pack", true);
+  const nlohmann::json& data = longest.report["data"];
+  ASSERT_EQ(data["examples"], 48);
+  EXPECT_EQ(data["source"],
+            "file(path=" + (dir_ / "alpaca.json").string() + ", format=alpaca, n=48)");
+  EXPECT_EQ(data["statistics"]["format"], "alpaca");
+  EXPECT_EQ(packed.report["data"], data);
+  EXPECT_EQ(packed.report["spec"]["data"]["padding"], "pack");
+
+  // One epoch trains every example once: every token and every loss token, packed or not.
+  EXPECT_EQ(longest.steps, 6);  // 48 examples / (4 x 2)
+  EXPECT_EQ(max_length.steps, 48);
+  for (const Run* r : {&longest, &max_length, &packed}) {
+    EXPECT_EQ(r->real, data["tokens"].get<int64_t>());
+    EXPECT_EQ(r->loss, data["loss_tokens"].get<int64_t>());
+  }
+  // About 10,000 tokens in examples of roughly 150 to 300: several to a packed row of 1024.
+  EXPECT_GE(packed.steps, 10);
+  EXPECT_LE(packed.steps, 16);
+  EXPECT_EQ(packed.padded, packed.steps * 1024);
+  EXPECT_EQ(max_length.padded, 48 * 1024);
+  EXPECT_LT(packed.padded, max_length.padded / 3);
+
+  // Without masking: a different fingerprint, and every token after each example's first.
+  const nlohmann::json& all = packed_all.report["data"];
+  EXPECT_NE(all["fingerprint"], data["fingerprint"]);
+  EXPECT_EQ(all["tokens"], data["tokens"]);
+  EXPECT_EQ(all["loss_tokens"].get<int64_t>(), data["tokens"].get<int64_t>() - 48);
+  EXPECT_EQ(packed_all.loss, all["loss_tokens"].get<int64_t>());
+  EXPECT_EQ(packed_all.steps, packed.steps);
+  EXPECT_DOUBLE_EQ(all["statistics"]["masked_fraction"].get<double>(),
+                   48.0 / data["tokens"].get<double>());
+}
+
 // A quarter of the file held out for validation, a pass every 2 steps and after the last: the
 // passes come at the expected steps with finite losses, each is an `evaluation` phase between
 // training phases, and the step wall times leave the evaluation time out.
