@@ -249,9 +249,17 @@ int64_t count_targets(const Example& example) {
 class RecordBuilder {
  public:
   RecordBuilder(const DataFileOptions& options, const Tokenizer& tokenizer)
-      : options_(options), tokenizer_(tokenizer) {}
+      : options_(options),
+        tokenizer_(tokenizer),
+        add_bos_(options.add_bos && tokenizer.adds_bos()) {}
 
   Example build(const std::string& format, const json& record) const {
+    if (options_.add_eos && tokenizer_.eos_id() < 0 && (format == "alpaca" || format == "text")) {
+      throw DataError(fmt::format(
+          "{}: the tokenizer ({}) has no EOS token to end {} examples with; set eos_token in "
+          "tokenizer_config.json",
+          options_.path, tokenizer_.name(), format));
+    }
     Example example;
     if (format == "alpaca") {
       example = alpaca(record);
@@ -293,7 +301,7 @@ class RecordBuilder {
     }
     const std::string& output = required_string(record, "output");
     Example example;
-    if (options_.add_bos) example.tokens.push_back(tokenizer_.bos_id());
+    if (add_bos_) example.tokens.push_back(tokenizer_.bos_id());
     append(example.tokens, alpaca_prompt(instruction, input));
     example.prompt_tokens = static_cast<int64_t>(example.tokens.size());
     append(example.tokens, output);
@@ -310,7 +318,7 @@ class RecordBuilder {
     Example example;
     std::vector<int32_t>& tokens = example.tokens;
     std::vector<uint8_t>& mask = example.loss_mask;
-    if (options_.add_bos) tokens.push_back(tokenizer_.bos_id());
+    if (add_bos_) tokens.push_back(tokenizer_.bos_id());
     bool any_assistant = false;
     for (std::size_t i = 0; i < messages.size(); ++i) {
       const json& message = messages[i];
@@ -358,7 +366,7 @@ class RecordBuilder {
   Example plain_text(const json& record) const {
     const std::string& text = required_string(record, "text");
     Example example;
-    if (options_.add_bos) example.tokens.push_back(tokenizer_.bos_id());
+    if (add_bos_) example.tokens.push_back(tokenizer_.bos_id());
     append(example.tokens, text);
     if (options_.add_eos) example.tokens.push_back(tokenizer_.eos_id());
     example.prompt_tokens = 1;
@@ -416,6 +424,7 @@ class RecordBuilder {
 
   const DataFileOptions& options_;
   const Tokenizer& tokenizer_;
+  const bool add_bos_;  // the caller wants BOS and the tokenizer's rule adds one
   ChatTokens chat_tokens_;
 };
 

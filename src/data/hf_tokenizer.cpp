@@ -338,6 +338,7 @@ struct HfTokenizer::Impl {
   TokenTrie unnormalized_trie;  // added tokens with normalized false, matched first
   TokenTrie normalized_trie;    // then the others, in the text between those
   int32_t bos = -1, eos = -1, pad = -1;
+  bool add_bos = false;
   int64_t vocab_size = 0;
 
   // Pre-token bytes -> ids. Readers share the lock: after warm-up nearly every lookup hits.
@@ -522,6 +523,72 @@ std::vector<Section> HfTokenizer::Impl::split_added(std::string_view text) const
   }
   return sections;
 }
+
+namespace {
+
+// The id of the special token a post_processor puts before a single text (TemplateProcessing's
+// `single` starting with a SpecialToken, RobertaProcessing's `cls`), or nullopt when it puts
+// none. Sequence post-processors are searched in order.
+std::optional<int32_t> leading_special_token(const HfTokenizer& tokenizer, const json& processor,
+                                             const std::string& source) {
+  if (processor.is_null()) return std::nullopt;
+  const std::string type = type_of(processor, source, "post_processor");
+  const auto id_of = [&](const std::string& token, const std::string& where) {
+    if (processor.contains("special_tokens") && processor["special_tokens"].is_object()) {
+      const auto it = processor["special_tokens"].find(token);
+      if (it != processor["special_tokens"].end() && it->contains("ids") &&
+          (*it)["ids"].is_array() && (*it)["ids"].size() == 1 &&
+          (*it)["ids"][0].is_number_integer()) {
+        return (*it)["ids"][0].get<int32_t>();
+      }
+    }
+    const std::optional<int32_t> id = tokenizer.token_id(token);
+    if (!id) {
+      throw TokenizerError(fmt::format("{}: post_processor.{}: \"{}\" is not a token of the file",
+                                       source, where, token));
+    }
+    return *id;
+  };
+  if (type == "Sequence") {
+    if (!processor.contains("processors") || !processor["processors"].is_array()) {
+      throw TokenizerError(
+          fmt::format("{}: post_processor.processors: expected an array", source));
+    }
+    for (const json& p : processor["processors"]) {
+      if (const auto id = leading_special_token(tokenizer, p, source)) return id;
+    }
+    return std::nullopt;
+  }
+  if (type == "TemplateProcessing") {
+    if (!processor.contains("single") || !processor["single"].is_array()) {
+      throw TokenizerError(fmt::format(
+          "{}: post_processor.single: expected an array of template pieces, found {}", source,
+          processor.contains("single") ? processor["single"].dump() : "nothing"));
+    }
+    const json& single = processor["single"];
+    if (single.empty() || !single[0].is_object() || !single[0].contains("SpecialToken")) {
+      return std::nullopt;
+    }
+    const json& special = single[0]["SpecialToken"];
+    if (!special.is_object() || !special.contains("id") || !special["id"].is_string()) {
+      throw TokenizerError(fmt::format(
+          "{}: post_processor.single[0].SpecialToken: expected {{\"id\": \"...\"}}, found {}",
+          source, special.dump()));
+    }
+    return id_of(special["id"].get<std::string>(), "single[0]");
+  }
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
+    const json& cls = processor.contains("cls") ? processor["cls"] : json();
+    if (!cls.is_array() || cls.size() != 2 || !cls[0].is_string()) {
+      throw TokenizerError(fmt::format("{}: post_processor.cls: expected [\"token\", id], found {}",
+                                       source, cls.dump()));
+    }
+    return id_of(cls[0].get<std::string>(), "cls");
+  }
+  return std::nullopt;  // ByteLevel and the like add no token
+}
+
+}  // namespace
 
 HfTokenizer::HfTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HfTokenizer::~HfTokenizer() = default;
@@ -825,6 +892,27 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
   im.eos = special_from_config("eos_token")
                .value_or(first_known({"<|end_of_text|>", "</s>", "<|endoftext|>"}));
   im.pad = special_from_config("pad_token").value_or(im.eos);
+
+  // Does an example start with BOS? add_bos_token says so where the config has it (the Llama
+  // tokenizer classes rebuild their post-processor from it); else the post-processor decides.
+  const std::optional<int32_t> template_bos =
+      root.contains("post_processor") ? leading_special_token(*self, root["post_processor"], source)
+                                      : std::nullopt;
+  if (config.is_object() && config.contains("add_bos_token") &&
+      !config["add_bos_token"].is_null()) {
+    if (!config["add_bos_token"].is_boolean()) {
+      throw TokenizerError(fmt::format("{}: add_bos_token: expected true or false, found {}",
+                                       config_source, config["add_bos_token"].dump()));
+    }
+    im.add_bos = config["add_bos_token"].get<bool>();
+    if (im.add_bos && im.bos < 0) {
+      throw TokenizerError(fmt::format(
+          "{}: add_bos_token is true, but there is no BOS token: set bos_token", config_source));
+    }
+  } else if (template_bos) {
+    im.add_bos = true;
+    im.bos = *template_bos;
+  }
   return tokenizer;
 }
 
@@ -863,6 +951,7 @@ int64_t HfTokenizer::vocab_size() const { return impl_->vocab_size; }
 int32_t HfTokenizer::bos_id() const { return impl_->bos; }
 int32_t HfTokenizer::eos_id() const { return impl_->eos; }
 int32_t HfTokenizer::pad_id() const { return impl_->pad; }
+bool HfTokenizer::adds_bos() const { return impl_->add_bos; }
 
 std::optional<int32_t> HfTokenizer::token_id(std::string_view token) const {
   for (const AddedToken& t : impl_->added) {

@@ -31,4 +31,21 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
   return HfTokenizer::from_file(spec);
 }
 
+std::string describe_special_tokens(const Tokenizer& tokenizer) {
+  const auto token = [&](const char* what, int32_t id) {
+    if (id < 0) return fmt::format("{} none", what);
+    return fmt::format("{} {} = {}", what, tokenizer.decode({id}), id);
+  };
+  std::string out = token("BOS", tokenizer.bos_id());
+  if (tokenizer.bos_id() >= 0)
+    out += tokenizer.adds_bos() ? " (starts each example)" : " (not added)";
+  out += ", " + token("EOS", tokenizer.eos_id());
+  if (tokenizer.pad_id() >= 0 && tokenizer.pad_id() == tokenizer.eos_id()) {
+    out += ", PAD = EOS";
+  } else {
+    out += ", " + token("PAD", tokenizer.pad_id());
+  }
+  return out;
+}
+
 }  // namespace ftbench::data

@@ -19,7 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bytes as ids 0-255, then BOS, EOS, PAD and the three Llama 3 chat tokens; `with_eot` false
-// leaves <|eot_id|> out of the vocabulary.
+// leaves <|eot_id|> out of the vocabulary, `adds_bos` false says examples start without BOS
+// (as GPT-2's tokenizer.json does), `with_eos` false leaves the tokenizer without EOS.
 class ChatByteTokenizer final : public Tokenizer {
  public:
   static constexpr int32_t kBos = 256;
@@ -29,7 +30,8 @@ class ChatByteTokenizer final : public Tokenizer {
   static constexpr int32_t kEndHeader = 260;
   static constexpr int32_t kEot = 261;
 
-  explicit ChatByteTokenizer(bool with_eot = true) : with_eot_(with_eot) {}
+  explicit ChatByteTokenizer(bool with_eot = true, bool adds_bos = true, bool with_eos = true)
+      : with_eot_(with_eot), adds_bos_(adds_bos), with_eos_(with_eos) {}
   std::string name() const override { return "chat-bytes"; }
   std::vector<int32_t> encode(std::string_view text) const override {
     std::vector<int32_t> ids;
@@ -45,8 +47,9 @@ class ChatByteTokenizer final : public Tokenizer {
   }
   int64_t vocab_size() const override { return 262; }
   int32_t bos_id() const override { return kBos; }
-  int32_t eos_id() const override { return kEos; }
+  int32_t eos_id() const override { return with_eos_ ? kEos : -1; }
   int32_t pad_id() const override { return kPad; }
+  bool adds_bos() const override { return adds_bos_; }
   std::optional<int32_t> token_id(std::string_view token) const override {
     if (token == "<|start_header_id|>") return kStartHeader;
     if (token == "<|end_header_id|>") return kEndHeader;
@@ -56,6 +59,8 @@ class ChatByteTokenizer final : public Tokenizer {
 
  private:
   bool with_eot_;
+  bool adds_bos_;
+  bool with_eos_;
 };
 
 std::vector<int32_t> Ids(std::string_view text) {
@@ -192,6 +197,40 @@ TEST_F(FileDatasetTest, AlpacaWithoutBosOrEosAndTrainOnInput) {
   EXPECT_EQ(all.at(0).prompt_tokens, 1);
   EXPECT_TRUE(all.at(0).loss_mask.empty());
   EXPECT_EQ(all.stats().loss_tokens, static_cast<int64_t>(kNoInputPrompt.size()) + 2 + 1);
+}
+
+// BOS where the tokenizer's rule adds one (Tokenizer::adds_bos), in every format; EOS after
+// alpaca and text examples always, and a tokenizer without one is refused for them.
+TEST_F(FileDatasetTest, BosFollowsTheTokenizerRuleAndEosIsAlwaysAppended) {
+  const std::string alpaca = "{\"instruction\": \"Say hi\", \"output\": \"hi\"}\n";
+  const ChatByteTokenizer no_bos(true, /*adds_bos=*/false);
+  FileDataset a(Options("a.jsonl", alpaca), no_bos);
+  EXPECT_EQ(a.at(0).tokens, Cat({Ids(kNoInputPrompt), Ids("hi"), {257}}));
+  EXPECT_EQ(a.at(0).prompt_tokens, static_cast<int64_t>(kNoInputPrompt.size()));
+  FileDataset t(Options("t.jsonl", "{\"text\": \"abc\"}\n"), no_bos);
+  EXPECT_EQ(t.at(0).tokens, Cat({Ids("abc"), {257}}));
+  EXPECT_EQ(t.stats().loss_tokens, 3);  // b, c and EOS: the first token predicts from nothing
+  FileDataset c(Options("c.jsonl",
+                        "{\"messages\": [{\"role\": \"user\", \"content\": \"q\"}, "
+                        "{\"role\": \"assistant\", \"content\": \"a\"}]}\n"),
+                no_bos);
+  EXPECT_EQ(c.at(0).tokens.front(), ChatByteTokenizer::kStartHeader);
+
+  const ChatByteTokenizer no_eos(true, true, /*with_eos=*/false);
+  DataFileOptions options;
+  const std::string path = (dir_ / "e.jsonl").string();
+  EXPECT_EQ(Error("e.jsonl", alpaca, options, &no_eos),
+            path +
+                ": the tokenizer (chat-bytes) has no EOS token to end alpaca examples with; set "
+                "eos_token in tokenizer_config.json");
+  // Chat turns end with <|eot_id|>, pre-tokenized examples with what they hold: no EOS needed.
+  FileDataset chat(Options("c2.jsonl",
+                           "{\"messages\": [{\"role\": \"user\", \"content\": \"q\"}, "
+                           "{\"role\": \"assistant\", \"content\": \"a\"}]}\n"),
+                   no_eos);
+  EXPECT_EQ(chat.at(0).tokens.back(), ChatByteTokenizer::kEot);
+  FileDataset ids(Options("i.jsonl", "{\"input_ids\": [1, 2, 3]}\n"), no_eos);
+  EXPECT_EQ(ids.at(0).tokens, (std::vector<int32_t>{1, 2, 3}));
 }
 
 TEST_F(FileDatasetTest, ChatLlama3TokensAndMask) {

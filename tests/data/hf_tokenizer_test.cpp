@@ -59,6 +59,7 @@ struct Spec {
   json added_tokens = json::array();
   bool ignore_merges = false;
   bool pair_merges = false;  // [["a", "b"]] instead of ["a b"]
+  json post_processor = nullptr;
 };
 
 json tokenizer_json(const Spec& spec) {
@@ -80,7 +81,7 @@ json tokenizer_json(const Spec& spec) {
           {"added_tokens", spec.added_tokens},
           {"normalizer", nullptr},
           {"pre_tokenizer", spec.pre_tokenizer},
-          {"post_processor", nullptr},
+          {"post_processor", spec.post_processor},
           {"decoder", {{"type", "ByteLevel"}}},
           {"model",
            {{"type", "BPE"},
@@ -303,6 +304,82 @@ TEST(HfTokenizer, SpecialIdsFromConfigElseWellKnownTokens) {
   const auto t = make(gpt2);
   EXPECT_EQ(t->bos_id(), 256);
   EXPECT_EQ(t->eos_id(), 256);
+}
+
+// Llama 3's post-processor, as its tokenizer.json has it: ByteLevel, then "<|begin_of_text|> $A".
+json llama3_post_processor(const std::string& bos = "<|begin_of_text|>", int bos_id = 300) {
+  const json template_processing = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+      {"pair",
+       {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+        {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
+        {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+      {"special_tokens", {{bos, {{"id", bos}, {"ids", {bos_id}}, {"tokens", {bos}}}}}}};
+  return {{"type", "Sequence"},
+          {"processors",
+           {{{"type", "ByteLevel"},
+             {"add_prefix_space", true},
+             {"trim_offsets", false},
+             {"use_regex", true}},
+            template_processing}}};
+}
+
+TEST(HfTokenizer, BosFollowsThePostProcessorUnlessTheConfigSays) {
+  Spec llama3;
+  llama3.added_tokens = {added("<|begin_of_text|>", 300), added("<|end_of_text|>", 301),
+                         added("<s>", 302)};
+  // No post-processor, or GPT-2's ByteLevel one: no BOS (the id is still known).
+  EXPECT_FALSE(make(llama3)->adds_bos());
+  llama3.post_processor = {{"type", "ByteLevel"}, {"trim_offsets", true}};
+  EXPECT_FALSE(make(llama3)->adds_bos());
+  // Llama 3's template: BOS, and it is the template's token.
+  llama3.post_processor = llama3_post_processor();
+  const auto t = make(llama3);
+  EXPECT_TRUE(t->adds_bos());
+  EXPECT_EQ(t->bos_id(), 300);
+  // A template whose first piece is the text adds none.
+  json text_first = llama3_post_processor();
+  text_first["processors"][1]["single"] = {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}};
+  llama3.post_processor = text_first;
+  EXPECT_FALSE(make(llama3)->adds_bos());
+  // Without a config bos_token the template's token is the BOS, even where "<s>" would be taken.
+  Spec other = llama3;
+  other.added_tokens = {added("<s>", 300), added("<bos>", 301)};
+  other.post_processor = llama3_post_processor("<bos>", 301);
+  EXPECT_EQ(make(other)->bos_id(), 301);
+  // RobertaProcessing: cls before the text.
+  other.post_processor = {{"type", "RobertaProcessing"},
+                          {"sep", {"</s>", 2}},
+                          {"cls", {"<s>", 300}},
+                          {"trim_offsets", true},
+                          {"add_prefix_space", false}};
+  EXPECT_TRUE(make(other)->adds_bos());
+  EXPECT_EQ(make(other)->bos_id(), 300);
+
+  // tokenizer_config.json's add_bos_token wins either way.
+  llama3.post_processor = llama3_post_processor();
+  EXPECT_FALSE(make(llama3, R"({"add_bos_token": false})")->adds_bos());
+  Spec plain;
+  plain.added_tokens = {added("<|begin_of_text|>", 300)};
+  EXPECT_TRUE(make(plain, R"({"add_bos_token": true})")->adds_bos());
+  EXPECT_EQ(make(plain, R"({"add_bos_token": true})")->bos_id(), 300);
+
+  // Errors name the file and the key.
+  Spec none;
+  EXPECT_EQ(error_of([&] { make(none, R"({"add_bos_token": true})"); }),
+            "tokenizer_config.json: add_bos_token is true, but there is no BOS token: set "
+            "bos_token");
+  EXPECT_EQ(error_of([&] { make(llama3, R"({"add_bos_token": "yes"})"); }),
+            "tokenizer_config.json: add_bos_token: expected true or false, found \"yes\"");
+  Spec unknown;
+  unknown.post_processor = llama3_post_processor("<|nope|>", 999);
+  unknown.post_processor["processors"][1]["special_tokens"] = json::object();
+  EXPECT_EQ(error_of([&] { make(unknown); }),
+            "test.json: post_processor.single[0]: \"<|nope|>\" is not a token of the file");
 }
 
 TEST(HfTokenizer, RejectsUnsupportedModels) {

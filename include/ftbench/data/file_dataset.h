@@ -100,9 +100,12 @@ struct DataFileOptions {
   // Seeds the random subset and the validation hold-out (load_train_validation). The draw is a
   // portable SplitMix64 Fisher-Yates shuffle, the same on every machine.
   uint64_t seed = 0;
-  // Add the tokenizer's BOS before alpaca, chat and text examples.
+  // Start alpaca, chat and text examples with the tokenizer's BOS where its rule adds one
+  // (Tokenizer::adds_bos: Llama 2 and 3 do, GPT-2 does not).
   bool add_bos = true;
-  // Add the tokenizer's EOS after alpaca and text examples (chat turns end with <|eot_id|>).
+  // End alpaca and text examples with the tokenizer's EOS, whatever its add_eos_token says, as
+  // Alpaca's and torchtune's training code do: the model learns where an answer stops. A
+  // tokenizer without EOS is a DataError. Chat turns end with <|eot_id|>.
   bool add_eos = true;
 };
 

@@ -10,7 +10,11 @@
 // UCP, so \p{L}, \p{N} and look-ahead work as in the Rust tokenizers crate (onig/fancy-regex).
 // BOS/EOS/PAD come from tokenizer_config.json next to the file when present (bos_token,
 // eos_token, pad_token), else from well-known added tokens (<|begin_of_text|>, <|end_of_text|>,
-// <s>, </s>, <|endoftext|>); PAD defaults to EOS; an id none of these gives is -1.
+// <s>, </s>, <|endoftext|>); PAD defaults to EOS; an id none of these gives is -1. Whether
+// examples start with BOS (adds_bos): tokenizer_config.json's add_bos_token when it has one,
+// else whether the post_processor (TemplateProcessing, alone or in a Sequence, or
+// RobertaProcessing) puts a special token before the text, as Llama 3's "<|begin_of_text|> $A"
+// does; GPT-2's ByteLevel post-processor adds none. That token is then the BOS.
 // encode throws TokenizerError naming the byte offset when the text is not valid UTF-8 (the Rust
 // crate takes str, so it never sees such text). decode returns the raw bytes (a cut multi-byte
 // character stays cut, not U+FFFD) and skips ids that name no token. Thread-safe: encode caches
@@ -41,6 +45,7 @@ class HfTokenizer final : public Tokenizer {
   int32_t bos_id() const override;
   int32_t eos_id() const override;
   int32_t pad_id() const override;
+  bool adds_bos() const override;
   std::optional<int32_t> token_id(std::string_view token) const override;
 
  private:

@@ -12,4 +12,8 @@ namespace ftbench::data {
 // file or a folder holding one -> HfTokenizer. Throws TokenizerError naming the path otherwise.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec);
 
+// BOS, EOS and PAD by text and id, and whether examples start with BOS, e.g.
+// "BOS <|begin_of_text|> = 128000 (starts each example), EOS <|eot_id|> = 128009, PAD = EOS".
+std::string describe_special_tokens(const Tokenizer& tokenizer);
+
 }  // namespace ftbench::data

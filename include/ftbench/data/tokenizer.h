@@ -34,6 +34,9 @@ class Tokenizer {
   virtual int32_t bos_id() const = 0;
   virtual int32_t eos_id() const = 0;
   virtual int32_t pad_id() const = 0;
+  // Whether a training example starts with BOS, by the tokenizer's own rule (a tokenizer.json's
+  // post-processor or tokenizer_config.json's add_bos_token); true implies bos_id() >= 0.
+  virtual bool adds_bos() const { return bos_id() >= 0; }
   // The id of a token by its exact text (special tokens included: "<|eot_id|>"); nullopt when
   // the vocabulary has no such token.
   virtual std::optional<int32_t> token_id(std::string_view token) const = 0;
