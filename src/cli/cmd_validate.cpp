@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "ftbench/data/byte_tokenizer.h"
 #include "ftbench/data/data_from_spec.h"
 #include "ftbench/data/load_tokenizer.h"
+#include "ftbench/data/packing.h"
+#include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
@@ -38,9 +41,15 @@ Action add_validate_command(CLI::App& app) {
   return [flags]() {
     spec::RunSpec s = spec::load_spec(flags->spec_path, flags->overrides);
     // A data file's size decides the step counts: read it (and its tokenizer) as the run will,
-    // so that a bad file or tokenizer is found before any machine time is spent.
+    // so that a bad file or tokenizer is found before any machine time is spent. The counts
+    // come from the same rows the run's batcher makes: the training side of a validation split,
+    // packed when data.padding is pack.
+    const bool pack = s.data.padding == "pack";
     std::optional<data::DataFileStats> data_stats;
+    std::optional<int64_t> validation_examples;
+    std::optional<int64_t> rows;
     std::string tokenizer_name;
+    std::string special_tokens;
     if (s.data.source == "file" && !flags->no_data) {
       std::unique_ptr<data::Tokenizer> tokenizer;
       try {
@@ -49,24 +58,34 @@ Action add_validate_command(CLI::App& app) {
         throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
       }
       tokenizer_name = tokenizer->name();
+      special_tokens = data::describe_special_tokens(*tokenizer);
       data::check_tokenizer_fits(s, *tokenizer);
-      std::optional<data::FileDataset> loaded;
+      data::ValidationOptions vo;
+      vo.fraction = s.data.validation_fraction;
+      vo.path = s.data.validation_path;
+      data::TrainValidationData split;
       try {
-        loaded.emplace(data::data_file_options(s.data), *tokenizer);
+        split = data::load_train_validation(data::data_file_options(s.data), vo, *tokenizer);
       } catch (const data::DataError& e) {
         throw data::DataError(std::string("data.path: ") + e.what());
       }
-      const data::FileDataset& file = *loaded;
-      data_stats = file.stats();
-      s.data.num_examples = file.size();
+      data_stats = split.train->stats();
+      if (split.validation) validation_examples = split.validation->size();
+      rows = data::rows_per_epoch(*split.train, pack, s.data.seq_len);
+    } else if (s.data.source == "synthetic" && pack) {
+      const data::ByteTokenizer byte;
+      rows = data::rows_per_epoch(data::SyntheticDataset(s.data, byte), true, s.data.seq_len);
     }
-    const spec::DerivedCounts d = spec::derive_counts(s);
-    if (data_stats && d.steps_per_epoch < 1) {
+    const spec::DerivedCounts d =
+        rows ? spec::derive_counts_from_batches(s, *rows / s.train.micro_batch_size)
+             : spec::derive_counts(s);
+    if (rows && d.steps_per_epoch < 1) {
       throw spec::SpecError(
-          {{s.source_path, "data.path", 0,
-            fmt::format("{} holds {} usable examples: 0 optimizer steps with micro_batch_size {} "
-                        "x grad_accum_steps {}",
-                        s.data.path, data_stats->examples, s.train.micro_batch_size,
+          {{s.source_path, s.data.source == "file" ? "data.path" : "data.num_examples", 0,
+            fmt::format("{} examples make {} {}: 0 optimizer steps with micro_batch_size {} x "
+                        "grad_accum_steps {}",
+                        data_stats ? data_stats->examples : s.data.num_examples, *rows,
+                        pack ? "packed rows" : "rows", s.train.micro_batch_size,
                         s.train.grad_accum_steps)}});
     }
     const model::ParamCounts p = model::count_parameters(s.model, s.lora);
@@ -83,6 +102,7 @@ Action add_validate_command(CLI::App& app) {
       out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
       if (data_stats) {
         out["data"] = {{"tokenizer", tokenizer_name},
+                       {"special_tokens", special_tokens},
                        {"records", data_stats->records},
                        {"examples", data_stats->examples},
                        {"skipped_bad", data_stats->skipped_bad},
@@ -95,7 +115,9 @@ Action add_validate_command(CLI::App& app) {
                        {"p90_length", data_stats->p90_length},
                        {"max_length", data_stats->max_length},
                        {"masked_fraction", data_stats->masked_fraction}};
+        if (validation_examples) out["data"]["validation_examples"] = *validation_examples;
       }
+      if (rows && pack) out["derived"]["packed_rows_per_epoch"] = *rows;
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }
@@ -108,6 +130,7 @@ Action add_validate_command(CLI::App& app) {
     line("spec fingerprint", spec::fingerprint(s));
     if (data_stats) {
       line("tokenizer", tokenizer_name);
+      line("special tokens", special_tokens);
       line("data file", fmt::format("{} examples of {} records ({} bad skipped, {} too long "
                                     "dropped, {} truncated)",
                                     group_thousands(data_stats->examples),
@@ -118,9 +141,13 @@ Action add_validate_command(CLI::App& app) {
                        data_stats->p50_length, data_stats->p90_length, data_stats->max_length));
       line("tokens", fmt::format("{} ({:.1f}% without loss)", group_thousands(data_stats->tokens),
                                  100.0 * data_stats->masked_fraction));
+      if (validation_examples) {
+        line("validation examples", group_thousands(*validation_examples));
+      }
     } else if (s.data.source == "file") {
       line("data file", "not read (--no-data): steps below assume data.num_examples");
     }
+    if (rows && pack) line("packed rows per epoch", group_thousands(*rows));
     line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
                                         s.train.micro_batch_size, s.train.grad_accum_steps));
     line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ftbench/data/packing.h"
 #include "ftbench/data/rng.h"
 
 namespace ftbench::data {
@@ -33,28 +34,11 @@ void write_example(const Example& ex, int64_t n, int64_t base, bool train_on_inp
 Batcher::Batcher(const Dataset& dataset, BatcherOptions options, at::Device device)
     : dataset_(dataset), options_(options), device_(device) {
   if (options_.padding != Padding::kPack) return;
-  if (options_.seq_len < 1) throw std::invalid_argument("packing needs seq_len >= 1");
-  // Greedy, in data set order: an example goes into the current row if it fits whole, otherwise
-  // it starts a new row. Examples longer than seq_len are truncated to it first.
-  pack_offsets_.push_back(0);
-  int64_t used = 0;
-  for (int64_t i = 0; i < dataset_.size(); ++i) {
-    const int64_t n = truncated_length(dataset_.at(i), options_.seq_len);
-    if (used > 0 && used + n > options_.seq_len) {
-      pack_offsets_.push_back(static_cast<int64_t>(pack_items_.size()));
-      used = 0;
-    }
-    pack_items_.push_back(i);
-    used += n;
-  }
-  if (pack_items_.size() > static_cast<size_t>(pack_offsets_.back())) {
-    pack_offsets_.push_back(static_cast<int64_t>(pack_items_.size()));
-  }
+  packed_ = pack_greedy(dataset_, options_.seq_len);
 }
 
 int64_t Batcher::rows_per_epoch() const {
-  return options_.padding == Padding::kPack ? static_cast<int64_t>(pack_offsets_.size()) - 1
-                                            : dataset_.size();
+  return options_.padding == Padding::kPack ? packed_.rows() : dataset_.size();
 }
 
 int64_t Batcher::batches_per_epoch() const { return rows_per_epoch() / options_.micro_batch_size; }
@@ -128,8 +112,8 @@ MicroBatch Batcher::get_packed(const std::vector<int64_t>& ord, int64_t index) {
     const size_t row = static_cast<size_t>(ord[static_cast<size_t>(index * b + r)]);
     int64_t used = 0;
     int64_t segment = 0;
-    for (int64_t k = pack_offsets_[row]; k < pack_offsets_[row + 1]; ++k, ++segment) {
-      const Example& ex = dataset_.at(pack_items_[static_cast<size_t>(k)]);
+    for (int64_t k = packed_.offsets[row]; k < packed_.offsets[row + 1]; ++k, ++segment) {
+      const Example& ex = dataset_.at(packed_.items[static_cast<size_t>(k)]);
       const int64_t n = truncated_length(ex, s);
       write_example(ex, n, r * s + used, options_.train_on_input, ids_p, labels_p, positions);
       for (int64_t t = 0; t < n; ++t) {

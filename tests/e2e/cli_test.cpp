@@ -369,7 +369,15 @@ std::string tiny_tokenizer_json() {
       {"added_tokens", added},
       {"normalizer", nullptr},
       {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
-      {"post_processor", nullptr},
+      // Llama 3's: "<|begin_of_text|> $A", so every example starts with BOS.
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single",
+         {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
+          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"special_tokens",
+         {{"<|begin_of_text|>",
+           {{"id", "<|begin_of_text|>"}, {"ids", {258}}, {"tokens", {"<|begin_of_text|>"}}}}}}}},
       {"decoder", {{"type", "ByteLevel"}}},
       {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"t h", "th e"}}}}};
   return tok.dump();
@@ -498,6 +506,22 @@ TEST_F(Cli, PacksAnAlpacaJsonArrayWithAndWithoutPromptMasking) {
   EXPECT_EQ(packed.padded, packed.steps * 1024);
   EXPECT_EQ(max_length.padded, 48 * 1024);
   EXPECT_LT(packed.padded, max_length.padded / 3);
+  // `ftbench validate` counts the same packed rows, so the same steps, without running.
+  const Result v = ftbench(
+      "validate configs/ci-tiny.yaml --json --set data.source=file --set "
+      "data.path='" +
+      (dir_ / "alpaca.json").string() + "' --set data.tokenizer='" +
+      (dir_ / "tokenizer.json").string() +
+      "' --set model.max_seq_len=1024 --set data.seq_len=1024 --set "
+      "data.padding=pack --set train.micro_batch_size=1 --set "
+      "train.grad_accum_steps=1");
+  ASSERT_EQ(v.exit_code, 0) << v.output;
+  const nlohmann::json validated = nlohmann::json::parse(v.output);
+  EXPECT_EQ(validated["derived"]["total_steps"].get<int64_t>(), packed.steps);
+  EXPECT_EQ(validated["derived"]["packed_rows_per_epoch"].get<int64_t>(), packed.steps);
+  EXPECT_EQ(validated["data"]["special_tokens"],
+            "BOS <|begin_of_text|> = 258 (starts each example), EOS <|end_of_text|> = 259, PAD = "
+            "EOS");
 
   // Without masking: a different fingerprint, and every token after each example's first.
   const nlohmann::json& all = packed_all.report["data"];
@@ -506,8 +530,8 @@ TEST_F(Cli, PacksAnAlpacaJsonArrayWithAndWithoutPromptMasking) {
   EXPECT_EQ(all["loss_tokens"].get<int64_t>(), data["tokens"].get<int64_t>() - 48);
   EXPECT_EQ(packed_all.loss, all["loss_tokens"].get<int64_t>());
   EXPECT_EQ(packed_all.steps, packed.steps);
-  EXPECT_DOUBLE_EQ(all["statistics"]["masked_fraction"].get<double>(),
-                   48.0 / data["tokens"].get<double>());
+  EXPECT_NEAR(all["statistics"]["masked_fraction"].get<double>(),
+              48.0 / data["tokens"].get<double>(), 1e-15);
 }
 
 // A quarter of the file held out for validation, a pass every 2 steps and after the last: the

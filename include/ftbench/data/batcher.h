@@ -8,14 +8,16 @@
 #include <ATen/ATen.h>
 
 #include "ftbench/data/dataset.h"
+#include "ftbench/data/packing.h"
 
 namespace ftbench::data {
 
 // kLongest: one example per row, rows padded to the micro-batch's longest example.
 // kMaxLength: one example per row, rows padded to seq_len.
 // kPack: several whole examples per row of seq_len tokens (torchtune's PackedDataset): the
-// examples are packed greedily once, in data set order, and the packed rows are shuffled per
-// epoch. Position ids restart at 0 for each example and attention stays inside each example.
+// examples are packed greedily once, in data set order (pack_greedy, data/packing.h), and the
+// packed rows are shuffled per epoch. Position ids restart at 0 for each example and attention
+// stays inside each example.
 enum class Padding { kLongest, kMaxLength, kPack };
 
 struct MicroBatch {
@@ -70,9 +72,7 @@ class Batcher {
   at::Device device_;
   int64_t order_epoch_ = -1;
   std::vector<int64_t> order_;
-  // kPack: row r holds examples pack_items_[pack_offsets_[r] .. pack_offsets_[r + 1]).
-  std::vector<int64_t> pack_offsets_;
-  std::vector<int64_t> pack_items_;
+  PackedRows packed_;  // kPack only
 };
 
 }  // namespace ftbench::data
