@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 #include <torch/custom_class.h>
 
+#include "ftbench/model/chunked_loss.h"
 #include "ftbench/model/sdpa.h"
 
 namespace ftbench::model {
@@ -228,8 +229,14 @@ at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& la
     h = h.index_select(0, loss_positions);
     targets = targets.index_select(0, loss_positions);
   }
+  // Cross-entropy in fp32 for stability, as the reference recipes upcast the logits. A frozen
+  // LM head (no LoRA on `output`): chunk by chunk, never the whole [tokens x vocabulary] logits.
+  const bool head_frozen = !lm_head->lora_a.front().defined() && !lm_head->weight.requires_grad();
+  if (head_frozen) {
+    return chunked_linear_cross_entropy(h, lm_head->weight, targets,
+                                        loss_chunk_rows(lm_head->weight.size(0)));
+  }
   const at::Tensor logits = lm_head->forward_one(h);
-  // Cross-entropy in fp32 for stability, as the reference recipes upcast the logits.
   return at::cross_entropy_loss(logits.to(at::kFloat), targets, /*weight=*/{}, at::Reduction::Sum,
                                 /*ignore_index=*/-100);
 }
