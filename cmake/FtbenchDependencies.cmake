@@ -10,9 +10,25 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(Threads REQUIRED)
 # Unicode regular expressions for BPE pre-tokenization (libpcre2-dev) and SentencePiece models
 # (libsentencepiece-dev): neither ships a CMake package config on Debian 12, both ship .pc files.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
-pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+# Without pkg-config (a GPU machine's image may lack it; scripts/device-build.sh), the headers and
+# libraries are looked for on CMAKE_PREFIX_PATH and wrapped in targets of the same names.
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND AND NOT FTBENCH_NO_PKG_CONFIG)
+  pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+  pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+else()
+  function(ftbench_find_library target header library)
+    find_path(${target}_INCLUDE_DIR ${header} REQUIRED)
+    find_library(${target}_LIBRARY ${library} REQUIRED)
+    add_library(PkgConfig::${target} INTERFACE IMPORTED GLOBAL)
+    set_target_properties(PkgConfig::${target} PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${${target}_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${${target}_LIBRARY}")
+    message(STATUS "ftbench: ${library}: ${${target}_LIBRARY} (without pkg-config)")
+  endfunction()
+  ftbench_find_library(PCRE2 pcre2.h pcre2-8)
+  ftbench_find_library(SENTENCEPIECE sentencepiece_processor.h sentencepiece)
+endif()
 if(FTBENCH_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -15,6 +15,7 @@ packages=(
   sentencepiece           # spm_train, for a test that loads a model next to LibTorch
   pkg-config
   libgtest-dev
+  python3                 # tests of the device check's scripts (standard library only)
 )
 # Node.js for the tokenizer conformance test (@huggingface/tokenizers from npm). A Node.js that
 # is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.

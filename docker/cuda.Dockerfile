@@ -1,0 +1,29 @@
+# ftbench for NVIDIA GPUs (H100, H200, ...): PyTorch's CUDA *devel* image, because the LibTorch
+# CMake files of a CUDA wheel need nvcc, plus the distribution's packages for everything else.
+#
+#   docker build -f docker/cuda.Dockerfile -t ftbench:cuda .
+#   docker run --rm --gpus all -v "$PWD/reports:/ftbench/reports" ftbench:cuda \
+#     run configs/llama3.1-8b-lora-synthetic.yaml --t0 "$(awk '/^btime/{print $2}' /proc/stat)"
+#
+# Pin BASE to the PyTorch you want to measure (it is part of what the report records); wheels
+# of PyTorch >= 2.7 use the C++11 ABI, which the distribution's libraries need.
+ARG BASE=pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel
+FROM ${BASE}
+
+ENV DEBIAN_FRONTEND=noninteractive
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      build-essential cmake ninja-build pkg-config git ca-certificates \
+      libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev \
+      libgtest-dev libgmock-dev libssl-dev libpcre2-dev libsentencepiece-dev \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /ftbench
+COPY . .
+# The build sees no GPU; name the architectures to compile for (9.0: Hopper).
+ARG TORCH_CUDA_ARCH_LIST=9.0
+RUN TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST} FTBENCH_DEPS=/nonexistent \
+      scripts/device-build.sh -DFTBENCH_BUILD_TESTS=OFF \
+    && ln -s /ftbench/build-gpu/src/ftbench /usr/local/bin/ftbench
+
+ENTRYPOINT ["ftbench"]
+CMD ["--help"]

@@ -1,0 +1,30 @@
+# ftbench for AMD GPUs (MI300X, ...): on AMD's rocm/pytorch-training image, the one the public
+# H100 vs MI300X run used (ROCm 6.3; docs/cost-and-compare.md). Its PyTorch is a ROCm build;
+# LibTorch's CMake files find HIP under /opt/rocm.
+#
+#   docker build -f docker/rocm.Dockerfile -t ftbench:rocm .
+#   docker run --rm --device=/dev/kfd --device=/dev/dri --group-add video \
+#     --security-opt seccomp=unconfined -v "$PWD/reports:/ftbench/reports" ftbench:rocm \
+#     run configs/llama3.1-8b-lora-synthetic.yaml --t0 "$(awk '/^btime/{print $2}' /proc/stat)"
+#
+# `latest` moves: pin BASE by tag or digest for runs you mean to compare.
+ARG BASE=rocm/pytorch-training:latest
+FROM ${BASE}
+
+ENV DEBIAN_FRONTEND=noninteractive
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      build-essential cmake ninja-build pkg-config git ca-certificates \
+      libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev \
+      libgtest-dev libgmock-dev libssl-dev libpcre2-dev libsentencepiece-dev \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /ftbench
+COPY . .
+# gfx942: MI300X / MI300A / MI325X.
+ARG PYTORCH_ROCM_ARCH=gfx942
+RUN PYTORCH_ROCM_ARCH=${PYTORCH_ROCM_ARCH} FTBENCH_DEPS=/nonexistent \
+      scripts/device-build.sh -DFTBENCH_BUILD_TESTS=OFF \
+    && ln -s /ftbench/build-gpu/src/ftbench /usr/local/bin/ftbench
+
+ENTRYPOINT ["ftbench"]
+CMD ["--help"]

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds ftbench on a GPU machine that has PyTorch but no package manager: LibTorch comes from
+# the installed PyTorch (torch.utils.cmake_prefix_path), everything else from .deps/root, the
+# Debian packages that scripts/prepare-device-deps.sh unpacked on the development machine (or
+# from the system, where it has them: a Docker image with apt, docker/*.Dockerfile).
+#
+# Usage: scripts/device-build.sh [extra CMake arguments]
+# Environment: PYTHON (default python3), FTBENCH_BUILD_DIR (default build-gpu), FTBENCH_DEPS
+# (default .deps/root), CUDACXX (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc),
+# TORCH_CUDA_ARCH_LIST (default: the visible GPU's, else 9.0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+build_dir=${FTBENCH_BUILD_DIR:-build-gpu}
+deps=${FTBENCH_DEPS:-.deps/root}
+
+if ! "$python" -c 'import torch' 2>/dev/null; then
+  echo "error: $python cannot import torch; set PYTHON to the interpreter that has PyTorch" >&2
+  exit 1
+fi
+read -r torch_version torch_prefix cxx11_abi cuda_version hip_version < <("$python" -c '
+import torch
+print(torch.__version__, torch.utils.cmake_prefix_path, int(torch._C._GLIBCXX_USE_CXX11_ABI),
+      torch.version.cuda or "-", getattr(torch.version, "hip", None) or "-")')
+echo "PyTorch $torch_version (CUDA $cuda_version, HIP $hip_version), C++11 ABI $cxx11_abi"
+echo "LibTorch CMake files: $torch_prefix"
+# Debian's libraries (yaml-cpp, spdlog, fmt...) use the C++11 ABI; a LibTorch built with the old
+# one cannot link against them.
+if [[ "$cxx11_abi" != 1 ]]; then
+  echo "error: this PyTorch was built with _GLIBCXX_USE_CXX11_ABI=0; the carried Debian" \
+    "libraries use the C++11 ABI. Use a PyTorch >= 2.7 wheel, or libraries built with ABI 0." >&2
+  exit 1
+fi
+
+prefix="$torch_prefix"
+args=()
+if [[ -d "$deps/usr" ]]; then
+  deps_abs=$(cd "$deps" && pwd)
+  prefix="$prefix;$deps_abs/usr"
+  args+=(-DOPENSSL_ROOT_DIR="$deps_abs/usr")
+  echo "dependencies: $deps_abs ($(wc -l <"$(dirname "$deps_abs")/MANIFEST" 2>/dev/null || echo '?') packages)"
+  command -v pkg-config >/dev/null || args+=(-DFTBENCH_NO_PKG_CONFIG=ON)
+else
+  echo "dependencies: the system's ($deps not found)"
+fi
+
+if [[ "$cuda_version" != "-" ]]; then
+  # The wheel's Caffe2Config enables the CUDA language, so nvcc is needed to configure.
+  if [[ -z "${CUDACXX:-}" ]]; then
+    CUDACXX=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    export CUDACXX
+  fi
+  if [[ ! -x "$CUDACXX" ]]; then
+    echo "error: no nvcc ($CUDACXX); install the CUDA toolkit $cuda_version or set CUDACXX" >&2
+    exit 1
+  fi
+  if [[ -z "${TORCH_CUDA_ARCH_LIST:-}" ]]; then
+    TORCH_CUDA_ARCH_LIST=$("$python" -c '
+import torch
+if torch.cuda.is_available():
+    major, minor = torch.cuda.get_device_capability(0)
+    print(f"{major}.{minor}")
+else:
+    print("9.0")')
+    export TORCH_CUDA_ARCH_LIST
+  fi
+  echo "nvcc: $CUDACXX; TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST"
+fi
+
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  "${args[@]}" "$@"
+cmake --build "$build_dir" -j "$(nproc)"
+echo "built: $build_dir/src/ftbench ($(grep -o 'LibTorch [^ ]* ([a-z]* build)' \
+  "$build_dir/CMakeCache.txt" 2>/dev/null || true))"

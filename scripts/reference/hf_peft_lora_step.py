@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""PyTorch-eager reference for ftbench's GPU step: Hugging Face transformers + PEFT LoRA.
+
+The model shape, LoRA placement, precision, activation checkpointing, optimizer and batch of an
+ftbench run spec (the JSON of `ftbench validate SPEC --json`), built and trained the way a user of
+transformers + peft would: LlamaForCausalLM with random weights (no download) and SDPA attention,
+peft.get_peft_model, torch.optim.AdamW (fused on CUDA), gradient accumulation, one
+torch.cuda.synchronize() per optimizer step. Every micro-batch is micro_batch_size x seq_len random
+token ids, all of them labels, which is what `ftbench run` trains with
+`--set data.length_distribution=fixed --set data.max_tokens=<seq_len>` (scripts/device-check.sh).
+
+Usage: python3 hf_peft_lora_step.py --spec spec.json [--steps 12] [--warmup 3] [--out r.json]
+       python3 hf_peft_lora_step.py --spec spec.json --plan   (print the mapping; needs no torch)
+Prints and writes JSON: per-step seconds, tokens/s over the measured steps (their tokens over
+their total time, as ftbench's summary counts), peak memory.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+# ftbench LoRA targets -> the Linear modules of transformers' Llama.
+TARGET_MODULES = {
+    "q": "q_proj",
+    "k": "k_proj",
+    "v": "v_proj",
+    "o": "o_proj",
+    "gate": "gate_proj",
+    "up": "up_proj",
+    "down": "down_proj",
+    "output": "lm_head",
+}
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+class SpecError(ValueError):
+    pass
+
+
+def llama_config_kwargs(model):
+    """transformers.LlamaConfig keyword arguments for ftbench's resolved `model` section."""
+    for key in ("dim", "n_layers", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size"):
+        if not isinstance(model.get(key), int) or model[key] < 1:
+            raise SpecError(f"model.{key}: expected a positive integer, found {model.get(key)!r}")
+    kwargs = {
+        "hidden_size": model["dim"],
+        "num_hidden_layers": model["n_layers"],
+        "num_attention_heads": model["n_heads"],
+        "num_key_value_heads": model["n_kv_heads"],
+        "intermediate_size": model["ffn_dim"],
+        "vocab_size": model["vocab_size"],
+        "max_position_embeddings": model["max_seq_len"],
+        "rms_norm_eps": model["norm_eps"],
+        "rope_theta": model["rope_theta"],
+        "tie_word_embeddings": bool(model.get("tie_embeddings", False)),
+        "attention_bias": False,
+        "mlp_bias": False,
+        "hidden_act": "silu",
+    }
+    scaling = model.get("rope_scaling")
+    if scaling:
+        kwargs["rope_scaling"] = {
+            "rope_type": "llama3",
+            "factor": scaling["factor"],
+            "low_freq_factor": scaling["low_freq_factor"],
+            "high_freq_factor": scaling["high_freq_factor"],
+            "original_max_position_embeddings": scaling["original_max_position_embeddings"],
+        }
+    return kwargs
+
+
+def lora_kwargs(lora):
+    """peft.LoraConfig keyword arguments for ftbench's resolved `lora` section."""
+    unknown = [t for t in lora["targets"] if t not in TARGET_MODULES]
+    if unknown:
+        raise SpecError(f"lora.targets: no transformers module for {unknown}")
+    return {
+        "r": lora["rank"],
+        "lora_alpha": lora["alpha"],
+        "lora_dropout": lora["dropout"],
+        "target_modules": [TARGET_MODULES[t] for t in lora["targets"]],
+        "bias": "none",
+        "task_type": "CAUSAL_LM",
+    }
+
+
+def config_for_version(kwargs, transformers_major):
+    """transformers 5 takes RoPE settings as one `rope_parameters` dict (theta included);
+    earlier versions take `rope_theta` and `rope_scaling`."""
+    kw = dict(kwargs)
+    if transformers_major < 5:
+        return kw
+    rope = {"rope_type": "default", "rope_theta": kw.pop("rope_theta")}
+    rope.update(kw.pop("rope_scaling", None) or {})
+    kw["rope_parameters"] = rope
+    return kw
+
+
+def plan(spec):
+    """Everything the run takes from the spec, as plain data."""
+    model, lora, train, data = spec["model"], spec["lora"], spec["train"], spec["data"]
+    if model["dtype"] not in DTYPES:
+        raise SpecError(f"model.dtype: expected one of {sorted(DTYPES)}, found {model['dtype']!r}")
+    if train.get("optimizer", "adamw") != "adamw":
+        raise SpecError(f"train.optimizer: only adamw, found {train['optimizer']!r}")
+    return {
+        "config": llama_config_kwargs(model),
+        "lora": lora_kwargs(lora),
+        "dtype": DTYPES[model["dtype"]],
+        "adapter_dtype": DTYPES.get(lora.get("dtype", "fp32"), "float32"),
+        "gradient_checkpointing": bool(model.get("activation_checkpointing", False)),
+        "micro_batch_size": train["micro_batch_size"],
+        "grad_accum_steps": train["grad_accum_steps"],
+        "seq_len": data["seq_len"],
+        "optimizer": {
+            "lr": train["lr"],
+            "betas": [train["beta1"], train["beta2"]],
+            "eps": train["eps"],
+            "weight_decay": train["weight_decay"],
+        },
+        "max_grad_norm": train["max_grad_norm"],
+        "seed": train["seed"],
+    }
+
+
+def run(p, steps, warmup, device_name):
+    import torch
+    import transformers
+    import peft
+
+    torch.manual_seed(p["seed"])
+    device = torch.device(device_name)
+    dtype = getattr(torch, p["dtype"])
+    major = int(transformers.__version__.split(".")[0])
+    config = transformers.LlamaConfig(**config_for_version(p["config"], major))
+    t_build = time.perf_counter()
+    # transformers 5 renamed torch_dtype to dtype.
+    dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}
+    with device:
+        model = transformers.LlamaForCausalLM._from_config(config, attn_implementation="sdpa",
+                                                           **dtype_arg)
+    model.requires_grad_(False)
+    if p["gradient_checkpointing"]:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model = peft.get_peft_model(model, peft.LoraConfig(**p["lora"]))
+    adapter_dtype = getattr(torch, p["adapter_dtype"])
+    trainable = [q for q in model.parameters() if q.requires_grad]
+    for q in trainable:
+        q.data = q.data.to(adapter_dtype)
+    model.train()
+    fused = device.type == "cuda"
+    opt = torch.optim.AdamW(trainable, lr=p["optimizer"]["lr"], betas=tuple(p["optimizer"]["betas"]),
+                            eps=p["optimizer"]["eps"], weight_decay=p["optimizer"]["weight_decay"],
+                            fused=fused)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync()
+    build_seconds = time.perf_counter() - t_build
+
+    mb, accum, seq = p["micro_batch_size"], p["grad_accum_steps"], p["seq_len"]
+    gen = torch.Generator(device="cpu").manual_seed(p["seed"])
+    batches = [torch.randint(0, config.vocab_size, (mb, seq), generator=gen).to(device)
+               for _ in range(accum)]
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    step_seconds, losses = [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        total = None
+        for ids in batches:
+            loss = model(input_ids=ids, labels=ids).loss / accum
+            loss.backward()
+            total = loss.detach() if total is None else total + loss.detach()
+        if p["max_grad_norm"] > 0:
+            torch.nn.utils.clip_grad_norm_(trainable, p["max_grad_norm"])
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        sync()
+        step_seconds.append(time.perf_counter() - start)
+        losses.append(float(total))
+    measured = step_seconds[warmup:]
+    tokens_per_step = mb * accum * seq
+    result = {
+        "implementation": f"transformers {transformers.__version__} + peft {peft.__version__}, "
+                          f"torch {torch.__version__}, sdpa, AdamW(fused={fused})",
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "build_seconds": build_seconds,
+        "steps": steps,
+        "warmup_steps_excluded": warmup,
+        "tokens_per_step": tokens_per_step,
+        "step_seconds": step_seconds,
+        "median_step_seconds": statistics.median(measured),
+        "mean_step_seconds": statistics.fmean(measured),
+        # As ftbench's summary: tokens over the measured steps / their total time.
+        "tokens_per_second": tokens_per_step / statistics.fmean(measured),
+        "losses": losses,
+        "trainable_parameters": sum(q.numel() for q in trainable),
+        "peak_allocated_bytes": torch.cuda.max_memory_allocated() if device.type == "cuda" else None,
+    }
+    return result
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--spec", required=True, help="JSON of `ftbench validate SPEC --json`")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--warmup", type=int, default=3, help="first steps left out of the median")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--plan", action="store_true", help="print the mapping only (no torch needed)")
+    ap.add_argument("--out", help="also write the JSON here")
+    args = ap.parse_args(argv)
+    if args.steps <= args.warmup:
+        ap.error(f"--steps ({args.steps}) must exceed --warmup ({args.warmup})")
+    try:
+        with open(args.spec) as f:
+            doc = json.load(f)
+        p = plan(doc.get("spec", doc))
+    except (OSError, json.JSONDecodeError, KeyError, SpecError) as e:
+        print(f"error: {args.spec}: {e}", file=sys.stderr)
+        return 2
+    result = p if args.plan else run(p, args.steps, args.warmup, args.device)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
