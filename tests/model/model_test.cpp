@@ -236,6 +236,44 @@ TEST(Llama, LossOnLabelPositionsOnlyEqualsTheFullLoss) {
   EXPECT_NEAR(full, selected, 1e-5 * std::abs(full));
 }
 
+// Without LoRA on `output` the LM head is frozen and loss_sum takes the chunked path
+// (model/chunked_loss.h): its loss and adapter gradients equal cross_entropy over the whole
+// logits of forward(), up to fp32 summation order.
+TEST(Llama, FrozenHeadChunkedLossMatchesCrossEntropyOverTheLogits) {
+  spec::LoraSpec lora = all_targets(2);
+  lora.targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  const at::Tensor ids = at::randint(0, 50, {3, 11}, at::kLong);
+  at::Tensor labels = ids.roll(-1, 1).clone();
+  labels.select(1, 10).fill_(-100);
+  labels.narrow(1, 0, 3).fill_(-100);  // a masked prompt
+  std::vector<at::Tensor> grads[2];
+  double losses[2];
+  for (int run = 0; run < 2; ++run) {
+    at::manual_seed(12);
+    Llama model(small_model(), lora, 16, at::kCPU);
+    model->init_random();
+    std::vector<at::Tensor> params = model->trainable_parameters();
+    {
+      at::NoGradGuard no_grad;
+      for (auto& p : model->named_parameters()) {
+        if (p.key().find("lora_b") != std::string::npos) p.value().normal_(0.0, 0.1);
+      }
+    }
+    ASSERT_FALSE(model->lm_head->weight.requires_grad());
+    const at::Tensor loss =
+        run == 0 ? model->loss_sum(ids, labels)
+                 : at::cross_entropy_loss(model->forward(ids).reshape({-1, 50}).to(at::kFloat),
+                                          labels.reshape({-1}), {}, at::Reduction::Sum, -100);
+    loss.backward();
+    losses[run] = loss.item<double>();
+    for (const at::Tensor& p : params) grads[run].push_back(p.grad().clone());
+  }
+  EXPECT_NEAR(losses[0], losses[1], 1e-6 * std::abs(losses[1]));
+  for (size_t i = 0; i < grads[0].size(); ++i) {
+    EXPECT_LT(max_abs_diff(grads[0][i], grads[1][i]), 1e-6) << "parameter " << i;
+  }
+}
+
 TEST(Attention, LongSequencesMatchTheReference) {
   // 200 positions: several query blocks on the CPU path, with a short last block.
   at::manual_seed(10);
