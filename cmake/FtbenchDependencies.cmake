@@ -38,6 +38,38 @@ if(FTBENCH_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
 
+# The vendor runtimes for the GPU query modules (src/gpu_query), looked for whatever LibTorch the
+# build uses, so that both modules compile, link and run in CI without a GPU. Optional: a module
+# whose runtime is missing is not built, and `ftbench devices` and the report say so.
+# CUDA: the toolkit's static runtime (scripts/setup.sh does not install it; CI machines have
+# /usr/local/cuda, and a CUDA build of LibTorch needs the toolkit anyway). Set CUDAToolkit_ROOT
+# for another location.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
+  set(FTBENCH_HAVE_CUDA_RUNTIME ON)
+  message(STATUS "ftbench: CUDA query module: CUDA ${CUDAToolkit_VERSION} static runtime in "
+                 "${CUDAToolkit_LIBRARY_DIR}")
+else()
+  set(FTBENCH_HAVE_CUDA_RUNTIME OFF)
+  message(STATUS "ftbench: CUDA query module: not built (no CUDA toolkit found; set "
+                 "CUDAToolkit_ROOT)")
+endif()
+# HIP: the runtime's header and libamdhip64 (Debian's libamdhip64-dev, or a ROCm install under
+# ROCM_PATH, HIP_PATH or /opt/rocm, which wins over the system's so that a ROCm build of LibTorch
+# and the module share one runtime). Host code only: no hipcc, no HIP language.
+find_path(FTBENCH_HIP_INCLUDE_DIR hip/hip_runtime_api.h
+          HINTS $ENV{ROCM_PATH} $ENV{HIP_PATH} /opt/rocm PATH_SUFFIXES include)
+find_library(FTBENCH_AMDHIP64_LIBRARY amdhip64
+             HINTS $ENV{ROCM_PATH} $ENV{HIP_PATH} /opt/rocm PATH_SUFFIXES lib lib64)
+if(FTBENCH_HIP_INCLUDE_DIR AND FTBENCH_AMDHIP64_LIBRARY)
+  set(FTBENCH_HAVE_HIP_RUNTIME ON)
+  message(STATUS "ftbench: HIP query module: ${FTBENCH_AMDHIP64_LIBRARY}")
+else()
+  set(FTBENCH_HAVE_HIP_RUNTIME OFF)
+  message(STATUS "ftbench: HIP query module: not built (no hip/hip_runtime_api.h and "
+                 "libamdhip64 found; scripts/setup.sh installs libamdhip64-dev, or set ROCM_PATH)")
+endif()
+
 if(FTBENCH_WITH_TORCH)
   find_package(Torch REQUIRED)
   # LibTorch's CMake adds its flags (ABI, -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.

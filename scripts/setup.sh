@@ -17,6 +17,13 @@ packages=(
   libgtest-dev
   python3                 # tests of the device check's scripts (standard library only)
 )
+# The HIP runtime, so that libftbench_hip_query.so (src/gpu_query) is built and its test runs on
+# every machine, GPU or not; Debian packages it for amd64 only. hipcc comes with it for HIP
+# work; ftbench's module is host code and needs none. The CUDA module's toolkit is not from
+# here: these machines have CUDA 13 in /usr/local/cuda (a CUDA build of LibTorch needs it too).
+if [[ "$(dpkg --print-architecture)" == "amd64" ]]; then
+  packages+=(libamdhip64-dev hipcc)
+fi
 # Node.js for the tokenizer conformance test (@huggingface/tokenizers from npm). A Node.js that
 # is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -29,6 +29,7 @@ int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_r
   actions["compare"] = add_compare_command(app);
   actions["catalog"] = add_catalog_command(app);
   actions["tokenize"] = add_tokenize_command(app);
+  actions["devices"] = add_devices_command(app);
 
   try {
     app.parse(argc, argv);

@@ -38,6 +38,7 @@ Action add_cost_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
 Action add_catalog_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
+Action add_devices_command(CLI::App& app);
 
 // Parses the command line with every torch-free command plus the one `add_run` registers,
 // runs the chosen one, and maps every error to its exit code (one catch, here).

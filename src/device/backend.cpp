@@ -1,17 +1,17 @@
 #include "ftbench/device/backend.h"
 
 #include <dlfcn.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <fstream>
 #include <thread>
 
 #include <ATen/Parallel.h>
+#include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
-#include "ftbench/device/gpu_info.h"
+#include "ftbench/device/allocator_stats.h"
 #include "ftbench/device/host_info.h"
 
 namespace ftbench::device {
@@ -108,7 +108,14 @@ Backend::Backend(const spec::BackendSpec& spec) {
     info_.backend = want;
     info_.count = count;
     info_.index = spec.device_index;
-    fill_gpu_info(spec.device_index, info_);
+    const GpuRuntime runtime = want == "rocm" ? GpuRuntime::kHip : GpuRuntime::kCuda;
+    try {
+      query_ = GpuQuery::load(runtime);
+      fill_device_info(*query_, spec.device_index, info_);
+    } catch (const GpuQueryError& e) {
+      info_.query_error = e.what();
+      spdlog::warn("device facts unavailable, the report leaves them empty: {}", e.what());
+    }
   } else {
     device_ = at::Device(at::kCPU);
     kind_ = "cpu";
@@ -138,27 +145,44 @@ void Backend::synchronize() const {
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
 }
 
-void Backend::reset_peak_memory() const {
-  if (device_.is_cuda()) reset_gpu_peaks(device_.index());
+Backend::~Backend() = default;
+
+void Backend::reset_peak_memory() {
+  if (!device_.is_cuda()) return;
+  reset_allocator_peaks(device_.index());
+  device_used_peak_bytes_.reset();
 }
 
 void Backend::sample_memory() {
-  if (!device_.is_cuda()) return;
-  const GpuMemory m = query_gpu_memory(device_.index());
-  if (m.used_bytes) device_used_peak_bytes_ = std::max(device_used_peak_bytes_, *m.used_bytes);
+  if (query_ == nullptr) return;
+  try {
+    const GpuMemoryInfo m = query_->memory_info(device_.index());
+    device_used_peak_bytes_ = std::max(device_used_peak_bytes_.value_or(0), m.used_bytes());
+    device_total_bytes_ = m.total_bytes;
+  } catch (const GpuQueryError&) {
+    // A failed sample leaves the maximum as it was; the run does not depend on it.
+  }
+}
+
+report::PhaseMemory Backend::phase_memory() {
+  report::PhaseMemory out;
+  if (!device_.is_cuda()) return out;
+  sample_memory();
+  const AllocatorStats a = allocator_stats(device_.index());
+  out.peak_allocated_bytes = a.peak_allocated_bytes;
+  out.peak_reserved_bytes = a.peak_reserved_bytes;
+  out.peak_active_bytes = a.peak_active_bytes;
+  out.device_used_peak_bytes = device_used_peak_bytes_;
+  return out;
 }
 
 report::Memory Backend::memory() const {
   report::Memory out;
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) == 0) out.peak_rss_bytes = int64_t(usage.ru_maxrss) * 1024;
-  if (device_.is_cuda()) {
-    const GpuMemory m = query_gpu_memory(device_.index());
-    out.peak_allocated_bytes = m.peak_allocated_bytes;
-    out.peak_reserved_bytes = m.peak_reserved_bytes;
-    out.device_total_bytes = m.total_bytes;
-    if (device_used_peak_bytes_ >= 0) out.device_used_peak_bytes = device_used_peak_bytes_;
-  }
+  if (!device_.is_cuda()) return out;
+  const AllocatorStats a = allocator_stats(device_.index());
+  out.allocation_retries = a.allocation_retries;
+  out.oom_count = a.oom_count;
+  out.device_total_bytes = device_total_bytes_ ? device_total_bytes_ : info_.memory_bytes;
   return out;
 }
 

@@ -60,6 +60,13 @@ OJson to_json(const Environment& e) {
   device["multiprocessor_count"] = optional_integer(e.device.multiprocessor_count);
   device["driver_version"] = e.device.driver_version;
   device["runtime_version"] = e.device.runtime_version;
+  device["l2_cache_bytes"] = optional_integer(e.device.l2_cache_bytes);
+  device["clock_khz"] = optional_integer(e.device.clock_khz);
+  device["memory_clock_khz"] = optional_integer(e.device.memory_clock_khz);
+  device["memory_bus_width_bits"] = optional_integer(e.device.memory_bus_width_bits);
+  device["pci_bus_id"] = e.device.pci_bus_id;
+  device["kernel_driver_version"] = e.device.kernel_driver_version;
+  device["query_error"] = e.device.query_error;
 
   OJson software;
   software["ftbench_version"] = e.software.ftbench_version;
@@ -72,11 +79,19 @@ OJson to_json(const Environment& e) {
   software["blas"] = e.software.blas;
   software["omp_wait_policy"] = e.software.omp_wait_policy;
   software["host_allocator"] = e.software.host_allocator;
+  software["libtorch_build"] = e.software.libtorch_build;
 
   OJson j;
   j["host"] = std::move(host);
   j["device"] = std::move(device);
   j["software"] = std::move(software);
+  if (e.variables) {
+    OJson variables = OJson::object();
+    for (const EnvironmentVariable& v : *e.variables) variables[v.name] = v.value;
+    j["variables"] = std::move(variables);
+  } else {
+    j["variables"] = nullptr;
+  }
   return j;
 }
 
@@ -149,6 +164,20 @@ OJson to_json(const Memory& m) {
   j["device_used_peak_bytes"] = optional_integer(m.device_used_peak_bytes);
   j["device_total_bytes"] = optional_integer(m.device_total_bytes);
   j["peak_rss_bytes"] = optional_integer(m.peak_rss_bytes);
+  j["peak_active_bytes"] = optional_integer(m.peak_active_bytes);
+  j["allocation_retries"] = optional_integer(m.allocation_retries);
+  j["oom_count"] = optional_integer(m.oom_count);
+  return j;
+}
+
+OJson to_json(const PhaseMemory& m) {
+  OJson j;
+  j["peak_allocated_bytes"] = optional_integer(m.peak_allocated_bytes);
+  j["peak_reserved_bytes"] = optional_integer(m.peak_reserved_bytes);
+  j["peak_active_bytes"] = optional_integer(m.peak_active_bytes);
+  j["device_used_peak_bytes"] = optional_integer(m.device_used_peak_bytes);
+  j["peak_rss_bytes"] = optional_integer(m.peak_rss_bytes);
+  j["rss_at_end_bytes"] = optional_integer(m.rss_at_end_bytes);
   return j;
 }
 
@@ -250,6 +279,16 @@ class Reader {
     if (v.is_null()) return std::nullopt;
     if (!v.is_number_integer()) wrong_type(join(parent, key), "an integer or null", v);
     return integer_value(v, join(parent, key));
+  }
+
+  // A field added in a minor version: absent reads as unset.
+  std::optional<int64_t> optional_integer_since(const Json& obj, const std::string& parent,
+                                                const char* key) const {
+    return obj.find(key) == obj.end() ? std::nullopt : optional_integer(obj, parent, key);
+  }
+
+  std::string string_since(const Json& obj, const std::string& parent, const char* key) const {
+    return obj.find(key) == obj.end() ? std::string() : string(obj, parent, key);
   }
 
   // Durations, counts and rates cannot be negative; counts are bounded so that sums over a
@@ -379,6 +418,9 @@ class Reader {
       phase.name = string(p, path, "name");
       phase.start_seconds = non_negative_number(p, path, "start_seconds");
       phase.seconds = non_negative_number(p, path, "seconds");
+      if (const auto m = p.find("memory"); m != p.end() && !m->is_null()) {
+        phase.memory = read_phase_memory(object(p, path, "memory"), join(path, "memory"));
+      }
       r.phases.push_back(std::move(phase));
     }
 
@@ -412,10 +454,24 @@ class Reader {
     r.memory.device_used_peak_bytes = optional_integer(memory, "memory", "device_used_peak_bytes");
     r.memory.device_total_bytes = optional_integer(memory, "memory", "device_total_bytes");
     r.memory.peak_rss_bytes = optional_integer(memory, "memory", "peak_rss_bytes");
+    r.memory.peak_active_bytes = optional_integer_since(memory, "memory", "peak_active_bytes");
+    r.memory.allocation_retries = optional_integer_since(memory, "memory", "allocation_retries");
+    r.memory.oom_count = optional_integer_since(memory, "memory", "oom_count");
     return r;
   }
 
  private:
+  PhaseMemory read_phase_memory(const Json& m, const std::string& p) const {
+    PhaseMemory out;
+    out.peak_allocated_bytes = optional_integer_since(m, p, "peak_allocated_bytes");
+    out.peak_reserved_bytes = optional_integer_since(m, p, "peak_reserved_bytes");
+    out.peak_active_bytes = optional_integer_since(m, p, "peak_active_bytes");
+    out.device_used_peak_bytes = optional_integer_since(m, p, "device_used_peak_bytes");
+    out.peak_rss_bytes = optional_integer_since(m, p, "peak_rss_bytes");
+    out.rss_at_end_bytes = optional_integer_since(m, p, "rss_at_end_bytes");
+    return out;
+  }
+
   DataStatistics read_statistics(const Json& s) const {
     const std::string p = "data.statistics";
     DataStatistics out;
@@ -453,6 +509,13 @@ class Reader {
     e.device.multiprocessor_count = optional_integer(device, dp, "multiprocessor_count");
     e.device.driver_version = string(device, dp, "driver_version");
     e.device.runtime_version = string(device, dp, "runtime_version");
+    e.device.l2_cache_bytes = optional_integer_since(device, dp, "l2_cache_bytes");
+    e.device.clock_khz = optional_integer_since(device, dp, "clock_khz");
+    e.device.memory_clock_khz = optional_integer_since(device, dp, "memory_clock_khz");
+    e.device.memory_bus_width_bits = optional_integer_since(device, dp, "memory_bus_width_bits");
+    e.device.pci_bus_id = string_since(device, dp, "pci_bus_id");
+    e.device.kernel_driver_version = string_since(device, dp, "kernel_driver_version");
+    e.device.query_error = string_since(device, dp, "query_error");
 
     const std::string sp = "environment.software";
     const Json& software = object(env, "environment", "software");
@@ -466,6 +529,19 @@ class Reader {
     e.software.blas = string(software, sp, "blas");
     e.software.omp_wait_policy = string(software, sp, "omp_wait_policy");
     e.software.host_allocator = string(software, sp, "host_allocator");
+    e.software.libtorch_build = string_since(software, sp, "libtorch_build");
+
+    if (const auto v = env.find("variables"); v != env.end() && !v->is_null()) {
+      const Json& variables = object(env, "environment", "variables");
+      std::vector<EnvironmentVariable> out;
+      for (auto it = variables.begin(); it != variables.end(); ++it) {
+        if (!it.value().is_string()) {
+          wrong_type("environment.variables." + it.key(), "a string", it.value());
+        }
+        out.push_back({it.key(), it.value().template get<std::string>()});
+      }
+      e.variables = std::move(out);
+    }
   }
 
   StepRecord read_step(const Json& s, const std::string& path) const {
@@ -583,7 +659,8 @@ nlohmann::ordered_json to_json(const Report& report) {
   for (const Phase& p : report.phases) {
     phases.push_back({{"name", p.name},
                       {"start_seconds", number_or_null(p.start_seconds)},
-                      {"seconds", number_or_null(p.seconds)}});
+                      {"seconds", number_or_null(p.seconds)},
+                      {"memory", p.memory ? to_json(*p.memory) : OJson(nullptr)}});
   }
   j["timing"] = {{"t0_source", report.t0_source},
                  {"t0_before_process_seconds", number_or_null(report.t0_before_process_seconds)},

@@ -1,5 +1,7 @@
 #include "ftbench/run/runner.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -20,8 +22,11 @@
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/env_knobs.h"
 #include "ftbench/device/host_info.h"
+#include "ftbench/device/host_memory.h"
 #include "ftbench/metrics/gpu_peaks.h"
+#include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/model/llama.h"
@@ -48,15 +53,65 @@ const char* compiler_name() {
 #endif
 }
 
-// Records consecutive phases against the process clock.
+// Memory per phase: at each phase's end, the peaks since its start, then a reset for the next
+// phase. Host: the process's peak resident size (reset through /proc/self/clear_refs) and its
+// resident size at the end. Device (GPU): allocator peaks and the device-used maximum
+// (device::Backend). Not thread-safe; used from the run's thread only.
+class MemoryMeter {
+ public:
+  // The phase that starts now is the first measured; what the process reached before (launch,
+  // spec_load) still counts towards the run's peak.
+  MemoryMeter() {
+    run_peak_rss_bytes_ = device::read_host_memory().peak_rss_bytes;
+    host_peak_reset_ = device::reset_host_peak_rss();
+  }
+
+  // The GPU side, once the backend exists (null: none yet, or a failed start).
+  void set_backend(device::Backend* backend) { backend_ = backend; }
+
+  report::PhaseMemory end_phase() {
+    report::PhaseMemory m = backend_ != nullptr ? backend_->phase_memory() : report::PhaseMemory{};
+    const device::HostMemory host = device::read_host_memory();
+    // Without a reset at the phase's start, VmHWM would be an older peak, not this phase's.
+    if (host_peak_reset_) m.peak_rss_bytes = host.peak_rss_bytes;
+    m.rss_at_end_bytes = host.rss_bytes;
+    if (host.peak_rss_bytes) {
+      run_peak_rss_bytes_ = std::max(run_peak_rss_bytes_.value_or(0), *host.peak_rss_bytes);
+    }
+    if (backend_ != nullptr) backend_->reset_peak_memory();
+    host_peak_reset_ = host_peak_reset_ && device::reset_host_peak_rss();
+    return m;
+  }
+
+  // The process's peak resident size over the whole run: the phases' peaks, what came before
+  // them, and what getrusage still reports (the launcher's, before exec).
+  std::optional<int64_t> run_peak_rss_bytes() const {
+    std::optional<int64_t> peak = run_peak_rss_bytes_;
+    rusage usage{};
+    if (getrusage(RUSAGE_SELF, &usage) == 0) {
+      peak = std::max(peak.value_or(0), int64_t(usage.ru_maxrss) * 1024);
+    }
+    return peak;
+  }
+
+ private:
+  device::Backend* backend_ = nullptr;
+  bool host_peak_reset_ = false;
+  std::optional<int64_t> run_peak_rss_bytes_;
+};
+
+// Records consecutive phases against the process clock, with the memory of each once a meter
+// is attached.
 class PhaseTimer {
  public:
   PhaseTimer(const metrics::ProcessClock& clock, std::vector<report::Phase>& phases,
              double start_seconds)
       : clock_(clock), phases_(phases), last_(start_seconds) {}
+  void measure_memory(MemoryMeter* meter) { meter_ = meter; }
   void end(const std::string& name) { end_at(name, clock_.now()); }
   void end_at(const std::string& name, double at_seconds) {
     phases_.push_back({name, last_, at_seconds - last_});
+    if (meter_ != nullptr) phases_.back().memory = meter_->end_phase();
     last_ = at_seconds;
   }
 
@@ -64,7 +119,22 @@ class PhaseTimer {
   const metrics::ProcessClock& clock_;
   std::vector<report::Phase>& phases_;
   double last_;
+  MemoryMeter* meter_ = nullptr;
 };
+
+// The run's memory: peaks over the phases, the host's whole-run peak, the device's totals.
+report::Memory run_memory(const std::vector<report::Phase>& phases, const MemoryMeter& meter,
+                          const device::Backend* backend) {
+  report::Memory m = metrics::memory_peaks_over_phases(phases);
+  m.peak_rss_bytes = meter.run_peak_rss_bytes();
+  if (backend != nullptr) {
+    const report::Memory device = backend->memory();
+    m.device_total_bytes = device.device_total_bytes;
+    m.allocation_retries = device.allocation_retries;
+    m.oom_count = device.oom_count;
+  }
+  return m;
+}
 
 void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
                   metrics::SummaryOptions& s) {
@@ -150,6 +220,7 @@ void fill_environment(const device::Backend* backend, report::Environment& env) 
   sw.ftbench_version = version();
   sw.git_commit = git_commit();
   sw.libtorch_version = TORCH_VERSION;
+  sw.libtorch_build = device::torch_build_backend();
   sw.compiler = compiler_name();
 #ifdef NDEBUG
   sw.build_type = "release";
@@ -160,6 +231,9 @@ void fill_environment(const device::Backend* backend, report::Environment& env) 
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
   sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
   sw.host_allocator = host_allocator_description();
+  std::vector<report::EnvironmentVariable> variables;
+  for (auto& [name, value] : device::recorded_variables()) variables.push_back({name, value});
+  env.variables = std::move(variables);
 }
 
 // The first line of an error message (LibTorch appends a backtrace after it).
@@ -189,6 +263,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   rep.phases.push_back({"launch", 0.0, clock.launch_seconds()});
   PhaseTimer phases(clock, rep.phases, clock.launch_seconds());
   phases.end_at("spec_load", o.spec_loaded_seconds);
+  MemoryMeter memory;
+  phases.measure_memory(&memory);
 
   metrics::SummaryOptions so;
   so.warmup_steps = spec.train.timing_warmup_steps;
@@ -216,9 +292,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       }
     }
     backend = std::make_unique<device::Backend>(spec.backend);
+    memory.set_backend(backend.get());
     backend->check_dtype_supported(spec.model.dtype);
     at::manual_seed(spec.train.seed);
-    backend->reset_peak_memory();
     phases.end("backend_init");
 
     model::Llama model(spec.model, spec.lora, spec.data.seq_len, backend->device());
@@ -369,7 +445,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     rep.steps = result.steps;
     if (backend) resolve_peak(o, backend->info(), so);
     rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
-    if (backend) rep.memory = backend->memory();
+    rep.memory = run_memory(rep.phases, memory, backend.get());
     fill_environment(backend.get(), rep.environment);
     rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
     report::write_report(rep, o.output_path, o.force);
@@ -379,9 +455,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   rep.steps = std::move(result.steps);
   resolve_peak(o, backend->info(), so);
   rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
-  rep.memory = backend->memory();
   fill_environment(backend.get(), rep.environment);
   phases.end("summarize");
+  rep.memory = run_memory(rep.phases, memory, backend.get());
 
   // The write is timed on the real file, then the file is rewritten with that time in it (the
   // second write, of the same size, is not counted).
@@ -389,6 +465,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + write_start);
   report::write_report(rep, o.output_path, o.force);
   phases.end("report_write");
+  rep.memory = run_memory(rep.phases, memory, backend.get());
   report::write_report(rep, o.output_path, /*force=*/true);
   return rep;
 }

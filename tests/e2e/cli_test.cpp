@@ -103,7 +103,11 @@ double expect_contiguous(const nlohmann::json& phases) {
 
 TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   const fs::path report = dir_ / "ci-tiny.json";
-  const Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'");
+  // Secrets in the environment must not reach the report; allow-listed knobs must.
+  const Result r =
+      ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'",
+              "HF_TOKEN=hf_e2e_secret_value AWS_SECRET_ACCESS_KEY=aws_e2e_secret_value "
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LT(r.seconds, 60.0) << "the CI smoke run must stay under a minute on 2 cores";
   EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
@@ -133,6 +137,44 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_NEAR(j["timing"]["time_to_first_step_seconds"].get<double>(),
               j["timing"]["phases"][7]["start_seconds"].get<double>(), 1e-9);
 
+  // Memory per phase (since 1.2): launch and spec_load end before the run measures; on CPU every
+  // device figure is null (never a 0 posing as a measurement) and the host's are measured.
+  int64_t largest_phase_peak = 0;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const auto& m = j["timing"]["phases"][i]["memory"];
+    if (i < 2) {
+      EXPECT_TRUE(m.is_null()) << phases[i];
+      continue;
+    }
+    ASSERT_TRUE(m.is_object()) << phases[i];
+    for (const char* key : {"peak_allocated_bytes", "peak_reserved_bytes", "peak_active_bytes",
+                            "device_used_peak_bytes"}) {
+      EXPECT_TRUE(m[key].is_null()) << phases[i] << " " << key;
+    }
+    ASSERT_TRUE(m["rss_at_end_bytes"].is_number_integer()) << phases[i];
+    EXPECT_GT(m["rss_at_end_bytes"].get<int64_t>(), 0) << phases[i];
+    // Null only where the kernel refuses to reset the peak; this machine's does not.
+    ASSERT_TRUE(m["peak_rss_bytes"].is_number_integer()) << phases[i];
+    EXPECT_GE(m["peak_rss_bytes"].get<int64_t>(), m["rss_at_end_bytes"].get<int64_t>())
+        << phases[i];
+    largest_phase_peak = std::max(largest_phase_peak, m["peak_rss_bytes"].get<int64_t>());
+  }
+  const auto& memory = j["memory"];
+  EXPECT_GE(memory["peak_rss_bytes"].get<int64_t>(), largest_phase_peak);
+  for (const char* key :
+       {"peak_allocated_bytes", "peak_reserved_bytes", "peak_active_bytes",
+        "device_used_peak_bytes", "device_total_bytes", "allocation_retries", "oom_count"}) {
+    EXPECT_TRUE(memory[key].is_null()) << key;
+  }
+  // Environment (since 1.2): the allow-listed variables that were set, the LibTorch build.
+  const auto& variables = j["environment"]["variables"];
+  EXPECT_EQ(variables["PYTORCH_CUDA_ALLOC_CONF"], "expandable_segments:True");
+  EXPECT_EQ(variables["OMP_WAIT_POLICY"], "PASSIVE");  // set by the launcher
+  EXPECT_EQ(variables["OMP_NUM_THREADS"], "2");        // set by ctest
+  EXPECT_EQ(j["environment"]["software"]["libtorch_build"], "cpu");
+  EXPECT_EQ(j["environment"]["device"]["query_error"], "");
+  EXPECT_TRUE(j["environment"]["device"]["clock_khz"].is_null());
+
   // Both ways between the report and docs/report-schema.md: each leaf key of the report is
   // documented there as `key`, and the documented top-level sections are all present.
   expect_documented(j);
@@ -148,7 +190,7 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   }
   // No secrets: no environment dump, no token-like fields.
   const std::string text = read_file(report);
-  for (const char* bad : {"HF_TOKEN", "PATH=", "HOME=", "token\":"}) {
+  for (const char* bad : {"HF_TOKEN", "AWS_SECRET", "secret_value", "PATH=", "HOME=", "token\":"}) {
     EXPECT_EQ(text.find(bad), std::string::npos) << bad;
   }
 }
@@ -225,6 +267,10 @@ TEST_F(Cli, AFailedRunStillWritesAReport) {
   const auto& phases = j["timing"]["phases"];
   ASSERT_EQ(phases.size(), 3u);
   EXPECT_EQ(phases[2]["name"], "failed");
+  // The failed phase's memory: host figures, and null device figures (no backend started).
+  ASSERT_TRUE(phases[2]["memory"].is_object());
+  EXPECT_TRUE(phases[2]["memory"]["rss_at_end_bytes"].is_number_integer());
+  EXPECT_TRUE(phases[2]["memory"]["peak_allocated_bytes"].is_null());
   EXPECT_EQ(j["summary"]["measured_steps"], 0);
 }
 

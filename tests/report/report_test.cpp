@@ -65,6 +65,13 @@ Report full_report() {
   d.multiprocessor_count = 132;
   d.driver_version = "550.54.15";
   d.runtime_version = "12.4";
+  d.l2_cache_bytes = 52428800;
+  d.clock_khz = 1980000;
+  d.memory_clock_khz = 2619000;
+  d.memory_bus_width_bits = 5120;
+  d.pci_bus_id = "0000:3B:00.0";
+  d.kernel_driver_version = "550.54.15";
+  d.query_error = "";
 
   SoftwareInfo& s = r.environment.software;
   s.ftbench_version = "0.1.0";
@@ -77,6 +84,11 @@ Report full_report() {
   s.blas = "OpenBLAS";
   s.omp_wait_policy = "PASSIVE";
   s.host_allocator = "glibc: mmap_threshold 32 MiB, trim_threshold 2 GiB";
+  s.libtorch_build = "cuda";
+  r.environment.variables =
+      std::vector<EnvironmentVariable>{{"CUDA_VISIBLE_DEVICES", "3"},
+                                       {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
+                                       {"OMP_NUM_THREADS", "16"}};
 
   r.parameters = {8030261248, 41943040, 8072204288};
   r.derived = {32, 1250, 313, 939, 131072};
@@ -88,6 +100,9 @@ Report full_report() {
               {"backend_init", 1.25, 2.5},
               {"model_build", 3.75, 0.1},
               {"training", 47.0, 1800.3}};
+  r.phases[1].memory = PhaseMemory{0, 2097152, 0, 560000000, 900000000, 850000000};
+  r.phases[3].memory =
+      PhaseMemory{61203283968, 66571993088, 60000000000, 70000000000, 12884901888, 12000000000};
 
   for (int64_t i = 1; i <= 5; ++i) {
     StepRecord st;
@@ -127,6 +142,9 @@ Report full_report() {
   r.memory.device_used_peak_bytes = 70000000000;
   r.memory.device_total_bytes = 85028569088;
   r.memory.peak_rss_bytes = 12884901888;
+  r.memory.peak_active_bytes = 60000000000;
+  r.memory.allocation_retries = 2;
+  r.memory.oom_count = 0;
   return r;
 }
 
@@ -136,6 +154,12 @@ Report cpu_report() {
   r.environment.device.backend = "cpu";
   r.environment.device.memory_bytes.reset();
   r.environment.device.multiprocessor_count.reset();
+  r.environment.device.l2_cache_bytes.reset();
+  r.environment.device.clock_khz.reset();
+  r.environment.device.memory_clock_khz.reset();
+  r.environment.device.memory_bus_width_bits.reset();
+  r.environment.variables = std::vector<EnvironmentVariable>{};
+  r.phases[1].memory = PhaseMemory{};
   r.summary.peak_tflops.reset();
   r.summary.peak_source = "none";
   for (MfuEntry& e : r.summary.mfu) e.mfu.reset();
@@ -175,6 +199,18 @@ TEST(ReportJson, RoundTripEveryFieldSet) {
   EXPECT_TRUE(back.summary.mfu[1].recompute);
   EXPECT_EQ(back.summary.mfu[0].mfu, 0.3466);
   EXPECT_EQ(back.memory.peak_rss_bytes, 12884901888);
+  EXPECT_EQ(back.memory.allocation_retries, 2);
+  EXPECT_EQ(back.memory.oom_count, 0);
+  EXPECT_EQ(back.environment.device.clock_khz, 1980000);
+  EXPECT_EQ(back.environment.software.libtorch_build, "cuda");
+  ASSERT_TRUE(back.environment.variables.has_value());
+  ASSERT_EQ(back.environment.variables->size(), 3u);
+  EXPECT_EQ((*back.environment.variables)[1].name, "PYTORCH_CUDA_ALLOC_CONF");
+  EXPECT_EQ((*back.environment.variables)[1].value, "expandable_segments:True");
+  EXPECT_FALSE(back.phases[0].memory.has_value());
+  ASSERT_TRUE(back.phases[3].memory.has_value());
+  EXPECT_EQ(back.phases[3].memory->peak_active_bytes, 60000000000);
+  EXPECT_EQ(back.phases[3].memory->rss_at_end_bytes, 12000000000);
   ASSERT_EQ(back.steps.size(), 5u);
   EXPECT_EQ(back.steps[2].lr, full_report().steps[2].lr);  // doubles survive bit for bit
   EXPECT_EQ(back.steps[4].model_flops, 4.8e15 + 5.0);
@@ -189,6 +225,12 @@ TEST(ReportJson, RoundTripOptionalsUnset) {
   EXPECT_TRUE(written["summary"]["mfu"]["peak_tflops"].is_null());
   EXPECT_TRUE(written["summary"]["mfu"]["entries"][0]["mfu"].is_null());
   for (const auto& item : written["memory"].items()) EXPECT_TRUE(item.value().is_null());
+  EXPECT_TRUE(written["timing"]["phases"][0]["memory"].is_null());
+  for (const auto& item : written["timing"]["phases"][1]["memory"].items()) {
+    EXPECT_TRUE(item.value().is_null()) << item.key();
+  }
+  EXPECT_TRUE(written["environment"]["variables"].is_object());
+  EXPECT_TRUE(written["environment"]["variables"].empty());
 
   const Report back = from_json(OJson::parse(written.dump(2)), "mem.json");
   EXPECT_EQ(to_json(back), written);
@@ -196,6 +238,10 @@ TEST(ReportJson, RoundTripOptionalsUnset) {
   EXPECT_FALSE(back.summary.peak_tflops.has_value());
   EXPECT_FALSE(back.summary.mfu[0].mfu.has_value());
   EXPECT_FALSE(back.memory.peak_allocated_bytes.has_value());
+  ASSERT_TRUE(back.phases[1].memory.has_value());
+  EXPECT_FALSE(back.phases[1].memory->peak_rss_bytes.has_value());
+  ASSERT_TRUE(back.environment.variables.has_value());
+  EXPECT_TRUE(back.environment.variables->empty());
 }
 
 TEST(ReportJson, RoundTripThroughUnorderedJson) {
@@ -225,15 +271,27 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"source", "examples", "tokens", "loss_tokens"}));
   EXPECT_EQ(keys(j["evaluations"][0]),
             (std::vector<std::string>{"after_step", "loss", "loss_tokens", "batches", "seconds"}));
-  EXPECT_EQ(keys(j["environment"]), (std::vector<std::string>{"host", "device", "software"}));
+  EXPECT_EQ(keys(j["environment"]),
+            (std::vector<std::string>{"host", "device", "software", "variables"}));
   EXPECT_EQ(
       keys(j["environment"]["device"]),
-      (std::vector<std::string>{"backend", "name", "arch", "count", "index", "memory_bytes",
-                                "multiprocessor_count", "driver_version", "runtime_version"}));
+      (std::vector<std::string>{
+          "backend", "name", "arch", "count", "index", "memory_bytes", "multiprocessor_count",
+          "driver_version", "runtime_version", "l2_cache_bytes", "clock_khz", "memory_clock_khz",
+          "memory_bus_width_bits", "pci_bus_id", "kernel_driver_version", "query_error"}));
+  EXPECT_EQ(keys(j["environment"]["variables"]),
+            (std::vector<std::string>{"CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
+                                      "OMP_NUM_THREADS"}));
+  EXPECT_EQ(keys(j["environment"]["software"]).back(), "libtorch_build");
   EXPECT_EQ(keys(j["timing"]), (std::vector<std::string>{"t0_source", "t0_before_process_seconds",
                                                          "time_to_first_step_seconds", "phases"}));
   EXPECT_EQ(keys(j["timing"]["phases"][0]),
-            (std::vector<std::string>{"name", "start_seconds", "seconds"}));
+            (std::vector<std::string>{"name", "start_seconds", "seconds", "memory"}));
+  EXPECT_TRUE(j["timing"]["phases"][0]["memory"].is_null());
+  EXPECT_EQ(
+      keys(j["timing"]["phases"][1]["memory"]),
+      (std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes", "peak_active_bytes",
+                                "device_used_peak_bytes", "peak_rss_bytes", "rss_at_end_bytes"}));
   EXPECT_EQ(keys(j["steps"][0]),
             (std::vector<std::string>{"step", "epoch", "wall_seconds", "data_wait_seconds",
                                       "real_tokens", "padded_tokens", "loss_tokens", "loss", "lr",
@@ -251,10 +309,10 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"formula", "recompute", "flops_per_step", "achieved_tflops",
                                       "mfu"}));
   EXPECT_EQ(keys(j["summary"]["loss"]), (std::vector<std::string>{"final", "window", "mean_last"}));
-  EXPECT_EQ(
-      keys(j["memory"]),
-      (std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes",
-                                "device_used_peak_bytes", "device_total_bytes", "peak_rss_bytes"}));
+  EXPECT_EQ(keys(j["memory"]), (std::vector<std::string>{
+                                   "peak_allocated_bytes", "peak_reserved_bytes",
+                                   "device_used_peak_bytes", "device_total_bytes", "peak_rss_bytes",
+                                   "peak_active_bytes", "allocation_retries", "oom_count"}));
   EXPECT_TRUE(j["parameters"]["base"].is_number_integer());
   EXPECT_TRUE(j["steps"][0]["wall_seconds"].is_number_float());
 }
@@ -314,6 +372,47 @@ TEST(ReportJson, ReadsVersionOneWithoutTheFieldsOfOnePointOne) {
   EXPECT_FALSE(r.data.has_value());
   j["data"] = nullptr;
   EXPECT_FALSE(from_json(j, "old.json").data.has_value());
+}
+
+// A 1.1 report has none of the device, memory and environment fields of 1.2: all read as
+// unknown / not recorded.
+TEST(ReportJson, ReadsOnePointOneWithoutTheFieldsOfOnePointTwo) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1.1";
+  for (const char* key :
+       {"l2_cache_bytes", "clock_khz", "memory_clock_khz", "memory_bus_width_bits", "pci_bus_id",
+        "kernel_driver_version", "query_error"}) {
+    j["environment"]["device"].erase(key);
+  }
+  j["environment"]["software"].erase("libtorch_build");
+  j["environment"].erase("variables");
+  for (auto& phase : j["timing"]["phases"]) phase.erase("memory");
+  for (const char* key : {"peak_active_bytes", "allocation_retries", "oom_count"}) {
+    j["memory"].erase(key);
+  }
+  const Report r = from_json(j, "old.json");
+  EXPECT_FALSE(r.environment.device.l2_cache_bytes.has_value());
+  EXPECT_EQ(r.environment.device.pci_bus_id, "");
+  EXPECT_EQ(r.environment.software.libtorch_build, "");
+  EXPECT_FALSE(r.environment.variables.has_value());
+  for (const Phase& p : r.phases) EXPECT_FALSE(p.memory.has_value()) << p.name;
+  EXPECT_FALSE(r.memory.allocation_retries.has_value());
+  EXPECT_EQ(r.memory.peak_rss_bytes, 12884901888);
+}
+
+TEST(ReportJson, RejectsBadOnePointTwoFields) {
+  OJson j = to_json(full_report());
+  j["environment"]["variables"]["OMP_NUM_THREADS"] = 16;
+  EXPECT_EQ(read_error(j),
+            "r.json: environment.variables.OMP_NUM_THREADS: expected a string, found number");
+  j = to_json(full_report());
+  j["timing"]["phases"][1]["memory"]["peak_rss_bytes"] = "a lot";
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.phases[1].memory.peak_rss_bytes: expected an integer or null, found "
+            "string");
+  j = to_json(full_report());
+  j["timing"]["phases"][1]["memory"] = 5;
+  EXPECT_EQ(read_error(j), "r.json: timing.phases[1].memory: expected an object, found number");
 }
 
 TEST(ReportJson, RoundTripsEvaluationsAndDataStatistics) {

@@ -2,11 +2,14 @@
 // memory statistics. CUDA and ROCm both run through LibTorch's `cuda` device type.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <ATen/ATen.h>
 
+#include "ftbench/device/gpu_query.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
 
@@ -24,8 +27,13 @@ class Backend {
  public:
   // Picks the device: "auto" takes the GPU when LibTorch has one, else the CPU; "cuda" or
   // "rocm" fail with BackendError when this LibTorch build or machine has none. Sets the CPU
-  // thread pools (LibTorch intra-op, inter-op = 1, OpenBLAS) to `threads` or all cores.
+  // thread pools (LibTorch intra-op, inter-op = 1, OpenBLAS) to `threads` or all cores. On a
+  // GPU, the device facts come from the vendor runtime's query module (device/gpu_query.h);
+  // without it the run goes on, with a warning and info().query_error saying why.
   explicit Backend(const spec::BackendSpec& spec);
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
 
   at::Device device() const { return device_; }
   const std::string& kind() const { return kind_; }  // cpu, cuda, rocm
@@ -39,12 +47,16 @@ class Backend {
 
   // Waits for all queued device work (no-op on CPU).
   void synchronize() const;
-  // Resets the allocator peak statistics (GPU).
-  void reset_peak_memory() const;
-  // Samples device-wide used memory (GPU) into the running maximum. Cheap: one driver query.
+  // Starts a new memory period (a phase): resets the allocator's peaks and the device-wide
+  // used maximum (GPU; no-op on CPU).
+  void reset_peak_memory();
+  // Samples device-wide used memory (GPU) into the period's maximum. Cheap: one runtime query.
   void sample_memory();
-  // Fills peak allocated/reserved (GPU allocator), device-wide used peak and total (GPU), and
-  // the process's peak RSS.
+  // The device figures of the period so far: allocator peaks and the device-used maximum, with
+  // a sample taken now. Every field unset on CPU. The host fields are the caller's.
+  report::PhaseMemory phase_memory();
+  // Run-wide device figures: device total, allocation retries and OOM count (GPU). Peaks are
+  // the phases' (metrics/memory_peaks.h); the host's peak RSS is the caller's.
   report::Memory memory() const;
 
  private:
@@ -53,7 +65,9 @@ class Backend {
   report::DeviceInfo info_;
   int64_t intra_op_threads_ = 1;
   int64_t inter_op_threads_ = 1;
-  int64_t device_used_peak_bytes_ = -1;
+  std::unique_ptr<GpuQuery> query_;  // null on CPU or when the module could not be loaded
+  std::optional<int64_t> device_used_peak_bytes_;
+  std::optional<int64_t> device_total_bytes_;
 };
 
 // What the process's libblas resolved to (read from /proc/self/maps), e.g. "openblas-pthread".

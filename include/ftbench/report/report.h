@@ -38,8 +38,16 @@ struct DeviceInfo {
   int64_t index = 0;    // the device used
   std::optional<int64_t> memory_bytes;
   std::optional<int64_t> multiprocessor_count;
-  std::string driver_version;
+  std::string driver_version;   // what the CUDA / HIP runtime reports for the driver
   std::string runtime_version;  // CUDA runtime / HIP version
+  // Since 1.2 (optional when reading; null / "" in older reports and on cpu).
+  std::optional<int64_t> l2_cache_bytes;
+  std::optional<int64_t> clock_khz;  // peak SM / shader clock
+  std::optional<int64_t> memory_clock_khz;
+  std::optional<int64_t> memory_bus_width_bits;
+  std::string pci_bus_id;
+  std::string kernel_driver_version;  // NVIDIA kernel module / amdgpu version
+  std::string query_error;            // why device facts are missing; "" when none are
 };
 
 struct SoftwareInfo {
@@ -53,12 +61,34 @@ struct SoftwareInfo {
   std::string blas;             // what LibTorch's CPU BLAS resolved to, when known
   std::string omp_wait_policy;  // OMP_WAIT_POLICY in effect ("" when unset)
   std::string host_allocator;   // C allocator tuning in effect (run/host_allocator.h)
+  std::string libtorch_build;   // cpu, cuda, rocm (since 1.2; "" when not recorded)
+};
+
+// One allow-listed environment variable that was set (device/env_knobs.h).
+struct EnvironmentVariable {
+  std::string name;
+  std::string value;
 };
 
 struct Environment {
   HostInfo host;
   DeviceInfo device;
   SoftwareInfo software;
+  // Since 1.2: the allow-listed variables set for the run, in the allow-list's order; nullopt:
+  // not recorded (older reports).
+  std::optional<std::vector<EnvironmentVariable>> variables;
+};
+
+// Memory over one phase (since 1.2). Peaks are reset when the phase starts, so each covers
+// that phase alone (plus what was already held when it started). Unset: not measured (cpu
+// has no device figures).
+struct PhaseMemory {
+  std::optional<int64_t> peak_allocated_bytes;    // caching allocator (GPU)
+  std::optional<int64_t> peak_reserved_bytes;     // caching allocator (GPU)
+  std::optional<int64_t> peak_active_bytes;       // caching allocator (GPU)
+  std::optional<int64_t> device_used_peak_bytes;  // device-wide used, sampled (GPU)
+  std::optional<int64_t> peak_rss_bytes;          // host, when the peak could be reset
+  std::optional<int64_t> rss_at_end_bytes;        // host, resident when the phase ended
 };
 
 struct Phase {
@@ -67,6 +97,9 @@ struct Phase {
                                // between training phases), summarize, report_write
   double start_seconds = 0.0;  // offset from process start
   double seconds = 0.0;
+  // nullopt for phases that end before the run measures memory (launch, spec_load) and in
+  // reports before 1.2.
+  std::optional<PhaseMemory> memory = std::nullopt;
 };
 
 // One optimizer step, raw samples as measured.
@@ -114,6 +147,10 @@ struct Memory {
   std::optional<int64_t> device_used_peak_bytes;  // device-wide used, sampled (GPU)
   std::optional<int64_t> device_total_bytes;
   std::optional<int64_t> peak_rss_bytes;  // process peak resident set (host)
+  // Since 1.2 (optional when reading).
+  std::optional<int64_t> peak_active_bytes;   // caching allocator active peak (GPU)
+  std::optional<int64_t> allocation_retries;  // allocations retried after freeing the cache
+  std::optional<int64_t> oom_count;           // allocations that failed out of memory
 };
 
 struct ParameterInfo {

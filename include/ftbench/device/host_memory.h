@@ -1,0 +1,30 @@
+// The process's resident memory on the host, read from /proc/self/status, and the reset of its
+// peak (Linux 4.0+: writing "5" to /proc/self/clear_refs sets the peak to the current size), so
+// that each phase of a run gets a peak of its own.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ftbench::device {
+
+struct HostMemory {
+  std::optional<int64_t> rss_bytes;       // VmRSS: resident now
+  std::optional<int64_t> peak_rss_bytes;  // VmHWM: the peak since the process started or the
+                                          // last reset_host_peak_rss()
+};
+
+// Unset fields where /proc is missing or does not say.
+HostMemory read_host_memory();
+
+// Parses the text of /proc/<pid>/status.
+HostMemory parse_proc_status(const std::string& text);
+
+// Sets the process's peak resident size to its current size. False when the kernel refuses
+// (no /proc, older than 4.0, a sandbox that forbids it): the peak then keeps counting from
+// process start. It also lowers what getrusage(RUSAGE_SELF).ru_maxrss reports afterwards, so a
+// caller that resets must keep its own whole-run maximum.
+bool reset_host_peak_rss();
+
+}  // namespace ftbench::device

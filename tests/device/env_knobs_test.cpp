@@ -1,0 +1,74 @@
+#include "ftbench/device/env_knobs.h"
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace ftbench::device {
+namespace {
+
+TEST(EnvKnobs, AllowListHasTheKnobsThatChangeSpeed) {
+  const auto& names = recorded_variable_names();
+  const std::set<std::string_view> listed(names.begin(), names.end());
+  EXPECT_EQ(listed.size(), names.size()) << "a name is listed twice";
+  for (const char* name :
+       {"PYTORCH_TUNABLEOP_ENABLED", "PYTORCH_TUNABLEOP_TUNING", "PYTORCH_CUDA_ALLOC_CONF",
+        "PYTORCH_HIP_ALLOC_CONF", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
+        "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TORCH_BLAS_PREFER_HIPBLASLT", "HSA_XNACK",
+        "NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"}) {
+    EXPECT_EQ(listed.count(name), 1u) << name;
+  }
+  // Fixed names only: nothing that looks like a pattern, and no credential.
+  for (std::string_view name : names) {
+    EXPECT_EQ(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"), name.npos) << name;
+    for (const char* secretish : {"TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH"}) {
+      EXPECT_EQ(name.find(secretish), name.npos) << name;
+    }
+  }
+}
+
+TEST(EnvKnobs, RecordsOnlyListedVariablesThatAreSet) {
+  const std::map<std::string, std::string> env = {
+      {"OMP_NUM_THREADS", "8"},
+      {"HF_TOKEN", "hf_abcdefghijklmnopqrstuvwxyz"},
+      {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+      {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
+      {"CUDA_VISIBLE_DEVICES", ""},
+      {"NCCL_SOCKET_IFNAME", "eth0"},
+      {"PYTORCH_TUNABLEOP_FILENAME", "/home/me/tuned.csv"},
+  };
+  const auto recorded = recorded_variables([&env](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+  // In the allow-list's order; an empty value is set, so it is recorded.
+  EXPECT_EQ(recorded, (std::vector<std::pair<std::string, std::string>>{
+                          {"CUDA_VISIBLE_DEVICES", ""},
+                          {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
+                          {"OMP_NUM_THREADS", "8"}}));
+}
+
+TEST(EnvKnobs, SecretsInTheProcessEnvironmentNeverReachTheRecord) {
+  ::setenv("HF_TOKEN", "hf_secret_value_1234", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "aws_secret_value_5678", 1);
+  ::setenv("OMP_PROC_BIND", "close", 1);
+  const auto recorded = recorded_variables();
+  bool proc_bind = false;
+  for (const auto& [name, value] : recorded) {
+    EXPECT_NE(name, "HF_TOKEN");
+    EXPECT_NE(name, "AWS_SECRET_ACCESS_KEY");
+    EXPECT_EQ(value.find("secret_value"), std::string::npos) << name;
+    proc_bind = proc_bind || (name == "OMP_PROC_BIND" && value == "close");
+  }
+  EXPECT_TRUE(proc_bind);
+  ::unsetenv("HF_TOKEN");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  ::unsetenv("OMP_PROC_BIND");
+}
+
+}  // namespace
+}  // namespace ftbench::device
