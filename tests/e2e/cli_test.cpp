@@ -240,6 +240,9 @@ TEST_F(Cli, ValidateTheReferenceRecipe) {
       << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("effective batch +16 ")));
   EXPECT_TRUE(std::regex_search(r.output, std::regex("steps per epoch +125\n")));
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex("on out of memory +fall back 4 x 4 -> 2 x 8 -> 1 x 16, then fail\n")))
+      << r.output;
 }
 
 TEST_F(Cli, BadSpecsGetEveryProblemAndExitCode2) {
