@@ -142,6 +142,12 @@ void Backend::reset_peak_memory() const {
   if (device_.is_cuda()) reset_gpu_peaks(device_.index());
 }
 
+void Backend::release_cached_memory() const {
+  if (!device_.is_cuda()) return;
+  synchronize();
+  empty_gpu_cache();
+}
+
 void Backend::sample_memory() {
   if (!device_.is_cuda()) return;
   const GpuMemory m = query_gpu_memory(device_.index());

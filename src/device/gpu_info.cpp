@@ -84,10 +84,15 @@ void reset_gpu_peaks(int64_t index) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
 }
 
+// 1.13: emptyCache(); 2.x: emptyCache(MempoolId_t = {0, 0}). The call without arguments is
+// the same on both.
+void empty_gpu_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
 #else
 void fill_gpu_info(int64_t, report::DeviceInfo&) {}
 GpuMemory query_gpu_memory(int64_t) { return {}; }
 void reset_gpu_peaks(int64_t) {}
+void empty_gpu_cache() {}
 #endif
 
 }  // namespace ftbench::device

@@ -41,6 +41,10 @@ class Backend {
   void synchronize() const;
   // Resets the allocator peak statistics (GPU).
   void reset_peak_memory() const;
+  // Returns the memory the GPU caching allocator holds but no tensor uses to the driver, after
+  // a device synchronisation (no-op on CPU): after an out-of-memory error, so that the retry
+  // starts from what live tensors need, without fragments of the failed attempt.
+  void release_cached_memory() const;
   // Samples device-wide used memory (GPU) into the running maximum. Cheap: one driver query.
   void sample_memory();
   // Fills peak allocated/reserved (GPU allocator), device-wide used peak and total (GPU), and

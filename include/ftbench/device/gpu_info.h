@@ -21,5 +21,8 @@ struct GpuMemory {
 
 GpuMemory query_gpu_memory(int64_t index);
 void reset_gpu_peaks(int64_t index);
+// Frees the caching allocator's unused cached blocks on every device
+// (c10::cuda::CUDACachingAllocator::emptyCache). Statistics and live tensors are untouched.
+void empty_gpu_cache();
 
 }  // namespace ftbench::device
