@@ -396,7 +396,8 @@ std::string fairness_headline(const compare::Fairness& f) {
   if (!f.same_job) return "NOT the same job: the figures below answer different questions";
   std::string data = f.same_data_fingerprint ? "same data fingerprint"
                                              : "data fingerprint not recorded in every report";
-  if (f.same_spec_fingerprint) {
+  // A fallback leaves the fingerprint alone (the spec is what was asked for) but not the run.
+  if (f.same_spec_fingerprint && !f.fell_back) {
     return "fair: same job (same spec fingerprint, " + data + ", same steps)";
   }
   return "fair: same job run differently (execution settings below differ; " + data + ")";
@@ -469,6 +470,7 @@ Action add_compare_command(CLI::App& app) {
       fair["same_spec_fingerprint"] = fairness.same_spec_fingerprint;
       fair["same_data_fingerprint"] =
           fairness.same_data_fingerprint ? OJson(*fairness.same_data_fingerprint) : OJson(nullptr);
+      fair["fell_back"] = fairness.fell_back;
       OJson diffs = OJson::array();
       for (const compare::Difference& d : fairness.differences) {
         diffs.push_back({{"what", d.what},

@@ -15,6 +15,7 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::cli {
 namespace {
@@ -150,6 +151,20 @@ Action add_validate_command(CLI::App& app) {
     if (rows && pack) line("packed rows per epoch", group_thousands(*rows));
     line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
                                         s.train.micro_batch_size, s.train.grad_accum_steps));
+    // The splits an out-of-memory fallback would go through (train/oom_fallback.h).
+    if (s.train.oom_fallback) {
+      train::MicroBatching split{s.train.micro_batch_size, s.train.grad_accum_steps};
+      std::string chain = fmt::format("{} x {}", split.micro_batch_size, split.grad_accum_steps);
+      for (int64_t i = 0; i < s.train.oom_max_fallbacks; ++i) {
+        const std::optional<train::MicroBatching> next = train::fallback_micro_batching(split);
+        if (!next) break;
+        split = *next;
+        chain += fmt::format(" -> {} x {}", split.micro_batch_size, split.grad_accum_steps);
+      }
+      line("on out of memory", "fall back " + chain + ", then fail");
+    } else {
+      line("on out of memory", "fail the run (train.oom_fallback: false)");
+    }
     line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));
     line("steps per epoch", group_thousands(d.steps_per_epoch));
     line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),

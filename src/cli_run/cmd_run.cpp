@@ -1,11 +1,15 @@
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 
 #include <c10/util/Exception.h>
 
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/runner.h"
+#include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/train/oom_fallback.h"
 #include "run_command.h"
 
 namespace ftbench::cli {
@@ -33,6 +37,18 @@ std::optional<double> t0_from_environment() {
   return t0;
 }
 
+// FTBENCH_INJECT_OOM: a simulated memory limit for tests of the out-of-memory fallback
+// (train/oom_fallback.h gives the rule syntax).
+std::optional<train::OomInjection> oom_injection_from_environment() {
+  const char* value = std::getenv("FTBENCH_INJECT_OOM");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  try {
+    return train::OomInjection::parse(value);
+  } catch (const std::invalid_argument& e) {
+    throw spec::SpecError({{"FTBENCH_INJECT_OOM", "", 0, e.what()}});
+  }
+}
+
 }  // namespace
 
 Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
@@ -56,6 +72,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
     o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
     o.force = flags->force;
     o.peak_tflops = flags->peak_tflops;
+    o.inject_oom = oom_injection_from_environment();
     if (flags->t0) {
       o.t0_epoch_seconds = flags->t0;
       o.t0_source = "--t0";

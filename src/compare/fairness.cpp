@@ -40,7 +40,9 @@ Severity classify_spec_key(const std::string& path) {
                                                    "spec.model.activation_checkpointing",
                                                    "spec.train.timing_warmup_steps",
                                                    "spec.train.loss_window",
-                                                   "spec.model.checkpoint_path"};
+                                                   "spec.model.checkpoint_path",
+                                                   "spec.train.oom_fallback",
+                                                   "spec.train.oom_max_fallbacks"};
   if (starts_with(path, "spec.backend.")) return Severity::kPlatform;
   if (kExecution.count(path)) return Severity::kExecution;
   // The job is what the spec fingerprint covers: the model, lora, data and train sections.
@@ -57,6 +59,10 @@ std::string spec_note(const std::string& path) {
   }
   if (path == "spec.model.activation_checkpointing") {
     return "recomputes activations in backward: less memory, about one more forward of work";
+  }
+  if (path == "spec.train.oom_fallback" || path == "spec.train.oom_max_fallbacks") {
+    return "what a run does when it runs out of memory; a fallback that happened is listed "
+           "as its own difference";
   }
   if (path == "spec.train.timing_warmup_steps") return "steps left out of the timing summary";
   if (path == "spec.train.loss_window") return "window of the final-loss mean";
@@ -98,6 +104,12 @@ class Differ {
     if (differs) found_.push_back(Difference{what, std::move(values), severity, note});
   }
 
+  // Adds a difference whatever the values: something every reader must see.
+  void flag(const std::string& what, Severity severity, std::vector<std::string> values,
+            const std::string& note) {
+    found_.push_back(Difference{what, std::move(values), severity, note});
+  }
+
   std::vector<Difference> take() {
     std::stable_sort(found_.begin(), found_.end(), [](const Difference& a, const Difference& b) {
       return static_cast<int>(a.severity) < static_cast<int>(b.severity);
@@ -111,6 +123,22 @@ class Differ {
 };
 
 }  // namespace
+
+std::string describe_fallbacks(const report::Report& r) {
+  if (!r.batching) return "not recorded";
+  const std::vector<report::Fallback>& fallbacks = r.batching->fallbacks;
+  if (fallbacks.empty()) return "none";
+  std::string out;
+  double lost = 0.0;
+  for (const report::Fallback& f : fallbacks) {
+    if (!out.empty()) out += ", ";
+    out +=
+        fmt::format("{}x{} -> {}x{} at step {}", f.from_micro_batch_size, f.from_grad_accum_steps,
+                    f.to_micro_batch_size, f.to_grad_accum_steps, f.step);
+    lost += f.seconds_lost;
+  }
+  return out + fmt::format(" ({:.3g} s lost)", lost);
+}
 
 const char* to_string(Severity severity) {
   switch (severity) {
@@ -189,6 +217,21 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         "spec fingerprint", Severity::kExecution,
         [](const report::Report& r) { return r.spec_fingerprint.substr(0, 12); },
         "the job keys listed as job differences decide; execution keys also change it");
+  }
+
+  // An out-of-memory fallback is always listed, even when every report fell back the same way:
+  // the steps after it ran at another micro-batch than the spec says.
+  f.fell_back = std::any_of(reports.begin(), reports.end(), [](const report::Report& r) {
+    return r.batching && !r.batching->fallbacks.empty();
+  });
+  if (f.fell_back) {
+    std::vector<std::string> values;
+    for (const report::Report& r : reports) values.push_back(describe_fallbacks(r));
+    differ.flag("out-of-memory fallback", Severity::kExecution, std::move(values),
+                "ran out of memory and redid the step at a smaller micro-batch (micro-batch x "
+                "accumulation), same effective batch and examples; later steps ran at that "
+                "split, so they are slower and use less memory than the spec's; the lost time "
+                "is in the run time, not in the step times");
   }
 
   differ.check(

@@ -41,6 +41,13 @@ int64_t Batcher::rows_per_epoch() const {
   return options_.padding == Padding::kPack ? packed_.rows() : dataset_.size();
 }
 
+void Batcher::set_micro_batch_size(int64_t size) {
+  if (size < 1) {
+    throw std::invalid_argument("micro-batch size must be >= 1, found " + std::to_string(size));
+  }
+  options_.micro_batch_size = size;
+}
+
 int64_t Batcher::batches_per_epoch() const { return rows_per_epoch() / options_.micro_batch_size; }
 
 const std::vector<int64_t>& Batcher::order(int64_t epoch) {

@@ -30,10 +30,15 @@ void reset_allocator_peaks(int64_t index) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
 }
 
+// 1.13: emptyCache(); 2.x: emptyCache(MempoolId_t = {0, 0}). The call without arguments is
+// the same on both.
+void empty_gpu_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
 #else
 
 AllocatorStats allocator_stats(int64_t) { return {}; }
 void reset_allocator_peaks(int64_t) {}
+void empty_gpu_cache() {}
 
 #endif
 

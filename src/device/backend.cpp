@@ -153,6 +153,12 @@ void Backend::reset_peak_memory() {
   device_used_peak_bytes_.reset();
 }
 
+void Backend::release_cached_memory() const {
+  if (!device_.is_cuda()) return;
+  synchronize();
+  empty_gpu_cache();
+}
+
 void Backend::sample_memory() {
   if (query_ == nullptr) return;
   try {

@@ -403,6 +403,10 @@ class Reader {
     r.derived.total_steps = count(derived, "derived", "total_steps");
     r.derived.max_tokens_per_step = count(derived, "derived", "max_tokens_per_step");
 
+    if (const auto it = j.find("batching"); it != j.end() && !it->is_null()) {
+      r.batching = read_batching(object(j, "", "batching"));
+    }
+
     const Json& timing = object(j, "", "timing");
     r.t0_source = string(timing, "timing", "t0_source");
     r.t0_before_process_seconds =
@@ -485,6 +489,28 @@ class Reader {
     out.p90_length = non_negative_number(s, p, "p90_length");
     out.max_length = count(s, p, "max_length");
     out.masked_fraction = number(s, p, "masked_fraction");
+    return out;
+  }
+
+  Batching read_batching(const Json& b) const {
+    Batching out;
+    out.micro_batch_size = count(b, "batching", "micro_batch_size");
+    out.grad_accum_steps = count(b, "batching", "grad_accum_steps");
+    const Json& fallbacks = array(b, "batching", "fallbacks");
+    for (std::size_t i = 0; i < fallbacks.size(); ++i) {
+      const std::string path = index("batching.fallbacks", i);
+      const Json& f = fallbacks[i];
+      if (!f.is_object()) wrong_type(path, "an object", f);
+      Fallback fb;
+      fb.step = count(f, path, "step");
+      fb.from_micro_batch_size = count(f, path, "from_micro_batch_size");
+      fb.from_grad_accum_steps = count(f, path, "from_grad_accum_steps");
+      fb.to_micro_batch_size = count(f, path, "to_micro_batch_size");
+      fb.to_grad_accum_steps = count(f, path, "to_grad_accum_steps");
+      fb.seconds_lost = non_negative_number(f, path, "seconds_lost");
+      fb.error = string(f, path, "error");
+      out.fallbacks.push_back(std::move(fb));
+    }
     return out;
   }
 
@@ -654,6 +680,24 @@ nlohmann::ordered_json to_json(const Report& report) {
                   {"steps_per_epoch", report.derived.steps_per_epoch},
                   {"total_steps", report.derived.total_steps},
                   {"max_tokens_per_step", report.derived.max_tokens_per_step}};
+
+  if (report.batching) {
+    OJson fallbacks = OJson::array();
+    for (const Fallback& f : report.batching->fallbacks) {
+      fallbacks.push_back({{"step", f.step},
+                           {"from_micro_batch_size", f.from_micro_batch_size},
+                           {"from_grad_accum_steps", f.from_grad_accum_steps},
+                           {"to_micro_batch_size", f.to_micro_batch_size},
+                           {"to_grad_accum_steps", f.to_grad_accum_steps},
+                           {"seconds_lost", number_or_null(f.seconds_lost)},
+                           {"error", f.error}});
+    }
+    j["batching"] = {{"micro_batch_size", report.batching->micro_batch_size},
+                     {"grad_accum_steps", report.batching->grad_accum_steps},
+                     {"fallbacks", std::move(fallbacks)}};
+  } else {
+    j["batching"] = nullptr;
+  }
 
   OJson phases = OJson::array();
   for (const Phase& p : report.phases) {

@@ -39,6 +39,15 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                                  group_thousands(r.parameters.trainable)));
   line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
                             s.warmup_steps_excluded));
+  // What ran differs from the spec after an out-of-memory fallback: said before any figure.
+  if (r.batching) {
+    for (const Fallback& f : r.batching->fallbacks) {
+      line("out-of-memory fallback",
+           fmt::format("step {}: micro-batch {} x {} -> {} x {} ({:.2f} s lost)", f.step,
+                       f.from_micro_batch_size, f.from_grad_accum_steps, f.to_micro_batch_size,
+                       f.to_grad_accum_steps, f.seconds_lost));
+    }
+  }
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
   // Validation passes split the training phase; the time of the parts is summed.

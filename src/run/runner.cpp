@@ -273,6 +273,12 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
 
   // Filled step by step, so that a run that fails part-way still reports what it measured.
   train::TrainResult result;
+  result.micro_batch_size = spec.train.micro_batch_size;
+  result.grad_accum_steps = spec.train.grad_accum_steps;
+  auto record_batching = [&] {
+    rep.batching =
+        report::Batching{result.micro_batch_size, result.grad_accum_steps, result.fallbacks};
+  };
   std::unique_ptr<device::Backend> backend;
   double first_step_end = 0.0;
   try {
@@ -400,7 +406,11 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
                  spec.model.preset, backend->info().name, backend->kind(), rep.derived.total_steps,
                  params.lora, params.base);
-    train::Trainer trainer(spec, model, batcher, *backend);
+    if (o.inject_oom) {
+      spdlog::warn("FTBENCH_INJECT_OOM={}: simulated out-of-memory errors (a testing aid)",
+                   o.inject_oom->rule());
+    }
+    train::Trainer trainer(spec, model, batcher, *backend, o.inject_oom);
     Progress progress(rep.derived.total_steps, spec.output.progress, spec.output.log_every_steps);
     // Validation passes run between steps, outside every step's wall time (the trainer starts
     // the next step's clock after the callback). Each pass is an `evaluation` phase of its own
@@ -443,6 +453,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     rep.time_to_first_step_seconds =
         first_step_end > 0.0 ? first_step_end + rep.t0_before_process_seconds : 0.0;
     rep.steps = result.steps;
+    record_batching();
     if (backend) resolve_peak(o, backend->info(), so);
     rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
     rep.memory = run_memory(rep.phases, memory, backend.get());
@@ -453,6 +464,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   }
   rep.time_to_first_step_seconds = first_step_end + rep.t0_before_process_seconds;
   rep.steps = std::move(result.steps);
+  record_batching();
   resolve_peak(o, backend->info(), so);
   rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
   fill_environment(backend.get(), rep.environment);

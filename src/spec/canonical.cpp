@@ -101,6 +101,8 @@ Json build_json(const RunSpec& spec) {
   train["loss_window"] = t.loss_window;
   train["eval_every_steps"] = t.eval_every_steps;
   train["eval_max_batches"] = t.eval_max_batches;
+  train["oom_fallback"] = t.oom_fallback;
+  train["oom_max_fallbacks"] = t.oom_max_fallbacks;
   j["train"] = train;
 
   const BackendSpec& b = spec.backend;
@@ -146,6 +148,12 @@ std::string canonical_job_json(const RunSpec& spec) {
   j["data"].erase("path");
   j["data"].erase("tokenizer");
   j["data"].erase("validation_path");
+  // What to do on out of memory changes how the job runs, not what it computes (the effective
+  // batch and each step's examples stay); a fallback that happened is in the report's
+  // `batching`, which compare flags. Left out, the fingerprints of reports written before these
+  // keys existed stay valid.
+  j["train"].erase("oom_fallback");
+  j["train"].erase("oom_max_fallbacks");
   // Compact (no whitespace); invalid UTF-8 in a user string is replaced rather than thrown so
   // that any spec that loaded can be hashed.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

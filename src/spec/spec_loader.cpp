@@ -376,6 +376,8 @@ void bind_train(KeyBinder& b, TrainSpec& t) {
   b.integer("loss_window", t.loss_window);
   b.integer("eval_every_steps", t.eval_every_steps);
   b.integer("eval_max_batches", t.eval_max_batches);
+  b.boolean("oom_fallback", t.oom_fallback);
+  b.integer("oom_max_fallbacks", t.oom_max_fallbacks);
 }
 
 void bind_backend(KeyBinder& b, BackendSpec& s) {
@@ -856,6 +858,7 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
   c.int_at_least("train.loss_window", t.loss_window, 1);
   c.int_at_least("train.eval_every_steps", t.eval_every_steps, 0);
   c.int_at_least("train.eval_max_batches", t.eval_max_batches, 0);
+  c.int_at_least("train.oom_max_fallbacks", t.oom_max_fallbacks, 1);
   if (t.eval_every_steps > 0 && d.validation_fraction == 0.0 && d.validation_path.empty()) {
     c.fail("train.eval_every_steps",
            "needs validation data: set data.validation_fraction or data.validation_path");

@@ -3,11 +3,17 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <ATen/Context.h>
+#include <c10/util/Exception.h>
 #include <torch/optim/adamw.h>
 #include <torch/utils.h>
 
@@ -40,7 +46,20 @@ metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::Para
           tokens * per_token(FlopFormula::kSixN, true)};
 }
 
+// The first line of the error's message, without LibTorch's backtrace.
+std::string error_first_line(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string message = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  return message.substr(0, message.find('\n'));
+}
+
 }  // namespace
+
+bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  return c10_error != nullptr && is_out_of_memory_message(c10_error->what_without_backtrace());
+}
 
 EvalResult evaluate(model::Llama& model, const std::vector<data::Batcher*>& batchers,
                     device::Backend& backend, int64_t max_batches) {
@@ -83,8 +102,12 @@ bool evaluation_due(int64_t step, int64_t total_steps, int64_t every) {
 }
 
 Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
-                 device::Backend& backend)
-    : spec_(spec), model_(model), batcher_(batcher), backend_(backend) {}
+                 device::Backend& backend, std::optional<OomInjection> inject_oom)
+    : spec_(spec),
+      model_(model),
+      batcher_(batcher),
+      backend_(backend),
+      inject_oom_(std::move(inject_oom)) {}
 
 void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   const spec::TrainSpec& t = spec_.train;
@@ -112,33 +135,62 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   // none.
   LossScaler scaler(spec_.model.dtype == "fp16");
 
-  result.steps.reserve(static_cast<size_t>(counts.total_steps));
-  std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(t.grad_accum_steps));
-  // Every micro-batch of the run, in the order the steps take them, built one step ahead on a
-  // background thread; data_wait_seconds is what a step still waits for them.
-  std::vector<std::pair<int64_t, int64_t>> order;
-  order.reserve(static_cast<size_t>(counts.total_steps * t.grad_accum_steps));
-  for (int64_t k = 0; k < counts.total_steps; ++k) {
-    const int64_t epoch = k / counts.steps_per_epoch + 1;
-    const int64_t first = (k % counts.steps_per_epoch) * t.grad_accum_steps;
-    for (int64_t i = 0; i < t.grad_accum_steps; ++i) order.emplace_back(epoch, first + i);
-  }
-  data::Prefetcher prefetcher(batcher_, std::move(order),
-                              static_cast<std::size_t>(t.grad_accum_steps));
-  backend_.synchronize();
-  Clock::time_point step_start = Clock::now();
-  for (int64_t k = 0; k < counts.total_steps; ++k) {
-    report::StepRecord rec;
+  // The split in effect; an out-of-memory fallback changes it for the rest of the run. Steps
+  // per epoch stay the same: floor(rows / (B x A)) depends on the effective batch only.
+  MicroBatching split{batcher_.micro_batch_size(), t.grad_accum_steps};
+  result.micro_batch_size = split.micro_batch_size;
+  result.grad_accum_steps = split.grad_accum_steps;
+
+  // The micro-batches of steps `first_step` to the end of the run, in the order the steps take
+  // them, built one step ahead on a background thread; data_wait_seconds is what a step still
+  // waits for them. Step k uses micro-batches (k mod steps_per_epoch) x A onwards of its epoch.
+  auto start_prefetcher = [&](int64_t first_step, const MicroBatching& m) {
+    std::vector<std::pair<int64_t, int64_t>> order;
+    order.reserve(static_cast<size_t>((counts.total_steps - first_step) * m.grad_accum_steps));
+    for (int64_t k = first_step; k < counts.total_steps; ++k) {
+      const int64_t epoch = k / counts.steps_per_epoch + 1;
+      const int64_t first = (k % counts.steps_per_epoch) * m.grad_accum_steps;
+      for (int64_t i = 0; i < m.grad_accum_steps; ++i) order.emplace_back(epoch, first + i);
+    }
+    return std::make_unique<data::Prefetcher>(batcher_, std::move(order),
+                                              static_cast<std::size_t>(m.grad_accum_steps));
+  };
+  std::unique_ptr<data::Prefetcher> prefetcher = start_prefetcher(0, split);
+
+  auto inject = [&](const OomSiteState& state) {
+    if (!inject_oom_ || !inject_oom_->matches(state)) return;
+    const c10::SourceLocation where{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
+    throw c10::OutOfMemoryError(
+        where, fmt::format("out of memory (simulated: FTBENCH_INJECT_OOM={}) at step {}, {} of a "
+                           "micro-batch of {} rows, micro-batch {} of the step, {} tokens",
+                           inject_oom_->rule(), state.step,
+                           state.site == OomSite::kForward ? "after the forward" : "in the update",
+                           state.micro_batch, state.micro_step, state.tokens));
+  };
+
+  // One attempt at step k with the current split, up to the end-of-step synchronisation; the
+  // host reads of loss and norm come after it, outside the step's time. Every tensor of the
+  // attempt (micro-batches, autograd graph, partial sums) lives in this frame, so an exception
+  // releases them on its way out. `updating` is set once the optimizer update may have begun.
+  struct Attempt {
+    Clock::time_point end;
+    at::Tensor loss_sum;
+    at::Tensor grad_norm;
+    double token_weight = 0.0;
+  };
+  auto attempt_step = [&](int64_t k, report::StepRecord& rec, metrics::StepFlops& flops,
+                          bool& updating) {
+    rec = report::StepRecord{};
     rec.step = k + 1;
     rec.epoch = k / counts.steps_per_epoch + 1;
+    flops = metrics::StepFlops{};
 
     // The step's micro-batches are fetched first so the loss can be normalised by the number
     // of loss tokens of the whole step (every token weighs the same under accumulation).
+    std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(split.grad_accum_steps));
     const Clock::time_point data_start = Clock::now();
-    metrics::StepFlops flops;
-    for (int64_t i = 0; i < t.grad_accum_steps; ++i) {
-      data::MicroBatch& mb = micro_batches[static_cast<size_t>(i)];
-      mb = prefetcher.next();
+    for (data::MicroBatch& mb : micro_batches) {
+      mb = prefetcher->next();
       rec.real_tokens += mb.real_tokens;
       rec.padded_tokens += mb.padded_tokens;
       rec.loss_tokens += mb.loss_tokens;
@@ -150,13 +202,17 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     }
     rec.data_wait_seconds = seconds_between(data_start, Clock::now());
 
-    const double token_weight = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
-    at::Tensor loss_sum = at::zeros({}, f32);
-    for (data::MicroBatch& mb : micro_batches) {
+    Attempt out;
+    out.token_weight = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
+    out.loss_sum = at::zeros({}, f32);
+    for (size_t i = 0; i < micro_batches.size(); ++i) {
+      data::MicroBatch& mb = micro_batches[i];
       const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
                                                mb.position_ids, mb.segment_ids);
-      (loss * (token_weight * scaler.scale())).backward();
-      loss_sum.add_(loss.detach());
+      inject({OomSite::kForward, rec.step, split.micro_batch_size, static_cast<int64_t>(i),
+              mb.padded_tokens});
+      (loss * (out.token_weight * scaler.scale())).backward();
+      out.loss_sum.add_(loss.detach());
       mb = data::MicroBatch{};  // release the batch's tensors before the next forward
     }
 
@@ -171,16 +227,16 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     for (const at::Tensor& p : trainable) {
       if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm());
     }
-    const at::Tensor grad_norm = norms.empty() ? at::zeros({}, f32) : at::stack(norms).norm();
+    out.grad_norm = norms.empty() ? at::zeros({}, f32) : at::stack(norms).norm();
     // The overflow check needs the norm on the host: one sync per step, fp16 only.
     const bool skip_update =
-        scaler.enabled() && scaler.update(std::isfinite(grad_norm.item<double>()));
+        scaler.enabled() && scaler.update(std::isfinite(out.grad_norm.item<double>()));
     if (skip_update) {
       spdlog::warn("step {}: fp16 gradients overflowed; update skipped, loss scale now {}",
                    rec.step, scaler.scale());
     }
     if (t.max_grad_norm > 0.0 && !skip_update) {
-      const at::Tensor coef = (t.max_grad_norm / (grad_norm + 1e-6)).clamp_max(1.0);
+      const at::Tensor coef = (t.max_grad_norm / (out.grad_norm + 1e-6)).clamp_max(1.0);
       for (const at::Tensor& p : trainable) {
         if (p.grad().defined()) p.grad().mul_(coef);
       }
@@ -189,16 +245,114 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     for (auto& group : optimizer.param_groups()) {
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rec.lr);
     }
+    // AdamW updates the parameters one by one (and creates its state on the first step): an
+    // error inside it may leave some updated, so from here on the step cannot be redone.
+    updating = true;
+    inject({OomSite::kUpdate, rec.step, split.micro_batch_size, 0, 0});
     if (!skip_update) optimizer.step();
     // Gradients set to none (not zeroed): nothing to clear next step, less memory.
     for (at::Tensor& p : trainable) p.mutable_grad() = at::Tensor();
 
     backend_.synchronize();
-    const Clock::time_point step_end = Clock::now();
-    rec.wall_seconds = seconds_between(step_start, step_end);
+    out.end = Clock::now();
+    return out;
+  };
+
+  // What a redo must restore: the loss scale and the generator that draws dropout masks, as
+  // they were when the step began (a copy of a few kilobytes, taken only with fallback on).
+  at::Generator generator = at::globalContext().defaultGenerator(backend_.device());
+
+  result.steps.reserve(static_cast<size_t>(counts.total_steps));
+  backend_.synchronize();
+  Clock::time_point step_start = Clock::now();
+  for (int64_t k = 0; k < counts.total_steps; ++k) {
+    const LossScaler scaler_at_start = scaler;
+    at::Tensor generator_at_start;
+    if (t.oom_fallback) {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator_at_start = generator.get_state();
+    }
+    report::StepRecord rec;
+    metrics::StepFlops flops;
+    Attempt done;
+    for (;;) {
+      bool updating = false;
+      std::string oom_error;  // first line of the out-of-memory error; empty: the step ran
+      try {
+        done = attempt_step(k, rec, flops, updating);
+      } catch (const std::exception& e) {
+        if (!is_out_of_memory(e)) throw;
+        oom_error = error_first_line(e);
+      }
+      if (oom_error.empty()) break;
+
+      // The attempt's tensors went with its frame; what is left is the gradients it
+      // accumulated and the micro-batches built ahead. Then the GPU cache, so that the retry
+      // is not refused for fragments of the failed attempt.
+      for (at::Tensor& p : trainable) p.mutable_grad() = at::Tensor();
+      prefetcher.reset();
+      backend_.release_cached_memory();
+      const std::string tried = fmt::format("micro-batch {} x grad_accum_steps {}",
+                                            split.micro_batch_size, split.grad_accum_steps);
+      if (updating) {
+        throw OutOfMemoryFailure(fmt::format(
+            "out of memory in the optimizer update of step {} ({}); not redone: some adapter "
+            "weights may already be updated, and the update's memory does not depend on the "
+            "micro-batch: {}",
+            rec.step, tried, oom_error));
+      }
+      if (!t.oom_fallback) {
+        throw OutOfMemoryFailure(
+            fmt::format("out of memory in step {} at {} (train.oom_fallback "
+                        "is off): {}",
+                        rec.step, tried, oom_error));
+      }
+      if (static_cast<int64_t>(result.fallbacks.size()) >= t.oom_max_fallbacks) {
+        throw OutOfMemoryFailure(fmt::format(
+            "out of memory in step {} at {} after {} fallback{} (train.oom_max_fallbacks): {}",
+            rec.step, tried, result.fallbacks.size(), result.fallbacks.size() == 1 ? "" : "s",
+            oom_error));
+      }
+      const std::optional<MicroBatching> next = fallback_micro_batching(split);
+      if (!next) {
+        throw OutOfMemoryFailure(
+            fmt::format("out of memory in step {} at {}; micro-batch 1 cannot be split "
+                        "further: {}",
+                        rec.step, tried, oom_error));
+      }
+      batcher_.set_micro_batch_size(next->micro_batch_size);
+      scaler = scaler_at_start;
+      if (generator_at_start.defined()) {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(generator_at_start);
+      }
+      prefetcher = start_prefetcher(k, *next);
+      const Clock::time_point restart = Clock::now();
+      report::Fallback fallback;
+      fallback.step = rec.step;
+      fallback.from_micro_batch_size = split.micro_batch_size;
+      fallback.from_grad_accum_steps = split.grad_accum_steps;
+      fallback.to_micro_batch_size = next->micro_batch_size;
+      fallback.to_grad_accum_steps = next->grad_accum_steps;
+      fallback.seconds_lost = seconds_between(step_start, restart);
+      fallback.error = oom_error;
+      spdlog::warn(
+          "step {}: out of memory at micro-batch {} x {} ({}); redoing the step at {} x {} "
+          "(same effective batch {}), {:.3f} s lost",
+          rec.step, split.micro_batch_size, split.grad_accum_steps, oom_error,
+          next->micro_batch_size, next->grad_accum_steps, next->effective_batch(),
+          fallback.seconds_lost);
+      result.fallbacks.push_back(std::move(fallback));
+      split = *next;
+      result.micro_batch_size = split.micro_batch_size;
+      result.grad_accum_steps = split.grad_accum_steps;
+      step_start = restart;
+    }
+
+    rec.wall_seconds = seconds_between(step_start, done.end);
     backend_.sample_memory();
-    rec.loss = loss_sum.item<double>() * token_weight;
-    rec.grad_norm = grad_norm.item<double>();
+    rec.loss = done.loss_sum.item<double>() * done.token_weight;
+    rec.grad_norm = done.grad_norm.item<double>();
     rec.model_flops = flops.lora_frozen_base;
     result.steps.push_back(rec);
     result.flops.push_back(flops);
@@ -206,6 +360,13 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     // The callback (progress, logging) is host work outside the measured step.
     step_start = Clock::now();
   }
+
+  int64_t updates = -1;
+  for (const auto& entry : optimizer.state()) {
+    const auto& state = static_cast<const torch::optim::AdamWParamState&>(*entry.second);
+    updates = updates < 0 ? state.step() : std::min(updates, state.step());
+  }
+  result.optimizer_updates = std::max<int64_t>(updates, 0);
 }
 
 }  // namespace ftbench::train

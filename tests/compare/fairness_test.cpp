@@ -373,4 +373,55 @@ TEST(Fairness, EveryReportIsComparedWithTheFirst) {
             (Values{"NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA H200"}));
 }
 
+TEST(Fairness, AnOutOfMemoryFallbackIsAlwaysFlaggedAsExecution) {
+  // The MI300X leg of the reference run as ftbench would now run it: asked for 4 x 4, ran out
+  // of memory in step 1 and went on at 2 x 8. The spec (what was asked) and its fingerprint
+  // are the H100's; the fallback is what differs.
+  report::Report a = make_report();
+  a.batching = report::Batching{4, 4, {}};
+  report::Report b = make_report();
+  b.batching = report::Batching{2, 8, {}};
+  b.batching->fallbacks.push_back(
+      {1, 4, 4, 2, 8, 41.5, "HIP out of memory. Tried to allocate 3.91 GiB"});
+  const Fairness f = check_fairness({a, b});
+  EXPECT_TRUE(f.same_job);
+  EXPECT_TRUE(f.same_spec_fingerprint);
+  EXPECT_TRUE(f.fell_back);
+  EXPECT_EQ(whats(f), (Values{"out-of-memory fallback"}));
+  EXPECT_EQ(f.differences[0].severity, Severity::kExecution);
+  EXPECT_EQ(f.differences[0].values, (Values{"none", "4x4 -> 2x8 at step 1 (41.5 s lost)"}));
+  EXPECT_NE(f.differences[0].note.find("same effective batch"), std::string::npos);
+
+  // Both fell back the same way: still listed. A report before 1.2 did not record it.
+  report::Report c = b;
+  c.batching->fallbacks.push_back({1, 2, 8, 1, 16, 2.0, "HIP out of memory"});
+  c.batching->micro_batch_size = 1;
+  c.batching->grad_accum_steps = 16;
+  report::Report old = make_report();
+  const Fairness g = check_fairness({b, b, c, old});
+  EXPECT_EQ(whats(g), (Values{"out-of-memory fallback"}));
+  EXPECT_EQ(g.differences[0].values,
+            (Values{"4x4 -> 2x8 at step 1 (41.5 s lost)", "4x4 -> 2x8 at step 1 (41.5 s lost)",
+                    "4x4 -> 2x8 at step 1, 2x8 -> 1x16 at step 1 (43.5 s lost)", "not recorded"}));
+
+  // No report fell back: nothing to flag, whether recorded or not.
+  const Fairness none = check_fairness({a, old});
+  EXPECT_FALSE(none.fell_back);
+  EXPECT_TRUE(none.differences.empty());
+}
+
+TEST(Fairness, OutOfMemorySettingsAreExecution) {
+  report::Report a = make_report();
+  report::Report b = make_report();
+  b.spec["train"]["oom_fallback"] = false;
+  b.spec["train"]["oom_max_fallbacks"] = 2;
+  const Fairness f = check_fairness({a, b});
+  EXPECT_TRUE(f.same_job);
+  // `a` was written before the keys existed: it ran with their defaults (on, 4).
+  EXPECT_EQ(whats(f), (Values{"spec.train.oom_fallback", "spec.train.oom_max_fallbacks"}));
+  EXPECT_EQ(f.differences[0].values, (Values{"true", "false"}));
+  EXPECT_EQ(f.differences[1].values, (Values{"4", "2"}));
+  for (const Difference& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution) << d.what;
+}
+
 }  // namespace ftbench::compare

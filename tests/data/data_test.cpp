@@ -320,6 +320,45 @@ TEST(Batcher, PackTruncatesLongExamplesAndLeavesUnpackedBatchesAlone) {
   EXPECT_FALSE(mb.segment_ids.defined());
 }
 
+// The out-of-memory fallback halves the micro-batch and doubles the accumulation: the step's
+// micro-batches at the smaller size must hold exactly the rows of its micro-batches at the
+// larger one, in the same order, with every padding (max_length, so rows compare as tensors),
+// packing included, and in later epochs too.
+TEST(Batcher, ASmallerMicroBatchSplitsTheSameRows) {
+  const ByteTokenizer tok;
+  const SyntheticDataset ds(data_spec(), tok);  // 40 examples
+  for (const Padding padding : {Padding::kMaxLength, Padding::kPack}) {
+    BatcherOptions o;
+    o.micro_batch_size = 4;
+    o.seq_len = 64;
+    o.padding = padding;
+    o.seed = 11;
+    o.pad_id = tok.pad_id();
+    Batcher four(ds, o, at::kCPU);
+    Batcher split(ds, o, at::kCPU);
+    const int64_t batches_at_four = four.batches_per_epoch();
+    split.set_micro_batch_size(2);
+    EXPECT_EQ(split.micro_batch_size(), 2);
+    EXPECT_EQ(split.batches_per_epoch(), four.rows_per_epoch() / 2);
+    EXPECT_GE(split.batches_per_epoch(), 2 * batches_at_four);
+    for (int64_t epoch = 1; epoch <= 2; ++epoch) {
+      for (int64_t i = 0; i < batches_at_four; ++i) {
+        const MicroBatch whole = four.get(epoch, i);
+        const MicroBatch first = split.get(epoch, 2 * i);
+        const MicroBatch second = split.get(epoch, 2 * i + 1);
+        EXPECT_TRUE(at::equal(whole.input_ids, at::cat({first.input_ids, second.input_ids})))
+            << epoch << "/" << i;
+        EXPECT_TRUE(at::equal(whole.labels, at::cat({first.labels, second.labels})));
+        EXPECT_EQ(whole.real_tokens, first.real_tokens + second.real_tokens);
+        EXPECT_EQ(whole.loss_tokens, first.loss_tokens + second.loss_tokens);
+        EXPECT_EQ(whole.examples, first.examples + second.examples);
+      }
+    }
+  }
+  Batcher b(ds, BatcherOptions{}, at::kCPU);
+  EXPECT_THROW(b.set_micro_batch_size(0), std::invalid_argument);
+}
+
 // The prefetcher hands out exactly what the batcher builds, in the order asked, and passes an
 // error of the background thread on to the caller.
 TEST(Prefetcher, GivesTheBatchersMicroBatchesInOrder) {

@@ -274,6 +274,77 @@ TEST_F(Cli, AFailedRunStillWritesAReport) {
   EXPECT_EQ(j["summary"]["measured_steps"], 0);
 }
 
+// The out-of-memory fallback through the CI hook: a simulated limit of 2 rows per micro-batch
+// from step 3 on. The run finishes at 2 x 4 with the same effective batch, the report's spec
+// keeps what was asked (4 x 2) and its `batching` says what ran.
+TEST_F(Cli, OutOfMemoryFallsBackToASmallerMicroBatchAndTheReportSaysSo) {
+  const fs::path report = dir_ / "oom.json";
+  const Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'",
+                           "FTBENCH_INJECT_OOM='step=3,micro_batch>2'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("out-of-memory fallback    step 3: micro-batch 4 x 2 -> 2 x 4 ("),
+            std::string::npos)
+      << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["status"], "completed");
+  EXPECT_EQ(j["steps"].size(), 8u);
+  EXPECT_EQ(j["spec"]["train"]["micro_batch_size"], 4);
+  EXPECT_EQ(j["spec"]["train"]["grad_accum_steps"], 2);
+  EXPECT_EQ(j["derived"]["effective_batch"], 8);
+  const nlohmann::json& b = j["batching"];
+  EXPECT_EQ(b["micro_batch_size"], 2);
+  EXPECT_EQ(b["grad_accum_steps"], 4);
+  ASSERT_EQ(b["fallbacks"].size(), 1u);
+  const nlohmann::json& f = b["fallbacks"][0];
+  EXPECT_EQ(f["step"], 3);
+  EXPECT_EQ(f["from_micro_batch_size"], 4);
+  EXPECT_EQ(f["from_grad_accum_steps"], 2);
+  EXPECT_EQ(f["to_micro_batch_size"], 2);
+  EXPECT_EQ(f["to_grad_accum_steps"], 4);
+  EXPECT_GT(f["seconds_lost"].get<double>(), 0.0);
+  EXPECT_EQ(
+      f["error"].get<std::string>().rfind(
+          "out of memory (simulated: FTBENCH_INJECT_OOM=step=3,micro_batch>2) at step 3, ", 0),
+      0u)
+      << f["error"];
+  expect_documented(j);
+  // Time: the phases still tile the run; the lost time is in the training phases, in no step.
+  expect_contiguous(j["timing"]["phases"]);
+  double step_seconds = 0.0;
+  for (const auto& s : j["steps"]) step_seconds += s["wall_seconds"].get<double>();
+  double trained_seconds = 0.0;
+  for (const auto& p : j["timing"]["phases"]) {
+    if (p["name"] == "first_step" || p["name"] == "training") {
+      trained_seconds += p["seconds"].get<double>();
+    }
+  }
+  EXPECT_LE(step_seconds + f["seconds_lost"].get<double>(), trained_seconds);
+
+  // Fallback off: the run fails at step 3 naming the micro-batch, and the report keeps steps
+  // 1 and 2.
+  const fs::path failed = dir_ / "oom-off.json";
+  const Result off = ftbench(
+      "run configs/ci-tiny.yaml --set train.oom_fallback=false -o '" + failed.string() + "'",
+      "FTBENCH_INJECT_OOM='step=3,micro_batch>2'");
+  EXPECT_EQ(off.exit_code, 1) << off.output;
+  const std::string message =
+      "out of memory in step 3 at micro-batch 4 x grad_accum_steps 2 (train.oom_fallback is off)";
+  EXPECT_NE(off.output.find("error: " + message), std::string::npos) << off.output;
+  const nlohmann::json jf = nlohmann::json::parse(read_file(failed));
+  EXPECT_EQ(jf["run"]["status"], "failed");
+  EXPECT_EQ(jf["run"]["error"].get<std::string>().rfind(message, 0), 0u) << jf["run"]["error"];
+  EXPECT_EQ(jf["steps"].size(), 2u);
+  EXPECT_TRUE(jf["batching"]["fallbacks"].empty());
+  EXPECT_EQ(jf["batching"]["micro_batch_size"], 4);
+
+  // A rule that does not parse is bad input, before anything runs.
+  const Result bad = ftbench("run configs/ci-tiny.yaml -o '" + (dir_ / "bad.json").string() + "'",
+                             "FTBENCH_INJECT_OOM='batch>2'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("FTBENCH_INJECT_OOM"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("unknown key \"batch\""), std::string::npos) << bad.output;
+}
+
 TEST_F(Cli, ValidateTheReferenceRecipe) {
   // The synthetic twin of the reference recipe: the same job without the files the real one
   // reads (its data and tokenizer are the user's to supply).
@@ -286,6 +357,9 @@ TEST_F(Cli, ValidateTheReferenceRecipe) {
       << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("effective batch +16 ")));
   EXPECT_TRUE(std::regex_search(r.output, std::regex("steps per epoch +125\n")));
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex("on out of memory +fall back 4 x 4 -> 2 x 8 -> 1 x 16, then fail\n")))
+      << r.output;
 }
 
 TEST_F(Cli, BadSpecsGetEveryProblemAndExitCode2) {

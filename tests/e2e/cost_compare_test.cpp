@@ -247,6 +247,55 @@ TEST_F(CostCompare, CompareNamesTheFasterAndCheaperRunAndTheBreakEvenRate) {
   EXPECT_NE(verdict.find("$1.57/GPU-h"), std::string::npos) << verdict;
 }
 
+// The MI300X leg as ftbench runs it now: asked for the H100's 4 x 4 (so the same spec and
+// fingerprint), ran out of memory in step 1 and went on at 2 x 8. The fallback is flagged even
+// though the specs agree; the figures and costs are those of the by-hand rerun.
+TEST_F(CostCompare, CompareFlagsAnOutOfMemoryFallback) {
+  const json h100 = json::parse(read_file(fs::path(FTBENCH_SOURCE_DIR) / kH100));
+  const std::string fell_back = edited("mi300x-reference.json", [&](json& j) {
+    j["spec"]["train"] = h100["spec"]["train"];
+    j["spec_fingerprint"] = h100["spec_fingerprint"];
+    j["batching"] = {
+        {"micro_batch_size", 2},
+        {"grad_accum_steps", 8},
+        {"fallbacks", json::array({{{"step", 1},
+                                    {"from_micro_batch_size", 4},
+                                    {"from_grad_accum_steps", 4},
+                                    {"to_micro_batch_size", 2},
+                                    {"to_grad_accum_steps", 8},
+                                    {"seconds_lost", 46.5},
+                                    {"error", "HIP out of memory. Tried to allocate 3.91 GiB"}}})}};
+  });
+  // The H100 leg as a 1.2 report: it records that it never ran out of memory.
+  const std::string h100_now = edited("h100-reference.json", [](json& j) {
+    j["batching"] = {
+        {"micro_batch_size", 4}, {"grad_accum_steps", 4}, {"fallbacks", json::array()}};
+  });
+  const std::string args = "compare " + h100_now + " " + fell_back +
+                           " --offer reference-run/H100-SXM --offer reference-run/MI300X";
+  const Result table = ftbench(args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("fair: same job run differently"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("[execution] out-of-memory fallback: A: none | B: 4x4 -> 2x8 at step "
+                           "1 (46.5 s lost) — ran out of memory"),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("spec.train.micro_batch_size"), std::string::npos) << table.out;
+  const json j = ftbench_json(args);
+  EXPECT_TRUE(j["fairness"]["same_job"].get<bool>());
+  EXPECT_TRUE(j["fairness"]["same_spec_fingerprint"].get<bool>());
+  EXPECT_TRUE(j["fairness"]["fell_back"].get<bool>());
+  // The golden figures are untouched by the flag.
+  EXPECT_NEAR(j["reports"][1]["cost_ratio"].get<double>(), (34.0 * 2.39) / (18.0 * 2.97), 1e-12);
+  // Against the 1.1 fixture, which did not record it either way.
+  const Result old = ftbench("compare " + kH100 + " " + fell_back);
+  EXPECT_NE(old.out.find("out-of-memory fallback: A: not recorded | B: 4x4 -> 2x8"),
+            std::string::npos)
+      << old.out;
+  const json plain = ftbench_json("compare " + kH100 + " " + kMi300x);
+  EXPECT_FALSE(plain["fairness"]["fell_back"].get<bool>());
+}
+
 TEST_F(CostCompare, CompareTableMarkdownAndCsv) {
   const std::string args = "compare " + kH100 + " " + kMi300x +
                            " --offer reference-run/H100-SXM --offer reference-run/MI300X";

@@ -92,6 +92,10 @@ Report full_report() {
 
   r.parameters = {8030261248, 41943040, 8072204288};
   r.derived = {32, 1250, 313, 939, 131072};
+  r.batching = Batching{2, 16, {}};
+  r.batching->fallbacks = {
+      {1, 8, 4, 4, 8, 12.5, "CUDA out of memory. Tried to allocate 2.00 GiB"},
+      {1, 4, 8, 2, 16, 6.25, "CUDA out of memory. Tried to allocate 1.00 GiB"}};
 
   r.t0_source = "--t0";
   r.t0_before_process_seconds = 1.25;
@@ -166,6 +170,7 @@ Report cpu_report() {
   r.memory = Memory{};
   r.data->validation.reset();
   r.evaluations.clear();
+  r.batching = Batching{32, 1, {}};
   return r;
 }
 
@@ -254,8 +259,8 @@ TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
   EXPECT_EQ(keys(j),
             (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
-                                      "data", "parameters", "derived", "timing", "steps",
-                                      "evaluations", "summary", "memory"}));
+                                      "data", "parameters", "derived", "batching", "timing",
+                                      "steps", "evaluations", "summary", "memory"}));
   EXPECT_EQ(j["schema"], "ftbench.report/1.1");
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
@@ -271,6 +276,12 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"source", "examples", "tokens", "loss_tokens"}));
   EXPECT_EQ(keys(j["evaluations"][0]),
             (std::vector<std::string>{"after_step", "loss", "loss_tokens", "batches", "seconds"}));
+  EXPECT_EQ(keys(j["batching"]),
+            (std::vector<std::string>{"micro_batch_size", "grad_accum_steps", "fallbacks"}));
+  EXPECT_EQ(keys(j["batching"]["fallbacks"][0]),
+            (std::vector<std::string>{"step", "from_micro_batch_size", "from_grad_accum_steps",
+                                      "to_micro_batch_size", "to_grad_accum_steps", "seconds_lost",
+                                      "error"}));
   EXPECT_EQ(keys(j["environment"]),
             (std::vector<std::string>{"host", "device", "software", "variables"}));
   EXPECT_EQ(
@@ -465,6 +476,57 @@ TEST(ReportJson, ReadsReportsWithoutEvaluationsOrDataStatistics) {
   EXPECT_EQ(r.data->examples, 2000);
   j["data"]["statistics"] = nullptr;
   EXPECT_FALSE(from_json(j, "older.json").data->statistics.has_value());
+}
+
+TEST(ReportJson, RoundTripsBatchingAndOutOfMemoryFallbacks) {
+  const Report back = from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
+  ASSERT_TRUE(back.batching.has_value());
+  EXPECT_EQ(back.batching->micro_batch_size, 2);
+  EXPECT_EQ(back.batching->grad_accum_steps, 16);
+  ASSERT_EQ(back.batching->fallbacks.size(), 2u);
+  const Fallback& f = back.batching->fallbacks[1];
+  EXPECT_EQ(f.step, 1);
+  EXPECT_EQ(f.from_micro_batch_size, 4);
+  EXPECT_EQ(f.from_grad_accum_steps, 8);
+  EXPECT_EQ(f.to_micro_batch_size, 2);
+  EXPECT_EQ(f.to_grad_accum_steps, 16);
+  EXPECT_EQ(f.seconds_lost, 6.25);
+  EXPECT_EQ(f.error, "CUDA out of memory. Tried to allocate 1.00 GiB");
+  // A run that never ran out of memory: an empty list.
+  const OJson cpu = to_json(cpu_report());
+  EXPECT_TRUE(cpu["batching"]["fallbacks"].is_array());
+  EXPECT_TRUE(cpu["batching"]["fallbacks"].empty());
+  EXPECT_TRUE(from_json(cpu, "cpu.json").batching->fallbacks.empty());
+}
+
+// Reports written before 1.2 have no `batching`: not recorded, which is not "no fallback".
+TEST(ReportJson, ReadsReportsWithoutBatchingAsNotRecorded) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1.1";
+  j.erase("batching");
+  EXPECT_FALSE(from_json(j, "older.json").batching.has_value());
+  j["batching"] = nullptr;
+  EXPECT_FALSE(from_json(j, "older.json").batching.has_value());
+  Report unset = full_report();
+  unset.batching.reset();
+  EXPECT_TRUE(to_json(unset)["batching"].is_null());
+}
+
+TEST(ReportJson, RejectsBadBatching) {
+  OJson j = to_json(full_report());
+  j["batching"] = "2x8";
+  EXPECT_EQ(read_error(j), "r.json: batching: expected an object, found string");
+  j = to_json(full_report());
+  j["batching"]["fallbacks"][1]["seconds_lost"] = -1;
+  EXPECT_EQ(read_error(j),
+            "r.json: batching.fallbacks[1].seconds_lost: expected a number >= 0, found -1");
+  j = to_json(full_report());
+  j["batching"]["fallbacks"][0].erase("to_micro_batch_size");
+  EXPECT_EQ(read_error(j),
+            "r.json: missing required field \"batching.fallbacks[0].to_micro_batch_size\"");
+  j = to_json(full_report());
+  j["batching"].erase("micro_batch_size");
+  EXPECT_EQ(read_error(j), "r.json: missing required field \"batching.micro_batch_size\"");
 }
 
 TEST(ReportJson, RejectsBadEvaluationsOrStatistics) {

@@ -69,12 +69,27 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                        "padding",
                                                        "shuffle",
                                                        "seed"}));
-  EXPECT_EQ(Keys(j["train"]),
-            (std::vector<std::string>{"epochs", "max_steps", "micro_batch_size", "grad_accum_steps",
-                                      "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
-                                      "lr_schedule", "lr_warmup_steps", "min_lr_ratio",
-                                      "max_grad_norm", "seed", "timing_warmup_steps", "loss_window",
-                                      "eval_every_steps", "eval_max_batches"}));
+  EXPECT_EQ(Keys(j["train"]), (std::vector<std::string>{"epochs",
+                                                        "max_steps",
+                                                        "micro_batch_size",
+                                                        "grad_accum_steps",
+                                                        "optimizer",
+                                                        "lr",
+                                                        "weight_decay",
+                                                        "beta1",
+                                                        "beta2",
+                                                        "eps",
+                                                        "lr_schedule",
+                                                        "lr_warmup_steps",
+                                                        "min_lr_ratio",
+                                                        "max_grad_norm",
+                                                        "seed",
+                                                        "timing_warmup_steps",
+                                                        "loss_window",
+                                                        "eval_every_steps",
+                                                        "eval_max_batches",
+                                                        "oom_fallback",
+                                                        "oom_max_fallbacks"}));
   EXPECT_EQ(Keys(j["backend"]),
             (std::vector<std::string>{"device", "device_index", "threads", "peak_tflops"}));
   EXPECT_EQ(Keys(j["output"]),
@@ -157,6 +172,18 @@ TEST(Canonical, FingerprintIgnoresDataAndTokenizerPaths) {
   const RunSpec c = load_spec_from_string(
       "data:\n  source: file\n  path: /data/alpaca.json\n  format: chat\n", "c.yaml");
   EXPECT_NE(fingerprint(a), fingerprint(c));
+}
+
+// The out-of-memory settings say how the job runs, not what it computes; the report of a
+// fallback records it, and compare flags it. Fingerprints from before the keys existed hold.
+TEST(Canonical, FingerprintIgnoresTheOutOfMemoryFallbackSettings) {
+  const RunSpec a = load_spec_from_string("", "a.yaml");
+  const RunSpec b =
+      load_spec_from_string("train:\n  oom_fallback: false\n  oom_max_fallbacks: 1\n", "b.yaml");
+  EXPECT_EQ(fingerprint(a), fingerprint(b));
+  EXPECT_EQ(canonical_job_json(a).find("oom_"), std::string::npos);
+  EXPECT_EQ(to_json(b)["train"]["oom_fallback"], false);
+  EXPECT_EQ(to_json(b)["train"]["oom_max_fallbacks"], 1);
 }
 
 TEST(Canonical, FingerprintChangesWithTheJob) {

@@ -283,7 +283,8 @@ TEST(SpecLoader, UnknownKeySuggestionWithinLengthOverThree) {
             "t.yaml:2 [train.micro_batch] unknown key \"micro_batch\"; valid keys: epochs, "
             "max_steps, micro_batch_size, grad_accum_steps, optimizer, lr, weight_decay, beta1, "
             "beta2, eps, lr_schedule, lr_warmup_steps, min_lr_ratio, max_grad_norm, seed, "
-            "timing_warmup_steps, loss_window, eval_every_steps, eval_max_batches");
+            "timing_warmup_steps, loss_window, eval_every_steps, eval_max_batches, oom_fallback, "
+            "oom_max_fallbacks");
   // "grad_acum_step" is 2 edits away.
   EXPECT_EQ(OnlyIssue("train:\n  grad_acum_step: 8\n"),
             "t.yaml:2 [train.grad_acum_step] unknown key \"grad_acum_step\"; did you mean "
@@ -360,6 +361,19 @@ TEST(SpecLoader, IntegerOutOfRange) {
   EXPECT_EQ(OnlyIssue("train:\n  max_steps: 99999999999999999999\n"),
             "t.yaml:2 [train.max_steps] expected an integer in the 64-bit range, found "
             "\"99999999999999999999\"");
+}
+
+TEST(SpecLoader, OutOfMemoryFallbackIsOnByDefaultAndBounded) {
+  const RunSpec defaults = Load("");
+  EXPECT_TRUE(defaults.train.oom_fallback);
+  EXPECT_EQ(defaults.train.oom_max_fallbacks, 4);
+  const RunSpec off = Load("train:\n  oom_fallback: false\n  oom_max_fallbacks: 2\n");
+  EXPECT_FALSE(off.train.oom_fallback);
+  EXPECT_EQ(off.train.oom_max_fallbacks, 2);
+  EXPECT_EQ(OnlyIssue("train:\n  oom_max_fallbacks: 0\n"),
+            "t.yaml:2 [train.oom_max_fallbacks] must be an integer >= 1, found 0");
+  EXPECT_EQ(OnlyIssue("train:\n  oom_fallback: maybe\n"),
+            "t.yaml:2 [train.oom_fallback] expected true or false, found \"maybe\"");
 }
 
 TEST(SpecLoader, IntegerAcceptsPlusSign) { EXPECT_EQ(Load("lora:\n  rank: +8\n").lora.rank, 8); }

@@ -31,6 +31,9 @@ struct Fairness {
   bool same_spec_fingerprint = true;
   // nullopt when a report does not record its data fingerprint (reports before 1.1).
   std::optional<bool> same_data_fingerprint;
+  // Some report ran out of memory and fell back to a smaller micro-batch (report `batching`,
+  // since 1.2): the same job, run differently from its spec.
+  bool fell_back = false;
   std::vector<Difference> differences;  // job first, then execution, then platform
 };
 
@@ -44,7 +47,14 @@ struct Fairness {
 // outside those sections (added by later versions) are execution.
 // Beyond the spec: data fingerprint, effective batch, steps finished and run status are job;
 // world size, t0 source, warm-up steps excluded and build type are execution; device, backend,
-// LibTorch, ftbench version, compiler, threads, BLAS and host are platform.
+// LibTorch, ftbench version, compiler, threads, BLAS and host are platform. An out-of-memory
+// fallback in any report is always listed ("out-of-memory fallback", execution), even when the
+// reports agree; train.oom_fallback and train.oom_max_fallbacks are execution keys.
 Fairness check_fairness(const std::vector<report::Report>& reports);
+
+// A report's out-of-memory fallbacks in one line: "4x4 -> 2x8 at step 1 (41.5 s lost)" (micro-
+// batch x accumulation, several joined by ", ", the seconds lost summed, 3 significant digits),
+// "none", or "not recorded" for a report written before 1.2.
+std::string describe_fallbacks(const report::Report& report);
 
 }  // namespace ftbench::compare

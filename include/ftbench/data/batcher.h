@@ -62,6 +62,14 @@ class Batcher {
   // an index past the epoch.
   MicroBatch get(int64_t epoch, int64_t index);
 
+  int64_t micro_batch_size() const { return options_.micro_batch_size; }
+  // Rows per micro-batch from now on (>= 1; throws std::invalid_argument otherwise), for the
+  // out-of-memory fallback. The epoch orders and packed rows do not depend on it, so with
+  // size' dividing size x accumulation, micro-batches (k x accumulation') onwards at size'
+  // hold exactly the rows of micro-batches (k x accumulation) onwards at size. Not thread
+  // safe: nothing (no data::Prefetcher) may be using the batcher meanwhile.
+  void set_micro_batch_size(int64_t size);
+
  private:
   const std::vector<int64_t>& order(int64_t epoch);
   MicroBatch get_packed(const std::vector<int64_t>& ord, int64_t index);

@@ -25,4 +25,8 @@ AllocatorStats allocator_stats(int64_t index);
 // Sets the peaks to the current values; retries and OOM counts keep counting.
 void reset_allocator_peaks(int64_t index);
 
+// Frees the caching allocator's unused cached blocks on every device
+// (c10::cuda::CUDACachingAllocator::emptyCache). Statistics and live tensors are untouched.
+void empty_gpu_cache();
+
 }  // namespace ftbench::device

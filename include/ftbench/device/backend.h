@@ -50,6 +50,10 @@ class Backend {
   // Starts a new memory period (a phase): resets the allocator's peaks and the device-wide
   // used maximum (GPU; no-op on CPU).
   void reset_peak_memory();
+  // Returns the memory the GPU caching allocator holds but no tensor uses to the driver, after
+  // a device synchronisation (no-op on CPU): after an out-of-memory error, so that the retry
+  // starts from what live tensors need, without fragments of the failed attempt.
+  void release_cached_memory() const;
   // Samples device-wide used memory (GPU) into the period's maximum. Cheap: one runtime query.
   void sample_memory();
   // The device figures of the period so far: allocator peaks and the device-used maximum, with

@@ -213,6 +213,28 @@ struct Evaluation {
   double seconds = 0.0;  // the pass, device synchronised at both ends
 };
 
+// One out-of-memory fallback (since 1.2): the step ran out of memory at one micro-batch split
+// and was redone from its start at a smaller one, at the same effective batch.
+struct Fallback {
+  int64_t step = 0;  // the optimizer step (1-based) that ran out of memory and was redone
+  int64_t from_micro_batch_size = 0;
+  int64_t from_grad_accum_steps = 0;
+  int64_t to_micro_batch_size = 0;
+  int64_t to_grad_accum_steps = 0;
+  // From the failed attempt's start (the step's clock start) to the restart of the step at the
+  // new split: the failed attempt, freeing its memory and rebuilding the data pipeline. In no
+  // step's wall_seconds.
+  double seconds_lost = 0.0;
+  std::string error;  // first line of the out-of-memory error
+};
+
+// The micro-batch split that actually ran (since 1.2; the spec keeps what was asked for).
+struct Batching {
+  int64_t micro_batch_size = 0;  // in effect when the run ended
+  int64_t grad_accum_steps = 0;
+  std::vector<Fallback> fallbacks;  // in order; empty when the run never ran out of memory
+};
+
 struct Report {
   std::string schema = kSchema;
   std::string run_name;
@@ -228,6 +250,7 @@ struct Report {
   std::optional<DataInfo> data;  // nullopt: not recorded (reports before 1.1)
   ParameterInfo parameters;
   Derived derived;
+  std::optional<Batching> batching;        // nullopt: not recorded (reports before 1.2)
   std::string t0_source;                   // process_start, --t0, FTBENCH_T0
   double t0_before_process_seconds = 0.0;  // how far the external t0 lies before process start
   std::vector<Phase> phases;

@@ -8,6 +8,7 @@
 #include "ftbench/metrics/process_clock.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
+#include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::run {
 
@@ -22,6 +23,8 @@ struct RunOptions {
   std::optional<double> peak_tflops;  // --peak-tflops, wins over the spec and the GPU table
   // When the spec was loaded and validated (process-clock seconds): ends the spec_load phase.
   double spec_loaded_seconds = 0.0;
+  // Testing aid (FTBENCH_INJECT_OOM): simulated out-of-memory errors where the rule matches.
+  std::optional<train::OomInjection> inject_oom;
 };
 
 // The report path the spec asks for: output.report with "{name}" replaced by output.name.

@@ -117,6 +117,12 @@ struct TrainSpec {
   // after the last one. Needs validation data (data.validation_fraction / validation_path).
   int64_t eval_every_steps = 0;
   int64_t eval_max_batches = 0;  // micro-batches per validation pass; 0: all
+  // On out of memory in a step: free its memory, halve micro_batch_size, scale grad_accum_steps
+  // to keep the effective batch, and redo the step (train/oom_fallback.h), at most
+  // oom_max_fallbacks times in a run. Off: the run fails at the first out-of-memory error.
+  // Neither key is part of the spec fingerprint: they change how a job runs, not the job.
+  bool oom_fallback = true;
+  int64_t oom_max_fallbacks = 4;
 };
 
 struct BackendSpec {

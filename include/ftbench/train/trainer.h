@@ -2,7 +2,9 @@
 // and one StepRecord per optimizer step.
 #pragma once
 
+#include <exception>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "ftbench/data/batcher.h"
@@ -11,6 +13,7 @@
 #include "ftbench/model/llama.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
+#include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::train {
 
@@ -22,7 +25,23 @@ using StepCallback = std::function<void(const report::StepRecord&)>;
 struct TrainResult {
   std::vector<report::StepRecord> steps;
   std::vector<metrics::StepFlops> flops;  // per step, every formula
+  // Out-of-memory fallbacks in order, appended as they happen (a run that then fails keeps
+  // them), and the split in effect after the last one (the batcher's and the spec's before).
+  std::vector<report::Fallback> fallbacks;
+  int64_t micro_batch_size = 0;
+  int64_t grad_accum_steps = 0;
+  // Updates the optimizer applied, read from its own state when the run finished (AdamW's
+  // per-parameter step count, the smallest over the parameters): total_steps less fp16 steps
+  // skipped for overflow. 0 until the last step finished.
+  int64_t optimizer_updates = 0;
 };
+
+// Whether `e` is LibTorch running out of memory: a c10::OutOfMemoryError (CUDA and ROCm
+// caching allocators), or another c10::Error whose message says so (the CPU allocator's
+// "DefaultCPUAllocator: can't allocate memory"; is_out_of_memory_message). Nothing else is,
+// std::bad_alloc included: host allocations outside LibTorch are not what a smaller micro-batch
+// fixes.
+bool is_out_of_memory(const std::exception& e);
 
 // One validation pass (report::Evaluation without the step number).
 struct EvalResult {
@@ -47,14 +66,27 @@ bool evaluation_due(int64_t step, int64_t total_steps, int64_t every);
 class Trainer {
  public:
   // The objects must outlive the trainer. The model's adapters must be initialised.
+  // `inject_oom`, a testing aid (FTBENCH_INJECT_OOM), raises a simulated c10::OutOfMemoryError
+  // wherever its rule matches.
   Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
-          device::Backend& backend);
+          device::Backend& backend, std::optional<OomInjection> inject_oom = std::nullopt);
 
   // Runs spec.train's optimizer steps (derive_counts().total_steps), appending one record per
   // finished step to `result` as it goes, so a step that throws (out of memory, a callback)
   // leaves the earlier ones there. Timing of a step: host steady clock from the end of the
   // previous step (device synchronised) to the end of this one (device synchronised), so
   // nothing queued is missed or double counted.
+  //
+  // Out of memory before a step's optimizer update (fetching, forward, backward, norm,
+  // clipping): with spec.train.oom_fallback, the step's tensors and gradients are dropped, the
+  // GPU cache emptied, the batcher set to fallback_micro_batching() and the step redone from its
+  // first micro-batch with the same examples, loss scale and random-number state, at most
+  // spec.train.oom_max_fallbacks times in the run. The optimizer never saw the failed attempt,
+  // so its state and the learning rate are as if the step ran once. The redone step's clock
+  // starts at the restart; the time before it is the fallback's seconds_lost. Out of memory
+  // inside the update, with fallback off, at micro-batch 1 or past the bound throws
+  // OutOfMemoryFailure naming the step and the micro-batch tried. Batcher and result keep the
+  // split in effect.
   void run(TrainResult& result, const StepCallback& on_step);
 
  private:
@@ -62,6 +94,7 @@ class Trainer {
   model::Llama& model_;
   data::Batcher& batcher_;
   device::Backend& backend_;
+  std::optional<OomInjection> inject_oom_;
 };
 
 }  // namespace ftbench::train
