@@ -36,6 +36,13 @@ void fill_gpu_info(int64_t index, report::DeviceInfo& info) {
   if (hipRuntimeGetVersion(&runtime) == hipSuccess) info.runtime_version = std::to_string(runtime);
 }
 
+std::optional<int64_t> gpu_l2_cache_bytes(int64_t index) {
+  hipDeviceProp_t prop{};
+  if (hipGetDeviceProperties(&prop, static_cast<int>(index)) != hipSuccess) return std::nullopt;
+  if (prop.l2CacheSize <= 0) return std::nullopt;
+  return static_cast<int64_t>(prop.l2CacheSize);
+}
+
 GpuMemory query_gpu_memory(int64_t index) {
   GpuMemory m;
   size_t free_bytes = 0;
@@ -59,6 +66,13 @@ void fill_gpu_info(int64_t index, report::DeviceInfo& info) {
   if (cudaDriverGetVersion(&driver) == cudaSuccess) info.driver_version = version_string(driver);
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
     info.runtime_version = version_string(runtime);
+}
+
+std::optional<int64_t> gpu_l2_cache_bytes(int64_t index) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, static_cast<int>(index)) != cudaSuccess) return std::nullopt;
+  if (prop.l2CacheSize <= 0) return std::nullopt;
+  return static_cast<int64_t>(prop.l2CacheSize);
 }
 
 GpuMemory query_gpu_memory(int64_t index) {
@@ -87,6 +101,7 @@ void reset_gpu_peaks(int64_t index) {
 #else
 void fill_gpu_info(int64_t, report::DeviceInfo&) {}
 GpuMemory query_gpu_memory(int64_t) { return {}; }
+std::optional<int64_t> gpu_l2_cache_bytes(int64_t) { return std::nullopt; }
 void reset_gpu_peaks(int64_t) {}
 #endif
 

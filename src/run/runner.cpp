@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <torch/version.h>
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
@@ -20,33 +19,21 @@
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
-#include "ftbench/device/host_info.h"
 #include "ftbench/metrics/gpu_peaks.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
-#include "ftbench/run/host_allocator.h"
+#include "ftbench/run/environment.h"
 #include "ftbench/run/progress.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/train/trainer.h"
-#include "ftbench/version.h"
 
 namespace ftbench::run {
 namespace {
-
-const char* compiler_name() {
-#if defined(__clang__)
-  return "Clang " __clang_version__;
-#elif defined(__GNUC__)
-  return "GCC " __VERSION__;
-#else
-  return "unknown";
-#endif
-}
 
 // Records consecutive phases against the process clock.
 class PhaseTimer {
@@ -138,29 +125,6 @@ std::string default_report_path(const spec::RunSpec& spec) {
 }
 
 namespace {
-
-void fill_environment(const device::Backend* backend, report::Environment& env) {
-  env.host = device::host_info();
-  report::SoftwareInfo& sw = env.software;
-  if (backend != nullptr) {
-    env.device = backend->info();
-    sw.intra_op_threads = backend->intra_op_threads();
-    sw.inter_op_threads = backend->inter_op_threads();
-  }
-  sw.ftbench_version = version();
-  sw.git_commit = git_commit();
-  sw.libtorch_version = TORCH_VERSION;
-  sw.compiler = compiler_name();
-#ifdef NDEBUG
-  sw.build_type = "release";
-#else
-  sw.build_type = "debug";
-#endif
-  sw.blas = device::resolved_blas();
-  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
-  sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
-  sw.host_allocator = host_allocator_description();
-}
 
 // The first line of an error message (LibTorch appends a backtrace after it).
 std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
@@ -370,7 +334,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     if (backend) resolve_peak(o, backend->info(), so);
     rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
     if (backend) rep.memory = backend->memory();
-    fill_environment(backend.get(), rep.environment);
+    rep.environment = describe_environment(backend.get());
     rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
     report::write_report(rep, o.output_path, o.force);
     throw;
@@ -380,7 +344,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   resolve_peak(o, backend->info(), so);
   rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
   rep.memory = backend->memory();
-  fill_environment(backend.get(), rep.environment);
+  rep.environment = describe_environment(backend.get());
   phases.end("summarize");
 
   // The write is timed on the real file, then the file is rewritten with that time in it (the

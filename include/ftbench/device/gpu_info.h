@@ -20,6 +20,10 @@ struct GpuMemory {
 };
 
 GpuMemory query_gpu_memory(int64_t index);
+
+// Size of the device's L2 cache in bytes (cudaDeviceProp / hipDeviceProp_t l2CacheSize);
+// nullopt on CPU builds or when the query fails.
+std::optional<int64_t> gpu_l2_cache_bytes(int64_t index);
 void reset_gpu_peaks(int64_t index);
 
 }  // namespace ftbench::device
