@@ -69,6 +69,32 @@ void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
   }
 }
 
+// The second MFU denominator: the measured GEMM peak for the run's dtype, when the measurement
+// was made on this run's device (same backend and device name); otherwise none, and the report
+// says why.
+void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
+                       metrics::SummaryOptions& s) {
+  if (!o.gemm) return;
+  const report::MeasuredGemm& g = *o.gemm;
+  const std::string& dtype = o.spec.model.dtype;
+  if (g.backend != device.backend || g.device_name != device.name) {
+    s.gemm_peak_source =
+        fmt::format("none: {} was measured on {} ({}), this run is on {} ({})", g.source,
+                    g.device_name, g.backend, device.name, device.backend);
+    spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
+    return;
+  }
+  for (const report::MeasuredGemmDtype& d : g.dtypes) {
+    if (d.dtype != dtype) continue;
+    s.gemm_peak_tflops = d.max_tflops;
+    s.gemm_peak_source =
+        fmt::format("gemm file: {} {} {}x{}x{}", g.source, dtype, d.best_m, d.best_n, d.best_k);
+    return;
+  }
+  s.gemm_peak_source = fmt::format("none: {} has no {} measurement", g.source, dtype);
+  spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
+}
+
 // A contiguous run of another data set's examples: the validation examples a last partial
 // micro-batch would leave out, batched on their own.
 class SliceDataset final : public data::Dataset {
@@ -158,6 +184,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   so.warmup_steps = spec.train.timing_warmup_steps;
   so.loss_window = spec.train.loss_window;
   so.recompute = spec.model.activation_checkpointing;
+  rep.gemm = o.gemm;
 
   // Filled step by step, so that a run that fails part-way still reports what it measured.
   train::TrainResult result;
@@ -181,6 +208,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     }
     backend = std::make_unique<device::Backend>(spec.backend);
     backend->check_dtype_supported(spec.model.dtype);
+    resolve_gemm_peak(o, backend->info(), so);
     at::manual_seed(spec.train.seed);
     backend->reset_peak_memory();
     phases.end("backend_init");

@@ -1,4 +1,4 @@
-// End to end: `ftbench gemm` through the launcher.
+// End to end: `ftbench gemm` through the launcher, and its result fed to `ftbench run --gemm`.
 // No timing assertions: the figures are whatever this machine measures.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,6 +133,68 @@ TEST_F(GemmCli, OutputFileIsKeptWithoutForce) {
   r = ftbench(args + " --force");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(read_text(out))["schema"], "ftbench.gemm/1");
+}
+
+// The quick sweep's fp32 peak becomes the ci-tiny run's second MFU denominator.
+TEST_F(GemmCli, RunCarriesTheMeasuredPeakAndASecondMfu) {
+  const fs::path gemm = dir_ / "cpu-gemm.json";
+  Result r = ftbench("gemm --quick --device cpu -o '" + gemm.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json g = json::parse(read_text(gemm));
+  double fp32_peak = 0.0;
+  for (const json& d : g["dtypes"]) {
+    if (d["dtype"] == "fp32") fp32_peak = d["max_tflops"].get<double>();
+  }
+  ASSERT_GT(fp32_peak, 0.0);
+
+  const fs::path report = dir_ / "run.json";
+  r = ftbench("run configs/ci-tiny.yaml --gemm '" + gemm.string() + "' -o '" + report.string() +
+              "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("of the measured GEMM peak"), std::string::npos) << r.out;
+  const json j = json::parse(read_text(report));
+  ftbench::e2e::expect_documented(j);
+  EXPECT_EQ(j["gemm"]["source"], gemm.string());
+  EXPECT_EQ(j["gemm"]["backend"], "cpu");
+  EXPECT_EQ(j["gemm"]["device_name"], j["environment"]["device"]["name"]);
+  ASSERT_EQ(j["gemm"]["dtypes"].size(), 2u);
+  const json& mfu = j["summary"]["mfu"];
+  EXPECT_EQ(mfu["gemm_peak_tflops"].get<double>(), fp32_peak);
+  EXPECT_EQ(
+      mfu["gemm_peak_source"].get<std::string>().rfind("gemm file: " + gemm.string() + " fp32 ", 0),
+      0u)
+      << mfu["gemm_peak_source"];
+  EXPECT_TRUE(mfu["peak_tflops"].is_null());  // no datasheet peak for a CPU
+  for (const json& e : mfu["entries"]) {
+    EXPECT_TRUE(e["mfu"].is_null());
+    ASSERT_TRUE(e["mfu_gemm"].is_number());
+    EXPECT_DOUBLE_EQ(e["mfu_gemm"].get<double>(), e["achieved_tflops"].get<double>() / fp32_peak);
+  }
+
+  // Measured on another device: carried, but no MFU against it, and the report says why.
+  json other = g;
+  other["environment"]["device"]["name"] = "Some Other CPU";
+  const fs::path other_path = dir_ / "other-gemm.json";
+  std::ofstream(other_path) << other.dump(2);
+  r = ftbench("run configs/ci-tiny.yaml --set train.max_steps=1 --gemm '" + other_path.string() +
+              "' --force -o '" + report.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json k = json::parse(read_text(report));
+  EXPECT_EQ(k["gemm"]["device_name"], "Some Other CPU");
+  EXPECT_TRUE(k["summary"]["mfu"]["gemm_peak_tflops"].is_null());
+  EXPECT_EQ(k["summary"]["mfu"]["gemm_peak_source"].get<std::string>().rfind("none: ", 0), 0u);
+  EXPECT_TRUE(k["summary"]["mfu"]["entries"][0]["mfu_gemm"].is_null());
+}
+
+TEST_F(GemmCli, ABadGemmFileStopsTheRunBeforeItStarts) {
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"schema": "ftbench.report/1.1"})";
+  const fs::path report = dir_ / "run.json";
+  const Result r = ftbench("run configs/ci-tiny.yaml --gemm '" + bad.string() + "' -o '" +
+                           report.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("unsupported gemm result schema"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(report));
 }
 
 }  // namespace
