@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
+#include "ftbench/bench/gemm_result.h"
+#include "ftbench/bench/gemm_sweep.h"
 #include "ftbench/cost/catalog.h"
 #include "ftbench/data/file_dataset.h"
 #include "ftbench/data/tokenizer.h"
@@ -13,7 +15,7 @@
 
 namespace ftbench::cli {
 
-int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_run) {
+int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};
   app.set_version_flag("--version",
                        std::string(ftbench::version()) + " (" + ftbench::git_commit() + ")");
@@ -22,8 +24,7 @@ int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_r
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  std::map<std::string, Action> actions;
-  actions["run"] = add_run(app);
+  std::map<std::string, Action> actions = add_torch_commands(app);
   actions["validate"] = add_validate_command(app);
   actions["cost"] = add_cost_command(app);
   actions["compare"] = add_compare_command(app);
@@ -54,6 +55,12 @@ int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_r
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const data::DataError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const bench::SweepError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const bench::GemmFileError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const cost::CatalogError& e) {

@@ -1,5 +1,6 @@
 // `ftbench compare A.json B.json [...]`: is the comparison fair, and then the figures side by
 // side, each report against the first, with costs, break-even rates and a significance test.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -148,6 +149,18 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   row("MFU", [](const Column& c) {
     return Cell(c.mfu ? format_percent(*c.mfu) + " (" + c.mfu_formula + ")" : "n/a");
   });
+  // Only when a report carries a measured GEMM peak (ftbench run --gemm): what each device
+  // achieved on its best matmul, and the run's MFU against that rather than the datasheet.
+  const bool any_gemm = std::any_of(cols.begin(), cols.end(),
+                                    [](const Column& c) { return c.gemm_peak_tflops.has_value(); });
+  if (any_gemm) {
+    row("measured GEMM peak", [](const Column& c) {
+      return Cell(c.gemm_peak_tflops ? fmt::format("{:.4g} TFLOP/s", *c.gemm_peak_tflops) : "n/a");
+    });
+    row("MFU vs GEMM peak", [](const Column& c) {
+      return Cell(c.mfu_gemm ? format_percent(*c.mfu_gemm) + " (" + c.mfu_formula + ")" : "n/a");
+    });
+  }
   row("peak memory", [](const Column& c) {
     return Cell(c.peak_memory_bytes
                     ? report::format_bytes(*c.peak_memory_bytes) + " " + c.peak_memory_kind
@@ -286,6 +299,8 @@ OJson column_json(const Column& c) {
   j["measured_steps"] = c.measured_steps;
   j["mfu"] = optional_json(c.mfu);
   j["mfu_formula"] = c.mfu_formula;
+  j["gemm_peak_tflops"] = optional_json(c.gemm_peak_tflops);
+  j["mfu_gemm"] = optional_json(c.mfu_gemm);
   j["peak_memory_bytes"] = c.peak_memory_bytes ? OJson(*c.peak_memory_bytes) : OJson(nullptr);
   j["peak_memory_kind"] = c.peak_memory_kind;
   j["final_loss"] = optional_json(c.final_loss);
@@ -332,6 +347,8 @@ text::Table csv_table(const std::vector<Column>& cols) {
               "step_p50_seconds",
               "step_p90_seconds",
               "mfu",
+              "gemm_peak_tflops",
+              "mfu_gemm",
               "peak_memory_bytes",
               "final_loss",
               "usd_per_gpu_hour",
@@ -361,6 +378,8 @@ text::Table csv_table(const std::vector<Column>& cols) {
                       text::format_number(c.step_p50_seconds),
                       text::format_number(c.step_p90_seconds),
                       num(c.mfu),
+                      num(c.gemm_peak_tflops),
+                      num(c.mfu_gemm),
                       c.peak_memory_bytes ? std::to_string(*c.peak_memory_bytes) : "",
                       text::format_number(c.final_loss),
                       c.rate ? text::format_number(c.rate->usd_per_gpu_hour) : "",

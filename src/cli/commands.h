@@ -1,10 +1,12 @@
 // Subcommands of the ftbench executables: each registers its flags and runs one library call.
 //
 // `ftbench` (launcher.cpp) is torch-free: validate, cost, compare and catalog run in it and start
-// instantly; `ftbench run` exec()s ftbench-bin (src/cli_run), which links LibTorch.
+// instantly; `ftbench run` and `ftbench gemm` exec() ftbench-bin (src/cli_run), which links
+// LibTorch.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -40,8 +42,12 @@ Action add_catalog_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_devices_command(CLI::App& app);
 
-// Parses the command line with every torch-free command plus the one `add_run` registers,
-// runs the chosen one, and maps every error to its exit code (one catch, here).
-int run_cli(int argc, char** argv, const std::function<Action(CLI::App&)>& add_run);
+// Registers the commands that need LibTorch (run, gemm) and returns their actions by name:
+// ftbench-bin registers the real ones, the launcher placeholders that only show in the help.
+using TorchCommands = std::function<std::map<std::string, Action>(CLI::App&)>;
+
+// Parses the command line with every torch-free command plus those `add_torch_commands`
+// registers, runs the chosen one, and maps every error to its exit code (one catch, here).
+int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands);
 
 }  // namespace ftbench::cli

@@ -1,6 +1,6 @@
 // The `ftbench` command. Torch-free: validate, cost, compare and catalog run here and start in
-// milliseconds. `ftbench run` becomes ftbench-bin, which links LibTorch, after setting up the
-// OpenMP environment:
+// milliseconds. `ftbench run` and `ftbench gemm` become ftbench-bin, which links LibTorch, after
+// setting up the OpenMP environment:
 //
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded, which happens before main() of any
 // program linked against LibTorch. Its default lets idle OpenMP workers spin, and on a small
@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "commands.h"
 
@@ -45,33 +47,50 @@ std::string sibling(const std::string& name) {
   return path.substr(0, path.rfind('/') + 1) + name;
 }
 
-// Stands in for `run` in the help; never reached, the launcher exec()s ftbench-bin first.
-ftbench::cli::Action add_run_placeholder(CLI::App& app) {
-  CLI::App* cmd =
-      app.add_subcommand("run",
-                         "Run a spec: train, time every phase and step, write the JSON report "
-                         "(ftbench run --help lists its options)");
-  cmd->allow_extras();
-  return []() -> int { throw ftbench::cli::RunFailure("run: ftbench-bin did not start"); };
+// The subcommands ftbench-bin runs.
+bool needs_torch(const std::string& subcommand) {
+  return subcommand == "run" || subcommand == "gemm";
+}
+
+// Stand in for `run` and `gemm` in the help; never reached, the launcher exec()s ftbench-bin
+// first.
+std::map<std::string, ftbench::cli::Action> add_torch_placeholders(CLI::App& app) {
+  std::map<std::string, ftbench::cli::Action> actions;
+  const std::pair<const char*, const char*> commands[] = {
+      {"run",
+       "Run a spec: train, time every phase and step, write the JSON report "
+       "(ftbench run --help lists its options)"},
+      {"gemm",
+       "Achievable matmul TFLOP/s of the device over a sweep of shapes, per dtype "
+       "(ftbench gemm --help lists its options)"}};
+  for (const auto& [name, help] : commands) {
+    app.add_subcommand(name, help)->allow_extras();
+    const std::string command = name;
+    actions[name] = [command]() -> int {
+      throw ftbench::cli::RunFailure(command + ": ftbench-bin did not start");
+    };
+  }
+  return actions;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (subcommand_of(argc, argv) == "run") {
+  const std::string subcommand = subcommand_of(argc, argv);
+  if (needs_torch(subcommand)) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
     const std::string target = sibling("ftbench-bin");
     execv(target.c_str(), argv);
     const int error = errno;
     if (error == ENOENT) {
       std::fprintf(stderr,
-                   "error: ftbench run needs %s, which is not there: this build has no LibTorch "
+                   "error: ftbench %s needs %s, which is not there: this build has no LibTorch "
                    "side (configured with FTBENCH_WITH_TORCH=OFF)\n",
-                   target.c_str());
+                   subcommand.c_str(), target.c_str());
     } else {
       std::fprintf(stderr, "error: cannot start %s: %s\n", target.c_str(), std::strerror(error));
     }
     return ftbench::cli::kExitFailure;
   }
-  return ftbench::cli::run_cli(argc, argv, add_run_placeholder);
+  return ftbench::cli::run_cli(argc, argv, add_torch_placeholders);
 }

@@ -4,7 +4,9 @@
 #include <stdexcept>
 
 #include <c10/util/Exception.h>
+#include <spdlog/spdlog.h>
 
+#include "ftbench/bench/gemm_result.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/runner.h"
 #include "ftbench/spec/spec_error.h"
@@ -22,6 +24,7 @@ struct RunFlags {
   bool force = false;
   std::optional<double> t0;
   std::optional<double> peak_tflops;
+  std::string gemm_path;
 };
 
 // FTBENCH_T0 must be a plain number of Unix epoch seconds.
@@ -65,6 +68,9 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
                   "also FTBENCH_T0. Time to first step is measured from it");
   cmd->add_option("--peak-tflops", flags->peak_tflops, "Peak TFLOP/s for MFU")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--gemm", flags->gemm_path,
+                  "A result of ftbench gemm --json/-o on this device: carried into the report, "
+                  "and MFU is also given against its measured peak for the run's dtype");
   return [flags, &clock]() {
     run::RunOptions o;
     o.spec = spec::load_spec(flags->spec_path, flags->overrides);
@@ -73,6 +79,17 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
     o.force = flags->force;
     o.peak_tflops = flags->peak_tflops;
     o.inject_oom = oom_injection_from_environment();
+    if (!flags->gemm_path.empty()) {
+      // Read and checked before the run starts: a bad file costs no machine time.
+      const bench::GemmResult gemm = bench::read_gemm_result(flags->gemm_path);
+      o.gemm = bench::carried_gemm(gemm, flags->gemm_path);
+      if (bench::find_measured(gemm, o.spec.model.dtype) == nullptr) {
+        spdlog::warn(
+            "--gemm {} has no {} measurement (the run's model.dtype): no MFU against a "
+            "measured GEMM peak",
+            flags->gemm_path, o.spec.model.dtype);
+      }
+    }
     if (flags->t0) {
       o.t0_epoch_seconds = flags->t0;
       o.t0_source = "--t0";

@@ -1,4 +1,4 @@
-// `ftbench run`, the one command that needs LibTorch.
+// The commands that need LibTorch: `ftbench run` and `ftbench gemm`.
 #pragma once
 
 #include "../cli/commands.h"
@@ -7,5 +7,6 @@
 namespace ftbench::cli {
 
 Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock);
+Action add_gemm_command(CLI::App& app);
 
 }  // namespace ftbench::cli

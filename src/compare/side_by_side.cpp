@@ -103,7 +103,9 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
     if (!r.summary.mfu.empty()) {
       c.mfu = r.summary.mfu.front().mfu;
       c.mfu_formula = r.summary.mfu.front().formula;
+      c.mfu_gemm = r.summary.mfu.front().mfu_gemm;
     }
+    c.gemm_peak_tflops = r.summary.gemm_peak_tflops;
     if (r.memory.peak_allocated_bytes) {
       c.peak_memory_bytes = r.memory.peak_allocated_bytes;
       c.peak_memory_kind = "allocated (device)";

@@ -16,6 +16,8 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
   s.measured_steps = n - skip;
   s.peak_tflops = o.peak_tflops;
   s.peak_source = o.peak_source;
+  s.gemm_peak_tflops = o.gemm_peak_tflops;
+  s.gemm_peak_source = o.gemm_peak_source;
 
   std::vector<double> seconds;
   double wall = 0.0;
@@ -53,6 +55,9 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
     e.flops_per_step = s.measured_steps > 0 ? total_flops / double(s.measured_steps) : 0.0;
     e.achieved_tflops = wall > 0.0 ? total_flops / wall / 1e12 : 0.0;
     if (o.peak_tflops && *o.peak_tflops > 0.0) e.mfu = e.achieved_tflops / *o.peak_tflops;
+    if (o.gemm_peak_tflops && *o.gemm_peak_tflops > 0.0) {
+      e.mfu_gemm = e.achieved_tflops / *o.gemm_peak_tflops;
+    }
     s.mfu.push_back(e);
   };
   entry("lora_frozen_base", false, flop_sum.lora_frozen_base);

@@ -41,7 +41,7 @@ OJson to_json(const metrics::SampleSummary& s) {
   return j;
 }
 
-OJson to_json(const Environment& e) {
+OJson environment_json(const Environment& e) {
   OJson host;
   host["hostname"] = e.host.hostname;
   host["os"] = e.host.os;
@@ -135,11 +135,14 @@ OJson to_json(const Summary& s) {
     entry["flops_per_step"] = number_or_null(e.flops_per_step);
     entry["achieved_tflops"] = number_or_null(e.achieved_tflops);
     entry["mfu"] = optional_number(e.mfu);
+    entry["mfu_gemm"] = optional_number(e.mfu_gemm);
     entries.push_back(std::move(entry));
   }
   OJson mfu;
   mfu["peak_tflops"] = optional_number(s.peak_tflops);
   mfu["peak_source"] = s.peak_source;
+  mfu["gemm_peak_tflops"] = optional_number(s.gemm_peak_tflops);
+  mfu["gemm_peak_source"] = s.gemm_peak_source;
   mfu["entries"] = std::move(entries);
 
   OJson j;
@@ -154,6 +157,26 @@ OJson to_json(const Summary& s) {
   j["loss"] = {{"final", number_or_null(s.final_loss)},
                {"window", s.loss_window},
                {"mean_last", number_or_null(s.mean_last_losses)}};
+  return j;
+}
+
+OJson to_json(const MeasuredGemm& g) {
+  OJson dtypes = OJson::array();
+  for (const MeasuredGemmDtype& d : g.dtypes) {
+    dtypes.push_back({{"dtype", d.dtype},
+                      {"max_tflops", number_or_null(d.max_tflops)},
+                      {"median_tflops", number_or_null(d.median_tflops)},
+                      {"best_m", d.best_m},
+                      {"best_n", d.best_n},
+                      {"best_k", d.best_k}});
+  }
+  OJson j;
+  j["source"] = g.source;
+  j["device_name"] = g.device_name;
+  j["backend"] = g.backend;
+  j["libtorch_version"] = g.libtorch_version;
+  j["measured_at_utc"] = g.measured_at_utc;
+  j["dtypes"] = std::move(dtypes);
   return j;
 }
 
@@ -450,6 +473,10 @@ class Reader {
       }
     }
 
+    if (const auto it = j.find("gemm"); it != j.end() && !it->is_null()) {
+      r.gemm = read_gemm(object(j, "", "gemm"));
+    }
+
     read_summary(object(j, "", "summary"), r.summary);
 
     const Json& memory = object(j, "", "memory");
@@ -570,6 +597,47 @@ class Reader {
     }
   }
 
+ private:
+  MeasuredGemm read_gemm(const Json& g) const {
+    MeasuredGemm out;
+    out.source = string(g, "gemm", "source");
+    out.device_name = string(g, "gemm", "device_name");
+    out.backend = string(g, "gemm", "backend");
+    out.libtorch_version = string(g, "gemm", "libtorch_version");
+    out.measured_at_utc = string(g, "gemm", "measured_at_utc");
+    const Json& dtypes = array(g, "gemm", "dtypes");
+    for (std::size_t i = 0; i < dtypes.size(); ++i) {
+      const std::string path = index("gemm.dtypes", i);
+      const Json& d = dtypes[i];
+      if (!d.is_object()) wrong_type(path, "an object", d);
+      MeasuredGemmDtype m;
+      m.dtype = string(d, path, "dtype");
+      m.max_tflops = non_negative_number(d, path, "max_tflops");
+      m.median_tflops = non_negative_number(d, path, "median_tflops");
+      m.best_m = count(d, path, "best_m");
+      m.best_n = count(d, path, "best_n");
+      m.best_k = count(d, path, "best_k");
+      out.dtypes.push_back(std::move(m));
+    }
+    return out;
+  }
+
+  DataStatistics read_statistics(const Json& s) const {
+    const std::string p = "data.statistics";
+    DataStatistics out;
+    out.format = string(s, p, "format");
+    out.records = count(s, p, "records");
+    out.skipped_bad = count(s, p, "skipped_bad");
+    out.dropped_too_long = count(s, p, "dropped_too_long");
+    out.truncated = count(s, p, "truncated");
+    out.mean_length = non_negative_number(s, p, "mean_length");
+    out.p50_length = non_negative_number(s, p, "p50_length");
+    out.p90_length = non_negative_number(s, p, "p90_length");
+    out.max_length = count(s, p, "max_length");
+    out.masked_fraction = number(s, p, "masked_fraction");
+    return out;
+  }
+
   StepRecord read_step(const Json& s, const std::string& path) const {
     if (!s.is_object()) wrong_type(path, "an object", s);
     StepRecord step;
@@ -613,6 +681,12 @@ class Reader {
     const Json& mfu = object(s, "summary", "mfu");
     out.peak_tflops = optional_number(mfu, "summary.mfu", "peak_tflops");
     out.peak_source = string(mfu, "summary.mfu", "peak_source");
+    if (mfu.find("gemm_peak_tflops") != mfu.end()) {
+      out.gemm_peak_tflops = optional_number(mfu, "summary.mfu", "gemm_peak_tflops");
+    }
+    if (mfu.find("gemm_peak_source") != mfu.end()) {
+      out.gemm_peak_source = string(mfu, "summary.mfu", "gemm_peak_source");
+    }
     const Json& entries = array(mfu, "summary.mfu", "entries");
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const std::string path = index("summary.mfu.entries", i);
@@ -624,6 +698,7 @@ class Reader {
       entry.flops_per_step = number(e, path, "flops_per_step");
       entry.achieved_tflops = number(e, path, "achieved_tflops");
       entry.mfu = optional_number(e, path, "mfu");
+      if (e.find("mfu_gemm") != e.end()) entry.mfu_gemm = optional_number(e, path, "mfu_gemm");
       out.mfu.push_back(std::move(entry));
     }
 
@@ -652,7 +727,7 @@ nlohmann::ordered_json to_json(const Report& report) {
               {"world_size", report.world_size}};
   j["spec"] = report.spec;
   j["spec_fingerprint"] = report.spec_fingerprint;
-  j["environment"] = to_json(report.environment);
+  j["environment"] = environment_json(report.environment);
   if (report.data) {
     j["data"] = {{"source", report.data->source},
                  {"examples", report.data->examples},
@@ -723,6 +798,7 @@ nlohmann::ordered_json to_json(const Report& report) {
                            {"seconds", number_or_null(e.seconds)}});
   }
   j["evaluations"] = std::move(evaluations);
+  j["gemm"] = report.gemm ? to_json(*report.gemm) : OJson(nullptr);
   j["summary"] = to_json(report.summary);
   j["memory"] = to_json(report.memory);
   return j;
@@ -734,6 +810,18 @@ Report from_json(const nlohmann::json& json, const std::string& source) {
 
 Report from_json(const nlohmann::ordered_json& json, const std::string& source) {
   return Reader<nlohmann::ordered_json>(source).read(json);
+}
+
+nlohmann::ordered_json to_json(const Environment& environment) {
+  return environment_json(environment);
+}
+
+Environment environment_from_json(const nlohmann::json& json, const std::string& source) {
+  const Reader<nlohmann::json> reader(source);
+  if (!json.is_object()) reader.wrong_type("environment", "an object", json);
+  Environment e;
+  reader.read_environment(json, e);
+  return e;
 }
 
 }  // namespace ftbench::report

@@ -141,7 +141,7 @@ void check_report_writable(const std::string& path, bool force) {
   }
 }
 
-void write_report(const Report& report, const std::string& path, bool force) {
+void write_file_atomically(const std::string& text, const std::string& path, bool force) {
   check_report_writable(path, force);
 
   const fs::path parent = fs::path(path).parent_path();
@@ -153,8 +153,6 @@ void write_report(const Report& report, const std::string& path, bool force) {
                         ": " + ec.message());
     }
   }
-
-  const std::string text = to_json(report).dump(2) + "\n";
 
   // Same folder as the destination, so rename() stays on one filesystem and is atomic; the pid
   // keeps concurrent writers apart.
@@ -173,7 +171,13 @@ void write_report(const Report& report, const std::string& path, bool force) {
   sync_directory(parent);
 }
 
-Report read_report(const std::string& path) {
+void write_report(const Report& report, const std::string& path, bool force) {
+  // Checked before the report is serialised, as before: a refused write costs nothing.
+  check_report_writable(path, force);
+  write_file_atomically(to_json(report).dump(2) + "\n", path, force);
+}
+
+std::string read_whole_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -193,7 +197,11 @@ Report read_report(const std::string& path) {
     text.append(buffer, static_cast<std::size_t>(n));
   }
   ::close(fd);
+  return text;
+}
 
+Report read_report(const std::string& path) {
+  const std::string text = read_whole_file(path);
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);

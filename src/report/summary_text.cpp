@@ -74,6 +74,10 @@ std::string render_summary(const Report& r, const std::string& report_path) {
     const std::string label = (e.recompute ? "hw TFLOP/s, " : "TFLOP/s, ") + count;
     std::string value = fmt::format("{:.3f}", e.achieved_tflops);
     if (e.mfu) value += fmt::format(" (MFU {:.1f}% of {:.1f})", 100.0 * *e.mfu, *s.peak_tflops);
+    if (e.mfu_gemm) {
+      value += fmt::format(" ({:.1f}% of the measured GEMM peak {:.4g})", 100.0 * *e.mfu_gemm,
+                           *s.gemm_peak_tflops);
+    }
     line(label, value);
   }
   const Memory& m = r.memory;

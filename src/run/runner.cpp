@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <torch/version.h>
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/byte_tokenizer.h"
@@ -32,26 +31,15 @@
 #include "ftbench/model/llama.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
-#include "ftbench/run/host_allocator.h"
+#include "ftbench/run/environment.h"
 #include "ftbench/run/progress.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/train/trainer.h"
-#include "ftbench/version.h"
 
 namespace ftbench::run {
 namespace {
-
-const char* compiler_name() {
-#if defined(__clang__)
-  return "Clang " __clang_version__;
-#elif defined(__GNUC__)
-  return "GCC " __VERSION__;
-#else
-  return "unknown";
-#endif
-}
 
 // Memory per phase: at each phase's end, the peaks since its start, then a reset for the next
 // phase. Host: the process's peak resident size (reset through /proc/self/clear_refs) and its
@@ -152,6 +140,32 @@ void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
   }
 }
 
+// The second MFU denominator: the measured GEMM peak for the run's dtype, when the measurement
+// was made on this run's device (same backend and device name); otherwise none, and the report
+// says why.
+void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
+                       metrics::SummaryOptions& s) {
+  if (!o.gemm) return;
+  const report::MeasuredGemm& g = *o.gemm;
+  const std::string& dtype = o.spec.model.dtype;
+  if (g.backend != device.backend || g.device_name != device.name) {
+    s.gemm_peak_source =
+        fmt::format("none: {} was measured on {} ({}), this run is on {} ({})", g.source,
+                    g.device_name, g.backend, device.name, device.backend);
+    spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
+    return;
+  }
+  for (const report::MeasuredGemmDtype& d : g.dtypes) {
+    if (d.dtype != dtype) continue;
+    s.gemm_peak_tflops = d.max_tflops;
+    s.gemm_peak_source =
+        fmt::format("gemm file: {} {} {}x{}x{}", g.source, dtype, d.best_m, d.best_n, d.best_k);
+    return;
+  }
+  s.gemm_peak_source = fmt::format("none: {} has no {} measurement", g.source, dtype);
+  spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
+}
+
 // A contiguous run of another data set's examples: the validation examples a last partial
 // micro-batch would leave out, batched on their own.
 class SliceDataset final : public data::Dataset {
@@ -209,33 +223,6 @@ std::string default_report_path(const spec::RunSpec& spec) {
 
 namespace {
 
-void fill_environment(const device::Backend* backend, report::Environment& env) {
-  env.host = device::host_info();
-  report::SoftwareInfo& sw = env.software;
-  if (backend != nullptr) {
-    env.device = backend->info();
-    sw.intra_op_threads = backend->intra_op_threads();
-    sw.inter_op_threads = backend->inter_op_threads();
-  }
-  sw.ftbench_version = version();
-  sw.git_commit = git_commit();
-  sw.libtorch_version = TORCH_VERSION;
-  sw.libtorch_build = device::torch_build_backend();
-  sw.compiler = compiler_name();
-#ifdef NDEBUG
-  sw.build_type = "release";
-#else
-  sw.build_type = "debug";
-#endif
-  sw.blas = device::resolved_blas();
-  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
-  sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
-  sw.host_allocator = host_allocator_description();
-  std::vector<report::EnvironmentVariable> variables;
-  for (auto& [name, value] : device::recorded_variables()) variables.push_back({name, value});
-  env.variables = std::move(variables);
-}
-
 // The first line of an error message (LibTorch appends a backtrace after it).
 std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
 
@@ -270,6 +257,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   so.warmup_steps = spec.train.timing_warmup_steps;
   so.loss_window = spec.train.loss_window;
   so.recompute = spec.model.activation_checkpointing;
+  rep.gemm = o.gemm;
 
   // Filled step by step, so that a run that fails part-way still reports what it measured.
   train::TrainResult result;
@@ -300,6 +288,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     backend = std::make_unique<device::Backend>(spec.backend);
     memory.set_backend(backend.get());
     backend->check_dtype_supported(spec.model.dtype);
+    resolve_gemm_peak(o, backend->info(), so);
     at::manual_seed(spec.train.seed);
     phases.end("backend_init");
 
@@ -457,7 +446,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     if (backend) resolve_peak(o, backend->info(), so);
     rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
     rep.memory = run_memory(rep.phases, memory, backend.get());
-    fill_environment(backend.get(), rep.environment);
+    rep.environment = run::describe_environment(backend.get());
     rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
     report::write_report(rep, o.output_path, o.force);
     throw;
@@ -467,7 +456,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   record_batching();
   resolve_peak(o, backend->info(), so);
   rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
-  fill_environment(backend.get(), rep.environment);
+  rep.environment = run::describe_environment(backend.get());
   phases.end("summarize");
   rep.memory = run_memory(rep.phases, memory, backend.get());
 

@@ -360,6 +360,28 @@ TEST(SideBySide, MemoryAndMfu) {
   EXPECT_EQ(cols[1].loss_window, 2);
 }
 
+// The measured GEMM peaks of both reports (FIELD.md: about 720 bf16 TFLOP/s on an H100, 620 on
+// an MI300X) and each run's MFU against its own.
+TEST(SideBySide, MeasuredGemmPeaks) {
+  report::Report a = h100();
+  report::MfuEntry mfu;
+  mfu.formula = "lora_frozen_base";
+  mfu.mfu = 0.30;
+  mfu.mfu_gemm = 0.41;
+  a.summary.mfu = {mfu};
+  a.summary.gemm_peak_tflops = 720.0;
+  report::Report b = mi300x();
+  mfu.mfu = 0.12;
+  mfu.mfu_gemm.reset();
+  b.summary.mfu = {mfu};
+  const std::vector<Column> cols = side_by_side({a, b}, SideBySideOptions{});
+  EXPECT_EQ(cols[0].gemm_peak_tflops, std::optional<double>(720.0));
+  EXPECT_EQ(cols[0].mfu_gemm, std::optional<double>(0.41));
+  EXPECT_FALSE(cols[1].gemm_peak_tflops.has_value());  // run without --gemm
+  EXPECT_FALSE(cols[1].mfu_gemm.has_value());
+  EXPECT_EQ(cols[1].mfu, std::optional<double>(0.12));
+}
+
 TEST(SideBySide, EdgeCases) {
   EXPECT_TRUE(side_by_side({}, SideBySideOptions{}).empty());
   SideBySideOptions wrong;

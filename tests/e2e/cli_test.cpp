@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "report_docs.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -63,32 +65,7 @@ class Cli : public ::testing::Test {
   fs::path dir_;
 };
 
-// Every leaf path of a report JSON, arrays collapsed to their first element ("steps[].loss").
-void leaf_paths(const nlohmann::json& j, const std::string& prefix, std::set<std::string>& out) {
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      leaf_paths(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
-    }
-  } else if (j.is_array() && !j.empty() && (j[0].is_object() || j[0].is_array())) {
-    leaf_paths(j[0], prefix + "[]", out);
-  } else {
-    out.insert(prefix);
-  }
-}
-
-// Each leaf key of a report is documented in docs/report-schema.md as `key` (or `x.key`).
-void expect_documented(const nlohmann::json& j) {
-  const std::string doc = read_file(fs::path(FTBENCH_SOURCE_DIR) / "docs/report-schema.md");
-  std::set<std::string> paths;
-  leaf_paths(j, "", paths);
-  for (const std::string& path : paths) {
-    if (path.rfind("spec.", 0) == 0) continue;  // the spec is documented in docs/spec.md
-    const std::string key = path.substr(path.find_last_of(".]") + 1);
-    const bool documented = doc.find("`" + key + "`") != std::string::npos ||
-                            doc.find("." + key + "`") != std::string::npos;
-    EXPECT_TRUE(documented) << path << " is not documented";
-  }
-}
+using ftbench::e2e::expect_documented;
 
 // Phases in order and contiguous; returns where the last one ends.
 double expect_contiguous(const nlohmann::json& phases) {
@@ -113,7 +90,7 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
 
   const nlohmann::json j = nlohmann::json::parse(read_file(report));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.1");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.2");
   EXPECT_EQ(j["run"]["status"], "completed");
   EXPECT_EQ(j["steps"].size(), 8u);
   EXPECT_EQ(j["derived"]["total_steps"], 8);

@@ -49,6 +49,33 @@ TEST(RunSummary, ExcludesWarmupAndComputesThroughput) {
   EXPECT_DOUBLE_EQ(s.mean_last_losses, 2.5);
 }
 
+// The measured GEMM peak is a second denominator next to the datasheet one: achieved / peak.
+TEST(RunSummary, MfuAgainstTheMeasuredGemmPeak) {
+  const std::vector<report::StepRecord> steps = {step(1, 2.0, 0.0, 100, 100, 1.0),
+                                                 step(2, 2.0, 0.0, 100, 100, 1.0)};
+  SummaryOptions o;
+  o.peak_tflops = 10.0;
+  o.peak_source = "spec";
+  o.gemm_peak_tflops = 8.0;
+  o.gemm_peak_source = "gemm file: g.json fp32 512x512x512";
+  const report::Summary s = summarize_run(steps, {{4e12, 0, 5e12, 0}, {4e12, 0, 5e12, 0}}, o);
+  EXPECT_EQ(s.gemm_peak_tflops, 8.0);
+  EXPECT_EQ(s.gemm_peak_source, "gemm file: g.json fp32 512x512x512");
+  ASSERT_EQ(s.mfu.size(), 2u);
+  EXPECT_EQ(s.mfu[0].achieved_tflops, 2.0);  // 8e12 FLOP over 4 s
+  EXPECT_EQ(*s.mfu[0].mfu, 0.2);
+  EXPECT_EQ(*s.mfu[0].mfu_gemm, 0.25);
+  EXPECT_EQ(*s.mfu[1].mfu_gemm, 2.5 / 8.0);
+
+  // Without a measured peak (or a zero one) mfu_gemm stays null while mfu does not.
+  o.gemm_peak_tflops.reset();
+  o.gemm_peak_source = "none";
+  EXPECT_FALSE(summarize_run(steps, {}, o).mfu[0].mfu_gemm.has_value());
+  o.gemm_peak_tflops = 0.0;
+  EXPECT_FALSE(summarize_run(steps, {}, o).mfu[0].mfu_gemm.has_value());
+  EXPECT_TRUE(summarize_run(steps, {}, o).mfu[0].mfu.has_value());
+}
+
 TEST(RunSummary, RecomputeEntriesAndNoPeak) {
   const std::vector<report::StepRecord> steps = {step(1, 1.0, 0.0, 10, 10, 1.0)};
   SummaryOptions o;

@@ -135,8 +135,17 @@ Report full_report() {
   m.data_wait_fraction = 0.028571428571428577;
   m.peak_tflops = 989.4;
   m.peak_source = "gpu table: NVIDIA H100 80GB HBM3";
-  m.mfu = {{"lora_frozen_base", false, 4.8e15, 342.9, 0.3466},
-           {"six_n", true, 6.4e15, 457.1, 0.462}};
+  m.mfu = {{"lora_frozen_base", false, 4.8e15, 342.9, 0.3466, 0.4764},
+           {"six_n", true, 6.4e15, 457.1, 0.462, 0.6350}};
+  m.gemm_peak_tflops = 719.8;
+  m.gemm_peak_source = "gemm file: h100-gemm.json bf16 8192x8192x8192";
+  r.gemm = MeasuredGemm{
+      "h100-gemm.json",
+      "NVIDIA H100 80GB HBM3",
+      "cuda",
+      "2.11.0",
+      "2024-05-01T11:00:00.000Z",
+      {{"bf16", 719.8, 655.25, 8192, 8192, 8192}, {"fp32", 51.5, 49.0, 16384, 4096, 14336}}};
   m.final_loss = 2.0;
   m.loss_window = 3;
   m.mean_last_losses = 2.1;
@@ -166,7 +175,13 @@ Report cpu_report() {
   r.phases[1].memory = PhaseMemory{};
   r.summary.peak_tflops.reset();
   r.summary.peak_source = "none";
-  for (MfuEntry& e : r.summary.mfu) e.mfu.reset();
+  r.summary.gemm_peak_tflops.reset();
+  r.summary.gemm_peak_source = "none";
+  for (MfuEntry& e : r.summary.mfu) {
+    e.mfu.reset();
+    e.mfu_gemm.reset();
+  }
+  r.gemm.reset();
   r.memory = Memory{};
   r.data->validation.reset();
   r.evaluations.clear();
@@ -260,8 +275,8 @@ TEST(ReportJson, LayoutAndKeyOrder) {
   EXPECT_EQ(keys(j),
             (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
                                       "data", "parameters", "derived", "batching", "timing",
-                                      "steps", "evaluations", "summary", "memory"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.1");
+                                      "steps", "evaluations", "gemm", "summary", "memory"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.2");
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                       "finished_at_utc", "spec_path", "world_size"}));
@@ -315,10 +330,17 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"count", "mean", "median", "p90", "p99", "min", "max",
                                       "stddev", "cv"}));
   EXPECT_EQ(keys(j["summary"]["mfu"]),
-            (std::vector<std::string>{"peak_tflops", "peak_source", "entries"}));
+            (std::vector<std::string>{"peak_tflops", "peak_source", "gemm_peak_tflops",
+                                      "gemm_peak_source", "entries"}));
   EXPECT_EQ(keys(j["summary"]["mfu"]["entries"][0]),
             (std::vector<std::string>{"formula", "recompute", "flops_per_step", "achieved_tflops",
-                                      "mfu"}));
+                                      "mfu", "mfu_gemm"}));
+  EXPECT_EQ(keys(j["gemm"]),
+            (std::vector<std::string>{"source", "device_name", "backend", "libtorch_version",
+                                      "measured_at_utc", "dtypes"}));
+  EXPECT_EQ(keys(j["gemm"]["dtypes"][0]),
+            (std::vector<std::string>{"dtype", "max_tflops", "median_tflops", "best_m", "best_n",
+                                      "best_k"}));
   EXPECT_EQ(keys(j["summary"]["loss"]), (std::vector<std::string>{"final", "window", "mean_last"}));
   EXPECT_EQ(keys(j["memory"]), (std::vector<std::string>{
                                    "peak_allocated_bytes", "peak_reserved_bytes",
@@ -369,7 +391,7 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
   Report r = full_report();
   r.schema = "ftbench.report/1.3";
-  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.1");
+  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.2");
 }
 
 // A 1.0 report has neither run.world_size nor data: both read as their defaults.
@@ -527,6 +549,73 @@ TEST(ReportJson, RejectsBadBatching) {
   j = to_json(full_report());
   j["batching"].erase("micro_batch_size");
   EXPECT_EQ(read_error(j), "r.json: missing required field \"batching.micro_batch_size\"");
+}
+
+TEST(ReportJson, RoundTripsTheMeasuredGemmPeak) {
+  const Report back = from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
+  ASSERT_TRUE(back.gemm.has_value());
+  EXPECT_EQ(back.gemm->source, "h100-gemm.json");
+  EXPECT_EQ(back.gemm->device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(back.gemm->measured_at_utc, "2024-05-01T11:00:00.000Z");
+  ASSERT_EQ(back.gemm->dtypes.size(), 2u);
+  EXPECT_EQ(back.gemm->dtypes[1].dtype, "fp32");
+  EXPECT_EQ(back.gemm->dtypes[1].max_tflops, 51.5);
+  EXPECT_EQ(back.gemm->dtypes[1].best_n, 4096);
+  EXPECT_EQ(back.gemm->dtypes[1].best_k, 14336);
+  EXPECT_EQ(back.summary.gemm_peak_tflops, 719.8);
+  EXPECT_EQ(back.summary.gemm_peak_source, "gemm file: h100-gemm.json bf16 8192x8192x8192");
+  EXPECT_EQ(back.summary.mfu[1].mfu_gemm, 0.6350);
+
+  // Without --gemm: `gemm` null, the peak null with source "none", every mfu_gemm null.
+  const OJson cpu = to_json(cpu_report());
+  EXPECT_TRUE(cpu["gemm"].is_null());
+  EXPECT_TRUE(cpu["summary"]["mfu"]["gemm_peak_tflops"].is_null());
+  EXPECT_EQ(cpu["summary"]["mfu"]["gemm_peak_source"], "none");
+  EXPECT_TRUE(cpu["summary"]["mfu"]["entries"][0]["mfu_gemm"].is_null());
+  EXPECT_FALSE(from_json(cpu, "cpu.json").gemm.has_value());
+}
+
+// Reports written before 1.2 have no gemm, gemm peak or mfu_gemm: read as none.
+TEST(ReportJson, ReadsReportsWithoutTheMeasuredGemmPeak) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1.1";
+  j.erase("gemm");
+  j["summary"]["mfu"].erase("gemm_peak_tflops");
+  j["summary"]["mfu"].erase("gemm_peak_source");
+  for (auto& e : j["summary"]["mfu"]["entries"]) e.erase("mfu_gemm");
+  const Report r = from_json(j, "older.json");
+  EXPECT_FALSE(r.gemm.has_value());
+  EXPECT_FALSE(r.summary.gemm_peak_tflops.has_value());
+  EXPECT_EQ(r.summary.gemm_peak_source, "none");
+  EXPECT_FALSE(r.summary.mfu[0].mfu_gemm.has_value());
+  EXPECT_EQ(r.summary.mfu[0].mfu, 0.3466);
+}
+
+TEST(ReportJson, RejectsABadMeasuredGemm) {
+  OJson j = to_json(full_report());
+  j["gemm"]["dtypes"][1]["max_tflops"] = -3;
+  EXPECT_EQ(read_error(j), "r.json: gemm.dtypes[1].max_tflops: expected a number >= 0, found -3");
+  j = to_json(full_report());
+  j["gemm"].erase("device_name");
+  EXPECT_EQ(read_error(j), "r.json: missing required field \"gemm.device_name\"");
+  j = to_json(full_report());
+  j["summary"]["mfu"]["gemm_peak_tflops"] = "fast";
+  EXPECT_EQ(read_error(j),
+            "r.json: summary.mfu.gemm_peak_tflops: expected a number or null, found string");
+}
+
+TEST(ReportJson, EnvironmentAloneRoundTrips) {
+  const Environment env = full_report().environment;
+  const OJson j = to_json(env);
+  EXPECT_EQ(to_json(environment_from_json(nlohmann::json::parse(j.dump()), "g.json")), j);
+  nlohmann::json bad = nlohmann::json::parse(j.dump());
+  bad["device"].erase("arch");
+  try {
+    environment_from_json(bad, "g.json");
+    ADD_FAILURE() << "no ReportError";
+  } catch (const ReportError& e) {
+    EXPECT_STREQ(e.what(), "g.json: missing required field \"environment.device.arch\"");
+  }
 }
 
 TEST(ReportJson, RejectsBadEvaluationsOrStatistics) {
@@ -754,7 +843,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.1\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.2\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

@@ -43,6 +43,10 @@ struct Column {
   int64_t measured_steps = 0;
   std::optional<double> mfu;  // first entry of summary.mfu
   std::string mfu_formula;
+  // The measured GEMM peak for the run's dtype (summary.mfu.gemm_peak_tflops, since 1.2), and
+  // the first entry's MFU against it; unset when the report carries none.
+  std::optional<double> gemm_peak_tflops;
+  std::optional<double> mfu_gemm;
   std::optional<int64_t> peak_memory_bytes;
   std::string peak_memory_kind;  // "allocated (device)" or "RSS (host)"
   double final_loss = 0.0;       // summary.loss.mean_last (NaN when not finite)

@@ -24,6 +24,10 @@ struct SummaryOptions {
   int64_t loss_window = 1;
   std::optional<double> peak_tflops;
   std::string peak_source = "none";
+  // The measured GEMM peak for the run's dtype (`ftbench run --gemm`): the second MFU
+  // denominator, entries' mfu_gemm.
+  std::optional<double> gemm_peak_tflops;
+  std::string gemm_peak_source = "none";
   bool recompute = false;  // activation checkpointing was on: also give hardware-FLOP entries
 };
 

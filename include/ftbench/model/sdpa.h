@@ -2,11 +2,8 @@
 #pragma once
 
 #include <ATen/ATen.h>
-#include <torch/version.h>
 
-#define FTBENCH_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||          \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+#include "ftbench/device/torch_version.h"
 
 namespace ftbench::model {
 

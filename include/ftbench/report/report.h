@@ -1,6 +1,6 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1.1", every field documented in docs/report-schema.md. Unknown values
+// Schema "ftbench.report/1.2", every field documented in docs/report-schema.md. Unknown values
 // are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
 // any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
 // added in a minor version are optional when reading (absent in older reports).
@@ -17,7 +17,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.1";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.2";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -123,6 +123,9 @@ struct MfuEntry {
   double flops_per_step = 0.0;  // mean over measured steps
   double achieved_tflops = 0.0;
   std::optional<double> mfu;  // fraction of peak; null without a peak
+  // achieved_tflops / Summary::gemm_peak_tflops (since 1.2); null without a measured peak.
+  // Default-initialised so that brace initialisation of the first five stays warning-free.
+  std::optional<double> mfu_gemm = std::nullopt;
 };
 
 struct Summary {
@@ -136,6 +139,10 @@ struct Summary {
   std::optional<double> peak_tflops;
   std::string peak_source;  // "--peak-tflops", "spec", "gpu table: <name>", "none"
   std::vector<MfuEntry> mfu;
+  // The measured GEMM peak for the run's dtype, the second MFU denominator (since 1.2; absent
+  // in older reports: null / "none").
+  std::optional<double> gemm_peak_tflops;
+  std::string gemm_peak_source = "none";  // "gemm file: <path> <dtype> <shape>", or why none
   double final_loss = 0.0;
   int64_t loss_window = 0;
   double mean_last_losses = 0.0;
@@ -235,6 +242,26 @@ struct Batching {
   std::vector<Fallback> fallbacks;  // in order; empty when the run never ran out of memory
 };
 
+// One dtype of a measured GEMM sweep (`ftbench gemm`), as a run report carries it.
+struct MeasuredGemmDtype {
+  std::string dtype;           // bf16, fp8, fp16, tf32, fp32
+  double max_tflops = 0.0;     // highest per-shape median TFLOP/s
+  double median_tflops = 0.0;  // median over shapes of the per-shape medians
+  int64_t best_m = 0;          // the shape of max_tflops
+  int64_t best_n = 0;
+  int64_t best_k = 0;
+};
+
+// A `ftbench gemm` measurement given to `ftbench run --gemm FILE` (since 1.2).
+struct MeasuredGemm {
+  std::string source;       // the file as given
+  std::string device_name;  // environment.device.name where it was measured
+  std::string backend;      // cpu, cuda, rocm
+  std::string libtorch_version;
+  std::string measured_at_utc;            // when the sweep started
+  std::vector<MeasuredGemmDtype> dtypes;  // the dtypes measured, in the file's order
+};
+
 struct Report {
   std::string schema = kSchema;
   std::string run_name;
@@ -257,6 +284,7 @@ struct Report {
   double time_to_first_step_seconds = 0.0;
   std::vector<StepRecord> steps;
   std::vector<Evaluation> evaluations;  // in order; empty without validation data
+  std::optional<MeasuredGemm> gemm;     // nullopt: no --gemm given (and reports before 1.2)
   Summary summary;
   Memory memory;
 };
@@ -271,5 +299,11 @@ nlohmann::ordered_json to_json(const Report& report);
 Report from_json(const nlohmann::json& json, const std::string& source);
 // Same, keeping the key order of `spec` as written (nlohmann::json sorts object keys).
 Report from_json(const nlohmann::ordered_json& json, const std::string& source);
+
+// The `environment` object alone, as a report writes and reads it: for other files that say
+// where they were measured (`ftbench gemm` results). The reader throws ReportError naming
+// `source` and the path below "environment".
+nlohmann::ordered_json to_json(const Environment& environment);
+Environment environment_from_json(const nlohmann::json& json, const std::string& source);
 
 }  // namespace ftbench::report

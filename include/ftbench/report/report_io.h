@@ -25,10 +25,16 @@ class ReportExistsError : public ReportError {
 // file (if any) is intact and the temporary file removed.
 void write_report(const Report& report, const std::string& path, bool force);
 
+// The same atomic write for any text file (`ftbench gemm -o`): same guarantees, same errors.
+void write_file_atomically(const std::string& text, const std::string& path, bool force);
+
 // Checks, before a run starts, that write_report(path, force) would not be refused because the
 // file exists. Throws ReportExistsError.
 void check_report_writable(const std::string& path, bool force);
 
 Report read_report(const std::string& path);
+
+// A whole file as bytes; throws ReportError "<path>: cannot read: <reason>".
+std::string read_whole_file(const std::string& path);
 
 }  // namespace ftbench::report

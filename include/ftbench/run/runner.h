@@ -21,6 +21,9 @@ struct RunOptions {
   std::optional<double> t0_epoch_seconds;
   std::string t0_source = "process_start";
   std::optional<double> peak_tflops;  // --peak-tflops, wins over the spec and the GPU table
+  // A measured GEMM peak (`ftbench run --gemm FILE`): carried into the report, and its figure
+  // for the run's dtype becomes the second MFU denominator when it was measured on this device.
+  std::optional<report::MeasuredGemm> gemm;
   // When the spec was loaded and validated (process-clock seconds): ends the spec_load phase.
   double spec_loaded_seconds = 0.0;
   // Testing aid (FTBENCH_INJECT_OOM): simulated out-of-memory errors where the rule matches.

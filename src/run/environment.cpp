@@ -1,0 +1,56 @@
+#include "ftbench/run/environment.h"
+
+#include <cstdlib>
+
+#include <torch/version.h>
+
+#include "ftbench/device/env_knobs.h"
+#include "ftbench/device/host_info.h"
+#include "ftbench/run/host_allocator.h"
+#include "ftbench/version.h"
+
+namespace ftbench::run {
+namespace {
+
+const char* compiler_name() {
+#if defined(__clang__)
+  return "Clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "GCC " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+}  // namespace
+
+report::Environment describe_environment(const device::Backend* backend) {
+  report::Environment env;
+  env.host = device::host_info();
+  report::SoftwareInfo& sw = env.software;
+  if (backend != nullptr) {
+    env.device = backend->info();
+    sw.intra_op_threads = backend->intra_op_threads();
+    sw.inter_op_threads = backend->inter_op_threads();
+  }
+  sw.ftbench_version = version();
+  sw.git_commit = git_commit();
+  sw.libtorch_version = TORCH_VERSION;
+  sw.libtorch_build = device::torch_build_backend();
+  sw.compiler = compiler_name();
+#ifdef NDEBUG
+  sw.build_type = "release";
+#else
+  sw.build_type = "debug";
+#endif
+  sw.blas = device::resolved_blas();
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
+  sw.host_allocator = host_allocator_description();
+  std::vector<report::EnvironmentVariable> variables;
+  for (auto& [name, value] : device::recorded_variables()) variables.push_back({name, value});
+  env.variables = std::move(variables);
+  return env;
+}
+
+}  // namespace ftbench::run
