@@ -541,6 +541,7 @@ class Reader {
     return out;
   }
 
+ public:
   void read_environment(const Json& env, Environment& e) const {
     const std::string hp = "environment.host";
     const Json& host = object(env, "environment", "host");
@@ -619,22 +620,6 @@ class Reader {
       m.best_k = count(d, path, "best_k");
       out.dtypes.push_back(std::move(m));
     }
-    return out;
-  }
-
-  DataStatistics read_statistics(const Json& s) const {
-    const std::string p = "data.statistics";
-    DataStatistics out;
-    out.format = string(s, p, "format");
-    out.records = count(s, p, "records");
-    out.skipped_bad = count(s, p, "skipped_bad");
-    out.dropped_too_long = count(s, p, "dropped_too_long");
-    out.truncated = count(s, p, "truncated");
-    out.mean_length = non_negative_number(s, p, "mean_length");
-    out.p50_length = non_negative_number(s, p, "p50_length");
-    out.p90_length = non_negative_number(s, p, "p90_length");
-    out.max_length = count(s, p, "max_length");
-    out.masked_fraction = number(s, p, "masked_fraction");
     return out;
   }
 
