@@ -551,8 +551,7 @@ std::optional<int32_t> leading_special_token(const HfTokenizer& tokenizer, const
   };
   if (type == "Sequence") {
     if (!processor.contains("processors") || !processor["processors"].is_array()) {
-      throw TokenizerError(
-          fmt::format("{}: post_processor.processors: expected an array", source));
+      throw TokenizerError(fmt::format("{}: post_processor.processors: expected an array", source));
     }
     for (const json& p : processor["processors"]) {
       if (const auto id = leading_special_token(tokenizer, p, source)) return id;
