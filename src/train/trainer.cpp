@@ -1,5 +1,6 @@
 #include "ftbench/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -14,12 +15,12 @@
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
-#include <torch/optim/adamw.h>
 #include <torch/utils.h>
 
 #include "ftbench/data/prefetcher.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/derived.h"
+#include "ftbench/train/adamw.h"
 #include "ftbench/train/loss_scaler.h"
 #include "ftbench/train/lr_schedule.h"
 
@@ -122,10 +123,9 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   const model::ParamCounts params = model::count_parameters(spec_.model, spec_.lora);
 
   std::vector<at::Tensor> trainable = model_->trainable_parameters();
-  torch::optim::AdamW optimizer(trainable, torch::optim::AdamWOptions(t.lr)
-                                               .betas({t.beta1, t.beta2})
-                                               .eps(t.eps)
-                                               .weight_decay(t.weight_decay));
+  // train/adamw.h: torch::optim::AdamW's arithmetic (bit for bit on CPU) in multi-tensor ops,
+  // or the fused kernel on GPUs with LibTorch >= 2.1.
+  AdamW optimizer(trainable, AdamWOptions{t.lr, t.beta1, t.beta2, t.eps, t.weight_decay});
   const LrSchedule schedule{t.lr, t.lr_warmup_steps, counts.total_steps, t.lr_schedule,
                             t.min_lr_ratio};
   const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat).device(backend_.device());
@@ -242,11 +242,9 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
       }
     }
     rec.lr = lr_at(schedule, k);
-    for (auto& group : optimizer.param_groups()) {
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rec.lr);
-    }
-    // AdamW updates the parameters one by one (and creates its state on the first step): an
-    // error inside it may leave some updated, so from here on the step cannot be redone.
+    optimizer.set_lr(rec.lr);
+    // AdamW updates the parameters in several multi-tensor operations: an error inside it may
+    // leave some updated, so from here on the step cannot be redone.
     updating = true;
     inject({OomSite::kUpdate, rec.step, split.micro_batch_size, 0, 0});
     if (!skip_update) optimizer.step();
@@ -361,12 +359,9 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     step_start = Clock::now();
   }
 
-  int64_t updates = -1;
-  for (const auto& entry : optimizer.state()) {
-    const auto& state = static_cast<const torch::optim::AdamWParamState&>(*entry.second);
-    updates = updates < 0 ? state.step() : std::min(updates, state.step());
-  }
-  result.optimizer_updates = std::max<int64_t>(updates, 0);
+  const std::vector<int64_t>& updates = optimizer.param_steps();
+  result.optimizer_updates =
+      updates.empty() ? 0 : *std::min_element(updates.begin(), updates.end());
 }
 
 }  // namespace ftbench::train
