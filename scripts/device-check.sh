@@ -44,7 +44,8 @@ stage() {  # stage NAME LIMIT_SECONDS COMMAND...: runs it, logs to $out/NAME.log
 stage build 360 scripts/device-build.sh || { echo "build failed"; exit 1; }
 # Every test of the suite but the tokenizer conformance (needs Node.js and npm, CPU CI runs it).
 stage tests 150 ctest --test-dir "$build" -j 8 -E tokenizer_conformance --output-on-failure
-stage gemm 90 "$ftbench" gemm --device auto --dtype bf16,fp16,tf32,fp8 --json -o "$out/gemm.json"
+stage gemm 100 "$ftbench" gemm --device auto --dtype bf16,fp8,fp16,tf32,fp32 --max-seconds 75 \
+  -o "$out/gemm.json" --force
 
 # The recipe with every example exactly seq_len tokens and every token a label, so that the
 # reference can run the very same batch shape and loss work.
