@@ -436,7 +436,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   } catch (const std::exception& e) {
     // Keep what was measured: the phases that ended, the steps that finished, and why it
     // stopped. Then the error goes on to the CLI.
-    rep.status = "failed";
+    rep.status = dynamic_cast<const train::Diverged*>(&e) != nullptr ? "diverged" : "failed";
     rep.error = first_line(e.what());
     phases.end("failed");
     rep.time_to_first_step_seconds =

@@ -102,6 +102,13 @@ bool evaluation_due(int64_t step, int64_t total_steps, int64_t every) {
   return step == total_steps || (every > 0 && step % every == 0);
 }
 
+Diverged::Diverged(int64_t step, double loss)
+    : std::runtime_error(fmt::format(
+          "step {}: the training loss is {} (not finite): the run diverged; lower train.lr, "
+          "set train.max_grad_norm, or use bf16/fp32 rather than fp16",
+          step, std::isnan(loss) ? std::string("nan") : fmt::format("{}", loss))),
+      step_(step) {}
+
 Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
                  device::Backend& backend, std::optional<OomInjection> inject_oom)
     : spec_(spec),
@@ -354,6 +361,9 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     rec.model_flops = flops.lora_frozen_base;
     result.steps.push_back(rec);
     result.flops.push_back(flops);
+    // A non-finite loss does not recover: the step is recorded (its loss reads null in the
+    // report) and the run stops, rather than spending machine time on NaN weights.
+    if (!std::isfinite(rec.loss)) throw Diverged(rec.step, rec.loss);
     if (on_step) on_step(rec);
     // The callback (progress, logging) is host work outside the measured step.
     step_start = Clock::now();

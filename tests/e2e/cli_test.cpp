@@ -322,6 +322,26 @@ TEST_F(Cli, OutOfMemoryFallsBackToASmallerMicroBatchAndTheReportSaysSo) {
   EXPECT_NE(bad.output.find("unknown key \"batch\""), std::string::npos) << bad.output;
 }
 
+// A learning rate that blows the weights up: the loss turns NaN, the run stops at that step with
+// exit code 1 and a report whose status is `diverged`, the step named and its loss null.
+TEST_F(Cli, ANonFiniteLossStopsTheRunAsDiverged) {
+  const fs::path out = dir_ / "r.json";
+  const Result r =
+      ftbench("run configs/ci-tiny.yaml --set train.lr=1e30 -o '" + out.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(j["run"]["status"], "diverged");
+  const nlohmann::json& steps = j["steps"];
+  ASSERT_FALSE(steps.empty());
+  ASSERT_LT(steps.size(), 8u);  // stopped before the last of ci-tiny's 8 steps
+  EXPECT_TRUE(steps.back()["loss"].is_null());
+  for (size_t i = 0; i + 1 < steps.size(); ++i) EXPECT_TRUE(steps[i]["loss"].is_number()) << i;
+  const std::string expected = "step " + std::to_string(steps.back()["step"].get<int>()) +
+                               ": the training loss is nan (not finite): the run diverged";
+  EXPECT_EQ(j["run"]["error"].get<std::string>().rfind(expected, 0), 0u) << j["run"]["error"];
+  EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
+}
+
 TEST_F(Cli, ValidateTheReferenceRecipe) {
   // The synthetic twin of the reference recipe: the same job without the files the real one
   // reads (its data and tokenizer are the user's to supply).

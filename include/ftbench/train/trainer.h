@@ -5,6 +5,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "ftbench/data/batcher.h"
@@ -21,6 +22,18 @@ namespace ftbench::train {
 // outside every step's wall_seconds (the next step's clock starts when it returns), so an
 // evaluation pass run from it leaves the step times as they would be without it.
 using StepCallback = std::function<void(const report::StepRecord&)>;
+
+// The training loss of a step was not finite (NaN or infinity): the run diverged and stops
+// after recording that step. what(): "step N: the training loss is nan (not finite): the run
+// diverged; ..." naming the step.
+class Diverged : public std::runtime_error {
+ public:
+  Diverged(int64_t step, double loss);
+  int64_t step() const { return step_; }
+
+ private:
+  int64_t step_;
+};
 
 struct TrainResult {
   std::vector<report::StepRecord> steps;
