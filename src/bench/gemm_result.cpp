@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ftbench/metrics/stats.h"
+#include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/table.h"
 
@@ -39,52 +40,9 @@ bool supported_schema(const std::string& schema) {
 }
 
 // Reads a gemm result; the first problem throws, naming the file and the JSON path.
-class Reader {
+class Reader : public report::JsonFields<Json, GemmFileError> {
  public:
-  explicit Reader(const std::string& source) : source_(source) {}
-
-  [[noreturn]] void fail(const std::string& message) const {
-    throw GemmFileError(source_ + ": " + message);
-  }
-
-  static std::string join(const std::string& parent, const char* key) {
-    return parent.empty() ? std::string(key) : parent + "." + key;
-  }
-
-  const Json& field(const Json& obj, const std::string& parent, const char* key) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail("missing required field \"" + join(parent, key) + "\"");
-    return *it;
-  }
-
-  [[noreturn]] void wrong_type(const std::string& path, const char* expected,
-                               const Json& found) const {
-    fail(path + ": expected " + expected + ", found " + found.type_name());
-  }
-
-  const Json& object(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_object()) wrong_type(join(parent, key), "an object", v);
-    return v;
-  }
-
-  const Json& array(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_array()) wrong_type(join(parent, key), "an array", v);
-    return v;
-  }
-
-  std::string string(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_string()) wrong_type(join(parent, key), "a string", v);
-    return v.get<std::string>();
-  }
-
-  bool boolean(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_boolean()) wrong_type(join(parent, key), "a boolean", v);
-    return v.get<bool>();
-  }
+  using JsonFields::JsonFields;
 
   double number(const Json& obj, const std::string& parent, const char* key) const {
     const Json& v = field(obj, parent, key);
@@ -137,7 +95,7 @@ class Reader {
     r.finished_at_utc = string(j, "", "finished_at_utc");
     r.total_seconds = number(j, "", "total_seconds");
     try {
-      r.environment = report::environment_from_json(object(j, "", "environment"), source_);
+      r.environment = report::environment_from_json(object(j, "", "environment"), source());
     } catch (const report::ReportError& e) {
       throw GemmFileError(e.what());
     }
@@ -204,8 +162,6 @@ class Reader {
     out.check_error = optional_number(s, path, "check_error");
     return out;
   }
-
-  const std::string& source_;
 };
 
 std::string tflops_text(double v) { return fmt::format("{:.4g}", v); }

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
 
 namespace ftbench::report {
@@ -231,57 +232,20 @@ int schema_major(const std::string& schema) {
 // the JSON path ("summary.step_seconds.p90", "steps[3].loss"). Templated on the JSON type so a
 // report parsed as ordered_json keeps its spec's key order.
 template <class Json>
-class Reader {
+class Reader : public JsonFields<Json, ReportError> {
+  using Fields = JsonFields<Json, ReportError>;
+
  public:
-  explicit Reader(const std::string& source) : source_(source) {}
-
-  [[noreturn]] void fail(const std::string& message) const {
-    throw ReportError(source_ + ": " + message);
-  }
-
-  static std::string join(const std::string& parent, const char* key) {
-    return parent.empty() ? std::string(key) : parent + "." + key;
-  }
-
-  static std::string index(const std::string& parent, std::size_t i) {
-    return parent + "[" + std::to_string(i) + "]";
-  }
-
-  [[noreturn]] void wrong_type(const std::string& path, const char* expected,
-                               const Json& found) const {
-    fail(path + ": expected " + expected + ", found " + found.type_name());
-  }
-
-  // The value at obj[key]; obj was checked to be an object by whoever produced it.
-  const Json& field(const Json& obj, const std::string& parent, const char* key) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail("missing required field \"" + join(parent, key) + "\"");
-    return *it;
-  }
-
-  const Json& object(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_object()) wrong_type(join(parent, key), "an object", v);
-    return v;
-  }
-
-  const Json& array(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_array()) wrong_type(join(parent, key), "an array", v);
-    return v;
-  }
-
-  std::string string(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_string()) wrong_type(join(parent, key), "a string", v);
-    return v.template get<std::string>();
-  }
-
-  bool boolean(const Json& obj, const std::string& parent, const char* key) const {
-    const Json& v = field(obj, parent, key);
-    if (!v.is_boolean()) wrong_type(join(parent, key), "a boolean", v);
-    return v.template get<bool>();
-  }
+  using Fields::array;
+  using Fields::boolean;
+  using Fields::fail;
+  using Fields::field;
+  using Fields::Fields;
+  using Fields::index;
+  using Fields::join;
+  using Fields::object;
+  using Fields::string;
+  using Fields::wrong_type;
 
   int64_t integer_value(const Json& v, const std::string& path) const {
     if (!v.is_number_integer()) wrong_type(path, "an integer", v);
@@ -692,8 +656,6 @@ class Reader {
     out.loss_window = integer(loss, "summary.loss", "window");
     out.mean_last_losses = number_or_nan(loss, "summary.loss", "mean_last");
   }
-
-  const std::string& source_;
 };
 
 }  // namespace

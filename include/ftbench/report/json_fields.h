@@ -1,0 +1,69 @@
+// Typed field access for the readers of ftbench's JSON files (run reports, gemm results): the
+// first problem throws `Error` naming the source file and the JSON path ("steps[3].loss").
+#pragma once
+
+#include <string>
+
+namespace ftbench::report {
+
+template <class Json, class Error>
+class JsonFields {
+ public:
+  explicit JsonFields(const std::string& source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(source_ + ": " + message);
+  }
+
+  static std::string join(const std::string& parent, const char* key) {
+    return parent.empty() ? std::string(key) : parent + "." + key;
+  }
+
+  static std::string index(const std::string& parent, std::size_t i) {
+    return parent + "[" + std::to_string(i) + "]";
+  }
+
+  [[noreturn]] void wrong_type(const std::string& path, const char* expected,
+                               const Json& found) const {
+    fail(path + ": expected " + expected + ", found " + found.type_name());
+  }
+
+  // The value at obj[key]; obj was checked to be an object by whoever produced it.
+  const Json& field(const Json& obj, const std::string& parent, const char* key) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail("missing required field \"" + join(parent, key) + "\"");
+    return *it;
+  }
+
+  const Json& object(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_object()) wrong_type(join(parent, key), "an object", v);
+    return v;
+  }
+
+  const Json& array(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_array()) wrong_type(join(parent, key), "an array", v);
+    return v;
+  }
+
+  std::string string(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_string()) wrong_type(join(parent, key), "a string", v);
+    return v.template get<std::string>();
+  }
+
+  bool boolean(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_boolean()) wrong_type(join(parent, key), "a boolean", v);
+    return v.template get<bool>();
+  }
+
+ protected:
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace ftbench::report
