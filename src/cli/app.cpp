@@ -72,6 +72,10 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitFailure;
+  } catch (...) {
+    std::cerr << "error: an unexpected error that is not a std::exception (a bug in ftbench: "
+                 "please report it)\n";
+    return kExitInternal;
   }
   return kExitBadInput;
 }

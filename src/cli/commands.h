@@ -16,9 +16,11 @@ namespace ftbench::cli {
 
 // Documented exit codes (README, docs/spec.md).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;       // the run failed (backend, out of memory, I/O)
-inline constexpr int kExitBadInput = 2;      // invalid spec, arguments or input file
-inline constexpr int kExitOutputExists = 3;  // report exists and --force not given
+inline constexpr int kExitInternal = 1;      // an unexpected error: a bug in ftbench
+inline constexpr int kExitBadInput = 2;      // invalid spec, arguments, input file or checkpoint
+inline constexpr int kExitFailure = 3;       // the run failed (backend, out of memory, diverged, I/O)
+inline constexpr int kExitInterrupted = 4;   // SIGTERM/SIGINT: checkpoint and partial report written
+inline constexpr int kExitOutputExists = 5;  // report exists and --force not given
 
 // Bad input found by a command (a flag value, an input file): exit code 2.
 class InputError : public std::runtime_error {
@@ -26,7 +28,7 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A run that failed for a reason outside the input (backend, LibTorch): exit code 1.
+// A run that failed for a reason outside the input (backend, LibTorch): exit code 3.
 class RunFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

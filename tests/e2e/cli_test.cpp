@@ -189,7 +189,7 @@ TEST_F(Cli, ExistingReportIsKeptWithoutForce) {
   const fs::path report = dir_ / "keep.json";
   { std::ofstream(report) << "precious"; }
   Result r = ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'");
-  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(r.exit_code, 5) << r.output;
   EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
   EXPECT_EQ(read_file(report), "precious");
   r = ftbench("run configs/ci-tiny.yaml --force --set train.max_steps=2 -o '" + report.string() +
@@ -202,7 +202,7 @@ TEST_F(Cli, AnUnwritableReportPathStopsTheRunBeforeItStarts) {
   const fs::path blocker = dir_ / "file";
   { std::ofstream(blocker) << "x"; }
   const Result r = ftbench("run configs/ci-tiny.yaml -o '" + (blocker / "r.json").string() + "'");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("step 1/"), std::string::npos) << "trained before failing:\n" << r.output;
 }
@@ -233,7 +233,7 @@ TEST_F(Cli, AFailedRunStillWritesAReport) {
   const Result r =
       ftbench("run configs/ci-tiny.yaml --set backend.device=cuda -o '" + report.string() + "'");
   if (r.exit_code == 0) GTEST_SKIP() << "this machine has a CUDA LibTorch and a GPU";
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("backend.device"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(report)) << r.output;
   const nlohmann::json j = nlohmann::json::parse(read_file(report));
@@ -303,7 +303,7 @@ TEST_F(Cli, OutOfMemoryFallsBackToASmallerMicroBatchAndTheReportSaysSo) {
   const Result off = ftbench(
       "run configs/ci-tiny.yaml --set train.oom_fallback=false -o '" + failed.string() + "'",
       "FTBENCH_INJECT_OOM='step=3,micro_batch>2'");
-  EXPECT_EQ(off.exit_code, 1) << off.output;
+  EXPECT_EQ(off.exit_code, 3) << off.output;
   const std::string message =
       "out of memory in step 3 at micro-batch 4 x grad_accum_steps 2 (train.oom_fallback is off)";
   EXPECT_NE(off.output.find("error: " + message), std::string::npos) << off.output;
@@ -328,7 +328,7 @@ TEST_F(Cli, ANonFiniteLossStopsTheRunAsDiverged) {
   const fs::path out = dir_ / "r.json";
   const Result r =
       ftbench("run configs/ci-tiny.yaml --set train.lr=1e30 -o '" + out.string() + "'");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 3) << r.output;
   const nlohmann::json j = nlohmann::json::parse(read_file(out));
   EXPECT_EQ(j["run"]["status"], "diverged");
   const nlohmann::json& steps = j["steps"];

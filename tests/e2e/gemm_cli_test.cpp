@@ -127,7 +127,7 @@ TEST_F(GemmCli, OutputFileIsKeptWithoutForce) {
   EXPECT_EQ(json::parse(read_text(out))["schema"], "ftbench.gemm/1");
   { std::ofstream(out) << "precious"; }
   r = ftbench(args);
-  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
   EXPECT_EQ(read_text(out), "precious");
   r = ftbench(args + " --force");
