@@ -1,0 +1,92 @@
+// The safetensors file format (Hugging Face): an 8-byte little-endian header length N, N bytes
+// of JSON naming each tensor's dtype, shape and byte range, then the tensors' bytes. Reading
+// validates everything the format promises before a byte of tensor data is trusted; writing
+// produces files that the reference implementation (the `safetensors` Python package) loads.
+// Torch-free: tensors are bytes here; the LibTorch side copies them in and out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ftbench::io {
+
+// A file that is not a valid safetensors file, or that cannot be read or written. what() starts
+// with the file's path.
+class SafetensorsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bytes per element of a safetensors dtype name ("F32", "BF16", "I64", ...); 0 for a name the
+// format does not define (sub-byte types such as F4 are not supported).
+int64_t safetensors_dtype_bytes(std::string_view dtype);
+
+struct TensorInfo {
+  std::string name;
+  std::string dtype;           // as in the file: "F32", "BF16", ...
+  std::vector<int64_t> shape;  // empty: a scalar (one element)
+  uint64_t begin = 0;          // byte range [begin, end) from the start of the data section
+  uint64_t end = 0;
+  int64_t elements() const;
+};
+
+struct SafetensorsIndex {
+  std::vector<TensorInfo> tensors;                      // in data order (ascending offsets)
+  std::map<std::string, std::string> metadata;          // "__metadata__", string to string
+  uint64_t data_start = 0;                              // 8 + N: where offset 0 of the data lies
+  const TensorInfo* find(std::string_view name) const;  // null when absent
+};
+
+// Parses and validates the start of a safetensors file. `file_start` holds the file's first
+// bytes (at least 8 + N of them), `file_size` the whole file's size. Checks: N within the file
+// and at most 100 MB; the header a JSON object whose entries are tensors with a known dtype, a
+// shape of non-negative integers and data_offsets [begin, end] with end - begin = elements x
+// dtype size; the tensors' ranges together cover the data section exactly, without gaps or
+// overlaps (as the reference implementation requires); "__metadata__", if present, maps
+// strings to strings. Throws SafetensorsError "<source>: ..." naming the tensor and what was
+// expected and found.
+SafetensorsIndex parse_safetensors_index(std::string_view file_start, uint64_t file_size,
+                                         const std::string& source);
+
+// A safetensors file opened for reading. Not copyable; reads are positioned (pread), so
+// read_tensor may be called from several threads.
+class SafetensorsReader {
+ public:
+  explicit SafetensorsReader(const std::string& path);  // reads and validates the header
+  ~SafetensorsReader();
+  SafetensorsReader(const SafetensorsReader&) = delete;
+  SafetensorsReader& operator=(const SafetensorsReader&) = delete;
+
+  const SafetensorsIndex& index() const { return index_; }
+  const std::string& path() const { return path_; }
+  // Copies the tensor's bytes (end - begin of them) into `destination`.
+  void read_tensor(const TensorInfo& tensor, void* destination) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  SafetensorsIndex index_;
+};
+
+struct TensorToWrite {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;  // elements x dtype size bytes, little-endian
+};
+
+// Writes a safetensors file at `path` (created or truncated; the caller makes it atomic by
+// writing into a temporary folder or name and renaming), fsync'd before returning. Tensors are
+// laid out in the order given; the header is padded with spaces so the data starts 8-byte
+// aligned. Throws SafetensorsError naming the path and the reason (a duplicate or empty name,
+// a bad dtype, a write error such as "No space left on device"). `write_kind` names the file's
+// kind for io::injected_write_failure (a testing aid).
+void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
+                       const std::map<std::string, std::string>& metadata,
+                       std::string_view write_kind = "safetensors");
+
+}  // namespace ftbench::io
