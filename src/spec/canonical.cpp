@@ -103,6 +103,12 @@ Json build_json(const RunSpec& spec) {
   train["eval_max_batches"] = t.eval_max_batches;
   train["oom_fallback"] = t.oom_fallback;
   train["oom_max_fallbacks"] = t.oom_max_fallbacks;
+  Json checkpoint = Json::object();
+  checkpoint["dir"] = t.checkpoint.dir;
+  checkpoint["every_steps"] = t.checkpoint.every_steps;
+  checkpoint["every_minutes"] = t.checkpoint.every_minutes;
+  checkpoint["keep_last"] = t.checkpoint.keep_last;
+  train["checkpoint"] = checkpoint;
   j["train"] = train;
 
   const BackendSpec& b = spec.backend;
@@ -154,6 +160,9 @@ std::string canonical_job_json(const RunSpec& spec) {
   // keys existed stay valid.
   j["train"].erase("oom_fallback");
   j["train"].erase("oom_max_fallbacks");
+  // When and where checkpoints are saved does not change what the job computes; resuming
+  // checks this fingerprint, so a run may resume under another checkpoint policy.
+  j["train"].erase("checkpoint");
   // Compact (no whitespace); invalid UTF-8 in a user string is replaced rather than thrown so
   // that any spec that loaded can be hashed.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -272,6 +272,7 @@ class KeyBinder {
     if (take(name)) reader_->read_string_list(value_, path_, loc_, out);
   }
   void rope_scaling(std::string_view name, std::optional<RopeScaling>& out);
+  void checkpoint(std::string_view name, CheckpointSpec& out);
 
   bool matched() const { return matched_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -378,6 +379,14 @@ void bind_train(KeyBinder& b, TrainSpec& t) {
   b.integer("eval_max_batches", t.eval_max_batches);
   b.boolean("oom_fallback", t.oom_fallback);
   b.integer("oom_max_fallbacks", t.oom_max_fallbacks);
+  b.checkpoint("checkpoint", t.checkpoint);
+}
+
+void bind_checkpoint(KeyBinder& b, CheckpointSpec& c) {
+  b.string("dir", c.dir);
+  b.integer("every_steps", c.every_steps);
+  b.number("every_minutes", c.every_minutes);
+  b.integer("keep_last", c.keep_last);
 }
 
 void bind_backend(KeyBinder& b, BackendSpec& s) {
@@ -475,6 +484,16 @@ void KeyBinder::rope_scaling(std::string_view name, std::optional<RopeScaling>& 
   RopeScaling scaling = out.value_or(RopeScaling{});
   read_mapping(*reader_, path_, value_, scaling, &bind_rope_scaling);
   out = scaling;
+}
+
+// Keys not given keep their defaults, so `checkpoint: {every_steps: 50}` changes one field.
+void KeyBinder::checkpoint(std::string_view name, CheckpointSpec& out) {
+  if (!take(name)) return;
+  if (!value_.IsMap()) {
+    reader_->add(path_, loc_, "expected a mapping, found " + describe(value_));
+    return;
+  }
+  read_mapping(*reader_, path_, value_, out, &bind_checkpoint);
 }
 
 ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
@@ -576,7 +595,8 @@ std::string trim(const std::string& s) {
   return s.substr(begin, end - begin + 1);
 }
 
-// True when `parts` names a section, a key of a section, or a field of model.rope_scaling.
+// True when `parts` names a section, a key of a section, or a field of a nested mapping
+// (model.rope_scaling, train.checkpoint).
 bool check_override_path(SpecReader& r, const std::string& path,
                          const std::vector<std::string>& parts) {
   const Location here{std::string(kOverrideFile), 0};
@@ -591,14 +611,17 @@ bool check_override_path(SpecReader& r, const std::string& path,
     return false;
   }
   if (parts.size() == 2) return true;
-  if (parts[0] == "model" && parts[1] == "rope_scaling") {
-    const std::vector<std::string> rope_keys = key_names(&bind_rope_scaling);
-    if (!contains(rope_keys, parts[2])) {
-      r.add(path, here, unknown_name_message("key", parts[2], rope_keys));
+  const bool rope = parts[0] == "model" && parts[1] == "rope_scaling";
+  const bool checkpoint = parts[0] == "train" && parts[1] == "checkpoint";
+  if (rope || checkpoint) {
+    const std::vector<std::string> nested_keys =
+        rope ? key_names(&bind_rope_scaling) : key_names(&bind_checkpoint);
+    if (!contains(nested_keys, parts[2])) {
+      r.add(path, here, unknown_name_message("key", parts[2], nested_keys));
       return false;
     }
     if (parts.size() == 3) return true;
-    r.add(path, here, "model.rope_scaling." + parts[2] + " has no sub-keys");
+    r.add(path, here, parts[0] + "." + parts[1] + "." + parts[2] + " has no sub-keys");
     return false;
   }
   r.add(path, here, parts[0] + "." + parts[1] + " has no sub-keys");
@@ -859,6 +882,10 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
   c.int_at_least("train.eval_every_steps", t.eval_every_steps, 0);
   c.int_at_least("train.eval_max_batches", t.eval_max_batches, 0);
   c.int_at_least("train.oom_max_fallbacks", t.oom_max_fallbacks, 1);
+  if (t.checkpoint.dir.empty()) c.fail("train.checkpoint.dir", "must not be empty");
+  c.int_at_least("train.checkpoint.every_steps", t.checkpoint.every_steps, 0);
+  c.at_least("train.checkpoint.every_minutes", t.checkpoint.every_minutes, 0.0);
+  c.int_at_least("train.checkpoint.keep_last", t.checkpoint.keep_last, 1);
   if (t.eval_every_steps > 0 && d.validation_fraction == 0.0 && d.validation_path.empty()) {
     c.fail("train.eval_every_steps",
            "needs validation data: set data.validation_fraction or data.validation_path");

@@ -89,7 +89,8 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                         "eval_every_steps",
                                                         "eval_max_batches",
                                                         "oom_fallback",
-                                                        "oom_max_fallbacks"}));
+                                                        "oom_max_fallbacks",
+                                                        "checkpoint"}));
   EXPECT_EQ(Keys(j["backend"]),
             (std::vector<std::string>{"device", "device_index", "threads", "peak_tflops"}));
   EXPECT_EQ(Keys(j["output"]),

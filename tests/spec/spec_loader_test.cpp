@@ -284,7 +284,7 @@ TEST(SpecLoader, UnknownKeySuggestionWithinLengthOverThree) {
             "max_steps, micro_batch_size, grad_accum_steps, optimizer, lr, weight_decay, beta1, "
             "beta2, eps, lr_schedule, lr_warmup_steps, min_lr_ratio, max_grad_norm, seed, "
             "timing_warmup_steps, loss_window, eval_every_steps, eval_max_batches, oom_fallback, "
-            "oom_max_fallbacks");
+            "oom_max_fallbacks, checkpoint");
   // "grad_acum_step" is 2 edits away.
   EXPECT_EQ(OnlyIssue("train:\n  grad_acum_step: 8\n"),
             "t.yaml:2 [train.grad_acum_step] unknown key \"grad_acum_step\"; did you mean "
@@ -1199,4 +1199,33 @@ TEST(SpecConfigs, CpuBench) {
 }
 
 }  // namespace
+TEST(SpecLoader, CheckpointIsANestedMappingWithDefaults) {
+  const RunSpec d = Load("train:\n  max_steps: 3\n");
+  EXPECT_EQ(d.train.checkpoint.dir, "checkpoints/{name}");
+  EXPECT_EQ(d.train.checkpoint.every_steps, 0);
+  EXPECT_EQ(d.train.checkpoint.every_minutes, 0.0);
+  EXPECT_EQ(d.train.checkpoint.keep_last, 2);
+  const RunSpec s = Load("train:\n  checkpoint:\n    every_steps: 50\n    keep_last: 3\n",
+                         {"train.checkpoint.every_minutes=7.5"});
+  EXPECT_EQ(s.train.checkpoint.every_steps, 50);
+  EXPECT_EQ(s.train.checkpoint.keep_last, 3);
+  EXPECT_EQ(s.train.checkpoint.every_minutes, 7.5);
+  EXPECT_EQ(s.train.checkpoint.dir, "checkpoints/{name}");
+  // Checkpoint policy is not part of the job: the fingerprint stays.
+  EXPECT_EQ(
+      ftbench::spec::fingerprint(d.train.max_steps == 3 ? Load("train:\n  max_steps: 3\n") : d),
+      ftbench::spec::fingerprint(
+          Load("train:\n  max_steps: 3\n  checkpoint: {every_steps: 5, dir: x}\n")));
+}
+
+TEST(SpecLoader, CheckpointProblemsNameTheNestedKey) {
+  EXPECT_EQ(OnlyIssue("train:\n  checkpoint:\n    keep_last: 0\n"),
+            "t.yaml:3 [train.checkpoint.keep_last] must be an integer >= 1, found 0");
+  EXPECT_EQ(OnlyIssue("train:\n  checkpoint: 5\n"),
+            "t.yaml:2 [train.checkpoint] expected a mapping, found \"5\"");
+  EXPECT_EQ(OnlyIssue("train:\n  checkpoint:\n    evry_steps: 5\n"),
+            "t.yaml:3 [train.checkpoint.evry_steps] unknown key \"evry_steps\"; did you mean "
+            "\"every_steps\"?");
+}
+
 }  // namespace ftbench::spec

@@ -95,6 +95,15 @@ struct DataSpec {
   uint64_t seed = 1234;
 };
 
+// train.checkpoint: when to save the training state (train/checkpoint.h) for `run --resume`.
+// A checkpoint is also written when the run is stopped by SIGTERM/SIGINT, whatever these say.
+struct CheckpointSpec {
+  std::string dir = "checkpoints/{name}";  // "{name}" expands to output.name
+  int64_t every_steps = 0;                 // 0: not by step count
+  double every_minutes = 0.0;              // 0: not by time (host clock since the last one)
+  int64_t keep_last = 2;                   // older checkpoints are deleted after a save
+};
+
 struct TrainSpec {
   int64_t epochs = 1;
   int64_t max_steps = 0;  // 0 = no cap; otherwise stop after this many optimizer steps
@@ -123,6 +132,8 @@ struct TrainSpec {
   // Neither key is part of the spec fingerprint: they change how a job runs, not the job.
   bool oom_fallback = true;
   int64_t oom_max_fallbacks = 4;
+  // Not part of the spec fingerprint either: a checkpoint of the job resumes under any policy.
+  CheckpointSpec checkpoint;
 };
 
 struct BackendSpec {
