@@ -29,6 +29,15 @@ RunTimes run_times(const report::Report& report) {
   for (const report::Phase& p : report.phases) end = std::max(end, p.start_seconds + p.seconds);
   t.run_seconds = report.t0_before_process_seconds + end;
   t.time_to_first_step_seconds = report.time_to_first_step_seconds;
+  if (report.segments.size() > 1) {
+    t.run_seconds = 0.0;
+    t.time_to_first_step_seconds = 0.0;
+    for (const report::Segment& g : report.segments) {
+      t.run_seconds += g.run_seconds;
+      t.time_to_first_step_seconds += g.time_to_first_step_seconds;
+      t.segment_seconds.push_back(g.run_seconds);
+    }
+  }
   for (const report::StepRecord& s : report.steps) {
     t.training_seconds += s.wall_seconds;
     t.trained_tokens += s.real_tokens;
@@ -49,7 +58,13 @@ Cost estimate(const RunTimes& times, const Rate& rate) {
   Cost c;
   c.gpus_billed = billed_gpus(times.gpus, rate.gpus_per_instance);
   c.run_seconds = times.run_seconds;
-  c.billed_seconds = billed_seconds(times.run_seconds, rate.billing, rate.min_billed_seconds);
+  if (times.segment_seconds.empty()) {
+    c.billed_seconds = billed_seconds(times.run_seconds, rate.billing, rate.min_billed_seconds);
+  } else {
+    for (double seconds : times.segment_seconds) {
+      c.billed_seconds += billed_seconds(seconds, rate.billing, rate.min_billed_seconds);
+    }
+  }
   c.billing_known = rate.billing != Billing::kUnknown;
   c.linear_usd = usd(times.run_seconds, rate.usd_per_gpu_hour, c.gpus_billed);
   c.billed_usd = usd(c.billed_seconds, rate.usd_per_gpu_hour, c.gpus_billed);

@@ -11,7 +11,22 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
                               const std::vector<StepFlops>& flops, const SummaryOptions& o) {
   report::Summary s;
   const int64_t n = static_cast<int64_t>(steps.size());
-  const int64_t skip = n > o.warmup_steps ? o.warmup_steps : 0;
+  // The warm-up is left out of each segment: a resumed process starts cold again (kernels,
+  // allocator, caches), so its first steps are as unrepresentative as the run's first.
+  std::vector<bool> excluded(static_cast<size_t>(n), false);
+  int64_t skip = 0;
+  for (int64_t i = 0, in_segment = 0; i < n; ++i) {
+    const size_t at = static_cast<size_t>(i);
+    in_segment = i > 0 && steps[at].segment == steps[at - 1].segment ? in_segment + 1 : 0;
+    if (in_segment < o.warmup_steps) {
+      excluded[at] = true;
+      ++skip;
+    }
+  }
+  if (skip == n) {
+    skip = 0;
+    excluded.assign(excluded.size(), false);
+  }
   s.warmup_steps_excluded = skip;
   s.measured_steps = n - skip;
   s.peak_tflops = o.peak_tflops;
@@ -25,7 +40,8 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
   double real = 0.0;
   double padded = 0.0;
   StepFlops flop_sum;
-  for (int64_t i = skip; i < n; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (excluded[static_cast<size_t>(i)]) continue;
     const report::StepRecord& r = steps[static_cast<size_t>(i)];
     seconds.push_back(r.wall_seconds);
     wall += r.wall_seconds;

@@ -109,6 +109,7 @@ OJson to_json(const StepRecord& s) {
   j["lr"] = number_or_null(s.lr);
   j["grad_norm"] = number_or_null(s.grad_norm);
   j["model_flops"] = number_or_null(s.model_flops);
+  j["segment"] = s.segment;
   return j;
 }
 
@@ -440,6 +441,42 @@ class Reader : public JsonFields<Json, ReportError> {
     if (const auto it = j.find("gemm"); it != j.end() && !it->is_null()) {
       r.gemm = read_gemm(object(j, "", "gemm"));
     }
+    if (const auto it = j.find("segments"); it != j.end()) {
+      const Json& segments = array(j, "", "segments");
+      for (std::size_t i = 0; i < segments.size(); ++i) {
+        const std::string path = index("segments", i);
+        const Json& e = segments[i];
+        if (!e.is_object()) wrong_type(path, "an object", e);
+        Segment g;
+        g.index = count(e, path, "index");
+        g.status = string(e, path, "status");
+        g.started_at_utc = string(e, path, "started_at_utc");
+        g.finished_at_utc = string(e, path, "finished_at_utc");
+        g.first_step = count(e, path, "first_step");
+        g.last_step = count(e, path, "last_step");
+        g.run_seconds = non_negative_number(e, path, "run_seconds");
+        g.time_to_first_step_seconds = non_negative_number(e, path, "time_to_first_step_seconds");
+        const Json& from = field(e, path, "resumed_from");
+        if (!from.is_null()) g.resumed_from = string(e, path, "resumed_from");
+        r.segments.push_back(std::move(g));
+      }
+    }
+    if (const auto it = j.find("checkpoints"); it != j.end()) {
+      const Json& saves = array(j, "", "checkpoints");
+      for (std::size_t i = 0; i < saves.size(); ++i) {
+        const std::string path = index("checkpoints", i);
+        const Json& e = saves[i];
+        if (!e.is_object()) wrong_type(path, "an object", e);
+        CheckpointSave c;
+        c.step = count(e, path, "step");
+        c.segment = count(e, path, "segment");
+        c.reason = string(e, path, "reason");
+        c.path = string(e, path, "path");
+        c.bytes = count(e, path, "bytes");
+        c.seconds = non_negative_number(e, path, "seconds");
+        r.checkpoints.push_back(std::move(c));
+      }
+    }
 
     read_summary(object(j, "", "summary"), r.summary);
 
@@ -602,6 +639,13 @@ class Reader : public JsonFields<Json, ReportError> {
     step.lr = number(s, path, "lr");
     step.grad_norm = number_or_nan(s, path, "grad_norm");
     step.model_flops = number(s, path, "model_flops");
+    if (s.find("segment") != s.end()) {
+      step.segment = integer(s, path, "segment");
+      if (step.segment < 1) {
+        fail(join(path, "segment") + ": expected an integer >= 1, found " +
+             std::to_string(step.segment));
+      }
+    }
     return step;
   }
 
@@ -746,6 +790,30 @@ nlohmann::ordered_json to_json(const Report& report) {
   }
   j["evaluations"] = std::move(evaluations);
   j["gemm"] = report.gemm ? to_json(*report.gemm) : OJson(nullptr);
+  OJson segments = OJson::array();
+  for (const Segment& g : report.segments) {
+    segments.push_back(
+        {{"index", g.index},
+         {"status", g.status},
+         {"started_at_utc", g.started_at_utc},
+         {"finished_at_utc", g.finished_at_utc},
+         {"first_step", g.first_step},
+         {"last_step", g.last_step},
+         {"run_seconds", number_or_null(g.run_seconds)},
+         {"time_to_first_step_seconds", number_or_null(g.time_to_first_step_seconds)},
+         {"resumed_from", g.resumed_from.empty() ? OJson(nullptr) : OJson(g.resumed_from)}});
+  }
+  j["segments"] = std::move(segments);
+  OJson checkpoints = OJson::array();
+  for (const CheckpointSave& c : report.checkpoints) {
+    checkpoints.push_back({{"step", c.step},
+                           {"segment", c.segment},
+                           {"reason", c.reason},
+                           {"path", c.path},
+                           {"bytes", c.bytes},
+                           {"seconds", number_or_null(c.seconds)}});
+  }
+  j["checkpoints"] = std::move(checkpoints);
   j["summary"] = to_json(report.summary);
   j["memory"] = to_json(report.memory);
   return j;

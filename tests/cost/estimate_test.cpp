@@ -537,4 +537,25 @@ TEST(EstimateRunTimes, EstimateOfTheReport) {
   EXPECT_NEAR(*c.per_million_tokens_usd, 2 * 0.891 / 1500.0 * 1e6, 1e-9);
 }
 
+TEST(EstimateCost, EachSegmentOfAResumedRunIsBilledOnItsOwn) {
+  // Interrupted after 125 s, resumed for 130 s: per-minute billing rounds each rental up
+  // (180 + 180 s), not their sum (255 -> 300 s).
+  report::Report r;
+  r.phases = {{"launch", 0.0, 1.0}, {"training", 1.0, 129.0}};
+  r.segments = {{1, "interrupted", "", "", 1, 5, 125.0, 20.0, ""},
+                {2, "completed", "", "", 6, 10, 130.0, 25.0, "ck/step-00000005"}};
+  const RunTimes t = run_times(r);
+  EXPECT_EQ(t.run_seconds, 255.0);
+  EXPECT_EQ(t.time_to_first_step_seconds, 45.0);
+  EXPECT_EQ(t.segment_seconds, (std::vector<double>{125.0, 130.0}));
+  const Cost c = estimate(t, rate_of(3.6, Billing::kPerMinute));
+  EXPECT_EQ(c.billed_seconds, 360.0);
+  EXPECT_NEAR(c.billed_usd, 0.36, kTol);
+  EXPECT_NEAR(c.linear_usd, 0.255, kTol);
+  // One segment: the phases decide, as before 1.3.
+  r.segments.resize(1);
+  EXPECT_EQ(run_times(r).run_seconds, 130.0);
+  EXPECT_TRUE(run_times(r).segment_seconds.empty());
+}
+
 }  // namespace ftbench::cost

@@ -50,6 +50,25 @@ TEST(RunSummary, ExcludesWarmupAndComputesThroughput) {
 }
 
 // The measured GEMM peak is a second denominator next to the datasheet one: achieved / peak.
+TEST(RunSummary, TheWarmupIsLeftOutOfEverySegment) {
+  // Steps 1-3 in the first process, 4-6 after a resume: with a warm-up of 1, steps 1 and 4 are
+  // left out.
+  std::vector<report::StepRecord> steps;
+  for (int64_t i = 1; i <= 6; ++i) {
+    steps.push_back(step(i, i == 1 || i == 4 ? 9.0 : 1.0, 0.0, 100, 100, 1.0));
+    steps.back().segment = i <= 3 ? 1 : 2;
+  }
+  SummaryOptions o;
+  o.warmup_steps = 1;
+  const report::Summary s = summarize_run(steps, {}, o);
+  EXPECT_EQ(s.warmup_steps_excluded, 2);
+  EXPECT_EQ(s.measured_steps, 4);
+  EXPECT_EQ(s.tokens_per_second_real, 100.0);
+  // A warm-up as long as every segment: every step counts.
+  o.warmup_steps = 3;
+  EXPECT_EQ(summarize_run(steps, {}, o).measured_steps, 6);
+}
+
 TEST(RunSummary, MfuAgainstTheMeasuredGemmPeak) {
   const std::vector<report::StepRecord> steps = {step(1, 2.0, 0.0, 100, 100, 1.0),
                                                  step(2, 2.0, 0.0, 100, 100, 1.0)};

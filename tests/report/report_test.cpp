@@ -158,6 +158,11 @@ Report full_report() {
   r.memory.peak_active_bytes = 60000000000;
   r.memory.allocation_retries = 2;
   r.memory.oom_count = 0;
+  r.segments = {
+      {1, "interrupted", "2024-05-01T12:00:00Z", "2024-05-01T12:01:00Z", 1, 1, 60.5, 20.25, ""},
+      {2, "completed", "2024-05-01T12:05:00Z", "2024-05-01T12:06:00Z", 2, 2, 40.0, 18.5,
+       "checkpoints/x/step-00000001"}};
+  r.checkpoints = {{1, 1, "signal", "checkpoints/x/step-00000001", 123456, 0.75}};
   return r;
 }
 
@@ -272,11 +277,11 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
-  EXPECT_EQ(keys(j),
-            (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
-                                      "data", "parameters", "derived", "batching", "timing",
-                                      "steps", "evaluations", "gemm", "summary", "memory"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.2");
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint",
+                                               "environment", "data", "parameters", "derived",
+                                               "batching", "timing", "steps", "evaluations", "gemm",
+                                               "segments", "checkpoints", "summary", "memory"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.3");
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                       "finished_at_utc", "spec_path", "world_size"}));
@@ -321,7 +326,15 @@ TEST(ReportJson, LayoutAndKeyOrder) {
   EXPECT_EQ(keys(j["steps"][0]),
             (std::vector<std::string>{"step", "epoch", "wall_seconds", "data_wait_seconds",
                                       "real_tokens", "padded_tokens", "loss_tokens", "loss", "lr",
-                                      "grad_norm", "model_flops"}));
+                                      "grad_norm", "model_flops", "segment"}));
+  EXPECT_EQ(keys(j["segments"][0]),
+            (std::vector<std::string>{"index", "status", "started_at_utc", "finished_at_utc",
+                                      "first_step", "last_step", "run_seconds",
+                                      "time_to_first_step_seconds", "resumed_from"}));
+  EXPECT_TRUE(j["segments"][0]["resumed_from"].is_null());
+  EXPECT_EQ(j["segments"][1]["resumed_from"], "checkpoints/x/step-00000001");
+  EXPECT_EQ(keys(j["checkpoints"][0]),
+            (std::vector<std::string>{"step", "segment", "reason", "path", "bytes", "seconds"}));
   EXPECT_EQ(keys(j["summary"]),
             (std::vector<std::string>{"warmup_steps_excluded", "measured_steps", "step_seconds",
                                       "tokens_per_second", "padding_fraction", "data_wait_fraction",
@@ -390,8 +403,8 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
 
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
   Report r = full_report();
-  r.schema = "ftbench.report/1.3";
-  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.2");
+  r.schema = "ftbench.report/1.4";
+  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.3");
 }
 
 // A 1.0 report has neither run.world_size nor data: both read as their defaults.
@@ -846,7 +859,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.2\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.3\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

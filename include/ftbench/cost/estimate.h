@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ftbench/cost/billing.h"
 #include "ftbench/report/report.h"
@@ -14,8 +15,13 @@ namespace ftbench::cost {
 struct RunTimes {
   // Rented time the run accounts for: from t0 (process start, or --t0 / FTBENCH_T0 when a
   // wrapper passed the instance start) to the end of the last phase (the report written).
+  // A resumed run: the sum over its segments (each its own rental), and the same for time to
+  // first step (each process pays its set-up again).
   double run_seconds = 0.0;
   double time_to_first_step_seconds = 0.0;
+  // Each segment's run_seconds, billed separately (rounding and minimum apply per rental);
+  // empty: one rental of run_seconds.
+  std::vector<double> segment_seconds;
   double training_seconds = 0.0;          // sum of the optimizer steps' wall time
   int64_t steps = 0;                      // optimizer steps finished
   double epochs = 0.0;                    // steps / steps per epoch (fractional when capped)
@@ -31,7 +37,7 @@ RunTimes run_times(const report::Report& report);
 struct Cost {
   int64_t gpus_billed = 1;
   double run_seconds = 0.0;
-  double billed_seconds = 0.0;  // per instance, after rounding and minimum
+  double billed_seconds = 0.0;  // per instance, after rounding and minimum (per segment, summed)
   double linear_usd = 0.0;      // run_seconds * rate * gpus_billed, no rounding
   double billed_usd = 0.0;      // billed_seconds * rate * gpus_billed
   bool billing_known = true;    // false: the offer does not state its billing (billed = linear)

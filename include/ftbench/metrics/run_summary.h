@@ -31,8 +31,9 @@ struct SummaryOptions {
   bool recompute = false;  // activation checkpointing was on: also give hardware-FLOP entries
 };
 
-// Timing figures use the steps after the warm-up; if the run has no more steps than the
-// warm-up, they use every step and warmup_steps_excluded says 0.
+// Timing figures use the steps after the warm-up, which is left out of each segment (the first
+// warmup_steps steps of every process of a resumed run); if no step is left, they use every
+// step and warmup_steps_excluded says 0.
 report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
                               const std::vector<StepFlops>& flops, const SummaryOptions& options);
 

@@ -17,7 +17,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.2";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.3";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -115,6 +115,9 @@ struct StepRecord {
   double lr = 0.0;
   double grad_norm = 0.0;    // global L2 norm of trainable gradients before clipping
   double model_flops = 0.0;  // frozen-base LoRA count, for this step's real tokens
+  // The process (Segment::index) that ran the step: 1 unless the run was resumed (since 1.3;
+  // 1 when absent).
+  int64_t segment = 1;
 };
 
 struct MfuEntry {
@@ -242,6 +245,33 @@ struct Batching {
   std::vector<Fallback> fallbacks;  // in order; empty when the run never ran out of memory
 };
 
+// One process of a run (since 1.3). A run stopped by a signal and resumed from its checkpoint
+// has several, each a separate rental as far as billing goes; a plain run has one.
+struct Segment {
+  int64_t index = 1;   // 1-based
+  std::string status;  // completed, failed, diverged, interrupted
+  std::string started_at_utc;
+  std::string finished_at_utc;
+  int64_t first_step = 0;  // the optimizer steps (1-based) it ran; 0, 0 when none
+  int64_t last_step = 0;
+  // Rented time it accounts for: from its t0 (process start, or --t0/FTBENCH_T0) to its last
+  // timed phase; for an earlier segment, to its checkpoint's save (a process killed without a
+  // signal also ran, unrecorded, from its last checkpoint until it died).
+  double run_seconds = 0.0;
+  double time_to_first_step_seconds = 0.0;  // from its t0 to the end of its first step; 0: none
+  std::string resumed_from;  // the checkpoint folder it started from; "" for the first
+};
+
+// A checkpoint saved during the run (since 1.3).
+struct CheckpointSave {
+  int64_t step = 0;      // optimizer steps done when saved
+  int64_t segment = 1;   // the process that saved it
+  std::string reason;    // every_steps, every_minutes, signal, stop_after_steps
+  std::string path;      // the checkpoint folder
+  int64_t bytes = 0;     // its files' sizes together
+  double seconds = 0.0;  // host clock, device synchronised before: gathering, writing, fsync
+};
+
 // One dtype of a measured GEMM sweep (`ftbench gemm`), as a run report carries it.
 struct MeasuredGemmDtype {
   std::string dtype;           // bf16, fp8, fp16, tf32, fp32
@@ -265,7 +295,7 @@ struct MeasuredGemm {
 struct Report {
   std::string schema = kSchema;
   std::string run_name;
-  std::string status;          // completed, failed
+  std::string status;          // completed, failed, diverged, interrupted
   std::string error;           // why a failed run stopped (first line of the message); "" otherwise
   std::string started_at_utc;  // ISO 8601
   std::string finished_at_utc;
@@ -285,6 +315,9 @@ struct Report {
   std::vector<StepRecord> steps;
   std::vector<Evaluation> evaluations;  // in order; empty without validation data
   std::optional<MeasuredGemm> gemm;     // nullopt: no --gemm given (and reports before 1.2)
+  // Every process of the run in order (empty in reports before 1.3: one, implied).
+  std::vector<Segment> segments;
+  std::vector<CheckpointSave> checkpoints;  // in order, over every segment
   Summary summary;
   Memory memory;
 };
