@@ -1,0 +1,120 @@
+// The files of a training checkpoint, torch-free: where checkpoints live, the manifest
+// (checkpoint.json) and its checks, the atomic save of a checkpoint folder, pruning, and finding
+// the latest. train/checkpoint.h fills and restores the tensors.
+//
+// Layout: <train.checkpoint.dir>/step-00000010/ holds
+//   checkpoint.json     the manifest: format, fingerprints, position, optimizer and loss-scaler
+//                       scalars, RNG tensor names, the partial report so far, and the size and
+//                       SHA-256 of the tensor file;
+//   state.safetensors   the LoRA weights, AdamW's moments per parameter (by name) and the RNG
+//                       states (CPU and device) as byte tensors.
+// A save writes a hidden temporary folder next to it and renames it into place, so a folder
+// named step-* is always complete; a crash mid-save leaves only the temporary folder, which
+// the next save removes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ftbench::train {
+
+inline constexpr const char* kCheckpointFormat = "ftbench.checkpoint/1";
+inline constexpr const char* kCheckpointManifest = "checkpoint.json";
+inline constexpr const char* kCheckpointTensors = "state.safetensors";
+
+// A checkpoint that cannot be used: missing, truncated, corrupted, of another format, or of
+// another job. Bad input (exit code 2). what() names the folder or file and what is wrong.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A checkpoint that could not be saved (disk full, no permission): the run fails (exit code 3);
+// the previous checkpoints are intact.
+class CheckpointWriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a checkpoint says besides its tensors.
+struct CheckpointManifest {
+  std::string format = kCheckpointFormat;
+  std::string created_at_utc;
+  std::string reason;  // every_steps, every_minutes, signal, stop_after_steps
+  std::string ftbench_version;
+  std::string spec_fingerprint;
+  std::string data_fingerprint;
+  nlohmann::ordered_json spec;  // spec::to_json of the run that saved it
+  int64_t step = 0;             // optimizer steps done; the next step is step + 1
+  int64_t epoch = 0;            // epoch of the last step done (1-based)
+  int64_t micro_batches_done = 0;
+  int64_t micro_batch_size = 0;  // the split in effect (after any out-of-memory fallback)
+  int64_t grad_accum_steps = 0;
+  std::string device_type;  // cpu, cuda (ROCm is cuda to LibTorch)
+  std::string optimizer_implementation;
+  std::vector<std::string> parameters;   // trainable parameter names, in the trainer's order
+  std::vector<int64_t> parameter_steps;  // AdamW's update count per parameter, same order
+  bool loss_scaler_enabled = false;
+  double loss_scale = 1.0;
+  int64_t loss_scale_clean_steps = 0;
+  bool has_device_rng = false;  // a "rng.device" tensor besides "rng.cpu"
+  // Per step so far: the four FLOP counts (lora_frozen_base, its recompute, six_n, its
+  // recompute) that the report's summary needs for steps of earlier segments.
+  std::vector<std::vector<double>> step_flops;
+  nlohmann::ordered_json report;  // the partial report as of the save (report::to_json)
+  int64_t tensors_bytes = 0;      // size of state.safetensors
+  std::string tensors_sha256;     // its SHA-256, hex
+};
+
+nlohmann::ordered_json to_json(const CheckpointManifest& manifest);
+// Throws CheckpointError "<source>: <json path>: expected ..., found ..." for a manifest that is
+// not one: wrong types, missing fields, another format.
+CheckpointManifest manifest_from_json(const nlohmann::json& json, const std::string& source);
+// Reads <folder>/checkpoint.json; CheckpointError when it is missing or invalid.
+CheckpointManifest read_manifest(const std::string& folder);
+
+// "step-00000010" for step 10.
+std::string checkpoint_folder_name(int64_t step);
+
+// The complete checkpoints in `dir` (folders named step-<digits> holding a checkpoint.json), by
+// step, oldest first. An absent `dir` has none.
+std::vector<std::string> list_checkpoints(const std::string& dir);
+
+// Resolves what --resume was given: a checkpoint folder (one holding checkpoint.json), or a
+// folder of checkpoints (its newest one). Throws CheckpointError when there is none.
+std::string resolve_checkpoint(const std::string& path_or_dir);
+
+// Checks that the tensor file of the checkpoint in `folder` has the size and SHA-256 the
+// manifest records (a truncated or bit-flipped file is refused before it is read).
+void verify_checkpoint_tensors(const std::string& folder, const CheckpointManifest& manifest);
+
+struct SavedCheckpointFolder {
+  std::string path;   // <dir>/step-00000010
+  int64_t bytes = 0;  // both files
+};
+
+// Saves a checkpoint into <dir>/step-<manifest.step> atomically: `write_tensors(path)` writes
+// the tensor file into a temporary folder, then the size and SHA-256 go into the manifest,
+// which is written next to it; both are fsync'd, then the folder is renamed into place (over an
+// older save of the same step) and `dir` fsync'd. Then only the newest `keep_last` checkpoints
+// are kept, and temporary folders of dead processes are removed. On any failure the temporary
+// folder is removed, the earlier checkpoints are left as they were, and CheckpointWriteError
+// names the path and the reason. Honours io::injected_write_failure("checkpoint").
+SavedCheckpointFolder save_checkpoint_folder(
+    const std::string& dir, CheckpointManifest manifest, int64_t keep_last,
+    const std::function<void(const std::string& tensors_path)>& write_tensors);
+
+// SHA-256 of a file's bytes, hex; CheckpointError when it cannot be read.
+std::string sha256_of_file(const std::string& path);
+
+// The keys (dotted paths) whose values differ between two spec JSON objects, in order: what
+// makes a checkpoint's spec another job.
+std::vector<std::string> differing_keys(const nlohmann::json& a, const nlohmann::json& b);
+
+}  // namespace ftbench::train

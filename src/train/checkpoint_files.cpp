@@ -1,0 +1,414 @@
+#include "ftbench/train/checkpoint_files.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include "ftbench/io/write_fault.h"
+#include "ftbench/report/json_fields.h"
+
+namespace ftbench::train {
+namespace fs = std::filesystem;
+namespace {
+
+using Json = nlohmann::json;
+using OJson = nlohmann::ordered_json;
+
+class ManifestReader : public report::JsonFields<Json, CheckpointError> {
+ public:
+  using JsonFields::JsonFields;
+
+  int64_t count(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      wrong_type(join(parent, key), "an integer >= 0", v);
+    }
+    return v.get<int64_t>();
+  }
+  double number(const Json& obj, const std::string& parent, const char* key) const {
+    const Json& v = field(obj, parent, key);
+    if (!v.is_number()) wrong_type(join(parent, key), "a number", v);
+    return v.get<double>();
+  }
+};
+
+// "step-" followed by digits only: the step, else nullopt.
+std::optional<int64_t> step_of_folder(const std::string& name) {
+  constexpr std::string_view kPrefix = "step-";
+  if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) {
+    return std::nullopt;
+  }
+  int64_t step = 0;
+  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || step > (INT64_MAX - 9) / 10) return std::nullopt;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+void sync_path(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Writes `text` to `path` and fsyncs it; the errno text on failure.
+void write_text_file(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw CheckpointWriteError(path + ": cannot create: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = -1;
+    if (const int injected = io::injected_write_failure("checkpoint"); injected != 0) {
+      errno = injected;
+    } else {
+      n = ::write(fd, text.data() + done, text.size() - done);
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n == 0 ? EIO : errno;
+      ::close(fd);
+      throw CheckpointWriteError(path + ": cannot write: " + std::strerror(error));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    throw CheckpointWriteError(path + ": cannot write (fsync/close): " + std::strerror(errno));
+  }
+}
+
+// Hidden temporary folders: ".step-00000010.tmp-<pid>".
+std::optional<pid_t> temp_folder_pid(const std::string& name) {
+  const size_t at = name.rfind(".tmp-");
+  if (name.empty() || name[0] != '.' || at == std::string::npos) return std::nullopt;
+  const std::string digits = name.substr(at + 5);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit) ||
+      digits.size() > 9) {
+    return std::nullopt;
+  }
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+void flatten(const Json& j, const std::string& prefix,
+             std::vector<std::pair<std::string, Json>>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [key, value] : j.items()) {
+      flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    }
+    return;
+  }
+  out.emplace_back(prefix, j);
+}
+
+}  // namespace
+
+OJson to_json(const CheckpointManifest& m) {
+  OJson j;
+  j["format"] = m.format;
+  j["created_at_utc"] = m.created_at_utc;
+  j["reason"] = m.reason;
+  j["ftbench_version"] = m.ftbench_version;
+  j["spec_fingerprint"] = m.spec_fingerprint;
+  j["data_fingerprint"] = m.data_fingerprint;
+  j["position"] = {{"step", m.step},
+                   {"epoch", m.epoch},
+                   {"micro_batches_done", m.micro_batches_done},
+                   {"micro_batch_size", m.micro_batch_size},
+                   {"grad_accum_steps", m.grad_accum_steps}};
+  j["device_type"] = m.device_type;
+  j["optimizer"] = {{"name", "adamw"},
+                    {"implementation", m.optimizer_implementation},
+                    {"parameters", m.parameters},
+                    {"parameter_steps", m.parameter_steps}};
+  j["loss_scaler"] = {{"enabled", m.loss_scaler_enabled},
+                      {"scale", m.loss_scale},
+                      {"clean_steps", m.loss_scale_clean_steps}};
+  j["rng"] = {{"cpu", "rng.cpu"}, {"device", m.has_device_rng ? OJson("rng.device") : OJson()}};
+  j["tensors"] = {
+      {"file", kCheckpointTensors}, {"bytes", m.tensors_bytes}, {"sha256", m.tensors_sha256}};
+  j["step_flops"] = m.step_flops;
+  j["spec"] = m.spec;
+  j["report"] = m.report;
+  return j;
+}
+
+CheckpointManifest manifest_from_json(const Json& j, const std::string& source) {
+  const ManifestReader r(source);
+  if (!j.is_object()) r.fail("expected a JSON object, found " + std::string(j.type_name()));
+  CheckpointManifest m;
+  m.format = r.string(j, "", "format");
+  if (m.format != kCheckpointFormat) {
+    r.fail(
+        fmt::format("format: expected \"{}\", found \"{}\" (written by another version of "
+                    "ftbench?)",
+                    kCheckpointFormat, m.format));
+  }
+  m.created_at_utc = r.string(j, "", "created_at_utc");
+  m.reason = r.string(j, "", "reason");
+  m.ftbench_version = r.string(j, "", "ftbench_version");
+  m.spec_fingerprint = r.string(j, "", "spec_fingerprint");
+  m.data_fingerprint = r.string(j, "", "data_fingerprint");
+  const Json& position = r.object(j, "", "position");
+  m.step = r.count(position, "position", "step");
+  m.epoch = r.count(position, "position", "epoch");
+  m.micro_batches_done = r.count(position, "position", "micro_batches_done");
+  m.micro_batch_size = r.count(position, "position", "micro_batch_size");
+  m.grad_accum_steps = r.count(position, "position", "grad_accum_steps");
+  if (m.step < 1 || m.micro_batch_size < 1 || m.grad_accum_steps < 1) {
+    r.fail("position: step, micro_batch_size and grad_accum_steps must be >= 1");
+  }
+  m.device_type = r.string(j, "", "device_type");
+  const Json& optimizer = r.object(j, "", "optimizer");
+  m.optimizer_implementation = r.string(optimizer, "optimizer", "implementation");
+  const Json& names = r.array(optimizer, "optimizer", "parameters");
+  const Json& steps = r.array(optimizer, "optimizer", "parameter_steps");
+  if (names.size() != steps.size()) {
+    r.fail(
+        fmt::format("optimizer: {} parameters but {} parameter_steps", names.size(), steps.size()));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string path = r.index("optimizer.parameters", i);
+    if (!names[i].is_string()) r.wrong_type(path, "a string", names[i]);
+    m.parameters.push_back(names[i].get<std::string>());
+    if (!steps[i].is_number_integer() || steps[i].get<int64_t>() < 0) {
+      r.wrong_type(r.index("optimizer.parameter_steps", i), "an integer >= 0", steps[i]);
+    }
+    m.parameter_steps.push_back(steps[i].get<int64_t>());
+  }
+  const Json& scaler = r.object(j, "", "loss_scaler");
+  m.loss_scaler_enabled = r.boolean(scaler, "loss_scaler", "enabled");
+  m.loss_scale = r.number(scaler, "loss_scaler", "scale");
+  if (!(m.loss_scale > 0.0)) r.fail("loss_scaler.scale: expected a number > 0");
+  m.loss_scale_clean_steps = r.count(scaler, "loss_scaler", "clean_steps");
+  const Json& rng = r.object(j, "", "rng");
+  m.has_device_rng = !r.field(rng, "rng", "device").is_null();
+  const Json& tensors = r.object(j, "", "tensors");
+  m.tensors_bytes = r.count(tensors, "tensors", "bytes");
+  m.tensors_sha256 = r.string(tensors, "tensors", "sha256");
+  const Json& flops = r.array(j, "", "step_flops");
+  for (size_t i = 0; i < flops.size(); ++i) {
+    const std::string path = r.index("step_flops", i);
+    if (!flops[i].is_array() || flops[i].size() != 4) r.wrong_type(path, "4 numbers", flops[i]);
+    std::vector<double> four;
+    for (const Json& f : flops[i]) {
+      if (!f.is_number()) r.wrong_type(path, "4 numbers", flops[i]);
+      four.push_back(f.get<double>());
+    }
+    m.step_flops.push_back(std::move(four));
+  }
+  if (static_cast<int64_t>(m.step_flops.size()) != m.step) {
+    r.fail(fmt::format("step_flops: {} entries for {} steps", m.step_flops.size(), m.step));
+  }
+  m.spec = r.object(j, "", "spec");
+  m.report = r.object(j, "", "report");
+  return m;
+}
+
+CheckpointManifest read_manifest(const std::string& folder) {
+  const std::string path = (fs::path(folder) / kCheckpointManifest).string();
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw CheckpointError(folder + ": not a checkpoint (no " + kCheckpointManifest + ")");
+  }
+  std::string text;
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw CheckpointError(path + ": cannot read: " + std::strerror(errno));
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int error = errno;
+        ::close(fd);
+        throw CheckpointError(path + ": cannot read: " + std::strerror(error));
+      }
+      if (n == 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+  }
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw CheckpointError(path + ": not valid JSON (truncated or corrupted?): " + e.what());
+  }
+  return manifest_from_json(json, path);
+}
+
+std::string checkpoint_folder_name(int64_t step) { return fmt::format("step-{:08d}", step); }
+
+std::vector<std::string> list_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return {};
+  for (const fs::directory_entry& entry : it) {
+    const std::optional<int64_t> step = step_of_folder(entry.path().filename().string());
+    if (!step || !entry.is_directory(ec)) continue;
+    if (!fs::is_regular_file(entry.path() / kCheckpointManifest, ec)) continue;
+    found.emplace_back(*step, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& [step, path] : found) out.push_back(std::move(path));
+  return out;
+}
+
+std::string resolve_checkpoint(const std::string& path_or_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(path_or_dir, ec)) {
+    throw CheckpointError(path_or_dir + ": no such checkpoint folder");
+  }
+  if (fs::exists(fs::path(path_or_dir) / kCheckpointManifest, ec)) return path_or_dir;
+  const std::vector<std::string> all = list_checkpoints(path_or_dir);
+  if (all.empty()) {
+    throw CheckpointError(path_or_dir + ": no checkpoint in it (no step-*/" + kCheckpointManifest +
+                          ")");
+  }
+  return all.back();
+}
+
+std::string sha256_of_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw CheckpointError(path + ": cannot read: " + std::strerror(errno));
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    ::close(fd);
+    throw std::runtime_error("SHA-256 failed (OpenSSL EVP)");
+  }
+  std::vector<char> buffer(1 << 20);
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw CheckpointError(path + ": cannot read: " + std::strerror(error));
+    }
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
+  }
+  ::close(fd);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &length);
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+void verify_checkpoint_tensors(const std::string& folder, const CheckpointManifest& m) {
+  const std::string path = (fs::path(folder) / kCheckpointTensors).string();
+  std::error_code ec;
+  const auto bytes = fs::file_size(path, ec);
+  if (ec) throw CheckpointError(path + ": cannot read: " + ec.message());
+  if (static_cast<int64_t>(bytes) != m.tensors_bytes) {
+    throw CheckpointError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced)",
+                                      path, bytes, m.tensors_bytes));
+  }
+  const std::string sha = sha256_of_file(path);
+  if (sha != m.tensors_sha256) {
+    throw CheckpointError(
+        fmt::format("{}: SHA-256 {} differs from the manifest's {} (the file "
+                    "is corrupted)",
+                    path, sha, m.tensors_sha256));
+  }
+}
+
+SavedCheckpointFolder save_checkpoint_folder(
+    const std::string& dir, CheckpointManifest manifest, int64_t keep_last,
+    const std::function<void(const std::string&)>& write_tensors) {
+  const std::string name = checkpoint_folder_name(manifest.step);
+  const fs::path final_path = fs::path(dir) / name;
+  const fs::path temp = fs::path(dir) / fmt::format(".{}.tmp-{}", name, ::getpid());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw CheckpointWriteError(
+        fmt::format("cannot save a checkpoint in {}: cannot create the "
+                    "folder: {}",
+                    dir, ec.message()));
+  }
+  fs::remove_all(temp, ec);
+  SavedCheckpointFolder saved;
+  saved.path = final_path.string();
+  try {
+    if (!fs::create_directory(temp, ec) || ec) {
+      throw CheckpointWriteError(
+          fmt::format("{}: cannot create: {}", temp.string(), ec ? ec.message() : "it exists"));
+    }
+    const std::string tensors = (temp / kCheckpointTensors).string();
+    write_tensors(tensors);
+    manifest.tensors_bytes = static_cast<int64_t>(fs::file_size(tensors));
+    manifest.tensors_sha256 = sha256_of_file(tensors);
+    const std::string text = to_json(manifest).dump(1) + "\n";
+    write_text_file((temp / kCheckpointManifest).string(), text);
+    sync_path(temp);
+    saved.bytes = manifest.tensors_bytes + static_cast<int64_t>(text.size());
+    // A save of a step that is already there (a run interrupted right after resuming) replaces
+    // it; the old one is moved aside first, since rename() cannot replace a non-empty folder.
+    const fs::path aside = fs::path(dir) / fmt::format(".{}.old-{}", name, ::getpid());
+    const bool replacing = fs::exists(final_path, ec);
+    if (replacing) fs::rename(final_path, aside);
+    if (::rename(temp.c_str(), final_path.c_str()) != 0) {
+      const int error = errno;
+      if (replacing) fs::rename(aside, final_path, ec);
+      throw CheckpointWriteError(fmt::format("{}: cannot rename into place: {}",
+                                             final_path.string(), std::strerror(error)));
+    }
+    if (replacing) fs::remove_all(aside, ec);
+    sync_path(dir);
+  } catch (const CheckpointWriteError&) {
+    fs::remove_all(temp, ec);
+    throw;
+  } catch (const std::exception& e) {
+    fs::remove_all(temp, ec);
+    throw CheckpointWriteError(
+        fmt::format("cannot save checkpoint {}: {}", final_path.string(), e.what()));
+  }
+
+  // Pruning and clean-up are best effort: the new checkpoint is complete either way.
+  std::vector<std::string> all = list_checkpoints(dir);
+  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
+    fs::remove_all(all[i], ec);
+  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::optional<pid_t> pid = temp_folder_pid(entry.path().filename().string());
+    if (pid && *pid != ::getpid() && ::kill(*pid, 0) != 0 && errno == ESRCH) {
+      fs::remove_all(entry.path(), ec);
+    }
+  }
+  return saved;
+}
+
+std::vector<std::string> differing_keys(const Json& a, const Json& b) {
+  std::vector<std::pair<std::string, Json>> fa;
+  std::vector<std::pair<std::string, Json>> fb;
+  flatten(a, "", fa);
+  flatten(b, "", fb);
+  std::map<std::string, Json> mb(fb.begin(), fb.end());
+  std::vector<std::string> out;
+  for (const auto& [key, value] : fa) {
+    const auto it = mb.find(key);
+    if (it == mb.end() || it->second != value) out.push_back(key);
+    if (it != mb.end()) mb.erase(it);
+  }
+  for (const auto& [key, value] : mb) out.push_back(key);
+  return out;
+}
+
+}  // namespace ftbench::train
