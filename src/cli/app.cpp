@@ -11,6 +11,8 @@
 #include "ftbench/data/tokenizer.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/train/checkpoint_files.h"
+#include "ftbench/train/stop_signals.h"
 #include "ftbench/version.h"
 
 namespace ftbench::cli {
@@ -66,6 +68,12 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   } catch (const cost::CatalogError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const train::CheckpointError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const train::Interrupted& e) {
+    std::cerr << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const report::ReportExistsError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitOutputExists;

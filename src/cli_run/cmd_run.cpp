@@ -25,6 +25,8 @@ struct RunFlags {
   std::optional<double> t0;
   std::optional<double> peak_tflops;
   std::string gemm_path;
+  std::string resume;
+  int64_t stop_after_steps = 0;
 };
 
 // FTBENCH_T0 must be a plain number of Unix epoch seconds.
@@ -71,6 +73,14 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
   cmd->add_option("--gemm", flags->gemm_path,
                   "A result of ftbench gemm --json/-o on this device: carried into the report, "
                   "and MFU is also given against its measured peak for the run's dtype");
+  cmd->add_option("--resume", flags->resume,
+                  "Continue a checkpointed run: latest (the newest in train.checkpoint.dir), a "
+                  "checkpoint folder, or a folder of checkpoints. The spec and data must be "
+                  "those of the checkpoint");
+  cmd->add_option("--stop-after-steps", flags->stop_after_steps,
+                  "Stop after this optimizer step as if interrupted: checkpoint, partial report "
+                  "(status interrupted), exit code 4")
+      ->check(CLI::PositiveNumber);
   return [flags, &clock]() {
     run::RunOptions o;
     o.spec = spec::load_spec(flags->spec_path, flags->overrides);
@@ -79,6 +89,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
     o.force = flags->force;
     o.peak_tflops = flags->peak_tflops;
     o.inject_oom = oom_injection_from_environment();
+    o.resume = flags->resume;
+    o.stop_after_steps = flags->stop_after_steps;
     if (!flags->gemm_path.empty()) {
       // Read and checked before the run starts: a bad file costs no machine time.
       const bench::GemmResult gemm = bench::read_gemm_result(flags->gemm_path);

@@ -181,10 +181,16 @@ void LlamaImpl::init_random() {
 
 std::vector<at::Tensor> LlamaImpl::trainable_parameters() {
   std::vector<at::Tensor> out;
+  for (auto& [name, tensor] : trainable_named_parameters()) out.push_back(tensor);
+  return out;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> LlamaImpl::trainable_named_parameters() {
+  std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& p : named_parameters(/*recurse=*/true)) {
     const bool is_adapter = p.key().find("lora_") != std::string::npos;
     p.value().set_requires_grad(is_adapter);
-    if (is_adapter) out.push_back(p.value());
+    if (is_adapter) out.emplace_back(p.key(), p.value());
   }
   return out;
 }

@@ -36,7 +36,10 @@
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/train/checkpoint.h"
+#include "ftbench/train/stop_signals.h"
 #include "ftbench/train/trainer.h"
+#include "ftbench/version.h"
 
 namespace ftbench::run {
 namespace {
@@ -212,13 +215,73 @@ report::DataStatistics length_statistics(const data::Dataset& dataset,
 
 }  // namespace
 
-std::string default_report_path(const spec::RunSpec& spec) {
-  std::string path = spec.output.report;
+namespace {
+
+std::string with_name(std::string path, const std::string& name) {
   const std::string key = "{name}";
   for (size_t pos = path.find(key); pos != std::string::npos; pos = path.find(key)) {
-    path.replace(pos, key.size(), spec.output.name);
+    path.replace(pos, key.size(), name);
   }
   return path;
+}
+
+// The checkpoint `--resume` names, with its manifest, checked against this run's spec before
+// any machine time is spent on the model: a checkpoint of another job is refused, naming the
+// keys that differ.
+struct ResumePoint {
+  std::string folder;
+  train::CheckpointManifest manifest;
+  report::Report previous;  // the partial report saved with it
+};
+
+ResumePoint find_resume_point(const RunOptions& o) {
+  const spec::RunSpec& spec = o.spec;
+  ResumePoint r;
+  r.folder = train::resolve_checkpoint(o.resume == "latest" ? checkpoint_dir(spec) : o.resume);
+  r.manifest = train::read_manifest(r.folder);
+  const std::string fingerprint = spec::fingerprint(spec);
+  if (r.manifest.spec_fingerprint != fingerprint) {
+    const std::vector<std::string> keys = train::differing_keys(
+        r.manifest.spec, nlohmann::json::parse(spec::canonical_job_json(spec)));
+    throw train::CheckpointError(fmt::format(
+        "{}: saved by another job (spec fingerprint {}, this spec's is {}); resuming needs the "
+        "same job; differing keys: {}",
+        r.folder, r.manifest.spec_fingerprint.substr(0, 12), fingerprint.substr(0, 12),
+        keys.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(keys, ", "))));
+  }
+  try {
+    r.previous = report::from_json(r.manifest.report,
+                                   r.folder + "/" + train::kCheckpointManifest + " (report)");
+  } catch (const report::ReportError& e) {
+    throw train::CheckpointError(e.what());
+  }
+  if (static_cast<int64_t>(r.previous.steps.size()) != r.manifest.step) {
+    throw train::CheckpointError(fmt::format("{}: {} steps recorded for step {}", r.folder,
+                                             r.previous.steps.size(), r.manifest.step));
+  }
+  return r;
+}
+
+// With --resume, the report of the run being resumed may be replaced: same job, not finished.
+bool may_replace_report(const std::string& path, const std::string& fingerprint) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return false;
+  try {
+    const report::Report old = report::read_report(path);
+    return old.spec_fingerprint == fingerprint && old.status != "completed";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::string default_report_path(const spec::RunSpec& spec) {
+  return with_name(spec.output.report, spec.output.name);
+}
+
+std::string checkpoint_dir(const spec::RunSpec& spec) {
+  return with_name(spec.train.checkpoint.dir, spec.output.name);
 }
 
 namespace {
@@ -229,17 +292,38 @@ std::string first_line(const std::string& message) { return message.substr(0, me
 }  // namespace
 
 report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock) {
-  report::check_report_writable(o.output_path, o.force);
   const spec::RunSpec& spec = o.spec;
+  const std::string spec_fingerprint = spec::fingerprint(spec);
+  // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
+  std::optional<ResumePoint> resume;
+  if (!o.resume.empty()) resume = find_resume_point(o);
+  report::check_report_writable(
+      o.output_path, o.force || (resume && may_replace_report(o.output_path, spec_fingerprint)));
+  const bool replace_report =
+      o.force || (resume && may_replace_report(o.output_path, spec_fingerprint));
+  // From here on the first SIGTERM/SIGINT asks for a stop at the next safe point.
+  const train::StopSignals signals;
+
   report::Report rep;
   rep.run_name = spec.output.name;
   rep.started_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds());
   rep.spec_path = spec.source_path;
   rep.spec = spec::to_json(spec);
-  rep.spec_fingerprint = spec::fingerprint(spec);
+  rep.spec_fingerprint = spec_fingerprint;
   rep.t0_source = o.t0_epoch_seconds ? o.t0_source : "process_start";
   rep.t0_before_process_seconds =
       o.t0_epoch_seconds ? clock.start_epoch_seconds() - *o.t0_epoch_seconds : 0.0;
+  // Earlier segments of a resumed run: their steps, evaluations, checkpoints and segments.
+  std::vector<metrics::StepFlops> previous_flops;
+  if (resume) {
+    rep.evaluations = resume->previous.evaluations;
+    rep.segments = resume->previous.segments;
+    rep.checkpoints = resume->previous.checkpoints;
+    for (const std::vector<double>& f : resume->manifest.step_flops) {
+      previous_flops.push_back({f[0], f[1], f[2], f[3]});
+    }
+  }
+  const int64_t segment_index = static_cast<int64_t>(rep.segments.size()) + 1;
 
   const model::ParamCounts params = model::count_parameters(spec.model, spec.lora);
   const spec::DerivedCounts derived = spec::derive_counts(spec);
@@ -263,12 +347,59 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   train::TrainResult result;
   result.micro_batch_size = spec.train.micro_batch_size;
   result.grad_accum_steps = spec.train.grad_accum_steps;
-  auto record_batching = [&] {
-    rep.batching =
-        report::Batching{result.micro_batch_size, result.grad_accum_steps, result.fallbacks};
-  };
   std::unique_ptr<device::Backend> backend;
   double first_step_end = 0.0;
+
+  // Everything measured so far into `rep`, for the final report, a failed or interrupted one,
+  // and the partial report a checkpoint carries: the earlier segments' steps and this one's,
+  // the summary over them, and this segment's record.
+  auto assemble = [&](const std::string& status) {
+    rep.status = status;
+    rep.time_to_first_step_seconds =
+        first_step_end > 0.0 ? first_step_end + rep.t0_before_process_seconds : 0.0;
+    rep.steps = resume ? resume->previous.steps : std::vector<report::StepRecord>{};
+    std::vector<metrics::StepFlops> flops = previous_flops;
+    for (report::StepRecord s : result.steps) {
+      s.segment = segment_index;
+      rep.steps.push_back(s);
+    }
+    flops.insert(flops.end(), result.flops.begin(), result.flops.end());
+    rep.batching =
+        report::Batching{result.micro_batch_size, result.grad_accum_steps, result.fallbacks};
+    if (backend) resolve_peak(o, backend->info(), so);
+    rep.summary = metrics::summarize_run(rep.steps, flops, so);
+    rep.memory = run_memory(rep.phases, memory, backend.get());
+    rep.environment = run::describe_environment(backend.get());
+    const double now = clock.now();
+    rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + now);
+    report::Segment g;
+    g.index = segment_index;
+    g.status = status;
+    g.started_at_utc = rep.started_at_utc;
+    g.finished_at_utc = rep.finished_at_utc;
+    if (!result.steps.empty()) {
+      g.first_step = result.steps.front().step;
+      g.last_step = result.steps.back().step;
+    }
+    g.run_seconds = rep.t0_before_process_seconds + now;
+    g.time_to_first_step_seconds = rep.time_to_first_step_seconds;
+    g.resumed_from = resume ? resume->folder : "";
+    rep.segments.resize(static_cast<size_t>(segment_index - 1));
+    rep.segments.push_back(g);
+    return flops;
+  };
+
+  // A stop asked for during set-up ends the run at the end of the phase: nothing of this
+  // segment is worth a checkpoint yet (a resumed run's checkpoint is still there).
+  auto stop_if_asked = [&](const char* phase) {
+    if (const int signal = signals.received(); signal != 0) {
+      throw train::Interrupted(
+          fmt::format("stopped by {} during set-up (after {}), before any step of this process{}",
+                      train::StopSignals::name(signal), phase,
+                      resume ? "; resume again from " + resume->folder : std::string()));
+    }
+  };
+
   try {
     // Files the run needs must be there before any machine time goes into the model (an 8B
     // model takes minutes to build); their content is checked when they are read.
@@ -291,15 +422,17 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     resolve_gemm_peak(o, backend->info(), so);
     at::manual_seed(spec.train.seed);
     phases.end("backend_init");
+    stop_if_asked("backend_init");
 
     model::Llama model(spec.model, spec.lora, spec.data.seq_len, backend->device());
     backend->synchronize();
     phases.end("model_build");
+    stop_if_asked("model_build");
 
     model->init_random();
     backend->synchronize();
     phases.end("weight_load");
-
+    stop_if_asked("weight_load");
     // The tokenizer and the data set. A data file's size is known only now: the step counts
     // are derived again below, from the batcher's micro-batches.
     const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(spec.data.tokenizer);
@@ -391,6 +524,30 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       for (const auto& b : validation_batchers) validation.push_back(b.get());
     }
     phases.end("data_prepare");
+    stop_if_asked("data_prepare");
+
+    train::Trainer trainer(spec, model, batcher, *backend, o.inject_oom);
+    if (resume) {
+      if (resume->manifest.data_fingerprint != rep.data->fingerprint) {
+        throw train::CheckpointError(fmt::format(
+            "{}: saved with other training data (data fingerprint {}, this run's is {}): the "
+            "tokens or loss masks differ (data file, tokenizer, data.* keys)",
+            resume->folder, resume->manifest.data_fingerprint.substr(0, 12),
+            rep.data->fingerprint.substr(0, 12)));
+      }
+      if (resume->manifest.step >= rep.derived.total_steps) {
+        throw train::CheckpointError(
+            fmt::format("{}: saved after step {}, the run has {} steps: "
+                        "nothing left to run",
+                        resume->folder, resume->manifest.step, rep.derived.total_steps));
+      }
+      trainer.resume(
+          train::load_checkpoint(resume->folder, resume->manifest, model, backend->device()));
+      // The earlier segments' fallbacks are the trainer's now (TrainResult::fallbacks).
+      backend->synchronize();
+      phases.end("checkpoint_load");
+      spdlog::info("resuming after step {} from {}", resume->manifest.step, resume->folder);
+    }
 
     spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
                  spec.model.preset, backend->info().name, backend->kind(), rep.derived.total_steps,
@@ -399,13 +556,18 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       spdlog::warn("FTBENCH_INJECT_OOM={}: simulated out-of-memory errors (a testing aid)",
                    o.inject_oom->rule());
     }
-    train::Trainer trainer(spec, model, batcher, *backend, o.inject_oom);
+    const int64_t first_step = resume ? resume->manifest.step + 1 : 1;
     Progress progress(rep.derived.total_steps, spec.output.progress, spec.output.log_every_steps);
-    // Validation passes run between steps, outside every step's wall time (the trainer starts
-    // the next step's clock after the callback). Each pass is an `evaluation` phase of its own
-    // that splits the step loop's time: first_step, [evaluation], training, evaluation,
-    // training, ..., evaluation, so the phases stay contiguous and in time order.
+    // Validation passes and checkpoint saves run between steps, outside every step's wall time
+    // (the trainer starts the next step's clock after the callback). Each is a phase of its
+    // own that splits the step loop's time: first_step, [evaluation], training, evaluation,
+    // checkpoint, training, ..., so the phases stay contiguous and in time order.
     const int64_t total_steps = rep.derived.total_steps;
+    int64_t training_split_at = first_step;  // the step whose end last ended a phase
+    auto between_steps = [&](int64_t step) {
+      if (step > training_split_at) phases.end("training");
+      training_split_at = step;
+    };
     auto run_evaluation = [&](int64_t after_step) {
       const train::EvalResult e =
           train::evaluate(model, validation, *backend, spec.train.eval_max_batches);
@@ -414,10 +576,51 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)",
                    after_step, e.loss, e.loss_tokens, e.batches, e.seconds);
     };
+    const spec::CheckpointSpec& cp = spec.train.checkpoint;
+    const std::string cp_dir = checkpoint_dir(spec);
+    double last_save = clock.now();
+    auto save = [&](int64_t step, const std::string& reason, bool stopping) {
+      backend->synchronize();
+      const double start = clock.now();
+      train::CheckpointManifest m;
+      m.created_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + start);
+      m.reason = reason;
+      m.ftbench_version = ftbench::version();
+      m.spec_fingerprint = spec_fingerprint;
+      m.data_fingerprint = rep.data->fingerprint;
+      m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(spec));
+      // The segment as of this save: "interrupted" when the run stops here, "unfinished" when
+      // it goes on (a process that then dies records nothing more).
+      const std::vector<metrics::StepFlops> flops =
+          assemble(stopping ? "interrupted" : "unfinished");
+      for (const metrics::StepFlops& f : flops) {
+        m.step_flops.push_back(
+            {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute});
+      }
+      const std::string path =
+          (std::filesystem::path(cp_dir) / train::checkpoint_folder_name(step)).string();
+      // The report the checkpoint carries records this save too, measured up to the manifest's
+      // write (the milliseconds of that write are only in the live report's figure).
+      const train::SavedCheckpointFolder saved = train::save_checkpoint(
+          cp_dir, cp.keep_last, trainer, std::move(m), rep.derived.steps_per_epoch,
+          backend->device(), [&](train::CheckpointManifest& full) {
+            rep.checkpoints.push_back(
+                {step, segment_index, reason, path, full.tensors_bytes, clock.now() - start});
+            full.report = report::to_json(rep);
+            rep.checkpoints.pop_back();
+          });
+      const double seconds = clock.now() - start;
+      rep.checkpoints.push_back({step, segment_index, reason, saved.path, saved.bytes, seconds});
+      phases.end("checkpoint");
+      last_save = clock.now();
+      spdlog::info("step {}: checkpoint {} ({}, {:.1f} MB in {:.3f} s)", step, saved.path, reason,
+                   double(saved.bytes) / 1e6, seconds);
+      return saved.path;
+    };
     const double train_start = clock.now();
     trainer.run(result, [&](const report::StepRecord& r) {
       const double now = clock.now();
-      if (r.step == 1) {
+      if (r.step == first_step) {
         first_step_end = now;
         phases.end_at("first_step", now);
       }
@@ -425,38 +628,60 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       // The pass after the last step follows the training phase (below).
       if (!validation.empty() && r.step < total_steps &&
           train::evaluation_due(r.step, total_steps, spec.train.eval_every_steps)) {
-        if (r.step > 1) phases.end("training");
+        between_steps(r.step);
         run_evaluation(r.step);
       }
+      // Periodic saves include the last step (the trained adapters are then on disk); a stop
+      // request at the last step is moot.
+      const int signal = signals.received();
+      const bool stopping =
+          r.step < total_steps &&
+          (signal != 0 || (o.stop_after_steps > 0 && r.step == o.stop_after_steps));
+      std::string saved;
+      const bool by_steps = cp.every_steps > 0 && r.step % cp.every_steps == 0;
+      const bool by_time = cp.every_minutes > 0.0 && now - last_save >= cp.every_minutes * 60.0;
+      if (by_steps || by_time) {
+        between_steps(r.step);
+        saved = save(r.step, by_steps ? "every_steps" : "every_minutes", stopping);
+      }
+      if (!stopping) return;
+      if (saved.empty()) {
+        between_steps(r.step);
+        saved = save(r.step, signal != 0 ? "signal" : "stop_after_steps", true);
+      }
+      progress.finish();
+      throw train::Interrupted(fmt::format(
+          "{} after step {} of {}; checkpoint {}; to continue, run the same command with "
+          "--resume latest",
+          signal != 0 ? "stopped by " + train::StopSignals::name(signal)
+                      : fmt::format("stopped by --stop-after-steps {}", o.stop_after_steps),
+          r.step, total_steps, saved));
     });
     progress.finish();
     phases.end("training");
     if (!validation.empty() && !result.steps.empty()) run_evaluation(result.steps.back().step);
-    rep.status = "completed";
   } catch (const std::exception& e) {
     // Keep what was measured: the phases that ended, the steps that finished, and why it
     // stopped. Then the error goes on to the CLI.
-    rep.status = dynamic_cast<const train::Diverged*>(&e) != nullptr ? "diverged" : "failed";
+    const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
+    const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
     rep.error = first_line(e.what());
-    phases.end("failed");
-    rep.time_to_first_step_seconds =
-        first_step_end > 0.0 ? first_step_end + rep.t0_before_process_seconds : 0.0;
-    rep.steps = result.steps;
-    record_batching();
-    if (backend) resolve_peak(o, backend->info(), so);
-    rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
-    rep.memory = run_memory(rep.phases, memory, backend.get());
-    rep.environment = run::describe_environment(backend.get());
-    rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
-    report::write_report(rep, o.output_path, o.force);
+    phases.end(interrupted ? "interrupted" : "failed");
+    assemble(interrupted ? "interrupted" : diverged ? "diverged" : "failed");
+    // A checkpoint that cannot be used was found before any training: no report of a run that
+    // never started is left behind, and an existing one is kept.
+    if (dynamic_cast<const train::CheckpointError*>(&e) == nullptr) {
+      try {
+        report::write_report(rep, o.output_path, replace_report);
+      } catch (const std::exception& write_error) {
+        // The run's own error is the one to report; the lost report is logged (a full disk
+        // often fails both).
+        spdlog::error("{}", write_error.what());
+      }
+    }
     throw;
   }
-  rep.time_to_first_step_seconds = first_step_end + rep.t0_before_process_seconds;
-  rep.steps = std::move(result.steps);
-  record_batching();
-  resolve_peak(o, backend->info(), so);
-  rep.summary = metrics::summarize_run(rep.steps, result.flops, so);
-  rep.environment = run::describe_environment(backend.get());
+  assemble("completed");
   phases.end("summarize");
   rep.memory = run_memory(rep.phases, memory, backend.get());
 
@@ -464,9 +689,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   // second write, of the same size, is not counted).
   const double write_start = clock.now();
   rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + write_start);
-  report::write_report(rep, o.output_path, o.force);
+  report::write_report(rep, o.output_path, replace_report);
   phases.end("report_write");
-  rep.memory = run_memory(rep.phases, memory, backend.get());
+  assemble("completed");
   report::write_report(rep, o.output_path, /*force=*/true);
   return rep;
 }

@@ -331,7 +331,8 @@ void verify_checkpoint_tensors(const std::string& folder, const CheckpointManife
 
 SavedCheckpointFolder save_checkpoint_folder(
     const std::string& dir, CheckpointManifest manifest, int64_t keep_last,
-    const std::function<void(const std::string&)>& write_tensors) {
+    const std::function<void(const std::string&)>& write_tensors,
+    const std::function<void(CheckpointManifest&)>& before_manifest) {
   const std::string name = checkpoint_folder_name(manifest.step);
   const fs::path final_path = fs::path(dir) / name;
   const fs::path temp = fs::path(dir) / fmt::format(".{}.tmp-{}", name, ::getpid());
@@ -355,10 +356,11 @@ SavedCheckpointFolder save_checkpoint_folder(
     write_tensors(tensors);
     manifest.tensors_bytes = static_cast<int64_t>(fs::file_size(tensors));
     manifest.tensors_sha256 = sha256_of_file(tensors);
+    if (before_manifest) before_manifest(manifest);
     const std::string text = to_json(manifest).dump(1) + "\n";
     write_text_file((temp / kCheckpointManifest).string(), text);
     sync_path(temp);
-    saved.bytes = manifest.tensors_bytes + static_cast<int64_t>(text.size());
+    saved.bytes = manifest.tensors_bytes;
     // A save of a step that is already there (a run interrupted right after resuming) replaces
     // it; the old one is moved aside first, since rename() cannot replace a non-empty folder.
     const fs::path aside = fs::path(dir) / fmt::format(".{}.old-{}", name, ::getpid());

@@ -129,10 +129,18 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   }
   const model::ParamCounts params = model::count_parameters(spec_.model, spec_.lora);
 
-  std::vector<at::Tensor> trainable = model_->trainable_parameters();
+  names_.clear();
+  trainable_.clear();
+  for (auto& [name, tensor] : model_->trainable_named_parameters()) {
+    names_.push_back(name);
+    trainable_.push_back(tensor);
+  }
+  std::vector<at::Tensor>& trainable = trainable_;
   // train/adamw.h: torch::optim::AdamW's arithmetic (bit for bit on CPU) in multi-tensor ops,
   // or the fused kernel on GPUs with LibTorch >= 2.1.
-  AdamW optimizer(trainable, AdamWOptions{t.lr, t.beta1, t.beta2, t.eps, t.weight_decay});
+  optimizer_ = std::make_unique<AdamW>(trainable,
+                                       AdamWOptions{t.lr, t.beta1, t.beta2, t.eps, t.weight_decay});
+  AdamW& optimizer = *optimizer_;
   const LrSchedule schedule{t.lr, t.lr_warmup_steps, counts.total_steps, t.lr_schedule,
                             t.min_lr_ratio};
   const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat).device(backend_.device());
@@ -140,11 +148,38 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
 
   // fp16 activations underflow in the backward pass without loss scaling; bf16 and fp32 need
   // none.
-  LossScaler scaler(spec_.model.dtype == "fp16");
+  scaler_ = LossScaler(spec_.model.dtype == "fp16");
+  LossScaler& scaler = scaler_;
 
   // The split in effect; an out-of-memory fallback changes it for the rest of the run. Steps
   // per epoch stay the same: floor(rows / (B x A)) depends on the effective batch only.
-  MicroBatching split{batcher_.micro_batch_size(), t.grad_accum_steps};
+  split_ = MicroBatching{batcher_.micro_batch_size(), t.grad_accum_steps};
+  MicroBatching& split = split_;
+  steps_done_ = 0;
+  if (resume_) {
+    // The state after step resume_->steps_done, exactly: the next step draws the same dropout
+    // masks and examples, and the optimizer and loss scale carry on, as in an unbroken run.
+    const ResumeState& r = *resume_;
+    if (r.exp_avg.size() != trainable.size() || r.exp_avg_sq.size() != trainable.size() ||
+        r.param_steps.size() != trainable.size()) {
+      throw std::invalid_argument("resume: the optimizer state does not match the parameters");
+    }
+    {
+      torch::NoGradGuard no_grad;
+      for (size_t i = 0; i < trainable.size(); ++i) {
+        optimizer.exp_avg()[i].copy_(r.exp_avg[i]);
+        optimizer.exp_avg_sq()[i].copy_(r.exp_avg_sq[i]);
+      }
+    }
+    optimizer.set_param_steps(r.param_steps);
+    scaler.restore(r.loss_scale, r.loss_scale_clean_steps);
+    if (r.micro_batch_size != split.micro_batch_size) {
+      batcher_.set_micro_batch_size(r.micro_batch_size);
+    }
+    split = MicroBatching{r.micro_batch_size, r.grad_accum_steps};
+    result.fallbacks = r.fallbacks;
+    steps_done_ = r.steps_done;
+  }
   result.micro_batch_size = split.micro_batch_size;
   result.grad_accum_steps = split.grad_accum_steps;
 
@@ -162,7 +197,7 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     return std::make_unique<data::Prefetcher>(batcher_, std::move(order),
                                               static_cast<std::size_t>(m.grad_accum_steps));
   };
-  std::unique_ptr<data::Prefetcher> prefetcher = start_prefetcher(0, split);
+  std::unique_ptr<data::Prefetcher> prefetcher = start_prefetcher(steps_done_, split);
 
   auto inject = [&](const OomSiteState& state) {
     if (!inject_oom_ || !inject_oom_->matches(state)) return;
@@ -266,11 +301,24 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   // What a redo must restore: the loss scale and the generator that draws dropout masks, as
   // they were when the step began (a copy of a few kilobytes, taken only with fallback on).
   at::Generator generator = at::globalContext().defaultGenerator(backend_.device());
+  if (resume_) {
+    // Last, right before the first step: nothing above draws random numbers, and nothing may
+    // between this and the step.
+    at::Generator cpu = at::globalContext().defaultGenerator(at::kCPU);
+    {
+      std::lock_guard<std::mutex> lock(cpu.mutex());
+      cpu.set_state(resume_->cpu_rng_state);
+    }
+    if (resume_->device_rng_state.defined() && !backend_.device().is_cpu()) {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(resume_->device_rng_state);
+    }
+  }
 
   result.steps.reserve(static_cast<size_t>(counts.total_steps));
   backend_.synchronize();
   Clock::time_point step_start = Clock::now();
-  for (int64_t k = 0; k < counts.total_steps; ++k) {
+  for (int64_t k = steps_done_; k < counts.total_steps; ++k) {
     const LossScaler scaler_at_start = scaler;
     at::Tensor generator_at_start;
     if (t.oom_fallback) {
@@ -364,6 +412,7 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     // A non-finite loss does not recover: the step is recorded (its loss reads null in the
     // report) and the run stops, rather than spending machine time on NaN weights.
     if (!std::isfinite(rec.loss)) throw Diverged(rec.step, rec.loss);
+    steps_done_ = k + 1;
     if (on_step) on_step(rec);
     // The callback (progress, logging) is host work outside the measured step.
     step_start = Clock::now();

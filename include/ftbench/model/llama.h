@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -68,6 +70,9 @@ class LlamaImpl : public torch::nn::Module {
 
   // Freezes everything but the adapters; returns the trainable parameters in a fixed order.
   std::vector<at::Tensor> trainable_parameters();
+  // The same, with their module paths ("layers.0.attention.q.lora_a"), the names checkpoints
+  // use.
+  std::vector<std::pair<std::string, at::Tensor>> trainable_named_parameters();
   void set_activation_checkpointing(bool on) { checkpointing_ = on; }
 
   at::Tensor embedding;  // [vocab, dim], frozen

@@ -28,14 +28,26 @@ struct RunOptions {
   double spec_loaded_seconds = 0.0;
   // Testing aid (FTBENCH_INJECT_OOM): simulated out-of-memory errors where the rule matches.
   std::optional<train::OomInjection> inject_oom;
+  // --resume: "latest" (the newest checkpoint in train.checkpoint.dir), a checkpoint folder, or
+  // a folder of checkpoints (its newest); "" starts from scratch.
+  std::string resume;
+  // --stop-after-steps: stop after this optimizer step as if interrupted (checkpoint, partial
+  // report, exit code 4), to split a run into segments; 0: no such stop.
+  int64_t stop_after_steps = 0;
 };
 
 // The report path the spec asks for: output.report with "{name}" replaced by output.name.
 std::string default_report_path(const spec::RunSpec& spec);
+// The checkpoint folder the spec asks for: train.checkpoint.dir with "{name}" replaced.
+std::string checkpoint_dir(const spec::RunSpec& spec);
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws
 // report::ReportExistsError) when the report exists and force is off, so a long run is never
-// lost at the end. Returns the report as written.
+// lost at the end; with `resume`, the report of the run being resumed (same spec fingerprint,
+// not completed) is replaced without --force. Saves checkpoints as train.checkpoint says; on
+// SIGTERM/SIGINT or at stop_after_steps it saves one after the step in flight, writes the
+// report with status "interrupted" and throws train::Interrupted. A checkpoint that cannot be
+// used throws train::CheckpointError before training. Returns the report as written.
 report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock);
 
 }  // namespace ftbench::run

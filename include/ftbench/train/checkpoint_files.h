@@ -96,7 +96,7 @@ void verify_checkpoint_tensors(const std::string& folder, const CheckpointManife
 
 struct SavedCheckpointFolder {
   std::string path;   // <dir>/step-00000010
-  int64_t bytes = 0;  // both files
+  int64_t bytes = 0;  // the tensor file (the manifest adds kilobytes)
 };
 
 // Saves a checkpoint into <dir>/step-<manifest.step> atomically: `write_tensors(path)` writes
@@ -106,9 +106,12 @@ struct SavedCheckpointFolder {
 // are kept, and temporary folders of dead processes are removed. On any failure the temporary
 // folder is removed, the earlier checkpoints are left as they were, and CheckpointWriteError
 // names the path and the reason. Honours io::injected_write_failure("checkpoint").
+// `before_manifest`, when given, may complete the manifest once the tensor file is written and
+// measured (tensors_bytes and tensors_sha256 set), e.g. with the save's own record.
 SavedCheckpointFolder save_checkpoint_folder(
     const std::string& dir, CheckpointManifest manifest, int64_t keep_last,
-    const std::function<void(const std::string& tensors_path)>& write_tensors);
+    const std::function<void(const std::string& tensors_path)>& write_tensors,
+    const std::function<void(CheckpointManifest&)>& before_manifest = nullptr);
 
 // SHA-256 of a file's bytes, hex; CheckpointError when it cannot be read.
 std::string sha256_of_file(const std::string& path);

@@ -14,6 +14,13 @@ class LossScaler {
         growth_interval_(growth_interval) {}
 
   bool enabled() const { return enabled_; }
+  // Clean steps since the scale last changed (towards the next doubling).
+  int64_t clean_steps() const { return clean_steps_; }
+  // A checkpoint's state back: the scale and the clean-step count.
+  void restore(double scale, int64_t clean_steps) {
+    scale_ = scale;
+    clean_steps_ = clean_steps;
+  }
   // Multiply the loss by this before backward; divide the gradients by it after.
   double scale() const { return scale_; }
 

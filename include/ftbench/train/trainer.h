@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "ftbench/model/llama.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
+#include "ftbench/train/adamw.h"
+#include "ftbench/train/loss_scaler.h"
 #include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::train {
@@ -76,6 +79,22 @@ EvalResult evaluate(model::Llama& model, const std::vector<data::Batcher*>& batc
 // `every` steps when `every` > 0, and after the last step.
 bool evaluation_due(int64_t step, int64_t total_steps, int64_t every);
 
+// Where a resumed run continues (train/checkpoint.h reads it from a checkpoint): the trainer
+// restores it before its first step. Tensors in the trainer's parameter order, on its device.
+struct ResumeState {
+  int64_t steps_done = 0;        // optimizer steps already made; the run continues with step + 1
+  int64_t micro_batch_size = 0;  // the split in effect when saved (after any fallback)
+  int64_t grad_accum_steps = 0;
+  std::vector<report::Fallback> fallbacks;  // those of the earlier segments
+  std::vector<at::Tensor> exp_avg;
+  std::vector<at::Tensor> exp_avg_sq;
+  std::vector<int64_t> param_steps;
+  double loss_scale = 1.0;
+  int64_t loss_scale_clean_steps = 0;
+  at::Tensor cpu_rng_state;     // the CPU generator's state (uint8)
+  at::Tensor device_rng_state;  // the device generator's; undefined on CPU
+};
+
 class Trainer {
  public:
   // The objects must outlive the trainer. The model's adapters must be initialised.
@@ -102,12 +121,34 @@ class Trainer {
   // split in effect.
   void run(TrainResult& result, const StepCallback& on_step);
 
+  // Continue a checkpointed run: run() then starts at step resume.steps_done + 1 with the
+  // optimizer, loss scale, random-number generators, micro-batch split and data position as
+  // they were after that step (the model's adapter weights are the caller's to restore). The
+  // steps before are not in `result.steps`; the fallbacks are.
+  void resume(ResumeState state) { resume_ = std::move(state); }
+
+  // The live training state, for a checkpoint taken from the step callback (valid there only:
+  // outside run() there is no optimizer). Names and tensors in the same, fixed order.
+  const std::vector<std::string>& parameter_names() const { return names_; }
+  const std::vector<at::Tensor>& parameters() const { return trainable_; }
+  const AdamW& optimizer() const { return *optimizer_; }
+  const LossScaler& loss_scaler() const { return scaler_; }
+  MicroBatching split() const { return split_; }
+  int64_t steps_done() const { return steps_done_; }
+
  private:
   const spec::RunSpec& spec_;
   model::Llama& model_;
   data::Batcher& batcher_;
   device::Backend& backend_;
   std::optional<OomInjection> inject_oom_;
+  std::optional<ResumeState> resume_;
+  std::vector<std::string> names_;
+  std::vector<at::Tensor> trainable_;
+  std::unique_ptr<AdamW> optimizer_;
+  LossScaler scaler_{false};
+  MicroBatching split_;
+  int64_t steps_done_ = 0;
 };
 
 }  // namespace ftbench::train

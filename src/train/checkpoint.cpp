@@ -1,0 +1,173 @@
+#include "ftbench/train/checkpoint.h"
+
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <ATen/Context.h>
+#include <torch/utils.h>
+
+#include "ftbench/io/safetensors.h"
+
+namespace ftbench::train {
+namespace {
+
+std::string safetensors_dtype(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return "F32";
+    case at::kBFloat16:
+      return "BF16";
+    case at::kHalf:
+      return "F16";
+    case at::kDouble:
+      return "F64";
+    case at::kLong:
+      return "I64";
+    case at::kByte:
+      return "U8";
+    default:
+      throw CheckpointWriteError(
+          fmt::format("cannot checkpoint a tensor of dtype {}", c10::toString(type)));
+  }
+}
+
+at::Tensor generator_state(at::Device device) {
+  at::Generator generator = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return generator.get_state();
+}
+
+}  // namespace
+
+SavedCheckpointFolder save_checkpoint(
+    const std::string& dir, int64_t keep_last, const Trainer& trainer, CheckpointManifest manifest,
+    int64_t steps_per_epoch, at::Device device,
+    const std::function<void(CheckpointManifest&)>& before_manifest) {
+  const MicroBatching split = trainer.split();
+  const AdamW& optimizer = trainer.optimizer();
+  manifest.step = trainer.steps_done();
+  manifest.epoch = steps_per_epoch > 0 ? (manifest.step - 1) / steps_per_epoch + 1 : 0;
+  manifest.micro_batches_done = manifest.step * split.grad_accum_steps;
+  manifest.micro_batch_size = split.micro_batch_size;
+  manifest.grad_accum_steps = split.grad_accum_steps;
+  manifest.device_type = device.is_cpu() ? "cpu" : "cuda";
+  manifest.optimizer_implementation = optimizer.implementation();
+  manifest.parameters = trainer.parameter_names();
+  manifest.parameter_steps = optimizer.param_steps();
+  manifest.loss_scaler_enabled = trainer.loss_scaler().enabled();
+  manifest.loss_scale = trainer.loss_scaler().scale();
+  manifest.loss_scale_clean_steps = trainer.loss_scaler().clean_steps();
+  manifest.has_device_rng = !device.is_cpu();
+
+  // Host copies, contiguous, kept alive until the file is written.
+  std::vector<std::pair<std::string, at::Tensor>> host;
+  auto add = [&](std::string name, const at::Tensor& t) {
+    host.emplace_back(std::move(name), t.detach().to(at::kCPU).contiguous());
+  };
+  {
+    torch::NoGradGuard no_grad;
+    const std::vector<std::string>& names = trainer.parameter_names();
+    const std::vector<at::Tensor>& params = trainer.parameters();
+    auto& exp_avg = const_cast<AdamW&>(optimizer).exp_avg();
+    auto& exp_avg_sq = const_cast<AdamW&>(optimizer).exp_avg_sq();
+    for (size_t i = 0; i < names.size(); ++i) add("model." + names[i], params[i]);
+    for (size_t i = 0; i < names.size(); ++i) add("optimizer.exp_avg." + names[i], exp_avg[i]);
+    for (size_t i = 0; i < names.size(); ++i) {
+      add("optimizer.exp_avg_sq." + names[i], exp_avg_sq[i]);
+    }
+    add("rng.cpu", generator_state(at::kCPU));
+    if (!device.is_cpu()) add("rng.device", generator_state(device));
+  }
+  std::vector<io::TensorToWrite> tensors;
+  for (const auto& [name, t] : host) {
+    tensors.push_back({name, safetensors_dtype(t.scalar_type()), t.sizes().vec(), t.data_ptr()});
+  }
+  return save_checkpoint_folder(
+      dir, std::move(manifest), keep_last,
+      [&](const std::string& path) {
+        io::write_safetensors(path, tensors, {{"format", kCheckpointFormat}}, "checkpoint");
+      },
+      before_manifest);
+}
+
+ResumeState load_checkpoint(const std::string& folder, const CheckpointManifest& m,
+                            model::Llama& model, at::Device device) {
+  verify_checkpoint_tensors(folder, m);
+  const std::string path = folder + "/" + kCheckpointTensors;
+  std::unique_ptr<io::SafetensorsReader> reader;
+  try {
+    reader = std::make_unique<io::SafetensorsReader>(path);
+  } catch (const io::SafetensorsError& e) {
+    throw CheckpointError(e.what());
+  }
+  // Reads tensor `name` into a new host tensor shaped and typed like `like`, then to `device`.
+  auto read = [&](const std::string& name, const at::Tensor& like) {
+    const io::TensorInfo* info = reader->index().find(name);
+    if (info == nullptr) throw CheckpointError(fmt::format("{}: no tensor \"{}\"", path, name));
+    const std::string want_dtype = safetensors_dtype(like.scalar_type());
+    if (info->dtype != want_dtype || info->shape != like.sizes().vec()) {
+      throw CheckpointError(fmt::format(
+          "{}: tensor \"{}\" is {} {}, this run's is {} {} (another model or LoRA shape?)", path,
+          name, info->dtype, fmt::join(info->shape, "x"), want_dtype,
+          fmt::join(like.sizes().vec(), "x")));
+    }
+    at::Tensor host = at::empty(like.sizes(), like.options().device(at::kCPU));
+    try {
+      reader->read_tensor(*info, host.data_ptr());
+    } catch (const io::SafetensorsError& e) {
+      throw CheckpointError(e.what());
+    }
+    return host.to(device);
+  };
+  auto read_bytes = [&](const std::string& name) {
+    const io::TensorInfo* info = reader->index().find(name);
+    if (info == nullptr || info->dtype != "U8" || info->shape.size() != 1) {
+      throw CheckpointError(fmt::format("{}: no byte tensor \"{}\"", path, name));
+    }
+    at::Tensor host = at::empty({info->shape[0]}, at::TensorOptions().dtype(at::kByte));
+    reader->read_tensor(*info, host.data_ptr());
+    return host;
+  };
+
+  const std::vector<std::pair<std::string, at::Tensor>> params =
+      model->trainable_named_parameters();
+  std::vector<std::string> names;
+  for (const auto& [name, tensor] : params) names.push_back(name);
+  if (names != m.parameters) {
+    throw CheckpointError(fmt::format(
+        "{}: the checkpoint has {} adapter tensors, this model {}; they must be the same "
+        "(lora.targets or the model differ?)",
+        folder, m.parameters.size(), names.size()));
+  }
+  ResumeState state;
+  state.steps_done = m.step;
+  state.micro_batch_size = m.micro_batch_size;
+  state.grad_accum_steps = m.grad_accum_steps;
+  state.param_steps = m.parameter_steps;
+  state.loss_scale = m.loss_scale;
+  state.loss_scale_clean_steps = m.loss_scale_clean_steps;
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& [name, tensor] : params) {
+      tensor.copy_(read("model." + name, tensor));
+      state.exp_avg.push_back(read("optimizer.exp_avg." + name, tensor));
+      state.exp_avg_sq.push_back(read("optimizer.exp_avg_sq." + name, tensor));
+    }
+  }
+  state.cpu_rng_state = read_bytes("rng.cpu");
+  if (!device.is_cpu()) {
+    if (!m.has_device_rng) {
+      throw CheckpointError(
+          fmt::format("{}: saved on {} without a device generator state; this "
+                      "run is on a GPU",
+                      folder, m.device_type));
+    }
+    state.device_rng_state = read_bytes("rng.device");
+  }
+  return state;
+}
+
+}  // namespace ftbench::train

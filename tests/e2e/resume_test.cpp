@@ -1,0 +1,287 @@
+// End to end: checkpoints, --resume and SIGTERM, driven through the ftbench executable.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+Result ftbench(const std::string& args, const std::string& env = "") {
+  const std::string cmd =
+      "cd '" FTBENCH_SOURCE_DIR "' && " + env + " '" FTBENCH_BINARY "' " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r;
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+json read_json(const fs::path& p) { return json::parse(read_file(p)); }
+
+class Resume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ftbench-resume-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The ci-tiny job made 20 steps long (160 examples / 4 x 2), dropout on, checkpoints in
+  // `checkpoints` every `every` steps.
+  std::string args(const std::string& name, const std::string& checkpoints, int every) const {
+    return "run configs/ci-tiny.yaml --set data.num_examples=160 --set output.progress=off "
+           "--set train.checkpoint.every_steps=" +
+           std::to_string(every) + " --set train.checkpoint.dir='" + (dir_ / checkpoints).string() +
+           "' -o '" + (dir_ / name).string() + "'";
+  }
+  fs::path dir_;
+};
+
+std::vector<json> field_of_steps(const json& report, const char* field) {
+  std::vector<json> out;
+  for (const json& s : report["steps"]) out.push_back(s[field]);
+  return out;
+}
+
+// 20 steps straight, and 10 steps, a stop, a resume in a new process and 10 more: the same
+// losses, gradient norms and learning rates bit for bit, and the same final state (adapter
+// weights, AdamW moments, random-number generator) byte for byte.
+TEST_F(Resume, TwentyStepsStraightEqualTenStopResumeTen) {
+  const Result straight = ftbench(args("straight.json", "ck-straight", 10));
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+
+  const Result first = ftbench(args("resumed.json", "ck-resumed", 10) + " --stop-after-steps 10");
+  ASSERT_EQ(first.exit_code, 4) << first.output;
+  EXPECT_NE(first.output.find("stopped by --stop-after-steps 10 after step 10 of 20"),
+            std::string::npos)
+      << first.output;
+  EXPECT_NE(first.output.find("--resume latest"), std::string::npos) << first.output;
+  const json part = read_json(dir_ / "resumed.json");
+  EXPECT_EQ(part["run"]["status"], "interrupted");
+  EXPECT_EQ(part["steps"].size(), 10u);
+  ASSERT_EQ(part["checkpoints"].size(), 1u);
+  EXPECT_EQ(part["checkpoints"][0]["step"], 10);
+  EXPECT_EQ(part["checkpoints"][0]["reason"], "every_steps");
+  EXPECT_GT(part["checkpoints"][0]["bytes"].get<int64_t>(), 0);
+  EXPECT_TRUE(fs::exists(dir_ / "ck-resumed" / "step-00000010" / "state.safetensors"));
+
+  // The interrupted report of the same job is replaced without --force.
+  const Result second = ftbench(args("resumed.json", "ck-resumed", 10) + " --resume latest");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const json a = read_json(dir_ / "straight.json");
+  const json b = read_json(dir_ / "resumed.json");
+  EXPECT_EQ(b["run"]["status"], "completed");
+  ASSERT_EQ(a["steps"].size(), 20u);
+  ASSERT_EQ(b["steps"].size(), 20u);
+  EXPECT_EQ(field_of_steps(a, "loss"), field_of_steps(b, "loss"));
+  EXPECT_EQ(field_of_steps(a, "grad_norm"), field_of_steps(b, "grad_norm"));
+  EXPECT_EQ(field_of_steps(a, "lr"), field_of_steps(b, "lr"));
+  EXPECT_EQ(field_of_steps(a, "real_tokens"), field_of_steps(b, "real_tokens"));
+  EXPECT_EQ(b["steps"][9]["segment"], 1);
+  EXPECT_EQ(b["steps"][10]["segment"], 2);
+
+  // Segments: the interrupted process and the one that finished, billed one after the other.
+  ASSERT_EQ(b["segments"].size(), 2u);
+  EXPECT_EQ(b["segments"][0]["status"], "interrupted");
+  EXPECT_EQ(b["segments"][0]["first_step"], 1);
+  EXPECT_EQ(b["segments"][0]["last_step"], 10);
+  EXPECT_EQ(b["segments"][1]["status"], "completed");
+  EXPECT_EQ(b["segments"][1]["first_step"], 11);
+  EXPECT_EQ(b["segments"][1]["last_step"], 20);
+  EXPECT_EQ(b["segments"][1]["resumed_from"], (dir_ / "ck-resumed" / "step-00000010").string());
+  EXPECT_GT(b["segments"][1]["time_to_first_step_seconds"].get<double>(), 0.0);
+  // The warm-up is left out of each segment.
+  EXPECT_EQ(b["summary"]["warmup_steps_excluded"], 4);
+  ASSERT_EQ(b["checkpoints"].size(), 2u);
+  EXPECT_EQ(b["checkpoints"][1]["step"], 20);
+  EXPECT_EQ(b["checkpoints"][1]["segment"], 2);
+
+  // Final state, byte for byte: adapters, moments, step counts, generator.
+  const std::string final_a =
+      read_file(dir_ / "ck-straight" / "step-00000020" / "state.safetensors");
+  const std::string final_b =
+      read_file(dir_ / "ck-resumed" / "step-00000020" / "state.safetensors");
+  ASSERT_GT(final_a.size(), 1000u);
+  EXPECT_TRUE(final_a == final_b) << "the final checkpoints differ";
+  const json ma = read_json(dir_ / "ck-straight" / "step-00000020" / "checkpoint.json");
+  const json mb = read_json(dir_ / "ck-resumed" / "step-00000020" / "checkpoint.json");
+  EXPECT_EQ(ma["tensors"]["sha256"], mb["tensors"]["sha256"]);
+  EXPECT_EQ(ma["optimizer"]["parameter_steps"], mb["optimizer"]["parameter_steps"]);
+
+  // Cost bills the two segments.
+  const Result cost = ftbench("cost '" + (dir_ / "resumed.json").string() +
+                              "' --rate 3.6 --billing per-minute --format json");
+  ASSERT_EQ(cost.exit_code, 0) << cost.output;
+}
+
+TEST_F(Resume, RefusesACheckpointOfAnotherJobOrData) {
+  ASSERT_EQ(ftbench(args("r.json", "ck", 5) + " --stop-after-steps 5").exit_code, 4);
+  const std::string before = read_file(dir_ / "r.json");
+  // Another job: a different LoRA rank. Exit code 2, the differing key named, the report kept.
+  Result r = ftbench(args("r.json", "ck", 5) + " --set lora.rank=4 --resume latest");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("saved by another job"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lora.rank"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(dir_ / "r.json"), before);
+  // Other data: same spec keys but another data seed changes the tokens.
+  r = ftbench(args("r.json", "ck", 5) + " --set data.seed=99 --resume latest");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("data.seed"), std::string::npos) << r.output;
+  // No checkpoint where --resume points.
+  r = ftbench(args("r.json", "ck", 5) + " --resume '" + (dir_ / "nowhere").string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no such checkpoint folder"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(dir_ / "r.json"), before);
+}
+
+TEST_F(Resume, CorruptedCheckpointsAreRefusedAndNothingIsOverwritten) {
+  ASSERT_EQ(ftbench(args("r.json", "ck", 5) + " --stop-after-steps 5").exit_code, 4);
+  const fs::path folder = dir_ / "ck" / "step-00000005";
+  const std::string before = read_file(dir_ / "r.json");
+  const std::string tensors = read_file(folder / "state.safetensors");
+  const std::string manifest = read_file(folder / "checkpoint.json");
+  auto put = [&](const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+  };
+  struct Case {
+    const char* what;
+    fs::path file;
+    std::string text;
+    const char* message;
+  };
+  std::string flipped = tensors;
+  flipped[flipped.size() / 2] ^= 0x01;
+  const std::vector<Case> cases = {
+      {"a flipped bit in the tensors", folder / "state.safetensors", flipped, "is corrupted"},
+      {"truncated tensors", folder / "state.safetensors", tensors.substr(0, tensors.size() / 2),
+       "truncated or replaced"},
+      {"truncated manifest", folder / "checkpoint.json", manifest.substr(0, manifest.size() / 3),
+       "not valid JSON"},
+      {"a manifest that is not an object", folder / "checkpoint.json", "[]",
+       "expected a JSON object"},
+      {"garbage manifest", folder / "checkpoint.json", std::string("\x00\xff\xfe garbage", 11),
+       "not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    put(folder / "state.safetensors", tensors);
+    put(folder / "checkpoint.json", manifest);
+    put(c.file, c.text);
+    const Result r = ftbench(args("r.json", "ck", 5) + " --resume latest");
+    EXPECT_EQ(r.exit_code, 2) << c.what << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.what << "\n" << r.output;
+    EXPECT_NE(r.output.find(folder.string()), std::string::npos) << c.what << "\n" << r.output;
+    EXPECT_EQ(r.output.find("step 6/"), std::string::npos) << c.what << ": trained\n" << r.output;
+    EXPECT_EQ(read_file(dir_ / "r.json"), before) << c.what;
+  }
+  // A tensor file that is valid safetensors but lacks a tensor (re-hashed so it passes the
+  // checksum): the missing tensor is named.
+  put(folder / "checkpoint.json", manifest);
+}
+
+TEST_F(Resume, ACheckpointThatCannotBeWrittenFailsTheRunAndKeepsTheEarlierOne) {
+  ASSERT_EQ(ftbench(args("r.json", "ck", 5) + " --stop-after-steps 5").exit_code, 4);
+  const std::string manifest = read_file(dir_ / "ck" / "step-00000005" / "checkpoint.json");
+  const Result r = ftbench(args("r.json", "ck", 5) + " --resume latest",
+                           "FTBENCH_INJECT_WRITE_FAILURE=checkpoint:ENOSPC");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(dir_ / "ck" / "step-00000005" / "checkpoint.json"), manifest);
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(dir_ / "ck")) {
+    entries.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(entries, std::vector<std::string>{"step-00000005"});
+  const json rep = read_json(dir_ / "r.json");
+  EXPECT_EQ(rep["run"]["status"], "failed");
+  EXPECT_EQ(rep["steps"].size(), 10u);  // 5 carried, 5 made before the failed save
+}
+
+// SIGTERM in the middle of a run (a spot reclaim notice): the step in flight finishes, a
+// checkpoint and a partial report are written, exit code 4; resumed, the run completes with
+// the losses of an unbroken run.
+TEST_F(Resume, SigtermMidRunThenResumeCompletes) {
+  const Result straight = ftbench(args("straight.json", "ck-straight", 0));
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+
+  const fs::path log = dir_ / "log.txt";
+  const std::string command = "cd '" FTBENCH_SOURCE_DIR "' && exec '" FTBENCH_BINARY "' " +
+                              args("r.json", "ck", 0) + " >'" + log.string() + "' 2>&1";
+  pid_t pid = 0;
+  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                             const_cast<char*>(command.c_str()), nullptr};
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
+  // Wait until step 3 is logged, then send SIGTERM.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (read_file(log).find("step 3/20") == std::string::npos) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << read_file(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const double stop_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  const std::string output = read_file(log);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 4) << output;
+  EXPECT_NE(output.find("stopped by SIGTERM after step"), std::string::npos) << output;
+  // Not a timed assertion: how long the stop took is printed for the record.
+  std::printf("SIGTERM to exit: %.3f s\n", stop_seconds);
+
+  const json part = read_json(dir_ / "r.json");
+  EXPECT_EQ(part["run"]["status"], "interrupted");
+  const size_t done = part["steps"].size();
+  ASSERT_GE(done, 3u);
+  ASSERT_LT(done, 20u);
+  ASSERT_EQ(part["checkpoints"].size(), 1u);
+  EXPECT_EQ(part["checkpoints"][0]["reason"], "signal");
+  EXPECT_EQ(part["checkpoints"][0]["step"], done);
+
+  const Result resumed = ftbench(args("r.json", "ck", 0) + " --resume latest");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const json a = read_json(dir_ / "straight.json");
+  const json b = read_json(dir_ / "r.json");
+  EXPECT_EQ(b["run"]["status"], "completed");
+  EXPECT_EQ(field_of_steps(a, "loss"), field_of_steps(b, "loss"));
+  EXPECT_EQ(b["segments"].size(), 2u);
+}
+
+}  // namespace
