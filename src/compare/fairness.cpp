@@ -44,7 +44,9 @@ Severity classify_spec_key(const std::string& path) {
                                                    "spec.train.oom_fallback",
                                                    "spec.train.oom_max_fallbacks"};
   if (starts_with(path, "spec.backend.")) return Severity::kPlatform;
-  if (kExecution.count(path)) return Severity::kExecution;
+  if (kExecution.count(path) || starts_with(path, "spec.train.checkpoint.")) {
+    return Severity::kExecution;
+  }
   // The job is what the spec fingerprint covers: the model, lora, data and train sections.
   for (const char* section : {"spec.model.", "spec.lora.", "spec.data.", "spec.train."}) {
     if (starts_with(path, section)) return Severity::kJob;
@@ -63,6 +65,10 @@ std::string spec_note(const std::string& path) {
   if (path == "spec.train.oom_fallback" || path == "spec.train.oom_max_fallbacks") {
     return "what a run does when it runs out of memory; a fallback that happened is listed "
            "as its own difference";
+  }
+  if (starts_with(path, "spec.train.checkpoint.")) {
+    return "where and how often checkpoints are saved: saves are outside the step times but "
+           "in the run time (the report's checkpoints list them)";
   }
   if (path == "spec.train.timing_warmup_steps") return "steps left out of the timing summary";
   if (path == "spec.train.loss_window") return "window of the final-loss mean";
@@ -232,6 +238,22 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
                 "accumulation), same effective batch and examples; later steps ran at that "
                 "split, so they are slower and use less memory than the spec's; the lost time "
                 "is in the run time, not in the step times");
+  }
+
+  // A resumed run is always listed: each restart paid its set-up again, which its run time
+  // and cost include.
+  const bool resumed = std::any_of(reports.begin(), reports.end(),
+                                   [](const report::Report& r) { return r.segments.size() > 1; });
+  if (resumed) {
+    std::vector<std::string> values;
+    for (const report::Report& r : reports) {
+      const size_t n = std::max<size_t>(1, r.segments.size());
+      values.push_back(n == 1 ? "1 (never interrupted)"
+                              : fmt::format("{} (resumed {} time{})", n, n - 1, n == 2 ? "" : "s"));
+    }
+    differ.flag("segments", Severity::kExecution, std::move(values),
+                "processes the run took: a run interrupted and resumed paid its set-up once per "
+                "segment, billed as separate rentals; its step times are unaffected");
   }
 
   differ.check(

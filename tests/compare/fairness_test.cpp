@@ -410,6 +410,24 @@ TEST(Fairness, AnOutOfMemoryFallbackIsAlwaysFlaggedAsExecution) {
   EXPECT_TRUE(none.differences.empty());
 }
 
+TEST(Fairness, CheckpointSettingsAreExecutionAndAResumedRunIsFlagged) {
+  report::Report a = make_report();
+  report::Report b = make_report();
+  b.spec["train"]["checkpoint"] = {{"dir", "/mnt/ck/{name}"}, {"every_steps", 50}};
+  const Fairness f = check_fairness({a, b});
+  EXPECT_TRUE(f.same_job);
+  for (const auto& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution) << d.what;
+
+  report::Report c = make_report();
+  c.segments = {{1, "interrupted", "", "", 1, 5, 60.0, 20.0, ""},
+                {2, "completed", "", "", 6, 10, 70.0, 25.0, "ck/step-00000005"}};
+  const Fairness g = check_fairness({a, c});
+  EXPECT_TRUE(g.same_job);
+  EXPECT_EQ(whats(g), (Values{"segments"}));
+  EXPECT_EQ(g.differences[0].severity, Severity::kExecution);
+  EXPECT_EQ(g.differences[0].values, (Values{"1 (never interrupted)", "2 (resumed 1 time)"}));
+}
+
 TEST(Fairness, OutOfMemorySettingsAreExecution) {
   report::Report a = make_report();
   report::Report b = make_report();
