@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -149,6 +150,31 @@ TEST_F(Resume, TwentyStepsStraightEqualTenStopResumeTen) {
   const Result cost = ftbench("cost '" + (dir_ / "resumed.json").string() +
                               "' --rate 3.6 --billing per-minute --format json");
   ASSERT_EQ(cost.exit_code, 0) << cost.output;
+}
+
+TEST_F(Resume, TimedCheckpointsKeepTheLastK) {
+  // every_minutes so small that every step is due: three saves, two kept.
+  const Result r = ftbench(args("r.json", "ck", 0) +
+                           " --set train.max_steps=3 --set train.checkpoint.every_minutes=1e-9");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json rep = read_json(dir_ / "r.json");
+  ASSERT_EQ(rep["checkpoints"].size(), 3u);
+  for (const json& c : rep["checkpoints"]) EXPECT_EQ(c["reason"], "every_minutes");
+  std::vector<std::string> kept;
+  for (const auto& e : fs::directory_iterator(dir_ / "ck")) {
+    kept.push_back(e.path().filename().string());
+  }
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"step-00000002", "step-00000003"}));
+  // Each save is a phase of its own between steps; the phases stay contiguous.
+  int saves = 0;
+  double end = 0.0;
+  for (const json& p : rep["timing"]["phases"]) {
+    saves += p["name"] == "checkpoint";
+    EXPECT_NEAR(p["start_seconds"].get<double>(), end, 1e-9) << p["name"];
+    end = p["start_seconds"].get<double>() + p["seconds"].get<double>();
+  }
+  EXPECT_EQ(saves, 3);
 }
 
 TEST_F(Resume, RefusesACheckpointOfAnotherJobOrData) {
