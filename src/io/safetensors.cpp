@@ -1,6 +1,7 @@
 #include "ftbench/io/safetensors.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -186,51 +187,49 @@ SafetensorsIndex parse_safetensors_index(std::string_view file_start, uint64_t f
 }
 
 SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     fail(path, "not a regular file");
   }
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  std::string start(static_cast<size_t>(std::min<uint64_t>(file_size, 8)), '\0');
-  try {
-    if (file_size >= 8) {
-      read_tensor(TensorInfo{"", "U8", {8}, 0, 8}, start.data());
-      const uint64_t header_bytes = read_le64(start);
-      if (header_bytes <= kMaxHeaderBytes && header_bytes <= file_size - 8) {
-        start.resize(static_cast<size_t>(8 + header_bytes));
-        read_tensor(TensorInfo{"", "U8", {}, 8, 8 + header_bytes}, start.data() + 8);
-      }
+  size_ = static_cast<uint64_t>(st.st_size);
+  if (size_ > 0) {
+    void* map = ::mmap(nullptr, static_cast<size_t>(size_), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      const int error = errno;
+      ::close(fd);
+      fail(path, std::string("cannot map: ") + std::strerror(error));
     }
-    index_ = parse_safetensors_index(start, file_size, path);
+    map_ = static_cast<const unsigned char*>(map);
+  }
+  ::close(fd);  // the mapping keeps the file
+  try {
+    const std::string_view bytes(reinterpret_cast<const char*>(map_), static_cast<size_t>(size_));
+    index_ = parse_safetensors_index(bytes, size_, path);
   } catch (...) {
-    ::close(fd_);
+    if (map_ != nullptr) ::munmap(const_cast<unsigned char*>(map_), static_cast<size_t>(size_));
     throw;
   }
 }
 
 SafetensorsReader::~SafetensorsReader() {
-  if (fd_ >= 0) ::close(fd_);
+  if (map_ != nullptr) ::munmap(const_cast<unsigned char*>(map_), static_cast<size_t>(size_));
+}
+
+const void* SafetensorsReader::tensor_data(const TensorInfo& tensor) const {
+  // Ranges come from the validated index; a TensorInfo from elsewhere is checked here.
+  if (tensor.end < tensor.begin || tensor.end > size_ - index_.data_start) {
+    fail(path_, fmt::format("tensor \"{}\": bytes [{}, {}) lie outside the data section",
+                            tensor.name, tensor.begin, tensor.end));
+  }
+  return map_ + index_.data_start + tensor.begin;
 }
 
 void SafetensorsReader::read_tensor(const TensorInfo& tensor, void* destination) const {
-  // Offsets are from the data section once the index exists; the constructor reads the header
-  // with index_.data_start still 0.
-  uint64_t offset = index_.data_start + tensor.begin;
-  const uint64_t end = index_.data_start + tensor.end;
-  char* out = static_cast<char*>(destination);
-  while (offset < end) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(end - offset, 1u << 30));
-    const ssize_t n = ::pread(fd_, out, want, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      fail(path_, fmt::format("cannot read tensor \"{}\": {}", tensor.name, std::strerror(errno)));
-    if (n == 0) fail(path_, fmt::format("truncated while reading tensor \"{}\"", tensor.name));
-    offset += static_cast<uint64_t>(n);
-    out += n;
-  }
+  const void* from = tensor_data(tensor);
+  if (tensor.end > tensor.begin) std::memcpy(destination, from, tensor.end - tensor.begin);
 }
 
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,

@@ -52,23 +52,31 @@ struct SafetensorsIndex {
 SafetensorsIndex parse_safetensors_index(std::string_view file_start, uint64_t file_size,
                                          const std::string& source);
 
-// A safetensors file opened for reading. Not copyable; reads are positioned (pread), so
-// read_tensor may be called from several threads.
+// A safetensors file opened for reading, memory-mapped read-only: a tensor's bytes are read
+// where they lie in the page cache, without a copy in host memory, and only the tensors used
+// are ever paged in. The header is validated before any tensor is touched, so every range
+// handed out lies inside the file. Not copyable; const members are safe from several threads.
+// (A file truncated by another process while mapped raises SIGBUS on access, as with any
+// mapping; ftbench reads files it does not expect to change under it.)
 class SafetensorsReader {
  public:
-  explicit SafetensorsReader(const std::string& path);  // reads and validates the header
+  explicit SafetensorsReader(const std::string& path);  // maps and validates the header
   ~SafetensorsReader();
   SafetensorsReader(const SafetensorsReader&) = delete;
   SafetensorsReader& operator=(const SafetensorsReader&) = delete;
 
   const SafetensorsIndex& index() const { return index_; }
   const std::string& path() const { return path_; }
-  // Copies the tensor's bytes (end - begin of them) into `destination`.
+  uint64_t file_bytes() const { return size_; }
+  // The tensor's bytes (end - begin of them) inside the mapping; valid while the reader lives.
+  const void* tensor_data(const TensorInfo& tensor) const;
+  // Copies the tensor's bytes into `destination`.
   void read_tensor(const TensorInfo& tensor, void* destination) const;
 
  private:
   std::string path_;
-  int fd_ = -1;
+  const unsigned char* map_ = nullptr;
+  uint64_t size_ = 0;
   SafetensorsIndex index_;
 };
 
