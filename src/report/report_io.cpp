@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/text/json_errors.h"
+
 namespace ftbench::report {
 namespace {
 
@@ -202,12 +204,20 @@ std::string read_whole_file(const std::string& path) {
 
 Report read_report(const std::string& path) {
   const std::string text = read_whole_file(path);
+  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
+    throw ReportError(path +
+                      ": not a readable report: " + ftbench::text::json_too_deep_message(*deep));
+  }
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw ReportError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                      e.what());
+                      ftbench::text::json_error_reason(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A number too large for a double (1e999) is valid JSON but no report's.
+    throw ReportError(path +
+                      ": not a readable report: " + ftbench::text::json_error_reason(e.what()));
   }
   return from_json(json, path);
 }
