@@ -11,6 +11,7 @@
 #include "ftbench/metrics/stats.h"
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/json_errors.h"
 #include "ftbench/text/table.h"
 
 namespace ftbench::bench {
@@ -294,12 +295,19 @@ GemmResult read_gemm_result(const std::string& path) {
   } catch (const report::ReportError& e) {
     throw GemmFileError(e.what());
   }
+  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
+    throw GemmFileError(
+        path + ": not a readable gemm result: " + ftbench::text::json_too_deep_message(*deep));
+  }
   Json json;
   try {
     json = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw GemmFileError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                        e.what());
+                        ftbench::text::json_error_reason(e.what()));
+  } catch (const Json::exception& e) {
+    throw GemmFileError(
+        path + ": not a readable gemm result: " + ftbench::text::json_error_reason(e.what()));
   }
   return gemm_from_json(json, path);
 }

@@ -44,6 +44,16 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   spdlog::set_pattern("[%H:%M:%S.%e] %^%l%$ %v");
 
   try {
+    // A testing aid (report_io.h): a value that does not parse is bad input before any work;
+    // a set one is said, so that nobody mistakes its failures for a real disk's.
+    try {
+      if (const auto inject = report::write_failure_injection_from_environment()) {
+        std::cerr << "warning: FTBENCH_INJECT_WRITE_FAILURE is set: writing output files fails "
+                     "on purpose (a testing aid)\n";
+      }
+    } catch (const report::ReportError& e) {
+      throw InputError(e.what());
+    }
     for (const auto& [name, action] : actions) {
       if (app.got_subcommand(name)) return action();
     }

@@ -684,8 +684,10 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     const int64_t line = e.mark.is_null() ? 0 : static_cast<int64_t>(e.mark.line) + 1;
-    throw CatalogError(line > 0 ? fmt::format("{}:{}: invalid YAML: {}", source_name, line, e.msg)
-                                : fmt::format("{}: invalid YAML: {}", source_name, e.msg));
+    throw CatalogError(line > 0 ? fmt::format("{}:{}: invalid YAML: {}", source_name, line,
+                                              ftbench::text::yaml_error_text(e))
+                                : fmt::format("{}: invalid YAML: {}", source_name,
+                                              ftbench::text::yaml_error_text(e)));
   }
 
   Issues issues(source_name);

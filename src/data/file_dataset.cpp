@@ -14,6 +14,7 @@
 
 #include "ftbench/data/rng.h"
 #include "ftbench/metrics/stats.h"
+#include "ftbench/text/json_errors.h"
 #include "ftbench/text/messages.h"
 
 namespace ftbench::data {
@@ -85,8 +86,9 @@ std::string read_file(const std::string& path) {
   std::size_t got = 0;
   while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) bytes.append(buffer, got);
   const bool failed = std::ferror(file) != 0;
+  const int error = errno;
   std::fclose(file);
-  if (failed) throw DataError(fmt::format("{}: cannot read the file", path));
+  if (failed) throw DataError(fmt::format("{}: cannot read: {}", path, std::strerror(error)));
   return bytes;
 }
 
@@ -152,11 +154,8 @@ std::string malformed_json_message(std::string_view text, const json::parse_erro
   // nlohmann's byte is the 1-based position of the last character read.
   const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
   const int64_t column = line_column(text, offset).second;
-  std::string reason = e.what();
-  const std::size_t at = reason.find("parse error");
-  const std::size_t colon = reason.find(": ", at == std::string::npos ? 0 : at);
-  if (colon != std::string::npos) reason = reason.substr(colon + 2);
-  return fmt::format("malformed JSON at column {}: {}", column, reason);
+  return fmt::format("malformed JSON at column {}: {}", column,
+                     ftbench::text::json_error_reason(e.what()));
 }
 
 bool is_blank(std::string_view line) {
@@ -574,6 +573,9 @@ class FileReader {
       const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
       throw DataError(fmt::format("{}:{}: {}", path, line_column(text, offset).first,
                                   malformed_json_message(text, e)));
+    } catch (const json::exception& e) {
+      // Valid JSON that no record can hold, such as a number past a double's range (1e999).
+      throw DataError(fmt::format("{}: {}", path, ftbench::text::json_error_reason(e.what())));
     }
     const std::vector<std::size_t> offsets = array_element_offsets(text);
     for (std::size_t i = 0; i < root.size(); ++i) {
@@ -610,6 +612,8 @@ class FileReader {
           record = json::parse(line);
         } catch (const json::parse_error& e) {
           throw BadRecord(malformed_json_message(line, e));
+        } catch (const json::exception& e) {
+          throw BadRecord(ftbench::text::json_error_reason(e.what()));
         }
         add(record, where);
       } catch (const BadRecord& e) {

@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/text/json_errors.h"
+
 namespace ftbench::data {
 namespace {
 
@@ -294,18 +296,30 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 json parse_json(const std::string& text, const std::string& source) {
+  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
+    throw TokenizerError(
+        fmt::format("{}: {}", source, ftbench::text::json_too_deep_message(*deep)));
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    throw TokenizerError(
-        fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte, std::string(e.what())));
+    throw TokenizerError(fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte,
+                                     ftbench::text::json_error_reason(e.what())));
+  } catch (const json::exception& e) {
+    throw TokenizerError(fmt::format("{}: {}", source, ftbench::text::json_error_reason(e.what())));
   }
 }
 
 std::string type_of(const json& j, const std::string& source, const std::string& key) {
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
-    throw TokenizerError(fmt::format("{}: {}: expected an object with a string \"type\", found {}",
-                                     source, key, j.dump()));
+    // The type's name, not the value: a model object holds the whole vocabulary, and dumping a
+    // deeply nested value would recurse as deep.
+    const char* found = !j.is_object()        ? j.type_name()
+                        : !j.contains("type") ? "no \"type\""
+                                              : j["type"].type_name();
+    throw TokenizerError(
+        fmt::format("{}: {}: expected an object with a string \"type\", found {}{}", source, key,
+                    j.is_object() && j.contains("type") ? "a \"type\" that is a " : "", found));
   }
   return j["type"].get<std::string>();
 }

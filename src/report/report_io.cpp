@@ -3,15 +3,21 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <system_error>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "ftbench/text/json_errors.h"
 
 namespace ftbench::report {
 namespace {
@@ -66,22 +72,6 @@ class TempFile {
   bool committed_ = false;
 };
 
-// Writes everything, retrying short writes and EINTR. Returns false with errno set on failure.
-bool write_all(int fd, const std::string& text) {
-  const char* data = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // Moves `from` to `to`. Without force the move itself refuses an existing destination
 // (RENAME_NOREPLACE), so two runs racing for one report path cannot overwrite each other between
 // the early existence check and here.
@@ -115,9 +105,92 @@ void sync_directory(const fs::path& dir) {
   ::close(fd);
 }
 
+// The errno values FTBENCH_INJECT_WRITE_FAILURE takes: what write() answers on a full disk, an
+// exhausted quota, a file over the size limit and a failing device.
+struct ErrnoName {
+  const char* name;
+  int value;
+};
+constexpr std::array<ErrnoName, 4> kInjectableErrors = {
+    {{"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG}, {"EIO", EIO}}};
+
+[[noreturn]] void throw_bad_injection(std::string_view value, const std::string& why) {
+  throw ReportError("FTBENCH_INJECT_WRITE_FAILURE: " + why +
+                    "; expected ENOSPC, EDQUOT, EFBIG or EIO, optionally followed by @BYTES "
+                    "(e.g. ENOSPC@4096), found \"" +
+                    std::string(value) + "\"");
+}
+
 }  // namespace
 
+WriteFailureInjection parse_write_failure_injection(std::string_view value) {
+  const std::size_t at = value.find('@');
+  const std::string_view name = value.substr(0, at);
+  WriteFailureInjection injection;
+  const auto known = std::find_if(kInjectableErrors.begin(), kInjectableErrors.end(),
+                                  [&](const ErrnoName& e) { return name == e.name; });
+  if (known == kInjectableErrors.end()) throw_bad_injection(value, "unknown error name");
+  injection.error = known->value;
+  if (at != std::string_view::npos) {
+    const std::string bytes(value.substr(at + 1));
+    const bool digits =
+        !bytes.empty() && bytes.size() <= 18 &&
+        std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) throw_bad_injection(value, "BYTES must be a whole number of bytes");
+    injection.after_bytes = std::stoull(bytes);
+  }
+  return injection;
+}
+
+std::optional<WriteFailureInjection> write_failure_injection_from_environment() {
+  const char* value = std::getenv("FTBENCH_INJECT_WRITE_FAILURE");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return parse_write_failure_injection(value);
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  const std::optional<WriteFailureInjection> inject = write_failure_injection_from_environment();
+  // Bytes this call may still write before the injected failure.
+  std::uint64_t allowed = std::numeric_limits<std::uint64_t>::max();
+  if (inject) {
+    const off_t offset = ::lseek(fd, 0, SEEK_CUR);  // -1 on a pipe: counts as the start
+    const std::uint64_t written = offset > 0 ? static_cast<std::uint64_t>(offset) : 0;
+    allowed = written >= inject->after_bytes ? 0 : inject->after_bytes - written;
+  }
+  const char* data = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    if (allowed == 0) {
+      errno = inject->error;
+      return false;
+    }
+    // As a full disk does: the write that crosses the limit is short, the next one fails.
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(left, allowed));
+    const ssize_t n = ::write(fd, data, chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    left -= static_cast<std::size_t>(n);
+    if (inject) allowed -= static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
 void check_report_writable(const std::string& path, bool force) {
+  // The temporary file's name is the longest this writer makes; past NAME_MAX (255 on Linux)
+  // creating it would fail, and only after the run.
+  constexpr std::size_t kMaxFileNameBytes = 255;
+  const std::string name = fs::path(path).filename().string();
+  const std::size_t temp_suffix_bytes =
+      std::string(".tmp.").size() + std::to_string(::getpid()).size();
+  if (name.size() + temp_suffix_bytes > kMaxFileNameBytes) {
+    throw ReportError("cannot write " + path.substr(0, path.size() - name.size()) +
+                      name.substr(0, 64) + "...: a file name of " + std::to_string(name.size()) +
+                      " bytes; at most " + std::to_string(kMaxFileNameBytes - temp_suffix_bytes) +
+                      " fit");
+  }
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (fs::exists(status)) {
@@ -202,12 +275,20 @@ std::string read_whole_file(const std::string& path) {
 
 Report read_report(const std::string& path) {
   const std::string text = read_whole_file(path);
+  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
+    throw ReportError(path +
+                      ": not a readable report: " + ftbench::text::json_too_deep_message(*deep));
+  }
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw ReportError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                      e.what());
+                      ftbench::text::json_error_reason(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A number too large for a double (1e999) is valid JSON but no report's.
+    throw ReportError(path +
+                      ": not a readable report: " + ftbench::text::json_error_reason(e.what()));
   }
   return from_json(json, path);
 }

@@ -645,7 +645,9 @@ void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
   try {
     value = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    r.add(path, here, fmt::format("cannot parse value {} as YAML: {}", quoted(text), e.msg));
+    r.add(path, here,
+          fmt::format("cannot parse value {} as YAML: {}", quoted(text),
+                      ftbench::text::yaml_error_text(e)));
     return;
   }
   // yaml-cpp nodes are references: reset() moves the cursor, while assignment would overwrite
@@ -917,6 +919,8 @@ bool is_name_char(char ch) {
   return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
 }
 
+constexpr std::size_t kMaxNameChars = 200;
+
 void validate_output(Checker& c, const OutputSpec& o) {
   if (o.report.empty()) c.fail("output.report", "must not be empty");
   // The name becomes part of a file name ("{name}" in output.report), so it is kept to
@@ -925,6 +929,11 @@ void validate_output(Checker& c, const OutputSpec& o) {
     c.fail("output.name", "must not be empty");
   } else if (!std::all_of(o.name.begin(), o.name.end(), is_name_char)) {
     c.fail("output.name", "must match [A-Za-z0-9._-]+, found " + quoted(o.name));
+  } else if (o.name.size() > kMaxNameChars) {
+    // A longer name cannot be a file name (255 bytes on Linux, less ".json" and the writer's
+    // ".tmp.<pid>"): the run would only find out when it writes the report at the end.
+    c.fail("output.name",
+           fmt::format("must be at most {} characters, found {}", kMaxNameChars, o.name.size()));
   }
   c.one_of("output.progress", o.progress, {"auto", "on", "off"});
   c.int_at_least("output.log_every_steps", o.log_every_steps, 1);
@@ -972,7 +981,8 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     const int64_t line = e.mark.is_null() ? 0 : static_cast<int64_t>(e.mark.line) + 1;
-    throw SpecError({SpecIssue{source_name, "", line, "invalid YAML: " + e.msg}});
+    throw SpecError(
+        {SpecIssue{source_name, "", line, "invalid YAML: " + ftbench::text::yaml_error_text(e)}});
   }
 
   SpecReader reader(source_name);

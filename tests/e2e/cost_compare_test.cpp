@@ -16,16 +16,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench_process.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using Result = ftbench::e2e::Outcome;
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p);
@@ -47,19 +45,7 @@ class CostCompare : public ::testing::Test {
 
   // Runs ftbench from the source tree with `args` (shell-quoted by the caller).
   Result ftbench(const std::string& args) const {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd = "cd '" FTBENCH_SOURCE_DIR "' && NO_COLOR=1 '" FTBENCH_BINARY "' " +
-                            args + " 2>'" + err.string() + "'";
-    Result r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    size_t n = 0;
-    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read_file(err);
-    return r;
+    return ftbench::e2e::run_ftbench(args, dir_, "NO_COLOR=1");
   }
 
   json ftbench_json(const std::string& args) const {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench_process.h"
 #include "report_docs.h"
 
 namespace {
@@ -21,11 +22,7 @@ namespace fs = std::filesystem;
 using ftbench::e2e::read_text;
 using nlohmann::json;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout alone: --json must leave nothing else there
-  std::string err;
-};
+using Result = ftbench::e2e::Outcome;
 
 class GemmCli : public ::testing::Test {
  protected:
@@ -39,21 +36,7 @@ class GemmCli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Runs the ftbench launcher from the source tree with `args` (shell-quoted by the caller).
-  Result ftbench(const std::string& args) const {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd =
-        "cd '" FTBENCH_SOURCE_DIR "' && '" FTBENCH_BINARY "' " + args + " 2>'" + err.string() + "'";
-    Result r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    size_t n = 0;
-    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read_text(err);
-    return r;
-  }
+  Result ftbench(const std::string& args) const { return ftbench::e2e::run_ftbench(args, dir_); }
 
   fs::path dir_;
 };

@@ -11,15 +11,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench_process.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = ftbench::e2e::Outcome;
 
 class ValidateData : public ::testing::Test {
  protected:
@@ -39,24 +37,7 @@ class ValidateData : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Result ftbench(const std::string& args) const {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd =
-        "cd '" FTBENCH_SOURCE_DIR "' && '" FTBENCH_BINARY "' " + args + " 2>'" + err.string() + "'";
-    Result r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    size_t n = 0;
-    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.err = ss.str();
-    return r;
-  }
+  Result ftbench(const std::string& args) const { return ftbench::e2e::run_ftbench(args, dir_); }
 
   std::string file_args() const {
     return "validate configs/ci-tiny.yaml --set data.source=file --set data.path='" +

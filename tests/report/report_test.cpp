@@ -1,12 +1,16 @@
 #include "ftbench/report/report.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <clocale>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -896,6 +900,27 @@ TEST_F(ReportFile, CheckWritableAcceptsMissingFileAndRejectsFolder) {
   EXPECT_EQ(entries(), (std::vector<std::string>{"out"}));
 }
 
+// A name the filesystem cannot hold (with the temporary file's suffix) is refused before a run,
+// not when the report is written at its end.
+TEST_F(ReportFile, FileNameTooLongIsRefusedUpFront) {
+  const std::string path = (dir_ / (std::string(250, 'r') + ".json")).string();
+  try {
+    check_report_writable(path, false);
+    FAIL() << "no ReportError";
+  } catch (const ReportError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("cannot write " + dir_.string() + "/" + std::string(64, 'r') +
+                                "...: a file name of 255 bytes; at most ",
+                            0),
+              0u)
+        << message;
+  }
+  EXPECT_THROW(write_report(full_report(), path, false), ReportError);
+  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_NO_THROW(
+      check_report_writable((dir_ / (std::string(200, 'r') + ".json")).string(), false));
+}
+
 TEST_F(ReportFile, CreatesMissingFolders) {
   const fs::path path = dir_ / "a" / "b" / "report.json";
   write_report(full_report(), path.string(), false);
@@ -934,6 +959,209 @@ TEST_F(ReportFile, ReadOnlyFolderFailsCleanly) {
     EXPECT_NE(message.find("Permission denied"), std::string::npos) << message;
   }
   EXPECT_EQ(entries(), (std::vector<std::string>{"ro"}));
+}
+
+// Sets FTBENCH_INJECT_WRITE_FAILURE for one scope.
+class InjectWriteFailure {
+ public:
+  explicit InjectWriteFailure(const char* value) {
+    ::setenv("FTBENCH_INJECT_WRITE_FAILURE", value, /*overwrite=*/1);
+  }
+  InjectWriteFailure(const InjectWriteFailure&) = delete;
+  InjectWriteFailure& operator=(const InjectWriteFailure&) = delete;
+  ~InjectWriteFailure() { ::unsetenv("FTBENCH_INJECT_WRITE_FAILURE"); }
+};
+
+TEST(WriteFailureInjection, ParsesAnErrnoNameAndAnOptionalByteCount) {
+  const WriteFailureInjection enospc = parse_write_failure_injection("ENOSPC");
+  EXPECT_EQ(enospc.error, ENOSPC);
+  EXPECT_EQ(enospc.after_bytes, 0u);
+  const WriteFailureInjection eio = parse_write_failure_injection("EIO@4096");
+  EXPECT_EQ(eio.error, EIO);
+  EXPECT_EQ(eio.after_bytes, 4096u);
+  EXPECT_EQ(parse_write_failure_injection("EDQUOT").error, EDQUOT);
+  EXPECT_EQ(parse_write_failure_injection("EFBIG@0").error, EFBIG);
+  for (const char* bad : {"", "enospc", "ENOSPC@", "ENOSPC@-1", "ENOSPC@1k", "EPERM", "@10",
+                          "ENOSPC@99999999999999999999"}) {
+    try {
+      parse_write_failure_injection(bad);
+      ADD_FAILURE() << "accepted \"" << bad << "\"";
+    } catch (const ReportError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("FTBENCH_INJECT_WRITE_FAILURE: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("found \"" + std::string(bad) + "\""), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(WriteFailureInjection, ReadFromTheEnvironment) {
+  ::unsetenv("FTBENCH_INJECT_WRITE_FAILURE");
+  EXPECT_FALSE(write_failure_injection_from_environment());
+  {
+    const InjectWriteFailure inject("");
+    EXPECT_FALSE(write_failure_injection_from_environment());
+  }
+  {
+    const InjectWriteFailure inject("EIO@7");
+    ASSERT_TRUE(write_failure_injection_from_environment());
+    EXPECT_EQ(write_failure_injection_from_environment()->after_bytes, 7u);
+  }
+  const InjectWriteFailure inject("ENOSPACE");
+  EXPECT_THROW(write_failure_injection_from_environment(), ReportError);
+}
+
+// The previous report, written without injection, then overwritten (--force) with one.
+struct InjectedCase {
+  const char* injection;
+  const char* errno_text;
+};
+
+TEST_F(ReportFile, InjectedWriteFailureKeepsThePreviousReport) {
+  const fs::path path = dir_ / "report.json";
+  Report previous = full_report();
+  previous.run_name = "previous";
+  write_report(previous, path.string(), false);
+  const std::string before = slurp(path);
+  for (const InjectedCase& c :
+       {InjectedCase{"ENOSPC", "No space left on device"},
+        InjectedCase{"EIO", "Input/output error"}, InjectedCase{"EDQUOT", "Disk quota exceeded"},
+        InjectedCase{"ENOSPC@1000", "No space left on device"}}) {
+    SCOPED_TRACE(c.injection);
+    const InjectWriteFailure inject(c.injection);
+    try {
+      write_report(full_report(), path.string(), /*force=*/true);
+      ADD_FAILURE() << "no ReportError";
+    } catch (const ReportExistsError&) {
+      ADD_FAILURE() << "wrong error type";
+    } catch (const ReportError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(
+          message.rfind("cannot write " + path.string() + ": write " + path.string() + ".tmp.", 0),
+          0u)
+          << message;
+      EXPECT_NE(message.find(c.errno_text), std::string::npos) << message;
+    }
+    EXPECT_EQ(slurp(path), before);
+    EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no *.tmp.* left behind
+  }
+  // Without the injection the same write goes through.
+  write_report(full_report(), path.string(), /*force=*/true);
+  EXPECT_EQ(slurp(path), to_json(full_report()).dump(2) + "\n");
+}
+
+TEST_F(ReportFile, InjectedWriteFailureLeavesNoNewFile) {
+  const InjectWriteFailure inject("ENOSPC@10");
+  EXPECT_THROW(write_file_atomically("0123456789abcdef", (dir_ / "gemm.json").string(), false),
+               ReportError);
+  EXPECT_THROW(write_report(full_report(), (dir_ / "sub" / "report.json").string(), false),
+               ReportError);
+  // The folder the report asked for is made before the write fails; nothing else is.
+  EXPECT_EQ(entries(), (std::vector<std::string>{"sub"}));
+}
+
+TEST_F(ReportFile, InjectedFailureAfterTheFileEndsDoesNotFire) {
+  const InjectWriteFailure inject("ENOSPC@16");
+  write_file_atomically("0123456789abcdef", (dir_ / "exact.txt").string(), false);
+  EXPECT_EQ(slurp(dir_ / "exact.txt"), "0123456789abcdef");
+}
+
+// write_all() is what other writers (checkpoints) call: the file offset counts, so a file
+// written in pieces fails at the same byte as one written at once, and short writes are resumed.
+TEST_F(ReportFile, WriteAllFailsAtTheInjectedByteAcrossCalls) {
+  const fs::path path = dir_ / "pieces.bin";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  {
+    const InjectWriteFailure inject("EIO@6");
+    EXPECT_TRUE(write_all(fd, "abcd"));
+    errno = 0;
+    EXPECT_FALSE(write_all(fd, "efgh"));
+    EXPECT_EQ(errno, EIO);
+    EXPECT_FALSE(write_all(fd, "ijkl"));
+    EXPECT_TRUE(write_all(fd, ""));
+  }
+  EXPECT_TRUE(write_all(fd, "!"));
+  ::close(fd);
+  EXPECT_EQ(slurp(path), "abcdef!");
+}
+
+// A real full filesystem: a 16 KiB tmpfs. Needs the right to mount (root, or CAP_SYS_ADMIN);
+// skipped otherwise. The folder-permission test above cannot run as root; this one covers the
+// failing disk there.
+class TinyFilesystem : public ReportFile {
+ protected:
+  void SetUp() override {
+    ReportFile::SetUp();
+    mount_ = dir_ / "tiny";
+    fs::create_directory(mount_);
+    if (::mount("tmpfs", mount_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=16k") != 0) {
+      const int error = errno;
+      GTEST_SKIP() << "cannot mount a 16 KiB tmpfs here (" << std::strerror(error)
+                   << "): needs root or CAP_SYS_ADMIN";
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    if (mounted_) {
+      EXPECT_EQ(::umount2(mount_.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+    }
+    ReportFile::TearDown();
+  }
+
+  // Writes to `path` until the filesystem is full; returns the bytes that fit.
+  static std::size_t fill(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const std::string block(512, 'x');
+    std::size_t written = 0;
+    for (;;) {
+      const ssize_t n = ::write(fd, block.data(), block.size());
+      if (n <= 0) break;
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return written;
+  }
+
+  fs::path mount_;
+  bool mounted_ = false;
+};
+
+TEST_F(TinyFilesystem, FullDiskKeepsThePreviousReport) {
+  const fs::path path = mount_ / "report.json";
+  write_file_atomically("{\"previous\": true}\n", path.string(), false);
+  const std::size_t filled = fill(mount_ / "filler");
+  EXPECT_GT(filled, 0u);
+  EXPECT_LT(filled, 16u * 1024u);
+  try {
+    write_report(full_report(), path.string(), /*force=*/true);
+    FAIL() << "no ReportError";
+  } catch (const ReportExistsError&) {
+    FAIL() << "wrong error type";
+  } catch (const ReportError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("cannot write " + path.string() + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+  }
+  EXPECT_EQ(slurp(path), "{\"previous\": true}\n");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(mount_)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"filler", "report.json"}));  // no temp file
+}
+
+TEST_F(TinyFilesystem, ReportLargerThanTheFilesystemLeavesNothing) {
+  const fs::path path = mount_ / "big.json";
+  const std::string too_big(64 * 1024, 'x');
+  try {
+    write_file_atomically(too_big, path.string(), false);
+    FAIL() << "no ReportError";
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(mount_));
+  // The space the temporary file took is free again: a report that fits is written.
+  write_report(full_report(), path.string(), false);
+  EXPECT_EQ(slurp(path), to_json(full_report()).dump(2) + "\n");
 }
 
 TEST_F(ReportFile, ReadMissingFileNamesIt) {

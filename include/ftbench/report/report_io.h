@@ -1,8 +1,12 @@
 // Reading and writing report files.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "ftbench/report/report.h"
 
@@ -33,6 +37,31 @@ void write_file_atomically(const std::string& text, const std::string& path, boo
 void check_report_writable(const std::string& path, bool force);
 
 Report read_report(const std::string& path);
+
+// Testing aid: a write failure injected through the environment variable
+// FTBENCH_INJECT_WRITE_FAILURE, so that tests can show what a full disk or a failing device does
+// to a write without one. Its value is an errno name, ENOSPC, EDQUOT, EFBIG or EIO, optionally
+// followed by @BYTES: the file's first BYTES bytes are written, then writing fails with that
+// errno (without @BYTES, at the first byte).
+struct WriteFailureInjection {
+  int error = 0;                  // the errno the write fails with
+  std::uint64_t after_bytes = 0;  // bytes of the file written before it fails
+};
+
+// Parses a FTBENCH_INJECT_WRITE_FAILURE value; throws ReportError naming the variable and the
+// accepted values.
+WriteFailureInjection parse_write_failure_injection(std::string_view value);
+
+// The injection FTBENCH_INJECT_WRITE_FAILURE asks for, or nullopt when it is unset or empty.
+// Throws ReportError when the value does not parse.
+std::optional<WriteFailureInjection> write_failure_injection_from_environment();
+
+// Writes all of `bytes` to `fd` at its current offset, retrying short writes and EINTR, and fails
+// as FTBENCH_INJECT_WRITE_FAILURE says (the file offset counts the bytes written so far, so a
+// file written in several calls fails at the same place). Returns false with errno set on
+// failure. Every writer of ftbench's output files goes through this, so the injection reaches
+// them all. Throws ReportError when the variable does not parse.
+bool write_all(int fd, std::string_view bytes);
 
 // A whole file as bytes; throws ReportError "<path>: cannot read: <reason>".
 std::string read_whole_file(const std::string& path);

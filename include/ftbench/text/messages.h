@@ -7,12 +7,15 @@
 #include <vector>
 
 namespace YAML {
+class Exception;
 class Node;
 }  // namespace YAML
 
 namespace ftbench::text {
 
-// "\"text\"".
+// "\"text\"". Bytes a terminal would act on or mangle (control characters, invalid UTF-8) are
+// written as \xNN, and text longer than 200 bytes is cut to its first 160 with the full length
+// said: a hostile file's value must not flood or garble the error that quotes it.
 std::string quoted(std::string_view s);
 
 // "a, b, c".
@@ -29,5 +32,9 @@ std::string not_one_of_message(std::string_view got, const std::vector<std::stri
 // quoted string" when it was quoted in the file, since `"8"` is a string although it looks like
 // the integer 8), a list, a mapping.
 std::string describe(const YAML::Node& node);
+
+// yaml-cpp's reason for a parse error, in words a user can act on: its depth limit answers
+// "bad file", which here reads "lists or mappings nested too deeply".
+std::string yaml_error_text(const YAML::Exception& e);
 
 }  // namespace ftbench::text

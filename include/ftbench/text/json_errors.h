@@ -1,0 +1,30 @@
+// Wording and limits for JSON read from users' files (reports, gemm results, tokenizer.json).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ftbench::text {
+
+// `what` of a nlohmann::json exception without the library's "[json.exception.parse_error.101]
+// parse error at line 1, column 2: " prefix (callers say where, in their own words), and with
+// its "last read: '...'" excerpt cut to its first and last 32 bytes: on a 64 MiB line the parser
+// quotes the whole line. "number overflow parsing '1e999'" (out_of_range.406, which JSON's
+// grammar allows but a double cannot hold) reads "number out of range: 1e999".
+std::string json_error_reason(std::string_view what);
+
+// No file ftbench reads nests deeper than a handful of levels; nlohmann-json parses any depth
+// without recursion, but copying, comparing or printing a value recurses once per level, and a
+// few hundred thousand levels overflow the stack. Readers refuse deeper files before parsing.
+inline constexpr int kMaxJsonDepth = 128;
+
+// The offset of the first '[' or '{' (outside strings) that opens level `max_depth` + 1, or
+// nullopt when `text` nests no deeper than `max_depth`. Works on any bytes, valid JSON or not.
+std::optional<std::size_t> json_too_deep_at(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// "nested deeper than 128 levels (at byte N)", N 1-based as nlohmann's parse errors count.
+std::string json_too_deep_message(std::size_t offset, int max_depth = kMaxJsonDepth);
+
+}  // namespace ftbench::text

@@ -1,0 +1,88 @@
+#include "ftbench/text/json_errors.h"
+
+namespace ftbench::text {
+namespace {
+
+// The first `n` bytes of `s`, moved back so that no UTF-8 character is cut.
+std::string_view head(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+// The last `n` bytes of `s`, moved forward so that no UTF-8 character is cut.
+std::string_view tail(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return s;
+  std::size_t start = s.size() - n;
+  while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) ++start;
+  return s.substr(start);
+}
+
+}  // namespace
+
+std::optional<std::size_t> json_too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string json_too_deep_message(std::size_t offset, int max_depth) {
+  return "arrays or objects nested deeper than " + std::to_string(max_depth) + " levels (at byte " +
+         std::to_string(offset + 1) + ")";
+}
+
+std::string json_error_reason(std::string_view what) {
+  std::string_view reason = what;
+  if (!reason.empty() && reason.front() == '[') {
+    const std::size_t end = reason.find("] ");
+    if (end != std::string_view::npos) reason.remove_prefix(end + 2);
+  }
+  constexpr std::string_view kParseError = "parse error";
+  if (reason.substr(0, kParseError.size()) == kParseError) {
+    const std::size_t colon = reason.find(": ");
+    if (colon != std::string_view::npos) reason.remove_prefix(colon + 2);
+  }
+  constexpr std::string_view kOverflow = "number overflow parsing '";
+  if (reason.substr(0, kOverflow.size()) == kOverflow && reason.back() == '\'') {
+    const std::string_view number =
+        reason.substr(kOverflow.size(), reason.size() - kOverflow.size() - 1);
+    return "number out of range: " + std::string(head(number, 64));
+  }
+
+  constexpr std::string_view kLastRead = "last read: '";
+  constexpr std::size_t kKeep = 32;
+  const std::size_t start = reason.find(kLastRead);
+  if (start == std::string_view::npos) return std::string(reason);
+  const std::size_t excerpt_start = start + kLastRead.size();
+  // The excerpt ends at the last "'" before the parser's "; expected ..." (or the end).
+  std::size_t excerpt_end = reason.rfind("'; ");
+  if (excerpt_end == std::string_view::npos || excerpt_end < excerpt_start) {
+    excerpt_end = reason.rfind('\'');
+  }
+  if (excerpt_end == std::string_view::npos || excerpt_end < excerpt_start) {
+    return std::string(reason);
+  }
+  const std::string_view excerpt = reason.substr(excerpt_start, excerpt_end - excerpt_start);
+  if (excerpt.size() <= 2 * kKeep + 16) return std::string(reason);
+  return std::string(reason.substr(0, excerpt_start)) + std::string(head(excerpt, kKeep)) + "...(" +
+         std::to_string(excerpt.size()) + " bytes)..." + std::string(tail(excerpt, kKeep)) +
+         std::string(reason.substr(excerpt_end));
+}
+
+}  // namespace ftbench::text

@@ -1,0 +1,630 @@
+// End to end: hostile input (tests/hostile/ and variants made here) through the torch-free
+// `ftbench` commands. Each case must end with its documented exit code and one clear message on
+// stderr that names the file (and the key or line where there is one) and what was expected:
+// no crash, no hang, no library's raw exception text, nothing on stdout. tests/hostile/README.md
+// lists the corpus.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ftbench_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ftbench::e2e::Outcome;
+using ftbench::e2e::run_ftbench;
+using ftbench::e2e::ScratchDir;
+using ftbench::e2e::shell_quote;
+using ftbench::e2e::slurp;
+
+const fs::path kSource = FTBENCH_SOURCE_DIR;
+const fs::path kCorpus = kSource / "tests/hostile";
+const fs::path kH100 = kSource / "tests/fixtures/reports/h100-reference.json";
+const fs::path kMi300x = kSource / "tests/fixtures/reports/mi300x-reference.json";
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+// Text that only a crash, an escaped exception or a sanitizer writes: none may reach a user.
+void expect_no_crash(const Outcome& r) {
+  EXPECT_FALSE(r.timed_out) << "hung; stderr: " << r.err;
+  EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal << "; stderr: " << r.err;
+  for (const char* text :
+       {"terminate called", "Segmentation fault", "Aborted", "core dumped", "AddressSanitizer",
+        "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:", "std::bad_alloc",
+        "bad_alloc", "[json.exception", "yaml-cpp", "basic_string", "vector::_M", "stoi", "stoll",
+        "what():", "an unexpected error"}) {
+    EXPECT_EQ(r.err.find(text), std::string::npos) << "stderr has \"" << text << "\": " << r.err;
+  }
+}
+
+// A refused input: exit code 2, nothing on stdout, stderr one "error: ..." naming what
+// `expected` lists.
+void expect_bad_input(const Outcome& r, const std::vector<std::string>& expected,
+                      int exit_code = 2) {
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, exit_code) << "stderr: " << r.err << "\nstdout: " << r.out;
+  EXPECT_EQ(r.out, "") << "stderr: " << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_LT(r.err.size(), 4096u) << "a flood, not a message: " << r.err.substr(0, 4096);
+  for (const std::string& text : expected) {
+    EXPECT_NE(r.err.find(text), std::string::npos) << "stderr lacks \"" << text << "\": " << r.err;
+  }
+}
+
+// Files of a folder (names, sorted): what a failed command must leave as it found it.
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    names.push_back(fs::relative(e.path(), dir).string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// One case: the command (shell text after `ftbench`), made from the scratch folder where a case
+// may write its generated input, and what the error must name.
+struct Case {
+  std::string name;
+  std::function<std::string(const fs::path& scratch)> command;
+  std::vector<std::string> expected;
+  int exit_code = 2;
+};
+
+std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+std::string corpus(const std::string& relative) { return (kCorpus / relative).string(); }
+
+// `ftbench validate` of a spec in the corpus.
+Case spec_case(const std::string& file, std::vector<std::string> expected) {
+  expected.insert(expected.begin(), "error: invalid run spec\n" + corpus("specs/" + file));
+  return Case{"spec_" + file,
+              [file](const fs::path&) { return "validate " + q(corpus("specs/" + file)); },
+              std::move(expected)};
+}
+
+// `ftbench validate` of a generated spec.
+Case generated_spec_case(const std::string& name, std::function<std::string()> bytes,
+                         std::vector<std::string> expected) {
+  return Case{"spec_" + name,
+              [name, bytes](const fs::path& scratch) {
+                write_bytes(scratch / (name + ".yaml"), bytes());
+                return "validate " + q(scratch / (name + ".yaml"));
+              },
+              std::move(expected)};
+}
+
+// ci-tiny with a data file from the corpus: the file is read as the run would read it.
+std::string validate_data_args(const std::string& path, const std::string& extra = "") {
+  return "validate configs/ci-tiny.yaml --set data.source=file --set " +
+         shell_quote("data.path=" + path) +
+         " --set data.seq_len=512 --set data.max_tokens=512 --set data.min_tokens=2 "
+         "--set train.micro_batch_size=1 --set train.grad_accum_steps=1 " +
+         extra;
+}
+
+Case data_case(const std::string& file, std::vector<std::string> expected) {
+  return Case{"data_" + file,
+              [file](const fs::path&) { return validate_data_args(corpus("data/" + file)); },
+              std::move(expected)};
+}
+
+Case generated_data_case(const std::string& name, std::function<std::string()> bytes,
+                         std::vector<std::string> expected) {
+  return Case{"data_" + name,
+              [name, bytes](const fs::path& scratch) {
+                write_bytes(scratch / (name + ".jsonl"), bytes());
+                return validate_data_args((scratch / (name + ".jsonl")).string());
+              },
+              std::move(expected)};
+}
+
+Case tokenizer_case(const std::string& file, std::vector<std::string> expected) {
+  return Case{"tokenizer_" + file,
+              [file](const fs::path&) {
+                return "tokenize --tokenizer " + q(corpus("tokenizers/" + file)) + " hello";
+              },
+              std::move(expected)};
+}
+
+Case catalog_case(const std::string& file, std::vector<std::string> expected) {
+  return Case{
+      "catalog_" + file,
+      [file](const fs::path&) { return "catalog --catalog " + q(corpus("catalogs/" + file)); },
+      std::move(expected)};
+}
+
+// `ftbench cost` of a report: the fixture with `edit` applied to its JSON text.
+Case report_case(const std::string& name, std::function<std::string(std::string)> edit,
+                 std::vector<std::string> expected) {
+  return Case{"report_" + name,
+              [name, edit](const fs::path& scratch) {
+                const fs::path path = scratch / (name + ".json");
+                write_bytes(path, edit(slurp(kH100)));
+                return "cost " + q(path) + " --rate 2.5 --billing per-second";
+              },
+              std::move(expected)};
+}
+
+// The fixture's JSON, changed by `edit`, as text.
+std::function<std::string(std::string)> json_edit(std::function<void(nlohmann::json&)> edit) {
+  return [edit](std::string text) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    edit(j);
+    return j.dump(2);
+  };
+}
+
+// The first `"key": <number>` in `text` with its number replaced by `value` (raw JSON text).
+std::function<std::string(std::string)> number_text(const std::string& key,
+                                                    const std::string& value) {
+  return [key, value](std::string text) {
+    const std::string needle = "\"" + key + "\": ";
+    const std::size_t at = text.find(needle);
+    if (at == std::string::npos) return std::string("key not in the fixture: ") + key;
+    const std::size_t start = at + needle.size();
+    const std::size_t end = text.find_first_of(",\n}", start);
+    return text.replace(start, end - start, value);
+  };
+}
+
+std::string repeated(const std::string& piece, std::size_t times) {
+  std::string out;
+  out.reserve(piece.size() * times);
+  for (std::size_t i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+std::string random_bytes(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out(n, '\0');
+  for (char& c : out) c = static_cast<char>(rng() & 0xFF);
+  return out;
+}
+
+std::vector<Case> cases() {
+  const std::string alpaca = R"({"instruction": "Say hi", "input": "", "output": "hi"})";
+  return {
+      // ---- run specs (ftbench validate) ----
+      spec_case("yaml-syntax-error.yaml", {":5: invalid YAML: "}),
+      spec_case("tab-indentation.yaml", {":3: invalid YAML: "}),
+      spec_case("wrong-types.yaml",
+                {":3: model.preset: expected a string", ":5: lora.rank: expected an integer",
+                 ":6: lora.targets: expected a list", ":8: data.seq_len: expected an integer",
+                 ":10: train.lr: expected a number", ":11: train.epochs: expected an integer"}),
+      spec_case("not-a-mapping.yaml", {":2: expected a mapping of sections"}),
+      spec_case("unknown-keys.yaml", {":5: lora.rnak: unknown key \"rnak\"; did you mean \"rank\"?",
+                                      ":6: optimiser: unknown section"}),
+      spec_case("huge-numbers.yaml", {":5: data.seq_len: ", ":8: train.micro_batch_size: ",
+                                      ":9: train.lr: ", ":10: train.epochs: "}),
+      spec_case("negative-sizes.yaml",
+                {":5: lora.rank: must be an integer >= 1, found -8",
+                 ":7: data.seq_len: must be an integer >= 2, found -128",
+                 ":10: train.micro_batch_size: must be an integer >= 1, found -4"}),
+      spec_case("duplicate-keys.yaml",
+                {":6: lora.rank: duplicate key \"rank\" (first given at line 5)"}),
+      spec_case("billion-laughs.yaml", {":2: a: unknown section \"a\""}),
+      spec_case("alias-bomb-in-known-key.yaml",
+                {":7: train.lr: expected a number, found a list",
+                 ":9: backend.device: expected a string, found a list"}),
+      spec_case("undefined-alias.yaml", {":3: invalid YAML: "}),
+      generated_spec_case("binary-garbage", [] { return random_bytes(4096, 7); },
+                          {"binary-garbage.yaml:1: invalid YAML: "}),
+      generated_spec_case("nul-bytes", [] { return std::string("model:\n  preset: ti\0ny\n", 22); },
+                          {"nul-bytes.yaml:2: model.preset: ", "found \"ti\\x"}),
+      generated_spec_case("invalid-utf8",
+                          [] { return std::string("model:\n  preset: \xC3\x28\xFF\n"); },
+                          {"invalid-utf8.yaml:2: model.preset: ", "found \"\\xC3(\\xFF\""}),
+      generated_spec_case(
+          "deep-nesting", [] { return repeated("[", 100000); },
+          {"deep-nesting.yaml:1: invalid YAML: lists or mappings nested too deeply"}),
+      generated_spec_case(
+          "deep-mapping", [] { return repeated("{a: ", 100000); },
+          {"deep-mapping.yaml:1: invalid YAML: lists or mappings nested too deeply"}),
+      generated_spec_case(
+          "long-line", [] { return "output:\n  name: " + std::string(8 << 20, 'n') + "\n"; },
+          {"long-line.yaml:2: output.name: must be at most 200 characters, found 8388608"}),
+      Case{"spec_directory",
+           [](const fs::path& scratch) {
+             fs::create_directory(scratch / "folder.yaml");
+             return "validate " + q(scratch / "folder.yaml");
+           },
+           {"folder.yaml: cannot read file: Is a directory"}},
+      Case{"spec_missing",
+           [](const fs::path& scratch) { return "validate " + q(scratch / "absent.yaml"); },
+           {"absent.yaml: cannot read file: No such file or directory"}},
+      Case{"spec_bad_override",
+           [](const fs::path&) {
+             return "validate configs/ci-tiny.yaml --set 'lora.rank=[1' --set train.lr=1e999";
+           },
+           {"--set: lora.rank: cannot parse value \"[1\" as YAML", "--set: train.lr: "}},
+
+      // ---- data files (ftbench validate reads them as the run would) ----
+      data_case("broken-json.jsonl", {"data/broken-json.jsonl:2: malformed JSON at column"}),
+      data_case("missing-field.jsonl",
+                {"data/missing-field.jsonl:2: ", "missing required key \"output\""}),
+      data_case("wrong-type.jsonl",
+                {"data/wrong-type.jsonl:2: ", "output: expected a string, found 123"}),
+      data_case("not-an-object.jsonl",
+                {"data/not-an-object.jsonl:2: expected a JSON object, found"}),
+      data_case("mixed-formats.jsonl",
+                {"data/mixed-formats.jsonl:2: missing required key \"text\""}),
+      data_case("text-wrong-type.jsonl",
+                {"data/text-wrong-type.jsonl:2: text: expected a string, found an array"}),
+      data_case("tokenized-huge-id.jsonl",
+                {"data/tokenized-huge-id.jsonl:1: input_ids[2]: expected an integer token id, "
+                 "found 1e+20"}),
+      data_case("tokenized-negative-id.jsonl",
+                {"data/tokenized-negative-id.jsonl:1: input_ids[2]: expected a token id in [0, "
+                 "259), found -5"}),
+      data_case("empty.jsonl", {"data/empty.jsonl: the file has no records"}),
+      data_case("truncated-alpaca.json",
+                {"data/truncated-alpaca.json:4: malformed JSON at column 54: "}),
+      generated_data_case("invalid-utf8",
+                          [alpaca] {
+                            return alpaca + "\n" +
+                                   R"({"instruction": "x", "input": "", "output": "caf)" +
+                                   std::string("\xE9") + "\"}\n";
+                          },
+                          {"invalid-utf8.jsonl:2: invalid UTF-8 at column "}),
+      generated_data_case(
+          "nul-byte", [alpaca] { return alpaca + "\n" + std::string("{\"instr\0", 8) + "\n"; },
+          {"nul-byte.jsonl:2: malformed JSON at column 8: ", "(NUL) must be escaped"}),
+      generated_data_case("binary-garbage", [] { return random_bytes(4096, 11); },
+                          {"binary-garbage.jsonl:1: invalid UTF-8 at column "}),
+      generated_data_case(
+          "deep-nesting", [] { return repeated("[", 100000) + "\n"; },
+          {"deep-nesting.jsonl:2: malformed JSON at column 1: ", "unexpected end of input"}),
+      generated_data_case(
+          "long-line",
+          [alpaca] {
+            return alpaca + "\n{\"instruction\": \"" + std::string(64 << 20, 'x') + "\n";
+          },
+          {"long-line.jsonl:2: malformed JSON at column 67108882: ", "(67108865 bytes)"}),
+      Case{"data_directory",
+           [](const fs::path& scratch) {
+             fs::create_directory(scratch / "folder.jsonl");
+             return validate_data_args((scratch / "folder.jsonl").string());
+           },
+           {"folder.jsonl: cannot read: Is a directory"}},
+      Case{"data_missing",
+           [](const fs::path& scratch) {
+             return validate_data_args((scratch / "absent.jsonl").string());
+           },
+           {"absent.jsonl: cannot open: No such file or directory"}},
+
+      // ---- tokenizer.json files (ftbench tokenize) ----
+      tokenizer_case("truncated.json", {"tokenizers/truncated.json: invalid JSON at byte"}),
+      tokenizer_case(
+          "not-json.json",
+          {"tokenizers/not-json.json: invalid JSON at byte 2: syntax error while parsing "
+           "value - invalid literal; last read: 'th'"}),
+      tokenizer_case("empty.json", {"tokenizers/empty.json: invalid JSON at byte"}),
+      tokenizer_case("top-level-array.json",
+                     {"tokenizers/top-level-array.json: expected a JSON object at the top"}),
+      tokenizer_case("no-model.json", {"tokenizers/no-model.json: model: missing"}),
+      tokenizer_case("wordpiece.json",
+                     {"tokenizers/wordpiece.json: model.type: \"WordPiece\" is not supported"}),
+      tokenizer_case("vocab-not-object.json",
+                     {"tokenizers/vocab-not-object.json: model.vocab: missing or not an object"}),
+      tokenizer_case("negative-id.json",
+                     {"tokenizers/negative-id.json: model.vocab[\"a\"]: expected a non-negative "
+                      "id, found -3"}),
+      tokenizer_case("id-not-integer.json",
+                     {"tokenizers/id-not-integer.json: model.vocab[\"a\"]: expected a "
+                      "non-negative id, found \"zero\""}),
+      tokenizer_case("type-not-string.json",
+                     {"tokenizers/type-not-string.json: model: expected an object with a string "
+                      "\"type\", found a \"type\" that is a number"}),
+      tokenizer_case("missing-byte-tokens.json",
+                     {"tokenizers/missing-byte-tokens.json: model.vocab: no token"}),
+      tokenizer_case("merge-not-in-vocab.json",
+                     {"tokenizers/merge-not-in-vocab.json: model.merges[0]: merged token \"ab\" "
+                      "is not in model.vocab"}),
+      tokenizer_case("merge-unknown-token.json",
+                     {"tokenizers/merge-unknown-token.json: model.merges[0]: right token \"zz\" "
+                      "is not in model.vocab"}),
+      tokenizer_case("merges-not-array.json",
+                     {"tokenizers/merges-not-array.json: model.merges: missing or not an array"}),
+      Case{"tokenizer_deep_id",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "deep.json", R"({"model": {"type": "BPE", "vocab": {"a": )" +
+                                                    repeated("[", 200000) + repeated("]", 200000) +
+                                                    "}, \"merges\": []}}");
+             return "tokenize --tokenizer " + q(scratch / "deep.json") + " hello";
+           },
+           {"deep.json: arrays or objects nested deeper than 128 levels (at byte "}},
+      Case{"compare_deep_report",
+           [](const fs::path& scratch) {
+             std::string text = slurp(kMi300x);
+             text.insert(text.find("\"spec\": {") + 8, "{\"x\": " + repeated("{\"a\": ", 1000) +
+                                                           "1" + repeated("}", 1000) + ", \"y\": ");
+             write_bytes(scratch / "deep.json", text);
+             return "compare " + q(kH100) + " " + q(scratch / "deep.json");
+           },
+           {"deep.json: not a readable report: arrays or objects nested deeper than 128 levels"}},
+      Case{"tokenizer_directory_without_file",
+           [](const fs::path& scratch) {
+             fs::create_directory(scratch / "model");
+             return "tokenize --tokenizer " + q(scratch / "model") + " hello";
+           },
+           {"model/tokenizer.json: no such file"}},
+      Case{"tokenizer_missing",
+           [](const fs::path& scratch) {
+             return "tokenize --tokenizer " + q(scratch / "absent.json") + " hello";
+           },
+           {"absent.json: no such file or folder"}},
+      Case{"tokenize_missing_input_file",
+           [](const fs::path& scratch) {
+             return "tokenize --tokenizer byte --file " + q(scratch / "absent.txt");
+           },
+           {"absent.txt: cannot be read"}},
+
+      // ---- catalogs (ftbench catalog --catalog) ----
+      catalog_case("yaml-syntax-error.yaml", {"catalogs/yaml-syntax-error.yaml:4: invalid YAML"}),
+      catalog_case("wrong-types.yaml",
+                   {"catalogs/wrong-types.yaml:6: offers[0].usd_per_gpu_hour: expected a number, "
+                    "found \"cheap\"",
+                    "catalogs/wrong-types.yaml:7: offers[0].gpus_per_instance: expected an "
+                    "integer, found a list"}),
+      catalog_case("negative-price.yaml",
+                   {"catalogs/negative-price.yaml:6: offers[0].usd_per_gpu_hour: expected a "
+                    "finite number > 0, found \"-2.5\""}),
+      catalog_case("unknown-section.yaml",
+                   {"catalogs/unknown-section.yaml:1: ", "did you mean \"offers\"?"}),
+      catalog_case("duplicate-keys.yaml",
+                   {"catalogs/duplicate-keys.yaml:7: offers[0].usd_per_gpu_hour: duplicate key "
+                    "\"usd_per_gpu_hour\" (first given at line 6)"}),
+      catalog_case("alias-bomb.yaml",
+                   {"catalogs/alias-bomb.yaml:5: gpus[1].aliases: expected a list of strings"}),
+      catalog_case("huge-price.yaml",
+                   {"catalogs/huge-price.yaml:6: offers[0].usd_per_gpu_hour: expected a finite "
+                    "number > 0, found \"1.0e999\""}),
+      catalog_case("bad-date.yaml",
+                   {"catalogs/bad-date.yaml:8: offers[0].date: expected a calendar date "
+                    "YYYY-MM-DD, found \"2026-02-30\""}),
+      catalog_case("missing-column.csv",
+                   {"catalogs/missing-column.csv:1: missing required column AcceleratorCount"}),
+      catalog_case("ragged-row.csv",
+                   {"catalogs/ragged-row.csv:3: expected 5 fields as in the header, found 3"}),
+      catalog_case("bad-price.csv",
+                   {"catalogs/bad-price.csv:2: column Price: expected a finite number >= 0, found "
+                    "\"ninety\"",
+                    "catalogs/bad-price.csv:3: column Price: expected a finite number >= 0, found "
+                    "\"-4\"",
+                    "catalogs/bad-price.csv:4: column Price: expected a finite number >= 0, found "
+                    "\"inf\""}),
+      catalog_case("unclosed-quote.csv",
+                   {"catalogs/unclosed-quote.csv:2: quoted field not closed"}),
+      catalog_case("empty.csv", {"catalogs/empty.csv:1: empty file: expected a header row"}),
+      Case{"catalog_binary_garbage",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "garbage.yaml", random_bytes(4096, 13));
+             return "catalog --catalog " + q(scratch / "garbage.yaml");
+           },
+           {"garbage.yaml"}},
+      Case{"catalog_directory",
+           [](const fs::path& scratch) {
+             fs::create_directory(scratch / "cat.yaml");
+             return "catalog --catalog " + q(scratch / "cat.yaml");
+           },
+           {"cat.yaml: is a folder, not a catalog file"}},
+      Case{"catalog_missing",
+           [](const fs::path& scratch) {
+             return "cost " + q(kH100) + " --catalog " + q(scratch / "absent.yaml");
+           },
+           {"absent.yaml: "}},
+
+      // ---- reports (ftbench cost and compare) ----
+      report_case("future-schema",
+                  json_edit([](nlohmann::json& j) { j["schema"] = "ftbench.report/2.0"; }),
+                  {"future-schema.json: unsupported report schema \"ftbench.report/2.0\""}),
+      report_case("schema-number", json_edit([](nlohmann::json& j) { j["schema"] = 1.2; }),
+                  {"schema-number.json: schema: expected a string"}),
+      report_case("no-schema", json_edit([](nlohmann::json& j) { j.erase("schema"); }),
+                  {"no-schema.json: not an ftbench report (no \"schema\" field)"}),
+      report_case("name-number", json_edit([](nlohmann::json& j) { j["run"]["name"] = 5; }),
+                  {"name-number.json: run.name: expected a string, found number"}),
+      report_case("steps-string", json_edit([](nlohmann::json& j) { j["steps"] = "many"; }),
+                  {"steps-string.json: steps: expected an array, found string"}),
+      report_case("step-seconds-string",
+                  json_edit([](nlohmann::json& j) { j["steps"][3]["wall_seconds"] = "0.5"; }),
+                  {"step-seconds-string.json: steps[3].wall_seconds: expected a number, found "
+                   "string"}),
+      report_case("negative-duration",
+                  json_edit([](nlohmann::json& j) { j["steps"][2]["wall_seconds"] = -1.0; }),
+                  {"negative-duration.json: steps[2].wall_seconds: expected a number >= 0"}),
+      report_case("nan-literal", number_text("wall_seconds", "NaN"),
+                  {"nan-literal.json: not valid JSON at byte"}),
+      report_case("infinity-literal", number_text("wall_seconds", "Infinity"),
+                  {"infinity-literal.json: not valid JSON at byte"}),
+      report_case("overflowing-double", number_text("wall_seconds", "1e999"),
+                  {"overflowing-double.json: not a readable report: number out of range: 1e999"}),
+      report_case("overflowing-integer", number_text("tokens", "99999999999999999999999"),
+                  {"overflowing-integer.json: data.tokens: expected an integer, found number"}),
+      report_case("empty", [](std::string) { return std::string(); },
+                  {"empty.json: not valid JSON at byte"}),
+      report_case("array", [](std::string) { return std::string("[1, 2, 3]"); },
+                  {"array.json: not an ftbench report (expected a JSON object, found array)"}),
+      report_case("nul-bytes", [](std::string text) { return text.replace(100, 1, 1, '\0'); },
+                  {"nul-bytes.json: not valid JSON at byte 101"}),
+      report_case(
+          "invalid-utf8",
+          [](std::string text) { return text.replace(text.find("h100-reference"), 1, "\xFF"); },
+          {"invalid-utf8.json: not valid JSON at byte"}),
+      report_case("deep-nesting", [](std::string) { return repeated("[", 1000000); },
+                  {"deep-nesting.json: "}),
+      // Valid JSON nested 200,000 levels deep where the reader keeps a copy (the spec) or reads
+      // a value (a variable): copying or printing it would recurse as deep.
+      report_case("deep-spec",
+                  [](std::string text) {
+                    const std::size_t at = text.find("\"spec\": {") + 8;
+                    return text.insert(at, "{\"deep\": " + repeated("[", 200000) +
+                                               repeated("]", 200000) + ", \"was\": ");
+                  },
+                  {"deep-spec.json: not a readable report: arrays or objects nested deeper "
+                   "than 128 levels (at byte "}),
+      report_case("binary-garbage", [](std::string) { return random_bytes(1 << 16, 17); },
+                  {"binary-garbage.json: not valid JSON at byte"}),
+      Case{"report_directory",
+           [](const fs::path& scratch) {
+             fs::create_directory(scratch / "report.json");
+             return "cost " + q(scratch / "report.json") + " --rate 2";
+           },
+           {"report.json: cannot read: Is a directory"}},
+      Case{"report_missing",
+           [](const fs::path& scratch) {
+             return "compare " + q(kH100) + " " + q(scratch / "absent.json");
+           },
+           {"absent.json: cannot read: No such file or directory"}},
+  };
+}
+
+class HostileInput : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HostileInput, ClearErrorNoCrashNothingWritten) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string command = GetParam().command(scratch.path());
+  const std::vector<std::string> before = listing(scratch.path());
+  const Outcome r = run_ftbench(command, scratch.path(), "", 60.0);
+  SCOPED_TRACE("ftbench " + command.substr(0, 300));
+  expect_bad_input(r, GetParam().expected, GetParam().exit_code);
+  EXPECT_EQ(listing(scratch.path()), before) << "the command left files behind";
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.name;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, HostileInput, ::testing::ValuesIn(cases()), case_name);
+
+// Files in the corpus that look hostile but are valid as documented: an empty spec (or one of
+// comments) is a spec of all defaults (docs/spec.md); blank lines in JSONL are skipped; a .json
+// file holding one object is read as JSON Lines of one record.
+const std::vector<std::string> kValidCorpus = {"specs/empty.yaml", "specs/comments-only.yaml",
+                                               "data/empty-lines.jsonl",
+                                               "data/object-not-array.json"};
+
+TEST(HostileCorpus, DocumentedValidFilesAreAccepted) {
+  const ScratchDir scratch("ftbench-hostile");
+  for (const std::string& file : kValidCorpus) {
+    SCOPED_TRACE(file);
+    const std::string command = file.rfind("specs/", 0) == 0 ? "validate " + q(corpus(file))
+                                                             : validate_data_args(corpus(file));
+    const Outcome r = run_ftbench(command, scratch.path(), "", 60.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("spec is valid"), std::string::npos) << r.out;
+  }
+}
+
+// Every committed corpus file is used by a case above (a new file without a case is a mistake).
+TEST(HostileCorpus, EveryFileHasACase) {
+  std::string names;
+  for (const Case& c : cases()) names += c.name + "\n";
+  for (const std::string& file : kValidCorpus) {
+    names += "_" + file.substr(file.find('/') + 1) + "\n";
+  }
+  for (const char* folder : {"specs", "data", "tokenizers", "catalogs"}) {
+    for (const auto& e : fs::directory_iterator(kCorpus / folder)) {
+      const std::string file = e.path().filename().string();
+      EXPECT_NE(names.find("_" + file + "\n"), std::string::npos) << folder << "/" << file;
+    }
+  }
+}
+
+// A report cut short at many places: a prefix of the file is never valid JSON, so each one is
+// refused, by both readers, with the file and byte named.
+TEST(HostileReports, TruncatedAnywhereIsRefused) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string full = slurp(kH100);
+  const std::size_t last_brace = full.rfind('}');
+  ASSERT_NE(last_brace, std::string::npos);
+  std::vector<std::size_t> cuts = {0, 1, 2, 3, 17, 18, 19, 20, last_brace - 1, last_brace};
+  for (std::size_t cut = 97; cut < last_brace; cut += last_brace / 60) cuts.push_back(cut);
+  const fs::path path = scratch.path() / "truncated.json";
+  for (const std::size_t cut : cuts) {
+    SCOPED_TRACE("cut at byte " + std::to_string(cut));
+    write_bytes(path, full.substr(0, cut));
+    const bool compare = cut % 2 == 1;
+    const Outcome r = run_ftbench(
+        compare ? "compare " + q(kH100) + " " + q(path) : "cost " + q(path) + " --rate 2",
+        scratch.path(), "", 60.0);
+    expect_bad_input(r, {path.string() + ": not valid JSON at byte "});
+  }
+}
+
+// Bytes of the report replaced at random (seeded): the result may still parse (a digit for a
+// digit), so the command may succeed; what it may not do is crash, hang or give an unclear
+// error.
+TEST(HostileReports, GarbledBytesNeverCrash) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string full = slurp(kMi300x);
+  std::mt19937 rng(20260913);
+  const fs::path path = scratch.path() / "garbled.json";
+  int refused = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::string text = full;
+    const int changes = 1 + static_cast<int>(rng() % 8);
+    for (int c = 0; c < changes; ++c) {
+      text[rng() % text.size()] = static_cast<char>(rng() & 0xFF);
+    }
+    write_bytes(path, text);
+    SCOPED_TRACE("variant " + std::to_string(i));
+    const Outcome r = run_ftbench("cost " + q(path) + " --rate 2", scratch.path(), "", 60.0);
+    expect_no_crash(r);
+    if (r.exit_code == 0) continue;
+    ++refused;
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("error: " + path.string() + ": ", 0), 0u) << r.err;
+  }
+  EXPECT_GT(refused, 30) << "most random changes break the JSON or its schema";
+}
+
+// A report with a huge array in a field readers ignore: read, not refused, and in bounded time.
+TEST(HostileReports, HugeUnknownArrayIsIgnored) {
+  const ScratchDir scratch("ftbench-hostile");
+  nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+  j["padding"] = nlohmann::json::array();
+  for (int i = 0; i < 2'000'000; ++i) j["padding"].push_back(i);
+  const fs::path path = scratch.path() / "huge.json";
+  write_bytes(path, j.dump());
+  const Outcome r =
+      run_ftbench("cost " + q(path) + " --rate 2 --billing per-second", scratch.path(), "", 60.0);
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// 300,000 steps (a long run's report, about 100 MB): read, or refused, but not a crash.
+TEST(HostileReports, HugeStepsArrayIsReadOrRefused) {
+  const ScratchDir scratch("ftbench-hostile");
+  nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+  const nlohmann::json step = j["steps"][0];
+  for (int i = 0; i < 300'000; ++i) j["steps"].push_back(step);
+  const fs::path path = scratch.path() / "steps.json";
+  write_bytes(path, j.dump());
+  const Outcome r =
+      run_ftbench("cost " + q(path) + " --rate 2 --billing per-second", scratch.path(), "", 120.0);
+  expect_no_crash(r);
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,184 @@
+// End to end: `ftbench run` and `ftbench gemm` (ftbench-bin, LibTorch) given hostile input or a
+// failing disk. Bad input is refused before any training with exit code 2 and no output file; a
+// write that fails (FTBENCH_INJECT_WRITE_FAILURE, report_io.h) ends with exit code 3, a message
+// naming the file and the reason, and the previous file intact, with no temporary file left.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ftbench_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ftbench::e2e::Outcome;
+using ftbench::e2e::run_ftbench;
+using ftbench::e2e::ScratchDir;
+using ftbench::e2e::shell_quote;
+using ftbench::e2e::slurp;
+
+const fs::path kCorpus = fs::path(FTBENCH_SOURCE_DIR) / "tests/hostile";
+const std::string kPrevious = "{\"previous\": \"report, kept byte for byte\"}\n";
+
+std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+void expect_no_crash(const Outcome& r) {
+  EXPECT_FALSE(r.timed_out) << "hung; stderr: " << r.err;
+  EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal << "; stderr: " << r.err;
+  for (const char* text : {"terminate called", "AddressSanitizer", "runtime error:", "bad_alloc",
+                           "[json.exception", "what():"}) {
+    EXPECT_EQ(r.err.find(text), std::string::npos) << "stderr has \"" << text << "\": " << r.err;
+  }
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class HostileRun : public ::testing::Test {
+ protected:
+  // Runs `args`, once with -o to a path that does not exist and once with --force over an
+  // existing file: both refused with exit code 2 and `expected` on stderr, neither file
+  // created or changed.
+  void expect_refused_before_training(const std::string& args,
+                                      const std::vector<std::string>& expected) {
+    const fs::path fresh = scratch_.path() / "fresh.json";
+    const fs::path existing = scratch_.path() / "existing.json";
+    std::ofstream(existing, std::ios::binary) << kPrevious;
+    for (const std::string& output : {"-o " + q(fresh), "-o " + q(existing) + " --force"}) {
+      SCOPED_TRACE("ftbench " + args + " " + output);
+      const Outcome r = run_ftbench(args + " " + output, scratch_.path(), "", 120.0);
+      expect_no_crash(r);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_EQ(r.out, "");
+      EXPECT_EQ(r.err.find("step 1"), std::string::npos) << "training started: " << r.err;
+      for (const std::string& text : expected) {
+        EXPECT_NE(r.err.find(text), std::string::npos) << "stderr lacks " << text << ": " << r.err;
+      }
+      EXPECT_FALSE(fs::exists(fresh));
+      EXPECT_EQ(slurp(existing), kPrevious);
+      EXPECT_EQ(listing(scratch_.path()), (std::vector<std::string>{"existing.json"}));
+    }
+  }
+
+  ScratchDir scratch_{"ftbench-hostile-run"};
+};
+
+TEST_F(HostileRun, BadSpecsAreRefusedWithoutOutput) {
+  for (const char* file : {"yaml-syntax-error.yaml", "wrong-types.yaml", "duplicate-keys.yaml",
+                           "billion-laughs.yaml", "negative-sizes.yaml"}) {
+    const fs::path spec = kCorpus / "specs" / file;
+    expect_refused_before_training("run " + q(spec), {"error: invalid run spec\n" + spec.string()});
+  }
+  expect_refused_before_training("run " + q(scratch_.path()), {"cannot read file: Is a directory"});
+}
+
+// A data file is read once the run has started (data_prepare): as documented for every run that
+// stops early, a report with status "failed" is written (docs/report-schema.md, `status`), but
+// never over an existing file without --force. `ftbench validate` finds the same error first.
+TEST_F(HostileRun, BadDataFailsTheRunWithAFailedReport) {
+  const fs::path data = kCorpus / "data" / "broken-json.jsonl";
+  const std::string args = "run configs/ci-tiny.yaml --set data.source=file --set " +
+                           q("data.path=" + data.string()) +
+                           " --set data.max_tokens=128 --set data.min_tokens=2 -o ";
+  const fs::path existing = scratch_.path() / "existing.json";
+  std::ofstream(existing, std::ios::binary) << kPrevious;
+  const Outcome refused = run_ftbench(args + q(existing), scratch_.path(), "", 120.0);
+  expect_no_crash(refused);
+  EXPECT_EQ(refused.exit_code, 5) << refused.err;
+  EXPECT_EQ(slurp(existing), kPrevious);
+
+  const fs::path out = scratch_.path() / "failed.json";
+  const Outcome r = run_ftbench(args + q(out), scratch_.path(), "", 120.0);
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(data.string() + ":2: malformed JSON"), std::string::npos) << r.err;
+  const std::string report = slurp(out);
+  EXPECT_NE(report.find("\"status\": \"failed\""), std::string::npos) << report.substr(0, 600);
+  EXPECT_NE(report.find(data.string() + ":2: malformed JSON"), std::string::npos);
+  EXPECT_EQ(listing(scratch_.path()),
+            (std::vector<std::string>{"existing.json", "failed.json"}));  // no temporary file
+}
+
+TEST_F(HostileRun, BadGemmFilesAreRefusedBeforeTraining) {
+  for (const char* file :
+       {"not-json.json", "top-level-array.json", "no-schema.json", "future-schema.json",
+        "schema-not-string.json", "truncated.json", "nan.json", "empty.json"}) {
+    const fs::path gemm = kCorpus / "gemm" / file;
+    expect_refused_before_training("run configs/ci-tiny.yaml --gemm " + q(gemm),
+                                   {"error: " + gemm.string() + ": "});
+  }
+}
+
+TEST_F(HostileRun, BadInjectionValueIsBadInput) {
+  const fs::path out = scratch_.path() / "r.json";
+  const Outcome r = run_ftbench("run configs/ci-tiny.yaml -o " + q(out), scratch_.path(),
+                                "FTBENCH_INJECT_WRITE_FAILURE=ENOSPACE", 120.0);
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("FTBENCH_INJECT_WRITE_FAILURE: unknown error name; expected ENOSPC"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The disk fills up while the report is written at the end of a run: exit code 3, the file and
+// the reason named, the report of the previous run intact, no temporary file left.
+TEST_F(HostileRun, ReportWriteFailureKeepsThePreviousReport) {
+  const fs::path out = scratch_.path() / "ci-tiny.json";
+  for (const char* injection : {"ENOSPC", "EIO@4096"}) {
+    SCOPED_TRACE(injection);
+    std::ofstream(out, std::ios::binary) << kPrevious;
+    const Outcome r =
+        run_ftbench("run configs/ci-tiny.yaml -o " + q(out) + " --force", scratch_.path(),
+                    std::string("FTBENCH_INJECT_WRITE_FAILURE=") + injection, 120.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("warning: FTBENCH_INJECT_WRITE_FAILURE is set"), std::string::npos);
+    const std::string reason =
+        std::string(injection) == "ENOSPC" ? "No space left on device" : "Input/output error";
+    EXPECT_NE(
+        r.err.find("error: cannot write " + out.string() + ": write " + out.string() + ".tmp."),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(out), kPrevious);
+    EXPECT_EQ(listing(scratch_.path()), (std::vector<std::string>{"ci-tiny.json"}));
+  }
+}
+
+TEST_F(HostileRun, GemmResultWriteFailureKeepsThePreviousFile) {
+  const fs::path out = scratch_.path() / "gemm.json";
+  std::ofstream(out, std::ios::binary) << kPrevious;
+  const Outcome r = run_ftbench(
+      "gemm --device cpu --dtype fp32 --shapes 64 --warmup 1 "
+      "--iterations 2 --cache-flush-mib 0 -o " +
+          q(out) + " --force",
+      scratch_.path(), "FTBENCH_INJECT_WRITE_FAILURE=ENOSPC@100", 120.0);
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("error: cannot write " + out.string() + ": write "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(out), kPrevious);
+  EXPECT_EQ(listing(scratch_.path()), (std::vector<std::string>{"gemm.json"}));
+}
+
+TEST_F(HostileRun, GemmBadShapesWriteNothing) {
+  const fs::path out = scratch_.path() / "gemm.json";
+  const Outcome r =
+      run_ftbench("gemm --device cpu --shapes '64x:x' -o " + q(out), scratch_.path(), "", 60.0);
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--shapes"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
