@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/io/write_fault.h"
+#include "ftbench/report/report_io.h"
 
 namespace ftbench::io {
 namespace {
@@ -262,21 +262,8 @@ void write_safetensors(const std::string& path, const std::vector<TensorToWrite>
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
   auto write_bytes = [&](const void* data, uint64_t size) {
-    const char* p = static_cast<const char*>(data);
-    uint64_t done = 0;
-    while (done < size) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(size - done, 1u << 30));
-      if (const int injected = injected_write_failure(write_kind); injected != 0) {
-        errno = injected;
-      } else {
-        const ssize_t n = ::write(fd, p + done, want);
-        if (n > 0) {
-          done += static_cast<uint64_t>(n);
-          continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0) errno = EIO;
-      }
+    if (!report::write_all(fd, std::string_view(static_cast<const char*>(data), size),
+                           write_kind)) {
       const int error = errno;
       ::close(fd);
       fail(path, std::string("cannot write: ") + std::strerror(error));

@@ -117,26 +117,34 @@ constexpr std::array<ErrnoName, 4> kInjectableErrors = {
 [[noreturn]] void throw_bad_injection(std::string_view value, const std::string& why) {
   throw ReportError("FTBENCH_INJECT_WRITE_FAILURE: " + why +
                     "; expected ENOSPC, EDQUOT, EFBIG or EIO, optionally followed by @BYTES "
-                    "(e.g. ENOSPC@4096), found \"" +
+                    "(e.g. ENOSPC@4096) and preceded by report: or checkpoint:, found \"" +
                     std::string(value) + "\"");
 }
 
 }  // namespace
 
-WriteFailureInjection parse_write_failure_injection(std::string_view value) {
+WriteFailureInjection parse_write_failure_injection(std::string_view whole) {
+  WriteFailureInjection injection;
+  std::string_view value = whole;
+  if (const std::size_t colon = value.find(':'); colon != std::string_view::npos) {
+    injection.kind = std::string(value.substr(0, colon));
+    if (injection.kind != "report" && injection.kind != "checkpoint") {
+      throw_bad_injection(whole, "unknown kind of file \"" + injection.kind + "\"");
+    }
+    value.remove_prefix(colon + 1);
+  }
   const std::size_t at = value.find('@');
   const std::string_view name = value.substr(0, at);
-  WriteFailureInjection injection;
   const auto known = std::find_if(kInjectableErrors.begin(), kInjectableErrors.end(),
                                   [&](const ErrnoName& e) { return name == e.name; });
-  if (known == kInjectableErrors.end()) throw_bad_injection(value, "unknown error name");
+  if (known == kInjectableErrors.end()) throw_bad_injection(whole, "unknown error name");
   injection.error = known->value;
   if (at != std::string_view::npos) {
     const std::string bytes(value.substr(at + 1));
     const bool digits =
         !bytes.empty() && bytes.size() <= 18 &&
         std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits) throw_bad_injection(value, "BYTES must be a whole number of bytes");
+    if (!digits) throw_bad_injection(whole, "BYTES must be a whole number of bytes");
     injection.after_bytes = std::stoull(bytes);
   }
   return injection;
@@ -148,8 +156,9 @@ std::optional<WriteFailureInjection> write_failure_injection_from_environment() 
   return parse_write_failure_injection(value);
 }
 
-bool write_all(int fd, std::string_view bytes) {
-  const std::optional<WriteFailureInjection> inject = write_failure_injection_from_environment();
+bool write_all(int fd, std::string_view bytes, std::string_view kind) {
+  std::optional<WriteFailureInjection> inject = write_failure_injection_from_environment();
+  if (inject && !inject->kind.empty() && inject->kind != kind) inject.reset();
   // Bytes this call may still write before the injected failure.
   std::uint64_t allowed = std::numeric_limits<std::uint64_t>::max();
   if (inject) {

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
-#include "ftbench/io/write_fault.h"
 #include "ftbench/report/json_fields.h"
+#include "ftbench/report/report_io.h"
 
 namespace ftbench::train {
 namespace fs = std::filesystem;
@@ -68,21 +68,10 @@ void sync_path(const fs::path& path) {
 void write_text_file(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw CheckpointWriteError(path + ": cannot create: " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = -1;
-    if (const int injected = io::injected_write_failure("checkpoint"); injected != 0) {
-      errno = injected;
-    } else {
-      n = ::write(fd, text.data() + done, text.size() - done);
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = n == 0 ? EIO : errno;
-      ::close(fd);
-      throw CheckpointWriteError(path + ": cannot write: " + std::strerror(error));
-    }
-    done += static_cast<size_t>(n);
+  if (!report::write_all(fd, text, "checkpoint")) {
+    const int error = errno;
+    ::close(fd);
+    throw CheckpointWriteError(path + ": cannot write: " + std::strerror(error));
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     throw CheckpointWriteError(path + ": cannot write (fsync/close): " + std::strerror(errno));

@@ -981,8 +981,14 @@ TEST(WriteFailureInjection, ParsesAnErrnoNameAndAnOptionalByteCount) {
   EXPECT_EQ(eio.after_bytes, 4096u);
   EXPECT_EQ(parse_write_failure_injection("EDQUOT").error, EDQUOT);
   EXPECT_EQ(parse_write_failure_injection("EFBIG@0").error, EFBIG);
+  EXPECT_EQ(parse_write_failure_injection("EFBIG").kind, "");
+  const WriteFailureInjection checkpoint = parse_write_failure_injection("checkpoint:EIO@8");
+  EXPECT_EQ(checkpoint.kind, "checkpoint");
+  EXPECT_EQ(checkpoint.error, EIO);
+  EXPECT_EQ(checkpoint.after_bytes, 8u);
+  EXPECT_EQ(parse_write_failure_injection("report:ENOSPC").kind, "report");
   for (const char* bad : {"", "enospc", "ENOSPC@", "ENOSPC@-1", "ENOSPC@1k", "EPERM", "@10",
-                          "ENOSPC@99999999999999999999"}) {
+                          "ENOSPC@99999999999999999999", "disk:ENOSPC", "checkpoint:", ":ENOSPC"}) {
     try {
       parse_write_failure_injection(bad);
       ADD_FAILURE() << "accepted \"" << bad << "\"";

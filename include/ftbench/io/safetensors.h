@@ -92,7 +92,7 @@ struct TensorToWrite {
 // laid out in the order given; the header is padded with spaces so the data starts 8-byte
 // aligned. Throws SafetensorsError naming the path and the reason (a duplicate or empty name,
 // a bad dtype, a write error such as "No space left on device"). `write_kind` names the file's
-// kind for io::injected_write_failure (a testing aid).
+// kind for FTBENCH_INJECT_WRITE_FAILURE (report::write_all; a testing aid).
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
                        const std::map<std::string, std::string>& metadata,
                        std::string_view write_kind = "safetensors");

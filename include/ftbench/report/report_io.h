@@ -42,8 +42,11 @@ Report read_report(const std::string& path);
 // FTBENCH_INJECT_WRITE_FAILURE, so that tests can show what a full disk or a failing device does
 // to a write without one. Its value is an errno name, ENOSPC, EDQUOT, EFBIG or EIO, optionally
 // followed by @BYTES: the file's first BYTES bytes are written, then writing fails with that
-// errno (without @BYTES, at the first byte).
+// errno (without @BYTES, at the first byte); optionally preceded by a kind of file, `report:`
+// (reports and other single output files) or `checkpoint:` (checkpoint files), to fail only
+// those (without one, every kind).
 struct WriteFailureInjection {
+  std::string kind;               // "report", "checkpoint", or "" for every kind
   int error = 0;                  // the errno the write fails with
   std::uint64_t after_bytes = 0;  // bytes of the file written before it fails
 };
@@ -61,7 +64,8 @@ std::optional<WriteFailureInjection> write_failure_injection_from_environment();
 // file written in several calls fails at the same place). Returns false with errno set on
 // failure. Every writer of ftbench's output files goes through this, so the injection reaches
 // them all. Throws ReportError when the variable does not parse.
-bool write_all(int fd, std::string_view bytes);
+// `kind`: which kind of file this is, for an injection limited to one kind.
+bool write_all(int fd, std::string_view bytes, std::string_view kind = "report");
 
 // A whole file as bytes; throws ReportError "<path>: cannot read: <reason>".
 std::string read_whole_file(const std::string& path);

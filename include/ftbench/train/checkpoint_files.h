@@ -105,7 +105,7 @@ struct SavedCheckpointFolder {
 // older save of the same step) and `dir` fsync'd. Then only the newest `keep_last` checkpoints
 // are kept, and temporary folders of dead processes are removed. On any failure the temporary
 // folder is removed, the earlier checkpoints are left as they were, and CheckpointWriteError
-// names the path and the reason. Honours io::injected_write_failure("checkpoint").
+// names the path and the reason. Honours FTBENCH_INJECT_WRITE_FAILURE (report::write_all, kind "checkpoint").
 // `before_manifest`, when given, may complete the manifest once the tensor file is written and
 // measured (tensors_bytes and tensors_sha256 set), e.g. with the save's own record.
 SavedCheckpointFolder save_checkpoint_folder(
