@@ -18,6 +18,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench_process.h"
+
 extern char** environ;
 
 namespace {
@@ -25,44 +27,25 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using ftbench::e2e::run_ftbench;
+using ftbench::e2e::ScratchDir;
+
 struct Result {
   int exit_code = -1;
-  std::string output;
+  std::string output;  // stderr, then stdout
 };
 
-Result ftbench(const std::string& args, const std::string& env = "") {
-  const std::string cmd =
-      "cd '" FTBENCH_SOURCE_DIR "' && " + env + " '" FTBENCH_BINARY "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r;
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const fs::path& p) { return ftbench::e2e::slurp(p); }
 
 json read_json(const fs::path& p) { return json::parse(read_file(p)); }
 
 class Resume : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ftbench-resume-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+  Result ftbench(const std::string& args, const std::string& env = "") {
+    const ftbench::e2e::Outcome o = run_ftbench(args, dir_, env, 300.0);
+    EXPECT_EQ(o.signal, 0) << "killed by signal " << o.signal << "\n" << o.err;
+    return {o.exit_code, o.err + o.out};
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The ci-tiny job made 20 steps long (160 examples / 4 x 2), dropout on, checkpoints in
   // `checkpoints` every `every` steps.
@@ -72,7 +55,8 @@ class Resume : public ::testing::Test {
            std::to_string(every) + " --set train.checkpoint.dir='" + (dir_ / checkpoints).string() +
            "' -o '" + (dir_ / name).string() + "'";
   }
-  fs::path dir_;
+  ScratchDir scratch_{"ftbench-resume"};
+  const fs::path dir_ = scratch_.path();
 };
 
 std::vector<json> field_of_steps(const json& report, const char* field) {
