@@ -776,6 +776,15 @@ nlohmann::ordered_json to_json(const Report& report) {
                  {"t0_before_process_seconds", number_or_null(report.t0_before_process_seconds)},
                  {"time_to_first_step_seconds", number_or_null(report.time_to_first_step_seconds)},
                  {"phases", std::move(phases)}};
+  // Derived, for a reader that wants the whole run's rented time without summing: every
+  // segment's run_seconds together (null in a report without segments).
+  if (report.segments.empty()) {
+    j["timing"]["total_run_seconds"] = nullptr;
+  } else {
+    double total = 0.0;
+    for (const Segment& g : report.segments) total += g.run_seconds;
+    j["timing"]["total_run_seconds"] = number_or_null(total);
+  }
 
   OJson steps = OJson::array();
   for (const StepRecord& s : report.steps) steps.push_back(to_json(s));

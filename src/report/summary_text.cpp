@@ -50,6 +50,19 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   }
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
+  if (r.segments.size() > 1) {
+    double total = 0.0;
+    for (const Segment& g : r.segments) total += g.run_seconds;
+    line("segments",
+         fmt::format("{} (resumed {} time{}), {:.2f} s rented in all", r.segments.size(),
+                     r.segments.size() - 1, r.segments.size() == 2 ? "" : "s", total));
+  }
+  if (!r.checkpoints.empty()) {
+    const CheckpointSave& c = r.checkpoints.back();
+    line("checkpoints",
+         fmt::format("{} saved; last after step {}: {} ({:.1f} MB, {:.3f} s)", r.checkpoints.size(),
+                     c.step, c.path, double(c.bytes) / 1e6, c.seconds));
+  }
   // Validation passes split the training phase; the time of the parts is summed.
   double training_seconds = 0.0;
   double evaluation_seconds = 0.0;

@@ -112,6 +112,10 @@ TEST_F(Resume, TwentyStepsStraightEqualTenStopResumeTen) {
   EXPECT_EQ(b["segments"][1]["last_step"], 20);
   EXPECT_EQ(b["segments"][1]["resumed_from"], (dir_ / "ck-resumed" / "step-00000010").string());
   EXPECT_GT(b["segments"][1]["time_to_first_step_seconds"].get<double>(), 0.0);
+  EXPECT_EQ(b["timing"]["total_run_seconds"].get<double>(),
+            b["segments"][0]["run_seconds"].get<double>() +
+                b["segments"][1]["run_seconds"].get<double>());
+  EXPECT_NE(second.output.find("2 (resumed 1 time)"), std::string::npos) << second.output;
   // The warm-up is left out of each segment.
   EXPECT_EQ(b["summary"]["warmup_steps_excluded"], 4);
   ASSERT_EQ(b["checkpoints"].size(), 2u);

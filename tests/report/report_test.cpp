@@ -319,7 +319,9 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                                       "OMP_NUM_THREADS"}));
   EXPECT_EQ(keys(j["environment"]["software"]).back(), "libtorch_build");
   EXPECT_EQ(keys(j["timing"]), (std::vector<std::string>{"t0_source", "t0_before_process_seconds",
-                                                         "time_to_first_step_seconds", "phases"}));
+                                                         "time_to_first_step_seconds", "phases",
+                                                         "total_run_seconds"}));
+  EXPECT_EQ(j["timing"]["total_run_seconds"], 100.5);
   EXPECT_EQ(keys(j["timing"]["phases"][0]),
             (std::vector<std::string>{"name", "start_seconds", "seconds", "memory"}));
   EXPECT_TRUE(j["timing"]["phases"][0]["memory"].is_null());
