@@ -17,6 +17,7 @@
 
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/json_errors.h"
 
 namespace ftbench::train {
 namespace fs = std::filesystem;
@@ -205,6 +206,21 @@ CheckpointManifest manifest_from_json(const Json& j, const std::string& source) 
   return m;
 }
 
+CheckpointManifest parse_manifest(std::string_view text, const std::string& source) {
+  if (const auto deep = text::json_too_deep_at(text)) {
+    throw CheckpointError(source +
+                          ": not a checkpoint manifest: " + text::json_too_deep_message(*deep));
+  }
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw CheckpointError(source + ": not valid JSON (truncated or corrupted?): " +
+                          text::json_error_reason(e.what()));
+  }
+  return manifest_from_json(json, source);
+}
+
 CheckpointManifest read_manifest(const std::string& folder) {
   const std::string path = (fs::path(folder) / kCheckpointManifest).string();
   std::error_code ec;
@@ -229,13 +245,7 @@ CheckpointManifest read_manifest(const std::string& folder) {
     }
     ::close(fd);
   }
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw CheckpointError(path + ": not valid JSON (truncated or corrupted?): " + e.what());
-  }
-  return manifest_from_json(json, path);
+  return parse_manifest(text, path);
 }
 
 std::string checkpoint_folder_name(int64_t step) { return fmt::format("step-{:08d}", step); }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -76,6 +77,9 @@ nlohmann::ordered_json to_json(const CheckpointManifest& manifest);
 // Throws CheckpointError "<source>: <json path>: expected ..., found ..." for a manifest that is
 // not one: wrong types, missing fields, another format.
 CheckpointManifest manifest_from_json(const nlohmann::json& json, const std::string& source);
+// The manifest in `text` (checkpoint.json's bytes); CheckpointError "<source>: ..." when it is
+// not JSON, nests too deep, or is not a manifest.
+CheckpointManifest parse_manifest(std::string_view text, const std::string& source);
 // Reads <folder>/checkpoint.json; CheckpointError when it is missing or invalid.
 CheckpointManifest read_manifest(const std::string& folder);
 
@@ -105,9 +109,9 @@ struct SavedCheckpointFolder {
 // older save of the same step) and `dir` fsync'd. Then only the newest `keep_last` checkpoints
 // are kept, and temporary folders of dead processes are removed. On any failure the temporary
 // folder is removed, the earlier checkpoints are left as they were, and CheckpointWriteError
-// names the path and the reason. Honours FTBENCH_INJECT_WRITE_FAILURE (report::write_all, kind "checkpoint").
-// `before_manifest`, when given, may complete the manifest once the tensor file is written and
-// measured (tensors_bytes and tensors_sha256 set), e.g. with the save's own record.
+// names the path and the reason. Honours FTBENCH_INJECT_WRITE_FAILURE (report::write_all, kind
+// "checkpoint"). `before_manifest`, when given, may complete the manifest once the tensor file is
+// written and measured (tensors_bytes and tensors_sha256 set), e.g. with the save's own record.
 SavedCheckpointFolder save_checkpoint_folder(
     const std::string& dir, CheckpointManifest manifest, int64_t keep_last,
     const std::function<void(const std::string& tensors_path)>& write_tensors,
