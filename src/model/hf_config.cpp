@@ -1,0 +1,203 @@
+#include "ftbench/model/hf_config.h"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ftbench/text/json_errors.h"
+
+namespace ftbench::model {
+namespace {
+
+using Json = nlohmann::json;
+
+class ConfigReader {
+ public:
+  ConfigReader(const Json& j, const std::string& source) : j_(j), source_(source) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw HfCheckpointError(fmt::format("{}: {}: {}", source_, key, message));
+  }
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  int64_t positive_integer(const char* key) const {
+    if (!has(key)) fail(key, "missing (expected an integer >= 1)");
+    const Json& v = j_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      fail(key, "expected an integer >= 1, found " + v.dump());
+    }
+    return v.get<int64_t>();
+  }
+  double positive_number(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    const Json& v = j_.at(key);
+    if (!v.is_number() || !(v.get<double>() > 0.0)) {
+      fail(key, "expected a number > 0, found " + v.dump());
+    }
+    return v.get<double>();
+  }
+  bool boolean(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_boolean()) fail(key, "expected true or false, found " + j_.at(key).dump());
+    return j_.at(key).get<bool>();
+  }
+  std::vector<int64_t> token_ids(const char* key) const {
+    if (!has(key)) return {};
+    const Json& v = j_.at(key);
+    std::vector<int64_t> ids;
+    for (const Json& id : v.is_array() ? v : Json::array({v})) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0) {
+        fail(key, "expected a token id or a list of them, found " + v.dump());
+      }
+      ids.push_back(id.get<int64_t>());
+    }
+    return ids;
+  }
+
+ private:
+  const Json& j_;
+  const std::string& source_;
+};
+
+}  // namespace
+
+HfConfig parse_hf_config(std::string_view text, const std::string& source) {
+  if (const auto deep = text::json_too_deep_at(text)) {
+    throw HfCheckpointError(source + ": " + text::json_too_deep_message(*deep));
+  }
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw HfCheckpointError(source + ": not valid JSON: " + text::json_error_reason(e.what()));
+  }
+  if (!j.is_object()) throw HfCheckpointError(source + ": expected a JSON object");
+  const ConfigReader r(j, source);
+  const bool llama_type = j.contains("model_type") && j["model_type"] == "llama";
+  bool llama_arch = false;
+  if (j.contains("architectures") && j["architectures"].is_array()) {
+    for (const Json& a : j["architectures"]) llama_arch = llama_arch || a == "LlamaForCausalLM";
+  }
+  if (!llama_type && !llama_arch) {
+    r.fail("model_type", fmt::format("expected \"llama\" (a Llama checkpoint), found {}",
+                                     j.contains("model_type") ? j["model_type"].dump() : "none"));
+  }
+  if (r.has("hidden_act") && j["hidden_act"] != "silu") {
+    r.fail("hidden_act", "expected \"silu\" (SwiGLU), found " + j["hidden_act"].dump());
+  }
+  for (const char* bias : {"attention_bias", "mlp_bias"}) {
+    if (r.boolean(bias, false)) r.fail(bias, "expected false: ftbench's Llama has no biases");
+  }
+
+  HfConfig c;
+  spec::ModelSpec& m = c.shape;
+  m.preset = "custom";
+  m.dim = r.positive_integer("hidden_size");
+  m.n_layers = r.positive_integer("num_hidden_layers");
+  m.n_heads = r.positive_integer("num_attention_heads");
+  m.n_kv_heads =
+      r.has("num_key_value_heads") ? r.positive_integer("num_key_value_heads") : m.n_heads;
+  m.ffn_dim = r.positive_integer("intermediate_size");
+  m.vocab_size = r.positive_integer("vocab_size");
+  m.max_seq_len = r.positive_integer("max_position_embeddings");
+  m.norm_eps = r.positive_number("rms_norm_eps", 1e-6);
+  m.rope_theta = r.positive_number("rope_theta", 10000.0);
+  m.tie_embeddings = r.boolean("tie_word_embeddings", false);
+  if (m.dim % m.n_heads != 0) {
+    r.fail("hidden_size",
+           fmt::format("{} is not a multiple of num_attention_heads {}", m.dim, m.n_heads));
+  }
+  if (m.n_heads % m.n_kv_heads != 0) {
+    r.fail("num_key_value_heads",
+           fmt::format("{} does not divide num_attention_heads {}", m.n_kv_heads, m.n_heads));
+  }
+  if (r.has("head_dim") && r.positive_integer("head_dim") != m.dim / m.n_heads) {
+    r.fail("head_dim", fmt::format("expected hidden_size / num_attention_heads = {}, found {}",
+                                   m.dim / m.n_heads, j["head_dim"].dump()));
+  }
+  if (r.has("rope_scaling")) {
+    const Json& s = j["rope_scaling"];
+    if (!s.is_object()) r.fail("rope_scaling", "expected an object or null, found " + s.dump());
+    const Json type = s.contains("rope_type") ? s["rope_type"] : s.value("type", Json());
+    if (type == "default") {
+      // transformers' name for no scaling
+    } else if (type != "llama3") {
+      r.fail("rope_scaling.rope_type",
+             "expected \"llama3\" (the only scaling ftbench implements), found " + type.dump());
+    } else {
+      const ConfigReader rs(s, source);
+      spec::RopeScaling scaling;
+      scaling.factor = rs.positive_number("factor", scaling.factor);
+      scaling.low_freq_factor = rs.positive_number("low_freq_factor", scaling.low_freq_factor);
+      scaling.high_freq_factor = rs.positive_number("high_freq_factor", scaling.high_freq_factor);
+      scaling.original_max_position_embeddings =
+          rs.has("original_max_position_embeddings")
+              ? rs.positive_integer("original_max_position_embeddings")
+              : scaling.original_max_position_embeddings;
+      m.rope_scaling = scaling;
+    }
+  }
+  if (r.has("torch_dtype")) {
+    if (!j["torch_dtype"].is_string()) r.fail("torch_dtype", "expected a string");
+    c.torch_dtype = j["torch_dtype"].get<std::string>();
+  }
+  c.bos_token_ids = r.token_ids("bos_token_id");
+  c.eos_token_ids = r.token_ids("eos_token_id");
+  return c;
+}
+
+std::map<std::string, std::string> parse_shard_index(std::string_view text,
+                                                     const std::string& source) {
+  if (const auto deep = text::json_too_deep_at(text)) {
+    throw HfCheckpointError(source + ": " + text::json_too_deep_message(*deep));
+  }
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw HfCheckpointError(source + ": not valid JSON: " + text::json_error_reason(e.what()));
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+    throw HfCheckpointError(source + ": weight_map: expected an object of tensor name -> file");
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [name, file] : j["weight_map"].items()) {
+    if (!file.is_string()) {
+      throw HfCheckpointError(fmt::format("{}: weight_map.\"{}\": expected a file name, found {}",
+                                          source, name, file.dump()));
+    }
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..") {
+      throw HfCheckpointError(
+          fmt::format("{}: weight_map.\"{}\": \"{}\" is not a file name in the checkpoint's "
+                      "folder",
+                      source, name, f));
+    }
+    out[name] = f;
+  }
+  return out;
+}
+
+std::vector<HfTensor> hf_llama_tensors(const spec::ModelSpec& m) {
+  const int64_t head_dim = m.dim / m.n_heads;
+  const int64_t kv_dim = m.n_kv_heads * head_dim;
+  std::vector<HfTensor> out;
+  out.push_back({"model.embed_tokens.weight", {m.vocab_size, m.dim}});
+  for (int64_t i = 0; i < m.n_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    out.push_back({p + "self_attn.q_proj.weight", {m.dim, m.dim}});
+    out.push_back({p + "self_attn.k_proj.weight", {kv_dim, m.dim}});
+    out.push_back({p + "self_attn.v_proj.weight", {kv_dim, m.dim}});
+    out.push_back({p + "self_attn.o_proj.weight", {m.dim, m.dim}});
+    out.push_back({p + "mlp.gate_proj.weight", {m.ffn_dim, m.dim}});
+    out.push_back({p + "mlp.up_proj.weight", {m.ffn_dim, m.dim}});
+    out.push_back({p + "mlp.down_proj.weight", {m.dim, m.ffn_dim}});
+    out.push_back({p + "input_layernorm.weight", {m.dim}});
+    out.push_back({p + "post_attention_layernorm.weight", {m.dim}});
+  }
+  out.push_back({"model.norm.weight", {m.dim}});
+  if (!m.tie_embeddings) out.push_back({"lm_head.weight", {m.vocab_size, m.dim}});
+  return out;
+}
+
+}  // namespace ftbench::model
