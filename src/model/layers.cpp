@@ -241,8 +241,15 @@ LoraLinearImpl::LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> sli
 }
 
 void LoraLinearImpl::init_random(double std) {
+  {
+    at::NoGradGuard no_grad;
+    weight.normal_(0.0, std);
+  }
+  init_adapters();
+}
+
+void LoraLinearImpl::init_adapters() {
   at::NoGradGuard no_grad;
-  weight.normal_(0.0, std);
   const double bound = 1.0 / std::sqrt(double(in_features_));
   for (size_t i = 0; i < slices_.size(); ++i) {
     if (!lora_a[i].defined()) continue;

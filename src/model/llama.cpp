@@ -134,6 +134,13 @@ void DecoderLayerImpl::init_random(double std) {
   down->init_random(std);
 }
 
+void DecoderLayerImpl::init_adapters() {
+  qkv->init_adapters();
+  o->init_adapters();
+  gate_up->init_adapters();
+  down->init_adapters();
+}
+
 at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope,
                                      const at::Tensor& segment_ids) {
   const int64_t b = x.size(0);
@@ -177,6 +184,11 @@ void LlamaImpl::init_random() {
   for (DecoderLayer& layer : layers) layer->init_random(kStd);
   lm_head->init_random(kStd);
   if (!spec_.tie_embeddings) embedding.normal_(0.0, kStd);
+}
+
+void LlamaImpl::init_adapters() {
+  for (DecoderLayer& layer : layers) layer->init_adapters();
+  lm_head->init_adapters();
 }
 
 std::vector<at::Tensor> LlamaImpl::trainable_parameters() {

@@ -26,6 +26,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const RopeTables& rope,
                      const at::Tensor& segment_ids = {});
   void init_random(double std);
+  void init_adapters();
 
   RMSNorm attn_norm{nullptr};
   LoraLinear qkv{nullptr};  // fused q, k, v
@@ -67,6 +68,9 @@ class LlamaImpl : public torch::nn::Module {
   // Random initialisation: N(0, 0.02) for weights, ones for norms, adapters as LoRA wants.
   // Seeded by the caller through the global generator.
   void init_random();
+  // The adapters only, as init_random() makes them, for base weights copied in from a
+  // checkpoint (model/hf_load.h).
+  void init_adapters();
 
   // Freezes everything but the adapters; returns the trainable parameters in a fixed order.
   std::vector<at::Tensor> trainable_parameters();

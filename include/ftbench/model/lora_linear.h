@@ -39,6 +39,8 @@ class LoraLinearImpl : public torch::nn::Module {
 
   // Base weight ~ N(0, std^2); adapters A Kaiming-uniform, B zero.
   void init_random(double std);
+  // The adapters only (A Kaiming-uniform, B zero), for base weights loaded from a checkpoint.
+  void init_adapters();
 
   // W + (alpha/rank) * B A per slice, as one [sum(out_i), in] tensor in the base dtype.
   at::Tensor merged_weight() const;
