@@ -16,10 +16,10 @@ namespace ftbench::cli {
 
 // Documented exit codes (README, docs/spec.md).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitInternal = 1;      // an unexpected error: a bug in ftbench
-inline constexpr int kExitBadInput = 2;      // invalid spec, arguments, input file or checkpoint
-inline constexpr int kExitFailure = 3;       // the run failed (backend, out of memory, diverged, I/O)
-inline constexpr int kExitInterrupted = 4;   // SIGTERM/SIGINT: checkpoint and partial report written
+inline constexpr int kExitInternal = 1;  // an unexpected error: a bug in ftbench
+inline constexpr int kExitBadInput = 2;  // invalid spec, arguments, input file or checkpoint
+inline constexpr int kExitFailure = 3;   // the run failed (backend, out of memory, diverged, I/O)
+inline constexpr int kExitInterrupted = 4;  // SIGTERM/SIGINT: checkpoint and partial report written
 inline constexpr int kExitOutputExists = 5;  // report exists and --force not given
 
 // Bad input found by a command (a flag value, an input file): exit code 2.
