@@ -294,14 +294,20 @@ GemmResult read_gemm_result(const std::string& path) {
   } catch (const report::ReportError& e) {
     throw GemmFileError(e.what());
   }
+  return parse_gemm_result(text, path);
+}
+
+GemmResult parse_gemm_result(std::string_view text, const std::string& source) {
   Json json;
   try {
     json = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw GemmFileError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+    throw GemmFileError(source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                         e.what());
+  } catch (const Json::out_of_range& e) {  // a number beyond double's range: 1e309
+    throw GemmFileError(source + ": not valid JSON: " + e.what());
   }
-  return gemm_from_json(json, path);
+  return gemm_from_json(json, source);
 }
 
 std::string render_gemm_text(const GemmResult& r) {

@@ -299,6 +299,8 @@ json parse_json(const std::string& text, const std::string& source) {
   } catch (const json::parse_error& e) {
     throw TokenizerError(
         fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte, std::string(e.what())));
+  } catch (const json::out_of_range& e) {  // a number beyond double's range: 1e309
+    throw TokenizerError(fmt::format("{}: invalid JSON: {}", source, std::string(e.what())));
   }
 }
 

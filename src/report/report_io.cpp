@@ -200,16 +200,19 @@ std::string read_whole_file(const std::string& path) {
   return text;
 }
 
-Report read_report(const std::string& path) {
-  const std::string text = read_whole_file(path);
+Report read_report(const std::string& path) { return parse_report(read_whole_file(path), path); }
+
+Report parse_report(std::string_view text, const std::string& source) {
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw ReportError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+    throw ReportError(source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                       e.what());
+  } catch (const nlohmann::json::out_of_range& e) {  // a number beyond double's range: 1e309
+    throw ReportError(source + ": not valid JSON: " + e.what());
   }
-  return from_json(json, path);
+  return from_json(json, source);
 }
 
 }  // namespace ftbench::report

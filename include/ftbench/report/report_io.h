@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "ftbench/report/report.h"
 
@@ -32,7 +33,11 @@ void write_file_atomically(const std::string& text, const std::string& path, boo
 // file exists. Throws ReportExistsError.
 void check_report_writable(const std::string& path, bool force);
 
+// Reads and checks a report file; throws ReportError naming `path` and the problem.
 Report read_report(const std::string& path);
+
+// The same from the file's text; `source` stands for the file name in messages.
+Report parse_report(std::string_view text, const std::string& source);
 
 // A whole file as bytes; throws ReportError "<path>: cannot read: <reason>".
 std::string read_whole_file(const std::string& path);
