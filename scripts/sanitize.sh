@@ -11,7 +11,12 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DFTBENCH_WITH_TORCH=OFF \
     -DFTBENCH_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g"
 fi
-cmake --build "$build" -j "$(nproc)"
+# What `ctest -L core` runs and the fuzz targets; not the e2e tests nor the GPU query checks.
+targets=(ftbench_core_tests ftbench ftbench_fake_gpu_query)
+for dir in fuzz/corpus/*/; do
+  targets+=("fuzz_$(basename "$dir")" "fuzz_replay_$(basename "$dir")")
+done
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L core
 FTBENCH_FUZZ_BUILD_DIR=$build FTBENCH_FUZZ_SKIP_SETUP=1 \
   scripts/fuzz.sh --seconds "${FTBENCH_FUZZ_SECONDS:-15}"
