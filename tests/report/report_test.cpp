@@ -385,7 +385,7 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
   EXPECT_EQ(text.find("nan"), std::string::npos);
   EXPECT_EQ(text.find("inf"), std::string::npos);
   // Still valid JSON for any strict parser.
-  EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(text)));
+  EXPECT_TRUE(nlohmann::json::accept(text));
 }
 
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
