@@ -10,7 +10,8 @@
 # --seconds N  per target (default 60, unless --runs is given); --runs N inputs per target;
 # --target     one target (repeatable; default all: ls fuzz/corpus); --work DIR scratch
 # folder (default a new one under /tmp, kept). Build folder: FTBENCH_FUZZ_BUILD_DIR
-# (default build-fuzz); scripts/test.sh reuses its build-sanitize. Compile jobs: FTBENCH_JOBS.
+# (default build-fuzz; scripts/sanitize.sh passes its build-sanitize). Compile jobs:
+# FTBENCH_JOBS. FTBENCH_FUZZ_SKIP_SETUP=1 skips scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
