@@ -5,9 +5,10 @@
 # (execs), exec/s, coverage (cov: edges, ft: features), corpus size and crashes; exits 1 when
 # any target found a crash, with the path of the input that crashed.
 #
-#   scripts/fuzz.sh [--seconds N] [--runs N] [--target NAME]... [--work DIR]
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--max-len N] [--target NAME]... [--work DIR]
 #
 # --seconds N  per target (default 60, unless --runs is given); --runs N inputs per target;
+# --max-len N  longest input (libFuzzer's default: the largest seed of the target);
 # --target     one target (repeatable; default all: ls fuzz/corpus); --work DIR scratch
 # folder (default a new one under /tmp, kept). Build folder: FTBENCH_FUZZ_BUILD_DIR
 # (default build-fuzz; scripts/sanitize.sh passes its build-sanitize). Compile jobs:
@@ -17,15 +18,17 @@ cd "$(dirname "$0")/.."
 
 seconds=""
 runs=""
+max_len=""
 targets=()
 work=""
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --max-len) max_len=$2; shift 2 ;;
     --target) targets+=("$2"); shift 2 ;;
     --work) work=$2; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/{/^#/p}' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +56,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 limits=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1)
 [[ -n "$seconds" ]] && limits+=("-max_total_time=$seconds")
 [[ -n "$runs" ]] && limits+=("-runs=$runs")
+[[ -n "$max_len" ]] && limits+=("-max_len=$max_len")
 
 summary=()
 failed=0
