@@ -17,6 +17,7 @@ packages=(
   libgtest-dev
   python3                 # tests of the device check's scripts (standard library only)
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
+  clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/fuzz.sh)
 )
 # The HIP runtime, so that libftbench_hip_query.so (src/gpu_query) is built and its test runs on
 # every machine, GPU or not; Debian packages it for amd64 only. hipcc comes with it for HIP

@@ -295,21 +295,25 @@ GemmResult read_gemm_result(const std::string& path) {
   } catch (const report::ReportError& e) {
     throw GemmFileError(e.what());
   }
+  return parse_gemm_result(text, path);
+}
+
+GemmResult parse_gemm_result(std::string_view text, const std::string& source) {
   if (const auto deep = ftbench::text::json_too_deep_at(text)) {
     throw GemmFileError(
-        path + ": not a readable gemm result: " + ftbench::text::json_too_deep_message(*deep));
+        source + ": not a readable gemm result: " + ftbench::text::json_too_deep_message(*deep));
   }
   Json json;
   try {
     json = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw GemmFileError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+    throw GemmFileError(source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                         ftbench::text::json_error_reason(e.what()));
   } catch (const Json::exception& e) {
     throw GemmFileError(
-        path + ": not a readable gemm result: " + ftbench::text::json_error_reason(e.what()));
+        source + ": not a readable gemm result: " + ftbench::text::json_error_reason(e.what()));
   }
-  return gemm_from_json(json, path);
+  return gemm_from_json(json, source);
 }
 
 std::string render_gemm_text(const GemmResult& r) {

@@ -158,6 +158,14 @@ std::string malformed_json_message(std::string_view text, const json::parse_erro
                      ftbench::text::json_error_reason(e.what()));
 }
 
+// "malformed JSON: number overflow parsing '1e309'": json::parse throws out_of_range, not
+// parse_error, for a number beyond double's range, and says no position.
+std::string number_overflow_message(const json::out_of_range& e) {
+  std::string reason = e.what();
+  if (reason.rfind("[json.exception.", 0) == 0) reason = reason.substr(reason.find("] ") + 2);
+  return "malformed JSON: " + reason;
+}
+
 bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
@@ -534,13 +542,15 @@ class FileReader {
   FileReader(const DataFileOptions& options, const Tokenizer& tokenizer)
       : options_(options), tokenizer_(tokenizer), builder_(options, tokenizer) {}
 
-  ReadResult read() {
+  // Reads options.path, or takes `content` as the file's bytes when given.
+  ReadResult read(std::optional<std::string_view> content = std::nullopt) {
     check_options(options_);
     const std::string& path = options_.path;
     format_ = options_.format;
     if (format_ == "chat") builder_.set_chat_tokens(chat_tokens(path, tokenizer_));
-    std::string bytes = read_file(path);
-    std::string_view text = bytes;
+    std::string bytes;
+    if (!content) bytes = read_file(path);
+    std::string_view text = content ? *content : std::string_view(bytes);
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && text[first] == '[') {
@@ -733,8 +743,18 @@ DataFileStats take_examples(ReadResult& read, const std::vector<int64_t>& select
 
 }  // namespace
 
-FileDataset::FileDataset(const DataFileOptions& options, const Tokenizer& tokenizer) {
-  ReadResult read = FileReader(options, tokenizer).read();
+FileDataset::FileDataset(const DataFileOptions& options, const Tokenizer& tokenizer)
+    : FileDataset(options, tokenizer, std::nullopt) {}
+
+std::unique_ptr<FileDataset> FileDataset::from_text(std::string_view text,
+                                                    const DataFileOptions& options,
+                                                    const Tokenizer& tokenizer) {
+  return std::unique_ptr<FileDataset>(new FileDataset(options, tokenizer, text));
+}
+
+FileDataset::FileDataset(const DataFileOptions& options, const Tokenizer& tokenizer,
+                         std::optional<std::string_view> text) {
+  ReadResult read = FileReader(options, tokenizer).read(text);
   std::string subset;
   const std::vector<int64_t> selected =
       choose_subset(options, static_cast<int64_t>(read.examples.size()), subset);

@@ -35,6 +35,23 @@ std::vector<std::string> module_candidates() {
   return out;
 }
 
+// RTLD_DEEPBIND lets the module find its own protobuf before LibTorch's (src/spm says why).
+// AddressSanitizer refuses to dlopen with it (a deep-bound module would call libc's malloc and
+// bypass the sanitizer's), so sanitized builds, which are torch-free and have one protobuf
+// only, load the module without it. gcc says __SANITIZE_ADDRESS__, clang __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define FTBENCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FTBENCH_ASAN 1
+#endif
+#endif
+#ifdef FTBENCH_ASAN
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
+#else
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
+
 // Opens the module once per call; dlopen returns the same handle for a module already loaded.
 // Never closed: tokenizers made by it may live until the process ends.
 LoadFn load_module() {
@@ -45,7 +62,7 @@ LoadFn load_module() {
       tried += (tried.empty() ? "" : ", ") + candidate;
       continue;
     }
-    void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* handle = ::dlopen(candidate.c_str(), kDlopenFlags);
     if (handle == nullptr) {
       throw TokenizerError(
           fmt::format("cannot load the SentencePiece module {}: {}", candidate, ::dlerror()));

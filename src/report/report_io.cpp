@@ -282,24 +282,25 @@ std::string read_whole_file(const std::string& path) {
   return text;
 }
 
-Report read_report(const std::string& path) {
-  const std::string text = read_whole_file(path);
+Report read_report(const std::string& path) { return parse_report(read_whole_file(path), path); }
+
+Report parse_report(std::string_view text, const std::string& source) {
   if (const auto deep = ftbench::text::json_too_deep_at(text)) {
-    throw ReportError(path +
+    throw ReportError(source +
                       ": not a readable report: " + ftbench::text::json_too_deep_message(*deep));
   }
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw ReportError(path + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+    throw ReportError(source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                       ftbench::text::json_error_reason(e.what()));
   } catch (const nlohmann::json::exception& e) {
     // A number too large for a double (1e999) is valid JSON but no report's.
-    throw ReportError(path +
+    throw ReportError(source +
                       ": not a readable report: " + ftbench::text::json_error_reason(e.what()));
   }
-  return from_json(json, path);
+  return from_json(json, source);
 }
 
 }  // namespace ftbench::report

@@ -90,6 +90,18 @@ std::string read_error(const Json& j) {
   return "";
 }
 
+// json::parse throws out_of_range for a number beyond double's range (found by fuzzing).
+TEST(GemmResult, NumberBeyondDoubleIsInvalidJson) {
+  try {
+    parse_gemm_result("{\"total_seconds\": -1e400}", "g.json");
+    FAIL() << "no GemmFileError";
+  } catch (const GemmFileError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "g.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing "
+              "'-1e400'");
+  }
+}
+
 TEST(GemmResult, ShapeFiguresFromTheCallTimes) {
   const GemmShapeResult s = summarize_shape({10000, 10000, 10000}, {0.5, 0.25, 1.0, 0.25});
   EXPECT_EQ(s.flops, 2e12);

@@ -668,6 +668,24 @@ TEST_F(FileDatasetTest, JsonArrayErrorsNameLineAndRecordIndex) {
             path + ": no usable example: 2 records, 2 skipped as bad, 0 dropped as too long");
 }
 
+// json::parse throws out_of_range, not parse_error, for a number beyond double's range; it is a
+// bad record like any malformed JSON (found by fuzz/data_file.cpp).
+TEST_F(FileDatasetTest, NumberBeyondDoubleIsMalformedJson) {
+  EXPECT_EQ(Error("t.jsonl", "{\"text\": \"a\"}\n{\"text\": 1e309}\n"),
+            (dir_ / "t.jsonl").string() + ":2: malformed JSON: number overflow parsing '1e309'");
+  EXPECT_EQ(Error("a.json", "[{\"text\": 1e400}]"),
+            (dir_ / "a.json").string() + ": malformed JSON: number overflow parsing '1e400'");
+}
+
+TEST_F(FileDatasetTest, FromTextReadsTheTextAndNamesThePath) {
+  DataFileOptions options;
+  options.path = "in-memory.jsonl";
+  const auto dataset = FileDataset::from_text("{\"text\": \"hi\"}\n", options, byte_);
+  EXPECT_EQ(dataset->size(), 1);
+  EXPECT_EQ(dataset->at(0).tokens, Cat({{ByteTokenizer::kBos}, Ids("hi"), {ByteTokenizer::kEos}}));
+  EXPECT_EQ(dataset->description(), "file(path=in-memory.jsonl, format=text, n=1)");
+}
+
 TEST_F(FileDatasetTest, OptionErrors) {
   const std::string path = (dir_ / "t.jsonl").string();
   const std::string one = "{\"text\": \"a\"}\n";

@@ -270,7 +270,7 @@ TEST(HfTokenizer, DecodeRoundTrip) {
   Spec spec;
   spec.pre_tokenizer = llama3_pre_tokenizer();
   spec.merges = {{"\xF0", "\x9F"}, {" ", "w"}, {"o", "r"}};
-  spec.added_tokens = {added("<|eot_id|>", 400)};
+  spec.added_tokens = json::array({added("<|eot_id|>", 400)});
   const auto t = make(spec);
   const std::string text =
       "Hello, w\xC3\xB6rld! \xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB\r\n\t "
@@ -300,7 +300,7 @@ TEST(HfTokenizer, SpecialIdsFromConfigElseWellKnownTokens) {
             std::string::npos);
 
   Spec gpt2;
-  gpt2.added_tokens = {added("<|endoftext|>", 256)};
+  gpt2.added_tokens = json::array({added("<|endoftext|>", 256)});
   const auto t = make(gpt2);
   EXPECT_EQ(t->bos_id(), 256);
   EXPECT_EQ(t->eos_id(), 256);
@@ -364,7 +364,7 @@ TEST(HfTokenizer, BosFollowsThePostProcessorUnlessTheConfigSays) {
   llama3.post_processor = llama3_post_processor();
   EXPECT_FALSE(make(llama3, R"({"add_bos_token": false})")->adds_bos());
   Spec plain;
-  plain.added_tokens = {added("<|begin_of_text|>", 300)};
+  plain.added_tokens = json::array({added("<|begin_of_text|>", 300)});
   EXPECT_TRUE(make(plain, R"({"add_bos_token": true})")->adds_bos());
   EXPECT_EQ(make(plain, R"({"add_bos_token": true})")->bos_id(), 300);
 

@@ -101,6 +101,8 @@ nlohmann::ordered_json to_json(const GemmResult& result);
 // Throws GemmFileError naming `source` and the JSON path of the first problem.
 GemmResult gemm_from_json(const nlohmann::json& json, const std::string& source);
 GemmResult read_gemm_result(const std::string& path);
+// The same from the file's text; `source` stands for the file name in messages.
+GemmResult parse_gemm_result(std::string_view text, const std::string& source);
 
 // Per dtype a table of shapes (mean, median and max TFLOP/s, check error), then one summary line
 // per dtype (max, best shape, median over shapes; or why it was not measured) and the total

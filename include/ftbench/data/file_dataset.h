@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -139,6 +140,11 @@ class FileDataset final : public Dataset {
   // Reads, checks and tokenises options.path. Throws DataError (see the top of this file).
   // `tokenizer` is used only during construction.
   FileDataset(const DataFileOptions& options, const Tokenizer& tokenizer);
+  // The same from the file's content, `text`, instead of reading options.path; options.path
+  // still names the file in messages (fuzz/data_file.cpp feeds it).
+  static std::unique_ptr<FileDataset> from_text(std::string_view text,
+                                                const DataFileOptions& options,
+                                                const Tokenizer& tokenizer);
 
   int64_t size() const override { return static_cast<int64_t>(examples_.size()); }
   const Example& at(int64_t index) const override { return examples_.at(index); }
@@ -150,6 +156,9 @@ class FileDataset final : public Dataset {
 
  private:
   FileDataset() = default;  // for load_train_validation, which fills the members
+  // Reads `text` when given, else options.path.
+  FileDataset(const DataFileOptions& options, const Tokenizer& tokenizer,
+              std::optional<std::string_view> text);
   friend TrainValidationData load_train_validation(const DataFileOptions&, const ValidationOptions&,
                                                    const Tokenizer&);
 

@@ -36,6 +36,7 @@ void write_file_atomically(const std::string& text, const std::string& path, boo
 // file exists. Throws ReportExistsError.
 void check_report_writable(const std::string& path, bool force);
 
+// Reads and checks a report file; throws ReportError naming `path` and the problem.
 Report read_report(const std::string& path);
 
 // Testing aid: a write failure injected through the environment variable
@@ -66,6 +67,8 @@ std::optional<WriteFailureInjection> write_failure_injection_from_environment();
 // them all. Throws ReportError when the variable does not parse.
 // `kind`: which kind of file this is, for an injection limited to one kind.
 bool write_all(int fd, std::string_view bytes, std::string_view kind = "report");
+// The same from the file's text; `source` stands for the file name in messages.
+Report parse_report(std::string_view text, const std::string& source);
 
 // A whole file as bytes; throws ReportError "<path>: cannot read: <reason>".
 std::string read_whole_file(const std::string& path);
