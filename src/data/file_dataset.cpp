@@ -158,14 +158,6 @@ std::string malformed_json_message(std::string_view text, const json::parse_erro
                      ftbench::text::json_error_reason(e.what()));
 }
 
-// "malformed JSON: number overflow parsing '1e309'": json::parse throws out_of_range, not
-// parse_error, for a number beyond double's range, and says no position.
-std::string number_overflow_message(const json::out_of_range& e) {
-  std::string reason = e.what();
-  if (reason.rfind("[json.exception.", 0) == 0) reason = reason.substr(reason.find("] ") + 2);
-  return "malformed JSON: " + reason;
-}
-
 bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
