@@ -28,8 +28,7 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
   try {
     train::parse_manifest(written, "fuzz-written.json");
   } catch (const train::CheckpointError& e) {
-    throw std::logic_error(std::string("a manifest written by to_json() is refused: ") +
-                           e.what());
+    throw std::logic_error(std::string("a manifest written by to_json() is refused: ") + e.what());
   }
   return 0;
 }
