@@ -92,38 +92,12 @@ std::string read_file(const std::string& path) {
   return bytes;
 }
 
-// Offset of the first byte that does not belong to well-formed UTF-8 (no overlong forms, no
-// surrogates, nothing above U+10FFFF), or npos.
+// Offset of the first character that is not well-formed UTF-8 (its first byte), or npos.
 std::size_t invalid_utf8_at(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int extra = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      extra = 2;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    for (int k = 1; k <= extra; ++k) {
-      if (i + k >= s.size()) return i + k;
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i + k;
-    }
-    i += static_cast<std::size_t>(extra) + 1;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = ftbench::text::utf8_sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
   }
   return std::string_view::npos;
 }

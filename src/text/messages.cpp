@@ -11,11 +11,7 @@
 
 namespace ftbench::text {
 
-namespace {
-
-// Length of the well-formed UTF-8 character at s[i] (no overlong forms, no surrogates, nothing
-// above U+10FFFF), or 0 when the bytes there are not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t extra = 0;
   unsigned char lo = 0x80;
@@ -42,8 +38,6 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return extra + 1;
 }
 
-}  // namespace
-
 std::string quoted(std::string_view s) {
   constexpr std::size_t kMaxBytes = 200;
   constexpr std::size_t kKeptBytes = 160;
@@ -52,7 +46,7 @@ std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (std::size_t i = 0; i < shown.size();) {
     const auto c = static_cast<unsigned char>(shown[i]);
-    const std::size_t n = utf8_length(shown, i);
+    const std::size_t n = utf8_sequence_length(shown, i);
     if (n == 0 || c < 0x20 || c == 0x7F) {
       if (n == 0 && cut && shown.size() - i < 4) break;  // a character cut by the limit
       out += fmt::format("\\x{:02X}", c);

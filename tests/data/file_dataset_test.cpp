@@ -561,7 +561,7 @@ TEST_F(FileDatasetTest, ErrorMessagesNameFileLineAndField) {
   EXPECT_EQ(Error("e.jsonl", "{\"text\": \"a\"}\n{\"text\": \"a\xff\"}\n"),
             jsonl + ":2: invalid UTF-8 at column 12 (byte 0xff)");
   EXPECT_EQ(Error("e.jsonl", "{\"text\": \"\xe2\x82\"}\n"),
-            jsonl + ":1: invalid UTF-8 at column 13 (byte 0x22)");
+            jsonl + ":1: invalid UTF-8 at column 11 (byte 0xe2)");
   EXPECT_EQ(Error("e.jsonl", "{\"text\": \"a\"} {\"text\": \"b\"}\n"),
             jsonl +
                 ":1: malformed JSON at column 15: syntax error while parsing value - "

@@ -2,6 +2,7 @@
 // messages read the same everywhere: `expected one of a, b, found "c"; did you mean "b"?`.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,10 @@ class Node;
 }  // namespace YAML
 
 namespace ftbench::text {
+
+// Length in bytes of the well-formed UTF-8 character at s[i] (no overlong forms, no surrogates,
+// nothing above U+10FFFF), or 0 when the bytes there are not one (i < s.size()).
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 
 // "\"text\"". Bytes a terminal would act on or mangle (control characters, invalid UTF-8) are
 // written as \xNN, and text longer than 200 bytes is cut to its first 160 with the full length
