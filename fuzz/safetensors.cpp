@@ -18,7 +18,8 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
   } catch (const io::SafetensorsError&) {
     return 0;
   }
-  uint64_t checksum = 0;
+  // Summed into a volatile so that the reads of every byte are not optimised away.
+  volatile uint64_t checksum = 0;
   for (const io::TensorInfo& t : index.tensors) {
     if (t.end < t.begin || index.data_start + t.end > size) {
       throw std::logic_error("an accepted tensor lies outside the file: " + t.name);
@@ -29,5 +30,5 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     }
     for (uint64_t i = t.begin; i < t.end; ++i) checksum += data[index.data_start + i];
   }
-  return checksum == 1 ? 0 : 0;
+  return 0;
 }

@@ -297,10 +297,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
   std::optional<ResumePoint> resume;
   if (!o.resume.empty()) resume = find_resume_point(o);
-  report::check_report_writable(
-      o.output_path, o.force || (resume && may_replace_report(o.output_path, spec_fingerprint)));
   const bool replace_report =
       o.force || (resume && may_replace_report(o.output_path, spec_fingerprint));
+  report::check_report_writable(o.output_path, replace_report);
   // From here on the first SIGTERM/SIGINT asks for a stop at the next safe point.
   const train::StopSignals signals;
 
