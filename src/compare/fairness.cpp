@@ -40,6 +40,7 @@ Severity classify_spec_key(const std::string& path) {
                                                    "spec.model.activation_checkpointing",
                                                    "spec.train.timing_warmup_steps",
                                                    "spec.train.loss_window",
+                                                   "spec.model.checkpoint",
                                                    "spec.model.checkpoint_path",
                                                    "spec.train.oom_fallback",
                                                    "spec.train.oom_max_fallbacks"};
@@ -80,9 +81,9 @@ std::string spec_note(const std::string& path) {
     return "where the file is differs between machines; what it holds is compared by the data "
            "fingerprint";
   }
-  if (path == "spec.model.checkpoint_path") {
-    return "the same weights may live at different paths on each machine; only the path is "
-           "compared";
+  if (path == "spec.model.checkpoint") {
+    return "the same checkpoint may live at different paths on each machine; what it holds is "
+           "compared by the weights fingerprint";
   }
   if (path == "spec.model.dtype" || path == "spec.lora.dtype") {
     return "different arithmetic precision: speed and numerics both change";
@@ -183,6 +184,18 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         });
   }
 
+  // The base weights: by fingerprint where every report loaded a checkpoint (random weights of
+  // the same spec and seed are the same; the spec keys cover them).
+  const bool all_loaded = std::all_of(reports.begin(), reports.end(), [](const report::Report& r) {
+    return r.weights && r.weights->source == "checkpoint";
+  });
+  if (all_loaded) {
+    differ.check(
+        "weights fingerprint", Severity::kJob,
+        [](const report::Report& r) { return r.weights->fingerprint; },
+        "the checkpoints hold different weights: the losses are not comparable");
+  }
+
   // The spec, key by key.
   std::vector<std::string> order;
   std::set<std::string> seen;
@@ -197,6 +210,11 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
   std::map<std::string, std::string> defaults;
   flatten(nlohmann::ordered_json(spec::to_json(spec::RunSpec{})), "spec", default_order,
           default_seen, defaults);
+  // Keys reports before model.checkpoint had, at the values that meant what a report without
+  // them means (random weights).
+  defaults["spec.model.init"] = "random";
+  defaults["spec.model.checkpoint_path"] = "";
+  defaults["spec.model.checkpoint"] = "";
   for (const std::string& path : order) {
     // Output settings (names, paths, progress) and where the spec file was never matter.
     if (starts_with(path, "spec.output.") || path == "spec.source_path") continue;

@@ -477,6 +477,35 @@ class Reader : public JsonFields<Json, ReportError> {
         r.checkpoints.push_back(std::move(c));
       }
     }
+    if (const auto it = j.find("weights"); it != j.end() && !it->is_null()) {
+      const Json& w = object(j, "", "weights");
+      WeightsInfo info;
+      info.source = string(w, "weights", "source");
+      info.path = string(w, "weights", "path");
+      info.format = string(w, "weights", "format");
+      info.files = count(w, "weights", "files");
+      info.tensors = count(w, "weights", "tensors");
+      info.bytes = count(w, "weights", "bytes");
+      info.seconds = non_negative_number(w, "weights", "seconds");
+      info.bytes_per_second = non_negative_number(w, "weights", "bytes_per_second");
+      info.fingerprint = string(w, "weights", "fingerprint");
+      r.weights = std::move(info);
+    }
+    if (const auto it = j.find("exports"); it != j.end()) {
+      const Json& exports = array(j, "", "exports");
+      for (std::size_t i = 0; i < exports.size(); ++i) {
+        const std::string path = index("exports", i);
+        const Json& e = exports[i];
+        if (!e.is_object()) wrong_type(path, "an object", e);
+        ExportRecord x;
+        x.kind = string(e, path, "kind");
+        x.path = string(e, path, "path");
+        x.tensors = count(e, path, "tensors");
+        x.bytes = count(e, path, "bytes");
+        x.seconds = non_negative_number(e, path, "seconds");
+        r.exports.push_back(std::move(x));
+      }
+    }
 
     read_summary(object(j, "", "summary"), r.summary);
 
@@ -823,6 +852,28 @@ nlohmann::ordered_json to_json(const Report& report) {
                            {"seconds", number_or_null(c.seconds)}});
   }
   j["checkpoints"] = std::move(checkpoints);
+  if (const auto& w = report.weights) {
+    j["weights"] = {{"source", w->source},
+                    {"path", w->path},
+                    {"format", w->format},
+                    {"files", w->files},
+                    {"tensors", w->tensors},
+                    {"bytes", w->bytes},
+                    {"seconds", number_or_null(w->seconds)},
+                    {"bytes_per_second", number_or_null(w->bytes_per_second)},
+                    {"fingerprint", w->fingerprint}};
+  } else {
+    j["weights"] = nullptr;
+  }
+  OJson exports = OJson::array();
+  for (const ExportRecord& x : report.exports) {
+    exports.push_back({{"kind", x.kind},
+                       {"path", x.path},
+                       {"tensors", x.tensors},
+                       {"bytes", x.bytes},
+                       {"seconds", number_or_null(x.seconds)}});
+  }
+  j["exports"] = std::move(exports);
   j["summary"] = to_json(report.summary);
   j["memory"] = to_json(report.memory);
   return j;

@@ -41,8 +41,7 @@ Json build_json(const RunSpec& spec) {
   model["tie_embeddings"] = m.tie_embeddings;
   model["dtype"] = m.dtype;
   model["activation_checkpointing"] = m.activation_checkpointing;
-  model["init"] = m.init;
-  model["checkpoint_path"] = m.checkpoint_path;
+  model["checkpoint"] = m.checkpoint;
   j["model"] = model;
 
   const LoraSpec& l = spec.lora;
@@ -126,6 +125,8 @@ Json build_json(const RunSpec& spec) {
   const OutputSpec& o = spec.output;
   Json output = Json::object();
   output["report"] = o.report;
+  output["adapter"] = o.adapter;
+  output["merged"] = o.merged;
   output["name"] = o.name;
   output["progress"] = o.progress;
   output["log_every_steps"] = o.log_every_steps;
@@ -152,6 +153,14 @@ std::string canonical_job_json(const RunSpec& spec) {
   // Where the data file and the tokenizer live differs between machines; what they hold is in the
   // report's data fingerprint (token ids and loss masks), which compare checks as well.
   j["data"].erase("path");
+  // The same holds for the checkpoint folder: the shape it gives is in the model keys, and what
+  // its tensors hold is the report's weights fingerprint. Whether the weights are random or
+  // loaded is part of the job (the losses differ). The hashed form keeps the two keys that were
+  // reserved for this before model.checkpoint existed, at the values they then had for random
+  // weights, so fingerprints of earlier reports and checkpoints stay valid.
+  j["model"]["init"] = spec.model.checkpoint.empty() ? "random" : "checkpoint";
+  j["model"]["checkpoint_path"] = "";
+  j["model"].erase("checkpoint");
   j["data"].erase("tokenizer");
   j["data"].erase("validation_path");
   // What to do on out of memory changes how the job runs, not what it computes (the effective

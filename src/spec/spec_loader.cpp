@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "ftbench/model/hf_config.h"
 #include "ftbench/spec/presets.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
@@ -313,8 +315,7 @@ void bind_model(KeyBinder& b, ModelSpec& m) {
   b.boolean("tie_embeddings", m.tie_embeddings);
   b.string("dtype", m.dtype);
   b.boolean("activation_checkpointing", m.activation_checkpointing);
-  b.string("init", m.init);
-  b.string("checkpoint_path", m.checkpoint_path);
+  b.string("checkpoint", m.checkpoint);
 }
 
 void bind_rope_scaling(KeyBinder& b, RopeScaling& s) {
@@ -398,6 +399,8 @@ void bind_backend(KeyBinder& b, BackendSpec& s) {
 
 void bind_output(KeyBinder& b, OutputSpec& o) {
   b.string("report", o.report);
+  b.string("adapter", o.adapter);
+  b.string("merged", o.merged);
   b.string("name", o.name);
   b.string("progress", o.progress);
   b.integer("log_every_steps", o.log_every_steps);
@@ -455,12 +458,20 @@ void read_mapping(SpecReader& r, const std::string& prefix, const YAML::Node& no
     const auto [seen, inserted] = first_line.emplace(name, loc.line);
     if (!inserted) {
       r.add(path, loc,
-            fmt::format("duplicate key {} (first given at line {})", quoted(name), seen->second));
+            fmt::format("duplicate key {} (first given at line {})", text::quoted(name),
+                        seen->second));
       continue;
     }
     KeyBinder binder(&r, name, path, entry.second, loc);
     bind(binder, out);
     if (!binder.matched()) {
+      if (path == "model.init" || path == "model.checkpoint_path") {
+        // Reserved until checkpoints could be loaded; a spec that still has them gets the way.
+        r.add(path, loc,
+              "was replaced by model.checkpoint: a Hugging Face checkpoint folder to load the "
+              "base weights from (random weights without it)");
+        continue;
+      }
       r.add(path, loc, unknown_name_message("key", name, key_names(bind)));
       continue;
     }
@@ -496,23 +507,146 @@ void KeyBinder::checkpoint(std::string_view name, CheckpointSpec& out) {
   read_mapping(*reader_, path_, value_, out, &bind_checkpoint);
 }
 
-ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
-  // The preset decides the starting shape, and it may come after the keys it provides defaults
-  // for, so it is looked up first; read_mapping() below reports its problems, if any.
-  std::string preset = ModelSpec{}.preset;
-  if (section.IsMap()) {
-    for (const auto& entry : section) {
-      if (entry.first.IsScalar() && entry.first.Scalar() == "preset") {
-        if (entry.second.IsScalar()) preset = entry.second.Scalar();
-        break;
-      }
+// Reads a whole file; on failure returns nullopt and the system's reason in `error`.
+std::optional<std::string> read_file(const std::string& path, std::string& error) {
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  errno = 0;
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) {
+    error = std::generic_category().message(errno != 0 ? errno : ENOENT);
+    return std::nullopt;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
+  if (std::ferror(file.get())) {
+    error = std::generic_category().message(errno != 0 ? errno : EIO);
+    return std::nullopt;
+  }
+  return text;
+}
+
+// The value of `key` in the model section when it is a plain scalar, else "".
+std::string scalar_in(const YAML::Node& section, const char* key) {
+  if (!section.IsMap()) return "";
+  for (const auto& entry : section) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+      return entry.second.IsScalar() ? entry.second.Scalar() : "";
     }
   }
+  return "";
+}
+
+// config.json of the checkpoint folder `dir`, parsed; nullopt after adding an issue at
+// model.checkpoint. Read here, before anything runs, because the shape decides the job.
+std::optional<model::HfConfig> read_checkpoint_config(SpecReader& r, const YAML::Node& section,
+                                                      const std::string& dir) {
+  const std::string path = "model.checkpoint";
+  Location loc = r.where(path, section);
+  for (const auto& entry : section) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == "checkpoint") {
+      loc = r.where(path, entry.first);
+    }
+  }
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(dir) / "config.json";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    r.add(path, loc,
+          fmt::format("expected a Hugging Face checkpoint folder, found {}",
+                      fs::exists(dir, ec) ? text::quoted(dir) + " (not a folder)"
+                                          : text::quoted(dir) + " (no such folder)"));
+    return std::nullopt;
+  }
+  // A config.json is a few kB; anything far larger is not one (and is not read whole).
+  constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+  if (!fs::is_regular_file(file, ec)) {
+    r.add(path, loc,
+          fmt::format("{}: no config.json (a Hugging Face checkpoint folder has one)", dir));
+    return std::nullopt;
+  }
+  if (fs::file_size(file, ec) > kMaxConfigBytes) {
+    r.add(path, loc, fmt::format("{}: larger than 16 MiB, not a model config", file.string()));
+    return std::nullopt;
+  }
+  std::string error;
+  const std::optional<std::string> text = read_file(file.string(), error);
+  if (!text) {
+    r.add(path, loc, fmt::format("{}: cannot read: {}", file.string(), error));
+    return std::nullopt;
+  }
+  try {
+    return model::parse_hf_config(*text, file.string());
+  } catch (const model::HfCheckpointError& e) {
+    r.add(path, loc, e.what());
+    return std::nullopt;
+  }
+}
+
+// A shape key the spec gives next to model.checkpoint must say what config.json says.
+void check_against_checkpoint(SpecReader& r, const ModelSpec& given_values,
+                              const ModelSpec& from_config, const std::set<std::string>& given,
+                              const std::string& dir) {
+  const auto check = [&](const char* key, const std::string& spec_value,
+                         const std::string& config_value) {
+    if (given.count(key) == 0 || spec_value == config_value) return;
+    const std::string path = std::string("model.") + key;
+    r.add(path, r.location_of(path),
+          fmt::format("{} here, {} in {}/config.json: a checkpoint's shape comes from its "
+                      "config.json; remove the key",
+                      spec_value, config_value, dir));
+  };
+  const auto num = [](double v) { return number_text(v); };
+  const auto scaling = [](const std::optional<RopeScaling>& s) -> std::string {
+    if (!s) return "null";
+    return fmt::format(
+        "{{factor: {}, low_freq_factor: {}, high_freq_factor: {}, "
+        "original_max_position_embeddings: {}}}",
+        s->factor, s->low_freq_factor, s->high_freq_factor, s->original_max_position_embeddings);
+  };
+  const ModelSpec& a = given_values;
+  const ModelSpec& b = from_config;
+  check("dim", std::to_string(a.dim), std::to_string(b.dim));
+  check("n_layers", std::to_string(a.n_layers), std::to_string(b.n_layers));
+  check("n_heads", std::to_string(a.n_heads), std::to_string(b.n_heads));
+  check("n_kv_heads", std::to_string(a.n_kv_heads), std::to_string(b.n_kv_heads));
+  check("ffn_dim", std::to_string(a.ffn_dim), std::to_string(b.ffn_dim));
+  check("vocab_size", std::to_string(a.vocab_size), std::to_string(b.vocab_size));
+  check("norm_eps", num(a.norm_eps), num(b.norm_eps));
+  check("rope_theta", num(a.rope_theta), num(b.rope_theta));
+  check("rope_scaling", scaling(a.rope_scaling), scaling(b.rope_scaling));
+  check("tie_embeddings", a.tie_embeddings ? "true" : "false", b.tie_embeddings ? "true" : "false");
+}
+
+ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
+  // The preset decides the starting shape, and it may come after the keys it provides defaults
+  // for, so it is looked up first; read_mapping() below reports its problems, if any. A
+  // checkpoint folder's config.json takes the preset's place.
+  const std::string checkpoint = scalar_in(section, "checkpoint");
+  std::string preset = scalar_in(section, "preset");
+  const bool preset_given = !preset.empty();
+  if (!preset_given) preset = ModelSpec{}.preset;
+  std::optional<model::HfConfig> config;
+  if (!checkpoint.empty()) config = read_checkpoint_config(r, section, checkpoint);
   ModelSpec model = find_preset(preset).value_or(ModelSpec{});
   model.preset = preset;
+  if (config) {
+    model = config->shape;
+    model.preset = "custom";
+  }
   std::set<std::string> given;
   read_mapping(r, "model", section, model, &bind_model, &given);
-  if (model.preset == "custom") {
+  if (!checkpoint.empty()) {
+    if (preset_given) {
+      r.add("model.preset", r.location_of("model.preset"),
+            "model.checkpoint gives the shape (its config.json); remove model.preset");
+    }
+    if (config) check_against_checkpoint(r, model, config->shape, given, checkpoint);
+    model.preset = "custom";
+  } else if (model.preset == "custom") {
     for (const std::string& key : required_custom_keys()) {
       if (given.count(key) == 0) {
         const std::string path = "model." + key;
@@ -527,6 +661,7 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
   RunSpec spec;
   const YAML::Node empty(YAML::NodeType::Map);
   bool model_read = false;
+  bool tokenizer_given = false;
   std::map<std::string, int64_t> first_line;
   for (const auto& entry : root) {
     const YAML::Node& key = entry.first;
@@ -542,9 +677,9 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
     }
     const auto [seen, inserted] = first_line.emplace(name, loc.line);
     if (!inserted) {
-      r.add(
-          name, loc,
-          fmt::format("duplicate section {} (first given at line {})", quoted(name), seen->second));
+      r.add(name, loc,
+            fmt::format("duplicate section {} (first given at line {})", text::quoted(name),
+                        seen->second));
       continue;
     }
     r.remember(name, loc);
@@ -561,6 +696,7 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
       read_mapping(r, name, body, spec.lora, &bind_lora);
     } else if (name == "data") {
       read_mapping(r, name, body, spec.data, &bind_data);
+      tokenizer_given = body.IsMap() && body["tokenizer"].IsDefined();
     } else if (name == "train") {
       read_mapping(r, name, body, spec.train, &bind_train);
     } else if (name == "backend") {
@@ -570,6 +706,23 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
     }
   }
   if (!model_read) spec.model = read_model(r, empty);
+  // A data file is tokenized with the checkpoint's own tokenizer unless the spec names one
+  // (synthetic data is made of byte tokens).
+  if (!spec.model.checkpoint.empty() && !tokenizer_given && spec.data.source == "file") {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir(spec.model.checkpoint);
+    if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
+      spec.data.tokenizer = spec.model.checkpoint;
+    } else if (fs::is_regular_file(dir / "tokenizer.model", ec)) {
+      spec.data.tokenizer = (dir / "tokenizer.model").string();
+    } else {
+      r.add("data.tokenizer", r.where_absent("data.tokenizer"),
+            fmt::format("required: {} holds no tokenizer.json or tokenizer.model to tokenize "
+                        "data.path with",
+                        spec.model.checkpoint));
+    }
+  }
   return spec;
 }
 
@@ -636,7 +789,7 @@ void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
   const std::string path = eq == std::string::npos ? "" : trim(arg.substr(0, eq));
   const std::vector<std::string> parts = split_path(path);
   if (eq == std::string::npos || contains(parts, "")) {
-    r.add("", here, fmt::format("expected key.path=value, found {}", quoted(arg)));
+    r.add("", here, fmt::format("expected key.path=value, found {}", text::quoted(arg)));
     return;
   }
   if (!check_override_path(r, path, parts)) return;
@@ -646,7 +799,7 @@ void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
     value = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     r.add(path, here,
-          fmt::format("cannot parse value {} as YAML: {}", quoted(text),
+          fmt::format("cannot parse value {} as YAML: {}", text::quoted(text),
                       ftbench::text::yaml_error_text(e)));
     return;
   }
@@ -718,13 +871,6 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   presets.push_back("custom");
   const bool shape_known = c.one_of("model.preset", m.preset, presets);
   c.one_of("model.dtype", m.dtype, {"bf16", "fp16", "fp32"});
-  if (m.init == "checkpoint") {
-    c.fail("model.init",
-           "\"checkpoint\" is not supported yet: weights are initialised at random (timing does "
-           "not depend on their values); loading checkpoints comes later");
-  } else {
-    c.one_of("model.init", m.init, {"random"});
-  }
   // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
   // the one real mistake.
   if (!shape_known) return;
@@ -787,13 +933,14 @@ void validate_lora(Checker& c, const LoraSpec& l, const std::string& model_dtype
   for (const std::string& target : l.targets) {
     if (!contains(targets, target)) {
       std::string message =
-          fmt::format("unknown target {}; expected one of {}", quoted(target), join(targets));
+          fmt::format("unknown target {}; expected one of {}", text::quoted(target), join(targets));
       if (auto hint = closest(target, targets)) {
-        message += fmt::format("; did you mean {}?", quoted(*hint));
+        message += fmt::format("; did you mean {}?", text::quoted(*hint));
       }
       c.fail("lora.targets", message);
     } else if (!seen.insert(target).second) {
-      c.fail("lora.targets", fmt::format("target {} is listed more than once", quoted(target)));
+      c.fail("lora.targets",
+             fmt::format("target {} is listed more than once", text::quoted(target)));
     }
   }
   c.one_of("lora.dtype", l.dtype, {"bf16", "fp16", "fp32", "base"});
@@ -803,7 +950,7 @@ void validate_lora(Checker& c, const LoraSpec& l, const std::string& model_dtype
     c.fail("lora.dtype",
            fmt::format("fp16 adapters are not supported: AdamW's state underflows in fp16; use "
                        "fp32 (the default) or bf16, found {}",
-                       quoted(l.dtype == "base" ? "base (model.dtype fp16)" : l.dtype)));
+                       text::quoted(l.dtype == "base" ? "base (model.dtype fp16)" : l.dtype)));
   }
 }
 
@@ -821,12 +968,12 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
     c.fail("data.tokenizer",
            fmt::format("synthetic data is generated in the byte tokenizer's tokens; use "
                        "\"byte\" or data.source: file, found {}",
-                       quoted(d.tokenizer)));
+                       text::quoted(d.tokenizer)));
   }
   if (d.source == "synthetic" && !d.path.empty()) {
     c.fail("data.path", fmt::format("is only read with data.source: file (data.source is "
                                     "synthetic), found {}",
-                                    quoted(d.path)));
+                                    text::quoted(d.path)));
   }
   c.one_of("data.format", d.format, {"auto", "alpaca", "chat", "text", "tokenized"});
   c.int_at_least("data.max_examples", d.max_examples, 0);
@@ -928,7 +1075,7 @@ void validate_output(Checker& c, const OutputSpec& o) {
   if (o.name.empty()) {
     c.fail("output.name", "must not be empty");
   } else if (!std::all_of(o.name.begin(), o.name.end(), is_name_char)) {
-    c.fail("output.name", "must match [A-Za-z0-9._-]+, found " + quoted(o.name));
+    c.fail("output.name", "must match [A-Za-z0-9._-]+, found " + text::quoted(o.name));
   } else if (o.name.size() > kMaxNameChars) {
     // A longer name cannot be a file name (255 bytes on Linux, less ".json" and the writer's
     // ".tmp.<pid>"): the run would only find out when it writes the report at the end.
@@ -937,28 +1084,6 @@ void validate_output(Checker& c, const OutputSpec& o) {
   }
   c.one_of("output.progress", o.progress, {"auto", "on", "off"});
   c.int_at_least("output.log_every_steps", o.log_every_steps, 1);
-}
-
-// Reads a whole file; on failure returns nullopt and the system's reason in `error`.
-std::optional<std::string> read_file(const std::string& path, std::string& error) {
-  struct FileCloser {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
-  errno = 0;
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    error = std::generic_category().message(errno != 0 ? errno : ENOENT);
-    return std::nullopt;
-  }
-  std::string text;
-  char buffer[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
-  if (std::ferror(file.get())) {
-    error = std::generic_category().message(errno != 0 ? errno : EIO);
-    return std::nullopt;
-  }
-  return text;
 }
 
 }  // namespace

@@ -165,12 +165,12 @@ TEST_F(CostCompare, TheSameReportTwiceIsTheSameTimeAndCost) {
 TEST_F(CostCompare, SpecAndCheckpointPathsDoNotMakeADifferentJob) {
   const std::string moved = edited("h100-reference.json", [](json& j) {
     j["spec"]["source_path"] = "/home/me/elsewhere/llama.yaml";
-    j["spec"]["model"]["checkpoint_path"] = "/mnt/weights/llama";
+    j["spec"]["model"]["checkpoint"] = "/mnt/weights/llama";
   });
   const json j = ftbench_json("compare " + kH100 + " " + moved);
   EXPECT_TRUE(j["fairness"]["same_job"].get<bool>());
   ASSERT_EQ(j["fairness"]["differences"].size(), 1u);
-  EXPECT_EQ(j["fairness"]["differences"][0]["what"], "spec.model.checkpoint_path");
+  EXPECT_EQ(j["fairness"]["differences"][0]["what"], "spec.model.checkpoint");
   EXPECT_EQ(j["fairness"]["differences"][0]["severity"], "execution");
 }
 

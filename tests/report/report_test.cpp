@@ -167,6 +167,10 @@ Report full_report() {
       {2, "completed", "2024-05-01T12:05:00Z", "2024-05-01T12:06:00Z", 2, 2, 40.0, 18.5,
        "checkpoints/x/step-00000001"}};
   r.checkpoints = {{1, 1, "signal", "checkpoints/x/step-00000001", 123456, 0.75}};
+  r.weights = WeightsInfo{"checkpoint", "/models/llama", "safetensors",       4, 291, 16060522496,
+                          12.5,         1284841799.68,   std::string(64, 'a')};
+  r.exports = {{"peft_adapter", "adapters/x", 128, 27295744, 0.25},
+               {"merged", "merged/x", 291, 16060530000, 40.0}};
   return r;
 }
 
@@ -281,11 +285,12 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
-  EXPECT_EQ(keys(j), (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint",
-                                               "environment", "data", "parameters", "derived",
-                                               "batching", "timing", "steps", "evaluations", "gemm",
-                                               "segments", "checkpoints", "summary", "memory"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.3");
+  EXPECT_EQ(keys(j),
+            (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
+                                      "data", "parameters", "derived", "batching", "timing",
+                                      "steps", "evaluations", "gemm", "segments", "checkpoints",
+                                      "weights", "exports", "summary", "memory"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.4");
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                       "finished_at_utc", "spec_path", "world_size"}));
@@ -341,6 +346,13 @@ TEST(ReportJson, LayoutAndKeyOrder) {
   EXPECT_EQ(j["segments"][1]["resumed_from"], "checkpoints/x/step-00000001");
   EXPECT_EQ(keys(j["checkpoints"][0]),
             (std::vector<std::string>{"step", "segment", "reason", "path", "bytes", "seconds"}));
+  EXPECT_EQ(keys(j["weights"]),
+            (std::vector<std::string>{"source", "path", "format", "files", "tensors", "bytes",
+                                      "seconds", "bytes_per_second", "fingerprint"}));
+  EXPECT_EQ(j["weights"]["bytes"], 16060522496);
+  EXPECT_EQ(keys(j["exports"][1]),
+            (std::vector<std::string>{"kind", "path", "tensors", "bytes", "seconds"}));
+  EXPECT_EQ(j["exports"][1]["kind"], "merged");
   EXPECT_EQ(keys(j["summary"]),
             (std::vector<std::string>{"warmup_steps_excluded", "measured_steps", "step_seconds",
                                       "tokens_per_second", "padding_fraction", "data_wait_fraction",
@@ -410,7 +422,7 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
   Report r = full_report();
   r.schema = "ftbench.report/1.4";
-  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.3");
+  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.4");
 }
 
 // A 1.0 report has neither run.world_size nor data: both read as their defaults.
@@ -717,9 +729,9 @@ TEST(ReportJson, RejectsMalformedSchemaStrings) {
 
 TEST(ReportJson, AcceptsNewerMinorVersion) {
   OJson j = to_json(full_report());
-  j["schema"] = "ftbench.report/1.3";
+  j["schema"] = "ftbench.report/1.4";
   const Report r = from_json(j, "r.json");
-  EXPECT_EQ(r.schema, "ftbench.report/1.3");
+  EXPECT_EQ(r.schema, "ftbench.report/1.4");
   EXPECT_EQ(r.run_name, "llama3.1-8b-lora");
 }
 
@@ -865,7 +877,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.3\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.4\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

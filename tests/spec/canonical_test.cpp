@@ -41,7 +41,7 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
             (std::vector<std::string>{"preset", "dim", "n_layers", "n_heads", "n_kv_heads",
                                       "ffn_dim", "vocab_size", "max_seq_len", "norm_eps",
                                       "rope_theta", "rope_scaling", "tie_embeddings", "dtype",
-                                      "activation_checkpointing", "init", "checkpoint_path"}));
+                                      "activation_checkpointing", "checkpoint"}));
   EXPECT_EQ(Keys(j["model"]["rope_scaling"]),
             (std::vector<std::string>{"factor", "low_freq_factor", "high_freq_factor",
                                       "original_max_position_embeddings"}));
@@ -93,8 +93,8 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                         "checkpoint"}));
   EXPECT_EQ(Keys(j["backend"]),
             (std::vector<std::string>{"device", "device_index", "threads", "peak_tflops"}));
-  EXPECT_EQ(Keys(j["output"]),
-            (std::vector<std::string>{"report", "name", "progress", "log_every_steps"}));
+  EXPECT_EQ(Keys(j["output"]), (std::vector<std::string>{"report", "adapter", "merged", "name",
+                                                         "progress", "log_every_steps"}));
 }
 
 TEST(Canonical, ToJsonValues) {

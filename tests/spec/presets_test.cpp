@@ -52,7 +52,7 @@ TEST(Presets, Tiny) {
   // Non-shape keys stay at their defaults.
   EXPECT_EQ(m.dtype, "fp32");
   EXPECT_FALSE(m.activation_checkpointing);
-  EXPECT_EQ(m.init, "random");
+  EXPECT_EQ(m.checkpoint, "");
   EXPECT_EQ(LlamaParameters(m), 133440);
 }
 

@@ -93,8 +93,6 @@ TEST(SpecLoader, ReadsEveryKeyOfEverySection) {
   tie_embeddings: true
   dtype: bf16
   activation_checkpointing: true
-  init: random
-  checkpoint_path: /tmp/none
 lora:
   rank: 4
   alpha: 8.5
@@ -163,8 +161,7 @@ output:
   EXPECT_TRUE(s.model.tie_embeddings);
   EXPECT_EQ(s.model.dtype, "bf16");
   EXPECT_TRUE(s.model.activation_checkpointing);
-  EXPECT_EQ(s.model.init, "random");
-  EXPECT_EQ(s.model.checkpoint_path, "/tmp/none");
+  EXPECT_EQ(s.model.checkpoint, "");
   EXPECT_EQ(s.lora.rank, 4);
   EXPECT_EQ(s.lora.alpha, 8.5);
   EXPECT_EQ(s.lora.dropout, 0.05);
@@ -553,13 +550,13 @@ TEST(SpecValidate, Fp16AdaptersAreRejected) {
   EXPECT_EQ(Load("model:\n  dtype: fp16\n").lora.dtype, "fp32");  // fp16 base, fp32 adapters
 }
 
-TEST(SpecValidate, ModelInitCheckpointNotYetSupported) {
-  EXPECT_EQ(OnlyIssue("model:\n  init: checkpoint\n"),
-            "t.yaml:2 [model.init] \"checkpoint\" is not supported yet: weights are initialised "
-            "at random (timing does not depend on their values); loading checkpoints comes "
-            "later");
-  EXPECT_EQ(OnlyIssue("model:\n  init: zeros\n"),
-            "t.yaml:2 [model.init] expected one of random, found \"zeros\"");
+TEST(SpecValidate, ReservedInitKeysPointToModelCheckpoint) {
+  const std::string replaced =
+      "was replaced by model.checkpoint: a Hugging Face checkpoint folder to load the base "
+      "weights from (random weights without it)";
+  EXPECT_EQ(OnlyIssue("model:\n  init: random\n"), "t.yaml:2 [model.init] " + replaced);
+  EXPECT_EQ(OnlyIssue("model:\n  checkpoint_path: /w\n"),
+            "t.yaml:2 [model.checkpoint_path] " + replaced);
 }
 
 TEST(SpecValidate, LoraTargetsUnknown) {

@@ -1,7 +1,7 @@
 // A Hugging Face Llama checkpoint folder, the torch-free part: config.json to a model shape,
 // model.safetensors.index.json to the shard of each tensor, and the names of the tensors HF
-// writes for a shape. The LibTorch side copies the tensors in (issue 7; not wired into `run`
-// yet).
+// writes for a shape. The spec loader reads config.json for model.checkpoint; the LibTorch side
+// (model/hf_load.h) copies the tensors in.
 #pragma once
 
 #include <cstdint>

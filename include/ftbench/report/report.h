@@ -17,7 +17,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.3";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.4";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -272,6 +272,33 @@ struct CheckpointSave {
   double seconds = 0.0;  // host clock, device synchronised before: gathering, writing, fsync
 };
 
+// The base weights (since 1.4; optional when reading: absent = not recorded).
+struct WeightsInfo {
+  std::string source;  // "random", or "checkpoint" (a Hugging Face folder, model.checkpoint)
+  std::string path;    // the checkpoint folder as the spec names it; "" for random
+  std::string format;  // "safetensors"; "" for random
+  int64_t files = 0;   // tensor files read
+  int64_t tensors = 0;
+  int64_t bytes = 0;  // tensor data read from the files
+  // Reading and converting into the model (device synchronised), within the weight_load phase.
+  double seconds = 0.0;
+  double bytes_per_second = 0.0;  // bytes / seconds; 0 for random
+  // Lower-case hex SHA-256 over every tensor's name, dtype, shape and first and last 4096 bytes
+  // (docs/report-schema.md): equal for the same checkpoint wherever it lives, different for
+  // other weights of the same shape. "" for random weights.
+  std::string fingerprint;
+};
+
+// A file set the run wrote after training (since 1.4): the trained adapter in PEFT's format
+// (output.adapter) or merged into full weights in Hugging Face layout (output.merged).
+struct ExportRecord {
+  std::string kind;  // peft_adapter, merged
+  std::string path;  // the folder
+  int64_t tensors = 0;
+  int64_t bytes = 0;     // its files' sizes together
+  double seconds = 0.0;  // gathering, writing, fsync
+};
+
 // One dtype of a measured GEMM sweep (`ftbench gemm`), as a run report carries it.
 struct MeasuredGemmDtype {
   std::string dtype;           // bf16, fp8, fp16, tf32, fp32
@@ -318,6 +345,8 @@ struct Report {
   // Every process of the run in order (empty in reports before 1.3: one, implied).
   std::vector<Segment> segments;
   std::vector<CheckpointSave> checkpoints;  // in order, over every segment
+  std::optional<WeightsInfo> weights;       // nullopt: not recorded (reports before 1.4)
+  std::vector<ExportRecord> exports;        // in order; empty when nothing was exported
   Summary summary;
   Memory memory;
 };

@@ -39,10 +39,12 @@ struct ModelSpec {
   // bf16, fp16 or fp32: dtype of the frozen base weights and activations.
   std::string dtype = "fp32";
   bool activation_checkpointing = false;
-  // "random" (default: timing does not depend on weight values). Loading real checkpoints is
-  // a later seam: init = "checkpoint" with checkpoint_path.
-  std::string init = "random";
-  std::string checkpoint_path;
+  // A Hugging Face Llama checkpoint folder (config.json and safetensors weights) to load the
+  // base weights from; "" (default): random weights (timing does not depend on their values).
+  // With a checkpoint the shape keys come from its config.json (model/hf_config.h); a shape
+  // key given here must agree with it, except max_seq_len. Where the folder lives is not part
+  // of the fingerprint: the report's weights fingerprint says what it held.
+  std::string checkpoint;
 };
 
 struct LoraSpec {
@@ -145,6 +147,11 @@ struct BackendSpec {
 
 struct OutputSpec {
   std::string report = "reports/{name}.json";  // "{name}" expands to the run name
+  // Folders the trained adapter is exported to when the run completes ("" = none; "{name}"
+  // expands as in report): in PEFT's format, and merged into full weights in Hugging Face
+  // layout (model/peft_adapter.h).
+  std::string adapter;
+  std::string merged;
   std::string name = "run";
   std::string progress = "auto";  // auto (live line on a terminal), on, off
   int64_t log_every_steps = 1;
