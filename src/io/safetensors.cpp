@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -232,52 +233,95 @@ void SafetensorsReader::read_tensor(const TensorInfo& tensor, void* destination)
   if (tensor.end > tensor.begin) std::memcpy(destination, from, tensor.end - tensor.begin);
 }
 
-void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                       const std::map<std::string, std::string>& metadata,
-                       std::string_view write_kind) {
+SafetensorsWriter::SafetensorsWriter(std::string path, const std::vector<TensorLayout>& layout,
+                                     const std::map<std::string, std::string>& metadata,
+                                     std::string_view write_kind)
+    : path_(std::move(path)), write_kind_(write_kind) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::set<std::string> names;
   uint64_t offset = 0;
-  std::vector<uint64_t> sizes;
-  for (const TensorToWrite& t : tensors) {
+  for (const TensorLayout& t : layout) {
     if (t.name.empty() || t.name == "__metadata__" || !names.insert(t.name).second) {
-      fail(path,
+      fail(path_,
            fmt::format("cannot write tensor \"{}\": empty, reserved or duplicate name", t.name));
     }
     const int64_t element_bytes = safetensors_dtype_bytes(t.dtype);
     if (element_bytes == 0)
-      fail(path, fmt::format("tensor \"{}\": unknown dtype \"{}\"", t.name, t.dtype));
+      fail(path_, fmt::format("tensor \"{}\": unknown dtype \"{}\"", t.name, t.dtype));
     uint64_t elements = 1;
     for (int64_t d : t.shape) elements *= static_cast<uint64_t>(d);
     const uint64_t bytes = elements * uint64_t(element_bytes);
     header[t.name] = {
         {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
-    sizes.push_back(bytes);
+    names_.push_back(t.name);
+    sizes_.push_back(bytes);
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
+  file_bytes_ = 8 + text.size() + offset;
 
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
-  auto write_bytes = [&](const void* data, uint64_t size) {
-    if (!report::write_all(fd, std::string_view(static_cast<const char*>(data), size),
-                           write_kind)) {
-      const int error = errno;
-      ::close(fd);
-      fail(path, std::string("cannot write: ") + std::strerror(error));
-    }
-  };
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(path_, std::string("cannot create: ") + std::strerror(errno));
   write_bytes(le64(text.size()).data(), 8);
   write_bytes(text.data(), text.size());
-  for (size_t i = 0; i < tensors.size(); ++i) write_bytes(tensors[i].data, sizes[i]);
+}
+
+SafetensorsWriter::~SafetensorsWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SafetensorsWriter::write_bytes(const void* data, uint64_t size) {
+  if (!report::write_all(fd_, std::string_view(static_cast<const char*>(data), size),
+                         write_kind_)) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    fail(path_, std::string("cannot write: ") + std::strerror(error));
+  }
+}
+
+void SafetensorsWriter::write_next(const void* data, uint64_t bytes) {
+  if (fd_ < 0 || next_ >= sizes_.size()) {
+    fail(path_, "write_next() called after the last tensor or after an error");
+  }
+  if (bytes != sizes_[next_]) {
+    fail(path_, fmt::format("tensor \"{}\": {} bytes given, its header says {}", names_[next_],
+                            bytes, sizes_[next_]));
+  }
+  write_bytes(data, bytes);
+  ++next_;
+}
+
+void SafetensorsWriter::finish() {
+  if (fd_ < 0) fail(path_, "finish() called after an error or twice");
+  if (next_ != sizes_.size()) {
+    fail(path_, fmt::format("finish() after {} of {} tensors", next_, sizes_.size()));
+  }
+  const int fd = fd_;
+  fd_ = -1;
   if (::fsync(fd) != 0) {
     const int error = errno;
     ::close(fd);
-    fail(path, std::string("cannot write (fsync): ") + std::strerror(error));
+    fail(path_, std::string("cannot write (fsync): ") + std::strerror(error));
   }
-  if (::close(fd) != 0) fail(path, std::string("cannot write (close): ") + std::strerror(errno));
+  if (::close(fd) != 0) fail(path_, std::string("cannot write (close): ") + std::strerror(errno));
+}
+
+void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
+                       const std::map<std::string, std::string>& metadata,
+                       std::string_view write_kind) {
+  std::vector<TensorLayout> layout;
+  layout.reserve(tensors.size());
+  for (const TensorToWrite& t : tensors) layout.push_back({t.name, t.dtype, t.shape});
+  SafetensorsWriter writer(path, layout, metadata, write_kind);
+  for (const TensorToWrite& t : tensors) {
+    uint64_t elements = 1;
+    for (int64_t d : t.shape) elements *= static_cast<uint64_t>(d);
+    writer.write_next(t.data, elements * uint64_t(safetensors_dtype_bytes(t.dtype)));
+  }
+  writer.finish();
 }
 
 }  // namespace ftbench::io

@@ -277,16 +277,22 @@ std::vector<at::Tensor> LoraLinearImpl::forward(const at::Tensor& x) {
 
 at::Tensor LoraLinearImpl::forward_one(const at::Tensor& x) { return forward(x).front(); }
 
+at::Tensor LoraLinearImpl::merged_slice(size_t slice) const {
+  at::NoGradGuard no_grad;
+  int64_t first_row = 0;
+  for (size_t i = 0; i < slice; ++i) first_row += out_sizes_[i];
+  const at::Tensor part = weight.narrow(0, first_row, out_sizes_[slice]);
+  if (!lora_a[slice].defined()) return part;
+  const LoraConfig& cfg = slices_[slice].lora;
+  const at::Tensor delta = at::matmul(lora_b[slice].to(at::kFloat), lora_a[slice].to(at::kFloat)) *
+                           (cfg.alpha / cfg.rank);
+  return (part.to(at::kFloat) + delta).to(weight.scalar_type());
+}
+
 at::Tensor LoraLinearImpl::merged_weight() const {
   at::NoGradGuard no_grad;
-  std::vector<at::Tensor> parts = weight.split_with_sizes(out_sizes_, 0);
-  for (size_t i = 0; i < slices_.size(); ++i) {
-    if (!lora_a[i].defined()) continue;
-    const LoraConfig& cfg = slices_[i].lora;
-    const at::Tensor delta =
-        at::matmul(lora_b[i].to(at::kFloat), lora_a[i].to(at::kFloat)) * (cfg.alpha / cfg.rank);
-    parts[i] = (parts[i].to(at::kFloat) + delta).to(weight.scalar_type());
-  }
+  std::vector<at::Tensor> parts;
+  for (size_t i = 0; i < slices_.size(); ++i) parts.push_back(merged_slice(i));
   return at::cat(parts, 0);
 }
 

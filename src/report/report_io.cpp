@@ -117,7 +117,7 @@ constexpr std::array<ErrnoName, 4> kInjectableErrors = {
 [[noreturn]] void throw_bad_injection(std::string_view value, const std::string& why) {
   throw ReportError("FTBENCH_INJECT_WRITE_FAILURE: " + why +
                     "; expected ENOSPC, EDQUOT, EFBIG or EIO, optionally followed by @BYTES "
-                    "(e.g. ENOSPC@4096) and preceded by report: or checkpoint:, found \"" +
+                    "(e.g. ENOSPC@4096) and preceded by report:, checkpoint: or export:, found \"" +
                     std::string(value) + "\"");
 }
 
@@ -128,7 +128,8 @@ WriteFailureInjection parse_write_failure_injection(std::string_view whole) {
   std::string_view value = whole;
   if (const std::size_t colon = value.find(':'); colon != std::string_view::npos) {
     injection.kind = std::string(value.substr(0, colon));
-    if (injection.kind != "report" && injection.kind != "checkpoint") {
+    if (injection.kind != "report" && injection.kind != "checkpoint" &&
+        injection.kind != "export") {
       throw_bad_injection(whole, "unknown kind of file \"" + injection.kind + "\"");
     }
     value.remove_prefix(colon + 1);

@@ -181,3 +181,44 @@ TEST_F(SafetensorsFile, WriterRefusesBadNamesAndReportsWriteFailures) {
   ::unsetenv("FTBENCH_INJECT_WRITE_FAILURE");
   EXPECT_EQ(SafetensorsReader(path).index().tensors.size(), 1u);
 }
+
+TEST_F(SafetensorsFile, StreamingWriterWritesTheSameFileTensorByTensor) {
+  const float a[2] = {1.0f, -2.5f};
+  const uint8_t b[3] = {7, 8, 9};
+  const fs::path whole = dir_ / "whole.safetensors";
+  const fs::path streamed = dir_ / "streamed.safetensors";
+  write_safetensors(whole.string(),
+                    {TensorToWrite{"a", "F32", {2}, a}, TensorToWrite{"b", "U8", {3}, b}},
+                    {{"format", "pt"}});
+  ftbench::io::SafetensorsWriter writer(streamed.string(), {{"a", "F32", {2}}, {"b", "U8", {3}}},
+                                        {{"format", "pt"}});
+  writer.write_next(a, sizeof a);
+  writer.write_next(b, sizeof b);
+  writer.finish();
+  EXPECT_EQ(read(streamed), read(whole));
+  EXPECT_EQ(writer.file_bytes(), fs::file_size(streamed));
+}
+
+TEST_F(SafetensorsFile, StreamingWriterRefusesCallsOutOfStep) {
+  const float a[2] = {1.0f, -2.5f};
+  const std::string path = (dir_ / "t.safetensors").string();
+  {
+    ftbench::io::SafetensorsWriter writer(path, {{"a", "F32", {2}}}, {});
+    try {
+      writer.write_next(a, 4);
+      ADD_FAILURE() << "a short tensor was accepted";
+    } catch (const SafetensorsError& e) {
+      EXPECT_EQ(std::string(e.what()), path + ": tensor \"a\": 4 bytes given, its header says 8");
+    }
+    try {
+      writer.finish();
+      ADD_FAILURE() << "an incomplete file was finished";
+    } catch (const SafetensorsError& e) {
+      EXPECT_EQ(std::string(e.what()), path + ": finish() after 0 of 1 tensors");
+    }
+    writer.write_next(a, sizeof a);
+    EXPECT_THROW(writer.write_next(a, sizeof a), SafetensorsError);
+    writer.finish();
+  }
+  EXPECT_EQ(SafetensorsReader(path).index().tensors.size(), 1u);
+}

@@ -1001,6 +1001,7 @@ TEST(WriteFailureInjection, ParsesAnErrnoNameAndAnOptionalByteCount) {
   EXPECT_EQ(checkpoint.error, EIO);
   EXPECT_EQ(checkpoint.after_bytes, 8u);
   EXPECT_EQ(parse_write_failure_injection("report:ENOSPC").kind, "report");
+  EXPECT_EQ(parse_write_failure_injection("export:ENOSPC").kind, "export");
   for (const char* bad : {"", "enospc", "ENOSPC@", "ENOSPC@-1", "ENOSPC@1k", "EPERM", "@10",
                           "ENOSPC@99999999999999999999", "disk:ENOSPC", "checkpoint:", ":ENOSPC"}) {
     try {

@@ -97,4 +97,44 @@ void write_safetensors(const std::string& path, const std::vector<TensorToWrite>
                        const std::map<std::string, std::string>& metadata,
                        std::string_view write_kind = "safetensors");
 
+// A tensor's name, dtype and shape: what the header says of it, without its bytes.
+struct TensorLayout {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+// The same file written tensor by tensor, for callers that should hold one tensor in host
+// memory at a time (the merged export of a large model): the constructor creates the file and
+// writes the header for `layout`; write_next() appends the next tensor's bytes, in layout order;
+// finish() fsyncs and closes. Errors as write_safetensors, plus a call out of order or a byte
+// count that differs from the header's. A writer destroyed before finish() closes the file and
+// leaves it incomplete: the caller removes it. Not copyable; one thread at a time.
+class SafetensorsWriter {
+ public:
+  SafetensorsWriter(std::string path, const std::vector<TensorLayout>& layout,
+                    const std::map<std::string, std::string>& metadata,
+                    std::string_view write_kind = "safetensors");
+  ~SafetensorsWriter();
+  SafetensorsWriter(const SafetensorsWriter&) = delete;
+  SafetensorsWriter& operator=(const SafetensorsWriter&) = delete;
+
+  // `bytes` (elements x dtype size, little-endian) of the next tensor in the layout.
+  void write_next(const void* data, uint64_t bytes);
+  void finish();
+  // The size the whole file has once finished: 8 + header + every tensor's bytes.
+  uint64_t file_bytes() const { return file_bytes_; }
+
+ private:
+  void write_bytes(const void* data, uint64_t size);
+
+  std::string path_;
+  std::string write_kind_;
+  std::vector<std::string> names_;
+  std::vector<uint64_t> sizes_;
+  size_t next_ = 0;
+  uint64_t file_bytes_ = 0;
+  int fd_ = -1;
+};
+
 }  // namespace ftbench::io

@@ -44,6 +44,9 @@ class LoraLinearImpl : public torch::nn::Module {
 
   // W + (alpha/rank) * B A per slice, as one [sum(out_i), in] tensor in the base dtype.
   at::Tensor merged_weight() const;
+  // Slice `slice`'s rows of merged_weight(), computed alone (a merged export holds one slice at a
+  // time): a new tensor where the slice has an adapter, else a view of the base weight's rows.
+  at::Tensor merged_slice(size_t slice) const;
 
   const std::vector<LinearSlice>& slices() const { return slices_; }
   at::Tensor weight;               // frozen base, [sum(out_i), in]

@@ -44,10 +44,11 @@ Report read_report(const std::string& path);
 // to a write without one. Its value is an errno name, ENOSPC, EDQUOT, EFBIG or EIO, optionally
 // followed by @BYTES: the file's first BYTES bytes are written, then writing fails with that
 // errno (without @BYTES, at the first byte); optionally preceded by a kind of file, `report:`
-// (reports and other single output files) or `checkpoint:` (checkpoint files), to fail only
-// those (without one, every kind).
+// (reports and other single output files), `checkpoint:` (checkpoint files) or `export:` (the
+// files of exported adapters and merged models, model/peft_adapter.h), to fail only those
+// (without one, every kind).
 struct WriteFailureInjection {
-  std::string kind;               // "report", "checkpoint", or "" for every kind
+  std::string kind;               // "report", "checkpoint", "export", or "" for every kind
   int error = 0;                  // the errno the write fails with
   std::uint64_t after_bytes = 0;  // bytes of the file written before it fails
 };
