@@ -49,11 +49,11 @@ std::string sibling(const std::string& name) {
 
 // The subcommands ftbench-bin runs.
 bool needs_torch(const std::string& subcommand) {
-  return subcommand == "run" || subcommand == "gemm";
+  return subcommand == "run" || subcommand == "gemm" || subcommand == "logits";
 }
 
-// Stand in for `run` and `gemm` in the help; never reached, the launcher exec()s ftbench-bin
-// first.
+// Stand in for `run`, `gemm` and `logits` in the help; never reached, the launcher exec()s
+// ftbench-bin first.
 std::map<std::string, ftbench::cli::Action> add_torch_placeholders(CLI::App& app) {
   std::map<std::string, ftbench::cli::Action> actions;
   const std::pair<const char*, const char*> commands[] = {
@@ -62,7 +62,10 @@ std::map<std::string, ftbench::cli::Action> add_torch_placeholders(CLI::App& app
        "(ftbench run --help lists its options)"},
       {"gemm",
        "Achievable matmul TFLOP/s of the device over a sweep of shapes, per dtype "
-       "(ftbench gemm --help lists its options)"}};
+       "(ftbench gemm --help lists its options)"},
+      {"logits",
+       "Logits and loss of a Hugging Face checkpoint (and PEFT adapter) in ftbench's model, as "
+       "JSON for comparison with other implementations (ftbench logits --help)"}};
   for (const auto& [name, help] : commands) {
     app.add_subcommand(name, help)->allow_extras();
     const std::string command = name;

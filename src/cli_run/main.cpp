@@ -1,6 +1,6 @@
 // ftbench-bin: the LibTorch side of the ftbench command. The `ftbench` launcher (src/cli/
-// launcher.cpp) exec()s it for `ftbench run` and `ftbench gemm`; every other command works here
-// too.
+// launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
+// command works here too.
 #include "ftbench/run/host_allocator.h"
 #include "run_command.h"
 
@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
     std::map<std::string, ftbench::cli::Action> actions;
     actions["run"] = ftbench::cli::add_run_command(app, clock);
     actions["gemm"] = ftbench::cli::add_gemm_command(app);
+    actions["logits"] = ftbench::cli::add_logits_command(app);
     return actions;
   });
 }

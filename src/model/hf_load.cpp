@@ -1,5 +1,6 @@
 #include "ftbench/model/hf_load.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "ftbench/io/safetensors.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/spec/canonical.h"
 
 namespace ftbench::model {
 namespace fs = std::filesystem;
@@ -90,6 +92,7 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
 
   HfLoadStats stats;
   std::set<std::string> loaded;
+  std::map<std::string, std::string> fingerprint_records;  // by name: sorted
   torch::NoGradGuard no_grad;
   for (const std::string& file : files) {
     const std::string path = (fs::path(dir) / file).string();
@@ -134,6 +137,14 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
       at::Tensor target = dest->second.tensor;
       if (t.shape.size() == 2) target = target.narrow(0, dest->second.first_row, t.shape[0]);
       target.copy_(source);
+      const auto* bytes = static_cast<const char*>(reader->tensor_data(t));
+      const size_t size = static_cast<size_t>(t.end - t.begin);
+      const size_t edge = std::min<size_t>(size, 4096);
+      std::string& record = fingerprint_records[t.name];
+      record =
+          fmt::format("{}{}{}{}{}{}", t.name, '\0', t.dtype, '\0', fmt::join(t.shape, ","), '\0');
+      record.append(bytes, edge);
+      record.append(bytes + size - edge, edge);
       ++stats.tensors;
       stats.bytes += static_cast<int64_t>(t.end - t.begin);
     }
@@ -149,6 +160,9 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
         fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
         missing.size() > shown ? ", ..." : ""));
   }
+  std::string all;
+  for (const auto& [name, record] : fingerprint_records) all += record;
+  stats.fingerprint = spec::sha256_hex(all);
   return stats;
 }
 

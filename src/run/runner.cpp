@@ -28,7 +28,9 @@
 #include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
+#include "ftbench/model/hf_load.h"
 #include "ftbench/model/llama.h"
+#include "ftbench/model/peft_adapter.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/run/environment.h"
@@ -284,7 +286,19 @@ std::string checkpoint_dir(const spec::RunSpec& spec) {
   return with_name(spec.train.checkpoint.dir, spec.output.name);
 }
 
+std::string adapter_export_dir(const spec::RunSpec& spec) {
+  return with_name(spec.output.adapter, spec.output.name);
+}
+
+std::string merged_export_dir(const spec::RunSpec& spec) {
+  return with_name(spec.output.merged, spec.output.name);
+}
+
 namespace {
+
+// What the exported adapter names as its base: the checkpoint folder as the spec gives it; ""
+// (null in adapter_config.json) for random weights, which no loader could fetch.
+std::string base_model_name(const spec::RunSpec& spec) { return spec.model.checkpoint; }
 
 // The first line of an error message (LibTorch appends a backtrace after it).
 std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
@@ -300,6 +314,18 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   const bool replace_report =
       o.force || (resume && may_replace_report(o.output_path, spec_fingerprint));
   report::check_report_writable(o.output_path, replace_report);
+  // The export folders are checked now too: a run must not train for hours and then find it
+  // may not write its adapter.
+  const std::string adapter_dir = adapter_export_dir(spec);
+  const std::string merged_dir = merged_export_dir(spec);
+  for (const auto& [key, dir] : {std::pair<const char*, std::string>{"output.adapter", adapter_dir},
+                                 {"output.merged", merged_dir}}) {
+    std::error_code ec;
+    if (!dir.empty() && !o.force && std::filesystem::exists(dir, ec)) {
+      throw report::ReportExistsError(fmt::format(
+          "{}: exists ({}); pass --force to replace it, or choose another folder", dir, key));
+    }
+  }
   // From here on the first SIGTERM/SIGINT asks for a stop at the next safe point.
   const train::StopSignals signals;
 
@@ -403,6 +429,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     // Files the run needs must be there before any machine time goes into the model (an 8B
     // model takes minutes to build); their content is checked when they are read.
     std::vector<std::pair<const char*, std::string>> needed;
+    if (!spec.model.checkpoint.empty())
+      needed.emplace_back("model.checkpoint", spec.model.checkpoint);
     if (spec.data.tokenizer != "byte") needed.emplace_back("data.tokenizer", spec.data.tokenizer);
     if (spec.data.source == "file") needed.emplace_back("data.path", spec.data.path);
     if (!spec.data.validation_path.empty()) {
@@ -428,7 +456,39 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     phases.end("model_build");
     stop_if_asked("model_build");
 
-    model->init_random();
+    if (spec.model.checkpoint.empty()) {
+      model->init_random();
+      rep.weights = report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
+    } else {
+      // Base weights from the checkpoint, file by file straight into the model's dtype and
+      // device; the adapters start as a fresh LoRA adapter does.
+      model->init_adapters();
+      backend->synchronize();
+      const double load_start = clock.now();
+      const model::HfLoadStats loaded =
+          model::load_hf_weights(model, spec.model.checkpoint, spec.model);
+      backend->synchronize();
+      const double seconds = clock.now() - load_start;
+      rep.weights = report::WeightsInfo{
+          "checkpoint",      spec.model.checkpoint,
+          "safetensors",     loaded.files,
+          loaded.tensors,    loaded.bytes,
+          seconds,           seconds > 0.0 ? double(loaded.bytes) / seconds : 0.0,
+          loaded.fingerprint};
+      spdlog::info("weights: {} tensors, {:.1f} MB from {} file{} of {} in {:.3f} s ({:.0f} MB/s)",
+                   loaded.tensors, double(loaded.bytes) / 1e6, loaded.files,
+                   loaded.files == 1 ? "" : "s", spec.model.checkpoint, seconds,
+                   seconds > 0.0 ? double(loaded.bytes) / seconds / 1e6 : 0.0);
+      // A resumed run continues on the weights it started from.
+      if (resume && resume->previous.weights &&
+          resume->previous.weights->fingerprint != loaded.fingerprint) {
+        throw train::CheckpointError(fmt::format(
+            "{}: saved by a run on other base weights (weights fingerprint {}, {} holds {}); "
+            "resuming needs the same checkpoint",
+            resume->folder, resume->previous.weights->fingerprint.substr(0, 12),
+            spec.model.checkpoint, loaded.fingerprint.substr(0, 12)));
+      }
+    }
     backend->synchronize();
     phases.end("weight_load");
     stop_if_asked("weight_load");
@@ -659,6 +719,23 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     progress.finish();
     phases.end("training");
     if (!validation.empty() && !result.steps.empty()) run_evaluation(result.steps.back().step);
+    // The trained adapter for the serving stack: PEFT's format, and merged full weights.
+    auto export_to = [&](const char* kind, const char* phase, const std::string& dir) {
+      backend->synchronize();
+      const double start = clock.now();
+      const model::ExportStats x =
+          std::string(kind) == "peft_adapter"
+              ? model::write_peft_adapter(model, spec.model, spec.lora, base_model_name(spec), dir,
+                                          o.force)
+              : model::write_merged_hf(model, spec.model, dir, o.force);
+      const double seconds = clock.now() - start;
+      rep.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
+      phases.end(phase);
+      spdlog::info("{}: {} ({} tensors, {:.1f} MB in {:.3f} s)", kind, dir, x.tensors,
+                   double(x.bytes) / 1e6, seconds);
+    };
+    if (!adapter_dir.empty()) export_to("peft_adapter", "adapter_export", adapter_dir);
+    if (!merged_dir.empty()) export_to("merged", "merged_export", merged_dir);
   } catch (const std::exception& e) {
     // Keep what was measured: the phases that ended, the steps that finished, and why it
     // stopped. Then the error goes on to the CLI.
@@ -669,7 +746,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     assemble(interrupted ? "interrupted" : diverged ? "diverged" : "failed");
     // A checkpoint that cannot be used was found before any training: no report of a run that
     // never started is left behind, and an existing one is kept.
-    if (dynamic_cast<const train::CheckpointError*>(&e) == nullptr) {
+    if (dynamic_cast<const train::CheckpointError*>(&e) == nullptr &&
+        dynamic_cast<const model::HfCheckpointError*>(&e) == nullptr) {
       try {
         report::write_report(rep, o.output_path, replace_report);
       } catch (const std::exception& write_error) {

@@ -640,9 +640,38 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
   std::set<std::string> given;
   read_mapping(r, "model", section, model, &bind_model, &given);
   if (!checkpoint.empty()) {
-    if (preset_given) {
-      r.add("model.preset", r.location_of("model.preset"),
-            "model.checkpoint gives the shape (its config.json); remove model.preset");
+    // A preset may stay in the file when it describes the checkpoint (the reference recipe
+    // names llama3.1-8b and the real weights come with --set model.checkpoint=...).
+    const std::optional<ModelSpec> named = find_preset(preset);
+    if (preset_given && preset != "custom" && named && config) {
+      std::vector<std::string> differ;
+      const ModelSpec& a = *named;
+      const ModelSpec& b = config->shape;
+      const auto add = [&](const char* key, auto x, auto y) {
+        if (x != y) differ.push_back(fmt::format("{} {} vs {}", key, x, y));
+      };
+      add("dim", a.dim, b.dim);
+      add("n_layers", a.n_layers, b.n_layers);
+      add("n_heads", a.n_heads, b.n_heads);
+      add("n_kv_heads", a.n_kv_heads, b.n_kv_heads);
+      add("ffn_dim", a.ffn_dim, b.ffn_dim);
+      add("vocab_size", a.vocab_size, b.vocab_size);
+      add("norm_eps", a.norm_eps, b.norm_eps);
+      add("rope_theta", a.rope_theta, b.rope_theta);
+      add("rope_scaling", a.rope_scaling.has_value(), b.rope_scaling.has_value());
+      if (a.rope_scaling && b.rope_scaling) {
+        add("rope_scaling.factor", a.rope_scaling->factor, b.rope_scaling->factor);
+        add("rope_scaling.original_max_position_embeddings",
+            a.rope_scaling->original_max_position_embeddings,
+            b.rope_scaling->original_max_position_embeddings);
+      }
+      add("tie_embeddings", a.tie_embeddings, b.tie_embeddings);
+      if (!differ.empty()) {
+        r.add("model.preset", r.location_of("model.preset"),
+              fmt::format("{} is not the shape of {}/config.json ({}); remove model.preset (the "
+                          "checkpoint gives the shape)",
+                          preset, checkpoint, fmt::join(differ, ", ")));
+      }
     }
     if (config) check_against_checkpoint(r, model, config->shape, given, checkpoint);
     model.preset = "custom";

@@ -13,6 +13,7 @@ Usage (Debian's python3-numpy, i.e. /usr/bin/python3):
                    [--shards N] [--seed S] [--max-position P]
   hf_checkpoint.py make-adapter DIR --checkpoint CKPT [--r 4] [--alpha 8]
                    [--targets q_proj,v_proj] [--seed S]
+  hf_checkpoint.py drop-tensor DIR NAME   (a malformed checkpoint: NAME removed from its file)
 """
 
 import argparse
@@ -441,6 +442,41 @@ def write_adapter(directory, adapters, r, lora_alpha, target_modules, use_rslora
 # --------------------------------------------------------------------------------------------
 
 
+def drop_tensor(directory, name):
+    """Rewrites the safetensors file of `directory` that holds `name` without it, every other
+    tensor's bytes and dtype unchanged (the index, if any, still lists it)."""
+    for file in sorted(os.listdir(directory)):
+        if not file.endswith(".safetensors"):
+            continue
+        path = os.path.join(directory, file)
+        header, metadata, data_start = read_safetensors_header(path)
+        if name not in header:
+            continue
+        with open(path, "rb") as f:
+            f.seek(data_start)
+            data = f.read()
+        out, blobs, offset = {}, [], 0
+        if metadata:
+            out["__metadata__"] = metadata
+        for key, info in header.items():
+            if key == name:
+                continue
+            begin, end = info["data_offsets"]
+            out[key] = {"dtype": info["dtype"], "shape": info["shape"],
+                        "data_offsets": [offset, offset + end - begin]}
+            blobs.append(data[begin:end])
+            offset += end - begin
+        text = json.dumps(out, separators=(",", ":")).encode("utf-8")
+        text += b" " * (-len(text) % 8)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(text)))
+            f.write(text)
+            for blob in blobs:
+                f.write(blob)
+        return
+    raise CheckpointError(f"{directory}: no tensor {name!r}")
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -471,6 +507,9 @@ def parse_args(argv):
     a.add_argument("--alpha", type=float, default=8.0)
     a.add_argument("--targets", default="q_proj,v_proj", help="comma-separated HF module names")
     a.add_argument("--seed", type=int, default=0)
+    d = sub.add_parser("drop-tensor", help="remove one tensor from a checkpoint's file")
+    d.add_argument("directory")
+    d.add_argument("name")
     return p.parse_args(argv)
 
 
@@ -489,6 +528,8 @@ def main(argv=None):
                                   args.max_position, args.rms_norm_eps)
             write_checkpoint(args.directory, config, random_weights(config, args.seed),
                              args.shards)
+        elif args.command == "drop-tensor":
+            drop_tensor(args.directory, args.name)
         else:
             with open(os.path.join(args.checkpoint, "config.json")) as f:
                 config = json.load(f)

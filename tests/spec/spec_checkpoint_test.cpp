@@ -116,8 +116,22 @@ TEST_F(SpecCheckpoint, ShapeKeysMustAgreeExceptMaxSeqLen) {
             "t.yaml:2 [model.tie_embeddings] true here, false in " + dir_ +
                 "/config.json: a checkpoint's shape comes from its config.json; remove the key");
   EXPECT_EQ(only_issue("model:\n  preset: llama3.1-8b\n  checkpoint: " + dir_ + "\n"),
-            "t.yaml:2 [model.preset] model.checkpoint gives the shape (its config.json); remove "
-            "model.preset");
+            "t.yaml:2 [model.preset] llama3.1-8b is not the shape of " + dir_ +
+                "/config.json (dim 4096 vs 64, n_layers 32 vs 2, n_heads 32 vs 4, n_kv_heads 8 "
+                "vs 2, ffn_dim 14336 vs 96, vocab_size 128256 vs 300, "
+                "rope_scaling.original_max_position_embeddings 8192 vs 32); remove model.preset "
+                "(the checkpoint gives the shape)");
+  // A preset that describes the checkpoint may stay; the spec then says custom either way, so
+  // that the fingerprint does not depend on it.
+  write(dir_ + "/config.json", R"({"model_type": "llama", "hidden_size": 64,
+    "intermediate_size": 176, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "vocab_size": 320, "max_position_embeddings": 512,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000.0})");
+  const RunSpec with_preset = load("model:\n  preset: tiny\n  checkpoint: " + dir_ + "\n");
+  const RunSpec without = load("model:\n  checkpoint: " + dir_ + "\n");
+  EXPECT_EQ(with_preset.model.preset, "custom");
+  EXPECT_EQ(fingerprint(with_preset), fingerprint(without));
+  EXPECT_EQ(load("model:\n  preset: custom\n  checkpoint: " + dir_ + "\n").model.dim, 64);
 }
 
 TEST_F(SpecCheckpoint, FolderProblemsNameTheKeyAndTheFile) {

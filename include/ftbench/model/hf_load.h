@@ -1,5 +1,5 @@
-// Base weights from a Hugging Face Llama checkpoint folder into ftbench's model (issue 7; the
-// spec key that asks for it, model.checkpoint, is not wired into `run` yet).
+// Base weights from a Hugging Face Llama checkpoint folder (spec key model.checkpoint) into
+// ftbench's model.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,11 @@ struct HfLoadStats {
   int64_t tensors = 0;
   int64_t bytes = 0;  // bytes of tensor data read from the files
   int64_t files = 0;
+  // Lower-case hex SHA-256 over every tensor, in name order, of: its name, NUL, dtype, NUL,
+  // shape as "d0,d1,...", NUL, its first and last min(4096, size) bytes. Identifies the
+  // weights without reading them twice: the same checkpoint anywhere gives the same value;
+  // other weights of the same shape differ (unless they agree at every tensor's ends).
+  std::string fingerprint;
 };
 
 // Copies every base weight of `dir` (model.safetensors, or the shards model.safetensors.index

@@ -40,6 +40,9 @@ struct RunOptions {
 std::string default_report_path(const spec::RunSpec& spec);
 // The checkpoint folder the spec asks for: train.checkpoint.dir with "{name}" replaced.
 std::string checkpoint_dir(const spec::RunSpec& spec);
+// The export folders: output.adapter and output.merged with "{name}" replaced ("" = none).
+std::string adapter_export_dir(const spec::RunSpec& spec);
+std::string merged_export_dir(const spec::RunSpec& spec);
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws
 // report::ReportExistsError) when the report exists and force is off, so a long run is never

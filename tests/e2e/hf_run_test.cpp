@@ -1,0 +1,250 @@
+// End to end: `ftbench run` on a Hugging Face checkpoint (model.checkpoint), the PEFT adapter and
+// merged weights it exports, `ftbench logits` on them, and the independent float64 NumPy Llama
+// (tests/reference/llama_numpy.py) agreeing within its fp32 tolerance (atol = rtol = 1e-4).
+// The checkpoints are random, written in HF layout by tests/reference/hf_checkpoint.py. Needs
+// Debian's /usr/bin/python3 with numpy; skipped without it, except on CI.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ftbench_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ftbench::e2e::run_ftbench;
+using ftbench::e2e::ScratchDir;
+using ftbench::e2e::shell_quote;
+using nlohmann::json;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stderr, then stdout
+};
+
+class HfRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
+      if (std::getenv("CI") != nullptr) FAIL() << "numpy is missing on CI";
+      GTEST_SKIP() << "no numpy for " << kPython;
+    }
+  }
+
+  Result ftbench(const std::string& args) {
+    const ftbench::e2e::Outcome o = run_ftbench(args, dir_, "", 300.0);
+    EXPECT_EQ(o.signal, 0) << "killed by signal " << o.signal << "\n" << o.err;
+    return {o.exit_code, o.err + o.out};
+  }
+
+  // Runs a reference script; its exit code, its output in `log`.
+  int python(const std::string& script_and_args, std::string* log = nullptr) {
+    const fs::path out = dir_ / "py.log";
+    const std::string cmd = std::string(kPython) + " " +
+                            shell_quote(std::string(FTBENCH_SOURCE_DIR) + "/tests/reference/") +
+                            script_and_args + " > " + shell_quote(out.string()) + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    if (log != nullptr) *log = ftbench::e2e::slurp(out);
+    return WEXITSTATUS(status);
+  }
+
+  // A random checkpoint: 2 layers, GQA, Llama 3 rope scaling, vocabulary for the byte tokenizer.
+  fs::path make_checkpoint(const std::string& name, int seed, int shards = 2) {
+    const fs::path ck = dir_ / name;
+    std::string log;
+    const int rc =
+        python("hf_checkpoint.py make " + shell_quote(ck.string()) +
+                   " --layers 2 --dim 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 300 "
+                   "--rope-theta 500000 --rope-scaling llama3 --rope-original-max-position 32 "
+                   "--max-position 256 --dtype float32 --shards " +
+                   std::to_string(shards) + " --seed " + std::to_string(seed),
+               &log);
+    EXPECT_EQ(rc, 0) << log;
+    return ck;
+  }
+
+  // configs/ci-tiny.yaml on the checkpoint: 4 steps of LoRA on every target.
+  std::string run_args(const fs::path& ck, const std::string& name) const {
+    return "run configs/ci-tiny.yaml --set model.preset=custom --set model.checkpoint=" +
+           shell_quote(ck.string()) +
+           " --set data.num_examples=32 --set lora.targets=[q,k,v,o,gate,up,down,output] "
+           "--set lora.dropout=0 --set output.progress=off -o " +
+           shell_quote((dir_ / (name + ".json")).string());
+  }
+
+  ScratchDir scratch_{"ftbench-hfrun"};
+  const fs::path dir_ = scratch_.path();
+};
+
+// The whole way: load, train, export both ways, and the exported files give the logits the
+// NumPy reference computes from the same files.
+TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
+  const fs::path ck = make_checkpoint("ck", 3);
+  const fs::path adapter = dir_ / "adapter";
+  const fs::path merged = dir_ / "merged";
+  const Result run =
+      ftbench(run_args(ck, "run") + " --set output.adapter=" + shell_quote(adapter.string()) +
+              " --set output.merged=" + shell_quote(merged.string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const json report = json::parse(ftbench::e2e::slurp(dir_ / "run.json"));
+  EXPECT_EQ(report["schema"], "ftbench.report/1.4");
+  const json& w = report["weights"];
+  EXPECT_EQ(w["source"], "checkpoint");
+  EXPECT_EQ(w["path"], ck.string());
+  EXPECT_EQ(w["format"], "safetensors");
+  EXPECT_EQ(w["files"], 2);
+  // embed, 2 x (4 attention + 3 MLP + 2 norms), final norm, lm_head.
+  EXPECT_EQ(w["tensors"], 21);
+  // fp32: embed and lm_head 300 x 64, per layer q 64x64, k v 32x64, o 64x64, 3 x 96x64, 2 x 64.
+  const int64_t per_layer = 64 * 64 + 2 * 32 * 64 + 64 * 64 + 3 * 96 * 64 + 2 * 64;
+  EXPECT_EQ(w["bytes"].get<int64_t>(), 4 * (2 * 300 * 64 + 2 * per_layer + 64));
+  EXPECT_GT(w["bytes_per_second"].get<double>(), 0.0);
+  EXPECT_EQ(w["fingerprint"].get<std::string>().size(), 64u);
+  ASSERT_EQ(report["exports"].size(), 2u);
+  EXPECT_EQ(report["exports"][0]["kind"], "peft_adapter");
+  EXPECT_EQ(report["exports"][0]["path"], adapter.string());
+  EXPECT_EQ(report["exports"][1]["kind"], "merged");
+  std::vector<std::string> phases;
+  for (const json& p : report["timing"]["phases"]) phases.push_back(p["name"]);
+  for (const char* phase : {"weight_load", "adapter_export", "merged_export"}) {
+    EXPECT_NE(std::find(phases.begin(), phases.end(), phase), phases.end()) << phase;
+  }
+  EXPECT_EQ(report["steps"].size(), 4u);
+
+  // The adapter on the checkpoint, in ftbench and in the NumPy reference.
+  const std::string ids = "1,17,250,33,5,299,64,7;9,8,7,6,5,4,3,2";
+  const fs::path with_adapter = dir_ / "adapter-logits.json";
+  Result logits = ftbench("logits --checkpoint " + shell_quote(ck.string()) + " --adapter " +
+                          shell_quote(adapter.string()) + " --ids '" + ids + "' --device cpu -o " +
+                          shell_quote(with_adapter.string()));
+  ASSERT_EQ(logits.exit_code, 0) << logits.output;
+  std::string log;
+  EXPECT_EQ(
+      python("llama_numpy.py compare --checkpoint " + shell_quote(ck.string()) + " --adapter " +
+                 shell_quote(adapter.string()) + " --logits " + shell_quote(with_adapter.string()),
+             &log),
+      0)
+      << log;
+  EXPECT_NE(log.find(": ok"), std::string::npos) << log;
+  // The merged folder is the same model.
+  EXPECT_EQ(python("llama_numpy.py compare --checkpoint " + shell_quote(merged.string()) +
+                       " --logits " + shell_quote(with_adapter.string()),
+                   &log),
+            0)
+      << log;
+  // Training moved the adapter: the base alone is another model (so these checks can fail).
+  EXPECT_EQ(python("llama_numpy.py compare --checkpoint " + shell_quote(ck.string()) +
+                       " --logits " + shell_quote(with_adapter.string()),
+                   &log),
+            1)
+      << log;
+  EXPECT_NE(log.find("MISMATCH"), std::string::npos) << log;
+  // And ftbench's merged model gives the adapter's logits.
+  const fs::path from_merged = dir_ / "merged-logits.json";
+  logits = ftbench("logits --checkpoint " + shell_quote(merged.string()) + " --ids '" + ids +
+                   "' --device cpu -o " + shell_quote(from_merged.string()));
+  ASSERT_EQ(logits.exit_code, 0) << logits.output;
+  const json a = json::parse(ftbench::e2e::slurp(with_adapter));
+  const json b = json::parse(ftbench::e2e::slurp(from_merged));
+  double max_diff = 0.0;
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t s = 0; s < 8; ++s) {
+      for (size_t v = 0; v < 300; ++v) {
+        max_diff = std::max(max_diff, std::abs(a["logits"][r][s][v].get<double>() -
+                                               b["logits"][r][s][v].get<double>()));
+      }
+    }
+  }
+  EXPECT_LT(max_diff, 1e-5);
+  EXPECT_NEAR(a["loss"].get<double>(), b["loss"].get<double>(), 1e-5);
+}
+
+// The same checkpoint in another folder is the same job with the same weights; other weights of
+// the same shape are the same spec but a different weights fingerprint, which compare flags.
+TEST_F(HfRun, WeightsFingerprintFollowsTheContentNotThePath) {
+  const fs::path ck = make_checkpoint("ck", 3);
+  fs::copy(ck, dir_ / "copy", fs::copy_options::recursive);
+  const fs::path other = make_checkpoint("other", 4);
+  for (const auto& [folder, name] :
+       {std::pair<fs::path, std::string>{ck, "a"}, {dir_ / "copy", "b"}, {other, "c"}}) {
+    const Result r = ftbench(run_args(folder, name) + " --set data.num_examples=8");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const json a = json::parse(ftbench::e2e::slurp(dir_ / "a.json"));
+  const json b = json::parse(ftbench::e2e::slurp(dir_ / "b.json"));
+  const json c = json::parse(ftbench::e2e::slurp(dir_ / "c.json"));
+  EXPECT_EQ(a["spec_fingerprint"], b["spec_fingerprint"]);
+  EXPECT_EQ(a["spec_fingerprint"], c["spec_fingerprint"]);
+  EXPECT_EQ(a["weights"]["fingerprint"], b["weights"]["fingerprint"]);
+  EXPECT_NE(a["weights"]["fingerprint"], c["weights"]["fingerprint"]);
+  // Same weights, same data, same seeds: the same losses.
+  EXPECT_EQ(a["steps"][0]["loss"], b["steps"][0]["loss"]);
+
+  Result cmp = ftbench("compare --format json " + shell_quote((dir_ / "a.json").string()) + " " +
+                       shell_quote((dir_ / "b.json").string()));
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.output;
+  // Other weights: refused as another job, the weights named, unless asked to go on.
+  const std::string ac =
+      shell_quote((dir_ / "a.json").string()) + " " + shell_quote((dir_ / "c.json").string());
+  cmp = ftbench("compare " + ac);
+  EXPECT_EQ(cmp.exit_code, 2) << cmp.output;
+  EXPECT_NE(cmp.output.find("[job] weights fingerprint: A: " +
+                            a["weights"]["fingerprint"].get<std::string>()),
+            std::string::npos)
+      << cmp.output;
+  cmp = ftbench("compare --format json --allow-different " + ac);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.output;
+  EXPECT_NE(cmp.output.find("\"same_job\": false"), std::string::npos) << cmp.output;
+}
+
+// Bad checkpoints and taken export folders stop the run before any training, with exit code 2
+// or 5, a message naming the file, and no report.
+TEST_F(HfRun, MalformedCheckpointsAndTakenFoldersAreRefused) {
+  const fs::path ck = make_checkpoint("ck", 3, 1);
+  // A tensor missing from the only file: the reference writer makes it, then one is dropped.
+  std::string log;
+  const fs::path broken = dir_ / "broken";
+  fs::copy(ck, broken, fs::copy_options::recursive);
+  ASSERT_EQ(python("hf_checkpoint.py drop-tensor " + shell_quote(broken.string()) +
+                       " model.layers.1.mlp.down_proj.weight",
+                   &log),
+            0)
+      << log;
+  Result r = ftbench(run_args(broken, "broken"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("1 tensor missing: model.layers.1.mlp.down_proj.weight"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "broken.json"));
+
+  // Truncated tensor data: the header promises more bytes than the file has.
+  const fs::path truncated = dir_ / "truncated";
+  fs::copy(ck, truncated, fs::copy_options::recursive);
+  fs::resize_file(truncated / "model.safetensors",
+                  fs::file_size(truncated / "model.safetensors") - 4);
+  r = ftbench(run_args(truncated, "truncated"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find((truncated / "model.safetensors").string()), std::string::npos)
+      << r.output;
+
+  // A config.json that disagrees with the spec.
+  r = ftbench(run_args(ck, "conflict") + " --set model.n_layers=3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("model.n_layers: 3 here, 2 in"), std::string::npos) << r.output;
+
+  // An export folder that exists: refused before the run starts.
+  fs::create_directories(dir_ / "taken");
+  r = ftbench(run_args(ck, "taken") +
+              " --set output.adapter=" + shell_quote((dir_ / "taken").string()));
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("(output.adapter); pass --force"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "taken.json"));
+}
+
+}  // namespace
