@@ -77,7 +77,7 @@ phase = next(p for p in r["timing"]["phases"] if p["name"] == "weight_load")
 print(f"  ftbench {sys.argv[3]:>4}, bf16 -> {sys.argv[2]}: {w['tensors']} tensors, {w['bytes']} bytes "
       f"in {w['seconds']:.3f} s = {w['bytes_per_second'] / 1e6:.0f} MB/s "
       f"(weight_load phase {phase['seconds']:.3f} s, process peak RSS by its end "
-      f"{(phase.get('memory') or {}).get('peak_rss_bytes') or 0 / 1e9:.2f} GB)")
+      f"{((phase.get('memory') or {}).get('peak_rss_bytes') or 0) / 1e9:.2f} GB)")
 EOF
   done
 done

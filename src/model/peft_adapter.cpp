@@ -384,7 +384,8 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
 }
 
 ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
-                            bool replace, int64_t max_shard_bytes) {
+                            bool replace, int64_t max_shard_bytes,
+                            const std::string& source_checkpoint) {
   if (max_shard_bytes < 1) {
     throw std::invalid_argument(
         fmt::format("write_merged_hf: max_shard_bytes must be >= 1, found {}", max_shard_bytes));
@@ -445,11 +446,39 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
   for (size_t s = 0; s < shards.size(); ++s) {
     for (size_t i : shards[s]) weight_map[tensors[i].name] = file_name(s);
   }
-  const std::string config = hf_config_json(out_shape, torch_dtype_name(dtype));
+  std::string config = hf_config_json(out_shape, torch_dtype_name(dtype));
+  // What the source checkpoint says beyond the shape: its special token ids (transformers'
+  // defaults, 1 and 2, are wrong for Llama 3), and the files a user loads with the weights.
+  std::vector<std::pair<std::string, std::string>> copied;
+  if (!source_checkpoint.empty()) {
+    const fs::path from(source_checkpoint);
+    std::error_code ec;
+    if (fs::is_regular_file(from / "config.json", ec)) {
+      const nlohmann::json source =
+          nlohmann::json::parse(report::read_whole_file((from / "config.json").string()), nullptr,
+                                /*allow_exceptions=*/false);
+      nlohmann::json merged = nlohmann::json::parse(config);
+      bool changed = false;
+      for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+        if (source.is_object() && source.contains(key)) {
+          merged[key] = source.at(key);
+          changed = true;
+        }
+      }
+      if (changed) config = merged.dump(2) + "\n";
+    }
+    for (const char* name : {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                             "special_tokens_map.json", "tokenizer.model"}) {
+      if (fs::is_regular_file(from / name, ec)) {
+        copied.emplace_back(name, report::read_whole_file((from / name).string()));
+      }
+    }
+  }
 
   return write_folder_atomically(dir, replace, [&](const fs::path& temp, ExportStats& stats) {
     torch::NoGradGuard no_grad;
     write_text_file(temp / "config.json", config);
+    for (const auto& [name, text] : copied) write_text_file(temp / name, text);
     for (size_t s = 0; s < shards.size(); ++s) {
       std::vector<io::TensorLayout> layout;
       for (size_t i : shards[s]) layout.push_back({tensors[i].name, st_dtype, tensors[i].shape});

@@ -727,7 +727,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
           std::string(kind) == "peft_adapter"
               ? model::write_peft_adapter(model, spec.model, spec.lora, base_model_name(spec), dir,
                                           o.force)
-              : model::write_merged_hf(model, spec.model, dir, o.force);
+              : model::write_merged_hf(model, spec.model, dir, o.force, 5'000'000'000,
+                                       spec.model.checkpoint);
       const double seconds = clock.now() - start;
       rep.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
       phases.end(phase);

@@ -5,6 +5,7 @@
 // Debian's /usr/bin/python3 with numpy; skipped without it, except on CI.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -85,6 +86,13 @@ class HfRun : public ::testing::Test {
 // NumPy reference computes from the same files.
 TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
   const fs::path ck = make_checkpoint("ck", 3);
+  {
+    std::ofstream(ck / "generation_config.json") << "{\"bos_token_id\": 1, \"do_sample\": true}\n";
+    json config = json::parse(ftbench::e2e::slurp(ck / "config.json"));
+    config["bos_token_id"] = 128000;
+    config["eos_token_id"] = json::array({128001, 128009});
+    std::ofstream(ck / "config.json") << config.dump(2);
+  }
   const fs::path adapter = dir_ / "adapter";
   const fs::path merged = dir_ / "merged";
   const Result run =
@@ -116,6 +124,17 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
     EXPECT_NE(std::find(phases.begin(), phases.end(), phase), phases.end()) << phase;
   }
   EXPECT_EQ(report["steps"].size(), 4u);
+  // The merged folder carries what the source says beyond the shape.
+  const json merged_config = json::parse(ftbench::e2e::slurp(merged / "config.json"));
+  EXPECT_EQ(merged_config["bos_token_id"], 128000);
+  EXPECT_EQ(merged_config["eos_token_id"], json::array({128001, 128009}));
+  EXPECT_EQ(ftbench::e2e::slurp(merged / "generation_config.json"),
+            ftbench::e2e::slurp(ck / "generation_config.json"));
+  const json adapter_config = json::parse(ftbench::e2e::slurp(adapter / "adapter_config.json"));
+  EXPECT_EQ(adapter_config["base_model_name_or_path"], ck.string());
+  EXPECT_EQ(adapter_config["target_modules"],
+            json::array({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                         "down_proj", "lm_head"}));
 
   // The adapter on the checkpoint, in ftbench and in the NumPy reference.
   const std::string ids = "1,17,250,33,5,299,64,7;9,8,7,6,5,4,3,2";

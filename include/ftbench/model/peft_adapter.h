@@ -71,7 +71,12 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
 // shared tensor would change the input embedding too. Streams: one tensor at a
 // time is merged, moved to the host and written, so host memory holds one tensor, not a second
 // copy of the model. Same atomic and exists rules, and errors, as write_peft_adapter.
+// `source_checkpoint` (the folder the base weights came from; "" for none): its config.json's
+// bos/eos/pad token ids go into the written config.json, and its generation_config.json and
+// tokenizer files (tokenizer.json, tokenizer_config.json, special_tokens_map.json,
+// tokenizer.model) are copied, so that the merged folder loads and generates as the original.
 ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
-                            bool replace, int64_t max_shard_bytes = 5'000'000'000);
+                            bool replace, int64_t max_shard_bytes = 5'000'000'000,
+                            const std::string& source_checkpoint = "");
 
 }  // namespace ftbench::model
