@@ -47,6 +47,9 @@ stage tests 150 ctest --test-dir "$build" -j 8 -E tokenizer_conformance --output
 stage gemm 100 "$ftbench" gemm --device auto --dtype bf16,fp8,fp16,tf32,fp32 --max-seconds 75 \
   -o "$out/gemm.json" --force
 
+# Hugging Face interop against transformers and peft (issue 7; scripts/reference/check_hf.sh).
+stage hf 150 scripts/reference/check_hf.sh "$out/hf" "$ftbench" "$python"
+
 # The recipe with every example exactly seq_len tokens and every token a label, so that the
 # reference can run the very same batch shape and loss work.
 recipe=(configs/llama3.1-8b-lora-synthetic.yaml --set train.max_steps="$steps"

@@ -20,14 +20,23 @@ class ConfigReader {
     throw HfCheckpointError(fmt::format("{}: {}: {}", source_, key, message));
   }
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
-  int64_t positive_integer(const char* key) const {
+  // An integer in [1, max]: the bound keeps sizes far above any real model (Llama 3.1 405B:
+  // hidden 16,384, 126 layers, FFN 53,248, vocabulary 128,256) from overflowing what is computed
+  // from them.
+  int64_t positive_integer(const char* key, int64_t max = kMaxSize) const {
     if (!has(key)) fail(key, "missing (expected an integer >= 1)");
     const Json& v = j_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-      fail(key, "expected an integer >= 1, found " + v.dump());
+    const bool in_range = v.is_number_unsigned()  ? v.get<uint64_t>() >= 1 &&
+                                                       v.get<uint64_t>() <= uint64_t(max)
+                          : v.is_number_integer() ? v.get<int64_t>() >= 1 && v.get<int64_t>() <= max
+                                                  : false;
+    if (!in_range) {
+      fail(key, fmt::format("expected an integer in [1, {}], found {}", max, v.dump()));
     }
     return v.get<int64_t>();
   }
+  static constexpr int64_t kMaxSize = int64_t{1} << 24;  // 16,777,216
+  static constexpr int64_t kMaxLayers = 4096;
   double positive_number(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const Json& v = j_.at(key);
@@ -93,7 +102,7 @@ HfConfig parse_hf_config(std::string_view text, const std::string& source) {
   spec::ModelSpec& m = c.shape;
   m.preset = "custom";
   m.dim = r.positive_integer("hidden_size");
-  m.n_layers = r.positive_integer("num_hidden_layers");
+  m.n_layers = r.positive_integer("num_hidden_layers", ConfigReader::kMaxLayers);
   m.n_heads = r.positive_integer("num_attention_heads");
   m.n_kv_heads =
       r.has("num_key_value_heads") ? r.positive_integer("num_key_value_heads") : m.n_heads;

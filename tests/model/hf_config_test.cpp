@@ -119,7 +119,13 @@ TEST(HfConfig, RefusesWhatTheModelCannotBeNamingTheKey) {
   EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 64})"),
             "c.json: num_hidden_layers: missing (expected an integer >= 1)");
   EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": -4})"),
-            "c.json: hidden_size: expected an integer >= 1, found -4");
+            "c.json: hidden_size: expected an integer in [1, 16777216], found -4");
+  // Sizes no model has are refused before anything is computed from them.
+  EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 18446744073709551615})"),
+            "c.json: hidden_size: expected an integer in [1, 16777216], found "
+            "18446744073709551615");
+  EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 4097})"),
+            "c.json: num_hidden_layers: expected an integer in [1, 4096], found 4097");
   EXPECT_NE(error_of("{").find("c.json: not valid JSON"), std::string::npos);
   EXPECT_EQ(error_of("[]"), "c.json: expected a JSON object");
 }
