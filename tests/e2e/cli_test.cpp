@@ -90,9 +90,13 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
 
   const nlohmann::json j = nlohmann::json::parse(read_file(report));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.3");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.4");
   EXPECT_EQ(j["run"]["status"], "completed");
   EXPECT_EQ(j["steps"].size(), 8u);
+  EXPECT_EQ(j["weights"]["source"], "random");
+  EXPECT_EQ(j["weights"]["bytes"], 0);
+  EXPECT_EQ(j["weights"]["fingerprint"], "");
+  EXPECT_TRUE(j["exports"].empty());
   EXPECT_EQ(j["derived"]["total_steps"], 8);
   EXPECT_EQ(j["summary"]["warmup_steps_excluded"], 2);
   EXPECT_EQ(j["summary"]["measured_steps"], 6);
