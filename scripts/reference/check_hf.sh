@@ -4,8 +4,9 @@
 # layout (tests/reference/hf_checkpoint.py: GQA, Llama 3 rope scaling, unusual eps and theta, 2
 # shards), 4 LoRA steps of ftbench on it with every target and the adapter exported, then
 # ftbench's logits of the base and of base + adapter (`ftbench logits`, fp32 and bf16) compared
-# with LlamaForCausalLM.from_pretrained and PeftModel.from_pretrained by check_hf.py. Exit 0
-# when every comparison passes.
+# with LlamaForCausalLM.from_pretrained and PeftModel.from_pretrained by check_hf.py, and the
+# merged export loaded by LlamaForCausalLM against the adapter's logits. Exit 0 when every
+# comparison passes.
 #
 # Usage: scripts/reference/check_hf.sh OUT_DIR FTBENCH [PYTHON] [DEVICE]
 #        (DEVICE: cuda (default), cpu; ftbench runs on `auto`)
@@ -24,7 +25,7 @@ rm -rf "$out" && mkdir -p "$out"
 "$ftbench" run configs/ci-tiny.yaml --set backend.device=auto --set model.preset=custom \
   --set model.checkpoint="$ck" --set lora.targets=[q,k,v,o,gate,up,down,output] \
   --set lora.dropout=0 --set data.num_examples=32 --set output.adapter="$out/adapter" \
-  --set output.progress=off -o "$out/run.json" --force
+  --set output.merged="$out/merged" --set output.progress=off -o "$out/run.json" --force
 status=0
 for dtype in fp32 bf16; do
   torch_dtype=float32
@@ -37,5 +38,9 @@ for dtype in fp32 bf16; do
   "$python" scripts/reference/check_hf.py --checkpoint "$ck" --logits "$out/base-$dtype.json" \
     --adapter "$out/adapter" --adapter-logits "$out/adapter-$dtype.json" --device "$device" \
     --dtype $torch_dtype || status=1
+  # The merged export is base + adapter as one checkpoint: transformers on it must give the
+  # adapter's logits.
+  "$python" scripts/reference/check_hf.py --checkpoint "$out/merged" \
+    --logits "$out/adapter-$dtype.json" --device "$device" --dtype $torch_dtype || status=1
 done
 exit $status

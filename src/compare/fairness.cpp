@@ -184,8 +184,13 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         });
   }
 
-  // The base weights: by fingerprint where every report loaded a checkpoint (random weights of
-  // the same spec and seed are the same; the spec keys cover them).
+  // The base weights: random or loaded (reports before 1.4 had random weights), then by
+  // fingerprint where every report loaded a checkpoint (random weights of the same spec and
+  // seed are the same; the spec keys cover them).
+  differ.check(
+      "weights", Severity::kJob,
+      [](const report::Report& r) { return r.weights ? r.weights->source : std::string("random"); },
+      "random weights against a loaded checkpoint: the losses are not comparable");
   const bool all_loaded = std::all_of(reports.begin(), reports.end(), [](const report::Report& r) {
     return r.weights && r.weights->source == "checkpoint";
   });

@@ -26,8 +26,8 @@ class ConfigReader {
   int64_t positive_integer(const char* key, int64_t max = kMaxSize) const {
     if (!has(key)) fail(key, "missing (expected an integer >= 1)");
     const Json& v = j_.at(key);
-    const bool in_range = v.is_number_unsigned()  ? v.get<uint64_t>() >= 1 &&
-                                                       v.get<uint64_t>() <= uint64_t(max)
+    const bool in_range = v.is_number_unsigned()
+                              ? v.get<uint64_t>() >= 1 && v.get<uint64_t>() <= uint64_t(max)
                           : v.is_number_integer() ? v.get<int64_t>() >= 1 && v.get<int64_t>() <= max
                                                   : false;
     if (!in_range) {
@@ -115,6 +115,12 @@ HfConfig parse_hf_config(std::string_view text, const std::string& source) {
   if (m.dim % m.n_heads != 0) {
     r.fail("hidden_size",
            fmt::format("{} is not a multiple of num_attention_heads {}", m.dim, m.n_heads));
+  }
+  if (m.dim % m.n_heads == 0 && (m.dim / m.n_heads) % 2 != 0) {
+    r.fail("hidden_size",
+           fmt::format("{} / num_attention_heads {} = {} per head, which is odd: rotary "
+                       "embeddings rotate pairs of dimensions",
+                       m.dim, m.n_heads, m.dim / m.n_heads));
   }
   if (m.n_heads % m.n_kv_heads != 0) {
     r.fail("num_key_value_heads",

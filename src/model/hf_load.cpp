@@ -77,10 +77,10 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
     shard_of = parse_shard_index(read_text(index_path), index_path.string());
-    std::set<std::string> seen;
-    for (const auto& [name, file] : shard_of) {
-      if (seen.insert(file).second) files.push_back(file);
-    }
+    // In file-name order (model-00001-of-0000N first), as transformers reads them.
+    std::set<std::string> names;
+    for (const auto& [name, file] : shard_of) names.insert(file);
+    files.assign(names.begin(), names.end());
   } else if (fs::exists(fs::path(dir) / "model.safetensors", ec)) {
     files.push_back("model.safetensors");
   } else {
@@ -107,15 +107,26 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
       if (t.name.size() >= 20 && t.name.rfind("rotary_emb.inv_freq") == t.name.size() - 19) {
         continue;  // a buffer older transformers saved; recomputed from rope_theta
       }
+      // Some exporters write the output head of a tied model too; transformers ties it to the
+      // embedding and never reads it, and so does ftbench.
+      if (shape.tie_embeddings && t.name == "lm_head.weight") continue;
       const auto dest = where.find(t.name);
       if (dest == where.end()) {
         throw HfCheckpointError(fmt::format(
             "{}: unexpected tensor \"{}\": not part of a Llama of this config.json's shape", path,
             t.name));
       }
-      if (!shard_of.empty() && shard_of[t.name] != file) {
-        throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is in {}, the index says {}", path,
-                                            t.name, file, shard_of[t.name]));
+      if (!shard_of.empty()) {
+        const auto listed = shard_of.find(t.name);
+        if (listed == shard_of.end()) {
+          throw HfCheckpointError(
+              fmt::format("{}: tensor \"{}\" is not in the index (model.safetensors.index.json)",
+                          path, t.name));
+        }
+        if (listed->second != file) {
+          throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is in {}, the index says {}", path,
+                                              t.name, file, listed->second));
+        }
       }
       if (!loaded.insert(t.name).second) {
         throw HfCheckpointError(fmt::format("{}: tensor \"{}\" appears twice", path, t.name));

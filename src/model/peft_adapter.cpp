@@ -459,7 +459,10 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
                                 /*allow_exceptions=*/false);
       nlohmann::json merged = nlohmann::json::parse(config);
       bool changed = false;
-      for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+      // max_position_embeddings too: the spec's max_seq_len may have sized the rotary table
+      // differently for the run, but the model's context is the checkpoint's.
+      for (const char* key :
+           {"bos_token_id", "eos_token_id", "pad_token_id", "max_position_embeddings"}) {
         if (source.is_object() && source.contains(key)) {
           merged[key] = source.at(key);
           changed = true;
@@ -468,7 +471,8 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
       if (changed) config = merged.dump(2) + "\n";
     }
     for (const char* name : {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                             "special_tokens_map.json", "tokenizer.model"}) {
+                             "special_tokens_map.json", "tokenizer.model", "added_tokens.json",
+                             "chat_template.jinja"}) {
       if (fs::is_regular_file(from / name, ec)) {
         copied.emplace_back(name, report::read_whole_file((from / name).string()));
       }

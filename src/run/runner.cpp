@@ -1,10 +1,14 @@
 #include "ftbench/run/runner.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -296,6 +300,33 @@ std::string merged_export_dir(const spec::RunSpec& spec) {
 
 namespace {
 
+// An export folder must be new (or --force given) and its parent a folder this process can
+// create entries in: checked by creating and removing a folder there, so that a run never
+// trains for hours and then cannot write its adapter. A dangling symbolic link counts as
+// existing (the export would not replace it silently).
+void check_export_writable(const std::string& dir, const char* key, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(dir, ec)) && !force) {
+    throw report::ReportExistsError(fmt::format(
+        "{}: exists ({}); pass --force to replace it, or choose another folder", dir, key));
+  }
+  const fs::path target = fs::path(dir).lexically_normal();
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  fs::create_directories(folder, ec);
+  if (ec) {
+    throw report::ReportError(fmt::format("cannot write {} ({}): cannot create folder {}: {}", dir,
+                                          key, folder.string(), ec.message()));
+  }
+  const fs::path probe =
+      folder / fmt::format(".{}.probe-{}", target.filename().string(), ::getpid());
+  if (::mkdir(probe.c_str(), 0700) != 0) {
+    throw report::ReportError(fmt::format("cannot write {} ({}): {}: {}", dir, key, folder.string(),
+                                          std::strerror(errno)));
+  }
+  ::rmdir(probe.c_str());
+}
+
 // What the exported adapter names as its base: the checkpoint folder as the spec gives it; ""
 // (null in adapter_config.json) for random weights, which no loader could fetch.
 std::string base_model_name(const spec::RunSpec& spec) { return spec.model.checkpoint; }
@@ -320,11 +351,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   const std::string merged_dir = merged_export_dir(spec);
   for (const auto& [key, dir] : {std::pair<const char*, std::string>{"output.adapter", adapter_dir},
                                  {"output.merged", merged_dir}}) {
-    std::error_code ec;
-    if (!dir.empty() && !o.force && std::filesystem::exists(dir, ec)) {
-      throw report::ReportExistsError(fmt::format(
-          "{}: exists ({}); pass --force to replace it, or choose another folder", dir, key));
-    }
+    if (!dir.empty()) check_export_writable(dir, key, o.force);
   }
   // From here on the first SIGTERM/SIGINT asks for a stop at the next safe point.
   const train::StopSignals signals;

@@ -201,7 +201,21 @@ class SpecReader {
       add(path, loc, "expected a string, found " + describe(v));
       return;
     }
-    out = v.Scalar();
+    // Every string ends up in the report's JSON, which holds UTF-8 only: a path or name in
+    // another encoding is refused here, not after the run when the report cannot be written.
+    const std::string& text = v.Scalar();
+    for (std::size_t i = 0; i < text.size();) {
+      const std::size_t n = text::utf8_sequence_length(text, i);
+      if (n == 0) {
+        add(path, loc,
+            fmt::format("expected UTF-8 text, found {} (byte {} is not UTF-8; the report is "
+                        "JSON, which holds UTF-8 only)",
+                        text::quoted(text), i + 1));
+        return;
+      }
+      i += n;
+    }
+    out = text;
   }
 
   void read_string_list(const YAML::Node& v, const std::string& path, const Location& loc,
@@ -630,7 +644,14 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
   const bool preset_given = !preset.empty();
   if (!preset_given) preset = ModelSpec{}.preset;
   std::optional<model::HfConfig> config;
-  if (!checkpoint.empty()) config = read_checkpoint_config(r, section, checkpoint);
+  // A value that is not UTF-8 is refused when the key is read (below); not looked up.
+  bool utf8 = true;
+  for (std::size_t i = 0; utf8 && i < checkpoint.size();) {
+    const std::size_t n = text::utf8_sequence_length(checkpoint, i);
+    utf8 = n > 0;
+    i += n;
+  }
+  if (!checkpoint.empty() && utf8) config = read_checkpoint_config(r, section, checkpoint);
   ModelSpec model = find_preset(preset).value_or(ModelSpec{});
   model.preset = preset;
   if (config) {
@@ -640,6 +661,11 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
   std::set<std::string> given;
   read_mapping(r, "model", section, model, &bind_model, &given);
   if (!checkpoint.empty()) {
+    if (preset_given && preset != "custom" && !find_preset(preset)) {
+      std::vector<std::string> names = preset_names();
+      names.push_back("custom");
+      r.add("model.preset", r.location_of("model.preset"), not_one_of_message(preset, names));
+    }
     // A preset may stay in the file when it describes the checkpoint (the reference recipe
     // names llama3.1-8b and the real weights come with --set model.checkpoint=...).
     const std::optional<ModelSpec> named = find_preset(preset);
@@ -898,7 +924,10 @@ class Checker {
 void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   std::vector<std::string> presets = preset_names();
   presets.push_back("custom");
-  const bool shape_known = c.one_of("model.preset", m.preset, presets);
+  // With model.checkpoint the shape is config.json's; a config.json that could not be read has
+  // its issue at model.checkpoint and leaves the shape at zero.
+  const bool shape_known =
+      c.one_of("model.preset", m.preset, presets) && (m.checkpoint.empty() || m.dim > 0);
   c.one_of("model.dtype", m.dtype, {"bf16", "fp16", "fp32"});
   // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
   // the one real mistake.
@@ -1117,6 +1146,58 @@ void validate_output(Checker& c, const OutputSpec& o) {
 
 }  // namespace
 
+// The folders a run writes or reads as a whole must not overlap: replacing an export folder
+// (--force) removes everything in it, and a merged export over the checkpoint it was loaded
+// from would destroy it.
+void validate_folders(Checker& c, const RunSpec& spec) {
+  namespace fs = std::filesystem;
+  const auto expand = [&](std::string path) {
+    const std::string key = "{name}";
+    for (size_t pos = path.find(key); pos != std::string::npos; pos = path.find(key)) {
+      path.replace(pos, key.size(), spec.output.name);
+    }
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    return (ec ? fs::path(path) : absolute).lexically_normal();
+  };
+  // True when `inner` is `outer` or inside it.
+  const auto within = [](const fs::path& inner, const fs::path& outer) {
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+      if (o->empty()) continue;  // a trailing separator
+      if (i == inner.end() || *i != *o) return false;
+    }
+    return true;
+  };
+  struct Folder {
+    const char* key;
+    std::string value;
+  };
+  const std::vector<Folder> exports = {{"output.adapter", spec.output.adapter},
+                                       {"output.merged", spec.output.merged}};
+  const std::vector<Folder> others = {{"model.checkpoint", spec.model.checkpoint},
+                                      {"train.checkpoint.dir", spec.train.checkpoint.dir},
+                                      {"output.report", spec.output.report}};
+  for (size_t i = 0; i < exports.size(); ++i) {
+    if (exports[i].value.empty()) continue;
+    const fs::path dir = expand(exports[i].value);
+    std::vector<Folder> against(exports.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                exports.end());
+    against.insert(against.end(), others.begin(), others.end());
+    for (const Folder& other : against) {
+      if (other.value.empty()) continue;
+      const fs::path path = expand(other.value);
+      const bool report = std::string(other.key) == "output.report";
+      if (within(path, dir) || (!report && within(dir, path))) {
+        c.fail(exports[i].key,
+               fmt::format("{} and {} ({}) overlap: an export folder is written (and with "
+                           "--force replaced) as a whole; give it a folder of its own",
+                           text::quoted(dir.string()), other.key, text::quoted(path.string())));
+      }
+    }
+  }
+}
+
 std::vector<SpecIssue> validate(const RunSpec& spec) {
   Checker c(spec.source_path);
   validate_model(c, spec.model, spec.data);
@@ -1125,6 +1206,7 @@ std::vector<SpecIssue> validate(const RunSpec& spec) {
   validate_train(c, spec.train, spec.data);
   validate_backend(c, spec.backend);
   validate_output(c, spec.output);
+  validate_folders(c, spec);
   return c.take();
 }
 

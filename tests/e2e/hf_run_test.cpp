@@ -95,9 +95,10 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
   }
   const fs::path adapter = dir_ / "adapter";
   const fs::path merged = dir_ / "merged";
-  const Result run =
-      ftbench(run_args(ck, "run") + " --set output.adapter=" + shell_quote(adapter.string()) +
-              " --set output.merged=" + shell_quote(merged.string()));
+  // max_seq_len sizes the run's rotary table; the merged model keeps the checkpoint's context.
+  const Result run = ftbench(run_args(ck, "run") + " --set model.max_seq_len=200" +
+                             " --set output.adapter=" + shell_quote(adapter.string()) +
+                             " --set output.merged=" + shell_quote(merged.string()));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   const json report = json::parse(ftbench::e2e::slurp(dir_ / "run.json"));
@@ -128,6 +129,8 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
   const json merged_config = json::parse(ftbench::e2e::slurp(merged / "config.json"));
   EXPECT_EQ(merged_config["bos_token_id"], 128000);
   EXPECT_EQ(merged_config["eos_token_id"], json::array({128001, 128009}));
+  EXPECT_EQ(merged_config["max_position_embeddings"], 256);
+  EXPECT_EQ(report["spec"]["model"]["max_seq_len"], 200);
   EXPECT_EQ(ftbench::e2e::slurp(merged / "generation_config.json"),
             ftbench::e2e::slurp(ck / "generation_config.json"));
   const json adapter_config = json::parse(ftbench::e2e::slurp(adapter / "adapter_config.json"));
@@ -217,6 +220,32 @@ TEST_F(HfRun, WeightsFingerprintFollowsTheContentNotThePath) {
                             a["weights"]["fingerprint"].get<std::string>()),
             std::string::npos)
       << cmp.output;
+  // Random weights of the same shape: another job too (the spec fingerprints differ, and the
+  // reports say which weights).
+  const json& shape = a["spec"]["model"];
+  std::string shape_args;
+  for (const char* key : {"dim", "n_layers", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size",
+                          "max_seq_len", "norm_eps", "rope_theta"}) {
+    shape_args += std::string(" --set model.") + key + "=" + shape[key].dump();
+  }
+  const json& sc = shape["rope_scaling"];
+  shape_args +=
+      " --set 'model.rope_scaling={factor: " + sc["factor"].dump() +
+      ", low_freq_factor: " + sc["low_freq_factor"].dump() +
+      ", high_freq_factor: " + sc["high_freq_factor"].dump() +
+      ", original_max_position_embeddings: " + sc["original_max_position_embeddings"].dump() + "}'";
+  const Result random =
+      ftbench("run configs/ci-tiny.yaml --set model.preset=custom" + shape_args +
+              " --set data.num_examples=8 --set lora.targets=[q,k,v,o,gate,up,down,output] "
+              "--set lora.dropout=0 --set output.progress=off -o " +
+              shell_quote((dir_ / "r.json").string()));
+  ASSERT_EQ(random.exit_code, 0) << random.output;
+  cmp = ftbench("compare " + shell_quote((dir_ / "a.json").string()) + " " +
+                shell_quote((dir_ / "r.json").string()));
+  EXPECT_EQ(cmp.exit_code, 2) << cmp.output;
+  EXPECT_NE(cmp.output.find("[job] weights: A: checkpoint | B: random"), std::string::npos)
+      << cmp.output;
+
   cmp = ftbench("compare --format json --allow-different " + ac);
   ASSERT_EQ(cmp.exit_code, 0) << cmp.output;
   EXPECT_NE(cmp.output.find("\"same_job\": false"), std::string::npos) << cmp.output;
@@ -256,6 +285,22 @@ TEST_F(HfRun, MalformedCheckpointsAndTakenFoldersAreRefused) {
   r = ftbench(run_args(ck, "conflict") + " --set model.n_layers=3");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("model.n_layers: 3 here, 2 in"), std::string::npos) << r.output;
+
+  // Export folders that cannot be written: refused before the run starts, not after training.
+  std::ofstream(dir_ / "a-file") << "x";
+  r = ftbench(run_args(ck, "parent") +
+              " --set output.adapter=" + shell_quote((dir_ / "a-file" / "adapter").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("cannot write " + (dir_ / "a-file" / "adapter").string() +
+                          " (output.adapter): cannot create folder"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("step 1/"), std::string::npos) << r.output;
+  fs::create_symlink(dir_ / "nowhere", dir_ / "dangling");
+  r = ftbench(run_args(ck, "dangling") +
+              " --set output.merged=" + shell_quote((dir_ / "dangling").string()));
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("(output.merged); pass --force"), std::string::npos) << r.output;
 
   // An export folder that exists: refused before the run starts.
   fs::create_directories(dir_ / "taken");

@@ -124,6 +124,11 @@ TEST(HfConfig, RefusesWhatTheModelCannotBeNamingTheKey) {
   EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 18446744073709551615})"),
             "c.json: hidden_size: expected an integer in [1, 16777216], found "
             "18446744073709551615");
+  EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 60, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300,
+      "max_position_embeddings": 256})"),
+            "c.json: hidden_size: 60 / num_attention_heads 4 = 15 per head, which is odd: rotary "
+            "embeddings rotate pairs of dimensions");
   EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 4097})"),
             "c.json: num_hidden_layers: expected an integer in [1, 4096], found 4097");
   EXPECT_NE(error_of("{").find("c.json: not valid JSON"), std::string::npos);

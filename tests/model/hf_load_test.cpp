@@ -131,6 +131,28 @@ TEST_F(HfLoad, MalformedCheckpointsGetClearErrors) {
   EXPECT_NE(error_of(wider).find("has shape [96, 64], config.json implies [128, 64]"),
             std::string::npos)
       << error_of(wider);
+  // A file's tensor the index does not list.
+  const std::string index_text =
+      report::read_whole_file((ck / "model.safetensors.index.json").string());
+  nlohmann::json index = nlohmann::json::parse(index_text);
+  index["weight_map"].erase("model.norm.weight");
+  std::ofstream(ck / "model.safetensors.index.json") << index.dump();
+  EXPECT_NE(error_of(config.shape)
+                .find(": tensor \"model.norm.weight\" is not in the index "
+                      "(model.safetensors.index.json)"),
+            std::string::npos)
+      << error_of(config.shape);
+  std::ofstream(ck / "model.safetensors.index.json") << index_text;
+  // The output head of a model with tied embeddings is ignored, as transformers ignores it:
+  // read as tied, these untied files load (the head's tensor skipped).
+  spec::ModelSpec tied = config.shape;
+  tied.tie_embeddings = true;
+  {
+    Llama model(tied, lora, 64, at::kCPU);
+    const HfLoadStats stats = load_hf_weights(model, ck.string(), tied);
+    EXPECT_EQ(stats.tensors, static_cast<int64_t>(hf_llama_tensors(tied).size()));
+    EXPECT_EQ(stats.tensors + 1, static_cast<int64_t>(hf_llama_tensors(config.shape).size()));
+  }
   // A missing shard.
   fs::remove(ck / "model-00002-of-00002.safetensors");
   EXPECT_NE(error_of(config.shape).find("model-00002-of-00002.safetensors: cannot open"),

@@ -203,5 +203,53 @@ TEST_F(SpecCheckpoint, FingerprintIgnoresWhereTheFolderIs) {
   EXPECT_EQ(to_json(a)["model"]["checkpoint"], dir_);
 }
 
+TEST_F(SpecCheckpoint, AConfigThatCannotBeReadIsTheOnlyIssue) {
+  // Not one issue per shape key left at zero after it.
+  EXPECT_EQ(only_issue("model:\n  preset: custom\n  checkpoint: " + dir_ + "/config.json\n"),
+            "t.yaml:3 [model.checkpoint] expected a Hugging Face checkpoint folder, found \"" +
+                dir_ + "/config.json\" (not a folder)");
+  // A misspelt preset is still one, checkpoint or not.
+  EXPECT_EQ(only_issue("model:\n  preset: tinyy\n  checkpoint: " + dir_ + "\n"),
+            "t.yaml:2 [model.preset] expected one of tiny, llama3.2-1b, llama3.1-8b, llama3.1-70b, "
+            "llama2-7b, llama2-70b, custom, found \"tinyy\"; did you mean \"tiny\"?");
+}
+
+TEST_F(SpecCheckpoint, StringsMustBeUtf8) {
+  // A raw byte 0xff (a Latin-1 file name, say), not YAML's "\xff" escape (which is U+00FF).
+  EXPECT_EQ(only_issue("model:\n  checkpoint: " + dir_ + "\xff\n"),
+            "t.yaml:2 [model.checkpoint] expected UTF-8 text, found \"" + dir_ + "\\xFF\" (byte " +
+                std::to_string(dir_.size() + 1) +
+                " is not UTF-8; the report is JSON, which holds UTF-8 only)");
+}
+
+TEST_F(SpecCheckpoint, ExportFoldersMayNotOverlapOtherFolders) {
+  const std::string base =
+      "model:\n  checkpoint: " + dir_ + "\ndata:\n  seq_len: 64\n  max_tokens: 64\n";
+  const std::string overlap =
+      ": an export folder is written (and with --force replaced) as a whole; give it a folder of "
+      "its own";
+  const std::string cwd = fs::current_path().string();
+  EXPECT_EQ(only_issue(base + "output:\n  adapter: out/{name}\n  merged: out/run\n"),
+            "t.yaml:7 [output.adapter] \"" + cwd + "/out/run\" and output.merged (\"" + cwd +
+                "/out/run\") overlap" + overlap);
+  EXPECT_EQ(only_issue(base + "output:\n  merged: " + dir_ + "\n"),
+            "t.yaml:7 [output.merged] \"" + dir_ + "\" and model.checkpoint (\"" + dir_ +
+                "\") overlap" + overlap);
+  // Inside one another, either way, counts too; so does a report inside an export folder.
+  EXPECT_EQ(only_issue(base + "output:\n  adapter: " + root_.string() + "\n"),
+            "t.yaml:7 [output.adapter] \"" + root_.string() + "\" and model.checkpoint (\"" + dir_ +
+                "\") overlap" + overlap);
+  EXPECT_EQ(only_issue(base + "output:\n  adapter: reports\n"),
+            "t.yaml:7 [output.adapter] \"" + cwd + "/reports\" and output.report (\"" + cwd +
+                "/reports/run.json\") overlap" + overlap);
+  EXPECT_EQ(only_issue(base + "output:\n  adapter: checkpoints/run/adapter\n"),
+            "t.yaml:7 [output.adapter] \"" + cwd +
+                "/checkpoints/run/adapter\" and train.checkpoint.dir (\"" + cwd +
+                "/checkpoints/run\") overlap" + overlap);
+  // Folders side by side are fine.
+  EXPECT_EQ(load(base + "output:\n  adapter: out/adapter\n  merged: out/merged\n").output.merged,
+            "out/merged");
+}
+
 }  // namespace
 }  // namespace ftbench::spec

@@ -72,9 +72,10 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
 // time is merged, moved to the host and written, so host memory holds one tensor, not a second
 // copy of the model. Same atomic and exists rules, and errors, as write_peft_adapter.
 // `source_checkpoint` (the folder the base weights came from; "" for none): its config.json's
-// bos/eos/pad token ids go into the written config.json, and its generation_config.json and
-// tokenizer files (tokenizer.json, tokenizer_config.json, special_tokens_map.json,
-// tokenizer.model) are copied, so that the merged folder loads and generates as the original.
+// bos/eos/pad token ids and max_position_embeddings go into the written config.json, and its
+// generation_config.json and tokenizer files (tokenizer.json, tokenizer_config.json,
+// special_tokens_map.json, tokenizer.model, added_tokens.json, chat_template.jinja) are copied,
+// so that the merged folder loads and generates as the original.
 ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
                             bool replace, int64_t max_shard_bytes = 5'000'000'000,
                             const std::string& source_checkpoint = "");
