@@ -48,6 +48,11 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                        f.to_grad_accum_steps, f.seconds_lost));
     }
   }
+  if (r.weights && r.weights->source == "checkpoint") {
+    const WeightsInfo& w = *r.weights;
+    line("weights", fmt::format("{}: {:.1f} MB in {:.2f} s ({:.0f} MB/s)", w.path,
+                                double(w.bytes) / 1e6, w.seconds, w.bytes_per_second / 1e6));
+  }
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
   if (r.segments.size() > 1) {
@@ -105,6 +110,10 @@ std::string render_summary(const Report& r, const std::string& report_path) {
          fmt::format("{:.4f} after step {} ({} tokens; {} pass{}, {:.2f} s evaluating)", last.loss,
                      last.after_step, group_thousands(last.loss_tokens), r.evaluations.size(),
                      r.evaluations.size() == 1 ? "" : "es", evaluation_seconds));
+  }
+  for (const ExportRecord& x : r.exports) {
+    line(x.kind == "peft_adapter" ? "adapter (PEFT)" : "merged weights",
+         fmt::format("{} ({:.1f} MB, {:.2f} s)", x.path, double(x.bytes) / 1e6, x.seconds));
   }
   line("report", report_path);
   return out;

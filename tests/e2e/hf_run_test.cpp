@@ -100,6 +100,16 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
                              " --set output.adapter=" + shell_quote(adapter.string()) +
                              " --set output.merged=" + shell_quote(merged.string()));
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  // The summary says where the weights came from and where the exports went.
+  EXPECT_NE(run.output.find("  weights                   " + ck.string() + ": 0.4 MB in "),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("  adapter (PEFT)            " + adapter.string() + " ("),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("  merged weights            " + merged.string() + " ("),
+            std::string::npos)
+      << run.output;
 
   const json report = json::parse(ftbench::e2e::slurp(dir_ / "run.json"));
   EXPECT_EQ(report["schema"], "ftbench.report/1.4");
