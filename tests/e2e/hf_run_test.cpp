@@ -291,6 +291,34 @@ TEST_F(HfRun, MalformedCheckpointsAndTakenFoldersAreRefused) {
   EXPECT_NE(r.output.find((truncated / "model.safetensors").string()), std::string::npos)
       << r.output;
 
+  // A header that claims more bytes than the file has.
+  const fs::path bad_header = dir_ / "bad-header";
+  fs::copy(ck, bad_header, fs::copy_options::recursive);
+  {
+    std::fstream f(bad_header / "model.safetensors",
+                   std::ios::in | std::ios::out | std::ios::binary);
+    const char huge[8] = {'\x00', '\x00', '\x00', '\x00', '\x00', '\x00', '\x01', '\x00'};
+    f.write(huge, 8);
+  }
+  r = ftbench(run_args(bad_header, "bad-header"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find((bad_header / "model.safetensors").string()), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "bad-header.json"));
+
+  // `ftbench logits` checks what it is given before building anything.
+  r = ftbench("logits --checkpoint " + shell_quote(ck.string()) + " --ids '1,2;3'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--ids: expected rows of equal, non-zero length"), std::string::npos)
+      << r.output;
+  r = ftbench("logits --checkpoint " + shell_quote(ck.string()) + " --ids '1,300'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("expected token ids in [0, 300)"), std::string::npos) << r.output;
+  r = ftbench("logits --checkpoint " + shell_quote(ck.string()) + " --adapter " +
+              shell_quote(ck.string()) + " --ids 1,2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("adapter_config.json"), std::string::npos) << r.output;
+
   // A config.json that disagrees with the spec.
   r = ftbench(run_args(ck, "conflict") + " --set model.n_layers=3");
   EXPECT_EQ(r.exit_code, 2) << r.output;
