@@ -1,6 +1,7 @@
 #include "ftbench/model/hf_config.h"
 
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,10 +15,12 @@ using Json = nlohmann::json;
 
 class ConfigReader {
  public:
-  ConfigReader(const Json& j, const std::string& source) : j_(j), source_(source) {}
+  // `prefix`: the path of a nested object ("rope_scaling."), for the messages.
+  ConfigReader(const Json& j, const std::string& source, std::string prefix = "")
+      : j_(j), source_(source), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw HfCheckpointError(fmt::format("{}: {}: {}", source_, key, message));
+    throw HfCheckpointError(fmt::format("{}: {}{}: {}", source_, prefix_, key, message));
   }
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
   // An integer in [1, max]: the bound keeps sizes far above any real model (Llama 3.1 405B:
@@ -66,6 +69,7 @@ class ConfigReader {
  private:
   const Json& j_;
   const std::string& source_;
+  std::string prefix_;
 };
 
 }  // namespace
@@ -130,17 +134,37 @@ HfConfig parse_hf_config(std::string_view text, const std::string& source) {
     r.fail("head_dim", fmt::format("expected hidden_size / num_attention_heads = {}, found {}",
                                    m.dim / m.n_heads, j["head_dim"].dump()));
   }
-  if (r.has("rope_scaling")) {
-    const Json& s = j["rope_scaling"];
-    if (!s.is_object()) r.fail("rope_scaling", "expected an object or null, found " + s.dump());
-    const Json type = s.contains("rope_type") ? s["rope_type"] : s.value("type", Json());
+  // Transformers 5 writes the rotary settings as one object, rope_parameters (rope_type,
+  // rope_theta and the scaling fields), where 4.x wrote rope_theta and rope_scaling; both read.
+  const bool v5_rope = r.has("rope_parameters");
+  const char* rope_key = v5_rope ? "rope_parameters" : "rope_scaling";
+  if (v5_rope) {
+    const Json& p = j["rope_parameters"];
+    if (!p.is_object()) r.fail("rope_parameters", "expected an object, found " + p.dump());
+    const ConfigReader rp(p, source, "rope_parameters.");
+    const double theta = rp.positive_number("rope_theta", 10000.0);
+    if (r.has("rope_theta") && theta != m.rope_theta) {
+      r.fail("rope_theta",
+             fmt::format("{} here, {} in rope_parameters.rope_theta", m.rope_theta, theta));
+    }
+    m.rope_theta = theta;
+  }
+  if (r.has(rope_key)) {
+    const Json& s = j[rope_key];
+    if (!s.is_object()) {
+      r.fail(rope_key, "expected an object or null, found " + s.dump());
+    }
+    // rope_parameters always has a type; a rope_scaling object without one is not understood.
+    const Json type = s.contains("rope_type") ? s["rope_type"]
+                                              : s.value("type", v5_rope ? Json("default") : Json());
     if (type == "default") {
       // transformers' name for no scaling
     } else if (type != "llama3") {
-      r.fail("rope_scaling.rope_type",
-             "expected \"llama3\" (the only scaling ftbench implements), found " + type.dump());
+      r.fail(std::string(rope_key) + ".rope_type",
+             "expected \"llama3\" or \"default\" (the scalings ftbench implements), found " +
+                 type.dump());
     } else {
-      const ConfigReader rs(s, source);
+      const ConfigReader rs(s, source, std::string(rope_key) + ".");
       spec::RopeScaling scaling;
       scaling.factor = rs.positive_number("factor", scaling.factor);
       scaling.low_freq_factor = rs.positive_number("low_freq_factor", scaling.low_freq_factor);
@@ -152,9 +176,11 @@ HfConfig parse_hf_config(std::string_view text, const std::string& source) {
       m.rope_scaling = scaling;
     }
   }
-  if (r.has("torch_dtype")) {
-    if (!j["torch_dtype"].is_string()) r.fail("torch_dtype", "expected a string");
-    c.torch_dtype = j["torch_dtype"].get<std::string>();
+  // "dtype" since transformers 4.56, "torch_dtype" before.
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (!r.has(key) || !c.torch_dtype.empty()) continue;
+    if (!j[key].is_string()) r.fail(key, "expected a string, found " + j[key].dump());
+    c.torch_dtype = j[key].get<std::string>();
   }
   c.bos_token_ids = r.token_ids("bos_token_id");
   c.eos_token_ids = r.token_ids("eos_token_id");

@@ -1,6 +1,7 @@
 #include "ftbench/model/hf_config.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/presets.h"
@@ -84,6 +85,54 @@ TEST(HfConfig, Llama31_8bGivesThePresetShape) {
   EXPECT_EQ(hf_llama_tensors(m).size(), 2u + 32u * 9u + 1u);
 }
 
+// Transformers 5 writes the rotary settings as rope_parameters (and "dtype" for "torch_dtype"):
+// the same Llama 3.1 8B as its 4.x config.json above.
+TEST(HfConfig, Transformers5RopeParametersGiveTheSameShape) {
+  nlohmann::json v5 = nlohmann::json::parse(kLlama31_8b);
+  v5.erase("rope_theta");
+  nlohmann::json params = v5["rope_scaling"];
+  v5.erase("rope_scaling");
+  params["rope_theta"] = 500000.0;
+  v5["rope_parameters"] = params;
+  v5["dtype"] = v5["torch_dtype"];
+  v5.erase("torch_dtype");
+  v5["transformers_version"] = "5.0.0";
+  const HfConfig a = parse_hf_config(kLlama31_8b, "4.json");
+  const HfConfig b = parse_hf_config(v5.dump(), "5.json");
+  EXPECT_EQ(b.shape.rope_theta, 500000.0);
+  ASSERT_TRUE(b.shape.rope_scaling.has_value());
+  EXPECT_EQ(b.shape.rope_scaling->factor, a.shape.rope_scaling->factor);
+  EXPECT_EQ(b.shape.rope_scaling->low_freq_factor, a.shape.rope_scaling->low_freq_factor);
+  EXPECT_EQ(b.shape.rope_scaling->high_freq_factor, a.shape.rope_scaling->high_freq_factor);
+  EXPECT_EQ(b.shape.rope_scaling->original_max_position_embeddings,
+            a.shape.rope_scaling->original_max_position_embeddings);
+  EXPECT_EQ(b.torch_dtype, "bfloat16");
+  // A plain rotary: rope_type default, its own theta.
+  const HfConfig plain = parse_hf_config(
+      R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300,
+          "max_position_embeddings": 256,
+          "rope_parameters": {"rope_type": "default", "rope_theta": 20000.0}})",
+      "c.json");
+  EXPECT_EQ(plain.shape.rope_theta, 20000.0);
+  EXPECT_FALSE(plain.shape.rope_scaling.has_value());
+  // Both forms, disagreeing; and a field of the object that is wrong, named with its path.
+  const std::string base = R"("model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300,
+      "max_position_embeddings": 256)";
+  EXPECT_EQ(error_of("{" + base +
+                     R"(, "rope_theta": 10000.0, "rope_parameters": {"rope_type": "default",
+                     "rope_theta": 500000.0}})"),
+            "c.json: rope_theta: 10000 here, 500000 in rope_parameters.rope_theta");
+  EXPECT_EQ(error_of("{" + base +
+                     R"(, "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0,
+                     "factor": -8}})"),
+            "c.json: rope_parameters.factor: expected a number > 0, found -8");
+  EXPECT_EQ(error_of("{" + base + R"(, "rope_parameters": {"rope_type": "yarn"}})"),
+            "c.json: rope_parameters.rope_type: expected \"llama3\" or \"default\" (the "
+            "scalings ftbench implements), found \"yarn\"");
+}
+
 TEST(HfConfig, DefaultsAsTransformersLlamaConfig) {
   const HfConfig c = parse_hf_config(
       R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
@@ -114,8 +163,8 @@ TEST(HfConfig, RefusesWhatTheModelCannotBeNamingTheKey) {
             "c.json: head_dim: expected hidden_size / num_attention_heads = 16, found 32");
   EXPECT_EQ(
       error_of(R"({"model_type": "llama", "rope_scaling": {"rope_type": "yarn"}, )" + base + "}"),
-      "c.json: rope_scaling.rope_type: expected \"llama3\" (the only scaling ftbench "
-      "implements), found \"yarn\"");
+      "c.json: rope_scaling.rope_type: expected \"llama3\" or \"default\" (the scalings "
+      "ftbench implements), found \"yarn\"");
   EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 64})"),
             "c.json: num_hidden_layers: missing (expected an integer >= 1)");
   EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": -4})"),
