@@ -76,15 +76,6 @@ std::vector<std::vector<int64_t>> parse_ids(const std::string& text, int64_t voc
   return rows;
 }
 
-std::string read_config(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  try {
-    return report::read_whole_file(path);
-  } catch (const report::ReportError& e) {
-    throw model::HfCheckpointError(e.what());
-  }
-}
-
 }  // namespace
 
 Action add_logits_command(CLI::App& app) {
@@ -112,19 +103,14 @@ Action add_logits_command(CLI::App& app) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ftbench-logits"));
     if (!f->output.empty()) report::check_report_writable(f->output, f->force);
     const std::string config_path = f->checkpoint + "/config.json";
-    spec::ModelSpec shape = model::parse_hf_config(read_config(f->checkpoint), config_path).shape;
+    spec::ModelSpec shape =
+        model::parse_hf_config(model::read_hf_file(config_path), config_path).shape;
     shape.dtype = f->dtype;
     spec::LoraSpec lora;
     lora.targets.clear();
     if (!f->adapter.empty()) {
       const std::string path = f->adapter + "/adapter_config.json";
-      std::string text;
-      try {
-        text = report::read_whole_file(path);
-      } catch (const report::ReportError& e) {
-        throw model::HfCheckpointError(e.what());
-      }
-      lora = model::parse_peft_adapter_config(text, path).lora;
+      lora = model::parse_peft_adapter_config(model::read_hf_file(path), path).lora;
     }
     const std::vector<std::vector<int64_t>> rows = parse_ids(f->ids, shape.vocab_size);
     const auto batch = static_cast<int64_t>(rows.size());

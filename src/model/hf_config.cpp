@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/report/report_io.h"
 #include "ftbench/text/json_errors.h"
 
 namespace ftbench::model {
@@ -74,7 +75,15 @@ class ConfigReader {
 
 }  // namespace
 
-HfConfig parse_hf_config(std::string_view text, const std::string& source) {
+std::string read_hf_file(const std::string& path) {
+  try {
+    return report::read_whole_file(path);
+  } catch (const report::ReportError& e) {
+    throw HfCheckpointError(e.what());
+  }
+}
+
+Json parse_hf_json_object(std::string_view text, const std::string& source) {
   if (const auto deep = text::json_too_deep_at(text)) {
     throw HfCheckpointError(source + ": " + text::json_too_deep_message(*deep));
   }
@@ -85,6 +94,11 @@ HfConfig parse_hf_config(std::string_view text, const std::string& source) {
     throw HfCheckpointError(source + ": not valid JSON: " + text::json_error_reason(e.what()));
   }
   if (!j.is_object()) throw HfCheckpointError(source + ": expected a JSON object");
+  return j;
+}
+
+HfConfig parse_hf_config(std::string_view text, const std::string& source) {
+  const Json j = parse_hf_json_object(text, source);
   const ConfigReader r(j, source);
   const bool llama_type = j.contains("model_type") && j["model_type"] == "llama";
   bool llama_arch = false;
@@ -189,16 +203,8 @@ HfConfig parse_hf_config(std::string_view text, const std::string& source) {
 
 std::map<std::string, std::string> parse_shard_index(std::string_view text,
                                                      const std::string& source) {
-  if (const auto deep = text::json_too_deep_at(text)) {
-    throw HfCheckpointError(source + ": " + text::json_too_deep_message(*deep));
-  }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw HfCheckpointError(source + ": not valid JSON: " + text::json_error_reason(e.what()));
-  }
-  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+  const Json j = parse_hf_json_object(text, source);
+  if (!j.contains("weight_map") || !j["weight_map"].is_object()) {
     throw HfCheckpointError(source + ": weight_map: expected an object of tensor name -> file");
   }
   std::map<std::string, std::string> out;

@@ -54,14 +54,6 @@ std::map<std::string, Destination> destinations(Llama& model, const spec::ModelS
   return out;
 }
 
-std::string read_text(const fs::path& path) {
-  try {
-    return report::read_whole_file(path.string());
-  } catch (const report::ReportError& e) {
-    throw HfCheckpointError(e.what());
-  }
-}
-
 }  // namespace
 
 HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::ModelSpec& shape) {
@@ -76,7 +68,7 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
   const fs::path index_path = fs::path(dir) / "model.safetensors.index.json";
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
-    shard_of = parse_shard_index(read_text(index_path), index_path.string());
+    shard_of = parse_shard_index(read_hf_file(index_path.string()), index_path.string());
     // In file-name order (model-00001-of-0000N first), as transformers reads them.
     std::set<std::string> names;
     for (const auto& [name, file] : shard_of) names.insert(file);

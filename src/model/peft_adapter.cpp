@@ -224,14 +224,6 @@ void write_tensor(io::SafetensorsWriter& writer, const at::Tensor& t) {
   writer.write_next(host.data_ptr(), static_cast<uint64_t>(host.nbytes()));
 }
 
-std::string read_text(const fs::path& path) {
-  try {
-    return report::read_whole_file(path.string());
-  } catch (const report::ReportError& e) {
-    throw HfCheckpointError(e.what());
-  }
-}
-
 }  // namespace
 
 ExportStats write_peft_adapter(Llama& model, const spec::ModelSpec& shape,
@@ -280,7 +272,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   check_shape(model, shape, "load_peft_adapter");  // tensor shapes come from its adapters
   const fs::path config_path = fs::path(dir) / kAdapterConfig;
   const PeftAdapterConfig config =
-      parse_peft_adapter_config(read_text(config_path), config_path.string());
+      parse_peft_adapter_config(read_hf_file(config_path.string()), config_path.string());
   std::vector<std::string> differences;
   if (config.lora.rank != lora.rank) {
     differences.push_back(
@@ -455,7 +447,7 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
     std::error_code ec;
     if (fs::is_regular_file(from / "config.json", ec)) {
       const nlohmann::json source =
-          nlohmann::json::parse(report::read_whole_file((from / "config.json").string()), nullptr,
+          nlohmann::json::parse(read_hf_file((from / "config.json").string()), nullptr,
                                 /*allow_exceptions=*/false);
       nlohmann::json merged = nlohmann::json::parse(config);
       bool changed = false;
@@ -474,7 +466,7 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
                              "special_tokens_map.json", "tokenizer.model", "added_tokens.json",
                              "chat_template.jinja"}) {
       if (fs::is_regular_file(from / name, ec)) {
-        copied.emplace_back(name, report::read_whole_file((from / name).string()));
+        copied.emplace_back(name, read_hf_file((from / name).string()));
       }
     }
   }

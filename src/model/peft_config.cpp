@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/model/hf_config.h"
-#include "ftbench/text/json_errors.h"
 
 namespace ftbench::model {
 namespace {
@@ -84,16 +83,7 @@ const char* hf_module_name(const std::string& slice) {
 }
 
 PeftAdapterConfig parse_peft_adapter_config(std::string_view text, const std::string& source) {
-  if (const auto deep = text::json_too_deep_at(text)) {
-    throw HfCheckpointError(source + ": " + text::json_too_deep_message(*deep));
-  }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw HfCheckpointError(source + ": not valid JSON: " + text::json_error_reason(e.what()));
-  }
-  if (!j.is_object()) throw HfCheckpointError(source + ": expected a JSON object");
+  const Json j = parse_hf_json_object(text, source);
   const AdapterConfigReader r(j, source);
 
   if (!r.has("peft_type") || r.at("peft_type") != "LORA") {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::model {
@@ -30,6 +32,14 @@ struct HfConfig {
   std::vector<int64_t> bos_token_ids;
   std::vector<int64_t> eos_token_ids;
 };
+
+// A file of a checkpoint or adapter folder, whole; HfCheckpointError naming it when it cannot
+// be read.
+std::string read_hf_file(const std::string& path);
+
+// `text` parsed as a JSON object: HfCheckpointError "<source>: ..." when it is not JSON (or
+// nests deeper than ftbench's JSON readers allow) or not an object.
+nlohmann::json parse_hf_json_object(std::string_view text, const std::string& source);
 
 // Parses config.json of a Llama model (model_type "llama", or architectures naming
 // LlamaForCausalLM). Checks what ftbench's model cannot do differently: hidden_act "silu", no
