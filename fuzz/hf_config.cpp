@@ -1,26 +1,26 @@
 // Fuzz target: the JSON files of a Hugging Face folder that ftbench reads before any tensor:
-// config.json (model::parse_hf_config, read by the spec loader for model.checkpoint),
-// model.safetensors.index.json (model::parse_shard_index) and a PEFT adapter's
-// adapter_config.json (model::parse_peft_adapter_config, `ftbench logits --adapter`). Each input
+// config.json (hf::parse_hf_config, read by the spec loader for model.checkpoint),
+// model.safetensors.index.json (hf::parse_shard_index) and a PEFT adapter's
+// adapter_config.json (hf::parse_peft_adapter_config, `ftbench logits --adapter`). Each input
 // goes through all three. What is accepted must be usable: a config's shape is one the model
 // can build (and hf_llama_tensors lists), and what ftbench writes for it reads back the same.
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
-#include "ftbench/model/hf_config.h"
-#include "ftbench/model/peft_config.h"
+#include "ftbench/hf/hf_config.h"
+#include "ftbench/hf/peft_config.h"
 #include "fuzz_target.h"
 
 namespace {
 
-namespace model = ftbench::model;
+namespace hf = ftbench::hf;
 
 void check_config(std::string_view text) {
-  model::HfConfig config;
+  hf::HfConfig config;
   try {
-    config = model::parse_hf_config(text, "fuzz-config.json");
-  } catch (const model::HfCheckpointError&) {
+    config = hf::parse_hf_config(text, "fuzz-config.json");
+  } catch (const hf::HfCheckpointError&) {
     return;
   }
   const ftbench::spec::ModelSpec& m = config.shape;
@@ -30,12 +30,12 @@ void check_config(std::string_view text) {
   }
   // Listing the tensors of a huge accepted shape is cheap (names and shapes only) unless the
   // layer count is absurd; the parser bounds it.
-  if (m.n_layers <= 4096) model::hf_llama_tensors(m);
-  const std::string written = model::hf_config_json(m, "bfloat16");
-  model::HfConfig back;
+  if (m.n_layers <= 4096) hf::hf_llama_tensors(m);
+  const std::string written = hf::hf_config_json(m, "bfloat16");
+  hf::HfConfig back;
   try {
-    back = model::parse_hf_config(written, "fuzz-written.json");
-  } catch (const model::HfCheckpointError& e) {
+    back = hf::parse_hf_config(written, "fuzz-written.json");
+  } catch (const hf::HfCheckpointError& e) {
     throw std::logic_error(std::string("a config.json written by hf_config_json is refused: ") +
                            e.what());
   }
@@ -51,32 +51,32 @@ void check_config(std::string_view text) {
 
 void check_index(std::string_view text) {
   try {
-    for (const auto& [name, file] : model::parse_shard_index(text, "fuzz-index.json")) {
+    for (const auto& [name, file] : hf::parse_shard_index(text, "fuzz-index.json")) {
       if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
         throw std::logic_error("an accepted shard index names a file outside the folder: " +
                                file);
       }
     }
-  } catch (const model::HfCheckpointError&) {
+  } catch (const hf::HfCheckpointError&) {
   }
 }
 
 void check_adapter_config(std::string_view text) {
-  model::PeftAdapterConfig config;
+  hf::PeftAdapterConfig config;
   try {
-    config = model::parse_peft_adapter_config(text, "fuzz-adapter_config.json");
-  } catch (const model::HfCheckpointError&) {
+    config = hf::parse_peft_adapter_config(text, "fuzz-adapter_config.json");
+  } catch (const hf::HfCheckpointError&) {
     return;
   }
   if (config.lora.rank < 1 || !(config.lora.alpha > 0.0) || config.lora.targets.empty()) {
     throw std::logic_error("an accepted adapter_config.json has no usable LoRA settings");
   }
   const std::string written =
-      model::peft_adapter_config_json(config.lora, config.base_model_name_or_path);
-  model::PeftAdapterConfig back;
+      hf::peft_adapter_config_json(config.lora, config.base_model_name_or_path);
+  hf::PeftAdapterConfig back;
   try {
-    back = model::parse_peft_adapter_config(written, "fuzz-written.json");
-  } catch (const model::HfCheckpointError& e) {
+    back = hf::parse_peft_adapter_config(written, "fuzz-written.json");
+  } catch (const hf::HfCheckpointError& e) {
     throw std::logic_error(std::string("an adapter_config.json written by ftbench is refused: ") +
                            e.what());
   }

@@ -9,7 +9,7 @@
 #include "ftbench/cost/catalog.h"
 #include "ftbench/data/file_dataset.h"
 #include "ftbench/data/tokenizer.h"
-#include "ftbench/model/hf_config.h"
+#include "ftbench/hf/hf_config.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/train/checkpoint_files.h"
@@ -79,7 +79,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   } catch (const cost::CatalogError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
-  } catch (const model::HfCheckpointError& e) {
+  } catch (const hf::HfCheckpointError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const train::CheckpointError& e) {

@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/device/backend.h"
-#include "ftbench/model/hf_config.h"
-#include "ftbench/model/hf_load.h"
+#include "ftbench/hf/hf_config.h"
+#include "ftbench/hf/hf_load.h"
 #include "ftbench/model/llama.h"
-#include "ftbench/model/peft_adapter.h"
-#include "ftbench/model/peft_config.h"
+#include "ftbench/hf/peft_adapter.h"
+#include "ftbench/hf/peft_config.h"
 #include "ftbench/report/report_io.h"
 #include "run_command.h"
 
@@ -104,13 +104,13 @@ Action add_logits_command(CLI::App& app) {
     if (!f->output.empty()) report::check_report_writable(f->output, f->force);
     const std::string config_path = f->checkpoint + "/config.json";
     spec::ModelSpec shape =
-        model::parse_hf_config(model::read_hf_file(config_path), config_path).shape;
+        hf::parse_hf_config(hf::read_hf_file(config_path), config_path).shape;
     shape.dtype = f->dtype;
     spec::LoraSpec lora;
     lora.targets.clear();
     if (!f->adapter.empty()) {
       const std::string path = f->adapter + "/adapter_config.json";
-      lora = model::parse_peft_adapter_config(model::read_hf_file(path), path).lora;
+      lora = hf::parse_peft_adapter_config(hf::read_hf_file(path), path).lora;
     }
     const std::vector<std::vector<int64_t>> rows = parse_ids(f->ids, shape.vocab_size);
     const auto batch = static_cast<int64_t>(rows.size());
@@ -128,8 +128,8 @@ Action add_logits_command(CLI::App& app) {
       torch::NoGradGuard no_grad;
       model::Llama llama(shape, lora, seq, backend.device());
       llama->init_adapters();
-      model::load_hf_weights(llama, f->checkpoint, shape);
-      if (!f->adapter.empty()) model::load_peft_adapter(llama, shape, lora, f->adapter);
+      hf::load_hf_weights(llama, f->checkpoint, shape);
+      if (!f->adapter.empty()) hf::load_peft_adapter(llama, shape, lora, f->adapter);
       llama->eval();
 
       std::vector<int64_t> flat;

@@ -32,9 +32,9 @@
 #include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
-#include "ftbench/model/hf_load.h"
+#include "ftbench/hf/hf_load.h"
 #include "ftbench/model/llama.h"
-#include "ftbench/model/peft_adapter.h"
+#include "ftbench/hf/peft_adapter.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/run/environment.h"
@@ -492,8 +492,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       model->init_adapters();
       backend->synchronize();
       const double load_start = clock.now();
-      const model::HfLoadStats loaded =
-          model::load_hf_weights(model, spec.model.checkpoint, spec.model);
+      const hf::HfLoadStats loaded =
+          hf::load_hf_weights(model, spec.model.checkpoint, spec.model);
       backend->synchronize();
       const double seconds = clock.now() - load_start;
       rep.weights = report::WeightsInfo{
@@ -750,11 +750,11 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     auto export_to = [&](const char* kind, const char* phase, const std::string& dir) {
       backend->synchronize();
       const double start = clock.now();
-      const model::ExportStats x =
+      const hf::ExportStats x =
           std::string(kind) == "peft_adapter"
-              ? model::write_peft_adapter(model, spec.model, spec.lora, base_model_name(spec), dir,
+              ? hf::write_peft_adapter(model, spec.model, spec.lora, base_model_name(spec), dir,
                                           o.force)
-              : model::write_merged_hf(model, spec.model, dir, o.force, 5'000'000'000,
+              : hf::write_merged_hf(model, spec.model, dir, o.force, 5'000'000'000,
                                        spec.model.checkpoint);
       const double seconds = clock.now() - start;
       rep.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
@@ -775,7 +775,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     // A checkpoint that cannot be used was found before any training: no report of a run that
     // never started is left behind, and an existing one is kept.
     if (dynamic_cast<const train::CheckpointError*>(&e) == nullptr &&
-        dynamic_cast<const model::HfCheckpointError*>(&e) == nullptr) {
+        dynamic_cast<const hf::HfCheckpointError*>(&e) == nullptr) {
       try {
         report::write_report(rep, o.output_path, replace_report);
       } catch (const std::exception& write_error) {

@@ -69,7 +69,7 @@ class LlamaImpl : public torch::nn::Module {
   // Seeded by the caller through the global generator.
   void init_random();
   // The adapters only, as init_random() makes them, for base weights copied in from a
-  // checkpoint (model/hf_load.h).
+  // checkpoint (hf/hf_load.h).
   void init_adapters();
 
   // Freezes everything but the adapters; returns the trainable parameters in a fixed order.

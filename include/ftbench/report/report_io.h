@@ -45,7 +45,7 @@ Report read_report(const std::string& path);
 // followed by @BYTES: the file's first BYTES bytes are written, then writing fails with that
 // errno (without @BYTES, at the first byte); optionally preceded by a kind of file, `report:`
 // (reports and other single output files), `checkpoint:` (checkpoint files) or `export:` (the
-// files of exported adapters and merged models, model/peft_adapter.h), to fail only those
+// files of exported adapters and merged models, hf/peft_adapter.h), to fail only those
 // (without one, every kind).
 struct WriteFailureInjection {
   std::string kind;               // "report", "checkpoint", "export", or "" for every kind

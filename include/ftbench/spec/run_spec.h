@@ -41,7 +41,7 @@ struct ModelSpec {
   bool activation_checkpointing = false;
   // A Hugging Face Llama checkpoint folder (config.json and safetensors weights) to load the
   // base weights from; "" (default): random weights (timing does not depend on their values).
-  // With a checkpoint the shape keys come from its config.json (model/hf_config.h); a shape
+  // With a checkpoint the shape keys come from its config.json (hf/hf_config.h); a shape
   // key given here must agree with it, except max_seq_len. Where the folder lives is not part
   // of the fingerprint: the report's weights fingerprint says what it held.
   std::string checkpoint;
@@ -149,7 +149,7 @@ struct OutputSpec {
   std::string report = "reports/{name}.json";  // "{name}" expands to the run name
   // Folders the trained adapter is exported to when the run completes ("" = none; "{name}"
   // expands as in report): in PEFT's format, and merged into full weights in Hugging Face
-  // layout (model/peft_adapter.h).
+  // layout (hf/peft_adapter.h).
   std::string adapter;
   std::string merged;
   std::string name = "run";

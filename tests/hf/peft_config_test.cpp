@@ -1,12 +1,12 @@
-#include "ftbench/model/peft_config.h"
+#include "ftbench/hf/peft_config.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/model/hf_config.h"
+#include "ftbench/hf/hf_config.h"
 #include "ftbench/spec/presets.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 namespace {
 
 using Json = nlohmann::json;
@@ -307,4 +307,4 @@ TEST(PeftConfig, HfConfigJsonForTheLlama31Preset) {
 }
 
 }  // namespace
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

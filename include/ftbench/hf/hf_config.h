@@ -1,7 +1,7 @@
 // A Hugging Face Llama checkpoint folder, the torch-free part: config.json to a model shape,
 // model.safetensors.index.json to the shard of each tensor, and the names of the tensors HF
 // writes for a shape. The spec loader reads config.json for model.checkpoint; the LibTorch side
-// (model/hf_load.h) copies the tensors in.
+// (hf/hf_load.h) copies the tensors in.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 #include "ftbench/spec/run_spec.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 
 // A checkpoint folder that cannot be used: what() names the file, the key and what was
 // expected and found.
@@ -64,4 +64,4 @@ struct HfTensor {
 };
 std::vector<HfTensor> hf_llama_tensors(const spec::ModelSpec& shape);
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

@@ -1,6 +1,6 @@
 // The JSON files of Hugging Face interop, torch-free: a PEFT LoRA adapter's adapter_config.json
 // (read and written) and the config.json of a LlamaForCausalLM (written; hf_config.h reads it).
-// model/peft_adapter.h reads and writes the tensors next to them.
+// hf/peft_adapter.h reads and writes the tensors next to them.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 
 #include "ftbench/spec/run_spec.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 
 struct PeftAdapterConfig {
   spec::LoraSpec lora;                  // rank, alpha, dropout, targets; dtype left at its default
@@ -45,4 +45,4 @@ std::string hf_config_json(const spec::ModelSpec& shape, const std::string& torc
 // "down_proj", "output" -> "lm_head"; nullptr for any other name.
 const char* hf_module_name(const std::string& slice);
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

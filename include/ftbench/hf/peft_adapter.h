@@ -17,7 +17,7 @@
 #include "ftbench/model/llama.h"
 #include "ftbench/spec/run_spec.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 
 struct ExportStats {
   int64_t tensors = 0;  // tensors written
@@ -45,7 +45,7 @@ class OutputExistsError : public std::runtime_error {
 // std::runtime_error "<dir>: cannot export: <path>: <reason>" (strerror), the temporary folder
 // removed and `dir` as it was. Writes go through report::write_all, kind "export"
 // (FTBENCH_INJECT_WRITE_FAILURE).
-ExportStats write_peft_adapter(Llama& model, const spec::ModelSpec& shape,
+ExportStats write_peft_adapter(model::Llama& model, const spec::ModelSpec& shape,
                                const spec::LoraSpec& lora, const std::string& base_model,
                                const std::string& dir, bool replace);
 
@@ -56,8 +56,8 @@ ExportStats write_peft_adapter(Llama& model, const spec::ModelSpec& shape,
 // is checked before any is copied, so a refused adapter leaves the model as it was: an
 // unexpected key, a targeted module without its lora_A or lora_B, a wrong shape, a dtype other
 // than F32, F16 or BF16 -> HfCheckpointError naming the file and the key.
-void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::LoraSpec& lora,
-                       const std::string& dir);
+void load_peft_adapter(model::Llama& model, const spec::ModelSpec& shape,
+                       const spec::LoraSpec& lora, const std::string& dir);
 
 // Writes `dir` as a transformers checkpoint of the merged model: config.json (hf_config_json,
 // torch_dtype the base dtype) and the weights under HF's names in the base dtype, every adapted
@@ -76,8 +76,9 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
 // generation_config.json and tokenizer files (tokenizer.json, tokenizer_config.json,
 // special_tokens_map.json, tokenizer.model, added_tokens.json, chat_template.jinja) are copied,
 // so that the merged folder loads and generates as the original.
-ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
-                            bool replace, int64_t max_shard_bytes = 5'000'000'000,
+ExportStats write_merged_hf(model::Llama& model, const spec::ModelSpec& shape,
+                            const std::string& dir, bool replace,
+                            int64_t max_shard_bytes = 5'000'000'000,
                             const std::string& source_checkpoint = "");
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

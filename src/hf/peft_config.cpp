@@ -1,4 +1,4 @@
-#include "ftbench/model/peft_config.h"
+#include "ftbench/hf/peft_config.h"
 
 #include <algorithm>
 #include <array>
@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/model/hf_config.h"
+#include "ftbench/hf/hf_config.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 namespace {
 
 using Json = nlohmann::json;
@@ -230,4 +230,4 @@ std::string hf_config_json(const spec::ModelSpec& shape, const std::string& torc
   return j.dump(2) + "\n";
 }
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

@@ -1,4 +1,4 @@
-#include "ftbench/model/hf_load.h"
+#include "ftbench/hf/hf_load.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +14,9 @@
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/canonical.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
+using model::DecoderLayer;
+using model::Llama;
 namespace fs = std::filesystem;
 namespace {
 
@@ -169,4 +171,4 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
   return stats;
 }
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

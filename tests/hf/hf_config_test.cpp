@@ -1,4 +1,4 @@
-#include "ftbench/model/hf_config.h"
+#include "ftbench/hf/hf_config.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -6,7 +6,7 @@
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/presets.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 namespace {
 
 // config.json of meta-llama/Llama-3.1-8B as published on the Hugging Face hub.
@@ -199,4 +199,4 @@ TEST(HfConfig, ShardIndexMapsTensorsToFilesInTheFolder) {
 }
 
 }  // namespace
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "ftbench/model/hf_config.h"
+#include "ftbench/hf/hf_config.h"
 #include "ftbench/model/llama.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 
 struct HfLoadStats {
   int64_t tensors = 0;
@@ -28,6 +28,7 @@ struct HfLoadStats {
 // the model is held in host memory. Refuses, naming the file and the tensor: a missing tensor,
 // an unexpected one (except rotary inv_freq buffers), a wrong shape, a dtype other than F32,
 // F16 or BF16. The adapters are left as they are.
-HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::ModelSpec& shape);
+HfLoadStats load_hf_weights(model::Llama& model, const std::string& dir,
+                            const spec::ModelSpec& shape);
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

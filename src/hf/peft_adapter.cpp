@@ -1,4 +1,4 @@
-#include "ftbench/model/peft_adapter.h"
+#include "ftbench/hf/peft_adapter.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,12 +17,18 @@
 #include <torch/utils.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/hf/hf_config.h"
+#include "ftbench/hf/peft_config.h"
 #include "ftbench/io/safetensors.h"
-#include "ftbench/model/hf_config.h"
-#include "ftbench/model/peft_config.h"
 #include "ftbench/report/report_io.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
+using model::DecoderLayer;
+using model::Llama;
+using model::LoraLinear;
+using model::LinearSlice;
+using model::LoraConfig;
+using model::LoraLinearImpl;
 namespace fs = std::filesystem;
 namespace {
 
@@ -494,4 +500,4 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
   });
 }
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

@@ -1,4 +1,4 @@
-#include "ftbench/model/hf_config.h"
+#include "ftbench/hf/hf_config.h"
 
 #include <set>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/json_errors.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
 namespace {
 
 using Json = nlohmann::json;
@@ -247,4 +247,4 @@ std::vector<HfTensor> hf_llama_tensors(const spec::ModelSpec& m) {
   return out;
 }
 
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

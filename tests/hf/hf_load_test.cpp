@@ -3,7 +3,7 @@
 // its logits compared with the independent NumPy forward pass (tests/reference/llama_numpy.py,
 // float64) within the tolerance stated there (atol = rtol = 1e-4 for fp32). Needs Debian's
 // /usr/bin/python3 with numpy; skipped without it, except on CI.
-#include "ftbench/model/hf_load.h"
+#include "ftbench/hf/hf_load.h"
 
 #include <unistd.h>
 
@@ -18,7 +18,8 @@
 
 #include "ftbench/report/report_io.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
+using model::Llama;
 namespace {
 
 namespace fs = std::filesystem;
@@ -164,4 +165,4 @@ TEST_F(HfLoad, MalformedCheckpointsGetClearErrors) {
 }
 
 }  // namespace
-}  // namespace ftbench::model
+}  // namespace ftbench::hf

@@ -4,7 +4,7 @@
 // the independent float64 NumPy Llama (tests/reference/llama_numpy.py, which reads PEFT adapters
 // and merges them itself) must give the same logits within its fp32 tolerance (atol = rtol =
 // 1e-4). Needs Debian's /usr/bin/python3 with numpy; skipped without it, except on CI.
-#include "ftbench/model/peft_adapter.h"
+#include "ftbench/hf/peft_adapter.h"
 
 #include <unistd.h>
 
@@ -21,12 +21,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/hf/hf_load.h"
+#include "ftbench/hf/peft_config.h"
 #include "ftbench/io/safetensors.h"
-#include "ftbench/model/hf_load.h"
-#include "ftbench/model/peft_config.h"
 #include "ftbench/report/report_io.h"
 
-namespace ftbench::model {
+namespace ftbench::hf {
+using model::Llama;
 namespace {
 
 namespace fs = std::filesystem;
@@ -460,4 +461,4 @@ TEST_F(PeftAdapter, BadAdaptersAreRefusedNamingFileAndKey) {
 }
 
 }  // namespace
-}  // namespace ftbench::model
+}  // namespace ftbench::hf
