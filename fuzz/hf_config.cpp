@@ -42,8 +42,8 @@ void check_config(std::string_view text) {
   const ftbench::spec::ModelSpec& b = back.shape;
   if (b.dim != m.dim || b.n_layers != m.n_layers || b.n_heads != m.n_heads ||
       b.n_kv_heads != m.n_kv_heads || b.ffn_dim != m.ffn_dim || b.vocab_size != m.vocab_size ||
-      b.max_seq_len != m.max_seq_len || b.norm_eps != m.norm_eps ||
-      b.rope_theta != m.rope_theta || b.tie_embeddings != m.tie_embeddings ||
+      b.max_seq_len != m.max_seq_len || b.norm_eps != m.norm_eps || b.rope_theta != m.rope_theta ||
+      b.tie_embeddings != m.tie_embeddings ||
       b.rope_scaling.has_value() != m.rope_scaling.has_value()) {
     throw std::logic_error("hf_config_json does not read back as the shape it was given");
   }
@@ -53,8 +53,7 @@ void check_index(std::string_view text) {
   try {
     for (const auto& [name, file] : hf::parse_shard_index(text, "fuzz-index.json")) {
       if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
-        throw std::logic_error("an accepted shard index names a file outside the folder: " +
-                               file);
+        throw std::logic_error("an accepted shard index names a file outside the folder: " + file);
       }
     }
   } catch (const hf::HfCheckpointError&) {

@@ -18,9 +18,9 @@
 #include "ftbench/device/backend.h"
 #include "ftbench/hf/hf_config.h"
 #include "ftbench/hf/hf_load.h"
-#include "ftbench/model/llama.h"
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/hf/peft_config.h"
+#include "ftbench/model/llama.h"
 #include "ftbench/report/report_io.h"
 #include "run_command.h"
 
@@ -103,8 +103,7 @@ Action add_logits_command(CLI::App& app) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ftbench-logits"));
     if (!f->output.empty()) report::check_report_writable(f->output, f->force);
     const std::string config_path = f->checkpoint + "/config.json";
-    spec::ModelSpec shape =
-        hf::parse_hf_config(hf::read_hf_file(config_path), config_path).shape;
+    spec::ModelSpec shape = hf::parse_hf_config(hf::read_hf_file(config_path), config_path).shape;
     shape.dtype = f->dtype;
     spec::LoraSpec lora;
     lora.targets.clear();

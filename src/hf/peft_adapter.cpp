@@ -24,10 +24,10 @@
 
 namespace ftbench::hf {
 using model::DecoderLayer;
-using model::Llama;
-using model::LoraLinear;
 using model::LinearSlice;
+using model::Llama;
 using model::LoraConfig;
+using model::LoraLinear;
 using model::LoraLinearImpl;
 namespace fs = std::filesystem;
 namespace {

@@ -28,13 +28,13 @@
 #include "ftbench/device/env_knobs.h"
 #include "ftbench/device/host_info.h"
 #include "ftbench/device/host_memory.h"
+#include "ftbench/hf/hf_load.h"
+#include "ftbench/hf/peft_adapter.h"
 #include "ftbench/metrics/gpu_peaks.h"
 #include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
-#include "ftbench/hf/hf_load.h"
 #include "ftbench/model/llama.h"
-#include "ftbench/hf/peft_adapter.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/run/environment.h"
@@ -492,8 +492,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       model->init_adapters();
       backend->synchronize();
       const double load_start = clock.now();
-      const hf::HfLoadStats loaded =
-          hf::load_hf_weights(model, spec.model.checkpoint, spec.model);
+      const hf::HfLoadStats loaded = hf::load_hf_weights(model, spec.model.checkpoint, spec.model);
       backend->synchronize();
       const double seconds = clock.now() - load_start;
       rep.weights = report::WeightsInfo{
@@ -750,12 +749,11 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     auto export_to = [&](const char* kind, const char* phase, const std::string& dir) {
       backend->synchronize();
       const double start = clock.now();
-      const hf::ExportStats x =
-          std::string(kind) == "peft_adapter"
-              ? hf::write_peft_adapter(model, spec.model, spec.lora, base_model_name(spec), dir,
-                                          o.force)
-              : hf::write_merged_hf(model, spec.model, dir, o.force, 5'000'000'000,
-                                       spec.model.checkpoint);
+      const hf::ExportStats x = std::string(kind) == "peft_adapter"
+                                    ? hf::write_peft_adapter(model, spec.model, spec.lora,
+                                                             base_model_name(spec), dir, o.force)
+                                    : hf::write_merged_hf(model, spec.model, dir, o.force,
+                                                          5'000'000'000, spec.model.checkpoint);
       const double seconds = clock.now() - start;
       rep.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
       phases.end(phase);

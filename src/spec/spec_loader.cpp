@@ -557,7 +557,7 @@ std::string scalar_in(const YAML::Node& section, const char* key) {
 // config.json of the checkpoint folder `dir`, parsed; nullopt after adding an issue at
 // model.checkpoint. Read here, before anything runs, because the shape decides the job.
 std::optional<hf::HfConfig> read_checkpoint_config(SpecReader& r, const YAML::Node& section,
-                                                      const std::string& dir) {
+                                                   const std::string& dir) {
   const std::string path = "model.checkpoint";
   Location loc = r.where(path, section);
   for (const auto& entry : section) {
