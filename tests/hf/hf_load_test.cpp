@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/report/report_io.h"
+#include "numpy_reference_test.h"
 
 namespace ftbench::hf {
 using model::Llama;
@@ -24,32 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
-class HfLoad : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
-      if (std::getenv("CI") != nullptr) FAIL() << "numpy is missing on CI";
-      GTEST_SKIP() << "no numpy for " << kPython;
-    }
-    dir_ = fs::temp_directory_path() /
-           ("ftbench-hfload-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  int python(const std::string& args) {
-    const std::string cmd = std::string(kPython) + " '" FTBENCH_SOURCE_DIR "/tests/reference/" +
-                            args + " > '" + (dir_ / "py.log").string() + "' 2>&1";
-    return WEXITSTATUS(std::system(cmd.c_str()));
-  }
-  std::string log() { return report::read_whole_file((dir_ / "py.log").string()); }
-
-  fs::path dir_;
-};
+using HfLoad = NumpyReferenceTest;
 
 // Unusual settings so that a misread or ignored one shows (tests/reference/README.md).
 constexpr const char* kShape =

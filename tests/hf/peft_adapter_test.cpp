@@ -25,14 +25,13 @@
 #include "ftbench/hf/peft_config.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/report/report_io.h"
+#include "numpy_reference_test.h"
 
 namespace ftbench::hf {
 using model::Llama;
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kPython = "/usr/bin/python3";
 
 // Unusual settings so that a misread or ignored one shows (tests/reference/README.md).
 constexpr const char* kShape =
@@ -42,30 +41,12 @@ constexpr const char* kShape =
 
 const std::vector<std::string> kAllTargets = {"q", "k", "v", "o", "gate", "up", "down", "output"};
 
-class PeftAdapter : public ::testing::Test {
+class PeftAdapter : public NumpyReferenceTest {
  protected:
-  void SetUp() override {
-    if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
-      if (std::getenv("CI") != nullptr) FAIL() << "numpy is missing on CI";
-      GTEST_SKIP() << "no numpy for " << kPython;
-    }
-    dir_ = fs::temp_directory_path() /
-           ("ftbench-peft-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
   void TearDown() override {
     ::unsetenv("FTBENCH_INJECT_WRITE_FAILURE");
-    fs::remove_all(dir_);
+    NumpyReferenceTest::TearDown();
   }
-
-  int python(const std::string& args) {
-    const std::string cmd = std::string(kPython) + " '" FTBENCH_SOURCE_DIR "/tests/reference/" +
-                            args + " > '" + (dir_ / "py.log").string() + "' 2>&1";
-    return WEXITSTATUS(std::system(cmd.c_str()));
-  }
-  std::string log() { return report::read_whole_file((dir_ / "py.log").string()); }
 
   // llama_numpy.py compare of `logits_file` against `checkpoint` (+ `adapter`): its exit code.
   int compare(const fs::path& checkpoint, const fs::path& adapter, const fs::path& logits_file) {
@@ -80,8 +61,6 @@ class PeftAdapter : public ::testing::Test {
     return parse_hf_config(report::read_whole_file((ck / "config.json").string()),
                            (ck / "config.json").string());
   }
-
-  fs::path dir_;
 };
 
 spec::LoraSpec lora_on(std::vector<std::string> targets, int64_t rank = 4) {

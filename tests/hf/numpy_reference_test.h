@@ -1,0 +1,51 @@
+// The fixture of the tests that check ftbench's Hugging Face interop against the NumPy
+// references of tests/reference/ (hf_checkpoint.py writes checkpoints and adapters,
+// llama_numpy.py computes the float64 logits): Debian's /usr/bin/python3 with numpy (skipped
+// without it, except on CI, where that fails), a scratch folder per test, and the script
+// runner. Needs FTBENCH_SOURCE_DIR defined by CMake.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ftbench/report/report_io.h"
+
+namespace ftbench::hf {
+
+class NumpyReferenceTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kPython = "/usr/bin/python3";
+
+  void SetUp() override {
+    if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
+      if (std::getenv("CI") != nullptr) FAIL() << "numpy is missing on CI";
+      GTEST_SKIP() << "no numpy for " << kPython;
+    }
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string("ftbench-") + test->test_suite_name() + "-" + std::to_string(::getpid()) +
+            "-" + test->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs tests/reference/<args> (args start with the script's name and a closing quote:
+  // "hf_checkpoint.py' make ..."); its exit code, its output in log().
+  int python(const std::string& args) {
+    const std::string cmd = std::string(kPython) + " '" FTBENCH_SOURCE_DIR "/tests/reference/" +
+                            args + " > '" + (dir_ / "py.log").string() + "' 2>&1";
+    return WEXITSTATUS(std::system(cmd.c_str()));
+  }
+  std::string log() { return report::read_whole_file((dir_ / "py.log").string()); }
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace ftbench::hf
