@@ -261,6 +261,34 @@ TEST_F(HfRun, WeightsFingerprintFollowsTheContentNotThePath) {
   EXPECT_NE(cmp.output.find("\"same_job\": false"), std::string::npos) << cmp.output;
 }
 
+// A run stopped on one checkpoint resumes only on the same weights: other weights of the same
+// shape at the same path are refused (exit 2) before training, with both fingerprints named.
+TEST_F(HfRun, ResumeRefusesOtherWeights) {
+  const fs::path ck = make_checkpoint("ck", 3);
+  const std::string args = run_args(ck, "stopped") + " --set train.checkpoint.every_steps=2 " +
+                           "--set train.checkpoint.dir=" + shell_quote((dir_ / "cps").string());
+  Result r = ftbench(args + " --stop-after-steps 2");
+  ASSERT_EQ(r.exit_code, 4) << r.output;
+  const json stopped = json::parse(ftbench::e2e::slurp(dir_ / "stopped.json"));
+  const std::string before = stopped["weights"]["fingerprint"];
+  fs::remove_all(ck);
+  make_checkpoint("ck", 4);
+  r = ftbench(args + " --resume latest");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("saved by a run on other base weights (weights fingerprint " +
+                          before.substr(0, 12)),
+            std::string::npos)
+      << r.output;
+  // The interrupted report is kept as it was.
+  EXPECT_EQ(json::parse(ftbench::e2e::slurp(dir_ / "stopped.json"))["run"]["status"],
+            "interrupted");
+  // On the original weights it resumes and completes.
+  fs::remove_all(ck);
+  make_checkpoint("ck", 3);
+  r = ftbench(args + " --resume latest");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 // Bad checkpoints and taken export folders stop the run before any training, with exit code 2
 // or 5, a message naming the file, and no report.
 TEST_F(HfRun, MalformedCheckpointsAndTakenFoldersAreRefused) {
