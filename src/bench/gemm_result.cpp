@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
@@ -291,9 +292,9 @@ GemmResult gemm_from_json(const nlohmann::json& json, const std::string& source)
 GemmResult read_gemm_result(const std::string& path) {
   std::string text;
   try {
-    text = report::read_whole_file(path);
-  } catch (const report::ReportError& e) {
-    throw GemmFileError(e.what());
+    text = io::read_whole_file(path, io::kGemmResultFile);
+  } catch (const io::FileReadError& e) {
+    throw GemmFileError(path + ": cannot read: " + e.reason());
   }
   return parse_gemm_result(text, path);
 }

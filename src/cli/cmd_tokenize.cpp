@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "ftbench/data/load_tokenizer.h"
+#include "ftbench/io/whole_file.h"
 
 namespace ftbench::cli {
 namespace {
@@ -21,11 +22,11 @@ struct TokenizeFlags {
 };
 
 std::string read_input_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  try {
+    return io::read_whole_file(path, io::kTextFile);
+  } catch (const io::FileReadError& e) {
+    throw InputError(fmt::format("{}: cannot be read: {}", path, e.reason()));
+  }
 }
 
 // Lines of `text` split on '\n' (a '\r' before it stays in the line); the empty piece after a

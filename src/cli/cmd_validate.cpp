@@ -54,7 +54,7 @@ Action add_validate_command(CLI::App& app) {
     if (s.data.source == "file" && !flags->no_data) {
       std::unique_ptr<data::Tokenizer> tokenizer;
       try {
-        tokenizer = data::load_tokenizer(s.data.tokenizer);
+        tokenizer = data::tokenizer_for(s);
       } catch (const data::TokenizerError& e) {
         throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
       }
@@ -66,7 +66,7 @@ Action add_validate_command(CLI::App& app) {
       vo.path = s.data.validation_path;
       data::TrainValidationData split;
       try {
-        split = data::load_train_validation(data::data_file_options(s.data), vo, *tokenizer);
+        split = data::load_train_validation(data::data_file_options(s), vo, *tokenizer);
       } catch (const data::DataError& e) {
         throw data::DataError(std::string("data.path: ") + e.what());
       }

@@ -20,6 +20,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "ftbench/cost/billing.h"
+#include "ftbench/io/whole_file.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "gpu_words.h"
@@ -578,23 +579,16 @@ bool ends_with_ci(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && lowercase(s.substr(s.size() - suffix.size())) == suffix;
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, const io::FileKind& kind) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw CatalogError(fmt::format("{}: is a folder, not a catalog file", path));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno != 0 ? errno : ENOENT;
-    throw CatalogError(
-        fmt::format("{}: cannot read file: {}", path, std::generic_category().message(error)));
+  try {
+    return io::read_whole_file(path, kind);
+  } catch (const io::FileReadError& e) {
+    throw CatalogError(fmt::format("{}: cannot read file: {}", path, e.reason()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    throw CatalogError(fmt::format("{}: cannot read file: read error", path));
-  }
-  return text.str();
 }
 
 }  // namespace
@@ -796,7 +790,7 @@ Catalog load_catalog_file(const std::string& path_spec, const Catalog& known) {
         "names its providers itself",
         path_spec));
   }
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, is_csv ? io::kSkyPilotCsvFile : io::kCatalogFile);
   if (!is_csv) return parse_catalog_yaml(text, path);
 
   if (provider.empty()) {

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/data/load_tokenizer.h"
+#include "ftbench/data/pretokenized.h"
 #include "ftbench/spec/spec_error.h"
 
 namespace ftbench::data {
 
-DataFileOptions data_file_options(const spec::DataSpec& data) {
+DataFileOptions data_file_options(const spec::RunSpec& spec) {
+  const spec::DataSpec& data = spec.data;
   DataFileOptions o;
+  o.vocab_size = spec.model.vocab_size;
   o.path = data.path;
   o.format = data.format;
   o.train_on_input = data.train_on_input;
@@ -18,6 +22,12 @@ DataFileOptions data_file_options(const spec::DataSpec& data) {
   o.subset = data.subset;
   o.seed = data.seed;
   return o;
+}
+
+std::unique_ptr<Tokenizer> tokenizer_for(const spec::RunSpec& spec) {
+  if (spec.data.tokenizer == "none")
+    return std::make_unique<PretokenizedIds>(spec.model.vocab_size);
+  return load_tokenizer(spec.data.tokenizer);
 }
 
 void check_tokenizer_fits(const spec::RunSpec& spec, const Tokenizer& tokenizer) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/data/rng.h"
+#include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/text/json_errors.h"
 #include "ftbench/text/messages.h"
@@ -75,22 +76,6 @@ std::string missing_key(std::string_view key) {
 
 // ---------------------------------------------------------------------------------------------
 // Bytes.
-
-std::string read_file(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    throw DataError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  }
-  std::string bytes;
-  char buffer[1 << 16];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) bytes.append(buffer, got);
-  const bool failed = std::ferror(file) != 0;
-  const int error = errno;
-  std::fclose(file);
-  if (failed) throw DataError(fmt::format("{}: cannot read: {}", path, std::strerror(error)));
-  return bytes;
-}
 
 // Offset of the first character that is not well-formed UTF-8 (its first byte), or npos.
 std::size_t invalid_utf8_at(std::string_view s) {
@@ -352,7 +337,7 @@ class RecordBuilder {
       throw BadRecord(fmt::format("input_ids: expected a non-empty array of token ids, found {}",
                                   describe(ids)));
     }
-    const int64_t vocab = tokenizer_.vocab_size();
+    const int64_t vocab = options_.vocab_size > 0 ? options_.vocab_size : tokenizer_.vocab_size();
     Example example;
     for (std::size_t t = 0; t < ids.size(); ++t) {
       const std::optional<int64_t> id = as_int64(ids[t]);
@@ -514,15 +499,10 @@ class FileReader {
     const std::string& path = options_.path;
     format_ = options_.format;
     if (format_ == "chat") builder_.set_chat_tokens(chat_tokens(path, tokenizer_));
-    std::string bytes;
-    if (!content) bytes = read_file(path);
-    std::string_view text = content ? *content : std::string_view(bytes);
-    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-    const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && text[first] == '[') {
-      read_array(text);
+    if (content) {
+      read_text(*content);
     } else {
-      read_lines(text);
+      read_stream(path);
     }
     if (result_.records == 0) throw DataError(fmt::format("{}: the file has no records", path));
     if (result_.examples.empty()) {
@@ -566,35 +546,77 @@ class FileReader {
     }
   }
 
-  void read_lines(std::string_view text) {
+  // A file's bytes given whole (tests, the fuzz target): an array or lines, as read_stream().
+  void read_text(std::string_view text) {
+    if (text.substr(0, 3) == kUtf8Bom) text.remove_prefix(3);
+    if (starts_array(text)) {
+      read_array(text);
+      return;
+    }
     int64_t line_number = 0;
     std::size_t start = 0;
     while (start < text.size()) {
       std::size_t end = text.find('\n', start);
       if (end == std::string_view::npos) end = text.size();
-      std::string_view line = text.substr(start, end - start);
+      read_line(text.substr(start, end - start), ++line_number);
       start = end + 1;
-      ++line_number;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (is_blank(line)) continue;
-      ++result_.records;
-      const std::string where = fmt::format("{}:{}: ", options_.path, line_number);
-      try {
-        if (const std::size_t bad = invalid_utf8_at(line); bad != std::string_view::npos) {
-          throw BadRecord(invalid_utf8_message(line, bad));
-        }
-        json record;
-        try {
-          record = json::parse(line);
-        } catch (const json::parse_error& e) {
-          throw BadRecord(malformed_json_message(line, e));
-        } catch (const json::exception& e) {
-          throw BadRecord(ftbench::text::json_error_reason(e.what()));
-        }
-        add(record, where);
-      } catch (const BadRecord& e) {
-        bad(where + e.what());
+    }
+  }
+
+  // The file at `path`: an Alpaca-style JSON array is parsed whole, JSON Lines are streamed a
+  // line at a time; both within io/whole_file.h's limits, so an endless stream ends in an error
+  // naming the file rather than in exhausted memory.
+  void read_stream(const std::string& path) {
+    try {
+      io::LineReader lines(path, io::kDataLinesFile, io::kMaxDataLineBytes);
+      std::string_view head = lines.peek();
+      const bool bom = head.substr(0, 3) == kUtf8Bom;
+      if (bom) head.remove_prefix(3);
+      if (starts_array(head)) {
+        const std::string bytes = lines.rest(io::kDataArrayFile);
+        read_array(std::string_view(bytes).substr(bom ? 3 : 0));
+        return;
       }
+      std::string line;
+      while (lines.next(line)) {
+        std::string_view view(line);
+        if (bom && lines.line_number() == 1) view.remove_prefix(3);
+        read_line(view, lines.line_number());
+      }
+    } catch (const io::FileReadError& e) {
+      throw DataError(fmt::format("{}: cannot read: {}", path, e.reason()));
+    }
+  }
+
+  static constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+  // True when the first character that is not white space is '['.
+  static bool starts_array(std::string_view text) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && text[first] == '[';
+  }
+
+  // One line of a JSON Lines file (without its '\n'), 1-based `line_number`.
+  void read_line(std::string_view line, int64_t line_number) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (is_blank(line)) return;
+    ++result_.records;
+    const std::string where = fmt::format("{}:{}: ", options_.path, line_number);
+    try {
+      if (const std::size_t bad = invalid_utf8_at(line); bad != std::string_view::npos) {
+        throw BadRecord(invalid_utf8_message(line, bad));
+      }
+      json record;
+      try {
+        record = json::parse(line);
+      } catch (const json::parse_error& e) {
+        throw BadRecord(malformed_json_message(line, e));
+      } catch (const json::exception& e) {
+        throw BadRecord(ftbench::text::json_error_reason(e.what()));
+      }
+      add(record, where);
+    } catch (const BadRecord& e) {
+      bad(where + e.what());
     }
   }
 

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/io/whole_file.h"
+
 namespace ftbench::data {
 namespace {
 
@@ -103,6 +105,13 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<Impl> impl)
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
 std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_file(const std::string& path) {
+  // The library reads the file itself: it is checked first to be a file, and not too large.
+  try {
+    std::uint64_t bytes = 0;
+    ::close(io::open_for_reading(path, io::kTokenizerFile, bytes));
+  } catch (const io::FileReadError& e) {
+    throw TokenizerError(fmt::format("{}: cannot be read: {}", path, e.reason()));
+  }
   const LoadFn load = load_module();
   char error[1024] = {0};
   Tokenizer* backend = load(path.c_str(), error, sizeof(error));

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "ftbench/data/byte_tokenizer.h"
+#include "ftbench/data/pretokenized.h"
 
 namespace ftbench::data {
 namespace {
@@ -347,6 +348,32 @@ TEST_F(FileDatasetTest, TokenizedIdsAndLabels) {
   EXPECT_EQ(dataset.stats().loss_tokens, 3 + 2 + 1);
 }
 
+// Pre-tokenized ids are checked against the model's vocabulary (options.vocab_size), not the
+// tokenizer's: without one (data.tokenizer: none) nothing else is needed.
+TEST_F(FileDatasetTest, TokenizedIdsAreBoundedByTheModelsVocabulary) {
+  auto options = Options("k.jsonl", "{\"input_ids\": [5, 300, 999]}\n");
+  options.vocab_size = 1000;
+  const PretokenizedIds none(1000);
+  FileDataset dataset(options, none);
+  EXPECT_EQ(dataset.at(0).tokens, (std::vector<int32_t>{5, 300, 999}));
+  FileDataset with_byte_tokenizer(options, byte_);  // 259 byte tokens; the model has 1000
+  EXPECT_EQ(with_byte_tokenizer.at(0).tokens, (std::vector<int32_t>{5, 300, 999}));
+  options = Options("k.jsonl", "{\"input_ids\": [5, 1000]}\n");
+  options.vocab_size = 1000;
+  try {
+    FileDataset refused(options, none);
+    FAIL() << "id 1000 of a 1000-token vocabulary was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  ":1: input_ids[1]: expected a token id in [0, 1000), found 1000"),
+              std::string::npos)
+        << e.what();
+  }
+  // Text cannot be read without a tokenizer (the spec allows none with tokenized data only).
+  options = Options("t.jsonl", "{\"text\": \"hello\"}\n");
+  EXPECT_THROW(FileDataset text(options, none), DataError);
+}
+
 TEST_F(FileDatasetTest, TruncateKeepsTheFirstTokensAndCounts) {
   auto options =
       Options("t.jsonl", "{\"text\": \"abcdefgh\"}\n{\"text\": \"ab\"}\n{\"text\": \"abc\"}\n");
@@ -596,7 +623,7 @@ TEST_F(FileDatasetTest, ErrorMessagesNameFileLineAndField) {
     FileDataset dataset(absent, byte_);
     FAIL() << "no error";
   } catch (const DataError& e) {
-    EXPECT_EQ(std::string(e.what()), missing + ": cannot open: No such file or directory");
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot read: No such file or directory");
   }
 }
 

@@ -108,6 +108,9 @@ struct DataFileOptions {
   // Alpaca's and torchtune's training code do: the model learns where an answer stops. A
   // tokenizer without EOS is a DataError. Chat turns end with <|eot_id|>.
   bool add_eos = true;
+  // Pre-tokenized ids (format tokenized) must be below this: the model's embedding rows
+  // (model.vocab_size), not the tokenizer's vocabulary. 0: the tokenizer's vocabulary.
+  int64_t vocab_size = 0;
 };
 
 // What reading a file gave. The first four counts are over the whole file, so that for one

@@ -1,0 +1,105 @@
+// End to end: inputs without an end and values of megabytes (issue 14, items 5 and 15). An
+// endless stream as any input used to grow memory until the machine ran out ("error:
+// std::bad_alloc", exit 3, no file named); an 8 MB bad value took 20 s to be refused.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "ftbench_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ftbench::e2e::Outcome;
+using ftbench::e2e::run_ftbench;
+using ftbench::e2e::ScratchDir;
+using ftbench::e2e::shell_quote;
+
+// A FIFO that a background thread fills with `piece`, over and over, until the reader leaves.
+class EndlessFifo {
+ public:
+  EndlessFifo(const fs::path& path, std::string piece) : path_(path) {
+    std::signal(SIGPIPE, SIG_IGN);  // the reader leaves first: EPIPE, not death
+    EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    writer_ = std::thread([this, piece] {
+      std::ofstream out(path_, std::ios::binary);
+      std::string chunk;
+      while (chunk.size() < (1u << 16)) chunk += piece;
+      while (out && !stop_) out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    });
+  }
+  ~EndlessFifo() {
+    stop_ = true;
+    // Unblocks a writer still waiting for a reader to open the FIFO (non-blocking: when the
+    // writer has gone, there is nobody to wait for).
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK);
+    writer_.join();
+    if (fd >= 0) ::close(fd);
+  }
+
+ private:
+  fs::path path_;
+  std::atomic<bool> stop_{false};
+  std::thread writer_;
+};
+
+void expect_refused(const Outcome& r, const std::string& text) {
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+}
+
+TEST(HostileLimits, AnEndlessSpecIsRefusedAtItsLimit) {
+  const ScratchDir scratch("ftbench-limits");
+  const fs::path fifo = scratch.path() / "spec.yaml";
+  const EndlessFifo endless(fifo, "# more\n");
+  const Outcome r = run_ftbench("validate " + shell_quote(fifo.string()), scratch.path(), "", 60.0);
+  expect_refused(r, fifo.string() +
+                        ": cannot read file: more than 16 MiB (a stream that does not "
+                        "end?); a run spec holds at most 16 MiB");
+}
+
+TEST(HostileLimits, AnEndlessCatalogIsRefusedAtItsLimit) {
+  const ScratchDir scratch("ftbench-limits");
+  const fs::path fifo = scratch.path() / "catalog.yaml";
+  const EndlessFifo endless(fifo, "# offers\n");
+  const Outcome r =
+      run_ftbench("catalog --catalog " + shell_quote(fifo.string()), scratch.path(), "", 60.0);
+  expect_refused(r, fifo.string() + ": cannot read file: more than 16 MiB");
+}
+
+// A data file with no newline in sight (/dev/zero through a pipe): refused at the line limit.
+TEST(HostileLimits, AnEndlessDataLineIsRefusedAtTheLineLimit) {
+  const ScratchDir scratch("ftbench-limits");
+  const fs::path fifo = scratch.path() / "data.jsonl";
+  const EndlessFifo endless(fifo, std::string(1, '\0'));
+  const Outcome r =
+      run_ftbench("validate configs/ci-tiny.yaml --set data.source=file --set " +
+                      shell_quote("data.path=" + fifo.string()) + " --set data.min_tokens=2",
+                  scratch.path(), "", 120.0);
+  expect_refused(r, fifo.string() + ": cannot read: line 1 is longer than 64 MiB");
+}
+
+// An 8 MB value for model.preset took about 20 s to be refused (an edit distance against every
+// preset name, row by row). Refused at once now; the limit here only catches a hang.
+TEST(HostileLimits, AMegabyteValueIsRefusedAtOnce) {
+  const ScratchDir scratch("ftbench-limits");
+  const fs::path spec = scratch.path() / "long.yaml";
+  std::ofstream(spec) << "model:\n  preset: " << std::string(8 << 20, 'x') << "\n";
+  const Outcome r = run_ftbench("validate " + shell_quote(spec.string()), scratch.path(), "", 10.0);
+  expect_refused(r, spec.string() + ":2: model.preset: expected one of ");
+  EXPECT_NE(r.err.find("(cut; 8388608 bytes in all)"), std::string::npos) << r.err.substr(0, 500);
+}
+
+}  // namespace
