@@ -4,10 +4,9 @@
 
 namespace ftbench::data {
 
-Prefetcher::Prefetcher(Batcher& batcher, std::vector<std::pair<int64_t, int64_t>> order,
-                       std::size_t depth)
+Prefetcher::Prefetcher(Batcher& batcher, StepOrder order, std::size_t depth)
     : batcher_(batcher),
-      order_(std::move(order)),
+      order_(order),
       depth_(depth < 1 ? 1 : depth),
       thread_([this] { produce(); }) {}
 
@@ -21,7 +20,8 @@ Prefetcher::~Prefetcher() {
 }
 
 void Prefetcher::produce() {
-  for (const auto& [epoch, index] : order_) {
+  for (int64_t i = 0; i < order_.size(); ++i) {
+    const auto [epoch, index] = order_.at(i);
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [this] { return stop_ || ready_.size() < depth_; });

@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/report/report_io.h"
+#include "ftbench/io/whole_file.h"
+#include "ftbench/spec/limits.h"
 #include "ftbench/text/json_errors.h"
 
 namespace ftbench::hf {
@@ -39,8 +40,8 @@ class ConfigReader {
     }
     return v.get<int64_t>();
   }
-  static constexpr int64_t kMaxSize = int64_t{1} << 24;  // 16,777,216
-  static constexpr int64_t kMaxLayers = 4096;
+  static constexpr int64_t kMaxSize = spec::kMaxModelSize;  // 16,777,216
+  static constexpr int64_t kMaxLayers = spec::kMaxModelLayers;
   double positive_number(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const Json& v = j_.at(key);
@@ -77,9 +78,9 @@ class ConfigReader {
 
 std::string read_hf_file(const std::string& path) {
   try {
-    return report::read_whole_file(path);
-  } catch (const report::ReportError& e) {
-    throw HfCheckpointError(e.what());
+    return io::read_whole_file(path, io::kHfJsonFile);
+  } catch (const io::FileReadError& e) {
+    throw HfCheckpointError(path + ": cannot read: " + e.reason());
   }
 }
 

@@ -1,6 +1,11 @@
 #include "ftbench/model/shape_math.h"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "ftbench/spec/limits.h"
 
 namespace ftbench::model {
 namespace {
@@ -11,40 +16,77 @@ bool has_target(const spec::LoraSpec& lora, const std::string& name) {
 
 }  // namespace
 
-ParamCounts count_parameters(const spec::ModelSpec& m, const spec::LoraSpec& lora) {
+std::optional<ParamCounts> try_count_parameters(const spec::ModelSpec& m,
+                                                const spec::LoraSpec& lora) {
+  if (m.n_heads < 1) return std::nullopt;
+  // Every product and sum checked: a wrapped count would make a model of "0 parameters".
+  struct Checked {
+    std::optional<int64_t> v;
+    Checked operator*(const Checked& o) const {
+      return {v && o.v ? spec::checked_mul(*v, *o.v) : std::nullopt};
+    }
+    Checked operator+(const Checked& o) const {
+      return {v && o.v ? spec::checked_add(*v, *o.v) : std::nullopt};
+    }
+  };
+  const auto c = [](int64_t x) { return Checked{x}; };
   const int64_t head_dim = m.dim / m.n_heads;
-  const int64_t kv_dim = head_dim * m.n_kv_heads;
-  const int64_t q_out = m.dim;
+  const Checked kv_dim = c(head_dim) * c(m.n_kv_heads);
+  const Checked dim = c(m.dim);
+  const Checked ffn = c(m.ffn_dim);
 
   // (in, out) of every linear layer in a decoder layer.
   struct Linear {
     const char* name;
-    int64_t in;
-    int64_t out;
+    Checked in;
+    Checked out;
   };
-  const Linear block_linears[] = {{"q", m.dim, q_out},        {"k", m.dim, kv_dim},
-                                  {"v", m.dim, kv_dim},       {"o", q_out, m.dim},
-                                  {"gate", m.dim, m.ffn_dim}, {"up", m.dim, m.ffn_dim},
-                                  {"down", m.ffn_dim, m.dim}};
+  const Linear block_linears[] = {{"q", dim, dim},   {"k", dim, kv_dim}, {"v", dim, kv_dim},
+                                  {"o", dim, dim},   {"gate", dim, ffn}, {"up", dim, ffn},
+                                  {"down", ffn, dim}};
 
-  ParamCounts c;
-  int64_t block_weights = 0;
-  int64_t block_lora = 0;
+  Checked block_weights = c(0);
+  Checked block_lora = c(0);
   for (const Linear& l : block_linears) {
-    block_weights += l.in * l.out;
-    if (has_target(lora, l.name)) block_lora += lora.rank * (l.in + l.out);
+    block_weights = block_weights + l.in * l.out;
+    if (has_target(lora, l.name)) block_lora = block_lora + c(lora.rank) * (l.in + l.out);
   }
-  const int64_t block_norms = 2 * m.dim;
-  const int64_t head = m.vocab_size * m.dim;
+  const Checked layers = c(m.n_layers);
+  const Checked block_norms = c(2) * dim;
+  const Checked head = c(m.vocab_size) * dim;
+  const Checked embedding = head;
+  const Checked block_matmul = layers * block_weights;
+  const Checked base_matmul = block_matmul + head;
+  const Checked base =
+      embedding + layers * (block_weights + block_norms) + dim + (m.tie_embeddings ? c(0) : head);
+  const Checked lora_in_blocks = layers * block_lora;
+  const Checked lora_total =
+      lora_in_blocks + (has_target(lora, "output") ? c(lora.rank) * (dim + c(m.vocab_size)) : c(0));
+  // The sum the report writes as parameters.total.
+  const Checked total = base + lora_total;
+  if (!embedding.v || !block_matmul.v || !base_matmul.v || !base.v || !lora_in_blocks.v ||
+      !lora_total.v || !total.v) {
+    return std::nullopt;
+  }
+  ParamCounts out;
+  out.embedding = *embedding.v;
+  out.block_matmul = *block_matmul.v;
+  out.base_matmul = *base_matmul.v;
+  out.base = *base.v;
+  out.lora_in_blocks = *lora_in_blocks.v;
+  out.lora = *lora_total.v;
+  return out;
+}
 
-  c.embedding = m.vocab_size * m.dim;
-  c.block_matmul = m.n_layers * block_weights;
-  c.base_matmul = c.block_matmul + head;
-  c.base = c.embedding + m.n_layers * (block_weights + block_norms) + m.dim +
-           (m.tie_embeddings ? 0 : head);
-  c.lora_in_blocks = m.n_layers * block_lora;
-  c.lora = c.lora_in_blocks + (has_target(lora, "output") ? lora.rank * (m.dim + m.vocab_size) : 0);
-  return c;
+ParamCounts count_parameters(const spec::ModelSpec& m, const spec::LoraSpec& lora) {
+  const std::optional<ParamCounts> counts = try_count_parameters(m, lora);
+  if (!counts) {
+    throw std::overflow_error(fmt::format(
+        "the model's parameter count does not fit in 64 bits (dim {}, n_layers {}, ffn_dim {}, "
+        "vocab_size {}, lora.rank {})",
+        m.dim, m.n_layers, m.ffn_dim, m.vocab_size, lora.rank));
+  }
+  return *counts;
 }
 
 std::string to_string(FlopFormula formula) {

@@ -20,6 +20,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "ftbench/hf/hf_config.h"
+#include "ftbench/io/whole_file.h"
+#include "ftbench/spec/derived.h"
+#include "ftbench/spec/limits.h"
 #include "ftbench/spec/presets.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
@@ -521,26 +524,16 @@ void KeyBinder::checkpoint(std::string_view name, CheckpointSpec& out) {
   read_mapping(*reader_, path_, value_, out, &bind_checkpoint);
 }
 
-// Reads a whole file; on failure returns nullopt and the system's reason in `error`.
-std::optional<std::string> read_file(const std::string& path, std::string& error) {
-  struct FileCloser {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
-  errno = 0;
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    error = std::generic_category().message(errno != 0 ? errno : ENOENT);
+// Reads a whole file of `kind` (io/whole_file.h: a size limit, no devices); on failure returns
+// nullopt and the reason in `error`.
+std::optional<std::string> read_file(const std::string& path, const io::FileKind& kind,
+                                     std::string& error) {
+  try {
+    return io::read_whole_file(path, kind);
+  } catch (const io::FileReadError& e) {
+    error = e.reason();
     return std::nullopt;
   }
-  std::string text;
-  char buffer[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
-  if (std::ferror(file.get())) {
-    error = std::generic_category().message(errno != 0 ? errno : EIO);
-    return std::nullopt;
-  }
-  return text;
 }
 
 // The value of `key` in the model section when it is a plain scalar, else "".
@@ -575,19 +568,14 @@ std::optional<hf::HfConfig> read_checkpoint_config(SpecReader& r, const YAML::No
                                           : text::quoted(dir) + " (no such folder)"));
     return std::nullopt;
   }
-  // A config.json is a few kB; anything far larger is not one (and is not read whole).
-  constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
-  if (!fs::is_regular_file(file, ec)) {
+  if (!fs::exists(file, ec)) {
     r.add(path, loc,
           fmt::format("{}: no config.json (a Hugging Face checkpoint folder has one)", dir));
     return std::nullopt;
   }
-  if (fs::file_size(file, ec) > kMaxConfigBytes) {
-    r.add(path, loc, fmt::format("{}: larger than 16 MiB, not a model config", file.string()));
-    return std::nullopt;
-  }
+  // A config.json is a few kB; anything far larger is not one (and is not read whole).
   std::string error;
-  const std::optional<std::string> text = read_file(file.string(), error);
+  const std::optional<std::string> text = read_file(file.string(), io::kHfJsonFile, error);
   if (!text) {
     r.add(path, loc, fmt::format("{}: cannot read: {}", file.string(), error));
     return std::nullopt;
@@ -761,9 +749,12 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
     }
   }
   if (!model_read) spec.model = read_model(r, empty);
-  // A data file is tokenized with the checkpoint's own tokenizer unless the spec names one
-  // (synthetic data is made of byte tokens).
-  if (!spec.model.checkpoint.empty() && !tokenizer_given && spec.data.source == "file") {
+  // Pre-tokenized data needs no tokenizer unless the spec names one: its ids are checked against
+  // the model's vocabulary. Other data files are tokenized with the checkpoint's own tokenizer
+  // unless the spec names one (synthetic data is made of byte tokens).
+  if (!tokenizer_given && spec.data.source == "file" && spec.data.format == "tokenized") {
+    spec.data.tokenizer = "none";
+  } else if (!spec.model.checkpoint.empty() && !tokenizer_given && spec.data.source == "file") {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path dir(spec.model.checkpoint);
@@ -779,6 +770,47 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
     }
   }
   return spec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole documents.
+
+constexpr const char* kSecondDocument = "a second YAML document (after \"---\")";
+
+// True when `text` holds anything but white space and comments.
+bool has_content(std::string_view text) {
+  bool in_comment = false;
+  for (const char c : text) {
+    if (c == '\n') {
+      in_comment = false;
+    } else if (!in_comment && c == '#') {
+      in_comment = true;
+    } else if (!in_comment && c != ' ' && c != '\t' && c != '\r') {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The 1-based line of the "---" that starts the second document of `text`: the first marker at
+// column 0 after some content, or the second marker when the text opens with one. The line of
+// the document's first node when no marker is found.
+int64_t second_document_line(std::string_view text, const YAML::Node& second) {
+  int64_t line = 0;
+  bool content_seen = false;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view l = text.substr(start, end - start);
+    ++line;
+    const bool marker =
+        l.substr(0, 3) == "---" && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (marker && content_seen) return line;
+    if (marker || (has_content(l) && l[0] != '%')) content_seen = true;  // not a %YAML directive
+    start = end + 1;
+  }
+  const YAML::Mark mark = second.Mark();
+  return mark.is_null() ? 0 : static_cast<int64_t>(mark.line) + 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -851,7 +883,14 @@ void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
   const std::string text = arg.substr(eq + 1);
   YAML::Node value;
   try {
-    value = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      r.add(path, here,
+            fmt::format("cannot parse value {} as YAML: {}: a value is one document",
+                        text::quoted(text), kSecondDocument));
+      return;
+    }
+    if (!documents.empty()) value = documents.front();
   } catch (const YAML::Exception& e) {
     r.add(path, here,
           fmt::format("cannot parse value {} as YAML: {}", text::quoted(text),
@@ -885,6 +924,20 @@ class Checker {
 
   void int_at_least(const std::string& path, int64_t value, int64_t min) {
     if (value < min) fail(path, fmt::format("must be an integer >= {}, found {}", min, value));
+  }
+
+  // [min, max]; `why` says where the ceiling comes from. True when in range.
+  bool int_in_range(const std::string& path, int64_t value, int64_t min, int64_t max,
+                    const char* why) {
+    if (value < min) {
+      fail(path, fmt::format("must be an integer >= {}, found {}", min, value));
+      return false;
+    }
+    if (value > max) {
+      fail(path, fmt::format("must be an integer <= {} ({}), found {}", max, why, value));
+      return false;
+    }
+    return true;
   }
 
   void positive(const std::string& path, double value) {
@@ -932,11 +985,15 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
   // the one real mistake.
   if (!shape_known) return;
-  c.int_at_least("model.dim", m.dim, 1);
-  c.int_at_least("model.n_layers", m.n_layers, 1);
-  c.int_at_least("model.n_heads", m.n_heads, 1);
-  c.int_at_least("model.n_kv_heads", m.n_kv_heads, 1);
-  c.int_at_least("model.ffn_dim", m.ffn_dim, 1);
+  // The bounds a checkpoint's config.json gets (hf/hf_config.h): with them every parameter and
+  // FLOP count fits in 64 bits (spec/limits.h).
+  constexpr const char* kSizeCeiling = "the largest size ftbench builds";
+  c.int_in_range("model.dim", m.dim, 1, kMaxModelSize, kSizeCeiling);
+  c.int_in_range("model.n_layers", m.n_layers, 1, kMaxModelLayers,
+                 "the most layers ftbench builds");
+  c.int_in_range("model.n_heads", m.n_heads, 1, kMaxModelSize, kSizeCeiling);
+  c.int_in_range("model.n_kv_heads", m.n_kv_heads, 1, kMaxModelSize, kSizeCeiling);
+  c.int_in_range("model.ffn_dim", m.ffn_dim, 1, kMaxModelSize, kSizeCeiling);
   // A tokenizer file's vocabulary is checked against the model when the run loads it.
   if (d.tokenizer == "byte" && m.vocab_size < 259) {
     c.fail("model.vocab_size",
@@ -944,9 +1001,9 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
                        "PAD), found {}",
                        m.vocab_size));
   } else {
-    c.int_at_least("model.vocab_size", m.vocab_size, 1);
+    c.int_in_range("model.vocab_size", m.vocab_size, 1, kMaxModelSize, kSizeCeiling);
   }
-  c.int_at_least("model.max_seq_len", m.max_seq_len, 1);
+  c.int_in_range("model.max_seq_len", m.max_seq_len, 1, kMaxModelSize, kSizeCeiling);
   c.positive("model.norm_eps", m.norm_eps);
   c.positive("model.rope_theta", m.rope_theta);
   if (m.rope_scaling) {
@@ -981,7 +1038,7 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
 
 void validate_lora(Checker& c, const LoraSpec& l, const std::string& model_dtype) {
   const std::vector<std::string> targets = {"q", "k", "v", "o", "gate", "up", "down", "output"};
-  c.int_at_least("lora.rank", l.rank, 1);
+  c.int_in_range("lora.rank", l.rank, 1, kMaxLoraRank, "the largest rank ftbench builds");
   c.positive("lora.alpha", l.alpha);
   c.fraction("lora.dropout", l.dropout, false);
   if (l.targets.empty()) {
@@ -1016,13 +1073,20 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
   c.one_of("data.source", d.source, {"synthetic", "file"});
   if (d.tokenizer.empty()) {
     c.fail("data.tokenizer",
-           "expected \"byte\", a tokenizer.json file or folder, or a SentencePiece .model file, "
-           "found \"\"");
+           "expected \"byte\", a tokenizer.json file or folder, a SentencePiece .model file, or "
+           "\"none\" for pre-tokenized data, found \"\"");
+  }
+  if (d.tokenizer == "none" && d.format != "tokenized") {
+    c.fail("data.tokenizer",
+           fmt::format("none reads pre-tokenized data only: set data.format: tokenized, or give a "
+                       "tokenizer for data.format {}",
+                       text::quoted(d.format)));
   }
   if (d.source == "file" && d.path.empty()) {
     c.fail("data.path", "data.source is file: give the data file (.json or .jsonl)");
   }
-  if (d.source == "synthetic" && d.tokenizer != "byte" && !d.tokenizer.empty()) {
+  if (d.source == "synthetic" && d.tokenizer != "byte" && !d.tokenizer.empty() &&
+      d.tokenizer != "none") {
     c.fail("data.tokenizer",
            fmt::format("synthetic data is generated in the byte tokenizer's tokens; use "
                        "\"byte\" or data.source: file, found {}",
@@ -1038,7 +1102,12 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
   c.one_of("data.subset", d.subset, {"first", "random"});
   c.one_of("data.too_long", d.too_long, {"truncate", "drop"});
   c.one_of("data.on_error", d.on_error, {"fail", "skip"});
-  c.int_at_least("data.num_examples", d.num_examples, 1);
+  if (d.source == "synthetic") {
+    c.int_in_range("data.num_examples", d.num_examples, 1, kMaxSyntheticExamples,
+                   "synthetic examples are generated before the first step");
+  } else {
+    c.int_at_least("data.num_examples", d.num_examples, 1);
+  }
   c.int_at_least("data.seq_len", d.seq_len, 2);
   if (m.max_seq_len >= 1 && d.seq_len > m.max_seq_len) {
     c.fail("data.seq_len",
@@ -1097,19 +1166,29 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
     c.fail("train.eval_every_steps",
            "needs validation data: set data.validation_fraction or data.validation_path");
   }
-  // Partial micro-batches and accumulation groups are dropped (spec/derived.h), so an epoch
-  // has floor(floor(N / micro) / accum) optimizer steps; zero would make an empty run.
-  // A data file's size is known when it is read; the runner checks it then.
-  if (d.source == "synthetic" && d.num_examples >= 1 && t.micro_batch_size >= 1 &&
-      t.grad_accum_steps >= 1) {
-    const int64_t steps = d.num_examples / t.micro_batch_size / t.grad_accum_steps;
-    if (steps < 1) {
-      c.fail("data.num_examples",
-             fmt::format("{} examples make 0 optimizer steps with micro_batch_size {} x "
-                         "grad_accum_steps {} (need at least {})",
-                         d.num_examples, t.micro_batch_size, t.grad_accum_steps,
-                         t.micro_batch_size * t.grad_accum_steps));
-    }
+}
+
+// The counts that follow from the spec (spec/derived.h): what does not fit in 64 bits or under
+// spec/limits.h's ceilings, and a synthetic data set too small for one optimizer step.
+// Partial micro-batches and accumulation groups are dropped, so an epoch has
+// floor(floor(N / micro) / accum) optimizer steps; zero would make an empty run. A data file's
+// size is known when it is read; the run and `ftbench validate` check it then.
+void validate_counts(Checker& c, const RunSpec& spec) {
+  const DataSpec& d = spec.data;
+  const TrainSpec& t = spec.train;
+  const bool synthetic =
+      d.source == "synthetic" && d.num_examples >= 1 && d.num_examples <= kMaxSyntheticExamples;
+  std::optional<int64_t> micro_batches;
+  if (synthetic && t.micro_batch_size >= 1) micro_batches = d.num_examples / t.micro_batch_size;
+  const std::vector<CountIssue> issues = count_issues(spec, micro_batches);
+  for (const CountIssue& issue : issues) c.fail(issue.key_path, issue.message);
+  if (!issues.empty() || !micro_batches || t.grad_accum_steps < 1) return;
+  if (*micro_batches / t.grad_accum_steps < 1) {
+    c.fail("data.num_examples",
+           fmt::format("{} examples make 0 optimizer steps with micro_batch_size {} x "
+                       "grad_accum_steps {} (need at least {})",
+                       d.num_examples, t.micro_batch_size, t.grad_accum_steps,
+                       t.micro_batch_size * t.grad_accum_steps));
   }
 }
 
@@ -1204,6 +1283,7 @@ std::vector<SpecIssue> validate(const RunSpec& spec) {
   validate_lora(c, spec.lora, spec.model.dtype);
   validate_data(c, spec.data, spec.model);
   validate_train(c, spec.train, spec.data);
+  validate_counts(c, spec);
   validate_backend(c, spec.backend);
   validate_output(c, spec.output);
   validate_folders(c, spec);
@@ -1214,7 +1294,13 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
                               const std::vector<std::string>& overrides) {
   YAML::Node root;
   try {
-    root = YAML::Load(yaml_text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
+    if (documents.size() > 1) {
+      throw SpecError({SpecIssue{source_name, "", second_document_line(yaml_text, documents[1]),
+                                 std::string(kSecondDocument) +
+                                     ": a spec is one document; only the first would be read"}});
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     const int64_t line = e.mark.is_null() ? 0 : static_cast<int64_t>(e.mark.line) + 1;
     throw SpecError(
@@ -1222,13 +1308,18 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
   }
 
   SpecReader reader(source_name);
+  const std::string sections = "a mapping of sections (" + join(section_names()) + ")";
   if (!root.IsMap()) {
-    // An empty file (or one with only comments) is null: a spec of all defaults.
-    if (!root.IsNull()) {
-      reader.add("", reader.where("", root),
-                 "expected a mapping of sections (" + join(section_names()) + "), found " +
-                     describe(root));
+    // An empty file (or one of comments only) is a mistake (the wrong file, a failed write), not
+    // a request for every default: refused, so that a run never benchmarks what nobody asked.
+    if (!root.IsDefined() || (root.IsNull() && !has_content(yaml_text))) {
+      throw SpecError(
+          {SpecIssue{source_name, "", 0,
+                     fmt::format("the spec is empty{}: expected {}",
+                                 yaml_text.find('#') != std::string::npos ? " (only comments)" : "",
+                                 sections)}});
     }
+    reader.add("", reader.where("", root), "expected " + sections + ", found " + describe(root));
     root.reset(YAML::Node(YAML::NodeType::Map));
   }
   for (const std::string& override_text : overrides) {
@@ -1262,7 +1353,7 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
 
 RunSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
   std::string error;
-  const std::optional<std::string> text = read_file(path, error);
+  const std::optional<std::string> text = read_file(path, io::kRunSpecFile, error);
   if (!text) throw SpecError({SpecIssue{path, "", 0, "cannot read file: " + error}});
   return load_spec_from_string(*text, path, overrides);
 }

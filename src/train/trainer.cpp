@@ -187,14 +187,9 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
   // them, built one step ahead on a background thread; data_wait_seconds is what a step still
   // waits for them. Step k uses micro-batches (k mod steps_per_epoch) x A onwards of its epoch.
   auto start_prefetcher = [&](int64_t first_step, const MicroBatching& m) {
-    std::vector<std::pair<int64_t, int64_t>> order;
-    order.reserve(static_cast<size_t>((counts.total_steps - first_step) * m.grad_accum_steps));
-    for (int64_t k = first_step; k < counts.total_steps; ++k) {
-      const int64_t epoch = k / counts.steps_per_epoch + 1;
-      const int64_t first = (k % counts.steps_per_epoch) * m.grad_accum_steps;
-      for (int64_t i = 0; i < m.grad_accum_steps; ++i) order.emplace_back(epoch, first + i);
-    }
-    return std::make_unique<data::Prefetcher>(batcher_, std::move(order),
+    const data::StepOrder order{first_step, counts.total_steps, counts.steps_per_epoch,
+                                m.grad_accum_steps};
+    return std::make_unique<data::Prefetcher>(batcher_, order,
                                               static_cast<std::size_t>(m.grad_accum_steps));
   };
   std::unique_ptr<data::Prefetcher> prefetcher = start_prefetcher(steps_done_, split);

@@ -371,8 +371,14 @@ TEST(Prefetcher, GivesTheBatchersMicroBatchesInOrder) {
   o.pad_id = tok.pad_id();
   Batcher direct(ds, o, at::kCPU);
   Batcher prefetched(ds, o, at::kCPU);
-  const std::vector<std::pair<int64_t, int64_t>> order = {{1, 0}, {1, 1}, {1, 9}, {2, 0}, {2, 5}};
-  Prefetcher prefetcher(prefetched, order, 2);
+  // Steps 3 to 6 of 5 an epoch, 2 micro-batches each: the last two steps of epoch 1, the first
+  // two of epoch 2.
+  const StepOrder steps{3, 7, 5, 2};
+  const std::vector<std::pair<int64_t, int64_t>> order = {{1, 6}, {1, 7}, {1, 8}, {1, 9},
+                                                          {2, 0}, {2, 1}, {2, 2}, {2, 3}};
+  ASSERT_EQ(steps.size(), 8);
+  for (int64_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps.at(i), order[size_t(i)]) << i;
+  Prefetcher prefetcher(prefetched, steps, 2);
   for (const auto& [epoch, index] : order) {
     const MicroBatch a = direct.get(epoch, index);
     const MicroBatch b = prefetcher.next();
@@ -382,14 +388,16 @@ TEST(Prefetcher, GivesTheBatchersMicroBatchesInOrder) {
   }
   EXPECT_THROW(prefetcher.next(), std::out_of_range);
 
-  // Micro-batch 10 does not exist (40 examples / 4): the error reaches next() after the valid
-  // ones, and a prefetcher destroyed with batches still queued stops cleanly.
+  // Micro-batch 10 does not exist (40 examples / 4): with 6 steps an epoch, step 5 asks for it.
+  // The error reaches next() after the valid ones, and a prefetcher destroyed with batches
+  // still queued stops cleanly.
   Batcher failing(ds, o, at::kCPU);
-  Prefetcher bad(failing, {{1, 0}, {1, 10}}, 1);
+  Prefetcher bad(failing, StepOrder{4, 6, 6, 2}, 1);
+  EXPECT_NO_THROW(bad.next());
   EXPECT_NO_THROW(bad.next());
   EXPECT_THROW(bad.next(), std::out_of_range);
   Batcher unused(ds, o, at::kCPU);
-  { Prefetcher abandoned(unused, {{1, 0}, {1, 1}, {1, 2}}, 3); }
+  { Prefetcher abandoned(unused, StepOrder{0, 3, 5, 1}, 3); }
 }
 
 }  // namespace

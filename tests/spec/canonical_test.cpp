@@ -18,7 +18,7 @@ std::vector<std::string> Keys(const nlohmann::ordered_json& object) {
   return keys;
 }
 
-RunSpec Defaults() { return load_spec_from_string("", "t.yaml"); }
+RunSpec Defaults() { return load_spec_from_string("lora:\n", "t.yaml"); }
 
 TEST(Canonical, Sha256OfKnownVectors) {
   // FIPS 180-2 test vectors.
@@ -153,7 +153,7 @@ TEST(Canonical, FingerprintIsSha256OfJobJson) {
 }
 
 TEST(Canonical, FingerprintIgnoresOutputBackendAndSourcePath) {
-  const RunSpec a = load_spec_from_string("", "a.yaml");
+  const RunSpec a = load_spec_from_string("lora:\n", "a.yaml");
   const RunSpec b = load_spec_from_string(
       "backend:\n  device: cuda\n  device_index: 3\n  threads: 8\n  peak_tflops: 989\n"
       "output:\n  report: elsewhere.json\n  name: other\n  progress: off\n  log_every_steps: 5\n",
@@ -178,7 +178,7 @@ TEST(Canonical, FingerprintIgnoresDataAndTokenizerPaths) {
 // The out-of-memory settings say how the job runs, not what it computes; the report of a
 // fallback records it, and compare flags it. Fingerprints from before the keys existed hold.
 TEST(Canonical, FingerprintIgnoresTheOutOfMemoryFallbackSettings) {
-  const RunSpec a = load_spec_from_string("", "a.yaml");
+  const RunSpec a = load_spec_from_string("lora:\n", "a.yaml");
   const RunSpec b =
       load_spec_from_string("train:\n  oom_fallback: false\n  oom_max_fallbacks: 1\n", "b.yaml");
   EXPECT_EQ(fingerprint(a), fingerprint(b));

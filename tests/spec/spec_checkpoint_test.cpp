@@ -151,7 +151,7 @@ TEST_F(SpecCheckpoint, FolderProblemsNameTheKeyAndTheFile) {
                 "/config.json: num_hidden_layers: missing (expected an integer >= 1)");
   // Through --set, as on a command line.
   try {
-    load_spec_from_string("", "t.yaml", {"model.checkpoint=" + dir_ + "/nope"});
+    load_spec_from_string("lora:\n", "t.yaml", {"model.checkpoint=" + dir_ + "/nope"});
     FAIL() << "loaded";
   } catch (const SpecError& e) {
     ASSERT_EQ(e.issues().size(), 1u);

@@ -40,8 +40,11 @@ RunSpec Load(const std::string& yaml, const std::vector<std::string>& overrides 
 
 // ---- whole-file behaviour ---------------------------------------------------------------------
 
-TEST(SpecLoader, EmptyFileIsAllDefaultsWithTinyModel) {
-  const RunSpec s = Load("");
+// An empty section is all defaults (an empty file is refused: spec_limits_test.cpp).
+constexpr const char* kAllDefaults = "lora:\n";
+
+TEST(SpecLoader, AnEmptySectionIsAllDefaultsWithTinyModel) {
+  const RunSpec s = Load(kAllDefaults);
   EXPECT_EQ(s.source_path, "t.yaml");
   EXPECT_EQ(s.model.preset, "tiny");
   EXPECT_EQ(s.model.dim, 64);
@@ -65,10 +68,6 @@ TEST(SpecLoader, EmptyFileIsAllDefaultsWithTinyModel) {
   EXPECT_FALSE(s.backend.peak_tflops.has_value());
   EXPECT_EQ(s.output.report, "reports/{name}.json");
   EXPECT_TRUE(validate(s).empty());
-}
-
-TEST(SpecLoader, CommentOnlyFileIsAllDefaults) {
-  EXPECT_EQ(Load("# nothing here\n").lora.rank, 16);
 }
 
 TEST(SpecLoader, EmptySectionMeansDefaults) {
@@ -361,7 +360,7 @@ TEST(SpecLoader, IntegerOutOfRange) {
 }
 
 TEST(SpecLoader, OutOfMemoryFallbackIsOnByDefaultAndBounded) {
-  const RunSpec defaults = Load("");
+  const RunSpec defaults = Load(kAllDefaults);
   EXPECT_TRUE(defaults.train.oom_fallback);
   EXPECT_EQ(defaults.train.oom_max_fallbacks, 4);
   const RunSpec off = Load("train:\n  oom_fallback: false\n  oom_max_fallbacks: 2\n");
@@ -583,8 +582,8 @@ TEST(SpecValidate, DataSourceEnum) {
 
 TEST(SpecValidate, DataTokenizerMustBeNamed) {
   EXPECT_EQ(OnlyIssue("data:\n  tokenizer: \"\"\n"),
-            "t.yaml:2 [data.tokenizer] expected \"byte\", a tokenizer.json file or folder, or a "
-            "SentencePiece .model file, found \"\"");
+            "t.yaml:2 [data.tokenizer] expected \"byte\", a tokenizer.json file or folder, a "
+            "SentencePiece .model file, or \"none\" for pre-tokenized data, found \"\"");
   // A path is checked when the run loads it (the spec loader reads no other file).
   EXPECT_NO_THROW(
       load_spec_from_string("data:\n  source: file\n  path: a.jsonl\n"
@@ -948,7 +947,7 @@ TEST(SpecValidate, TypeErrorIsNotRepeatedAsRangeError) {
 }
 
 TEST(SpecValidate, ValidateOnFilledSpecHasNoLines) {
-  RunSpec s = Load("");
+  RunSpec s = Load(kAllDefaults);
   s.lora.rank = 0;
   s.source_path = "x.yaml";
   const std::vector<SpecIssue> issues = validate(s);
@@ -959,8 +958,8 @@ TEST(SpecValidate, ValidateOnFilledSpecHasNoLines) {
 // ---- --set overrides --------------------------------------------------------------------------
 
 TEST(SpecOverride, SetsScalarsOfEachType) {
-  const RunSpec s = Load("", {"lora.rank=8", "lora.alpha=2.5", "data.shuffle=false",
-                              "output.name=123", "backend.peak_tflops=989"});
+  const RunSpec s = Load(kAllDefaults, {"lora.rank=8", "lora.alpha=2.5", "data.shuffle=false",
+                                        "output.name=123", "backend.peak_tflops=989"});
   EXPECT_EQ(s.lora.rank, 8);
   EXPECT_EQ(s.lora.alpha, 2.5);
   EXPECT_FALSE(s.data.shuffle);
@@ -975,11 +974,11 @@ TEST(SpecOverride, ReplacesFileValueAndKeepsOthers) {
 }
 
 TEST(SpecOverride, AppliedInOrder) {
-  EXPECT_EQ(Load("", {"lora.rank=8", "lora.rank=4"}).lora.rank, 4);
+  EXPECT_EQ(Load(kAllDefaults, {"lora.rank=8", "lora.rank=4"}).lora.rank, 4);
 }
 
 TEST(SpecOverride, SetsList) {
-  EXPECT_EQ(Load("", {"lora.targets=[q,v,gate]"}).lora.targets,
+  EXPECT_EQ(Load(kAllDefaults, {"lora.targets=[q,v,gate]"}).lora.targets,
             (std::vector<std::string>{"q", "v", "gate"}));
 }
 
@@ -1013,46 +1012,47 @@ TEST(SpecOverride, ValueIsValidatedWithSetAsFile) {
 }
 
 TEST(SpecOverride, WrongType) {
-  EXPECT_EQ(OnlyIssue("", {"lora.rank=abc"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.rank=abc"}),
             "--set:0 [lora.rank] expected an integer, found \"abc\"");
-  EXPECT_EQ(OnlyIssue("", {"lora.targets=q"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.targets=q"}),
             "--set:0 [lora.targets] expected a list, found \"q\"");
 }
 
 TEST(SpecOverride, SectionSetIssuesPointAtSet) {
-  EXPECT_EQ(OnlyIssue("", {"lora={rank: 0}"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora={rank: 0}"}),
             "--set:0 [lora.rank] must be an integer >= 1, found 0");
 }
 
 TEST(SpecOverride, UnknownKeySuggestsClosest) {
-  EXPECT_EQ(OnlyIssue("", {"lora.rnak=8"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.rnak=8"}),
             "--set:0 [lora.rnak] unknown key \"rnak\"; did you mean \"rank\"?");
 }
 
 TEST(SpecOverride, UnknownSection) {
-  EXPECT_EQ(OnlyIssue("", {"trian.lr=1"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"trian.lr=1"}),
             "--set:0 [trian.lr] unknown section \"trian\"; did you mean \"train\"?");
 }
 
 TEST(SpecOverride, UnknownRopeScalingKey) {
-  EXPECT_EQ(OnlyIssue("", {"model.rope_scaling.factr=2"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"model.rope_scaling.factr=2"}),
             "--set:0 [model.rope_scaling.factr] unknown key \"factr\"; did you mean \"factor\"?");
 }
 
 TEST(SpecOverride, ScalarKeyHasNoSubKeys) {
-  EXPECT_EQ(OnlyIssue("", {"lora.rank.x=1"}), "--set:0 [lora.rank.x] lora.rank has no sub-keys");
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.rank.x=1"}),
+            "--set:0 [lora.rank.x] lora.rank has no sub-keys");
 }
 
 TEST(SpecOverride, MissingEquals) {
-  EXPECT_EQ(OnlyIssue("", {"lora.rank"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.rank"}),
             "--set:0 [] expected key.path=value, found \"lora.rank\"");
-  EXPECT_EQ(OnlyIssue("", {"=8"}), "--set:0 [] expected key.path=value, found \"=8\"");
-  EXPECT_EQ(OnlyIssue("", {"lora..rank=8"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"=8"}), "--set:0 [] expected key.path=value, found \"=8\"");
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora..rank=8"}),
             "--set:0 [] expected key.path=value, found \"lora..rank=8\"");
 }
 
 TEST(SpecOverride, UnparsableValue) {
-  EXPECT_EQ(OnlyIssue("", {"lora.targets=[q, v"}),
+  EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.targets=[q, v"}),
             "--set:0 [lora.targets] cannot parse value \"[q, v\" as YAML: end of sequence flow "
             "not found");
 }
@@ -1070,10 +1070,10 @@ TEST(SpecOverride, FixesABadFileValue) {
 }
 
 TEST(SpecOverride, CustomPresetKeysGivenBySet) {
-  const RunSpec s =
-      Load("", {"model.preset=custom", "model.dim=128", "model.n_layers=1", "model.n_heads=2",
-                "model.n_kv_heads=1", "model.ffn_dim=256", "model.vocab_size=300",
-                "model.max_seq_len=256", "model.norm_eps=1e-5", "model.rope_theta=10000"});
+  const RunSpec s = Load(
+      kAllDefaults, {"model.preset=custom", "model.dim=128", "model.n_layers=1", "model.n_heads=2",
+                     "model.n_kv_heads=1", "model.ffn_dim=256", "model.vocab_size=300",
+                     "model.max_seq_len=256", "model.norm_eps=1e-5", "model.rope_theta=10000"});
   EXPECT_EQ(s.model.dim, 128);
   EXPECT_EQ(s.model.max_seq_len, 256);
 }

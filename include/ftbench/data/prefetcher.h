@@ -15,12 +15,31 @@
 
 namespace ftbench::data {
 
+// The micro-batches of optimizer steps [first_step, end_step) (0-based) in the order the steps
+// take them: step k uses micro-batches (k mod steps_per_epoch) x grad_accum_steps onwards of
+// epoch k / steps_per_epoch + 1. Computed on demand, so a run of a million steps with a large
+// accumulation holds no list of them.
+struct StepOrder {
+  int64_t first_step = 0;
+  int64_t end_step = 0;
+  int64_t steps_per_epoch = 1;
+  int64_t grad_accum_steps = 1;
+
+  int64_t size() const { return (end_step - first_step) * grad_accum_steps; }
+  // (epoch, index within the epoch) of the i-th micro-batch, 0 <= i < size().
+  std::pair<int64_t, int64_t> at(int64_t i) const {
+    const int64_t step = first_step + i / grad_accum_steps;
+    return {step / steps_per_epoch + 1,
+            (step % steps_per_epoch) * grad_accum_steps + i % grad_accum_steps};
+  }
+};
+
 class Prefetcher {
  public:
   // Produces batcher.get(epoch, index) for each (epoch, index) of `order`, in that order, on
   // one background thread, at most `depth` (>= 1) micro-batches ahead of next(). `batcher` must
   // outlive the prefetcher and must not be used by anyone else meanwhile. Not copyable.
-  Prefetcher(Batcher& batcher, std::vector<std::pair<int64_t, int64_t>> order, std::size_t depth);
+  Prefetcher(Batcher& batcher, StepOrder order, std::size_t depth);
   ~Prefetcher();  // stops the thread and joins it
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -33,9 +52,9 @@ class Prefetcher {
   void produce();
 
   Batcher& batcher_;
-  const std::vector<std::pair<int64_t, int64_t>> order_;
+  const StepOrder order_;
   const std::size_t depth_;
-  std::size_t taken_ = 0;  // micro-batches handed out by next()
+  int64_t taken_ = 0;  // micro-batches handed out by next()
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<MicroBatch> ready_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ftbench/spec/run_spec.h"
@@ -22,6 +23,11 @@ struct ParamCounts {
   int64_t total() const { return base + lora; }
 };
 
+// nullopt when a count does not fit in 64 bits (a shape no validated spec has: spec/limits.h
+// bounds every size).
+std::optional<ParamCounts> try_count_parameters(const spec::ModelSpec& model,
+                                                const spec::LoraSpec& lora);
+// The same for a validated spec; throws std::overflow_error when a count does not fit.
 ParamCounts count_parameters(const spec::ModelSpec& model, const spec::LoraSpec& lora);
 
 enum class FlopFormula {

@@ -1,0 +1,183 @@
+// Counts that do not fit (issue 14, item 1) and specs that are not one spec (item 15): refused by
+// validation with the keys named, never wrapped into a run of 0 steps.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ftbench/spec/derived.h"
+#include "ftbench/spec/limits.h"
+#include "ftbench/spec/spec_loader.h"
+
+namespace ftbench::spec {
+namespace {
+
+std::string Show(const SpecIssue& issue) {
+  return issue.file + ":" + std::to_string(issue.line) + " [" + issue.key_path + "] " +
+         issue.message;
+}
+
+std::vector<std::string> IssuesOf(const std::string& yaml,
+                                  const std::vector<std::string>& overrides = {}) {
+  std::vector<std::string> shown;
+  try {
+    load_spec_from_string(yaml, "t.yaml", overrides);
+  } catch (const SpecError& e) {
+    for (const SpecIssue& issue : e.issues()) shown.push_back(Show(issue));
+  }
+  return shown;
+}
+
+using Issues = std::vector<std::string>;
+
+TEST(SpecLimits, EpochsThatOverflowTheStepCountAreRefused) {
+  // 4 examples, micro-batch 1: 4 steps an epoch; x 2^62 epochs wrapped to 0 steps, "completed".
+  EXPECT_EQ(IssuesOf("data:\n  num_examples: 4\ntrain:\n  epochs: 4611686018427387904\n"
+                     "  micro_batch_size: 1\n"),
+            Issues({"t.yaml:4 [train.epochs] 4 steps per epoch x 4611686018427387904 epochs = "
+                    "more than 2^63 optimizer steps; a run has at most 1,000,000 optimizer steps "
+                    "(the report keeps every step): lower train.epochs or set train.max_steps"}));
+}
+
+TEST(SpecLimits, StepsBeyondTheCeilingAreRefusedAndMaxStepsCapsThem) {
+  const std::string spec = "data:\n  num_examples: 256\ntrain:\n  micro_batch_size: 1\n";
+  EXPECT_EQ(IssuesOf(spec + "  epochs: 3907\n"),
+            Issues({"t.yaml:5 [train.epochs] 256 steps per epoch x 3907 epochs = 1,000,192 "
+                    "optimizer steps; a run has at most 1,000,000 optimizer steps (the report "
+                    "keeps every step): lower train.epochs or set train.max_steps"}));
+  // One step fewer than the ceiling's epoch count fits.
+  EXPECT_EQ(
+      derive_counts(load_spec_from_string(spec + "  epochs: 3906\n", "t.yaml", {})).total_steps,
+      999'936);
+  // A cap makes any epoch count harmless, even one whose product does not fit.
+  const RunSpec capped = load_spec_from_string(
+      spec + "  epochs: 9223372036854775807\n  max_steps: 10\n", "t.yaml", {});
+  EXPECT_EQ(derive_counts(capped).total_steps, 10);
+  EXPECT_EQ(derive_counts(capped).steps_per_epoch, 256);
+  EXPECT_EQ(IssuesOf(spec + "  epochs: 9223372036854775807\n  max_steps: 1000001\n"),
+            Issues({"t.yaml:6 [train.max_steps] 1000001 caps the run at 1,000,001 optimizer "
+                    "steps; a run has at most 1,000,000 optimizer steps (the report keeps every "
+                    "step)"}));
+}
+
+TEST(SpecLimits, HugeExampleAndEpochCountsAreNotOneStep) {
+  // Both at 2^63 - 1 made "total steps 1" and "spec is valid".
+  EXPECT_EQ(IssuesOf("data:\n  num_examples: 9223372036854775807\ntrain:\n"
+                     "  epochs: 9223372036854775807\n"),
+            Issues({"t.yaml:2 [data.num_examples] must be an integer <= 16777216 (synthetic "
+                    "examples are generated before the first step), found 9223372036854775807"}));
+}
+
+TEST(SpecLimits, EffectiveBatchThatOverflowsIsRefused) {
+  // Gave "(need at least 0)".
+  EXPECT_EQ(IssuesOf("train:\n  micro_batch_size: 4611686018427387904\n  grad_accum_steps: 4\n"),
+            Issues({"t.yaml:2 [train.micro_batch_size] train.micro_batch_size x "
+                    "train.grad_accum_steps = 4611686018427387904 x 4 is more than 2^63 examples "
+                    "per optimizer step"}));
+}
+
+TEST(SpecLimits, TokensPerStepThatOverflowAreRefused) {
+  EXPECT_EQ(IssuesOf("train:\n  micro_batch_size: 2147483648\n  grad_accum_steps: 2147483648\n"
+                     "data:\n  seq_len: 128\n  max_tokens: 128\n"),
+            Issues({"t.yaml:5 [data.seq_len] 4611686018427387904 examples per optimizer step x "
+                    "data.seq_len 128 is more than 2^63 tokens per step"}));
+}
+
+TEST(SpecLimits, CustomShapeKeysGetTheBoundsOfConfigJson) {
+  const std::string big = "4611686018427387904";
+  const Issues issues = IssuesOf(
+      "model:\n  preset: custom\n  dim: " + big + "\n  n_layers: " + big + "\n  n_heads: 4\n" +
+      "  n_kv_heads: 4\n  ffn_dim: " + big + "\n  vocab_size: " + big + "\n  max_seq_len: " + big +
+      "\n  norm_eps: 1e-5\n  rope_theta: 10000\n");
+  EXPECT_EQ(
+      issues,
+      Issues({"t.yaml:3 [model.dim] must be an integer <= 16777216 (the largest size ftbench "
+              "builds), found 4611686018427387904",
+              "t.yaml:4 [model.n_layers] must be an integer <= 4096 (the most layers ftbench "
+              "builds), found 4611686018427387904",
+              "t.yaml:7 [model.ffn_dim] must be an integer <= 16777216 (the largest size ftbench "
+              "builds), found 4611686018427387904",
+              "t.yaml:8 [model.vocab_size] must be an integer <= 16777216 (the largest size "
+              "ftbench builds), found 4611686018427387904",
+              "t.yaml:9 [model.max_seq_len] must be an integer <= 16777216 (the largest size "
+              "ftbench builds), found 4611686018427387904"}));
+  // A preset's shape overridden the same way, and the adapters' rank.
+  EXPECT_EQ(IssuesOf("model:\n  n_layers: 4097\nlora:\n  rank: 65537\n"),
+            Issues({"t.yaml:2 [model.n_layers] must be an integer <= 4096 (the most layers "
+                    "ftbench builds), found 4097",
+                    "t.yaml:4 [lora.rank] must be an integer <= 65536 (the largest rank ftbench "
+                    "builds), found 65537"}));
+}
+
+// What derive_counts() is given after validation never wraps; given a spec that skipped it, it
+// throws rather than return a wrapped count.
+TEST(SpecLimits, DeriveCountsThrowsRatherThanWrap) {
+  RunSpec s;
+  s.source_path = "x.yaml";
+  s.data.num_examples = 4;
+  s.train.micro_batch_size = 1;
+  s.train.epochs = int64_t{1} << 62;
+  try {
+    derive_counts(s);
+    FAIL() << "no error";
+  } catch (const SpecError& e) {
+    ASSERT_EQ(e.issues().size(), 1u);
+    EXPECT_EQ(e.issues()[0].file, "x.yaml");
+    EXPECT_EQ(e.issues()[0].key_path, "train.epochs");
+  }
+  // From a data file's micro-batches, as the run derives them.
+  s.train.epochs = 1;
+  EXPECT_THROW(derive_counts_from_batches(s, int64_t{1} << 40), SpecError);
+  EXPECT_EQ(derive_counts_from_batches(s, 1'000'000).total_steps, 1'000'000);
+}
+
+// ---- item 15: one spec per file, and a file that says something ---------------------------------
+
+TEST(SpecLimits, EmptyAndCommentOnlySpecsAreRefused) {
+  EXPECT_EQ(IssuesOf(""), Issues({"t.yaml:0 [] the spec is empty: expected a mapping of sections "
+                                  "(model, lora, data, train, backend, output)"}));
+  EXPECT_EQ(IssuesOf("# nothing here\n\n  # still nothing\n"),
+            Issues({"t.yaml:0 [] the spec is empty (only comments): expected a mapping of "
+                    "sections (model, lora, data, train, backend, output)"}));
+  // --set does not make an empty file a spec: the file is still a mistake.
+  EXPECT_EQ(IssuesOf("", {"lora.rank=8"}),
+            Issues({"t.yaml:0 [] the spec is empty: expected a mapping of sections (model, lora, "
+                    "data, train, backend, output)"}));
+}
+
+TEST(SpecLimits, ASecondYamlDocumentIsRefused) {
+  EXPECT_EQ(IssuesOf("lora:\n  rank: 8\n---\nlora:\n  rank: 4\n"),
+            Issues({"t.yaml:3 [] a second YAML document (after \"---\"): a spec is one "
+                    "document; only the first would be read"}));
+  // A document marker at the start is one document, as is "..." closing it.
+  EXPECT_TRUE(IssuesOf("---\nlora:\n  rank: 8\n...\n").empty());
+  EXPECT_EQ(IssuesOf("lora:\n  rank: 8\n", {"lora.rank=4\n---\n5"}),
+            Issues({"--set:0 [lora.rank] cannot parse value \"4\\x0A---\\x0A5\" as YAML: a second "
+                    "YAML document (after \"---\"): a value is one document"}));
+}
+
+// data.format: tokenized demanded a tokenizer although the ids are given (and checked them
+// against its vocabulary, not the model's). Pre-tokenized data needs none.
+TEST(SpecLimits, PreTokenizedDataNeedsNoTokenizer) {
+  const std::string file = "data:\n  source: file\n  path: ids.jsonl\n  format: tokenized\n";
+  const RunSpec s = load_spec_from_string(file + "model:\n  vocab_size: 128\n", "t.yaml", {});
+  EXPECT_EQ(s.data.tokenizer, "none");
+  // One the spec names is used (and must fit the model when the run loads it).
+  EXPECT_EQ(load_spec_from_string(file + "  tokenizer: byte\n", "t.yaml", {}).data.tokenizer,
+            "byte");
+  EXPECT_EQ(IssuesOf("data:\n  source: file\n  path: a.jsonl\n  tokenizer: none\n"),
+            Issues({"t.yaml:4 [data.tokenizer] none reads pre-tokenized data only: set "
+                    "data.format: tokenized, or give a tokenizer for data.format \"auto\""}));
+}
+
+TEST(SpecLimits, ALongBadValueIsQuotedCutShortAndGetsNoSuggestion) {
+  const std::string preset(8 << 20, 'x');
+  const Issues issues = IssuesOf("model:\n  preset: " + preset + "\n");
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].rfind("t.yaml:2 [model.preset] expected one of ", 0), 0u) << issues[0];
+  EXPECT_NE(issues[0].find("(cut; 8388608 bytes in all)"), std::string::npos);
+  EXPECT_EQ(issues[0].find("did you mean"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ftbench::spec
