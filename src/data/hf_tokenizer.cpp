@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/io/whole_file.h"
 #include "ftbench/text/json_errors.h"
 
 namespace ftbench::data {
@@ -288,11 +289,11 @@ uint64_t pair_key(int32_t a, int32_t b) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TokenizerError(fmt::format("{}: cannot be read", path.string()));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  try {
+    return io::read_whole_file(path.string(), io::kTokenizerFile);
+  } catch (const io::FileReadError& e) {
+    throw TokenizerError(fmt::format("{}: cannot be read: {}", path.string(), e.reason()));
+  }
 }
 
 json parse_json(const std::string& text, const std::string& source) {
@@ -611,9 +612,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_file(const std::string& path) {
   fs::path file = path;
   std::error_code ec;
   if (fs::is_directory(file, ec)) file /= "tokenizer.json";
-  if (!fs::is_regular_file(file, ec)) {
-    throw TokenizerError(fmt::format("{}: no such file", file.string()));
-  }
+  if (!fs::exists(file, ec)) throw TokenizerError(fmt::format("{}: no such file", file.string()));
   const fs::path config = file.parent_path() / "tokenizer_config.json";
   std::string config_text;
   if (fs::is_regular_file(config, ec)) config_text = read_file(config);
@@ -659,6 +658,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
     fail("model.vocab: missing or not an object of token -> id");
   }
   int64_t max_id = -1;
+  std::string max_id_where;  // the entry with the largest id, for the gap check below
   impl->vocab.reserve(model["vocab"].size());
   impl->vocab_by_bytes.reserve(model["vocab"].size());
   for (const auto& [token, id] : model["vocab"].items()) {
@@ -667,7 +667,10 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
                        id.dump()));
     }
     impl->vocab[token] = id.get<int32_t>();
-    max_id = std::max<int64_t>(max_id, id.get<int64_t>());
+    if (id.get<int64_t>() > max_id) {
+      max_id = id.get<int64_t>();
+      max_id_where = fmt::format("model.vocab[{}]", json(token).dump());
+    }
   }
 
   // Byte-level symbols: every byte must have its token, so encode never meets an unknown symbol.
@@ -830,9 +833,27 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       if (bool_or(a, "single_word", false, source, where)) {
         fail(where + ".single_word: true is not supported");
       }
-      max_id = std::max<int64_t>(max_id, t.id);
+      if (t.id > max_id) {
+        max_id = t.id;
+        max_id_where = fmt::format("{} {}", where, json(t.content).dump());
+      }
       impl->added.push_back(std::move(t));
     }
+  }
+  // The id table below has max_id + 1 entries: an id far beyond the number of tokens (one entry
+  // "x": 2147483647 asks for 2^31 strings, 64 GiB) is a broken file, not a vocabulary. Real
+  // vocabularies leave small gaps (reserved ids: cl100k-style tokenizers number their special
+  // tokens from 100,257 to 100,276 over 100,256 regular ones), so ids up to twice the number of
+  // tokens plus 1,024 are accepted: the table stays within a small multiple of the file.
+  const auto token_count = static_cast<int64_t>(model["vocab"].size() + impl->added.size());
+  const int64_t max_accepted_id = 2 * token_count + 1023;
+  if (max_id > max_accepted_id) {
+    fail(
+        fmt::format("{}: id {} is far beyond the tokenizer's {} tokens ({} in model.vocab, {} in "
+                    "added_tokens): ids up to {} (twice the tokens, plus 1,024 for gaps) are "
+                    "accepted; a gap that large is a broken file",
+                    max_id_where, max_id, token_count, model["vocab"].size(), impl->added.size(),
+                    max_accepted_id));
   }
   for (size_t i = 0; i < impl->added.size(); ++i) {
     const AddedToken& t = impl->added[i];

@@ -431,6 +431,36 @@ TEST(HfTokenizer, RejectsBrokenVocabAndMerges) {
             std::string::npos);
 }
 
+// A 3.8 kB file with one id of 2^31 - 1 sized the id table to 2^31 strings (64 GiB): ids are
+// bounded by the number of tokens, vocabulary plus added tokens, with room for the small gaps
+// real vocabularies have (issue 14, item 6).
+TEST(HfTokenizer, AnIdFarBeyondTheTokenCountIsRefused) {
+  json j = tokenizer_json({});
+  j["model"]["vocab"]["zz"] = 2147483647;
+  EXPECT_EQ(error_of([&] { HfTokenizer::from_json(j.dump(), "", "t.json"); }),
+            "t.json: model.vocab[\"zz\"]: id 2147483647 is far beyond the tokenizer's 257 tokens "
+            "(257 in model.vocab, 0 in added_tokens): ids up to 1537 (twice the tokens, plus 1,024 "
+            "for gaps) are accepted; a gap that large is a broken file");
+
+  j = tokenizer_json({});
+  j["added_tokens"] = json::array({added("<|x|>", 50'000'000)});
+  EXPECT_EQ(error_of([&] { HfTokenizer::from_json(j.dump(), "", "t.json"); }),
+            "t.json: added_tokens[0] \"<|x|>\": id 50000000 is far beyond the tokenizer's 257 "
+            "tokens (256 in model.vocab, 1 in added_tokens): ids up to 1537 (twice the tokens, "
+            "plus 1,024 for gaps) are accepted; a gap that large is a broken file");
+
+  // Gaps up to the bound are real vocabularies' reserved ids: 256 byte tokens and two added
+  // ones may use ids up to 2 x 258 + 1023 = 1539.
+  j = tokenizer_json({});
+  j["added_tokens"] = json::array({added("<|a|>", 1539), added("<|b|>", 256)});
+  EXPECT_EQ(HfTokenizer::from_json(j.dump(), "", "t.json")->vocab_size(), 1540);
+  j["added_tokens"] = json::array({added("<|a|>", 1540), added("<|b|>", 256)});
+  EXPECT_NE(error_of([&] { HfTokenizer::from_json(j.dump(), "", "t.json"); })
+                .find("added_tokens[0] \"<|a|>\": id 1540 is far beyond the tokenizer's 258 "
+                      "tokens"),
+            std::string::npos);
+}
+
 TEST(HfTokenizer, BadJsonNamesThePosition) {
   const std::string message =
       error_of([] { HfTokenizer::from_json(R"({"model": {"type": "BPE",})", "", "t.json"); });
