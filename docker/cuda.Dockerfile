@@ -14,7 +14,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config git ca-certificates \
       libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev \
-      libgtest-dev libgmock-dev libssl-dev libpcre2-dev libsentencepiece-dev \
+      libgtest-dev libgmock-dev libssl-dev libpcre2-dev libsentencepiece-dev tini \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /ftbench
@@ -25,5 +25,8 @@ RUN TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST} FTBENCH_DEPS=/nonexistent \
       scripts/device-build.sh -DFTBENCH_BUILD_TESTS=OFF \
     && ln -s /ftbench/build-gpu/src/ftbench /usr/local/bin/ftbench
 
-ENTRYPOINT ["ftbench"]
+# tini as PID 1: it passes SIGTERM (docker stop, a spot notice) and SIGINT on to ftbench and
+# reaps what ftbench starts. ftbench also stops cleanly as PID 1 itself (docker run --init, or
+# an entry point of your own).
+ENTRYPOINT ["/usr/bin/tini", "--", "ftbench"]
 CMD ["--help"]

@@ -18,6 +18,19 @@
 
 namespace ftbench::cli {
 
+std::string subcommand_of(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    return arg;
+  }
+  return "";
+}
+
 int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};
   app.set_version_flag("--version",

@@ -48,6 +48,10 @@ Action add_devices_command(CLI::App& app);
 // ftbench-bin registers the real ones, the launcher placeholders that only show in the help.
 using TorchCommands = std::function<std::map<std::string, Action>(CLI::App&)>;
 
+// The subcommand named on the command line: the first argument that is not an option (or the
+// value of --log-level). "" when there is none.
+std::string subcommand_of(int argc, char** argv);
+
 // Parses the command line with every torch-free command plus those `add_torch_commands`
 // registers, runs the chosen one, and maps every error to its exit code (one catch, here).
 int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands);

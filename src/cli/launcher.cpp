@@ -20,23 +20,9 @@
 #include <utility>
 
 #include "commands.h"
+#include "ftbench/train/stop_signals.h"
 
 namespace {
-
-// The subcommand named on the command line: the first argument that is not an option (or the
-// value of --log-level). "" when there is none.
-std::string subcommand_of(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--log-level") {
-      ++i;
-      continue;
-    }
-    if (!arg.empty() && arg[0] == '-') continue;
-    return arg;
-  }
-  return "";
-}
 
 std::string sibling(const std::string& name) {
   char self[4096];
@@ -78,8 +64,16 @@ std::map<std::string, ftbench::cli::Action> add_torch_placeholders(CLI::App& app
 
 }  // namespace
 
+// Before anything else of this program runs (the earliest constructor priority, ahead of every
+// static initialiser linked in): SIGTERM and SIGINT wait, blocked, until ftbench-bin has its
+// handler (train/stop_signals.h); the mask survives exec. main() gives them back to the other
+// commands at once.
+__attribute__((constructor(101))) static void block_stop_signals_first() {
+  ftbench::train::StopSignals::block_before_exec();
+}
+
 int main(int argc, char** argv) {
-  const std::string subcommand = subcommand_of(argc, argv);
+  const std::string subcommand = ftbench::cli::subcommand_of(argc, argv);
   if (needs_torch(subcommand)) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
     const std::string target = sibling("ftbench-bin");
@@ -95,5 +89,6 @@ int main(int argc, char** argv) {
     }
     return ftbench::cli::kExitFailure;
   }
+  ftbench::train::StopSignals::unblock();
   return ftbench::cli::run_cli(argc, argv, add_torch_placeholders);
 }

@@ -1,9 +1,11 @@
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 
 #include <c10/util/Exception.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "ftbench/bench/gemm_result.h"
@@ -11,6 +13,7 @@
 #include "ftbench/run/runner.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/train/oom_fallback.h"
 #include "run_command.h"
 
@@ -29,17 +32,31 @@ struct RunFlags {
   int64_t stop_after_steps = 0;
 };
 
+// The external start from --t0 or FTBENCH_T0 (`source` names which), checked: Unix epoch
+// seconds within kMaxExternalStartSeconds before the process start. InputError otherwise.
+double checked_t0(double t0, const std::string& source, const metrics::ProcessClock& clock) {
+  const std::string problem = metrics::external_start_problem(t0, clock.start_epoch_seconds());
+  if (problem.empty()) return t0;
+  const double start = clock.start_epoch_seconds();
+  const double earliest = start - metrics::kMaxExternalStartSeconds;
+  throw InputError(
+      fmt::format("{}: expected the external start as Unix epoch seconds from {:.0f} ({}, 30 days "
+                  "before the process started) to {:.3f} ({}, the process start), found {} ({})",
+                  source, std::ceil(earliest), metrics::iso8601_utc(std::ceil(earliest)), start,
+                  metrics::iso8601_utc(start), t0, problem));
+}
+
 // FTBENCH_T0 must be a plain number of Unix epoch seconds.
-std::optional<double> t0_from_environment() {
+std::optional<double> t0_from_environment(const metrics::ProcessClock& clock) {
   const char* value = std::getenv("FTBENCH_T0");
   if (value == nullptr || *value == '\0') return std::nullopt;
   char* end = nullptr;
   const double t0 = std::strtod(value, &end);
-  if (*end != '\0' || !(t0 > 0.0)) {
-    throw spec::SpecError({{"FTBENCH_T0", "", 0,
-                            std::string("expected Unix epoch seconds, found \"") + value + "\""}});
+  if (*end != '\0' || end == value) {
+    throw InputError(
+        fmt::format("FTBENCH_T0: expected Unix epoch seconds, found {}", text::quoted(value)));
   }
-  return t0;
+  return checked_t0(t0, "FTBENCH_T0", clock);
 }
 
 // FTBENCH_INJECT_OOM: a simulated memory limit for tests of the out-of-memory fallback
@@ -50,13 +67,14 @@ std::optional<train::OomInjection> oom_injection_from_environment() {
   try {
     return train::OomInjection::parse(value);
   } catch (const std::invalid_argument& e) {
-    throw spec::SpecError({{"FTBENCH_INJECT_OOM", "", 0, e.what()}});
+    throw InputError(std::string("FTBENCH_INJECT_OOM: ") + e.what());
   }
 }
 
 }  // namespace
 
-Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
+Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
+                       const train::StopSignals& signals) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand("run",
                                      "Run a spec: train, time every phase and step, "
@@ -81,7 +99,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
                   "Stop after this optimizer step as if interrupted: checkpoint, partial report "
                   "(status interrupted), exit code 4")
       ->check(CLI::PositiveNumber);
-  return [flags, &clock]() {
+  return [flags, &clock, &signals]() {
     run::RunOptions o;
     o.spec = spec::load_spec(flags->spec_path, flags->overrides);
     o.spec_loaded_seconds = clock.now();
@@ -103,19 +121,15 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock) {
       }
     }
     if (flags->t0) {
-      o.t0_epoch_seconds = flags->t0;
+      o.t0_epoch_seconds = checked_t0(*flags->t0, "--t0", clock);
       o.t0_source = "--t0";
-    } else if (auto env_t0 = t0_from_environment()) {
+    } else if (auto env_t0 = t0_from_environment(clock)) {
       o.t0_epoch_seconds = env_t0;
       o.t0_source = "FTBENCH_T0";
     }
-    if (o.t0_epoch_seconds && *o.t0_epoch_seconds > clock.start_epoch_seconds()) {
-      throw spec::SpecError(
-          {{o.t0_source, "", 0, "the external start lies after the process start"}});
-    }
     report::Report rep;
     try {
-      rep = run::run_benchmark(o, clock);
+      rep = run::run_benchmark(o, clock, signals);
     } catch (const c10::Error& e) {
       // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
       throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());

@@ -2,15 +2,21 @@
 // launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
 // command works here too.
 #include "ftbench/run/host_allocator.h"
+#include "ftbench/train/stop_signals.h"
 #include "run_command.h"
 
 int main(int argc, char** argv) {
-  // First thing: the clock that measures launch and time to first step.
+  // First thing: the clock that measures launch and time to first step, then the handler of
+  // SIGTERM and SIGINT, which the launcher kept blocked until now (train/stop_signals.h).
   const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
+  ftbench::train::StopSignals signals;
+  ftbench::train::ignore_signals_that_would_kill_a_run();
+  // Only a run has something to save: every other command ends at once on a stop signal.
+  if (ftbench::cli::subcommand_of(argc, argv) != "run") signals.stop_immediately_from_now();
   ftbench::run::tune_host_allocator();
-  return ftbench::cli::run_cli(argc, argv, [&clock](CLI::App& app) {
+  return ftbench::cli::run_cli(argc, argv, [&clock, &signals](CLI::App& app) {
     std::map<std::string, ftbench::cli::Action> actions;
-    actions["run"] = ftbench::cli::add_run_command(app, clock);
+    actions["run"] = ftbench::cli::add_run_command(app, clock, signals);
     actions["gemm"] = ftbench::cli::add_gemm_command(app);
     actions["logits"] = ftbench::cli::add_logits_command(app);
     return actions;

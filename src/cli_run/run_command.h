@@ -3,10 +3,13 @@
 
 #include "../cli/commands.h"
 #include "ftbench/metrics/process_clock.h"
+#include "ftbench/train/stop_signals.h"
 
 namespace ftbench::cli {
 
-Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock);
+// `signals` (created first thing in main) tells the run of a stop request.
+Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
+                       const train::StopSignals& signals);
 Action add_gemm_command(CLI::App& app);
 Action add_logits_command(CLI::App& app);
 

@@ -52,6 +52,15 @@ double ProcessClock::since_start(std::chrono::steady_clock::time_point t) const 
   return std::chrono::duration<double>(t - start_).count();
 }
 
+std::string external_start_problem(double t0, double process_start) {
+  if (!std::isfinite(t0)) return "not a finite number";
+  if (t0 > process_start) return "after the process start";
+  if (process_start - t0 > kMaxExternalStartSeconds) {
+    return "more than 30 days before the process start";
+  }
+  return "";
+}
+
 double epoch_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }

@@ -1,36 +1,83 @@
 #include "ftbench/train/stop_signals.h"
 
+#include <unistd.h>
+
 #include <atomic>
 
 namespace ftbench::train {
 namespace {
 
 volatile std::sig_atomic_t g_received = 0;
+volatile std::sig_atomic_t g_immediate = 0;
 std::atomic<bool> g_installed{false};
 
-extern "C" void record_stop_signal(int signal) {
-  if (g_received == 0) g_received = signal;
+// Async-signal-safe: write(2) of fixed text, _exit(2).
+void say(const char* text) {
+  std::size_t n = 0;
+  while (text[n] != '\0') ++n;
+  const ssize_t ignored = ::write(STDERR_FILENO, text, n);
+  (void)ignored;
+}
+
+const char* signal_word(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+[[noreturn]] void end_now(int signal) {
+  say("\nftbench: ");
+  say(signal_word(signal));
+  say(g_received != 0 && g_immediate == 0
+          ? ": a second stop signal: ending at once, without a checkpoint\n"
+          : ": stopped\n");
+  ::_exit(128 + signal);
+}
+
+extern "C" void on_stop_signal(int signal) {
+  if (g_immediate != 0 || g_received != 0) end_now(signal);
+  g_received = signal;
+  say("\nftbench: ");
+  say(signal_word(signal));
+  say(" received: stopping after the step (or set-up phase) in flight, with a checkpoint; send "
+      "it again to stop at once\n");
+}
+
+void set_blocked(int how, sigset_t* previous) {
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGTERM);
+  sigaddset(&both, SIGINT);
+  sigprocmask(how, &both, previous);
 }
 
 }  // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(Mode mode) {
   if (g_installed.exchange(true)) throw std::logic_error("StopSignals: one already exists");
   g_received = 0;
+  g_immediate = mode == Mode::kImmediate ? 1 : 0;
   struct sigaction action {};
-  action.sa_handler = record_stop_signal;
+  action.sa_handler = on_stop_signal;
+  // Both signals blocked while the handler runs: a second one waits for the first to be
+  // recorded. SA_RESTART: a system call it interrupts (a read of the data file, a write)
+  // resumes rather than failing.
   sigemptyset(&action.sa_mask);
-  // SA_RESETHAND: the handler runs once; the next signal gets the default action. SA_RESTART:
-  // a system call it interrupts (a read of the data file, a write) resumes rather than failing.
-  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGINT);
+  action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, &previous_term_);
   sigaction(SIGINT, &action, &previous_int_);
+  // Last: what arrived while they were blocked (by the launcher, across exec) is delivered now.
+  set_blocked(SIG_UNBLOCK, &previous_mask_);
 }
 
 StopSignals::~StopSignals() {
   sigaction(SIGTERM, &previous_term_, nullptr);
   sigaction(SIGINT, &previous_int_, nullptr);
+  sigprocmask(SIG_SETMASK, &previous_mask_, nullptr);
   g_installed = false;
+}
+
+void StopSignals::stop_immediately_from_now() {
+  g_immediate = 1;
+  if (const int signal = g_received; signal != 0) end_now(signal);
 }
 
 int StopSignals::received() const { return g_received; }
@@ -39,6 +86,21 @@ std::string StopSignals::name(int signal) {
   if (signal == SIGTERM) return "SIGTERM";
   if (signal == SIGINT) return "SIGINT";
   return "signal " + std::to_string(signal);
+}
+
+bool StopSignals::block_before_exec() {
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGTERM);
+  sigaddset(&both, SIGINT);
+  return sigprocmask(SIG_BLOCK, &both, nullptr) == 0;
+}
+
+void StopSignals::unblock() { set_blocked(SIG_UNBLOCK, nullptr); }
+
+void ignore_signals_that_would_kill_a_run() {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace ftbench::train

@@ -28,6 +28,16 @@ class ProcessClock {
   double start_epoch_seconds_ = 0.0;
 };
 
+// The most an external start (`run --t0`, FTBENCH_T0: instance boot, image pull, queueing) may lie
+// before the process start. Set-up takes minutes to days; a start weeks before, or before 2000,
+// or after the process start, is a wrong clock or a wrong number, and would be billed.
+inline constexpr double kMaxExternalStartSeconds = 30.0 * 24.0 * 3600.0;
+
+// Why `t0_epoch_seconds` cannot be the external start of a process that started at
+// `process_start_epoch_seconds` (Unix epoch seconds): "not a number", "after the process start",
+// "more than 30 days before the process start"; "" when it can.
+std::string external_start_problem(double t0_epoch_seconds, double process_start_epoch_seconds);
+
 // ISO 8601 UTC with milliseconds, e.g. "2026-11-29T22:34:05.123Z".
 std::string iso8601_utc(double epoch_seconds);
 double epoch_seconds_now();

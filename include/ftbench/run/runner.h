@@ -9,6 +9,7 @@
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
 #include "ftbench/train/oom_fallback.h"
+#include "ftbench/train/stop_signals.h"
 
 namespace ftbench::run {
 
@@ -51,6 +52,8 @@ std::string merged_export_dir(const spec::RunSpec& spec);
 // SIGTERM/SIGINT or at stop_after_steps it saves one after the step in flight, writes the
 // report with status "interrupted" and throws train::Interrupted. A checkpoint that cannot be
 // used throws train::CheckpointError before training. Returns the report as written.
-report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock);
+// `signals` says whether a stop was asked for (since the process started).
+report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock,
+                             const train::StopSignals& signals);
 
 }  // namespace ftbench::run
