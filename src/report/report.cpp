@@ -444,21 +444,7 @@ class Reader : public JsonFields<Json, ReportError> {
     if (const auto it = j.find("segments"); it != j.end()) {
       const Json& segments = array(j, "", "segments");
       for (std::size_t i = 0; i < segments.size(); ++i) {
-        const std::string path = index("segments", i);
-        const Json& e = segments[i];
-        if (!e.is_object()) wrong_type(path, "an object", e);
-        Segment g;
-        g.index = count(e, path, "index");
-        g.status = string(e, path, "status");
-        g.started_at_utc = string(e, path, "started_at_utc");
-        g.finished_at_utc = string(e, path, "finished_at_utc");
-        g.first_step = count(e, path, "first_step");
-        g.last_step = count(e, path, "last_step");
-        g.run_seconds = non_negative_number(e, path, "run_seconds");
-        g.time_to_first_step_seconds = non_negative_number(e, path, "time_to_first_step_seconds");
-        const Json& from = field(e, path, "resumed_from");
-        if (!from.is_null()) g.resumed_from = string(e, path, "resumed_from");
-        r.segments.push_back(std::move(g));
+        r.segments.push_back(read_segment(segments[i], index("segments", i)));
       }
     }
     if (const auto it = j.find("checkpoints"); it != j.end()) {
@@ -653,6 +639,26 @@ class Reader : public JsonFields<Json, ReportError> {
     return out;
   }
 
+ public:
+  Segment read_segment(const Json& e, const std::string& path) const {
+    if (!e.is_object()) wrong_type(path, "an object", e);
+    Segment g;
+    g.index = count(e, path, "index");
+    g.status = string(e, path, "status");
+    g.started_at_utc = string(e, path, "started_at_utc");
+    g.finished_at_utc = string(e, path, "finished_at_utc");
+    g.first_step = count(e, path, "first_step");
+    g.last_step = count(e, path, "last_step");
+    g.run_seconds = non_negative_number(e, path, "run_seconds");
+    g.time_to_first_step_seconds = non_negative_number(e, path, "time_to_first_step_seconds");
+    const Json& from = field(e, path, "resumed_from");
+    if (!from.is_null()) g.resumed_from = string(e, path, "resumed_from");
+    if (e.find("discarded_steps") != e.end()) g.discarded_steps = count(e, path, "discarded_steps");
+    g.intra_op_threads = optional_integer_since(e, path, "intra_op_threads");
+    return g;
+  }
+
+ private:
   StepRecord read_step(const Json& s, const std::string& path) const {
     if (!s.is_object()) wrong_type(path, "an object", s);
     StepRecord step;
@@ -732,6 +738,25 @@ class Reader : public JsonFields<Json, ReportError> {
 };
 
 }  // namespace
+
+nlohmann::ordered_json to_json(const Segment& g) {
+  return {{"index", g.index},
+          {"status", g.status},
+          {"started_at_utc", g.started_at_utc},
+          {"finished_at_utc", g.finished_at_utc},
+          {"first_step", g.first_step},
+          {"last_step", g.last_step},
+          {"run_seconds", number_or_null(g.run_seconds)},
+          {"time_to_first_step_seconds", number_or_null(g.time_to_first_step_seconds)},
+          {"resumed_from", g.resumed_from.empty() ? OJson(nullptr) : OJson(g.resumed_from)},
+          {"discarded_steps", g.discarded_steps},
+          {"intra_op_threads", optional_integer(g.intra_op_threads)}};
+}
+
+Segment segment_from_json(const nlohmann::json& json, const std::string& source,
+                          const std::string& path) {
+  return Reader<nlohmann::json>(source).read_segment(json, path);
+}
 
 nlohmann::ordered_json to_json(const Report& report) {
   OJson j;
@@ -829,18 +854,7 @@ nlohmann::ordered_json to_json(const Report& report) {
   j["evaluations"] = std::move(evaluations);
   j["gemm"] = report.gemm ? to_json(*report.gemm) : OJson(nullptr);
   OJson segments = OJson::array();
-  for (const Segment& g : report.segments) {
-    segments.push_back(
-        {{"index", g.index},
-         {"status", g.status},
-         {"started_at_utc", g.started_at_utc},
-         {"finished_at_utc", g.finished_at_utc},
-         {"first_step", g.first_step},
-         {"last_step", g.last_step},
-         {"run_seconds", number_or_null(g.run_seconds)},
-         {"time_to_first_step_seconds", number_or_null(g.time_to_first_step_seconds)},
-         {"resumed_from", g.resumed_from.empty() ? OJson(nullptr) : OJson(g.resumed_from)}});
-  }
+  for (const Segment& g : report.segments) segments.push_back(to_json(g));
   j["segments"] = std::move(segments);
   OJson checkpoints = OJson::array();
   for (const CheckpointSave& c : report.checkpoints) {

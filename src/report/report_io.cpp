@@ -1,6 +1,7 @@
 #include "ftbench/report/report_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/io/whole_file.h"
 #include "ftbench/text/json_errors.h"
 
 namespace ftbench::report {
@@ -202,6 +204,14 @@ void check_report_writable(const std::string& path, bool force) {
                       " fit");
   }
   std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  // A link whose target is gone: the rename at the end would replace the link itself, so it is
+  // "there" as far as --force is concerned (and it is said now, not after the run).
+  if (fs::is_symlink(link) && !fs::exists(fs::status(path, ec)) && !force) {
+    throw ReportExistsError(path + " exists (a symbolic link to " +
+                            fs::read_symlink(path, ec).string() +
+                            ", which does not exist); pass --force to replace the link");
+  }
   const fs::file_status status = fs::status(path, ec);
   if (fs::exists(status)) {
     // A folder cannot be replaced by a file even with --force; say so before a long run, not
@@ -222,6 +232,29 @@ void check_report_writable(const std::string& path, bool force) {
     throw ReportError("cannot write " + path + ": folder " + folder.string() +
                       " is not writable: " + std::strerror(errno));
   }
+}
+
+std::vector<std::string> remove_stale_temporary_files(const std::string& path) {
+  std::vector<std::string> removed;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    const bool dead = ::kill(pid, 0) != 0 && errno == ESRCH;
+    if ((dead || pid == ::getpid()) && entry.is_regular_file(ec) && fs::remove(entry.path(), ec)) {
+      removed.push_back(entry.path().string());
+    }
+  }
+  return removed;
 }
 
 void write_file_atomically(const std::string& text, const std::string& path, bool force) {
@@ -261,26 +294,11 @@ void write_report(const Report& report, const std::string& path, bool force) {
 }
 
 std::string read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    throw ReportError(path + ": cannot read: " + errno_text(error));
+  try {
+    return io::read_whole_file(path, io::kReportFile);
+  } catch (const io::FileReadError& e) {
+    throw ReportError(path + ": cannot read: " + e.reason());
   }
-  std::string text;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      ::close(fd);
-      throw ReportError(path + ": cannot read: " + errno_text(error));
-    }
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
 }
 
 Report read_report(const std::string& path) { return parse_report(read_whole_file(path), path); }

@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -105,11 +107,14 @@ class PhaseTimer {
              double start_seconds)
       : clock_(clock), phases_(phases), last_(start_seconds) {}
   void measure_memory(MemoryMeter* meter) { meter_ = meter; }
+  // Called after each phase is recorded (the segment journal's heartbeat).
+  void after_each_phase(std::function<void()> f) { after_ = std::move(f); }
   void end(const std::string& name) { end_at(name, clock_.now()); }
   void end_at(const std::string& name, double at_seconds) {
     phases_.push_back({name, last_, at_seconds - last_});
     if (meter_ != nullptr) phases_.back().memory = meter_->end_phase();
     last_ = at_seconds;
+    if (after_) after_();
   }
 
  private:
@@ -117,6 +122,7 @@ class PhaseTimer {
   std::vector<report::Phase>& phases_;
   double last_;
   MemoryMeter* meter_ = nullptr;
+  std::function<void()> after_;
 };
 
 // The run's memory: peaks over the phases, the host's whole-run peak, the device's totals.
@@ -265,19 +271,32 @@ ResumePoint find_resume_point(const RunOptions& o) {
     throw train::CheckpointError(fmt::format("{}: {} steps recorded for step {}", r.folder,
                                              r.previous.steps.size(), r.manifest.step));
   }
+  if (r.previous.segments.empty()) {
+    throw train::CheckpointError(r.folder + ": its report records no segment");
+  }
+  // Everything else the resume needs, before any machine time: the batch split it continues
+  // in, the tensors (checksum, names, dtypes, shapes, random-number state).
+  train::check_resume_split(r.folder, r.manifest, spec.train.micro_batch_size,
+                            spec.train.grad_accum_steps, spec.train.oom_fallback,
+                            spec.train.oom_max_fallbacks);
+  train::check_checkpoint_for_resume(r.folder, r.manifest, spec);
   return r;
 }
 
-// With --resume, the report of the run being resumed may be replaced: same job, not finished.
-bool may_replace_report(const std::string& path, const std::string& fingerprint) {
+// The report now at `path`, when there is one ftbench can read; nullopt otherwise.
+std::optional<report::Report> existing_report(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return false;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
   try {
-    const report::Report old = report::read_report(path);
-    return old.spec_fingerprint == fingerprint && old.status != "completed";
+    return report::read_report(path);
   } catch (const std::exception&) {
-    return false;
+    return std::nullopt;
   }
+}
+
+// With --resume, the report of the run being resumed may be replaced: same job, not finished.
+bool may_replace_report(const std::optional<report::Report>& old, const std::string& fingerprint) {
+  return old && old->spec_fingerprint == fingerprint && old->status != "completed";
 }
 
 }  // namespace
@@ -327,6 +346,56 @@ void check_export_writable(const std::string& dir, const char* key, bool force) 
   ::rmdir(probe.c_str());
 }
 
+// Why this process cannot create entries in `dir` or, when it does not exist yet, in the
+// nearest folder above it that does: "" when it can.
+std::string folder_not_writable(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path folder = fs::absolute(dir, ec).lexically_normal();
+  while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.root_path()) {
+    folder = folder.parent_path();
+  }
+  if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    return fmt::format("{}: {}", folder.string(), std::strerror(errno));
+  }
+  return "";
+}
+
+// A folder the run will write into (it exists) must take new entries: checked by creating and
+// removing one, so that a read-only folder is found before the model is built, not at the first
+// checkpoint. report::ReportError (exit code 3) otherwise.
+void check_folder_writable(const std::string& dir, const char* key) {
+  const std::string probe = (std::filesystem::path(dir) / fmt::format(".probe-{}", ::getpid()));
+  if (::mkdir(probe.c_str(), 0700) != 0) {
+    throw report::ReportError(
+        fmt::format("cannot write {} ({}): {}", dir, key, std::strerror(errno)));
+  }
+  ::rmdir(probe.c_str());
+}
+
+// A resume with another CPU thread count or on another device continues the same job, but not
+// bit for bit (CPU reductions split differently; another GPU rounds differently): said when it
+// starts, so that nobody takes the difference in the losses for a bug. Each segment records its
+// thread count (report::Segment::intra_op_threads).
+void warn_if_not_bit_exact(const report::Environment& saved, const report::DeviceInfo& device,
+                           const at::Device& where) {
+  const int64_t threads = at::get_num_threads();
+  if (where.is_cpu() && saved.software.intra_op_threads != threads) {
+    spdlog::warn(
+        "resuming with {} CPU threads (backend.threads), where the checkpoint was saved with {}: "
+        "the continuation is the same job, but its losses will not be bit-exact with an "
+        "unbroken run's (reductions split differently)",
+        threads, saved.software.intra_op_threads);
+  }
+  if (saved.device.name != device.name || saved.device.backend != device.backend) {
+    spdlog::warn(
+        "resuming on {} ({}), where the checkpoint was saved on {} ({}): the continuation is "
+        "the same job, but not bit-exact, and its step times are another device's",
+        device.name, device.backend, saved.device.name, saved.device.backend);
+  }
+}
+
 // What the exported adapter names as its base: the checkpoint folder as the spec gives it; ""
 // (null in adapter_config.json) for random weights, which no loader could fetch.
 std::string base_model_name(const spec::RunSpec& spec) { return spec.model.checkpoint; }
@@ -336,14 +405,49 @@ std::string first_line(const std::string& message) { return message.substr(0, me
 
 }  // namespace
 
-report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock) {
+report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock,
+                             const train::StopSignals& signals) {
   const spec::RunSpec& spec = o.spec;
   const std::string spec_fingerprint = spec::fingerprint(spec);
+  const spec::CheckpointSpec& cp = spec.train.checkpoint;
+  const std::string cp_dir = checkpoint_dir(spec);
+  // The checkpoint folder is this run's alone while it runs (a second run writing into it is
+  // refused now, not at a save), and whatever a killed process left in it is cleaned first.
+  // A run that saves only on a stop signal takes the lock when it saves.
+  std::optional<train::CheckpointDirLock> cp_lock;
+  const bool checkpointing = !o.resume.empty() || cp.every_steps > 0 || cp.every_minutes > 0.0;
+  if (checkpointing) {
+    cp_lock.emplace(cp_dir);
+    for (const std::string& cleaned : train::clean_checkpoint_leftovers(cp_dir)) {
+      spdlog::warn("{}: {}", cp_dir, cleaned);
+    }
+    check_folder_writable(cp_dir, "train.checkpoint.dir");
+  } else if (const std::string why = folder_not_writable(cp_dir); !why.empty()) {
+    spdlog::warn("train.checkpoint.dir {}: {}: a stop signal could not save a checkpoint", cp_dir,
+                 why);
+  }
   // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
   std::optional<ResumePoint> resume;
-  if (!o.resume.empty()) resume = find_resume_point(o);
+  std::vector<report::Segment> previous_segments;
+  if (!o.resume.empty()) {
+    resume = find_resume_point(o);
+    previous_segments = train::segments_to_resume(
+        resume->previous.segments,
+        train::read_segment_journal(cp_dir, spec_fingerprint,
+                                    resume->previous.segments.front().started_at_utc),
+        resume->manifest.step);
+  }
+  // The report in the way: the one of the run being resumed may be replaced, and so may one of
+  // a run that failed (a corrected rerun needs no --force); a completed or interrupted run's is
+  // kept unless --force.
+  const std::optional<report::Report> old_report = existing_report(o.output_path);
+  const bool old_report_failed = old_report && old_report->status == "failed";
   const bool replace_report =
-      o.force || (resume && may_replace_report(o.output_path, spec_fingerprint));
+      o.force || old_report_failed || (resume && may_replace_report(old_report, spec_fingerprint));
+  // What a process killed while writing the report left beside it.
+  for (const std::string& removed : report::remove_stale_temporary_files(o.output_path)) {
+    spdlog::warn("removed {}, left by a process that did not finish writing the report", removed);
+  }
   report::check_report_writable(o.output_path, replace_report);
   // The export folders are checked now too: a run must not train for hours and then find it
   // may not write its adapter.
@@ -353,8 +457,6 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                                  {"output.merged", merged_dir}}) {
     if (!dir.empty()) check_export_writable(dir, key, o.force);
   }
-  // From here on the first SIGTERM/SIGINT asks for a stop at the next safe point.
-  const train::StopSignals signals;
 
   report::Report rep;
   rep.run_name = spec.output.name;
@@ -369,7 +471,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   std::vector<metrics::StepFlops> previous_flops;
   if (resume) {
     rep.evaluations = resume->previous.evaluations;
-    rep.segments = resume->previous.segments;
+    rep.segments = previous_segments;
     rep.checkpoints = resume->previous.checkpoints;
     for (const std::vector<double>& f : resume->manifest.step_flops) {
       previous_flops.push_back({f[0], f[1], f[2], f[3]});
@@ -378,7 +480,10 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   const int64_t segment_index = static_cast<int64_t>(rep.segments.size()) + 1;
 
   const model::ParamCounts params = model::count_parameters(spec.model, spec.lora);
-  const spec::DerivedCounts derived = spec::derive_counts(spec);
+  // A data file's counts are known once it is read (data_prepare, below); until then none.
+  const spec::DerivedCounts derived = spec.data.source == "file"
+                                          ? spec::derive_counts_from_batches(spec, 0)
+                                          : spec::derive_counts(spec);
   rep.parameters = {params.base, params.lora, params.total()};
   rep.derived = {derived.effective_batch, derived.micro_batches_per_epoch, derived.steps_per_epoch,
                  derived.total_steps, derived.max_tokens_per_step};
@@ -402,6 +507,26 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   std::unique_ptr<device::Backend> backend;
   double first_step_end = 0.0;
 
+  // This process's record among the run's segments, as of now.
+  auto current_segment = [&](const std::string& status) {
+    const double now = clock.now();
+    report::Segment g;
+    g.index = segment_index;
+    g.status = status;
+    g.started_at_utc = rep.started_at_utc;
+    g.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + now);
+    if (!result.steps.empty()) {
+      g.first_step = result.steps.front().step;
+      g.last_step = result.steps.back().step;
+    }
+    g.run_seconds = rep.t0_before_process_seconds + now;
+    g.time_to_first_step_seconds =
+        first_step_end > 0.0 ? first_step_end + rep.t0_before_process_seconds : 0.0;
+    g.resumed_from = resume ? resume->folder : "";
+    if (backend) g.intra_op_threads = at::get_num_threads();
+    return g;
+  };
+
   // Everything measured so far into `rep`, for the final report, a failed or interrupted one,
   // and the partial report a checkpoint carries: the earlier segments' steps and this one's,
   // the summary over them, and this segment's record.
@@ -422,24 +547,33 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     rep.summary = metrics::summarize_run(rep.steps, flops, so);
     rep.memory = run_memory(rep.phases, memory, backend.get());
     rep.environment = run::describe_environment(backend.get());
-    const double now = clock.now();
-    rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + now);
-    report::Segment g;
-    g.index = segment_index;
-    g.status = status;
-    g.started_at_utc = rep.started_at_utc;
-    g.finished_at_utc = rep.finished_at_utc;
-    if (!result.steps.empty()) {
-      g.first_step = result.steps.front().step;
-      g.last_step = result.steps.back().step;
-    }
-    g.run_seconds = rep.t0_before_process_seconds + now;
-    g.time_to_first_step_seconds = rep.time_to_first_step_seconds;
-    g.resumed_from = resume ? resume->folder : "";
-    rep.segments.resize(static_cast<size_t>(segment_index - 1));
-    rep.segments.push_back(g);
+    rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
+    rep.segments = previous_segments;
+    rep.segments.push_back(current_segment(status));
     return flops;
   };
+
+  // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the start
+  // by a resumed run and from its first save by a fresh one (before, there is nothing to resume
+  // from), updated at every phase's end, every save, every minute of training and at the end,
+  // so that the next resume bills this process whatever becomes of it.
+  bool journal_on = resume.has_value();
+  bool journal_failed = false;
+  double journal_written = 0.0;
+  // `recorded`: this segment as the report records it (so that the two agree), else as of now.
+  auto update_journal = [&](const std::string& status, const report::Segment* recorded = nullptr) {
+    if (!journal_on || journal_failed) return;
+    std::vector<report::Segment> all = previous_segments;
+    all.push_back(recorded != nullptr ? *recorded : current_segment(status));
+    try {
+      train::write_segment_journal(cp_dir, spec_fingerprint, all);
+      journal_written = clock.now();
+    } catch (const train::CheckpointWriteError& e) {
+      journal_failed = true;  // said once; the run goes on
+      spdlog::warn("{} (a later --resume may not bill this process)", e.what());
+    }
+  };
+  phases.after_each_phase([&] { update_journal("unfinished"); });
 
   // A stop asked for during set-up ends the run at the end of the phase: nothing of this
   // segment is worth a checkpoint yet (a resumed run's checkpoint is still there).
@@ -453,12 +587,17 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   };
 
   try {
+    // A stop asked for since the process started (while LibTorch loaded, while the spec was
+    // read) ends the run here, with its report: that time was rented too.
+    stop_if_asked("spec_load");
     // Files the run needs must be there before any machine time goes into the model (an 8B
     // model takes minutes to build); their content is checked when they are read.
     std::vector<std::pair<const char*, std::string>> needed;
     if (!spec.model.checkpoint.empty())
       needed.emplace_back("model.checkpoint", spec.model.checkpoint);
-    if (spec.data.tokenizer != "byte") needed.emplace_back("data.tokenizer", spec.data.tokenizer);
+    if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none") {
+      needed.emplace_back("data.tokenizer", spec.data.tokenizer);
+    }
     if (spec.data.source == "file") needed.emplace_back("data.path", spec.data.path);
     if (!spec.data.validation_path.empty()) {
       needed.emplace_back("data.validation_path", spec.data.validation_path);
@@ -473,6 +612,10 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     backend = std::make_unique<device::Backend>(spec.backend);
     memory.set_backend(backend.get());
     backend->check_dtype_supported(spec.model.dtype);
+    if (resume) {
+      train::check_device_generator_state(resume->folder, resume->manifest, backend->device());
+      warn_if_not_bit_exact(resume->previous.environment, backend->info(), backend->device());
+    }
     resolve_gemm_peak(o, backend->info(), so);
     at::manual_seed(spec.train.seed);
     phases.end("backend_init");
@@ -520,14 +663,14 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     stop_if_asked("weight_load");
     // The tokenizer and the data set. A data file's size is known only now: the step counts
     // are derived again below, from the batcher's micro-batches.
-    const std::unique_ptr<data::Tokenizer> tokenizer = data::load_tokenizer(spec.data.tokenizer);
+    const std::unique_ptr<data::Tokenizer> tokenizer = data::tokenizer_for(spec);
     data::check_tokenizer_fits(spec, *tokenizer);
     std::unique_ptr<data::Dataset> dataset_owner;
     std::unique_ptr<data::FileDataset> validation_owner;  // null without validation data
     std::optional<data::DataFileStats> file_stats;
     std::string file_format;
     if (spec.data.source == "file") {
-      const data::DataFileOptions fo = data::data_file_options(spec.data);
+      const data::DataFileOptions fo = data::data_file_options(spec);
       data::ValidationOptions vo;
       vo.fraction = spec.data.validation_fraction;
       vo.path = spec.data.validation_path;
@@ -665,6 +808,15 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     const std::string cp_dir = checkpoint_dir(spec);
     double last_save = clock.now();
     auto save = [&](int64_t step, const std::string& reason, bool stopping) {
+      // A run that saves only on a stop signal takes the folder's lock now.
+      if (!cp_lock) {
+        try {
+          cp_lock.emplace(cp_dir);
+        } catch (const train::CheckpointError& e) {
+          throw train::CheckpointWriteError(e.what());
+        }
+        train::clean_checkpoint_leftovers(cp_dir);
+      }
       backend->synchronize();
       const double start = clock.now();
       train::CheckpointManifest m;
@@ -696,7 +848,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
           });
       const double seconds = clock.now() - start;
       rep.checkpoints.push_back({step, segment_index, reason, saved.path, saved.bytes, seconds});
-      phases.end("checkpoint");
+      journal_on = true;
+      phases.end("checkpoint");  // and the journal, with this save
       last_save = clock.now();
       spdlog::info("step {}: checkpoint {} ({}, {:.1f} MB in {:.3f} s)", step, saved.path, reason,
                    double(saved.bytes) / 1e6, seconds);
@@ -709,6 +862,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
         first_step_end = now;
         phases.end_at("first_step", now);
       }
+      if (now - journal_written >= 60.0) update_journal("unfinished");
       progress.update(r, now - train_start);
       // The pass after the last step follows the training phase (below).
       if (!validation.empty() && r.step < total_steps &&
@@ -768,11 +922,23 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
     const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
     rep.error = first_line(e.what());
+    const std::string status = interrupted ? "interrupted" : diverged ? "diverged" : "failed";
+    phases.after_each_phase(nullptr);
     phases.end(interrupted ? "interrupted" : "failed");
-    assemble(interrupted ? "interrupted" : diverged ? "diverged" : "failed");
+    assemble(status);
+    update_journal(status, &rep.segments.back());
     // A checkpoint that cannot be used was found before any training: no report of a run that
-    // never started is left behind, and an existing one is kept.
-    if (dynamic_cast<const train::CheckpointError*>(&e) == nullptr &&
+    // never started is left behind, and an existing one is kept. A resume that fails leaves the
+    // interrupted run's report as it was (its own time is in the segment journal, billed by the
+    // next resume).
+    const bool keep_interrupted_report =
+        resume && !interrupted && old_report && old_report->status == "interrupted";
+    if (keep_interrupted_report) {
+      spdlog::warn("{} is kept as the interrupted run left it; this attempt is segment {} in {}",
+                   o.output_path, segment_index,
+                   (std::filesystem::path(cp_dir) / train::kSegmentJournal).string());
+    }
+    if (!keep_interrupted_report && dynamic_cast<const train::CheckpointError*>(&e) == nullptr &&
         dynamic_cast<const hf::HfCheckpointError*>(&e) == nullptr) {
       try {
         report::write_report(rep, o.output_path, replace_report);
@@ -786,6 +952,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   }
   assemble("completed");
   phases.end("summarize");
+  phases.after_each_phase(nullptr);
+  update_journal("completed");
   rep.memory = run_memory(rep.phases, memory, backend.get());
 
   // The write is timed on the real file, then the file is rewritten with that time in it (the

@@ -1,5 +1,6 @@
 #include "ftbench/train/checkpoint.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -93,9 +94,99 @@ SavedCheckpointFolder save_checkpoint(
       before_manifest);
 }
 
+void check_checkpoint_for_resume(const std::string& folder, const CheckpointManifest& m,
+                                 const spec::RunSpec& spec) {
+  verify_checkpoint_tensors(folder, m);
+  const std::string path = folder + "/" + kCheckpointTensors;
+  std::unique_ptr<io::SafetensorsReader> reader;
+  try {
+    reader = std::make_unique<io::SafetensorsReader>(path);
+  } catch (const io::SafetensorsError& e) {
+    throw CheckpointError(e.what());
+  }
+  // Two tensors (A, B) per target: per decoder layer for the block's targets, once for the head.
+  int64_t block_targets = 0;
+  for (const std::string& t : spec.lora.targets) block_targets += t == "output" ? 0 : 1;
+  const bool head = std::find(spec.lora.targets.begin(), spec.lora.targets.end(), "output") !=
+                    spec.lora.targets.end();
+  const int64_t adapters = 2 * (spec.model.n_layers * block_targets + (head ? 1 : 0));
+  if (static_cast<int64_t>(m.parameters.size()) != adapters) {
+    throw CheckpointError(fmt::format(
+        "{}: the checkpoint lists {} adapter tensors; this spec's model has {} ({} layers, "
+        "lora.targets {})",
+        folder, m.parameters.size(), adapters, spec.model.n_layers,
+        fmt::join(spec.lora.targets, ", ")));
+  }
+  const std::string& lora_dtype = spec.lora.dtype == "base" ? spec.model.dtype : spec.lora.dtype;
+  const std::string dtype = lora_dtype == "bf16" ? "BF16" : lora_dtype == "fp16" ? "F16" : "F32";
+  for (const std::string& name : m.parameters) {
+    const io::TensorInfo* weight = nullptr;
+    for (const std::string prefix : {"model.", "optimizer.exp_avg.", "optimizer.exp_avg_sq."}) {
+      const io::TensorInfo* info = reader->index().find(prefix + name);
+      if (info == nullptr) {
+        throw CheckpointError(fmt::format("{}: no tensor \"{}{}\"", path, prefix, name));
+      }
+      if (info->dtype != dtype || (weight != nullptr && info->shape != weight->shape)) {
+        throw CheckpointError(
+            fmt::format("{}: tensor \"{}{}\" is {} {}; the adapter is {} {} (lora.dtype {})", path,
+                        prefix, name, info->dtype, fmt::join(info->shape, "x"), dtype,
+                        weight != nullptr ? fmt::format("{}", fmt::join(weight->shape, "x"))
+                                          : "of rank " + std::to_string(spec.lora.rank),
+                        spec.lora.dtype));
+      }
+      if (weight == nullptr) weight = info;
+    }
+    if (weight->shape.size() != 2 ||
+        (weight->shape[0] != spec.lora.rank && weight->shape[1] != spec.lora.rank)) {
+      throw CheckpointError(fmt::format("{}: tensor \"model.{}\" is {}, not an adapter of rank {}",
+                                        path, name, fmt::join(weight->shape, "x"), spec.lora.rank));
+    }
+  }
+  const int64_t cpu_state_bytes = generator_state(at::kCPU).numel();
+  const io::TensorInfo* cpu = reader->index().find("rng.cpu");
+  if (cpu == nullptr || cpu->dtype != "U8" || cpu->shape.size() != 1 ||
+      cpu->shape[0] != cpu_state_bytes) {
+    throw CheckpointError(fmt::format(
+        "{}: \"rng.cpu\" is {}; this LibTorch's CPU generator keeps a state of {} bytes (U8): "
+        "the random numbers (dropout, shuffling) could not continue where they stopped",
+        path,
+        cpu == nullptr ? std::string("missing")
+                       : fmt::format("{} {}", cpu->dtype, fmt::join(cpu->shape, "x")),
+        cpu_state_bytes));
+  }
+  if (m.has_device_rng) {
+    const io::TensorInfo* device = reader->index().find("rng.device");
+    if (device == nullptr || device->dtype != "U8" || device->shape.size() != 1) {
+      throw CheckpointError(
+          fmt::format("{}: the manifest lists \"rng.device\"; the file has no "
+                      "byte tensor of that name",
+                      path));
+    }
+  }
+}
+
+void check_device_generator_state(const std::string& folder, const CheckpointManifest& m,
+                                  at::Device device) {
+  if (device.is_cpu()) return;
+  if (!m.has_device_rng) {
+    throw CheckpointError(
+        fmt::format("{}: saved on {} without a device generator state; this run is on a GPU",
+                    folder, m.device_type));
+  }
+  const std::string path = folder + "/" + kCheckpointTensors;
+  io::SafetensorsReader reader(path);
+  const io::TensorInfo* info = reader.index().find("rng.device");
+  const int64_t want = generator_state(device).numel();
+  if (info == nullptr || info->shape.size() != 1 || info->shape[0] != want) {
+    throw CheckpointError(fmt::format(
+        "{}: \"rng.device\" holds {} bytes; this device's generator keeps {} (saved on another "
+        "kind of device?)",
+        path, info == nullptr || info->shape.empty() ? 0 : info->shape[0], want));
+  }
+}
+
 ResumeState load_checkpoint(const std::string& folder, const CheckpointManifest& m,
                             model::Llama& model, at::Device device) {
-  verify_checkpoint_tensors(folder, m);
   const std::string path = folder + "/" + kCheckpointTensors;
   std::unique_ptr<io::SafetensorsReader> reader;
   try {
@@ -159,12 +250,7 @@ ResumeState load_checkpoint(const std::string& folder, const CheckpointManifest&
   }
   state.cpu_rng_state = read_bytes("rng.cpu");
   if (!device.is_cpu()) {
-    if (!m.has_device_rng) {
-      throw CheckpointError(
-          fmt::format("{}: saved on {} without a device generator state; this "
-                      "run is on a GPU",
-                      folder, m.device_type));
-    }
+    check_device_generator_state(folder, m, device);
     state.device_rng_state = read_bytes("rng.device");
   }
   return state;

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,9 +17,13 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include "ftbench/io/whole_file.h"
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/spec/canonical.h"
 #include "ftbench/text/json_errors.h"
+#include "ftbench/text/messages.h"
+#include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::train {
 namespace fs = std::filesystem;
@@ -25,6 +31,9 @@ namespace {
 
 using Json = nlohmann::json;
 using OJson = nlohmann::ordered_json;
+
+// "<64 hex digits>  checkpoint.json\n".
+constexpr io::FileKind kChecksumFile{"checksum file", 4096};
 
 class ManifestReader : public report::JsonFields<Json, CheckpointError> {
  public:
@@ -65,6 +74,17 @@ void sync_path(const fs::path& path) {
   ::close(fd);
 }
 
+// Swaps two folders in one atomic step; false where the filesystem cannot (then nothing moved).
+bool exchange_folders(const fs::path& a, const fs::path& b) {
+#ifdef RENAME_EXCHANGE
+  return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
+#else
+  (void)a;
+  (void)b;
+  return false;
+#endif
+}
+
 // Writes `text` to `path` and fsyncs it; the errno text on failure.
 void write_text_file(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -79,10 +99,13 @@ void write_text_file(const std::string& path, const std::string& text) {
   }
 }
 
-// Hidden temporary folders: ".step-00000010.tmp-<pid>".
-std::optional<pid_t> temp_folder_pid(const std::string& name) {
-  const size_t at = name.rfind(".tmp-");
-  if (name.empty() || name[0] != '.' || at == std::string::npos) return std::nullopt;
+// Hidden folders of a save: ".step-00000010.tmp-<pid>" (being written), ".step-00000010.old-<pid>"
+// (an earlier copy moved aside); `tag` is ".tmp-" or ".old-".
+std::optional<pid_t> temp_folder_pid(const std::string& name, const char* tag) {
+  const size_t at = name.rfind(tag);
+  if (name.size() < 7 || name.compare(0, 6, ".step-") != 0 || at == std::string::npos) {
+    return std::nullopt;
+  }
   const std::string digits = name.substr(at + 5);
   if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit) ||
       digits.size() > 9) {
@@ -228,22 +251,27 @@ CheckpointManifest read_manifest(const std::string& folder) {
     throw CheckpointError(folder + ": not a checkpoint (no " + kCheckpointManifest + ")");
   }
   std::string text;
-  {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw CheckpointError(path + ": cannot read: " + std::strerror(errno));
-    char buffer[1 << 16];
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        const int error = errno;
-        ::close(fd);
-        throw CheckpointError(path + ": cannot read: " + std::strerror(error));
-      }
-      if (n == 0) break;
-      text.append(buffer, static_cast<size_t>(n));
+  std::string checksum;
+  const std::string checksum_path = (fs::path(folder) / kCheckpointManifestChecksum).string();
+  try {
+    text = io::read_whole_file(path, io::kCheckpointManifestFile);
+    if (!fs::exists(checksum_path, ec)) {
+      throw CheckpointError(
+          fmt::format("{}: no {} (saved by an earlier ftbench, or not a "
+                      "complete checkpoint): the manifest cannot be checked",
+                      folder, kCheckpointManifestChecksum));
     }
-    ::close(fd);
+    checksum = io::read_whole_file(checksum_path, kChecksumFile);
+  } catch (const io::FileReadError& e) {
+    throw CheckpointError(e.path() + ": cannot read: " + e.reason());
+  }
+  const std::string want = checksum.substr(0, checksum.find_first_of(" \t\n"));
+  const std::string have = spec::sha256_hex(text);
+  if (want != have) {
+    throw CheckpointError(fmt::format(
+        "{}: SHA-256 {} differs from the {} recorded in {} (the manifest was edited or "
+        "corrupted): resuming from it could continue another position, split or optimizer state",
+        path, have, text::quoted(want.substr(0, 64)), kCheckpointManifestChecksum));
   }
   return parse_manifest(text, path);
 }
@@ -358,20 +386,30 @@ SavedCheckpointFolder save_checkpoint_folder(
     if (before_manifest) before_manifest(manifest);
     const std::string text = to_json(manifest).dump(1) + "\n";
     write_text_file((temp / kCheckpointManifest).string(), text);
+    write_text_file((temp / kCheckpointManifestChecksum).string(),
+                    spec::sha256_hex(text) + "  " + kCheckpointManifest + "\n");
     sync_path(temp);
     saved.bytes = manifest.tensors_bytes;
     // A save of a step that is already there (a run interrupted right after resuming) replaces
-    // it; the old one is moved aside first, since rename() cannot replace a non-empty folder.
-    const fs::path aside = fs::path(dir) / fmt::format(".{}.old-{}", name, ::getpid());
+    // it. rename() cannot replace a non-empty folder: the two are exchanged atomically
+    // (RENAME_EXCHANGE), so that a complete copy of the step is in place at every instant, and
+    // the old one, now in the temporary folder, is removed. Where the filesystem cannot exchange,
+    // the old one is moved aside first; a kill between the two renames leaves it there, and
+    // clean_checkpoint_leftovers() puts it back at the next start.
     const bool replacing = fs::exists(final_path, ec);
-    if (replacing) fs::rename(final_path, aside);
-    if (::rename(temp.c_str(), final_path.c_str()) != 0) {
-      const int error = errno;
-      if (replacing) fs::rename(aside, final_path, ec);
-      throw CheckpointWriteError(fmt::format("{}: cannot rename into place: {}",
-                                             final_path.string(), std::strerror(error)));
+    if (replacing && exchange_folders(temp, final_path)) {
+      fs::remove_all(temp, ec);
+    } else {
+      const fs::path aside = fs::path(dir) / fmt::format(".{}.old-{}", name, ::getpid());
+      if (replacing) fs::rename(final_path, aside);
+      if (::rename(temp.c_str(), final_path.c_str()) != 0) {
+        const int error = errno;
+        if (replacing) fs::rename(aside, final_path, ec);
+        throw CheckpointWriteError(fmt::format("{}: cannot rename into place: {}",
+                                               final_path.string(), std::strerror(error)));
+      }
+      if (replacing) fs::remove_all(aside, ec);
     }
-    if (replacing) fs::remove_all(aside, ec);
     sync_path(dir);
   } catch (const CheckpointWriteError&) {
     fs::remove_all(temp, ec);
@@ -387,13 +425,193 @@ SavedCheckpointFolder save_checkpoint_folder(
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
     fs::remove_all(all[i], ec);
   }
+  clean_checkpoint_leftovers(dir);
+  return saved;
+}
+
+CheckpointDirLock::CheckpointDirLock(const std::string& dir) : dir_(dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw CheckpointWriteError(
+        fmt::format("cannot use {} for checkpoints: cannot create the "
+                    "folder: {}",
+                    dir, ec.message()));
+  }
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) {
+    throw CheckpointWriteError(
+        fmt::format("cannot use {} for checkpoints: {}", dir, std::strerror(errno)));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (error == EWOULDBLOCK) {
+      throw CheckpointError(fmt::format(
+          "{}: in use by another ftbench run (it holds the folder's lock): two runs writing "
+          "checkpoints into one folder would replace each other's; wait for it to end, or give "
+          "this run a folder of its own (train.checkpoint.dir)",
+          dir));
+    }
+    throw CheckpointWriteError(
+        fmt::format("cannot lock {} for checkpoints: {}", dir, std::strerror(error)));
+  }
+}
+
+CheckpointDirLock::~CheckpointDirLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+}
+
+std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir) {
+  std::vector<std::string> cleaned;
+  std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::optional<pid_t> pid = temp_folder_pid(entry.path().filename().string());
-    if (pid && *pid != ::getpid() && ::kill(*pid, 0) != 0 && errno == ESRCH) {
+    const std::string name = entry.path().filename().string();
+    if (const std::optional<pid_t> pid = temp_folder_pid(name, ".tmp-")) {
+      // Only this process writes here (it holds the folder's lock), and not now: whoever left it
+      // died mid-save (a process of the same pid in an earlier container too).
       fs::remove_all(entry.path(), ec);
+      cleaned.push_back(name + " (an unfinished save, removed)");
+    } else if (temp_folder_pid(name, ".old-")) {
+      // ".step-00000010.old-PID": the complete earlier copy of step-00000010.
+      const std::string step = name.substr(1, name.rfind(".old-") - 1);
+      const fs::path in_place = fs::path(dir) / step;
+      if (fs::is_regular_file(in_place / kCheckpointManifest, ec)) {
+        fs::remove_all(entry.path(), ec);
+        cleaned.push_back(name + " (replaced by " + step + ", removed)");
+      } else {
+        fs::remove_all(in_place, ec);
+        fs::rename(entry.path(), in_place, ec);
+        cleaned.push_back(name + " (put back as " + step + ")");
+      }
     }
   }
-  return saved;
+  if (!cleaned.empty()) sync_path(dir);
+  return cleaned;
+}
+
+void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,
+                           const std::vector<report::Segment>& segments) {
+  OJson j;
+  j["format"] = kSegmentJournalFormat;
+  j["spec_fingerprint"] = spec_fingerprint;
+  OJson list = OJson::array();
+  for (const report::Segment& g : segments) list.push_back(report::to_json(g));
+  j["segments"] = std::move(list);
+  try {
+    report::write_file_atomically(j.dump(1) + "\n", (fs::path(dir) / kSegmentJournal).string(),
+                                  /*force=*/true);
+  } catch (const report::ReportError& e) {
+    throw CheckpointWriteError(e.what());
+  }
+}
+
+std::optional<std::vector<report::Segment>> read_segment_journal(
+    const std::string& dir, const std::string& spec_fingerprint,
+    const std::string& first_started_at_utc) {
+  const std::string path = (fs::path(dir) / kSegmentJournal).string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  std::string text;
+  try {
+    text = io::read_whole_file(path, io::kReportFile);
+  } catch (const io::FileReadError& e) {
+    throw CheckpointError(path + ": cannot read: " + e.reason());
+  }
+  Json j;
+  try {
+    if (const auto deep = text::json_too_deep_at(text)) {
+      throw CheckpointError(path + ": " + text::json_too_deep_message(*deep));
+    }
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw CheckpointError(
+        path + ": not valid JSON (truncated or corrupted?): " + text::json_error_reason(e.what()));
+  }
+  const ManifestReader r(path);
+  if (!j.is_object()) r.fail("expected a JSON object, found " + std::string(j.type_name()));
+  if (r.string(j, "", "format") != kSegmentJournalFormat) {
+    r.fail(fmt::format("format: expected \"{}\"", kSegmentJournalFormat));
+  }
+  if (r.string(j, "", "spec_fingerprint") != spec_fingerprint) return std::nullopt;
+  const Json& list = r.array(j, "", "segments");
+  std::vector<report::Segment> segments;
+  try {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      segments.push_back(report::segment_from_json(list[i], path, r.index("segments", i)));
+      if (segments.back().index != static_cast<int64_t>(i) + 1) {
+        r.fail(fmt::format("segments[{}].index: expected {}, found {}", i, i + 1,
+                           segments.back().index));
+      }
+    }
+  } catch (const report::ReportError& e) {
+    throw CheckpointError(e.what());
+  }
+  // Another run of the same job in the same folder (started afresh): not this run's journal.
+  if (segments.empty() || segments.front().started_at_utc != first_started_at_utc) {
+    return std::nullopt;
+  }
+  return segments;
+}
+
+void check_resume_split(const std::string& folder, const CheckpointManifest& m,
+                        int64_t micro_batch_size, int64_t grad_accum_steps, bool oom_fallback,
+                        int64_t oom_max_fallbacks) {
+  const MicroBatching saved{m.micro_batch_size, m.grad_accum_steps};
+  MicroBatching split{micro_batch_size, grad_accum_steps};
+  const auto refuse = [&](const std::string& why) {
+    throw CheckpointError(fmt::format(
+        "{}: saved at micro-batch {} x grad_accum_steps {}; this spec runs {} x {}: {}", folder,
+        saved.micro_batch_size, saved.grad_accum_steps, micro_batch_size, grad_accum_steps, why));
+  };
+  if (saved.effective_batch() != split.effective_batch()) {
+    refuse(fmt::format("another effective batch ({} vs {}), so another job",
+                       saved.effective_batch(), split.effective_batch()));
+  }
+  bool reachable = saved.micro_batch_size == split.micro_batch_size;
+  for (int64_t i = 0; !reachable && oom_fallback && i < oom_max_fallbacks; ++i) {
+    const std::optional<MicroBatching> next = fallback_micro_batching(split);
+    if (!next) break;
+    split = *next;
+    reachable = saved.micro_batch_size == split.micro_batch_size &&
+                saved.grad_accum_steps == split.grad_accum_steps;
+  }
+  if (!reachable) {
+    refuse(oom_fallback ? "not a split its out-of-memory fallback reaches (train.oom_fallback)"
+                        : "a split this spec cannot take (train.oom_fallback is off)");
+  }
+  if (m.micro_batches_done != m.step * m.grad_accum_steps) {
+    throw CheckpointError(fmt::format("{}: position: {} micro-batches done for {} steps of {}",
+                                      folder, m.micro_batches_done, m.step, m.grad_accum_steps));
+  }
+}
+
+std::vector<report::Segment> segments_to_resume(
+    const std::vector<report::Segment>& from_checkpoint,
+    const std::optional<std::vector<report::Segment>>& journal, int64_t checkpoint_step) {
+  std::vector<report::Segment> out = from_checkpoint;
+  const size_t k = from_checkpoint.size();
+  if (journal && journal->size() >= k) {
+    bool agrees = true;
+    for (size_t i = 0; i < k && agrees; ++i) {
+      agrees = (*journal)[i].started_at_utc == from_checkpoint[i].started_at_utc;
+    }
+    if (agrees) {
+      for (size_t i = 0; i < k; ++i) {
+        // The later record of the same process: the journal is written after each save and at
+        // each phase's end, the checkpoint's copy only at its save.
+        if ((*journal)[i].run_seconds > out[i].run_seconds) out[i] = (*journal)[i];
+      }
+      out.insert(out.end(), journal->begin() + static_cast<std::ptrdiff_t>(k), journal->end());
+    }
+  }
+  for (report::Segment& g : out) {
+    if (g.last_step > checkpoint_step) {
+      g.discarded_steps = g.last_step - std::max(g.first_step, checkpoint_step + 1) + 1;
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> differing_keys(const Json& a, const Json& b) {

@@ -162,10 +162,10 @@ Report full_report() {
   r.memory.peak_active_bytes = 60000000000;
   r.memory.allocation_retries = 2;
   r.memory.oom_count = 0;
-  r.segments = {
-      {1, "interrupted", "2024-05-01T12:00:00Z", "2024-05-01T12:01:00Z", 1, 1, 60.5, 20.25, ""},
-      {2, "completed", "2024-05-01T12:05:00Z", "2024-05-01T12:06:00Z", 2, 2, 40.0, 18.5,
-       "checkpoints/x/step-00000001"}};
+  r.segments = {{1, "interrupted", "2024-05-01T12:00:00Z", "2024-05-01T12:01:00Z", 1, 1, 60.5,
+                 20.25, "", 0, 8},
+                {2, "completed", "2024-05-01T12:05:00Z", "2024-05-01T12:06:00Z", 2, 2, 40.0, 18.5,
+                 "checkpoints/x/step-00000001", 0, std::nullopt}};
   r.checkpoints = {{1, 1, "signal", "checkpoints/x/step-00000001", 123456, 0.75}};
   r.weights = WeightsInfo{"checkpoint", "/models/llama", "safetensors",       4, 291, 16060522496,
                           12.5,         1284841799.68,   std::string(64, 'a')};
@@ -290,7 +290,7 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                                       "data", "parameters", "derived", "batching", "timing",
                                       "steps", "evaluations", "gemm", "segments", "checkpoints",
                                       "weights", "exports", "summary", "memory"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.4");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.5");
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                       "finished_at_utc", "spec_path", "world_size"}));
@@ -341,7 +341,8 @@ TEST(ReportJson, LayoutAndKeyOrder) {
   EXPECT_EQ(keys(j["segments"][0]),
             (std::vector<std::string>{"index", "status", "started_at_utc", "finished_at_utc",
                                       "first_step", "last_step", "run_seconds",
-                                      "time_to_first_step_seconds", "resumed_from"}));
+                                      "time_to_first_step_seconds", "resumed_from",
+                                      "discarded_steps", "intra_op_threads"}));
   EXPECT_TRUE(j["segments"][0]["resumed_from"].is_null());
   EXPECT_EQ(j["segments"][1]["resumed_from"], "checkpoints/x/step-00000001");
   EXPECT_EQ(keys(j["checkpoints"][0]),
@@ -421,8 +422,8 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
 
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
   Report r = full_report();
-  r.schema = "ftbench.report/1.4";
-  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.4");
+  r.schema = "ftbench.report/1.0";  // as read from an older report
+  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.5");
 }
 
 // A 1.0 report has neither run.world_size nor data: both read as their defaults.
@@ -877,7 +878,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.4\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.5\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

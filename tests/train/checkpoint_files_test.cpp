@@ -2,15 +2,26 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "ftbench/spec/canonical.h"
 
 namespace ftbench::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 CheckpointManifest manifest_at(int64_t step) {
   CheckpointManifest m;
@@ -170,11 +181,195 @@ TEST_F(CheckpointFolder, CorruptedOrMissingFilesAreRefusedWithTheReason) {
     read_manifest(folder.string());
     FAIL();
   } catch (const CheckpointError& e) {
-    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("differs from the"), std::string::npos) << e.what();
   }
+  EXPECT_THROW(parse_manifest("{\"format\": ", "m.json"), CheckpointError);
   EXPECT_THROW(resolve_checkpoint((dir_ / "nothing").string()), CheckpointError);
   fs::create_directories(dir_ / "empty");
   EXPECT_THROW(resolve_checkpoint((dir_ / "empty").string()), CheckpointError);
+}
+
+// Item 12 of issue 14: a hand edit of the manifest (here: another position) was read as if the
+// checkpoint said so. The manifest's SHA-256 is kept beside it, as sha256sum writes it.
+TEST_F(CheckpointFolder, AnEditedManifestIsRefused) {
+  save(2, 2);
+  const fs::path folder = dir_ / "step-00000002";
+  const std::string text = slurp(folder / kCheckpointManifest);
+  EXPECT_EQ(slurp(folder / kCheckpointManifestChecksum),
+            spec::sha256_hex(text) + "  checkpoint.json\n");
+  std::string edited = text;
+  const std::size_t at = edited.find("\"micro_batch_size\": 2");
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, 21, "\"micro_batch_size\": 4");
+  std::ofstream(folder / kCheckpointManifest, std::ios::binary | std::ios::trunc) << edited;
+  try {
+    read_manifest(folder.string());
+    FAIL() << "the edit was accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (folder / kCheckpointManifest).string() + ": SHA-256 " + spec::sha256_hex(edited) +
+                  " differs from the \"" + spec::sha256_hex(text) +
+                  "\" recorded in checkpoint.json.sha256 (the manifest was edited or corrupted): "
+                  "resuming from it could continue another position, split or optimizer state");
+  }
+  fs::remove(folder / kCheckpointManifestChecksum);
+  try {
+    read_manifest(folder.string());
+    FAIL() << "a manifest without its checksum was accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("no checkpoint.json.sha256"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Item 13: a kill between the two renames of a replacing save left ".step-N.old-PID" forever and
+// step N vanished. Where the filesystem exchanges folders atomically nothing is left; otherwise
+// the next start puts the earlier copy back.
+TEST_F(CheckpointFolder, ReplacingAStepLeavesOneCompleteCopyAndLeftoversAreCleaned) {
+  save(2, 2, "first");
+  save(2, 2, "second");  // a run interrupted right after resuming saves the same step again
+  EXPECT_EQ(names(), std::vector<std::string>{"step-00000002"});
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+  EXPECT_EQ(read_manifest((dir_ / "step-00000002").string()).tensors_bytes, 6);
+
+  // What a kill between "move the old one aside" and "move the new one in" leaves: no step-4,
+  // its complete earlier copy aside, and the new one unfinished; and a replacement of step-6
+  // that made it, with its old copy still aside.
+  save(4, 3, "old");
+  save(6, 3, "new");
+  fs::rename(dir_ / "step-00000004", dir_ / ".step-00000004.old-99999999");
+  fs::create_directories(dir_ / ".step-00000004.tmp-99999999");
+  fs::create_directories(dir_ / ".step-00000006.old-99999998");
+  std::vector<std::string> cleaned = clean_checkpoint_leftovers(dir_.string());
+  std::sort(cleaned.begin(), cleaned.end());
+  EXPECT_EQ(cleaned, (std::vector<std::string>{
+                         ".step-00000004.old-99999999 (put back as step-00000004)",
+                         ".step-00000004.tmp-99999999 (an unfinished save, removed)",
+                         ".step-00000006.old-99999998 (replaced by step-00000006, removed)"}));
+  EXPECT_EQ(names(), (std::vector<std::string>{"step-00000002", "step-00000004", "step-00000006"}));
+  EXPECT_EQ(read_manifest((dir_ / "step-00000004").string()).tensors_bytes, 3);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 3);
+}
+
+TEST_F(CheckpointFolder, TwoRunsCannotHoldOneFolder) {
+  const CheckpointDirLock first(dir_.string());
+  try {
+    const CheckpointDirLock second(dir_.string());
+    FAIL() << "two locks on one folder";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              dir_.string() +
+                  ": in use by another ftbench run (it holds the folder's lock): two "
+                  "runs writing checkpoints into one folder would replace each "
+                  "other's; wait for it to end, or give this run a folder of its own "
+                  "(train.checkpoint.dir)");
+  }
+  const fs::path other = dir_ / "other";
+  const CheckpointDirLock elsewhere(other.string());  // another folder is free
+  EXPECT_TRUE(fs::is_directory(other));
+}
+
+TEST(CheckpointFiles, TheResumedSplitMustBeTheSpecsOrOneItsFallbackReaches) {
+  CheckpointManifest m = manifest_at(3);  // saved at 2 x 2, 6 micro-batches done
+  EXPECT_NO_THROW(check_resume_split("ck", m, 2, 2, true, 4));
+  EXPECT_NO_THROW(check_resume_split("ck", m, 4, 1, true, 4));  // 4 x 1 -> 2 x 2
+  m.micro_batch_size = 1;
+  m.grad_accum_steps = 4;
+  m.micro_batches_done = 12;
+  EXPECT_NO_THROW(check_resume_split("ck", m, 4, 1, true, 2));  // 4 x 1 -> 2 x 2 -> 1 x 4
+  try {
+    check_resume_split("ck", m, 4, 1, true, 1);  // one fallback only: 2 x 2
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ck: saved at micro-batch 1 x grad_accum_steps 4; this spec runs 4 x 1: not a split "
+              "its out-of-memory fallback reaches (train.oom_fallback)");
+  }
+  try {
+    check_resume_split("ck", m, 4, 1, false, 4);
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.oom_fallback is off"), std::string::npos);
+  }
+  try {
+    check_resume_split("ck", m, 3, 1, true, 4);
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ck: saved at micro-batch 1 x grad_accum_steps 4; this spec runs 3 x 1: another "
+              "effective batch (4 vs 3), so another job");
+  }
+  m.micro_batches_done = 11;
+  try {
+    check_resume_split("ck", m, 4, 1, true, 4);
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()), "ck: position: 11 micro-batches done for 3 steps of 4");
+  }
+}
+
+report::Segment segment(int64_t index, const std::string& started, int64_t first, int64_t last,
+                        double seconds, const std::string& status = "interrupted") {
+  report::Segment g;
+  g.index = index;
+  g.status = status;
+  g.started_at_utc = started;
+  g.finished_at_utc = started;
+  g.first_step = first;
+  g.last_step = last;
+  g.run_seconds = seconds;
+  return g;
+}
+
+// Item 4: a resumed process stopped in set-up vanished from the report, 2 segments for 3
+// processes. The journal knows every process.
+TEST(CheckpointFiles, SegmentsToResumeBillEveryProcessAndCountDiscardedSteps) {
+  const std::vector<report::Segment> from_checkpoint = {
+      segment(1, "t1", 1, 10, 100.0), segment(2, "t2", 11, 20, 50.0, "unfinished")};
+  // No journal: the checkpoint's segments as they are.
+  std::vector<report::Segment> out = segments_to_resume(from_checkpoint, std::nullopt, 20);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].run_seconds, 50.0);
+
+  // The journal: segment 2 ran on to step 25 and was killed (its later record), segment 3 was
+  // stopped during set-up, segment 4 failed after 3 steps from the same checkpoint.
+  const std::vector<report::Segment> journal = {
+      segment(1, "t1", 1, 10, 100.0), segment(2, "t2", 11, 25, 80.0, "unfinished"),
+      segment(3, "t3", 0, 0, 30.0), segment(4, "t4", 21, 23, 40.0, "failed")};
+  out = segments_to_resume(from_checkpoint, journal, 20);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[1].run_seconds, 80.0);
+  EXPECT_EQ(out[1].last_step, 25);
+  EXPECT_EQ(out[1].discarded_steps, 5);  // 21-25 are redone
+  EXPECT_EQ(out[2].status, "interrupted");
+  EXPECT_EQ(out[2].discarded_steps, 0);
+  EXPECT_EQ(out[3].discarded_steps, 3);
+  double billed = 0.0;
+  for (const report::Segment& g : out) billed += g.run_seconds;
+  EXPECT_EQ(billed, 250.0);
+
+  // A journal of another branch (segment 2 started elsewhere) is not used.
+  std::vector<report::Segment> other = journal;
+  other[1].started_at_utc = "t9";
+  EXPECT_EQ(segments_to_resume(from_checkpoint, other, 20).size(), 2u);
+}
+
+TEST_F(CheckpointFolder, TheSegmentJournalRoundTripsAndKnowsItsRun) {
+  fs::create_directories(dir_);
+  std::vector<report::Segment> segments = {segment(1, "t1", 1, 10, 100.0),
+                                           segment(2, "t2", 0, 0, 3.5)};
+  segments[1].intra_op_threads = 2;
+  write_segment_journal(dir_.string(), "fp", segments);
+  const auto back = read_segment_journal(dir_.string(), "fp", "t1");
+  ASSERT_TRUE(back.has_value());
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[1].run_seconds, 3.5);
+  EXPECT_EQ((*back)[1].intra_op_threads, 2);
+  EXPECT_EQ((*back)[0].intra_op_threads, std::nullopt);
+  EXPECT_FALSE(read_segment_journal(dir_.string(), "other job", "t1").has_value());
+  EXPECT_FALSE(read_segment_journal(dir_.string(), "fp", "another run's start").has_value());
+  std::ofstream(dir_ / kSegmentJournal) << "{\"format\": \"ftbench.segments/1\"";
+  EXPECT_THROW(read_segment_journal(dir_.string(), "fp", "t1"), CheckpointError);
 }
 
 }  // namespace

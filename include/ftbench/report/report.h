@@ -17,7 +17,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.4";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.5";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -260,7 +260,19 @@ struct Segment {
   double run_seconds = 0.0;
   double time_to_first_step_seconds = 0.0;  // from its t0 to the end of its first step; 0: none
   std::string resumed_from;  // the checkpoint folder it started from; "" for the first
+  // Steps it ran that the report does not keep: a process that ran on past its last checkpoint
+  // and was lost, whose steps a later segment redid (schema 1.5; 0 before).
+  int64_t discarded_steps = 0;
+  // The CPU intra-op threads it ran with (schema 1.5): a resume with another count continues
+  // the same job, but not bit for bit (reductions split differently). nullopt: not recorded.
+  std::optional<int64_t> intra_op_threads;
 };
+
+nlohmann::ordered_json to_json(const Segment& segment);
+// One element of a report's "segments" (or of a checkpoint folder's segment journal); throws
+// ReportError "<source>: <path>.<field>: ..." for one that is not.
+Segment segment_from_json(const nlohmann::json& json, const std::string& source,
+                          const std::string& path);
 
 // A checkpoint saved during the run (since 1.3).
 struct CheckpointSave {

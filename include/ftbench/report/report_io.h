@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ftbench/report/report.h"
 
@@ -33,8 +34,16 @@ void write_report(const Report& report, const std::string& path, bool force);
 void write_file_atomically(const std::string& text, const std::string& path, bool force);
 
 // Checks, before a run starts, that write_report(path, force) would not be refused because the
-// file exists. Throws ReportExistsError.
+// file exists (a symbolic link there, dangling or not, counts as existing: the write would
+// replace the link) and that its folder takes new files. Throws ReportExistsError, or
+// ReportError for a folder in the way or an unwritable folder.
 void check_report_writable(const std::string& path, bool force);
+
+// Removes the temporary files ("<path>.tmp.<pid>") that processes killed while writing `path`
+// left beside it: those of processes that no longer run, and one of this process's pid (left by
+// an earlier process of the same pid, PID 1 in a container, since this one has not written
+// yet). Returns their paths.
+std::vector<std::string> remove_stale_temporary_files(const std::string& path);
 
 // Reads and checks a report file; throws ReportError naming `path` and the problem.
 Report read_report(const std::string& path);
@@ -71,7 +80,8 @@ bool write_all(int fd, std::string_view bytes, std::string_view kind = "report")
 // The same from the file's text; `source` stands for the file name in messages.
 Report parse_report(std::string_view text, const std::string& source);
 
-// A whole file as bytes; throws ReportError "<path>: cannot read: <reason>".
+// A whole report file as bytes, within a report's size limit (io/whole_file.h); throws
+// ReportError "<path>: cannot read: <reason>".
 std::string read_whole_file(const std::string& path);
 
 }  // namespace ftbench::report

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include "ftbench/model/llama.h"
+#include "ftbench/spec/run_spec.h"
 #include "ftbench/train/checkpoint_files.h"
 #include "ftbench/train/trainer.h"
 
@@ -24,8 +25,24 @@ SavedCheckpointFolder save_checkpoint(
     int64_t steps_per_epoch, at::Device device,
     const std::function<void(CheckpointManifest&)>& before_manifest = nullptr);
 
+// Everything a resume of `spec` needs from the checkpoint in `folder` (whose manifest the
+// caller has read and matched to the spec's fingerprint), checked before any machine time is
+// spent: the tensor file's size and SHA-256; in its header, one weight and two AdamW moments of
+// the same dtype (the adapters') and shape for each adapter the manifest lists, as many adapters
+// as the spec's model has, and a CPU random-number state of the size this LibTorch's generator
+// keeps (and a device one when the manifest says so). CheckpointError naming the file and
+// tensor.
+void check_checkpoint_for_resume(const std::string& folder, const CheckpointManifest& manifest,
+                                 const spec::RunSpec& spec);
+
+// After the backend is up: a checkpoint saved on the CPU cannot give a GPU run its generator's
+// state, and a device state must have the size of this device generator's. CheckpointError.
+void check_device_generator_state(const std::string& folder, const CheckpointManifest& manifest,
+                                  at::Device device);
+
 // Reads the checkpoint in `folder` (whose manifest the caller has read and checked against the
-// spec and data): verifies the tensor file's size and SHA-256, checks that it holds every
+// spec and data, and whose files check_checkpoint_for_resume() has checked): checks that it
+// holds every
 // adapter of `model` with the same shape and dtype (and nothing else of that kind), copies the
 // adapter weights into `model` and returns the rest for Trainer::resume. Throws
 // CheckpointError naming the file and the tensor.

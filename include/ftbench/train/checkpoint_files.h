@@ -23,11 +23,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/report/report.h"
+
 namespace ftbench::train {
 
 inline constexpr const char* kCheckpointFormat = "ftbench.checkpoint/1";
 inline constexpr const char* kCheckpointManifest = "checkpoint.json";
+// The manifest's SHA-256 as `sha256sum` writes it ("<hex>  checkpoint.json\n"): an edit to the
+// manifest (a position, a batch split) is refused like a corrupted tensor file.
+inline constexpr const char* kCheckpointManifestChecksum = "checkpoint.json.sha256";
 inline constexpr const char* kCheckpointTensors = "state.safetensors";
+// In train.checkpoint.dir, next to the step folders: every process (segment) of the run so far,
+// kept up to date while it runs, so that a process that ends before saving a checkpoint (stopped
+// or failed during set-up, killed) is still billed when the run is resumed.
+inline constexpr const char* kSegmentJournal = "segments.json";
+inline constexpr const char* kSegmentJournalFormat = "ftbench.segments/1";
 
 // A checkpoint that cannot be used: missing, truncated, corrupted, of another format, or of
 // another job. Bad input (exit code 2). what() names the folder or file and what is wrong.
@@ -80,7 +90,8 @@ CheckpointManifest manifest_from_json(const nlohmann::json& json, const std::str
 // The manifest in `text` (checkpoint.json's bytes); CheckpointError "<source>: ..." when it is
 // not JSON, nests too deep, or is not a manifest.
 CheckpointManifest parse_manifest(std::string_view text, const std::string& source);
-// Reads <folder>/checkpoint.json; CheckpointError when it is missing or invalid.
+// Reads <folder>/checkpoint.json and checks it against checkpoint.json.sha256; CheckpointError
+// when either is missing, they disagree, or the manifest is invalid.
 CheckpointManifest read_manifest(const std::string& folder);
 
 // "step-00000010" for step 10.
@@ -116,6 +127,61 @@ SavedCheckpointFolder save_checkpoint_folder(
     const std::string& dir, CheckpointManifest manifest, int64_t keep_last,
     const std::function<void(const std::string& tensors_path)>& write_tensors,
     const std::function<void(CheckpointManifest&)>& before_manifest = nullptr);
+
+// An exclusive lock on a checkpoint folder (flock on the folder itself) for as long as it
+// lives, so that two runs never write checkpoints into one folder: the second is refused at its
+// start with a CheckpointError naming the folder. Creates the folder. Released on destruction
+// (and by the kernel when the process dies, however it dies). Not copyable.
+class CheckpointDirLock {
+ public:
+  // Throws CheckpointError when another process holds the lock, CheckpointWriteError when the
+  // folder cannot be created or opened.
+  explicit CheckpointDirLock(const std::string& dir);
+  ~CheckpointDirLock();
+  CheckpointDirLock(const CheckpointDirLock&) = delete;
+  CheckpointDirLock& operator=(const CheckpointDirLock&) = delete;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  int fd_ = -1;
+};
+
+// What a process killed mid-save left in `dir` (call with its lock held): temporary folders
+// (".step-N.tmp-PID") are removed; a checkpoint moved aside to be replaced (".step-N.old-PID")
+// is removed when its replacement is in place, and put back when it is not. Returns the names
+// of what it removed or restored, for the log.
+std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir);
+
+// The segment journal of `dir` (kSegmentJournal), written atomically; CheckpointWriteError when
+// it cannot be.
+void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,
+                           const std::vector<report::Segment>& segments);
+// The journal's segments when `dir` holds one of the run that `spec_fingerprint` and
+// `first_started_at_utc` (its first segment's start) identify; nullopt when there is none or it
+// is another run's. CheckpointError when it is damaged.
+std::optional<std::vector<report::Segment>> read_segment_journal(
+    const std::string& dir, const std::string& spec_fingerprint,
+    const std::string& first_started_at_utc);
+
+// Checks, before any work, that the micro-batch split the manifest records is one this spec's
+// run could be in: the same effective batch, and the spec's split or one its out-of-memory
+// fallback reaches (train/oom_fallback.h) within train.oom_max_fallbacks; and that the position
+// agrees with it (micro_batches_done = step x grad_accum_steps). CheckpointError naming the
+// folder, what the checkpoint says and what the spec says.
+void check_resume_split(const std::string& folder, const CheckpointManifest& manifest,
+                        int64_t micro_batch_size, int64_t grad_accum_steps, bool oom_fallback,
+                        int64_t oom_max_fallbacks);
+
+// The segments a resumed run continues from: those of the checkpoint's report, and, when the
+// checkpoint folder's journal (read_segment_journal) is of the same run and agrees with them,
+// the journal's later record of each and the processes it knows of that the checkpoint does
+// not (stopped or failed in set-up, killed, or ran past the checkpoint). Steps a segment ran
+// beyond `checkpoint_step` are not in the resumed report: they are counted in its
+// discarded_steps, and its time stays billed.
+std::vector<report::Segment> segments_to_resume(
+    const std::vector<report::Segment>& from_checkpoint,
+    const std::optional<std::vector<report::Segment>>& journal, int64_t checkpoint_step);
 
 // SHA-256 of a file's bytes, hex; CheckpointError when it cannot be read.
 std::string sha256_of_file(const std::string& path);
