@@ -3,6 +3,7 @@
 // write that fails (FTBENCH_INJECT_WRITE_FAILURE, report_io.h) ends with exit code 3, a message
 // naming the file and the reason, and the previous file intact, with no temporary file left.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -48,13 +49,14 @@ class HostileRun : public ::testing::Test {
   // existing file: both refused with exit code 2 and `expected` on stderr, neither file
   // created or changed.
   void expect_refused_before_training(const std::string& args,
-                                      const std::vector<std::string>& expected) {
+                                      const std::vector<std::string>& expected,
+                                      const std::string& env = "") {
     const fs::path fresh = scratch_.path() / "fresh.json";
     const fs::path existing = scratch_.path() / "existing.json";
     std::ofstream(existing, std::ios::binary) << kPrevious;
     for (const std::string& output : {"-o " + q(fresh), "-o " + q(existing) + " --force"}) {
       SCOPED_TRACE("ftbench " + args + " " + output);
-      const Outcome r = run_ftbench(args + " " + output, scratch_.path(), "", 120.0);
+      const Outcome r = run_ftbench(args + " " + output, scratch_.path(), env, 120.0);
       expect_no_crash(r);
       EXPECT_EQ(r.exit_code, 2) << r.err;
       EXPECT_EQ(r.out, "");
@@ -72,8 +74,10 @@ class HostileRun : public ::testing::Test {
 };
 
 TEST_F(HostileRun, BadSpecsAreRefusedWithoutOutput) {
-  for (const char* file : {"yaml-syntax-error.yaml", "wrong-types.yaml", "duplicate-keys.yaml",
-                           "billion-laughs.yaml", "negative-sizes.yaml"}) {
+  for (const char* file :
+       {"yaml-syntax-error.yaml", "wrong-types.yaml", "duplicate-keys.yaml", "billion-laughs.yaml",
+        "negative-sizes.yaml", "overflowing-epochs.yaml", "overflowing-batch.yaml",
+        "custom-shape-2-62.yaml", "empty.yaml", "second-document.yaml"}) {
     const fs::path spec = kCorpus / "specs" / file;
     expect_refused_before_training("run " + q(spec), {"error: invalid run spec\n" + spec.string()});
   }
@@ -115,6 +119,41 @@ TEST_F(HostileRun, BadGemmFilesAreRefusedBeforeTraining) {
     expect_refused_before_training("run configs/ci-tiny.yaml --gemm " + q(gemm),
                                    {"error: " + gemm.string() + ": "});
   }
+}
+
+// --t0 nan wrote a report that `ftbench cost` then refused; --t0 -1e300 gave 300-digit dollar
+// figures. The flag gets FTBENCH_T0's checks and a plausibility window: at most 30 days before
+// the process start, not after it (issue 14, item 2).
+TEST_F(HostileRun, ImplausibleExternalStartsAreRefusedBeforeTraining) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string window = "expected the external start as Unix epoch seconds from ";
+  for (const std::string& t0 :
+       {std::string("nan"), std::string("-1e300"), std::string("inf"), std::string("0"),
+        std::to_string(now - 31.0 * 86400.0), std::to_string(now + 3600.0)}) {
+    expect_refused_before_training("run configs/ci-tiny.yaml --t0 " + t0,
+                                   {"error: --t0: " + window});
+  }
+  expect_refused_before_training("run configs/ci-tiny.yaml", {"error: FTBENCH_T0: " + window},
+                                 "FTBENCH_T0=nan");
+  expect_refused_before_training("run configs/ci-tiny.yaml",
+                                 {"error: FTBENCH_T0: expected Unix epoch seconds, found "
+                                  "\"yesterday\""},
+                                 "FTBENCH_T0=yesterday");
+  // Hours or days before is a real external start (an instance booted, an image pulled).
+  const fs::path out = scratch_.path() / "t0.json";
+  const Outcome ok = run_ftbench(
+      "run configs/ci-tiny.yaml --t0 " + std::to_string(now - 2.0 * 86400.0) + " -o " + q(out),
+      scratch_.path(), "", 120.0);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const std::string report = slurp(out);
+  EXPECT_NE(report.find("\"t0_source\": \"--t0\""), std::string::npos);
+}
+
+// Inputs without an end (issue 14, item 5): refused before training, the file named.
+TEST_F(HostileRun, AGemmFileThatIsADeviceIsRefused) {
+  expect_refused_before_training("run configs/ci-tiny.yaml --gemm /dev/zero",
+                                 {"error: /dev/zero: cannot read: a character device"});
 }
 
 TEST_F(HostileRun, BadInjectionValueIsBadInput) {
