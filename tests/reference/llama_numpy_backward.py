@@ -195,7 +195,8 @@ def _mlp_backward(tape, dy, prefix):
     da = tape.linear_backward(dy, prefix + "down_proj")
     dg = da * u * sg * (1.0 + g * (1.0 - sg))
     du = da * g * sg
-    return tape.linear_backward(dg, prefix + "gate_proj") + tape.linear_backward(du, prefix + "up_proj")
+    return (tape.linear_backward(dg, prefix + "gate_proj")
+            + tape.linear_backward(du, prefix + "up_proj"))
 
 
 def _rope_tables(config, seq):
@@ -330,23 +331,25 @@ def train(config, weights, adapter, examples, opt, steps):
 
 def compare_tensors(actual, expected, atol, rtol):
     """ref.compare_values over {path: (A, B)} pairs of arrays: {"ok", "max_abs_diff",
-    "max_rel_diff", "worst" (name of the tensor with the largest excess), "values", "tensors",
-    "failed" (names)}."""
+    "max_rel_diff", "tolerance_used" (max |a - e| / (atol + rtol |e|): above 1 fails), "worst"
+    (the element where that is largest, as name[index]), "values", "tensors", "failed" (names
+    of the tensors outside the tolerance), "smallest_max_abs" (the least max |e| of a tensor:
+    far above atol, a flipped sign in any tensor fails)}."""
     if set(actual) != set(expected):
         raise ValueError(f"modules differ: {sorted(set(actual) ^ set(expected))}")
-    out = {"ok": True, "max_abs_diff": 0.0, "max_rel_diff": 0.0, "worst": None, "values": 0,
-           "tensors": 0, "failed": []}
-    worst_excess = -np.inf
+    out = {"ok": True, "max_abs_diff": 0.0, "max_rel_diff": 0.0, "tolerance_used": 0.0,
+           "worst": None, "values": 0, "tensors": 0, "failed": [], "smallest_max_abs": np.inf}
     for path in sorted(expected):
         for which, a, e in zip("AB", actual[path], expected[path]):
             name = f"{path}.lora_{which}"
             r = ref.compare_values(a, e, atol, rtol)
-            diff = np.abs(np.asarray(a, dtype=np.float64) - e)
-            excess = float(np.max(diff - (atol + rtol * np.abs(e))))
-            if excess > worst_excess:
-                worst_excess, out["worst"] = excess, f"{name}{r['worst_index']}"
+            used = np.abs(np.asarray(a, dtype=np.float64) - e) / (atol + rtol * np.abs(e))
+            if out["worst"] is None or np.max(used) > out["tolerance_used"]:
+                out["tolerance_used"] = float(np.max(used))
+                out["worst"] = f"{name}{list(np.unravel_index(int(np.argmax(used)), e.shape))}"
             out["max_abs_diff"] = max(out["max_abs_diff"], r["max_abs_diff"])
             out["max_rel_diff"] = max(out["max_rel_diff"], r["max_rel_diff"])
+            out["smallest_max_abs"] = min(out["smallest_max_abs"], float(np.max(np.abs(e))))
             out["values"] += e.size
             out["tensors"] += 1
             if not r["ok"]:
@@ -440,7 +443,8 @@ def run_check(args):
         ok = ok and r["ok"]
         print(f"{what} ({folder}) against float64 NumPy (atol {atol:g}, rtol {rtol:g}): max abs "
               f"diff {r['max_abs_diff']:.3e}, max rel diff {r['max_rel_diff']:.3e} over "
-              f"{r['values']} values in {r['tensors']} tensors, worst at {r['worst']}: "
+              f"{r['values']} values in {r['tensors']} tensors, {100 * r['tolerance_used']:.3g}% "
+              f"of the tolerance used at {r['worst']}: "
               f"{'ok' if r['ok'] else 'MISMATCH in ' + ', '.join(r['failed'])}")
     result["ok"] = ok
     if args.output:

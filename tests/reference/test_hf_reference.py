@@ -105,8 +105,8 @@ def torch_forward(config, weights, input_ids, dtype=None, mistakes=()):
     """Logits [B, S, V] as a torch tensor; dtype float64 unless given. `weights` may hold torch
     tensors (the backward tests pass weights with LoRA merged in, W + s B A, to differentiate)."""
     dtype = dtype or torch.float64
-    w = {k: (v if torch.is_tensor(v) else torch.from_numpy(np.asarray(v, dtype=np.float64))).to(dtype)
-         for k, v in weights.items()}
+    w = {k: (v if torch.is_tensor(v) else torch.from_numpy(np.asarray(v, dtype=np.float64)))
+         .to(dtype) for k, v in weights.items()}
     ids = torch.as_tensor(np.asarray(input_ids), dtype=torch.long)
     batch, seq = ids.shape
     heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
