@@ -46,6 +46,7 @@ except ImportError:
 import check_hf  # noqa: E402
 import hf_checkpoint as hfc  # noqa: E402
 import llama_numpy as ref  # noqa: E402
+import llama_numpy_backward as bw  # noqa: E402
 
 needs_torch = unittest.skipIf(torch is None, "torch (Debian's python3-torch) is missing")
 
@@ -101,9 +102,11 @@ def torch_causal_attention(q, k, v):
 
 
 def torch_forward(config, weights, input_ids, dtype=None, mistakes=()):
-    """Logits [B, S, V] as a torch tensor; dtype float64 unless given."""
+    """Logits [B, S, V] as a torch tensor; dtype float64 unless given. `weights` may hold torch
+    tensors (the backward tests pass weights with LoRA merged in, W + s B A, to differentiate)."""
     dtype = dtype or torch.float64
-    w = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)).to(dtype) for k, v in weights.items()}
+    w = {k: (v if torch.is_tensor(v) else torch.from_numpy(np.asarray(v, dtype=np.float64)))
+         .to(dtype) for k, v in weights.items()}
     ids = torch.as_tensor(np.asarray(input_ids), dtype=torch.long)
     batch, seq = ids.shape
     heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
@@ -562,6 +565,243 @@ class Adapters(TempDir):
         self.assertFalse(hfc.peft_targets("model.layers.0.self_attn.q_proj", r".*\.1\..*q_proj"))
         self.assertTrue(hfc.peft_targets("model.layers.0.mlp.up_proj", ["up_proj"]))
         self.assertFalse(hfc.peft_targets("model.layers.0.mlp.up_proj", ["p_proj"]))
+
+
+# --------------------------------------------------------------------------------------------
+# The backward pass and the optimizer steps (llama_numpy_backward.py)
+# --------------------------------------------------------------------------------------------
+
+ALL_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj",
+               "lm_head"]
+BACKWARD_EXAMPLES = [{"tokens": [1, 40, 7, 7, 60, 12, 3, 95, 4, 4, 81, 17], "prompt_tokens": 3},
+                     {"tokens": [1, 5, 9, 33, 2, 96, 40, 7, 11], "prompt_tokens": 0},
+                     {"tokens": [1, 23, 42, 11, 9, 1, 64, 64, 70, 3, 8, 90, 13, 44, 2, 6],
+                      "prompt_tokens": 5},
+                     {"tokens": [1, 88, 3, 19, 27, 5, 5], "prompt_tokens": 2}]
+BACKWARD_OPTIMIZER = {"lr": 1e-2, "beta1": 0.9, "beta2": 0.95, "eps": 1e-3, "weight_decay": 0.1,
+                      "max_grad_norm": 0.5}
+
+
+def float64_adapter(adapters, scale):
+    return ref.Adapter({p: (a.astype(np.float64), b.astype(np.float64))
+                        for p, (a, b) in adapters.items()}, scale)
+
+
+def torch_loss_and_gradients(config, weights, adapter, examples, dtype):
+    """The same loss through torch_forward with every adapter merged (W + s B A, differentiable
+    in A and B) and torch's cross-entropy, and autograd's gradients of it."""
+    leaves = {p: tuple(torch.tensor(m, dtype=dtype, requires_grad=True) for m in ab)
+              for p, ab in adapter.modules.items()}
+    merged = {k: torch.from_numpy(v).to(dtype) for k, v in weights.items()}
+    for path, (a, b) in leaves.items():
+        base = merged.get(path + ".weight", merged["model.embed_tokens.weight"])
+        merged[path + ".weight"] = base + adapter.scale * (b @ a)
+    total, count = 0.0, 0
+    for e in examples:
+        logits = torch_forward(config, merged, [e["tokens"]], dtype=dtype)[0]
+        labels = torch.as_tensor(bw.example_labels(e))
+        total = total + F.cross_entropy(logits[:-1], labels[1:], ignore_index=-100,
+                                        reduction="sum")
+        count += int((labels[1:] != -100).sum())
+    loss = total / count
+    loss.backward()
+    return float(loss), {p: tuple(m.grad.double().numpy() for m in ab) for p, ab in leaves.items()}
+
+
+class Backward(TempDir):
+    """The hand-written backward against finite differences (always) and torch autograd (where
+    torch is), and the optimizer steps against torch.optim.AdamW."""
+
+    def setUp(self):
+        super().setUp()
+        self.config = small_config(vocab=97, rms_norm_eps=1e-3, rope_theta=500000.0,
+                                   rope_scaling=dict(ROPE_LLAMA3,
+                                                     original_max_position_embeddings=16))
+        self.weights = {k: v.astype(np.float64)
+                        for k, v in hfc.random_weights(self.config, seed=11).items()}
+        self.adapter = float64_adapter(hfc.random_adapter(self.config, 4, ALL_TARGETS, seed=3),
+                                       3.0)
+
+    def test_forward_is_llama_numpys_and_the_loss_token_weighted(self):
+        total, count = 0.0, 0
+        for e in BACKWARD_EXAMPLES:
+            logits, _ = bw.forward_with_tape(self.config, self.weights, self.adapter, e["tokens"])
+            theirs = ref.forward(self.config, self.weights, [e["tokens"]], lora=self.adapter)[0]
+            np.testing.assert_allclose(logits, theirs, rtol=0, atol=1e-12)
+            n = int(np.sum(bw.example_labels(e)[1:] != -100))
+            total += n * ref.next_token_loss(theirs[None], [bw.example_labels(e)])
+            count += n
+        loss, grads, tokens = bw.loss_and_gradients(self.config, self.weights, self.adapter,
+                                                    BACKWARD_EXAMPLES)
+        self.assertEqual(tokens, count)
+        self.assertEqual(tokens, 9 + 8 + 11 + 5)
+        self.assertAlmostEqual(loss, total / count, places=12)
+        self.assertEqual(len(grads), 2 * 7 + 1)
+
+    def check_finite_differences(self, config, weights, adapter, entries):
+        """Central differences (step 1e-5) of the loss at `entries` [(module, 0 for A / 1 for
+        B, index)] against the backward. Their own error is about 1e-10 here."""
+        _, grads, _ = bw.loss_and_gradients(config, weights, adapter, BACKWARD_EXAMPLES)
+        h = 1e-5
+        for path, which, index in entries:
+            losses = []
+            for sign in (1, -1):
+                modules = {p: [m.copy() for m in ab] for p, ab in adapter.modules.items()}
+                modules[path][which][index] += sign * h
+                losses.append(bw.loss_and_gradients(config, weights,
+                                                    ref.Adapter(modules, adapter.scale),
+                                                    BACKWARD_EXAMPLES)[0])
+            numeric = (losses[0] - losses[1]) / (2 * h)
+            analytic = grads[path][which][index]
+            self.assertGreater(abs(analytic), 1e-6, (path, which, index))  # not a trivial zero
+            self.assertLess(abs(numeric - analytic), 1e-8 + 1e-6 * abs(analytic),
+                            (path, which, index, numeric, analytic))
+
+    def test_finite_differences_every_target(self):
+        entries = []
+        for i, path in enumerate(sorted(self.adapter.modules)):
+            a, b = self.adapter.modules[path]
+            entries += [(path, 0, (i % a.shape[0], (7 * i) % a.shape[1])),
+                        (path, 1, ((5 * i) % b.shape[0], i % b.shape[1]))]
+        self.check_finite_differences(self.config, self.weights, self.adapter, entries)
+
+    def test_finite_differences_tied_head_one_kv_head(self):
+        config = small_config(vocab=97, kv_heads=1, tie=True, rope_scaling=None)
+        weights = {k: v.astype(np.float64) for k, v in hfc.random_weights(config, seed=2).items()}
+        adapter = float64_adapter(hfc.random_adapter(config, 2, ["k_proj", "lm_head"], seed=4),
+                                  2.0)
+        self.check_finite_differences(config, weights, adapter, [
+            ("model.layers.0.self_attn.k_proj", 0, (1, 5)),
+            ("model.layers.1.self_attn.k_proj", 1, (3, 0)),
+            ("lm_head", 0, (0, 9)), ("lm_head", 1, (40, 1))])
+
+    def test_a_gradient_is_zero_where_b_is(self):
+        modules = dict(self.adapter.modules)
+        a, b = modules["model.layers.0.self_attn.q_proj"]
+        modules["model.layers.0.self_attn.q_proj"] = (a, np.zeros_like(b))
+        _, grads, _ = bw.loss_and_gradients(self.config, self.weights,
+                                            ref.Adapter(modules, 3.0), BACKWARD_EXAMPLES)
+        ga, gb = grads["model.layers.0.self_attn.q_proj"]
+        np.testing.assert_array_equal(ga, 0.0)
+        self.assertGreater(np.max(np.abs(gb)), 1e-3)
+
+    @needs_torch
+    def test_against_torch_autograd(self):
+        loss, grads, _ = bw.loss_and_gradients(self.config, self.weights, self.adapter,
+                                               BACKWARD_EXAMPLES)
+        theirs_loss, theirs = torch_loss_and_gradients(self.config, self.weights, self.adapter,
+                                                       BACKWARD_EXAMPLES, torch.float64)
+        self.assertAlmostEqual(loss, theirs_loss, places=12)
+        r = bw.compare_tensors(theirs, grads, 1e-12, 1e-9)
+        self.assertTrue(r["ok"], r)
+        # fp32 (merged weights: not ftbench's arithmetic, but of its kind) within the default
+        # tolerance, with a margin.
+        _, fp32 = torch_loss_and_gradients(self.config, self.weights, self.adapter,
+                                           BACKWARD_EXAMPLES, torch.float32)
+        r = bw.compare_tensors(fp32, grads, bw.DEFAULT_GRAD_ATOL / 3, bw.DEFAULT_GRAD_RTOL / 3)
+        self.assertTrue(r["ok"], r)
+        self.assertGreater(r["max_abs_diff"], 0)
+
+    @needs_torch
+    def test_clipping_and_adamw_against_torch_optim(self):
+        rng = np.random.default_rng(8)
+        params = [rng.standard_normal((4, 6)), rng.standard_normal((5, 4))]
+        grads = [[rng.standard_normal(p.shape) * 0.01 for p in params] for _ in range(3)]
+        opt = BACKWARD_OPTIMIZER
+        leaves = [torch.tensor(p, requires_grad=True) for p in params]
+        optimizer = torch.optim.AdamW(leaves, lr=opt["lr"], betas=(opt["beta1"], opt["beta2"]),
+                                      eps=opt["eps"], weight_decay=opt["weight_decay"])
+        ours = [p.copy() for p in params]
+        moments = [[np.zeros_like(p), np.zeros_like(p)] for p in params]
+        for t, step_grads in enumerate(grads, 1):
+            for leaf, g in zip(leaves, step_grads):
+                leaf.grad = torch.tensor(g)
+            norm = float(torch.nn.utils.clip_grad_norm_(leaves, opt["max_grad_norm"]))
+            optimizer.step()
+            self.assertAlmostEqual(norm, math.sqrt(sum(float(np.sum(g * g)) for g in step_grads)),
+                                   places=12)
+            coef = bw.clip_coefficient(norm, opt["max_grad_norm"])
+            for i, g in enumerate(step_grads):
+                ours[i], moments[i][0], moments[i][1] = bw.adamw_update(
+                    ours[i], coef * g, moments[i][0], moments[i][1], t, opt)
+            for leaf, p in zip(leaves, ours):
+                np.testing.assert_allclose(leaf.detach().numpy(), p, rtol=0, atol=1e-14)
+        self.assertEqual(bw.clip_coefficient(0.1, 0.5), 1.0)
+        self.assertEqual(bw.clip_coefficient(10.0, 0.0), 1.0)
+
+    def test_clipping_and_decay_move_the_adapters_far_beyond_the_tolerance(self):
+        # With the tests' settings (ftbench's too: tests/hf/lora_backward_test.cpp): a comparison
+        # would catch a step that skipped either.
+        records = bw.train(self.config, self.weights, self.adapter, BACKWARD_EXAMPLES,
+                           BACKWARD_OPTIMIZER, 2)
+        self.assertLess(max(r["clip_coefficient"] for r in records), 0.5)
+        for change in ({"max_grad_norm": 0.0}, {"weight_decay": 0.0}):
+            other = bw.train(self.config, self.weights, self.adapter, BACKWARD_EXAMPLES,
+                             dict(BACKWARD_OPTIMIZER, **change), 2)
+            self.assertGreater(bw.max_difference(other[-1]["adapter"], records[-1]["adapter"]),
+                               100 * bw.DEFAULT_WEIGHT_ATOL, change)
+
+    def run_check(self, *args):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "llama_numpy_backward.py"),
+                            "check", *args], capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+
+    def test_cli_check(self):
+        targets = ["q_proj", "v_proj", "down_proj"]
+        hfc.write_checkpoint(self.path("c"), self.config, hfc.random_weights(self.config, 11))
+        adapters = hfc.random_adapter(self.config, 4, targets, seed=3)
+        hfc.write_adapter(self.path("a"), adapters, 4, 12.0, targets)
+        adapter = float64_adapter(adapters, 3.0)
+        records = bw.train(self.config, self.weights, adapter, BACKWARD_EXAMPLES,
+                           BACKWARD_OPTIMIZER, 2)
+        as_f32 = lambda m: {p: tuple(x.astype(np.float32) for x in ab) for p, ab in m.items()}
+        hfc.write_adapter(self.path("g"), as_f32(records[0]["grads"]), 4, 12.0, targets)
+        for t in (1, 2):
+            hfc.write_adapter(self.path(f"s{t}"), as_f32(records[t - 1]["adapter"]), 4, 12.0,
+                              targets)
+        step = {"examples": BACKWARD_EXAMPLES, "steps": 2, "optimizer": BACKWARD_OPTIMIZER,
+                "losses": [r["loss"] for r in records],
+                "grad_norms": [r["grad_norm"] for r in records]}
+        with open(self.path("step.json"), "w") as f:
+            json.dump(step, f)
+        common = ["--checkpoint", self.path("c"), "--adapter", self.path("a"), "--step",
+                  self.path("step.json"), "--grads", self.path("g")]
+        rc, out = self.run_check(*common, "--stepped", self.path("s1"), "--stepped",
+                                 self.path("s2"), "-o", self.path("r.json"))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("gradients of step 1", out)
+        self.assertIn("adapter after step 2", out)
+        with open(self.path("r.json")) as f:
+            result = json.load(f)
+        self.assertTrue(result["ok"])
+        self.assertEqual(result["gradients"]["tensors"], 2 * 2 * 3)
+        self.assertLess(result["gradients"]["max_abs_diff"], 1e-8)  # float32 rounding only
+        self.assertEqual(result["target_tokens"], 33)
+        self.assertGreater(result["unclipped_diff"], 1e-4)
+
+        # One adapter's gradient with its sign flipped fails, naming the tensor.
+        name = "base_model.model.model.layers.1.self_attn.v_proj.lora_A.weight"
+        tensors, _ = hfc.read_safetensors(self.path("g", "adapter_model.safetensors"))
+        tensors[name] = -tensors[name]
+        hfc.write_safetensors(self.path("g", "adapter_model.safetensors"), tensors,
+                              {"format": "pt"})
+        rc, out = self.run_check(*common)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("MISMATCH in model.layers.1.self_attn.v_proj.lora_A", out)
+        # A loss off by 1e-4 relative fails; bad input exits 2.
+        step["losses"][1] *= 1 + 1e-4
+        with open(self.path("step.json"), "w") as f:
+            json.dump(step, f)
+        rc, out = self.run_check("--checkpoint", self.path("c"), "--adapter", self.path("a"),
+                                 "--step", self.path("step.json"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("step 2 loss", out)
+        with open(self.path("step.json"), "w") as f:
+            json.dump(dict(step, optimizer={"lr": 1e-2}), f)
+        rc, out = self.run_check("--checkpoint", self.path("c"), "--adapter", self.path("a"),
+                                 "--step", self.path("step.json"))
+        self.assertEqual(rc, 2, out)
+        self.assertIn("optimizer: expected numbers", out)
 
 
 # --------------------------------------------------------------------------------------------
