@@ -13,6 +13,7 @@
 #include "ftbench/data/byte_tokenizer.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/torch_version.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/train/oom_fallback.h"
@@ -196,17 +197,44 @@ TEST(Trainer, ClippingBoundsTheUpdateAndReportsTheRawNorm) {
   for (size_t i = 0; i < loose.size(); ++i) EXPECT_TRUE(loose[i].equal(unclipped[i])) << i;
 }
 
+// Whether this LibTorch multiplies two `type` matrices on the CPU, asked without the Backend.
+bool cpu_matmul_works(at::ScalarType type) {
+  try {
+    const at::Tensor a = at::ones({2, 2}, at::TensorOptions().dtype(type));
+    (void)at::mm(a, a);
+    return true;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
 TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
   spec::BackendSpec b;
   b.device = "cpu";
   const device::Backend backend(b);
   EXPECT_NO_THROW(backend.check_dtype_supported("fp32"));
   EXPECT_NO_THROW(backend.check_dtype_supported("bf16"));
-  // LibTorch 1.13 has no fp16 matmul on CPU; later versions do. Either way, no crash later.
+  // LibTorch 1.13 (Debian's, what CI builds with) has no fp16 matmul on the CPU; later
+  // versions do. The check must agree with a direct try, and on 1.13 the refusal is what runs.
+  const bool fp16_works = cpu_matmul_works(at::kHalf);
+#if !FTBENCH_TORCH_AT_LEAST(2, 0)
+  ASSERT_FALSE(fp16_works) << "LibTorch " TORCH_VERSION " multiplies fp16 on the CPU";
+#endif
+  if (fp16_works) {
+    EXPECT_NO_THROW(backend.check_dtype_supported("fp16"));
+    return;
+  }
   try {
     backend.check_dtype_supported("fp16");
+    FAIL() << "fp16 is not supported on this CPU, and the check let it through";
   } catch (const device::BackendError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.dtype: fp16"), std::string::npos) << e.what();
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("model.dtype: fp16 is not supported on the cpu backend by this "
+                            "LibTorch (" TORCH_VERSION "): ",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("; use bf16 or fp32"), std::string::npos) << message;
   }
 }
 
