@@ -65,6 +65,44 @@ std::vector<json> field_of_steps(const json& report, const char* field) {
   return out;
 }
 
+// A resumed run trained as the straight one did, bit for bit: every step's loss, gradient norm,
+// learning rate, epoch and tokens, and every validation pass.
+void expect_same_training(const json& straight, const json& resumed) {
+  ASSERT_EQ(straight["steps"].size(), resumed["steps"].size());
+  for (const char* field :
+       {"loss", "grad_norm", "lr", "epoch", "real_tokens", "padded_tokens", "loss_tokens"}) {
+    EXPECT_EQ(field_of_steps(straight, field), field_of_steps(resumed, field)) << field;
+  }
+  EXPECT_EQ(straight["evaluations"].size(), resumed["evaluations"].size());
+  for (size_t i = 0; i < std::min(straight["evaluations"].size(), resumed["evaluations"].size());
+       ++i) {
+    const json& a = straight["evaluations"][i];
+    const json& b = resumed["evaluations"][i];
+    EXPECT_EQ(a["after_step"], b["after_step"]) << "evaluation " << i;
+    EXPECT_EQ(a["loss"], b["loss"]) << "evaluation " << i;
+    EXPECT_EQ(a["loss_tokens"], b["loss_tokens"]) << "evaluation " << i;
+    EXPECT_EQ(a["batches"], b["batches"]) << "evaluation " << i;
+  }
+}
+
+// The checkpoints of `step` in two folders hold the same state, byte for byte: adapters, AdamW
+// moments, step counts, generator.
+void expect_same_state(const fs::path& a, const fs::path& b, int step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08d", step);
+  ASSERT_TRUE(fs::exists(a / name / "checkpoint.json")) << a / name;
+  ASSERT_TRUE(fs::exists(b / name / "checkpoint.json")) << b / name;
+  const std::string state_a = read_file(a / name / "state.safetensors");
+  const std::string state_b = read_file(b / name / "state.safetensors");
+  ASSERT_GT(state_a.size(), 1000u) << a / name;
+  EXPECT_TRUE(state_a == state_b) << "the checkpoints of step " << step << " differ";
+  const json ma = read_json(a / name / "checkpoint.json");
+  const json mb = read_json(b / name / "checkpoint.json");
+  EXPECT_EQ(ma["tensors"]["sha256"], mb["tensors"]["sha256"]);
+  EXPECT_EQ(ma["optimizer"]["parameter_steps"], mb["optimizer"]["parameter_steps"]);
+  EXPECT_EQ(ma["position"], mb["position"]);
+}
+
 // 20 steps straight, and 10 steps, a stop, a resume in a new process and 10 more: the same
 // losses, gradient norms and learning rates bit for bit, and the same final state (adapter
 // weights, AdamW moments, random-number generator) byte for byte.
@@ -320,6 +358,40 @@ TEST_F(Resume, SigtermMidRunThenResumeCompletes) {
   EXPECT_EQ(b["run"]["status"], "completed");
   EXPECT_EQ(field_of_steps(a, "loss"), field_of_steps(b, "loss"));
   EXPECT_EQ(b["segments"].size(), 2u);
+}
+
+// After an out-of-memory fallback (simulated: from step 3 a micro-batch over 2 rows does not
+// fit, so 4 x 2 becomes 2 x 4): stopped at step 5, resumed. The resumed process must continue
+// at 2 x 4 from the checkpoint (at 4 x 2 the same examples would sum in another order), and its
+// report keeps the fallback.
+TEST_F(Resume, AfterAnOutOfMemoryFallback) {
+  const std::string oom = "FTBENCH_INJECT_OOM='step=3,micro_batch>2'";
+  auto run = [&](const std::string& name, const std::string& checkpoints) {
+    return "run configs/ci-tiny.yaml --set output.progress=off "
+           "--set train.checkpoint.every_steps=8 --set train.checkpoint.dir='" +
+           (dir_ / checkpoints).string() + "' -o '" + (dir_ / name).string() + "'";
+  };
+  const Result straight = ftbench(run("straight.json", "ck-straight"), oom);
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  const Result first = ftbench(run("r.json", "ck") + " --stop-after-steps 5", oom);
+  ASSERT_EQ(first.exit_code, 4) << first.output;
+  const json manifest = read_json(dir_ / "ck" / "step-00000005" / "checkpoint.json");
+  EXPECT_EQ(manifest["position"]["micro_batch_size"], 2);
+  EXPECT_EQ(manifest["position"]["grad_accum_steps"], 4);
+  const Result resumed = ftbench(run("r.json", "ck") + " --resume latest", oom);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+
+  const json a = read_json(dir_ / "straight.json");
+  const json b = read_json(dir_ / "r.json");
+  ASSERT_EQ(a["batching"]["fallbacks"].size(), 1u);
+  expect_same_training(a, b);
+  EXPECT_EQ(b["batching"]["micro_batch_size"], 2);
+  EXPECT_EQ(b["batching"]["grad_accum_steps"], 4);
+  ASSERT_EQ(b["batching"]["fallbacks"].size(), 1u);
+  EXPECT_EQ(b["batching"]["fallbacks"][0]["step"], 3);
+  EXPECT_EQ(b["batching"]["fallbacks"][0]["to_micro_batch_size"], 2);
+  EXPECT_EQ(b["segments"].size(), 2u);
+  expect_same_state(dir_ / "ck-straight", dir_ / "ck", 8);
 }
 
 }  // namespace
