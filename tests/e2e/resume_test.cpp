@@ -85,7 +85,8 @@ class Resume : public ::testing::Test {
     EXPECT_EQ(times["steps"], report["steps"].size());
     EXPECT_EQ(cost_of["gpus_billed"], 1);
     EXPECT_EQ(cost_of["billed_seconds"].get<double>(), billed_seconds);
-    // Exact but for the rounding of seconds / 3600 * 3.6 in either order: 1e-12 relative.
+    // Exact but for the rounding of seconds / 3600 * 3.6 in either order: within 1e-12 USD
+    // (the figures are cents; a wrong billing is off by whole minutes, $0.06).
     EXPECT_NEAR(cost_of["billed_usd"].get<double>(), billed_seconds / 1000.0, 1e-12);
     EXPECT_NEAR(cost_of["linear_usd"].get<double>(), run_seconds / 1000.0, 1e-12);
     EXPECT_NEAR(cost_of["per_step_usd"].get<double>(),
