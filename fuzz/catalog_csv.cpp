@@ -6,7 +6,7 @@
 #include "ftbench/cost/catalog.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace cost = ftbench::cost;
   static const cost::Catalog builtin = cost::builtin_catalog();  // the same for every input
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -16,6 +16,7 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     cost::Catalog merged = builtin;
     cost::merge(merged, std::move(parsed));
   } catch (const cost::CatalogError&) {
+    return FuzzVerdict::kRejected;
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

@@ -8,7 +8,7 @@
 #include "ftbench/cost/catalog.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace cost = ftbench::cost;
   // Parsed once: the same for every input.
   static const cost::Catalog builtin = cost::builtin_catalog();
@@ -29,6 +29,7 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
       }
     }
   } catch (const cost::CatalogError&) {
+    return FuzzVerdict::kRejected;
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

@@ -10,14 +10,14 @@
 #include "ftbench/train/checkpoint_files.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace train = ftbench::train;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   train::CheckpointManifest manifest;
   try {
     manifest = train::parse_manifest(text, "fuzz-checkpoint.json");
   } catch (const train::CheckpointError&) {
-    return 0;
+    return FuzzVerdict::kRejected;
   }
   // `run --resume` reads the partial report the manifest carries next.
   try {
@@ -30,5 +30,5 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
   } catch (const train::CheckpointError& e) {
     throw std::logic_error(std::string("a manifest written by to_json() is refused: ") + e.what());
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

@@ -39,9 +39,9 @@ class ChatByteTokenizer final : public ftbench::data::Tokenizer {
 
 }  // namespace
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace d = ftbench::data;
-  if (size == 0) return 0;
+  if (size == 0) return FuzzVerdict::kRejected;
   const uint8_t bits = data[0];
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   static const char* const kFormats[] = {"auto",      "alpaca", "chat", "text",
@@ -67,6 +67,7 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     for (int64_t i = 0; i < dataset->size(); ++i) dataset->at(i);
     dataset->description();
   } catch (const d::DataError&) {
+    return FuzzVerdict::kRejected;
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

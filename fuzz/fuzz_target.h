@@ -9,4 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size);
+// What the parser made of an input: refused it as bad input, or accepted it (and the target
+// then did with it what ftbench does). The replay test requires some seeds of each target to
+// be accepted, so that a parser refusing everything (whose fuzzing would only ever reach its
+// first error) fails there; libFuzzer ignores it.
+enum class FuzzVerdict { kRejected, kAccepted };
+
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size);

@@ -7,14 +7,14 @@
 #include "ftbench/bench/gemm_result.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace bench = ftbench::bench;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   bench::GemmResult result;
   try {
     result = bench::parse_gemm_result(text, "fuzz-gemm.json");
   } catch (const bench::GemmFileError&) {
-    return 0;
+    return FuzzVerdict::kRejected;
   }
   bench::render_gemm_text(result);
   std::string failure;
@@ -27,5 +27,5 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     throw std::logic_error(std::string("a gemm result written by to_json() is refused: ") +
                            e.what());
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

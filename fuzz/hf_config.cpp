@@ -16,12 +16,12 @@ namespace {
 
 namespace hf = ftbench::hf;
 
-void check_config(std::string_view text) {
+bool check_config(std::string_view text) {
   hf::HfConfig config;
   try {
     config = hf::parse_hf_config(text, "fuzz-config.json");
   } catch (const hf::HfCheckpointError&) {
-    return;
+    return false;
   }
   const ftbench::spec::ModelSpec& m = config.shape;
   if (m.dim < 1 || m.n_heads < 1 || m.n_kv_heads < 1 || m.dim % m.n_heads != 0 ||
@@ -47,9 +47,10 @@ void check_config(std::string_view text) {
       b.rope_scaling.has_value() != m.rope_scaling.has_value()) {
     throw std::logic_error("hf_config_json does not read back as the shape it was given");
   }
+  return true;
 }
 
-void check_index(std::string_view text) {
+bool check_index(std::string_view text) {
   try {
     for (const auto& [name, file] : hf::parse_shard_index(text, "fuzz-index.json")) {
       if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
@@ -57,15 +58,17 @@ void check_index(std::string_view text) {
       }
     }
   } catch (const hf::HfCheckpointError&) {
+    return false;
   }
+  return true;
 }
 
-void check_adapter_config(std::string_view text) {
+bool check_adapter_config(std::string_view text) {
   hf::PeftAdapterConfig config;
   try {
     config = hf::parse_peft_adapter_config(text, "fuzz-adapter_config.json");
   } catch (const hf::HfCheckpointError&) {
-    return;
+    return false;
   }
   if (config.lora.rank < 1 || !(config.lora.alpha > 0.0) || config.lora.targets.empty()) {
     throw std::logic_error("an accepted adapter_config.json has no usable LoRA settings");
@@ -84,14 +87,16 @@ void check_adapter_config(std::string_view text) {
       back.base_model_name_or_path != config.base_model_name_or_path) {
     throw std::logic_error("peft_adapter_config_json does not read back as what it was given");
   }
+  return true;
 }
 
 }  // namespace
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  check_config(text);
-  check_index(text);
-  check_adapter_config(text);
-  return 0;
+  // Accepted when any of the three reads it: each seed is one kind of file.
+  const bool config = check_config(text);
+  const bool index = check_index(text);
+  const bool adapter = check_adapter_config(text);
+  return config || index || adapter ? FuzzVerdict::kAccepted : FuzzVerdict::kRejected;
 }

@@ -23,7 +23,7 @@ std::string next_part(const std::string& input, std::size_t& start) {
 
 }  // namespace
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace d = ftbench::data;
   const std::string input(reinterpret_cast<const char*>(data), size);
   std::size_t start = 0;
@@ -34,7 +34,7 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
   try {
     tokenizer = d::HfTokenizer::from_json(tokenizer_json, config_json, "fuzz/tokenizer.json");
   } catch (const d::TokenizerError&) {
-    return 0;
+    return FuzzVerdict::kRejected;
   }
   tokenizer->name();
   tokenizer->token_id("<|eot_id|>");
@@ -52,5 +52,5 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     } catch (const d::TokenizerError&) {  // text that is not UTF-8
     }
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

@@ -2,5 +2,6 @@
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return ftbench_fuzz_one(data, size);
+  ftbench_fuzz_one(data, size);
+  return 0;  // libFuzzer reserves other values
 }

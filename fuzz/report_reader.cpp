@@ -8,13 +8,13 @@
 #include "ftbench/report/summary_text.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   ftbench::report::Report report;
   try {
     report = ftbench::report::parse_report(text, "fuzz.json");
   } catch (const ftbench::report::ReportError&) {
-    return 0;
+    return FuzzVerdict::kRejected;
   }
   ftbench::report::render_summary(report, "fuzz.json");
   const std::string written = ftbench::report::to_json(report).dump(2);
@@ -23,5 +23,5 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
   } catch (const ftbench::report::ReportError& e) {
     throw std::logic_error(std::string("a report written by to_json() is refused: ") + e.what());
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

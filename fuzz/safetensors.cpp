@@ -9,14 +9,14 @@
 #include "ftbench/io/safetensors.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace io = ftbench::io;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   io::SafetensorsIndex index;
   try {
     index = io::parse_safetensors_index(bytes, size, "fuzz.safetensors");
   } catch (const io::SafetensorsError&) {
-    return 0;
+    return FuzzVerdict::kRejected;
   }
   // Summed into a volatile so that the reads of every byte are not optimised away.
   volatile uint64_t checksum = 0;
@@ -31,5 +31,5 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     for (uint64_t i = t.begin; i < t.end; ++i) checksum += data[index.data_start + i];
   }
   static_cast<void>(checksum);  // a volatile read: the sum is observed
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

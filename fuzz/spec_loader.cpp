@@ -7,7 +7,7 @@
 #include "ftbench/spec/spec_loader.h"
 #include "fuzz_target.h"
 
-int ftbench_fuzz_one(const uint8_t* data, size_t size) {
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
   const std::size_t end_of_yaml = input.find('\0');
   const std::string yaml = input.substr(0, end_of_yaml);
@@ -24,6 +24,7 @@ int ftbench_fuzz_one(const uint8_t* data, size_t size) {
     // What `ftbench validate` and the report do with a valid spec.
     ftbench::spec::fingerprint(spec);
   } catch (const ftbench::spec::SpecError&) {
+    return FuzzVerdict::kRejected;
   }
-  return 0;
+  return FuzzVerdict::kAccepted;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ftbench needs from Debian 12 packages, and only what is missing: quick and
-# harmless when everything is there. `--bench` also installs Debian's python3-torch for the
-# Python reference of the CPU benchmark (scripts/bench_cpu.sh).
+# harmless when everything is there. scripts/test.sh (what CI runs on a fresh machine) calls it,
+# so everything a test would otherwise skip for is here: on CI such a skip is a failure
+# (README.md, "Skips and CI").
 set -euo pipefail
 
 packages=(
@@ -17,6 +18,8 @@ packages=(
   libgtest-dev
   python3                 # tests of the device check's scripts (standard library only)
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
+  python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
+                          # against; also the Python reference of scripts/bench_cpu.sh
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/fuzz.sh)
 )
 # The HIP runtime, so that libftbench_hip_query.so (src/gpu_query) is built and its test runs on
@@ -30,9 +33,6 @@ fi
 # is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
-fi
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch)
 fi
 
 as_root() {

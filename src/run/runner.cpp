@@ -769,9 +769,12 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                         "nothing left to run",
                         resume->folder, resume->manifest.step, rep.derived.total_steps));
       }
-      trainer.resume(
-          train::load_checkpoint(resume->folder, resume->manifest, model, backend->device()));
-      // The earlier segments' fallbacks are the trainer's now (TrainResult::fallbacks).
+      train::ResumeState state =
+          train::load_checkpoint(resume->folder, resume->manifest, model, backend->device());
+      // The earlier segments' fallbacks, from the partial report the checkpoint carries, are
+      // the trainer's now (TrainResult::fallbacks): the resumed report lists them all.
+      if (resume->previous.batching) state.fallbacks = resume->previous.batching->fallbacks;
+      trainer.resume(std::move(state));
       backend->synchronize();
       phases.end("checkpoint_load");
       spdlog::info("resuming after step {} from {}", resume->manifest.step, resume->folder);

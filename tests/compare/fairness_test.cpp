@@ -416,6 +416,11 @@ TEST(Fairness, CheckpointSettingsAreExecutionAndAResumedRunIsFlagged) {
   b.spec["train"]["checkpoint"] = {{"dir", "/mnt/ck/{name}"}, {"every_steps", 50}};
   const Fairness f = check_fairness({a, b});
   EXPECT_TRUE(f.same_job);
+  // Both keys differ from the defaults `a` ran with (it predates them), and both are listed.
+  EXPECT_EQ(whats(f), (Values{"spec.train.checkpoint.dir", "spec.train.checkpoint.every_steps"}));
+  ASSERT_EQ(f.differences.size(), 2u);
+  EXPECT_EQ(f.differences[0].values, (Values{"checkpoints/{name}", "/mnt/ck/{name}"}));
+  EXPECT_EQ(f.differences[1].values, (Values{"0", "50"}));
   for (const auto& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution) << d.what;
 
   report::Report c = make_report();

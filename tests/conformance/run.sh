@@ -4,7 +4,9 @@
 # Usage: tests/conformance/run.sh FTBENCH_BINARY [WORK_DIR]
 # WORK_DIR (default: conformance/ next to the binary's build folder) holds the npm install and
 # the generated files. Exit 0: all ids equal; 1: mismatches or a failed install; 77: skipped
-# because node or npm is missing (only outside CI: with CI=true a missing tool is a failure).
+# because node or npm is missing, except on CI, where a missing tool is a failure. On CI means
+# (README.md, "Skips and CI"; the same rule as tests/ci_env.h): CI is set to a non-empty
+# value other than 0 and false (any case).
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -19,9 +21,11 @@ if [[ ! -x "$ftbench" ]]; then
 fi
 work="${2:-$(dirname "$(dirname "$ftbench")")/conformance}"
 
+ci="${CI:-}"
+ci="${ci,,}"
 for tool in node npm; do
   if ! command -v "$tool" >/dev/null 2>&1; then
-    if [[ "${CI:-}" == "true" ]]; then
+    if [[ -n "$ci" && "$ci" != 0 && "$ci" != false ]]; then
       echo "error: $tool is required for the tokenizer conformance test on CI" >&2
       exit 1
     fi

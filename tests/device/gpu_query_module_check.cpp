@@ -6,13 +6,14 @@
 //
 //   ftbench_gpu_query_check <cuda|rocm> <module path, or "none" when the build made none>
 //
-// Exit 0: passed; 1: failed; 77: skipped, because CMake found no toolkit (on CI, where
+// Exit 0: passed; 1: failed; 77: skipped, because CMake found no toolkit (on CI, ci_env.h, where
 // scripts/setup.sh installs both runtimes, that is a failure instead).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 
+#include "../ci_env.h"
 #include "ftbench/device/gpu_query.h"
 
 using ftbench::device::GpuQuery;
@@ -29,8 +30,7 @@ int main(int argc, char** argv) {
   const std::string path = argv[2];
   if (path == "none") {
     std::cout << argv[1] << ": this build has no query module (CMake found no runtime)\n";
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && *ci != '\0' && std::strcmp(ci, "false") != 0) {
+    if (ftbench::test_env::on_ci()) {
       std::cout << "on CI that is a failure: scripts/setup.sh installs the HIP runtime and CI "
                    "machines have the CUDA toolkit in /usr/local/cuda\n";
       return 1;

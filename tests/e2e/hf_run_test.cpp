@@ -2,7 +2,7 @@
 // merged weights it exports, `ftbench logits` on them, and the independent float64 NumPy Llama
 // (tests/reference/llama_numpy.py) agreeing within its fp32 tolerance (atol = rtol = 1e-4).
 // The checkpoints are random, written in HF layout by tests/reference/hf_checkpoint.py. Needs
-// Debian's /usr/bin/python3 with numpy; skipped without it, except on CI.
+// Debian's /usr/bin/python3 with numpy; skipped without it, except on CI (ci_env.h).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../ci_env.h"
 #include "ftbench_process.h"
 
 namespace {
@@ -32,7 +33,7 @@ class HfRun : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
-      if (std::getenv("CI") != nullptr) FAIL() << "numpy is missing on CI";
+      if (ftbench::test_env::on_ci()) FAIL() << "numpy is missing on CI";
       GTEST_SKIP() << "no numpy for " << kPython;
     }
   }

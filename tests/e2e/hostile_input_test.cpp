@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench_process.h"
+#include "hostile_gemm_corpus.h"
 
 namespace {
 
@@ -591,12 +592,20 @@ TEST(HostileCorpus, EveryFileHasACase) {
   for (const std::string& file : kValidCorpus) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
-  for (const char* folder : {"specs", "data", "tokenizers", "catalogs"}) {
-    for (const auto& e : fs::directory_iterator(kCorpus / folder)) {
+  // The gemm files are cases of hostile_run_test.cpp (`run --gemm` needs LibTorch).
+  for (const std::string& file : ftbench::e2e::kHostileGemmFiles) names += "_" + file + "\n";
+  // Every folder of the corpus, so that a new one is not left out either.
+  int folders = 0;
+  for (const auto& folder : fs::directory_iterator(kCorpus)) {
+    if (!folder.is_directory()) continue;
+    ++folders;
+    for (const auto& e : fs::directory_iterator(folder.path())) {
       const std::string file = e.path().filename().string();
-      EXPECT_NE(names.find("_" + file + "\n"), std::string::npos) << folder << "/" << file;
+      EXPECT_NE(names.find("_" + file + "\n"), std::string::npos)
+          << folder.path().filename().string() << "/" << file;
     }
   }
+  EXPECT_EQ(folders, 5) << "specs, data, tokenizers, catalogs, gemm";
 }
 
 // A report cut short at many places: a prefix of the file is never valid JSON, so each one is

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "ftbench_process.h"
+#include "hostile_gemm_corpus.h"
 
 namespace {
 
@@ -112,9 +113,7 @@ TEST_F(HostileRun, BadDataFailsTheRunWithAFailedReport) {
 }
 
 TEST_F(HostileRun, BadGemmFilesAreRefusedBeforeTraining) {
-  for (const char* file :
-       {"not-json.json", "top-level-array.json", "no-schema.json", "future-schema.json",
-        "schema-not-string.json", "truncated.json", "nan.json", "empty.json"}) {
+  for (const std::string& file : ftbench::e2e::kHostileGemmFiles) {
     const fs::path gemm = kCorpus / "gemm" / file;
     expect_refused_before_training("run configs/ci-tiny.yaml --gemm " + q(gemm),
                                    {"error: " + gemm.string() + ": "});

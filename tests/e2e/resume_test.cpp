@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,43 @@ class Resume : public ::testing::Test {
            std::to_string(every) + " --set train.checkpoint.dir='" + (dir_ / checkpoints).string() +
            "' -o '" + (dir_ / name).string() + "'";
   }
+  // `ftbench cost` of a resumed report bills each segment as a rental of its own: at $3.60 per
+  // GPU-hour billed per started minute, a segment of s seconds costs ceil(s / 60) minutes, so
+  // a run of two short segments pays two minutes where one process would pay one. The
+  // expected figures are worked out here from the report's segments.
+  void expect_cost_bills_each_segment(const fs::path& report_path, const json& report) {
+    const ftbench::e2e::Outcome cost = run_ftbench(
+        "cost '" + report_path.string() + "' --rate 3.6 --billing per-minute --format json", dir_,
+        "", 60.0);
+    ASSERT_EQ(cost.exit_code, 0) << cost.err;
+    const json c = json::parse(cost.out);
+    double run_seconds = 0.0;
+    double first_step_seconds = 0.0;
+    double billed_seconds = 0.0;
+    ASSERT_GE(report["segments"].size(), 2u);
+    for (const json& g : report["segments"]) {
+      const double s = g["run_seconds"].get<double>();
+      ASSERT_GT(s, 0.0);
+      run_seconds += s;
+      first_step_seconds += g["time_to_first_step_seconds"].get<double>();
+      billed_seconds += 60.0 * std::ceil(s / 60.0);
+    }
+    const json& times = c["times"];
+    const json& cost_of = c["chosen"]["cost"];
+    SCOPED_TRACE(c.dump(1));
+    EXPECT_EQ(times["run_seconds"].get<double>(), run_seconds);
+    EXPECT_EQ(times["time_to_first_step_seconds"].get<double>(), first_step_seconds);
+    EXPECT_EQ(times["steps"], report["steps"].size());
+    EXPECT_EQ(cost_of["gpus_billed"], 1);
+    EXPECT_EQ(cost_of["billed_seconds"].get<double>(), billed_seconds);
+    // Exact but for the rounding of seconds / 3600 * 3.6 in either order: within 1e-12 USD
+    // (the figures are cents; a wrong billing is off by whole minutes, $0.06).
+    EXPECT_NEAR(cost_of["billed_usd"].get<double>(), billed_seconds / 1000.0, 1e-12);
+    EXPECT_NEAR(cost_of["linear_usd"].get<double>(), run_seconds / 1000.0, 1e-12);
+    EXPECT_NEAR(cost_of["per_step_usd"].get<double>(),
+                billed_seconds / 1000.0 / static_cast<double>(report["steps"].size()), 1e-12);
+  }
+
   ScratchDir scratch_{"ftbench-resume"};
   const fs::path dir_ = scratch_.path();
 };
@@ -63,6 +101,44 @@ std::vector<json> field_of_steps(const json& report, const char* field) {
   std::vector<json> out;
   for (const json& s : report["steps"]) out.push_back(s[field]);
   return out;
+}
+
+// A resumed run trained as the straight one did, bit for bit: every step's loss, gradient norm,
+// learning rate, epoch and tokens, and every validation pass.
+void expect_same_training(const json& straight, const json& resumed) {
+  ASSERT_EQ(straight["steps"].size(), resumed["steps"].size());
+  for (const char* field :
+       {"loss", "grad_norm", "lr", "epoch", "real_tokens", "padded_tokens", "loss_tokens"}) {
+    EXPECT_EQ(field_of_steps(straight, field), field_of_steps(resumed, field)) << field;
+  }
+  EXPECT_EQ(straight["evaluations"].size(), resumed["evaluations"].size());
+  for (size_t i = 0; i < std::min(straight["evaluations"].size(), resumed["evaluations"].size());
+       ++i) {
+    const json& a = straight["evaluations"][i];
+    const json& b = resumed["evaluations"][i];
+    EXPECT_EQ(a["after_step"], b["after_step"]) << "evaluation " << i;
+    EXPECT_EQ(a["loss"], b["loss"]) << "evaluation " << i;
+    EXPECT_EQ(a["loss_tokens"], b["loss_tokens"]) << "evaluation " << i;
+    EXPECT_EQ(a["batches"], b["batches"]) << "evaluation " << i;
+  }
+}
+
+// The checkpoints of `step` in two folders hold the same state, byte for byte: adapters, AdamW
+// moments, step counts, generator.
+void expect_same_state(const fs::path& a, const fs::path& b, int step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08d", step);
+  ASSERT_TRUE(fs::exists(a / name / "checkpoint.json")) << a / name;
+  ASSERT_TRUE(fs::exists(b / name / "checkpoint.json")) << b / name;
+  const std::string state_a = read_file(a / name / "state.safetensors");
+  const std::string state_b = read_file(b / name / "state.safetensors");
+  ASSERT_GT(state_a.size(), 1000u) << a / name;
+  EXPECT_TRUE(state_a == state_b) << "the checkpoints of step " << step << " differ";
+  const json ma = read_json(a / name / "checkpoint.json");
+  const json mb = read_json(b / name / "checkpoint.json");
+  EXPECT_EQ(ma["tensors"]["sha256"], mb["tensors"]["sha256"]);
+  EXPECT_EQ(ma["optimizer"]["parameter_steps"], mb["optimizer"]["parameter_steps"]);
+  EXPECT_EQ(ma["position"], mb["position"]);
 }
 
 // 20 steps straight, and 10 steps, a stop, a resume in a new process and 10 more: the same
@@ -134,10 +210,7 @@ TEST_F(Resume, TwentyStepsStraightEqualTenStopResumeTen) {
   EXPECT_EQ(ma["tensors"]["sha256"], mb["tensors"]["sha256"]);
   EXPECT_EQ(ma["optimizer"]["parameter_steps"], mb["optimizer"]["parameter_steps"]);
 
-  // Cost bills the two segments.
-  const Result cost = ftbench("cost '" + (dir_ / "resumed.json").string() +
-                              "' --rate 3.6 --billing per-minute --format json");
-  ASSERT_EQ(cost.exit_code, 0) << cost.output;
+  expect_cost_bills_each_segment(dir_ / "resumed.json", b);
 }
 
 TEST_F(Resume, TimedCheckpointsKeepTheLastK) {
@@ -320,6 +393,127 @@ TEST_F(Resume, SigtermMidRunThenResumeCompletes) {
   EXPECT_EQ(b["run"]["status"], "completed");
   EXPECT_EQ(field_of_steps(a, "loss"), field_of_steps(b, "loss"));
   EXPECT_EQ(b["segments"].size(), 2u);
+}
+
+// ci-tiny over two epochs (8 steps each) in three processes: stopped in the first epoch
+// (step 6), resumed across the boundary into the second (stopped at 11), resumed to the end.
+// Each resume rebuilds the data order of an epoch it did not start, the second one of an
+// epoch whose first steps another process ran.
+TEST_F(Resume, AcrossAnEpochBoundaryInThreeSegments) {
+  auto run = [&](const std::string& name, const std::string& checkpoints) {
+    return "run configs/ci-tiny.yaml --set train.epochs=2 --set output.progress=off "
+           "--set train.checkpoint.every_steps=8 --set train.checkpoint.keep_last=8 "
+           "--set train.checkpoint.dir='" +
+           (dir_ / checkpoints).string() + "' -o '" + (dir_ / name).string() + "'";
+  };
+  const Result straight = ftbench(run("straight.json", "ck-straight"));
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  ASSERT_EQ(ftbench(run("r.json", "ck") + " --stop-after-steps 6").exit_code, 4);
+  const Result second = ftbench(run("r.json", "ck") + " --resume latest --stop-after-steps 11");
+  ASSERT_EQ(second.exit_code, 4) << second.output;
+  const Result third = ftbench(run("r.json", "ck") + " --resume latest");
+  ASSERT_EQ(third.exit_code, 0) << third.output;
+
+  const json a = read_json(dir_ / "straight.json");
+  const json b = read_json(dir_ / "r.json");
+  ASSERT_EQ(a["steps"].size(), 16u);
+  EXPECT_EQ(a["steps"][7]["epoch"], 1);
+  EXPECT_EQ(a["steps"][8]["epoch"], 2);
+  expect_same_training(a, b);
+  ASSERT_EQ(b["segments"].size(), 3u);
+  EXPECT_EQ(b["segments"][1]["first_step"], 7);
+  EXPECT_EQ(b["segments"][1]["last_step"], 11);
+  EXPECT_EQ(b["segments"][2]["first_step"], 12);
+  // The saves at the epoch boundary and at the end hold the same state as the straight run's.
+  expect_same_state(dir_ / "ck-straight", dir_ / "ck", 8);
+  expect_same_state(dir_ / "ck-straight", dir_ / "ck", 16);
+  expect_cost_bills_each_segment(dir_ / "r.json", b);
+}
+
+// File data packed several examples to a row, a validation set held out and evaluated every 2
+// steps, two epochs: stopped one step before the end of the first epoch, resumed. The packed
+// rows, the validation passes (their steps and losses) and the final state equal those of an
+// unbroken run.
+TEST_F(Resume, PackedFileDataWithEvaluationAcrossAnEpochBoundary) {
+  {
+    std::ofstream data(dir_ / "d.jsonl");
+    for (int i = 0; i < 60; ++i) {
+      data << json({{"instruction", "Repeat " + std::string(static_cast<size_t>(i % 7 + 1), 'x')},
+                    {"input", i % 3 == 0 ? "an input of " + std::to_string(i) : ""},
+                    {"output", "number " + std::to_string(i * 37 % 101)}})
+                  .dump()
+           << "\n";
+    }
+  }
+  auto run = [&](const std::string& name, const std::string& checkpoints) {
+    return "run configs/ci-tiny.yaml --set output.progress=off --set data.source=file "
+           "--set data.path='" +
+           (dir_ / "d.jsonl").string() +
+           "' --set data.padding=pack --set data.seq_len=512 --set data.max_tokens=512 "
+           "--set data.validation_fraction=0.2 --set train.eval_every_steps=2 "
+           "--set train.epochs=2 --set train.micro_batch_size=4 --set train.grad_accum_steps=1 "
+           "--set train.checkpoint.every_steps=1 --set train.checkpoint.dir='" +
+           (dir_ / checkpoints).string() + "' -o '" + (dir_ / name).string() + "'";
+  };
+  const Result straight = ftbench(run("straight.json", "ck-straight"));
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  const json a = read_json(dir_ / "straight.json");
+  const int64_t per_epoch = a["derived"]["steps_per_epoch"].get<int64_t>();
+  const int64_t total = a["derived"]["total_steps"].get<int64_t>();
+  ASSERT_GE(per_epoch, 3) << "the test needs a stop inside the first epoch";
+  ASSERT_EQ(total, 2 * per_epoch);
+  // 48 training examples of ~190 tokens: about two to a row of 512, so fewer micro-batches of
+  // 4 rows than the 12 of unpacked examples.
+  EXPECT_EQ(a["data"]["examples"], 48);
+  EXPECT_LT(per_epoch, 48 / 4) << "the rows are packed";
+  EXPECT_EQ(a["data"]["validation"]["examples"], 12);
+  ASSERT_GE(a["evaluations"].size(), 3u);
+
+  const std::string stop = std::to_string(per_epoch - 1);
+  ASSERT_EQ(ftbench(run("r.json", "ck") + " --stop-after-steps " + stop).exit_code, 4);
+  const json part = read_json(dir_ / "r.json");
+  EXPECT_EQ(part["evaluations"].size(), static_cast<size_t>((per_epoch - 1) / 2));
+  const Result resumed = ftbench(run("r.json", "ck") + " --resume latest");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const json b = read_json(dir_ / "r.json");
+  expect_same_training(a, b);
+  EXPECT_EQ(b["data"]["fingerprint"], a["data"]["fingerprint"]);
+  EXPECT_EQ(b["segments"].size(), 2u);
+  expect_same_state(dir_ / "ck-straight", dir_ / "ck", static_cast<int>(total));
+}
+
+// After an out-of-memory fallback (simulated: from step 3 a micro-batch over 2 rows does not
+// fit, so 4 x 2 becomes 2 x 4): stopped at step 5, resumed. The resumed process must continue
+// at 2 x 4 from the checkpoint (at 4 x 2 the same examples would sum in another order), and its
+// report keeps the fallback.
+TEST_F(Resume, AfterAnOutOfMemoryFallback) {
+  const std::string oom = "FTBENCH_INJECT_OOM='step=3,micro_batch>2'";
+  auto run = [&](const std::string& name, const std::string& checkpoints) {
+    return "run configs/ci-tiny.yaml --set output.progress=off "
+           "--set train.checkpoint.every_steps=8 --set train.checkpoint.dir='" +
+           (dir_ / checkpoints).string() + "' -o '" + (dir_ / name).string() + "'";
+  };
+  const Result straight = ftbench(run("straight.json", "ck-straight"), oom);
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  const Result first = ftbench(run("r.json", "ck") + " --stop-after-steps 5", oom);
+  ASSERT_EQ(first.exit_code, 4) << first.output;
+  const json manifest = read_json(dir_ / "ck" / "step-00000005" / "checkpoint.json");
+  EXPECT_EQ(manifest["position"]["micro_batch_size"], 2);
+  EXPECT_EQ(manifest["position"]["grad_accum_steps"], 4);
+  const Result resumed = ftbench(run("r.json", "ck") + " --resume latest", oom);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+
+  const json a = read_json(dir_ / "straight.json");
+  const json b = read_json(dir_ / "r.json");
+  ASSERT_EQ(a["batching"]["fallbacks"].size(), 1u);
+  expect_same_training(a, b);
+  EXPECT_EQ(b["batching"]["micro_batch_size"], 2);
+  EXPECT_EQ(b["batching"]["grad_accum_steps"], 4);
+  ASSERT_EQ(b["batching"]["fallbacks"].size(), 1u);
+  EXPECT_EQ(b["batching"]["fallbacks"][0]["step"], 3);
+  EXPECT_EQ(b["batching"]["fallbacks"][0]["to_micro_batch_size"], 2);
+  EXPECT_EQ(b["segments"].size(), 2u);
+  expect_same_state(dir_ / "ck-straight", dir_ / "ck", 8);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The fixture of the tests that check ftbench's Hugging Face interop against the NumPy
 // references of tests/reference/ (hf_checkpoint.py writes checkpoints and adapters,
 // llama_numpy.py computes the float64 logits): Debian's /usr/bin/python3 with numpy (skipped
-// without it, except on CI, where that fails), a scratch folder per test, and the script
+// without it, except on CI (ci_env.h), where that fails), a scratch folder per test, and the script
 // runner. Needs FTBENCH_SOURCE_DIR defined by CMake.
 #pragma once
 
@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../ci_env.h"
 #include "ftbench/report/report_io.h"
 
 namespace ftbench::hf {
@@ -24,7 +25,7 @@ class NumpyReferenceTest : public ::testing::Test {
 
   void SetUp() override {
     if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
-      if (std::getenv("CI") != nullptr) FAIL() << "numpy is missing on CI";
+      if (test_env::on_ci()) FAIL() << "numpy is missing on CI";
       GTEST_SKIP() << "no numpy for " << kPython;
     }
     const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();

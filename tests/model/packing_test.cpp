@@ -72,19 +72,53 @@ TEST(PackedAttention, MatchesTheMaskedReference) {
   }
 }
 
+// The mask the fused path hands to LibTorch (and the masked reference uses), against one built
+// element by element from the segment lengths alone: query i of a row sees key j exactly when
+// j <= i and both lie in the same segment.
+TEST(PackedAttention, TheMaskIsBuiltFromTheSegmentBoundaries) {
+  const at::Tensor mask = packed_attention_mask(segments(kLengths));
+  ASSERT_EQ(mask.sizes(), (at::IntArrayRef{2, 1, 200, 200}));
+  ASSERT_EQ(mask.scalar_type(), at::kBool);
+  at::Tensor expected = at::zeros({2, 1, 200, 200}, at::kBool);
+  auto e = expected.accessor<bool, 4>();
+  for (int64_t r = 0; r < 2; ++r) {
+    int64_t start = 0;
+    for (int64_t n : kLengths[static_cast<size_t>(r)]) {
+      for (int64_t i = start; i < start + n; ++i) {
+        for (int64_t j = start; j <= i; ++j) e[r][0][i][j] = true;
+      }
+      start += n;
+    }
+  }
+  EXPECT_TRUE(mask.equal(expected));
+  // Spot checks: the first token of a segment sees only itself; the last of row 0's first
+  // segment (69) sees 0 .. 69 and not 70; 70 sees only 70.
+  EXPECT_EQ(mask[0][0][69].sum().item<int64_t>(), 70);
+  EXPECT_FALSE(mask[0][0][70][69].item<bool>());
+  EXPECT_EQ(mask[0][0][70].sum().item<int64_t>(), 1);
+  EXPECT_EQ(mask[1][0][0].sum().item<int64_t>(), 1);  // a segment of one token
+}
+
+// Both paths, the CPU's blocked one and the fused op with the packed mask, against the plain
+// causal attention of each segment alone (no segment ids, no packed mask: an independent
+// construction).
 TEST(PackedAttention, EachSegmentEqualsItsOwnCausalAttention) {
   at::manual_seed(21);
   const at::Tensor q = at::randn({2, 4, 200, 16}, at::kDouble);
   const at::Tensor k = at::randn({2, 2, 200, 16}, at::kDouble);
   const at::Tensor v = at::randn({2, 2, 200, 16}, at::kDouble);
-  const at::Tensor packed = causal_sdpa(q, k, v, segments(kLengths));
-  for (int64_t r = 0; r < 2; ++r) {
-    int64_t off = 0;
-    for (int64_t n : kLengths[static_cast<size_t>(r)]) {
-      auto piece = [&](const at::Tensor& t) { return t.narrow(0, r, 1).narrow(2, off, n); };
-      const at::Tensor alone = causal_attention_reference(piece(q), piece(k), piece(v));
-      EXPECT_LT(max_abs_diff(piece(packed), alone), 1e-12) << "row " << r << " offset " << off;
-      off += n;
+  for (int path = 0; path < 2; ++path) {
+    const at::Tensor packed = path == 0 ? causal_sdpa(q, k, v, segments(kLengths))
+                                        : fused_causal_sdpa(q, k, v, segments(kLengths));
+    for (int64_t r = 0; r < 2; ++r) {
+      int64_t off = 0;
+      for (int64_t n : kLengths[static_cast<size_t>(r)]) {
+        auto piece = [&](const at::Tensor& t) { return t.narrow(0, r, 1).narrow(2, off, n); };
+        const at::Tensor alone = causal_attention_reference(piece(q), piece(k), piece(v));
+        EXPECT_LT(max_abs_diff(piece(packed), alone), 1e-12)
+            << "path " << path << " row " << r << " offset " << off;
+        off += n;
+      }
     }
   }
 }

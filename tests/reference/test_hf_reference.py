@@ -6,7 +6,9 @@ cases, PEFT adapter merging, the CLI's exit codes, and the transformers-free par
 scripts/reference/check_hf.py.
 
 Run by ctest `hf_reference` with Debian's /usr/bin/python3. Without NumPy it exits 77 (skipped),
-except on CI (CI set), where that is a failure.
+and without torch the tests against the torch implementation are skipped; on CI either is a
+failure (scripts/setup.sh installs both). On CI means (README.md, "Skips and CI"; the same
+rule as tests/ci_env.h): CI is set to a non-empty value other than 0 and false (any case).
 """
 
 import contextlib
@@ -26,10 +28,15 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "reference"))
 
+
+def on_ci():
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
 try:
     import numpy as np
 except ImportError:
-    if os.environ.get("CI"):
+    if on_ci():
         print("error: NumPy (Debian's python3-numpy) is required for this test on CI",
               file=sys.stderr)
         sys.exit(1)
@@ -41,6 +48,10 @@ try:
     import torch.nn.functional as F
     torch.set_num_threads(1)
 except ImportError:
+    if on_ci():
+        print("error: torch (Debian's python3-torch) is required for this test on CI: without it "
+              "the tests against the torch implementation would be skipped", file=sys.stderr)
+        sys.exit(1)
     torch = None
 
 import check_hf  # noqa: E402

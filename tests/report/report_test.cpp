@@ -420,10 +420,17 @@ TEST(ReportJson, NonFiniteDoublesAreWrittenAsNull) {
   EXPECT_TRUE(nlohmann::json::accept(text));
 }
 
+// The version is written out literally: a bump of kSchema must come with this test's (and
+// docs/report-schema.md's) new number. Whatever version a report was read as, older or newer,
+// the writer writes its own.
 TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
-  Report r = full_report();
-  r.schema = "ftbench.report/1.0";  // as read from an older report
-  EXPECT_EQ(to_json(r)["schema"], "ftbench.report/1.5");
+  for (const char* read_as : {"ftbench.report/1", "ftbench.report/1.1", "ftbench.report/1.99"}) {
+    Report r = full_report();
+    r.schema = read_as;
+    const OJson j = to_json(r);
+    EXPECT_EQ(j["schema"], "ftbench.report/1.5") << read_as;
+    EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
+  }
 }
 
 // A 1.0 report has neither run.world_size nor data: both read as their defaults.
@@ -728,12 +735,22 @@ TEST(ReportJson, RejectsMalformedSchemaStrings) {
   }
 }
 
+// The next minor version after the one this code writes (computed, so that it stays newer
+// after a bump), with fields this code does not know: read, the unknown fields ignored.
 TEST(ReportJson, AcceptsNewerMinorVersion) {
+  const std::string current = kSchema;
+  const std::string family = std::string(kSchemaFamily) + ".";
+  ASSERT_EQ(current.rfind(family, 0), 0u) << current;
+  const std::string newer = family + std::to_string(std::stoi(current.substr(family.size())) + 1);
   OJson j = to_json(full_report());
-  j["schema"] = "ftbench.report/1.4";
+  j["schema"] = newer;
+  j["run"]["added_later"] = "a field of " + newer;
+  j["summary"]["added_later"] = {{"nested", 1}};
+  j["added_later"] = OJson::array({1, 2, 3});
   const Report r = from_json(j, "r.json");
-  EXPECT_EQ(r.schema, "ftbench.report/1.4");
+  EXPECT_EQ(r.schema, newer);
   EXPECT_EQ(r.run_name, "llama3.1-8b-lora");
+  EXPECT_EQ(to_json(r)["schema"], current) << "written back as the version this code writes";
 }
 
 TEST(ReportJson, RejectsJsonWithoutSchema) {

@@ -13,6 +13,7 @@
 #include "ftbench/data/byte_tokenizer.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/torch_version.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/train/oom_fallback.h"
@@ -123,14 +124,88 @@ TEST(Trainer, SameSeedGivesIdenticalLosses) {
   EXPECT_NE(a.steps.back().loss, c.steps.back().loss);
 }
 
+// One optimizer step of `s` (constant lr, no warm-up, no weight decay) whose update is
+// proportional to the gradient applied: at step 1 AdamW's update is lr * g / (|g| + eps) per
+// element (m and v are g's first and second moments, bias-corrected exactly), so with eps far
+// above every |g| it is lr / eps * g, and a gradient scaled by c moves the adapters c times as
+// far. (With the usual eps 1e-8 the update is lr * sign(g), blind to clipping.) Returns the
+// change of every adapter tensor and, in `norm`, the step's reported gradient norm.
+constexpr double kLinearEps = 1e6;
+
+std::vector<at::Tensor> one_step_update(spec::RunSpec s, double max_grad_norm, double* norm) {
+  s.train.epochs = 1;
+  s.train.max_steps = 1;
+  s.train.lr_schedule = "constant";
+  s.train.lr_warmup_steps = 0;
+  s.train.weight_decay = 0.0;
+  s.train.eps = kLinearEps;
+  s.train.max_grad_norm = max_grad_norm;
+  const double lr = s.train.lr;
+  s.train.lr = 0.0;  // the same run without a move: the adapters as initialised
+  TrainResult before_result;
+  const std::vector<at::Tensor> before = train_into(s, before_result, nullptr);
+  s.train.lr = lr;
+  TrainResult result;
+  const std::vector<at::Tensor> after = train_into(s, result, nullptr);
+  EXPECT_EQ(result.steps.size(), 1u);
+  *norm = result.steps.at(0).grad_norm;
+  EXPECT_EQ(before_result.steps.at(0).grad_norm, *norm) << "the same gradients both times";
+  std::vector<at::Tensor> update;
+  for (size_t i = 0; i < after.size(); ++i) update.push_back(after[i] - before[i]);
+  return update;
+}
+
+double norm_of(const std::vector<at::Tensor>& tensors) {
+  double sum = 0.0;
+  for (const at::Tensor& t : tensors) sum += t.to(at::kDouble).pow(2).sum().item<double>();
+  return std::sqrt(sum);
+}
+
+// Clipping scales the applied gradient by max_grad_norm / norm when the norm exceeds it (the
+// update shrinks by that factor, its direction kept), leaves it alone below, and the report
+// gives the norm before clipping. Removing the clipping from the trainer fails the first part.
 TEST(Trainer, ClippingBoundsTheUpdateAndReportsTheRawNorm) {
   spec::RunSpec s = tiny_run();
-  s.train.epochs = 1;
-  s.train.max_steps = 3;
-  s.train.max_grad_norm = 1e-3;
-  const TrainResult r = train(s);
-  ASSERT_EQ(r.steps.size(), 3u);
-  for (const report::StepRecord& step : r.steps) EXPECT_GT(step.grad_norm, 1e-3);
+  s.train.lr = 1.0;
+  double raw_norm = 0.0;
+  const std::vector<at::Tensor> unclipped = one_step_update(s, 0.0, &raw_norm);
+  // The linear regime of kLinearEps needs every |g| far below it; they are at most the norm.
+  ASSERT_GT(raw_norm, 1e-3);
+  ASSERT_LT(raw_norm, kLinearEps * 1e-4);
+  const double unclipped_norm = norm_of(unclipped);
+  // lr / eps * |g|, within the 1e-4 relative of |g| / eps and fp32 rounding.
+  EXPECT_NEAR(unclipped_norm, raw_norm / kLinearEps, 1e-3 * raw_norm / kLinearEps);
+
+  // A bound of a quarter of the norm: the trainer's factor, max / (norm + 1e-6).
+  const double max_grad_norm = raw_norm / 4.0;
+  const double factor = max_grad_norm / (raw_norm + 1e-6);
+  double clipped_raw_norm = 0.0;
+  const std::vector<at::Tensor> clipped = one_step_update(s, max_grad_norm, &clipped_raw_norm);
+  EXPECT_EQ(clipped_raw_norm, raw_norm) << "the reported norm is the one before clipping";
+  EXPECT_NEAR(norm_of(clipped) / unclipped_norm, factor, 1e-3 * factor);
+  EXPECT_NEAR(norm_of(clipped), max_grad_norm / kLinearEps, 1e-3 * max_grad_norm / kLinearEps);
+  std::vector<at::Tensor> difference;
+  for (size_t i = 0; i < clipped.size(); ++i) {
+    difference.push_back(clipped[i] - unclipped[i] * factor);
+  }
+  EXPECT_LT(norm_of(difference), 1e-3 * norm_of(clipped)) << "the direction is kept";
+
+  // A bound above the norm: the factor clamps at 1 and the update is the unclipped one, exactly.
+  double loose_raw_norm = 0.0;
+  const std::vector<at::Tensor> loose = one_step_update(s, raw_norm * 4.0, &loose_raw_norm);
+  EXPECT_EQ(loose_raw_norm, raw_norm);
+  for (size_t i = 0; i < loose.size(); ++i) EXPECT_TRUE(loose[i].equal(unclipped[i])) << i;
+}
+
+// Whether this LibTorch multiplies two `type` matrices on the CPU, asked without the Backend.
+bool cpu_matmul_works(at::ScalarType type) {
+  try {
+    const at::Tensor a = at::ones({2, 2}, at::TensorOptions().dtype(type));
+    (void)at::mm(a, a);
+    return true;
+  } catch (const c10::Error&) {
+    return false;
+  }
 }
 
 TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
@@ -139,11 +214,27 @@ TEST(Backend, DtypeCheckNamesTheKeyWhenUnsupported) {
   const device::Backend backend(b);
   EXPECT_NO_THROW(backend.check_dtype_supported("fp32"));
   EXPECT_NO_THROW(backend.check_dtype_supported("bf16"));
-  // LibTorch 1.13 has no fp16 matmul on CPU; later versions do. Either way, no crash later.
+  // LibTorch 1.13 (Debian's, what CI builds with) has no fp16 matmul on the CPU; later
+  // versions do. The check must agree with a direct try, and on 1.13 the refusal is what runs.
+  const bool fp16_works = cpu_matmul_works(at::kHalf);
+#if !FTBENCH_TORCH_AT_LEAST(2, 0)
+  ASSERT_FALSE(fp16_works) << "LibTorch " TORCH_VERSION " multiplies fp16 on the CPU";
+#endif
+  if (fp16_works) {
+    EXPECT_NO_THROW(backend.check_dtype_supported("fp16"));
+    return;
+  }
   try {
     backend.check_dtype_supported("fp16");
+    FAIL() << "fp16 is not supported on this CPU, and the check let it through";
   } catch (const device::BackendError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.dtype: fp16"), std::string::npos) << e.what();
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("model.dtype: fp16 is not supported on the cpu backend by this "
+                            "LibTorch (" TORCH_VERSION "): ",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("; use bf16 or fp32"), std::string::npos) << message;
   }
 }
 
