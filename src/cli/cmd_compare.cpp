@@ -12,6 +12,7 @@
 #include "ftbench/compare/fairness.h"
 #include "ftbench/compare/side_by_side.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
 
@@ -463,7 +464,9 @@ Action add_compare_command(CLI::App& app) {
           "these reports are of different jobs, so their times and costs "
           "answer different questions:\n";
       for (const compare::Difference& d : fairness.differences) {
-        if (d.severity == compare::Severity::kJob) message += "  " + difference_line(d) + "\n";
+        if (d.severity == compare::Severity::kJob) {
+          message += "  " + text::printable(difference_line(d)) + "\n";
+        }
       }
       message += "pass --allow-different to compare them anyway";
       throw InputError(message);
@@ -515,22 +518,24 @@ Action add_compare_command(CLI::App& app) {
     const bool color = !markdown && text::use_color(f->common.color);
     const text::Table table = side_table(cols, f->alpha);
     const std::string headline = fairness_headline(fairness);
+    // Differences and verdicts quote the reports' names and values: printed escaped, as the
+    // tables are (text::printable).
     if (markdown) {
       std::cout << "## Fairness\n\n**" << headline << "**\n\n";
       for (const compare::Difference& d : fairness.differences) {
-        std::cout << "- " << difference_line(d) << "\n";
+        std::cout << "- " << text::printable(difference_line(d)) << "\n";
       }
       std::cout << "\n## Side by side\n\n" << text::render_markdown(table) << "\n## Verdict\n\n";
-      for (const std::string& l : lines) std::cout << "- " << l << "\n";
+      for (const std::string& l : lines) std::cout << "- " << text::printable(l) << "\n";
       return kExitOk;
     }
     std::cout << text::paint(headline, fairness.same_job ? Color::kGreen : Color::kRed, color)
               << "\n";
     for (const compare::Difference& d : fairness.differences) {
-      std::cout << "  " << difference_line(d) << "\n";
+      std::cout << "  " << text::printable(difference_line(d)) << "\n";
     }
     std::cout << "\n" << text::render_text(table, color) << "\n";
-    for (const std::string& l : lines) std::cout << l << "\n";
+    for (const std::string& l : lines) std::cout << text::printable(l) << "\n";
     return kExitOk;
   };
 }

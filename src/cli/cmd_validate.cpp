@@ -15,6 +15,7 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::cli {
@@ -125,8 +126,9 @@ Action add_validate_command(CLI::App& app) {
     std::cout << "resolved spec (" << flags->spec_path << "):\n"
               << spec::to_json(s).dump(2) << "\n\n";
     using report::group_thousands;
+    // Values quote the tokenizer's files (token texts): printed escaped.
     auto line = [](const std::string& label, const std::string& value) {
-      std::cout << fmt::format("{:<30}{}\n", label, value);
+      std::cout << fmt::format("{:<30}{}\n", label, text::printable(value));
     };
     line("spec fingerprint", spec::fingerprint(s));
     if (data_stats) {

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
 
 namespace ftbench::cli {
 
@@ -166,10 +167,11 @@ void warn_if_other_gpu(const cost::Catalog& catalog, const report::Report& repor
                        const std::string& offer_flag) {
   const cost::Gpu* gpu = cost::find_gpu(catalog, report.environment.device.name);
   if (gpu == nullptr || gpu->name == offer.gpu) return;
-  std::cerr << fmt::format(
-      "warning: {} ran on {} ({}), but --offer {} prices {}: its cost is this run's time at "
-      "another GPU's price\n",
-      report_path, report.environment.device.name, gpu->name, offer_flag, offer.gpu);
+  std::cerr << text::printable(fmt::format(
+                   "warning: {} ran on {} ({}), but --offer {} prices {}: its cost is this "
+                   "run's time at another GPU's price",
+                   report_path, report.environment.device.name, gpu->name, offer_flag, offer.gpu))
+            << "\n";
 }
 
 std::string offer_flags(const cost::Offer& offer, const cost::Date& today, int64_t max_age_days) {

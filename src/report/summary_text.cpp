@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/text/messages.h"
+
 namespace ftbench::report {
 
 std::string group_thousands(int64_t value) {
@@ -29,10 +31,11 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
   std::string out;
+  // Names and paths come from the spec and the device: printed escaped (text::printable).
   auto line = [&out](const std::string& label, const std::string& value) {
-    out += fmt::format("  {:<26}{}\n", label, value);
+    out += fmt::format("  {:<26}{}\n", label, text::printable(value));
   };
-  out += fmt::format("ftbench {} - {}\n", r.run_name, r.status);
+  out += text::printable(fmt::format("ftbench {} - {}", r.run_name, r.status)) + "\n";
   line("device", fmt::format("{} ({}, LibTorch {})", d.name, d.backend,
                              r.environment.software.libtorch_version));
   line("parameters", fmt::format("{} total, {} trainable", group_thousands(r.parameters.base),

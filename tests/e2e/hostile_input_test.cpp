@@ -535,11 +535,102 @@ TEST(HostileCorpus, DocumentedValidFilesAreAccepted) {
   }
 }
 
+// Valid files whose strings carry what a terminal acts on (TerminalEscapes below).
+const std::vector<std::string> kTerminalEscapeCorpus = {"catalogs/terminal-escapes.yaml",
+                                                        "catalogs/terminal-escapes.csv"};
+
+// What a terminal would act on in `text`, for a message: C0 controls but the line feed, DEL, C1
+// controls (U+0080-U+009F, which some terminals take for CSI and OSC) and bidirectional
+// controls; "" when there is none.
+std::string raw_terminal_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = [&](std::size_t k) {
+      return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+    };
+    std::string found;
+    if ((c < 0x20 && c != '\n') || c == 0x7F) found = "a C0 control or DEL";
+    if (c == 0xC2 && next(1) >= 0x80 && next(1) <= 0x9F) found = "a C1 control";
+    if (c == 0xE2 && next(1) == 0x80 &&
+        (next(2) == 0x8E || next(2) == 0x8F || (next(2) >= 0xAA && next(2) <= 0xAE))) {
+      found = "a bidirectional control";
+    }
+    if (c == 0xE2 && next(1) == 0x81 && next(2) >= 0xA6 && next(2) <= 0xA9) {
+      found = "a bidirectional isolate";
+    }
+    if (!found.empty()) {
+      return found + " at byte " + std::to_string(i) + " of:\n" +
+             text.substr(i < 200 ? 0 : i - 200, 400);
+    }
+  }
+  return "";
+}
+
+// Control characters in shared files (a catalog's strings, a report's run and device names)
+// reach every text printer of catalog, cost and compare: tables, summary lines, verdicts,
+// warnings and errors. Each is printed escaped (\x1B, \u009B), never raw. JSON escapes in its
+// own way and is not checked here.
+TEST(TerminalEscapes, SharedFilesCannotDriveTheTerminal) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string yaml = q(corpus("catalogs/terminal-escapes.yaml"));
+  const std::string csv = q(corpus("catalogs/terminal-escapes.csv"));
+  nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+  j["run"]["name"] = "run\x1B[2J";
+  j["environment"]["device"]["name"] = "Evil-GPU\x1B[2J";
+  j["environment"]["device"]["backend"] =
+      "cuda\xC2\x9B"
+      "31m";
+  j["environment"]["host"]["hostname"] = "host\xE2\x80\xAE";
+  j["timing"]["t0_source"] = "--t0\x1B]0;pwned\x07";
+  const fs::path escaped = scratch.path() / "escaped.json";
+  write_bytes(escaped, j.dump(2));
+  const std::string report = q(escaped);
+
+  struct Run {
+    std::string args;
+    int exit_code;
+    bool shows_escape = true;  // the output holds a string of the files
+  };
+  std::vector<Run> runs;
+  for (const char* format : {"table", "markdown", "csv"}) {
+    const std::string f = std::string(" --format ") + format + " --color never";
+    runs.push_back({"catalog --catalog " + yaml + f, 0});
+    runs.push_back({"catalog --catalog " + yaml + " --gpus" + f, 0});
+    runs.push_back({"catalog --catalog " + csv + f, 0});
+    // The offers of H100-SXM include the hostile one, the cheapest: the summary prints it.
+    runs.push_back({"cost " + q(kH100) + " --catalog " + yaml + f, 0});
+    runs.push_back({"cost " + report + " --rate 2" + f, 0, std::string(format) != "csv"});
+    // The report ran on the catalog's Evil-GPU: a warning says another GPU's price is used.
+    runs.push_back(
+        {"cost " + report + " --catalog " + yaml + " --offer reference-run/H100-SXM" + f, 0});
+    runs.push_back({"compare " + q(kH100) + " " + report + " --rate 2" + f, 0});
+    runs.push_back({"compare " + report + " " + q(kMi300x) + " --catalog " + yaml + f, 0});
+  }
+  // Errors quote the device: no offer for it.
+  runs.push_back({"cost " + report, 2});
+  for (const Run& run : runs) {
+    SCOPED_TRACE("ftbench " + run.args);
+    const Outcome r = run_ftbench(run.args, scratch.path(), "", 60.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, run.exit_code) << r.err;
+    EXPECT_EQ(raw_terminal_control(r.out), "") << "stdout";
+    EXPECT_EQ(raw_terminal_control(r.err), "") << "stderr";
+    if (run.shows_escape) {
+      EXPECT_TRUE(r.out.find("\\x1B") != std::string::npos ||
+                  r.err.find("\\x1B") != std::string::npos)
+          << "the escape is shown: " << r.out << r.err;
+    }
+  }
+}
+
 // Every committed corpus file is used by a case above (a new file without a case is a mistake).
 TEST(HostileCorpus, EveryFileHasACase) {
   std::string names;
   for (const Case& c : cases()) names += c.name + "\n";
   for (const std::string& file : kValidCorpus) {
+    names += "_" + file.substr(file.find('/') + 1) + "\n";
+  }
+  for (const std::string& file : kTerminalEscapeCorpus) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
   for (const char* folder : {"specs", "data", "tokenizers", "catalogs"}) {
