@@ -349,10 +349,9 @@ Action add_cost_command(CLI::App& app) {
       }
       return kExitOk;
     }
-    for (const auto& r : summary.rows) {
-      std::cout << fmt::format("{:<24}{}\n", text::printable(r[0].text),
-                               text::printable(r[1].text));
-    }
+    // Labels padded to the longest ("until the first step ended"), not to a fixed width that
+    // a longer label runs past into its value.
+    std::cout << text::render_fields(summary);
     if (!priced.empty()) {
       std::cout << "\n"
                 << text::paint(text::printable(offers_title), text::Color::kBold, color) << "\n"

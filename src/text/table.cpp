@@ -148,6 +148,23 @@ std::string render_markdown(const Table& raw) {
   return out;
 }
 
+std::string render_fields(const Table& raw) {
+  const Table table = printable_table(raw);
+  std::size_t width = 0;
+  for (const auto& row : table.rows) {
+    if (!row.empty()) width = std::max(width, display_width(row[0].text));
+  }
+  std::string out;
+  for (const auto& row : table.rows) {
+    const std::string label = row.empty() ? std::string() : row[0].text;
+    const std::string value = row.size() > 1 ? row[1].text : std::string();
+    std::string line = label + std::string(width - display_width(label) + 2, ' ') + value;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
 std::string render_csv(const Table& raw) {
   const Table table = printable_table(raw);
   auto field = [](const std::string& s) {

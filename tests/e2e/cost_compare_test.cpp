@@ -88,6 +88,34 @@ TEST_F(CostCompare, H100ReferenceRunCosts89Cents) {
   EXPECT_EQ(j["gpu"], "H100-SXM");
 }
 
+// The summary's labels stand apart from their values, in every format and with colour: the
+// value column starts after the longest label ("until the first step ended") and two spaces.
+TEST_F(CostCompare, CostSummaryLabelsStandApartFromValues) {
+  for (const char* color : {"never", "always"}) {
+    SCOPED_TRACE(color);
+    const Result r = ftbench("cost " + kH100 + " --rate 2.97 --color " + color);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("until the first step ended  $0.149 (16.7% of the run"), std::string::npos)
+        << r.out;
+    // Every line of the summary (up to the blank line) has its value at the same column.
+    std::istringstream lines(r.out);
+    std::string line;
+    std::size_t column = std::string::npos;
+    while (std::getline(lines, line) && !line.empty()) {
+      const std::size_t gap = line.find("  ");
+      ASSERT_NE(gap, std::string::npos) << "label runs into its value: " << line;
+      const std::size_t value = line.find_first_not_of(' ', gap);
+      if (column == std::string::npos) column = value;
+      EXPECT_EQ(value, column) << line;
+    }
+  }
+  const Result md = ftbench("cost " + kH100 + " --rate 2.97 --format markdown");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("| until the first step ended | $0.149 (16.7% of the run"),
+            std::string::npos)
+      << md.out;
+}
+
 // FIELD.md: 34 min at $2.39/h -> $1.35, about $0.45 per epoch.
 TEST_F(CostCompare, Mi300xReferenceRunCosts135) {
   const json j = ftbench_json("cost " + kMi300x + " --offer reference-run/MI300X");

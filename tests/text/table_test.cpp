@@ -232,6 +232,17 @@ TEST(TableCsv, ControlCharactersAreEscaped) {
             "\"\\x1B]0;x\\x07,\\u009B\"\n");
 }
 
+TEST(TableFields, LabelsArePaddedToTheLongestAndEscaped) {
+  Table t;
+  t.rows = {{"run", "ci-tiny\x1B[2J"},
+            {"until the first step ended", "$0.149 (2.3% of the run)"},
+            {"per epoch", "$1.00"}};
+  EXPECT_EQ(render_fields(t),
+            "run                         ci-tiny\\x1B[2J\n"
+            "until the first step ended  $0.149 (2.3% of the run)\n"
+            "per epoch                   $1.00\n");
+}
+
 TEST(TableCsv, PlainFieldsAreNotQuoted) {
   const std::string expected =
       "run,cost,note\n"

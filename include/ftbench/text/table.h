@@ -51,6 +51,9 @@ std::string render_markdown(const Table& table);
 // as Unix tools and pandas expect, rather than RFC 4180's CRLF. A CR or LF in a cell is
 // escaped like every control character, so each record is one line.
 std::string render_csv(const Table& table);
+// Label-value lines without a header ("run time    18.0 min ..."): the first cell of each row,
+// padded to the longest label plus two spaces, then the second. The header is not printed.
+std::string render_fields(const Table& table);
 
 // Length in UTF-8 code points.
 std::size_t display_width(std::string_view text);
