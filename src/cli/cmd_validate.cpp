@@ -91,7 +91,8 @@ Action add_validate_command(CLI::App& app) {
                         s.train.grad_accum_steps)}});
     }
     const model::ParamCounts p = model::count_parameters(s.model, s.lora);
-    const double trainable_percent = 100.0 * double(p.lora) / double(p.base);
+    // "total" is base + trainable here, in the JSON, in the report and in the run's summary.
+    const double trainable_percent = 100.0 * double(p.lora) / double(p.total());
     if (flags->json) {
       nlohmann::ordered_json out;
       out["spec"] = spec::to_json(s);
@@ -172,10 +173,10 @@ Action add_validate_command(CLI::App& app) {
     line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),
                                     s.train.max_steps > 0 ? " (capped by train.max_steps)" : ""));
     line("tokens per step (max)", group_thousands(d.max_tokens_per_step));
-    line("total parameters", group_thousands(p.base));
+    line("base parameters", group_thousands(p.base) + " (frozen)");
     line("trainable parameters",
          fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora), trainable_percent));
-    line("parameters with adapters", group_thousands(p.total()));
+    line("total parameters", group_thousands(p.total()) + " (base + trainable)");
     std::cout << "spec is valid\n";
     return kExitOk;
   };

@@ -38,8 +38,10 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   out += text::printable(fmt::format("ftbench {} - {}", r.run_name, r.status)) + "\n";
   line("device", fmt::format("{} ({}, LibTorch {})", d.name, d.backend,
                              r.environment.software.libtorch_version));
-  line("parameters", fmt::format("{} total, {} trainable", group_thousands(r.parameters.base),
-                                 group_thousands(r.parameters.trainable)));
+  // "total" as in the report's parameters.total: base + trainable.
+  line("parameters",
+       fmt::format("{} total: {} base + {} trainable", group_thousands(r.parameters.total),
+                   group_thousands(r.parameters.base), group_thousands(r.parameters.trainable)));
   line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
                             s.warmup_steps_excluded));
   // What ran differs from the spec after an out-of-memory fallback: said before any figure.
