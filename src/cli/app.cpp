@@ -17,6 +17,14 @@
 #include "ftbench/version.h"
 
 namespace ftbench::cli {
+namespace {
+
+void add_log_level_option(CLI::App* app, std::string& log_level) {
+  app->add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};
@@ -25,8 +33,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   app.require_subcommand(1);
   app.fallthrough();  // --log-level also after the subcommand
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  add_log_level_option(&app, log_level);
   std::map<std::string, Action> actions = add_torch_commands(app);
   actions["validate"] = add_validate_command(app);
   actions["cost"] = add_cost_command(app);
@@ -34,6 +41,8 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   actions["catalog"] = add_catalog_command(app);
   actions["tokenize"] = add_tokenize_command(app);
   actions["devices"] = add_devices_command(app);
+  // Also each subcommand's own, so that its --help lists it (the top level takes it before).
+  for (CLI::App* sub : app.get_subcommands({})) add_log_level_option(sub, log_level);
 
   try {
     app.parse(argc, argv);

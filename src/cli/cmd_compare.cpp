@@ -225,6 +225,9 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   return t;
 }
 
+// Reports are labelled A to Z.
+constexpr std::size_t kMaxReports = 26;
+
 // Relative differences below this are reported as equal: timer and billing noise.
 constexpr double kSameWithin = 0.005;
 
@@ -431,9 +434,12 @@ Action add_compare_command(CLI::App& app) {
       "compare",
       "Reports side by side: is it a fair comparison, which is faster and cheaper, "
       "is the step-time difference significant, the break-even price");
-  cmd->add_option("reports", f->reports, "Report JSON files; the first is the baseline (A)")
+  // Any number from 2 for CLI11 (its help would say "x 2" for a range), at most 26 below.
+  cmd->add_option("reports", f->reports,
+                  "Report JSON files, two or more reports (up to 26, labelled A to Z); the "
+                  "first is the baseline (A)")
       ->required()
-      ->expected(2, 26);
+      ->expected(-2);
   cmd->add_option("--offer", f->offers, "Catalog offer per report, PROVIDER/GPU[/TIER], in order");
   cmd->add_option("--rate", f->rates, "USD per GPU-hour: one for all reports or one per report");
   cmd->add_option("--billing", f->billing,
@@ -455,6 +461,10 @@ Action add_compare_command(CLI::App& app) {
   add_common_options(cmd, f->common, /*with_dates=*/false);
 
   return [f]() {
+    if (f->reports.size() > kMaxReports) {
+      throw InputError(fmt::format("compare: at most {} reports (labelled A to Z), found {}",
+                                   kMaxReports, f->reports.size()));
+    }
     const text::Format format = parse_format_flag(f->common.format);
     std::vector<report::Report> reports;
     for (const std::string& path : f->reports) reports.push_back(load_report(path));
