@@ -1,5 +1,5 @@
-// End to end: what `ftbench` says about its own command line: every subcommand's --help lists
-// what it takes (the torch-free `ftbench`).
+// End to end: what `ftbench` says about its own command line: a mistyped subcommand gets a
+// "did you mean", and every subcommand's --help lists what it takes (the torch-free `ftbench`).
 #include <filesystem>
 #include <string>
 
@@ -17,6 +17,31 @@ using ftbench::e2e::ScratchDir;
 Outcome ftbench(const std::string& args) {
   const ScratchDir scratch("ftbench-cli-messages");
   return run_ftbench(args, scratch.path(), "", 60.0);
+}
+
+TEST(CliMessages, AMistypedSubcommandGetsADidYouMean) {
+  struct Case {
+    std::string args;
+    std::string hint;
+  };
+  for (const Case& c : {Case{"rn", "did you mean \"run\"?"},
+                        Case{"rn configs/ci-tiny.yaml", "did you mean \"run\"?"},
+                        Case{"--log-level warn cots r.json", "did you mean \"cost\"?"},
+                        Case{"comapre a.json b.json", "did you mean \"compare\"?"},
+                        Case{"validte configs/ci-tiny.yaml", "did you mean \"validate\"?"}}) {
+    SCOPED_TRACE(c.args);
+    const Outcome r = ftbench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("unknown subcommand"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.hint), std::string::npos) << r.err;
+  }
+  // Nothing close: the subcommands are listed instead.
+  const Outcome r = ftbench("zzzzzzzz");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("unknown subcommand \"zzzzzzzz\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cost"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run"), std::string::npos) << r.err;
 }
 
 TEST(CliMessages, EverySubcommandsHelpListsTheLogLevel) {
