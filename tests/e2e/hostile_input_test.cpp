@@ -479,6 +479,64 @@ std::vector<Case> cases() {
                    "than 128 levels (at byte "}),
       report_case("binary-garbage", [](std::string) { return random_bytes(1 << 16, 17); },
                   {"binary-garbage.json: not valid JSON at byte"}),
+      // Figures that cannot all be true (docs/report-schema.md, Consistency): refused with the
+      // file and the field, before anything is printed.
+      report_case("steps-longer-than-run", json_edit([](nlohmann::json& j) {
+                    for (nlohmann::json& step : j["steps"]) step["wall_seconds"] = 144.75;
+                  }),
+                  {"steps-longer-than-run.json: steps[].wall_seconds: the steps add up to "
+                   "54281.25 s, more than the run's 1080 s"}),
+      report_case("huge-step-time",
+                  json_edit([](nlohmann::json& j) { j["steps"][5]["wall_seconds"] = 1e300; }),
+                  {"huge-step-time.json: steps[5].wall_seconds: expected at most 31622400 s "
+                   "(366 days), found 1e+300"}),
+      report_case("huge-t0", json_edit([](nlohmann::json& j) {
+                    j["timing"]["t0_before_process_seconds"] = 1e300;
+                  }),
+                  {"huge-t0.json: timing.t0_before_process_seconds: expected at most 2592000 s "
+                   "(30 days), found 1e+300"}),
+      report_case("negative-parameters",
+                  json_edit([](nlohmann::json& j) { j["parameters"]["trainable"] = -11010048; }),
+                  {"negative-parameters.json: parameters.trainable: expected an integer between "
+                   "0 and 10^15, found -11010048"}),
+      report_case("negative-data-tokens",
+                  json_edit([](nlohmann::json& j) { j["data"]["tokens"] = -712345; }),
+                  {"negative-data-tokens.json: data.tokens: expected an integer between 0 and "
+                   "10^15, found -712345"}),
+      report_case("negative-data-examples",
+                  json_edit([](nlohmann::json& j) { j["data"]["examples"] = -2000; }),
+                  {"negative-data-examples.json: data.examples: expected an integer between 0 "
+                   "and 10^15, found -2000"}),
+      report_case("step-in-missing-segment",
+                  json_edit([](nlohmann::json& j) { j["steps"][10]["segment"] = 2; }),
+                  {"step-in-missing-segment.json: steps[10].segment: segment 2 does not exist"}),
+      report_case("duplicate-step-numbers",
+                  json_edit([](nlohmann::json& j) { j["steps"][3]["step"] = 3; }),
+                  {"duplicate-step-numbers.json: steps[3].step: expected a step after 3 (steps "
+                   "in increasing order), found 3"}),
+      // More GPUs than billing takes (cost::kMaxGpus): the report's fault, not a failed run.
+      report_case("huge-world-size",
+                  json_edit([](nlohmann::json& j) { j["run"]["world_size"] = 2147483648LL; }),
+                  {"huge-world-size.json: run.world_size: expected an integer between 1 and "
+                   "65536, found 2147483648"}),
+      Case{"compare_report_steps_longer_than_run",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
+             for (nlohmann::json& step : j["steps"]) step["wall_seconds"] = 144.75;
+             write_bytes(scratch / "b.json", j.dump(2));
+             return "compare " + q(kH100) + " " + q(scratch / "b.json") + " --rate 2";
+           },
+           {"b.json: steps[].wall_seconds: the steps add up to 54281.25 s, more than the "
+            "run's 2040 s"}},
+      Case{"compare_report_huge_world_size",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
+             j["run"]["world_size"] = 2147483648LL;
+             write_bytes(scratch / "b.json", j.dump(2));
+             return "compare " + q(kH100) + " " + q(scratch / "b.json") + " --rate 2";
+           },
+           {"b.json: run.world_size: expected an integer between 1 and 65536, found "
+            "2147483648"}},
       Case{"report_directory",
            [](const fs::path& scratch) {
              fs::create_directory(scratch / "report.json");
