@@ -40,6 +40,15 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return extra + 1;
 }
 
+std::optional<std::size_t> first_invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // The code point of the well-formed UTF-8 sequence of `n` bytes at s[i].

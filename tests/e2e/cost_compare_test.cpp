@@ -414,6 +414,11 @@ TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
       {"cost " + kH100 + " --rate 1e308", "<= 1000000"},
       {"cost " + kH100 + " --rate 2 --project-tokens 1e30", "up to 10^15"},
       {"compare " + kH100 + " " + kMi300x + " --loss-window 0", "--loss-window"},
+      // As a catalog's min_billed_seconds: at most 366 days.
+      {"cost " + kH100 + " --rate 2 --min-seconds 31622401",
+       "--min-seconds: expected 0 to 31622400 seconds (366 days), found 31622401"},
+      {"compare " + kH100 + " " + kMi300x + " --rate 2 --min-seconds 9223372036854775807",
+       "--min-seconds: expected 0 to 31622400 seconds (366 days)"},
   };
   for (const Case& c : cases) {
     const Result r = ftbench(c.args);

@@ -410,6 +410,44 @@ std::vector<Case> cases() {
       catalog_case("unclosed-quote.csv",
                    {"catalogs/unclosed-quote.csv:2: quoted field not closed"}),
       catalog_case("empty.csv", {"catalogs/empty.csv:1: empty file: expected a header row"}),
+      // Values the reader took and billing (or the JSON writer) refused later, with exit 3 or
+      // an error naming the report instead of the catalog.
+      catalog_case("absurd-price.yaml",
+                   {"catalogs/absurd-price.yaml:4: providers[0].min_billed_seconds: must be an "
+                    "integer between 0 and 31622400 (366 days), found 9223372036854775807",
+                    "catalogs/absurd-price.yaml:10: offers[0].usd_per_gpu_hour: expected a price "
+                    "per GPU-hour > 0 and at most 1000000, found \"1.0e300\"",
+                    "catalogs/absurd-price.yaml:17: offers[1].usd_per_instance_hour: expected a "
+                    "price per GPU-hour > 0 and at most 1000000, found \"5.0e-324\" for 8 GPUs (0 "
+                    "per GPU-hour)",
+                    "catalogs/absurd-price.yaml:25: offers[2].min_billed_seconds: must be an "
+                    "integer between 0 and 31622400 (366 days), found 9223372036854775807"}),
+      catalog_case("absurd-price.csv",
+                   {"catalogs/absurd-price.csv:2: column Price: expected a price per GPU-hour > "
+                    "0 and at most 1000000, found \"1e300\" for 8 GPUs (1.25e+299 per GPU-hour)",
+                    "catalogs/absurd-price.csv:3: column SpotPrice: expected a price per "
+                    "GPU-hour > 0 and at most 1000000, found \"5e-324\" for 8 GPUs (0 per "
+                    "GPU-hour)"}),
+      Case{"catalog_invalid_utf8_yaml",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "latin1.yaml",
+                         "offers:\n  - provider: p\n    gpu: H100-SXM\n    tier: on-demand\n"
+                         "    source: \"x\"\n    billing: per-second\n"
+                         "    usd_per_gpu_hour: 2.5\n    region: \"caf\xE9\"\n");
+             return "catalog --catalog " + q(scratch / "latin1.yaml") + " --format json";
+           },
+           {"latin1.yaml:8: offers[0].region: expected UTF-8 text, found \"caf\\xE9\" (byte 4 "
+            "is not UTF-8"}},
+      Case{"catalog_invalid_utf8_csv",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "latin1.csv",
+                         "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
+                         "p5\xFF,H100,8,98.32,us-east-1\n");
+             return "cost " + q(kH100) + " --catalog " + q(scratch / "latin1.csv") +
+                    " --format json";
+           },
+           {"latin1.csv:2: column InstanceType: expected UTF-8 text, found \"p5\\xFF\" (byte 3 "
+            "is not UTF-8"}},
       Case{"catalog_binary_garbage",
            [](const fs::path& scratch) {
              write_bytes(scratch / "garbage.yaml", random_bytes(4096, 13));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,10 @@ namespace ftbench::text {
 // Length in bytes of the well-formed UTF-8 character at s[i] (no overlong forms, no surrogates,
 // nothing above U+10FFFF), or 0 when the bytes there are not one (i < s.size()).
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
+// The index of the first byte of `s` that does not start a well-formed UTF-8 character, or
+// nullopt when all of `s` is UTF-8.
+std::optional<std::size_t> first_invalid_utf8(std::string_view s);
 
 // `s` as it may reach a terminal: what a terminal would act on or mangle is written visibly
 // instead. C0 controls (tab and line feed included) and DEL as \xNN ("\x1B[2J"), bytes that
