@@ -244,12 +244,14 @@ std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha)
     std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
     const double tb = b.times.run_seconds;
     const double ta = a.times.run_seconds;
+    // No ratio against a run of 0 s (every phase 0 s long): "took longer", not "infx".
     if (same(tb, ta)) {
       v += "same total time";
     } else if (tb > ta) {
-      v += fmt::format("took {:.2f}x as long", tb / ta);
+      v += ta > 0.0 ? fmt::format("took {:.2f}x as long", tb / ta) : std::string("took longer");
     } else {
-      v += fmt::format("finished {:.2f}x sooner", ta / tb);
+      v += tb > 0.0 ? fmt::format("finished {:.2f}x sooner", ta / tb)
+                    : std::string("finished sooner");
     }
     v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
     if (b.step_p50_change) {

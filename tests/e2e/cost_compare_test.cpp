@@ -428,6 +428,23 @@ TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
   }
 }
 
+// A run of 0 s (every phase 0 s long) is a report ftbench reads; compare against it prints
+// no infinite ratio ("took infx as long") and does not fail on its break-even rate.
+TEST_F(CostCompare, AZeroLengthRunGivesNoInfiniteRatio) {
+  const std::string zero = edited("h100-reference.json", [](json& j) {
+    for (json& p : j["timing"]["phases"]) p["start_seconds"] = p["seconds"] = 0.0;
+    j["timing"]["t0_before_process_seconds"] = 0.0;
+    j["timing"]["time_to_first_step_seconds"] = 0.0;
+    for (json& s : j["steps"]) s["wall_seconds"] = s["data_wait_seconds"] = 0.0;
+  });
+  for (const std::string& args : {"compare " + zero + " " + kMi300x + " --rate 2",
+                                  "compare " + kMi300x + " " + zero + " --rate 2"}) {
+    const Result r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
 // A CPU report has no catalog GPU: a price must be given.
 TEST_F(CostCompare, ReportWithoutACatalogGpuNeedsARate) {
   const std::string cpu = edited("h100-reference.json", [](json& j) {
