@@ -557,6 +557,17 @@ std::vector<Case> cases() {
                   json_edit([](nlohmann::json& j) { j["run"]["world_size"] = 2147483648LL; }),
                   {"huge-world-size.json: run.world_size: expected an integer between 1 and "
                    "65536, found 2147483648"}),
+      // A throughput so low that the projection never ends: the field is named, not
+      // "duration must be >= 0 seconds, found inf".
+      Case{"report_throughput_too_low_to_project",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+             j["summary"]["tokens_per_second"]["real"] = 1e-320;
+             write_bytes(scratch / "slow.json", j.dump(2));
+             return "cost " + q(scratch / "slow.json") + " --rate 2 --project-tokens 1M";
+           },
+           {"slow.json: summary.tokens_per_second.real: 1e-320 tokens/s is too low to project "
+            "1000000 tokens (no finite time)"}},
       Case{"compare_report_steps_longer_than_run",
            [](const fs::path& scratch) {
              nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
