@@ -480,6 +480,12 @@ Action add_compare_command(CLI::App& app) {
           message += "  " + text::printable(difference_line(d)) + "\n";
         }
       }
+      // The labels above, by file: the message names what it refuses.
+      message += "reports:\n";
+      for (std::size_t i = 0; i < f->reports.size(); ++i) {
+        message +=
+            fmt::format("  {}: {}\n", static_cast<char>('A' + i), text::printable(f->reports[i]));
+      }
       message += "pass --allow-different to compare them anyway";
       throw InputError(message);
     }

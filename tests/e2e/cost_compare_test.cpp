@@ -337,6 +337,9 @@ TEST_F(CostCompare, CompareRefusesADifferentJobUnlessAllowed) {
   EXPECT_NE(refused.err.find("different jobs"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("[job] spec.lora.rank: A: 16 | B: 8"), std::string::npos)
       << refused.err;
+  // The labels are the files, named.
+  EXPECT_NE(refused.err.find("A: " + kH100 + "\n  B: " + other + "\n"), std::string::npos)
+      << refused.err;
   EXPECT_NE(refused.err.find("--allow-different"), std::string::npos);
   const Result allowed = ftbench("compare " + kH100 + " " + other + " --allow-different");
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
