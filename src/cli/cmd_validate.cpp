@@ -1,5 +1,6 @@
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -124,8 +125,14 @@ Action add_validate_command(CLI::App& app) {
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }
-    std::cout << "resolved spec (" << flags->spec_path << "):\n"
-              << spec::to_json(s).dump(2) << "\n\n";
+    // JSON escapes C0 controls; C1 and bidirectional controls it keeps, and printable() writes
+    // them as \uNNNN, which JSON reads back as the same characters.
+    std::cout << text::printable("resolved spec (" + flags->spec_path + "):") << "\n";
+    std::istringstream dump(spec::to_json(s).dump(2));
+    for (std::string dump_line; std::getline(dump, dump_line);) {
+      std::cout << text::printable(dump_line) << "\n";
+    }
+    std::cout << "\n";
     using report::group_thousands;
     // Values quote the tokenizer's files (token texts): printed escaped.
     auto line = [](const std::string& label, const std::string& value) {

@@ -10,6 +10,7 @@
 
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/messages.h"
 
 namespace ftbench::report {
 namespace {
@@ -879,7 +880,8 @@ class Reader : public JsonFields<Json, ReportError> {
       std::vector<EnvironmentVariable> out;
       for (auto it = variables.begin(); it != variables.end(); ++it) {
         if (!it.value().is_string()) {
-          wrong_type("environment.variables." + it.key(), "a string", it.value());
+          // The name is the file's: escaped, as every message quoting a file does.
+          wrong_type("environment.variables." + text::printable(it.key()), "a string", it.value());
         }
         out.push_back({it.key(), it.value().template get<std::string>()});
       }

@@ -94,4 +94,18 @@ TEST_F(ValidateData, ParameterCountsAreBaseTrainableAndTheirTotal) {
   EXPECT_EQ(p["total"], 8041271296);
 }
 
+// A shared spec's strings reach the terminal in the resolved spec validate prints: C1 and
+// bidirectional controls there are shown escaped (as JSON escapes, so the text stays JSON), as
+// every text printer does.
+TEST_F(ValidateData, TheResolvedSpecShowsTerminalControlsEscaped) {
+  std::ofstream(dir_ / "c1.yaml") << "model:\n  preset: tiny\noutput:\n"
+                                     "  report: \"reports/\\u009b2J\\u202e.json\"\n";
+  const Result r = ftbench("validate " + (dir_ / "c1.yaml").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xE2\x80\xAE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"report\": \"reports/\\u009B2J\\u202E.json\""), std::string::npos)
+      << r.out;
+}
+
 }  // namespace

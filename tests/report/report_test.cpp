@@ -730,6 +730,15 @@ OJson one_process_json() {
   return j;
 }
 
+// A key of the report's own (an environment variable's name) in an error is escaped: the
+// message must not drive the terminal either.
+TEST(ReportJson, ErrorsQuoteKeysFromTheFileEscaped) {
+  OJson j = to_json(full_report());
+  j["environment"]["variables"]["X\x1B[2J"] = 5;
+  EXPECT_EQ(read_error(j),
+            "r.json: environment.variables.X\\x1B[2J: expected a string, found number");
+}
+
 TEST(ReportConsistency, TheTestReportsAreConsistent) {
   EXPECT_NO_THROW(from_json(to_json(full_report()), "r.json"));
   EXPECT_NO_THROW(from_json(to_json(cpu_report()), "r.json"));
