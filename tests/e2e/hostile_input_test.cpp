@@ -339,6 +339,22 @@ std::vector<Case> cases() {
                       "is not in model.vocab"}),
       tokenizer_case("merges-not-array.json",
                      {"tokenizers/merges-not-array.json: model.merges: missing or not an array"}),
+      // The file's own strings in the message are escaped: it cannot drive the terminal.
+      Case{"tokenizer_escapes_in_names",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "esc.json",
+                         R"({"model": {"type": "BPE", "vocab": {"\u001b]0;x\u0007": -3}, )"
+                         R"("merges": []}})");
+             return "tokenize --tokenizer " + q(scratch / "esc.json") + " hello";
+           },
+           {"esc.json: model.vocab[\"\\x1B]0;x\\x07\"]: expected a non-negative id, found -3"}},
+      Case{"tokenizer_escapes_in_type",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "esc.json",
+                         R"({"model": {"type": "BPE\u001b[2J\u009b", "vocab": {}, "merges": []}})");
+             return "tokenize --tokenizer " + q(scratch / "esc.json") + " hello";
+           },
+           {"esc.json: model.type: \"BPE\\x1B[2J\\u009B\" is not supported"}},
       Case{"tokenizer_deep_id",
            [](const fs::path& scratch) {
              write_bytes(scratch / "deep.json", R"({"model": {"type": "BPE", "vocab": {"a": )" +
