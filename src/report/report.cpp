@@ -343,8 +343,8 @@ class Reader : public JsonFields<Json, ReportError> {
     if (!it->is_string()) wrong_type("schema", "a string like \"ftbench.report/1\"", *it);
     const std::string schema = it->template get<std::string>();
     if (schema_major(schema) != kSchemaMajor) {
-      fail("unsupported report schema \"" + schema + "\" (this ftbench reads " + kSchemaFamily +
-           ")");
+      fail("unsupported report schema " + text::quoted(schema) + " (this ftbench reads " +
+           kSchemaFamily + ")");
     }
   }
 

@@ -737,6 +737,11 @@ TEST(ReportJson, ErrorsQuoteKeysFromTheFileEscaped) {
   j["environment"]["variables"]["X\x1B[2J"] = 5;
   EXPECT_EQ(read_error(j),
             "r.json: environment.variables.X\\x1B[2J: expected a string, found number");
+  j = to_json(full_report());
+  j["schema"] = "ftbench.report/2\xC2\x9B";
+  EXPECT_EQ(read_error(j),
+            "r.json: unsupported report schema \"ftbench.report/2\\u009B\" (this ftbench reads "
+            "ftbench.report/1)");
 }
 
 TEST(ReportConsistency, TheTestReportsAreConsistent) {
