@@ -13,6 +13,7 @@
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/json_errors.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/text/table.h"
 
 namespace ftbench::bench {
@@ -90,7 +91,7 @@ class Reader : public report::JsonFields<Json, GemmFileError> {
     GemmResult r;
     r.schema = schema->get<std::string>();
     if (!supported_schema(r.schema)) {
-      fail("unsupported gemm result schema \"" + r.schema + "\" (this ftbench reads " +
+      fail("unsupported gemm result schema " + text::quoted(r.schema) + " (this ftbench reads " +
            kGemmSchema + ")");
     }
     r.started_at_utc = string(j, "", "started_at_utc");

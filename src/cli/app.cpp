@@ -12,11 +12,34 @@
 #include "ftbench/hf/hf_config.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/train/checkpoint_files.h"
 #include "ftbench/train/stop_signals.h"
 #include "ftbench/version.h"
 
 namespace ftbench::cli {
+namespace {
+
+void add_log_level_option(CLI::App* app, std::string& log_level) {
+  app->add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+}
+
+// `ftbench rn`: CLI11 answers "A subcommand is required"; the word the user typed was meant as
+// one, so say which it is not and which it may be. Writes the error and returns true when the
+// first word left over is not an option and no subcommand was chosen.
+bool unknown_subcommand(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0 || !app.get_subcommands().empty()) return false;
+  const std::vector<std::string> rest = app.remaining();
+  if (rest.empty() || rest.front().empty() || rest.front()[0] == '-') return false;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  std::cerr << "error: " << text::unknown_name_message("subcommand", rest.front(), names)
+            << "\nRun with --help for more information.\n";
+  return true;
+}
+
+}  // namespace
 
 std::string subcommand_of(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -38,8 +61,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   app.require_subcommand(1);
   app.fallthrough();  // --log-level also after the subcommand
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  add_log_level_option(&app, log_level);
   std::map<std::string, Action> actions = add_torch_commands(app);
   actions["validate"] = add_validate_command(app);
   actions["cost"] = add_cost_command(app);
@@ -47,10 +69,13 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   actions["catalog"] = add_catalog_command(app);
   actions["tokenize"] = add_tokenize_command(app);
   actions["devices"] = add_devices_command(app);
+  // Also each subcommand's own, so that its --help lists it (the top level takes it before).
+  for (CLI::App* sub : app.get_subcommands({})) add_log_level_option(sub, log_level);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (unknown_subcommand(app, e)) return kExitBadInput;
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "cost_output.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
 
@@ -129,7 +130,8 @@ Action add_catalog_command(CLI::App& app) {
           candidates.push_back(g.name);
           candidates.insert(candidates.end(), g.aliases.begin(), g.aliases.end());
         }
-        std::string message = fmt::format("--gpu: unknown GPU \"{}\"", f->gpu);
+        // Names and hints come from catalog files: quoted, so escaped (text::quoted).
+        std::string message = fmt::format("--gpu: unknown GPU {}", text::quoted(f->gpu));
         // A name the user typed part of ("A100" for "A100-80GB") is a better hint than a close
         // spelling of another part ("H100").
         std::optional<std::string> hint;
@@ -141,11 +143,11 @@ Action add_catalog_command(CLI::App& app) {
         }
         if (!hint) hint = text::closest(f->gpu, candidates);
         if (hint) {
-          message += fmt::format("; did you mean \"{}\"?", *hint);
+          message += fmt::format("; did you mean {}?", text::quoted(*hint));
         } else {
           std::string known;
           for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-          message += "; known GPUs: " + known;
+          message += "; known GPUs: " + text::printable(known);
         }
         throw InputError(message);
       }
@@ -180,14 +182,14 @@ Action add_catalog_command(CLI::App& app) {
       }
       std::string message = "no offer matches";
       if (!f->provider.empty()) {
-        message += fmt::format(" --provider \"{}\"", f->provider);
+        message += fmt::format(" --provider {}", text::quoted(f->provider));
         if (std::find(providers.begin(), providers.end(), f->provider) == providers.end()) {
           if (auto hint = text::closest(f->provider, providers)) {
-            message += fmt::format(" (did you mean \"{}\"?)", *hint);
+            message += fmt::format(" (did you mean {}?)", text::quoted(*hint));
           }
         }
       }
-      if (!f->tier.empty()) message += fmt::format(" --tier \"{}\"", f->tier);
+      if (!f->tier.empty()) message += fmt::format(" --tier {}", text::quoted(f->tier));
       throw InputError(message);
     }
 

@@ -12,6 +12,7 @@
 #include "ftbench/compare/fairness.h"
 #include "ftbench/compare/side_by_side.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
 
@@ -224,6 +225,9 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   return t;
 }
 
+// Reports are labelled A to Z.
+constexpr std::size_t kMaxReports = 26;
+
 // Relative differences below this are reported as equal: timer and billing noise.
 constexpr double kSameWithin = 0.005;
 
@@ -240,12 +244,14 @@ std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha)
     std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
     const double tb = b.times.run_seconds;
     const double ta = a.times.run_seconds;
+    // No ratio against a run of 0 s (every phase 0 s long): "took longer", not "infx".
     if (same(tb, ta)) {
       v += "same total time";
     } else if (tb > ta) {
-      v += fmt::format("took {:.2f}x as long", tb / ta);
+      v += ta > 0.0 ? fmt::format("took {:.2f}x as long", tb / ta) : std::string("took longer");
     } else {
-      v += fmt::format("finished {:.2f}x sooner", ta / tb);
+      v += tb > 0.0 ? fmt::format("finished {:.2f}x sooner", ta / tb)
+                    : std::string("finished sooner");
     }
     v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
     if (b.step_p50_change) {
@@ -430,9 +436,12 @@ Action add_compare_command(CLI::App& app) {
       "compare",
       "Reports side by side: is it a fair comparison, which is faster and cheaper, "
       "is the step-time difference significant, the break-even price");
-  cmd->add_option("reports", f->reports, "Report JSON files; the first is the baseline (A)")
+  // Any number from 2 for CLI11 (its help would say "x 2" for a range), at most 26 below.
+  cmd->add_option("reports", f->reports,
+                  "Report JSON files, two or more reports (up to 26, labelled A to Z); the "
+                  "first is the baseline (A)")
       ->required()
-      ->expected(2, 26);
+      ->expected(-2);
   cmd->add_option("--offer", f->offers, "Catalog offer per report, PROVIDER/GPU[/TIER], in order");
   cmd->add_option("--rate", f->rates, "USD per GPU-hour: one for all reports or one per report");
   cmd->add_option("--billing", f->billing,
@@ -454,6 +463,10 @@ Action add_compare_command(CLI::App& app) {
   add_common_options(cmd, f->common, /*with_dates=*/false);
 
   return [f]() {
+    if (f->reports.size() > kMaxReports) {
+      throw InputError(fmt::format("compare: at most {} reports (labelled A to Z), found {}",
+                                   kMaxReports, f->reports.size()));
+    }
     const text::Format format = parse_format_flag(f->common.format);
     std::vector<report::Report> reports;
     for (const std::string& path : f->reports) reports.push_back(load_report(path));
@@ -463,7 +476,15 @@ Action add_compare_command(CLI::App& app) {
           "these reports are of different jobs, so their times and costs "
           "answer different questions:\n";
       for (const compare::Difference& d : fairness.differences) {
-        if (d.severity == compare::Severity::kJob) message += "  " + difference_line(d) + "\n";
+        if (d.severity == compare::Severity::kJob) {
+          message += "  " + text::printable(difference_line(d)) + "\n";
+        }
+      }
+      // The labels above, by file: the message names what it refuses.
+      message += "reports:\n";
+      for (std::size_t i = 0; i < f->reports.size(); ++i) {
+        message +=
+            fmt::format("  {}: {}\n", static_cast<char>('A' + i), text::printable(f->reports[i]));
       }
       message += "pass --allow-different to compare them anyway";
       throw InputError(message);
@@ -515,22 +536,24 @@ Action add_compare_command(CLI::App& app) {
     const bool color = !markdown && text::use_color(f->common.color);
     const text::Table table = side_table(cols, f->alpha);
     const std::string headline = fairness_headline(fairness);
+    // Differences and verdicts quote the reports' names and values: printed escaped, as the
+    // tables are (text::printable).
     if (markdown) {
       std::cout << "## Fairness\n\n**" << headline << "**\n\n";
       for (const compare::Difference& d : fairness.differences) {
-        std::cout << "- " << difference_line(d) << "\n";
+        std::cout << "- " << text::printable(difference_line(d)) << "\n";
       }
       std::cout << "\n## Side by side\n\n" << text::render_markdown(table) << "\n## Verdict\n\n";
-      for (const std::string& l : lines) std::cout << "- " << l << "\n";
+      for (const std::string& l : lines) std::cout << "- " << text::printable(l) << "\n";
       return kExitOk;
     }
     std::cout << text::paint(headline, fairness.same_job ? Color::kGreen : Color::kRed, color)
               << "\n";
     for (const compare::Difference& d : fairness.differences) {
-      std::cout << "  " << difference_line(d) << "\n";
+      std::cout << "  " << text::printable(difference_line(d)) << "\n";
     }
     std::cout << "\n" << text::render_text(table, color) << "\n";
-    for (const std::string& l : lines) std::cout << l << "\n";
+    for (const std::string& l : lines) std::cout << text::printable(l) << "\n";
     return kExitOk;
   };
 }

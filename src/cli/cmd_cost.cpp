@@ -9,6 +9,7 @@
 #include "cost_output.h"
 #include "ftbench/cost/estimate.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
 
@@ -287,11 +288,12 @@ Action add_cost_command(CLI::App& app) {
       const cost::Offer* pick = default_offer(catalog, gpu);
       if (pick == nullptr) {
         std::string message =
-            fmt::format("{}: no price: the catalog has no on-demand offer for device \"{}\"",
-                        f->report_path, rep.environment.device.name);
+            fmt::format("{}: no price: the catalog has no on-demand offer for device {}",
+                        f->report_path, text::quoted(rep.environment.device.name));
         if (!priced.empty()) {
-          message += fmt::format(" (it has {} other offers; cheapest for this run: --offer {})",
-                                 priced.size(), offer_selector(*priced.front().offer));
+          message +=
+              fmt::format(" (it has {} other offers; cheapest for this run: --offer {})",
+                          priced.size(), text::printable(offer_selector(*priced.front().offer)));
         }
         message +=
             "; give --rate USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or "
@@ -339,19 +341,20 @@ Action add_cost_command(CLI::App& app) {
     if (format == text::Format::kMarkdown) {
       text::Table md = summary;
       md.header = {"figure", "value"};
-      std::cout << "## Cost of " << rep.run_name << "\n\n" << text::render_markdown(md);
+      std::cout << "## Cost of " << text::printable(rep.run_name) << "\n\n"
+                << text::render_markdown(md);
       if (!priced.empty()) {
-        std::cout << "\n### " << offers_title << "\n\n"
+        std::cout << "\n### " << text::printable(offers_title) << "\n\n"
                   << text::render_markdown(offers_table(priced, projected_tokens.has_value()));
       }
       return kExitOk;
     }
-    for (const auto& r : summary.rows) {
-      std::cout << fmt::format("{:<24}{}\n", r[0].text, r[1].text);
-    }
+    // Labels padded to the longest ("until the first step ended"), not to a fixed width that
+    // a longer label runs past into its value.
+    std::cout << text::render_fields(summary);
     if (!priced.empty()) {
       std::cout << "\n"
-                << text::paint(offers_title, text::Color::kBold, color) << "\n"
+                << text::paint(text::printable(offers_title), text::Color::kBold, color) << "\n"
                 << text::render_text(offers_table(priced, projected_tokens.has_value()), color);
     }
     return kExitOk;

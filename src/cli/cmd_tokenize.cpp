@@ -53,7 +53,8 @@ Action add_tokenize_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("tokenize", "Print the token ids of a text with a run's tokenizer");
   cmd->add_option("--tokenizer", flags->tokenizer,
-                  "\"byte\", a tokenizer.json file or a folder holding one")
+                  "\"byte\", a Hugging Face tokenizer.json file or a folder holding one, or a "
+                  "SentencePiece .model file")
       ->required();
   cmd->add_option("text", flags->text, "Text to tokenize (or --file)");
   cmd->add_option("--file", flags->file, "Read the text from this file (UTF-8)");

@@ -1,5 +1,6 @@
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::cli {
@@ -90,7 +92,8 @@ Action add_validate_command(CLI::App& app) {
                         s.train.grad_accum_steps)}});
     }
     const model::ParamCounts p = model::count_parameters(s.model, s.lora);
-    const double trainable_percent = 100.0 * double(p.lora) / double(p.base);
+    // "total" is base + trainable here, in the JSON, in the report and in the run's summary.
+    const double trainable_percent = 100.0 * double(p.lora) / double(p.total());
     if (flags->json) {
       nlohmann::ordered_json out;
       out["spec"] = spec::to_json(s);
@@ -122,11 +125,18 @@ Action add_validate_command(CLI::App& app) {
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }
-    std::cout << "resolved spec (" << flags->spec_path << "):\n"
-              << spec::to_json(s).dump(2) << "\n\n";
+    // JSON escapes C0 controls; C1 and bidirectional controls it keeps, and printable() writes
+    // them as \uNNNN, which JSON reads back as the same characters.
+    std::cout << text::printable("resolved spec (" + flags->spec_path + "):") << "\n";
+    std::istringstream dump(spec::to_json(s).dump(2));
+    for (std::string dump_line; std::getline(dump, dump_line);) {
+      std::cout << text::printable(dump_line) << "\n";
+    }
+    std::cout << "\n";
     using report::group_thousands;
+    // Values quote the tokenizer's files (token texts): printed escaped.
     auto line = [](const std::string& label, const std::string& value) {
-      std::cout << fmt::format("{:<30}{}\n", label, value);
+      std::cout << fmt::format("{:<30}{}\n", label, text::printable(value));
     };
     line("spec fingerprint", spec::fingerprint(s));
     if (data_stats) {
@@ -170,10 +180,10 @@ Action add_validate_command(CLI::App& app) {
     line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),
                                     s.train.max_steps > 0 ? " (capped by train.max_steps)" : ""));
     line("tokens per step (max)", group_thousands(d.max_tokens_per_step));
-    line("total parameters", group_thousands(p.base));
+    line("base parameters", group_thousands(p.base) + " (frozen)");
     line("trainable parameters",
          fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora), trainable_percent));
-    line("parameters with adapters", group_thousands(p.total()));
+    line("total parameters", group_thousands(p.total()) + " (base + trainable)");
     std::cout << "spec is valid\n";
     return kExitOk;
   };

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
 
 namespace ftbench::cli {
 
@@ -92,13 +93,15 @@ cost::Billing parse_billing_flag(const std::string& value, const std::string& fl
 
 cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
                            int64_t min_seconds) {
-  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour <= 0.0 || usd_per_gpu_hour > 1e6) {
+  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour <= 0.0 ||
+      usd_per_gpu_hour > cost::kMaxUsdPerGpuHour) {
     throw InputError(
-        fmt::format("--rate: expected a price in USD per GPU-hour > 0 and <= 1000000, found {}",
-                    usd_per_gpu_hour));
+        fmt::format("--rate: expected a price in USD per GPU-hour > 0 and <= {}, found {}",
+                    cost::kMaxUsdPerGpuHour, usd_per_gpu_hour));
   }
-  if (min_seconds < 0) {
-    throw InputError(fmt::format("--min-seconds: expected >= 0, found {}", min_seconds));
+  if (min_seconds < 0 || min_seconds > cost::kMaxMinBilledSeconds) {
+    throw InputError(fmt::format("--min-seconds: expected 0 to {} seconds (366 days), found {}",
+                                 cost::kMaxMinBilledSeconds, min_seconds));
   }
   cost::Rate rate;
   rate.usd_per_gpu_hour = usd_per_gpu_hour;
@@ -166,10 +169,11 @@ void warn_if_other_gpu(const cost::Catalog& catalog, const report::Report& repor
                        const std::string& offer_flag) {
   const cost::Gpu* gpu = cost::find_gpu(catalog, report.environment.device.name);
   if (gpu == nullptr || gpu->name == offer.gpu) return;
-  std::cerr << fmt::format(
-      "warning: {} ran on {} ({}), but --offer {} prices {}: its cost is this run's time at "
-      "another GPU's price\n",
-      report_path, report.environment.device.name, gpu->name, offer_flag, offer.gpu);
+  std::cerr << text::printable(fmt::format(
+                   "warning: {} ran on {} ({}), but --offer {} prices {}: its cost is this "
+                   "run's time at another GPU's price",
+                   report_path, report.environment.device.name, gpu->name, offer_flag, offer.gpu))
+            << "\n";
 }
 
 std::string offer_flags(const cost::Offer& offer, const cost::Date& today, int64_t max_age_days) {

@@ -19,6 +19,12 @@ int64_t spec_integer(const report::Report& r, const char* section, const char* k
   return k->get<int64_t>();
 }
 
+// A ratio against a vanishing baseline (1e-320 tokens/s) is no figure: unset, never infinite.
+std::optional<double> finite_or_unset(double ratio) {
+  if (!std::isfinite(ratio)) return std::nullopt;
+  return ratio;
+}
+
 // Step times the summary is computed over: after the timing warm-up.
 std::vector<double> measured_step_seconds(const report::Report& r) {
   std::vector<double> out;
@@ -122,18 +128,25 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
 
     if (i > 0) {
       const Column& base = columns.front();
-      if (base.times.run_seconds > 0.0)
-        c.run_time_ratio = c.times.run_seconds / base.times.run_seconds;
+      if (base.times.run_seconds > 0.0) {
+        c.run_time_ratio = finite_or_unset(c.times.run_seconds / base.times.run_seconds);
+      }
       if (base.times.steady_tokens_per_second > 0.0) {
-        c.throughput_ratio = c.times.steady_tokens_per_second / base.times.steady_tokens_per_second;
+        c.throughput_ratio =
+            finite_or_unset(c.times.steady_tokens_per_second / base.times.steady_tokens_per_second);
       }
       if (base.step_p50_seconds > 0.0 && base.measured_steps > 0 && c.measured_steps > 0) {
-        c.step_p50_change = (c.step_p50_seconds - base.step_p50_seconds) / base.step_p50_seconds;
+        c.step_p50_change =
+            finite_or_unset((c.step_p50_seconds - base.step_p50_seconds) / base.step_p50_seconds);
       }
       if (c.cost && base.cost && base.cost->billed_usd > 0.0) {
-        c.cost_ratio = c.cost->billed_usd / base.cost->billed_usd;
-        c.break_even_usd_per_gpu_hour =
-            cost::break_even_usd_per_gpu_hour(c.times, *c.rate, base.cost->billed_usd);
+        c.cost_ratio = finite_or_unset(c.cost->billed_usd / base.cost->billed_usd);
+        // A run billed 0 s costs 0 at any rate: no break-even (and billing would refuse it).
+        if (cost::billed_seconds(c.times.run_seconds, c.rate->billing, c.rate->min_billed_seconds) >
+            0.0) {
+          c.break_even_usd_per_gpu_hour = finite_or_unset(
+              cost::break_even_usd_per_gpu_hour(c.times, *c.rate, base.cost->billed_usd));
+        }
       }
       const std::vector<double> steps = measured_step_seconds(r);
       if (!base_steps.empty() && !steps.empty()) {

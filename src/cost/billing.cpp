@@ -32,13 +32,15 @@ int64_t billed_gpus(int64_t gpus_used, int64_t gpus_per_instance) {
 }
 
 void check_rate(const Rate& rate) {
-  if (!std::isfinite(rate.usd_per_gpu_hour) || rate.usd_per_gpu_hour <= 0.0) {
-    throw std::invalid_argument(fmt::format(
-        "rate must be a positive number of USD per GPU-hour, found {}", rate.usd_per_gpu_hour));
-  }
-  if (rate.min_billed_seconds < 0) {
+  if (!std::isfinite(rate.usd_per_gpu_hour) || rate.usd_per_gpu_hour <= 0.0 ||
+      rate.usd_per_gpu_hour > kMaxUsdPerGpuHour) {
     throw std::invalid_argument(
-        fmt::format("minimum billed time must be >= 0 seconds, found {}", rate.min_billed_seconds));
+        fmt::format("rate must be a positive number of USD per GPU-hour up to {}, found {}",
+                    kMaxUsdPerGpuHour, rate.usd_per_gpu_hour));
+  }
+  if (rate.min_billed_seconds < 0 || rate.min_billed_seconds > kMaxMinBilledSeconds) {
+    throw std::invalid_argument(fmt::format("minimum billed time must be 0 to {} seconds, found {}",
+                                            kMaxMinBilledSeconds, rate.min_billed_seconds));
   }
   if (rate.gpus_per_instance < 1 || rate.gpus_per_instance > kMaxGpus) {
     throw std::invalid_argument(fmt::format("GPUs per instance must be between 1 and {}, found {}",

@@ -24,6 +24,7 @@
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "gpu_words.h"
+#include "price_bounds.h"
 
 namespace ftbench::cost {
 
@@ -265,7 +266,32 @@ class Fields {
       fail(*f, "expected a string, found " + describe(f->value));
       return std::nullopt;
     }
+    if (!utf8(*f, f->value.Scalar())) return std::nullopt;
     return f->value.Scalar();
+  }
+
+  // Catalog strings are also written as JSON (--format json), which holds UTF-8 only: other
+  // bytes are refused here rather than by the JSON writer after the command has started.
+  bool utf8(const Field& field, const std::string& value) {
+    if (const auto at = text::first_invalid_utf8(value)) {
+      fail(field, fmt::format("expected UTF-8 text, found {} (byte {} is not UTF-8; catalogs "
+                              "are printed as JSON too, which holds UTF-8 only)",
+                              text::quoted(value), *at + 1));
+      return false;
+    }
+    return true;
+  }
+
+  // min_billed_seconds: 0 to kMaxMinBilledSeconds, as --min-seconds.
+  std::optional<int64_t> min_billed_seconds() {
+    const std::optional<int64_t> value = integer("min_billed_seconds", 0);
+    if (value && *value > kMaxMinBilledSeconds) {
+      fail(*find("min_billed_seconds"),
+           fmt::format("must be an integer between 0 and {} (366 days), found {}",
+                       kMaxMinBilledSeconds, *value));
+      return std::nullopt;
+    }
+    return value;
   }
 
   std::optional<std::string> nonempty_string(const std::string& name) {
@@ -290,6 +316,7 @@ class Fields {
         fail(*f, "expected a list of strings, found an item that is " + describe(item));
         return std::nullopt;
       }
+      if (!utf8(*f, item.Scalar())) return std::nullopt;
       items.push_back(item.Scalar());
     }
     return items;
@@ -442,7 +469,7 @@ ProviderDefaults read_provider(Issues& issues, const YAML::Node& node, const std
   f.require("name");
   provider.name = f.nonempty_string("name").value_or("");
   provider.billing = f.billing("billing");
-  provider.min_billed_seconds = f.integer("min_billed_seconds", 0);
+  provider.min_billed_seconds = f.min_billed_seconds();
   provider.origin = fmt::format("{}:{}", origin_file, f.line());
   return provider;
 }
@@ -469,16 +496,19 @@ Offer read_offer(Issues& issues, const YAML::Node& node, const std::string& path
            "give either usd_per_gpu_hour or usd_per_instance_hour, not both");
   } else if (!per_gpu && !per_instance) {
     issues.add(f.line(), path, "missing a price: give usd_per_gpu_hour or usd_per_instance_hour");
-  } else if (per_gpu) {
-    offer.usd_per_gpu_hour = f.positive_number("usd_per_gpu_hour").value_or(0.0);
-    offer.price_basis = "per-gpu";
-  } else if (std::optional<double> usd = f.positive_number("usd_per_instance_hour")) {
-    offer.usd_per_gpu_hour = *usd / static_cast<double>(offer.gpus_per_instance);
-    offer.price_basis = "per-instance";
+  } else if (std::optional<double> usd =
+                 f.positive_number(per_gpu ? "usd_per_gpu_hour" : "usd_per_instance_hour")) {
+    const int64_t gpus = per_gpu ? 1 : offer.gpus_per_instance;
+    offer.usd_per_gpu_hour = *usd / static_cast<double>(gpus);
+    offer.price_basis = per_gpu ? "per-gpu" : "per-instance";
+    const Field& price = *f.find(per_gpu ? "usd_per_gpu_hour" : "usd_per_instance_hour");
+    const std::string problem =
+        detail::price_per_gpu_problem(describe(price.value), gpus, offer.usd_per_gpu_hour);
+    if (!problem.empty()) f.fail(price, problem);
   }
 
   offer.billing = f.billing("billing").value_or(Billing::kUnknown);
-  offer.min_billed_seconds = f.integer("min_billed_seconds", 0).value_or(0);
+  offer.min_billed_seconds = f.min_billed_seconds().value_or(0);
   offer.region = f.string("region").value_or("");
   offer.instance_type = f.string("instance_type").value_or("");
   f.require("source", "where the price comes from");

@@ -16,6 +16,7 @@
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "gpu_words.h"
+#include "price_bounds.h"
 
 namespace ftbench::cost {
 
@@ -247,8 +248,32 @@ Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name
       if (*usd == 0.0) return std::nullopt;
       return usd;
     };
-    const std::optional<double> price = price_of(price_col);
-    const std::optional<double> spot = spot_col ? price_of(*spot_col) : std::nullopt;
+    // Per GPU within what billing takes (price_bounds.h), as in YAML catalogs.
+    const auto per_gpu_of = [&](std::size_t c) -> std::optional<double> {
+      const std::optional<double> usd = price_of(c);
+      if (!usd) return std::nullopt;
+      const double per_gpu = *usd / static_cast<double>(gpus);
+      const std::string problem =
+          detail::price_per_gpu_problem(text::quoted(cell(c)), gpus, per_gpu);
+      if (problem.empty()) return per_gpu;
+      problems.add(record.line, fmt::format("column {}: {}", header_names[c], problem));
+      row_ok = false;
+      return std::nullopt;
+    };
+    const std::optional<double> price = per_gpu_of(price_col);
+    const std::optional<double> spot = spot_col ? per_gpu_of(*spot_col) : std::nullopt;
+    // The strings of an offer are printed as JSON too (--format json): UTF-8 only.
+    for (const std::optional<std::size_t> c :
+         {std::optional<std::size_t>(accelerator_col), region_col, instance_col}) {
+      if (!c) continue;
+      if (const auto at = text::first_invalid_utf8(cell(*c))) {
+        problems.add(record.line,
+                     fmt::format("column {}: expected UTF-8 text, found {} (byte {} is not UTF-8; "
+                                 "catalogs are printed as JSON too, which holds UTF-8 only)",
+                                 header_names[*c], text::quoted(cell(*c)), *at + 1));
+        row_ok = false;
+      }
+    }
     if (!row_ok) continue;
     if (!price && !spot) {
       ++counts.skipped_no_price;
@@ -285,12 +310,12 @@ Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name
     if (price) {
       Offer on_demand = offer;
       on_demand.tier = "on-demand";
-      on_demand.usd_per_gpu_hour = *price / static_cast<double>(gpus);
+      on_demand.usd_per_gpu_hour = *price;
       add_offer(std::move(on_demand));
     }
     if (spot) {
       offer.tier = "spot";
-      offer.usd_per_gpu_hour = *spot / static_cast<double>(gpus);
+      offer.usd_per_gpu_hour = *spot;
       add_offer(std::move(offer));
     }
   }

@@ -87,8 +87,8 @@ Projection project(const RunTimes& times, const Rate& rate, double tokens) {
   }
   if (!(times.steady_tokens_per_second > 0.0)) {
     throw std::invalid_argument(
-        "the report has no steady-state throughput (no steps after the timing warm-up), so "
-        "nothing can be projected from it");
+        "the report has no steady-state throughput (summary.tokens_per_second.real is 0: no "
+        "steps after the timing warm-up), so nothing can be projected from it");
   }
   Projection p;
   p.tokens = tokens;
@@ -97,6 +97,13 @@ Projection project(const RunTimes& times, const Rate& rate, double tokens) {
   p.fixed_seconds = std::max(0.0, times.run_seconds - measured_at_steady);
   p.training_seconds = tokens / times.steady_tokens_per_second;
   p.total_seconds = p.fixed_seconds + p.training_seconds;
+  // A throughput of 1e-320 tokens/s is a positive number: its job never ends.
+  if (!std::isfinite(p.total_seconds)) {
+    throw std::invalid_argument(fmt::format(
+        "summary.tokens_per_second.real: {} tokens/s is too low to project {} tokens (no finite "
+        "time)",
+        times.steady_tokens_per_second, tokens));
+  }
   RunTimes projected;
   projected.run_seconds = p.total_seconds;
   projected.gpus = times.gpus;
@@ -106,14 +113,18 @@ Projection project(const RunTimes& times, const Rate& rate, double tokens) {
 
 double tokens_for_examples(const RunTimes& times, double examples) {
   if (times.examples <= 0 || times.trained_tokens <= 0) {
-    throw std::invalid_argument("the report trained no examples, so tokens per example is unknown");
+    throw std::invalid_argument(
+        "the report trained no examples (no steps, derived.effective_batch 0 or no real tokens), "
+        "so tokens per example is unknown");
   }
   return examples * static_cast<double>(times.trained_tokens) / static_cast<double>(times.examples);
 }
 
 double tokens_for_epochs(const RunTimes& times, double epochs) {
   if (!(times.epochs > 0.0) || times.trained_tokens <= 0) {
-    throw std::invalid_argument("the report trained no full step, so tokens per epoch is unknown");
+    throw std::invalid_argument(
+        "the report trained no full step (no steps, derived.steps_per_epoch 0 or no real "
+        "tokens), so tokens per epoch is unknown");
   }
   return epochs * static_cast<double>(times.trained_tokens) / times.epochs;
 }

@@ -20,6 +20,7 @@
 
 #include "ftbench/io/whole_file.h"
 #include "ftbench/text/json_errors.h"
+#include "ftbench/text/messages.h"
 
 namespace ftbench::data {
 namespace {
@@ -559,8 +560,8 @@ std::optional<int32_t> leading_special_token(const HfTokenizer& tokenizer, const
     }
     const std::optional<int32_t> id = tokenizer.token_id(token);
     if (!id) {
-      throw TokenizerError(fmt::format("{}: post_processor.{}: \"{}\" is not a token of the file",
-                                       source, where, token));
+      throw TokenizerError(fmt::format("{}: post_processor.{}: {} is not a token of the file",
+                                       source, where, text::quoted(token)));
     }
     return *id;
   };
@@ -639,7 +640,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
                                      ? type_of(model, source, "model")
                                      : std::string("BPE");  // older files omit it
   if (model_type != "BPE") {
-    fail(fmt::format("model.type: \"{}\" is not supported (only \"BPE\")", model_type));
+    fail(fmt::format("model.type: {} is not supported (only \"BPE\")", text::quoted(model_type)));
   }
   if (bool_or(model, "byte_fallback", false, source, "model")) {
     fail("model.byte_fallback: true is not supported (byte-level BPE needs no fallback)");
@@ -663,7 +664,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
   impl->vocab_by_bytes.reserve(model["vocab"].size());
   for (const auto& [token, id] : model["vocab"].items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-      fail(fmt::format("model.vocab[\"{}\"]: expected a non-negative id, found {}", token,
+      fail(fmt::format("model.vocab[{}]: expected a non-negative id, found {}", text::quoted(token),
                        id.dump()));
     }
     impl->vocab[token] = id.get<int32_t>();
@@ -721,8 +722,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
     const auto id_of = [&](const std::string& token, const char* what) {
       const auto it = impl->vocab.find(token);
       if (it == impl->vocab.end()) {
-        fail(
-            fmt::format("model.merges[{}]: {} token \"{}\" is not in model.vocab", i, what, token));
+        fail(fmt::format("model.merges[{}]: {} token {} is not in model.vocab", i, what,
+                         text::quoted(token)));
       }
       return it->second;
     };
@@ -734,8 +735,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
 
   // normalizer
   if (root.contains("normalizer") && !root["normalizer"].is_null()) {
-    fail(fmt::format("normalizer: \"{}\" is not supported (only null)",
-                     type_of(root["normalizer"], source, "normalizer")));
+    fail(fmt::format("normalizer: {} is not supported (only null)",
+                     text::quoted(type_of(root["normalizer"], source, "normalizer"))));
   }
 
   // pre_tokenizer: ByteLevel, or a Sequence of Split steps ending in ByteLevel.
@@ -777,8 +778,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       } else if (behavior == "Removed") {
         step.behavior = SplitBehavior::kRemoved;
       } else {
-        fail(fmt::format("{}.behavior: \"{}\" is not supported (Isolated or Removed)", where,
-                         behavior));
+        fail(fmt::format("{}.behavior: {} is not supported (Isolated or Removed)", where,
+                         text::quoted(behavior)));
       }
       const json pattern = j.value("pattern", json());
       if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string()) {
@@ -794,8 +795,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
                          where, pattern.dump()));
       }
     } else {
-      fail(fmt::format("{}: \"{}\" is not supported (ByteLevel, or Split then ByteLevel)", where,
-                       type));
+      fail(fmt::format("{}: {} is not supported (ByteLevel, or Split then ByteLevel)", where,
+                       text::quoted(type)));
     }
     impl->pre_tokenizer.push_back(std::move(step));
   }
@@ -910,8 +911,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
     }
     const auto id = self->token_id(content);
     if (!id) {
-      throw TokenizerError(
-          fmt::format("{}: {}: \"{}\" is not a token of {}", config_source, key, content, source));
+      throw TokenizerError(fmt::format("{}: {}: {} is not a token of {}", config_source, key,
+                                       text::quoted(content), source));
     }
     return id;
   };

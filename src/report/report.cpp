@@ -6,13 +6,31 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/messages.h"
 
 namespace ftbench::report {
 namespace {
 
 using OJson = nlohmann::ordered_json;
+
+// Bounds of a plausible report (docs/report-schema.md, Consistency), as the writer can produce
+// them: `ftbench run` refuses an external t0 more than 30 days before its process started, and
+// no process runs for longer than a year.
+constexpr double kMaxT0BeforeProcessSeconds = 30.0 * 86400.0;  // 2,592,000
+constexpr double kMaxDurationSeconds = 366.0 * 86400.0;        // 31,622,400
+constexpr int64_t kMaxWorldSize = 65536;                       // cost::kMaxGpus
+constexpr int64_t kMaxCount = 1'000'000'000'000'000;           // 10^15, any one count
+constexpr int64_t kMaxTotal = 1'000'000'000'000'000'000;       // 10^18, sums over a report
+
+// Two figures measured on the same clock may differ by rounding: a part may exceed its whole
+// by a millionth and a millisecond.
+double with_slack(double whole_seconds) { return whole_seconds * (1.0 + 1e-6) + 1e-3; }
+
+std::string number_text(double v) { return fmt::format("{}", v); }
 
 // JSON has no NaN or infinity; an unknown or undefined figure is written as null.
 OJson number_or_null(double value) {
@@ -288,7 +306,6 @@ class Reader : public JsonFields<Json, ReportError> {
   }
 
   int64_t count(const Json& obj, const std::string& parent, const char* key) const {
-    constexpr int64_t kMaxCount = 1'000'000'000'000'000;  // 10^15
     const int64_t v = integer(obj, parent, key);
     if (v < 0 || v > kMaxCount) {
       fail(join(parent, key) + ": expected an integer between 0 and 10^15, found " +
@@ -326,8 +343,8 @@ class Reader : public JsonFields<Json, ReportError> {
     if (!it->is_string()) wrong_type("schema", "a string like \"ftbench.report/1\"", *it);
     const std::string schema = it->template get<std::string>();
     if (schema_major(schema) != kSchemaMajor) {
-      fail("unsupported report schema \"" + schema + "\" (this ftbench reads " + kSchemaFamily +
-           ")");
+      fail("unsupported report schema " + text::quoted(schema) + " (this ftbench reads " +
+           kSchemaFamily + ")");
     }
   }
 
@@ -345,8 +362,10 @@ class Reader : public JsonFields<Json, ReportError> {
     r.spec_path = string(run, "run", "spec_path");
     if (run.find("world_size") != run.end()) {
       r.world_size = integer(run, "run", "world_size");
-      if (r.world_size < 1) {
-        fail("run.world_size: expected an integer >= 1, found " + std::to_string(r.world_size));
+      // What billing takes (cost::kMaxGpus): a larger count is this file's fault, said here.
+      if (r.world_size < 1 || r.world_size > kMaxWorldSize) {
+        fail("run.world_size: expected an integer between 1 and " + std::to_string(kMaxWorldSize) +
+             ", found " + std::to_string(r.world_size));
       }
     }
 
@@ -359,9 +378,9 @@ class Reader : public JsonFields<Json, ReportError> {
       const Json& d = object(j, "", "data");
       DataInfo info;
       info.source = string(d, "data", "source");
-      info.examples = integer(d, "data", "examples");
-      info.tokens = integer(d, "data", "tokens");
-      info.loss_tokens = integer(d, "data", "loss_tokens");
+      info.examples = count(d, "data", "examples");
+      info.tokens = count(d, "data", "tokens");
+      info.loss_tokens = count(d, "data", "loss_tokens");
       info.fingerprint = string(d, "data", "fingerprint");
       if (const auto st = d.find("statistics"); st != d.end() && !st->is_null()) {
         info.statistics = read_statistics(object(d, "data", "statistics"));
@@ -380,9 +399,9 @@ class Reader : public JsonFields<Json, ReportError> {
     }
 
     const Json& params = object(j, "", "parameters");
-    r.parameters.base = integer(params, "parameters", "base");
-    r.parameters.trainable = integer(params, "parameters", "trainable");
-    r.parameters.total = integer(params, "parameters", "total");
+    r.parameters.base = count(params, "parameters", "base");
+    r.parameters.trainable = count(params, "parameters", "trainable");
+    r.parameters.total = count(params, "parameters", "total");
 
     const Json& derived = object(j, "", "derived");
     r.derived.effective_batch = count(derived, "derived", "effective_batch");
@@ -504,10 +523,251 @@ class Reader : public JsonFields<Json, ReportError> {
     r.memory.peak_active_bytes = optional_integer_since(memory, "memory", "peak_active_bytes");
     r.memory.allocation_retries = optional_integer_since(memory, "memory", "allocation_retries");
     r.memory.oom_count = optional_integer_since(memory, "memory", "oom_count");
+    check_consistency(r);
     return r;
   }
 
  private:
+  // ---- Consistency (docs/report-schema.md): figures that cannot all be true are refused,
+  // naming the field, so that no command prints a figure from such a report. Single fields
+  // first, then what ties them together.
+
+  void at_most_seconds(double seconds, const std::string& path, double max_seconds) const {
+    if (seconds > max_seconds) {
+      fail(path + ": expected at most " + number_text(max_seconds) + " s (" +
+           number_text(max_seconds / 86400.0) + " days), found " + number_text(seconds));
+    }
+  }
+
+  void duration(double seconds, const std::string& path) const {
+    at_most_seconds(seconds, path, kMaxDurationSeconds);
+  }
+
+  void non_negative_count(const std::optional<int64_t>& v, const std::string& path) const {
+    if (v && (*v < 0 || *v > kMaxCount)) {
+      fail(path + ": expected an integer between 0 and 10^15, found " + std::to_string(*v));
+    }
+  }
+
+  void at_most(int64_t part, int64_t whole, const std::string& path,
+               const std::string& whole_name) const {
+    if (part > whole) {
+      fail(path + ": expected at most " + whole_name + " " + std::to_string(whole) + ", found " +
+           std::to_string(part));
+    }
+  }
+
+  void check_durations(const Report& r) const {
+    at_most_seconds(r.t0_before_process_seconds, "timing.t0_before_process_seconds",
+                    kMaxT0BeforeProcessSeconds);
+    duration(r.time_to_first_step_seconds, "timing.time_to_first_step_seconds");
+    for (std::size_t i = 0; i < r.phases.size(); ++i) {
+      const Phase& p = r.phases[i];
+      const std::string path = index("timing.phases", i);
+      duration(p.start_seconds, join(path, "start_seconds"));
+      duration(p.seconds, join(path, "seconds"));
+      if (p.start_seconds + p.seconds > kMaxDurationSeconds) {
+        fail(path + ": start_seconds + seconds = " + number_text(p.start_seconds + p.seconds) +
+             " s, more than 366 days (" + number_text(kMaxDurationSeconds) + " s)");
+      }
+    }
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+      duration(r.steps[i].wall_seconds, join(index("steps", i), "wall_seconds"));
+      duration(r.steps[i].data_wait_seconds, join(index("steps", i), "data_wait_seconds"));
+    }
+    for (std::size_t i = 0; i < r.evaluations.size(); ++i) {
+      duration(r.evaluations[i].seconds, join(index("evaluations", i), "seconds"));
+    }
+    for (std::size_t i = 0; i < r.segments.size(); ++i) {
+      duration(r.segments[i].run_seconds, join(index("segments", i), "run_seconds"));
+      duration(r.segments[i].time_to_first_step_seconds,
+               join(index("segments", i), "time_to_first_step_seconds"));
+    }
+    for (std::size_t i = 0; i < r.checkpoints.size(); ++i) {
+      duration(r.checkpoints[i].seconds, join(index("checkpoints", i), "seconds"));
+    }
+    if (r.weights) duration(r.weights->seconds, "weights.seconds");
+    for (std::size_t i = 0; i < r.exports.size(); ++i) {
+      duration(r.exports[i].seconds, join(index("exports", i), "seconds"));
+    }
+    if (r.batching) {
+      for (std::size_t i = 0; i < r.batching->fallbacks.size(); ++i) {
+        duration(r.batching->fallbacks[i].seconds_lost,
+                 join(index("batching.fallbacks", i), "seconds_lost"));
+      }
+    }
+    const metrics::SampleSummary& t = r.summary.step_seconds;
+    const std::string tp = "summary.step_seconds";
+    for (const auto& [value, key] :
+         {std::pair{t.mean, "mean"}, std::pair{t.median, "median"}, std::pair{t.p90, "p90"},
+          std::pair{t.p99, "p99"}, std::pair{t.min, "min"}, std::pair{t.max, "max"},
+          std::pair{t.stddev, "stddev"}}) {
+      duration(value, join(tp, key));
+    }
+  }
+
+  // Bytes and counts of memory are never negative (null when not measured).
+  void check_memory(const Report& r) const {
+    const Memory& m = r.memory;
+    for (const auto& [value, key] : {std::pair{&m.peak_allocated_bytes, "peak_allocated_bytes"},
+                                     std::pair{&m.peak_reserved_bytes, "peak_reserved_bytes"},
+                                     std::pair{&m.device_used_peak_bytes, "device_used_peak_bytes"},
+                                     std::pair{&m.device_total_bytes, "device_total_bytes"},
+                                     std::pair{&m.peak_rss_bytes, "peak_rss_bytes"},
+                                     std::pair{&m.peak_active_bytes, "peak_active_bytes"},
+                                     std::pair{&m.allocation_retries, "allocation_retries"},
+                                     std::pair{&m.oom_count, "oom_count"}}) {
+      non_negative_count(*value, join("memory", key));
+    }
+    non_negative_count(r.environment.device.memory_bytes, "environment.device.memory_bytes");
+    for (std::size_t i = 0; i < r.phases.size(); ++i) {
+      if (!r.phases[i].memory) continue;
+      const PhaseMemory& p = *r.phases[i].memory;
+      const std::string path = join(index("timing.phases", i), "memory");
+      for (const auto& [value, key] :
+           {std::pair{&p.peak_allocated_bytes, "peak_allocated_bytes"},
+            std::pair{&p.peak_reserved_bytes, "peak_reserved_bytes"},
+            std::pair{&p.peak_active_bytes, "peak_active_bytes"},
+            std::pair{&p.device_used_peak_bytes, "device_used_peak_bytes"},
+            std::pair{&p.peak_rss_bytes, "peak_rss_bytes"},
+            std::pair{&p.rss_at_end_bytes, "rss_at_end_bytes"}}) {
+        non_negative_count(*value, join(path, key));
+      }
+    }
+  }
+
+  void check_parts(const Report& r) const {
+    const ParameterInfo& p = r.parameters;
+    if (p.total != p.base + p.trainable) {
+      fail("parameters.total: expected base + trainable = " + std::to_string(p.base + p.trainable) +
+           ", found " + std::to_string(p.total));
+    }
+    if (r.data) {
+      at_most(r.data->loss_tokens, r.data->tokens, "data.loss_tokens", "data.tokens");
+      if (const auto& v = r.data->validation) {
+        at_most(v->loss_tokens, v->tokens, "data.validation.loss_tokens", "data.validation.tokens");
+      }
+    }
+  }
+
+  // Segments numbered 1..n in order, each with no steps (0, 0) or 1 <= first_step <= last_step,
+  // its first step within its run.
+  void check_segments(const Report& r) const {
+    for (std::size_t i = 0; i < r.segments.size(); ++i) {
+      const Segment& g = r.segments[i];
+      const std::string path = index("segments", i);
+      const auto expected = static_cast<int64_t>(i) + 1;
+      if (g.index != expected) {
+        fail(join(path, "index") + ": expected " + std::to_string(expected) +
+             " (segments are numbered 1, 2, ... in order), found " + std::to_string(g.index));
+      }
+      const bool none = g.first_step == 0 && g.last_step == 0;
+      if (!none && !(g.first_step >= 1 && g.first_step <= g.last_step)) {
+        fail(path + ": first_step " + std::to_string(g.first_step) + " and last_step " +
+             std::to_string(g.last_step) +
+             ": expected both 0 (no steps) or 1 <= first_step <= last_step");
+      }
+      if (g.time_to_first_step_seconds > with_slack(g.run_seconds)) {
+        fail(join(path, "time_to_first_step_seconds") + ": expected at most its run_seconds " +
+             number_text(g.run_seconds) + ", found " + number_text(g.time_to_first_step_seconds));
+      }
+    }
+  }
+
+  // Segment `segment` of a record at `path` exists: 1..n, or 1 in a report without segments.
+  void check_segment_exists(int64_t segment, const Report& r, const std::string& path) const {
+    const auto n = static_cast<int64_t>(r.segments.size());
+    if (n == 0 && segment != 1) {
+      fail(path + ": segment " + std::to_string(segment) +
+           " does not exist (the report has no segments: every step is segment 1)");
+    }
+    if (n > 0 && (segment < 1 || segment > n)) {
+      fail(path + ": segment " + std::to_string(segment) + " does not exist (the report has " +
+           std::to_string(n) + " segment" + (n == 1 ? "" : "s") + ")");
+    }
+  }
+
+  void check_steps(const Report& r) const {
+    int64_t previous = 0;
+    int64_t padded_total = 0;
+    std::vector<double> segment_seconds(std::max<std::size_t>(1, r.segments.size()), 0.0);
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+      const StepRecord& s = r.steps[i];
+      const std::string path = index("steps", i);
+      if (s.step < 1)
+        fail(join(path, "step") + ": expected an integer >= 1, found " + std::to_string(s.step));
+      if (s.step <= previous) {
+        fail(join(path, "step") + ": expected a step after " + std::to_string(previous) +
+             " (steps in increasing order), found " + std::to_string(s.step));
+      }
+      previous = s.step;
+      if (s.data_wait_seconds > with_slack(s.wall_seconds)) {
+        fail(join(path, "data_wait_seconds") + ": expected at most the step's wall_seconds " +
+             number_text(s.wall_seconds) + ", found " + number_text(s.data_wait_seconds));
+      }
+      at_most(s.real_tokens, s.padded_tokens, join(path, "real_tokens"), "padded_tokens");
+      at_most(s.loss_tokens, s.real_tokens, join(path, "loss_tokens"), "real_tokens");
+      check_segment_exists(s.segment, r, join(path, "segment"));
+      if (!r.segments.empty()) {
+        const Segment& g = r.segments[static_cast<std::size_t>(s.segment - 1)];
+        if (g.first_step > 0 && (s.step < g.first_step || s.step > g.last_step)) {
+          fail(join(path, "segment") + ": step " + std::to_string(s.step) +
+               " is not among segment " + std::to_string(g.index) + "'s steps " +
+               std::to_string(g.first_step) + " to " + std::to_string(g.last_step) + " (" +
+               index("segments", static_cast<std::size_t>(s.segment - 1)) +
+               ".first_step, last_step)");
+        }
+      }
+      segment_seconds[static_cast<std::size_t>(s.segment - 1)] += s.wall_seconds;
+      // Each term is at most 10^15, so the sum cannot overflow before it is caught.
+      padded_total += s.padded_tokens;
+      if (padded_total > kMaxTotal) {
+        fail("steps[].padded_tokens: the steps add up to more than 10^18 tokens");
+      }
+    }
+    const auto steps = static_cast<int64_t>(r.steps.size());
+    if (steps > 0 && r.derived.effective_batch > kMaxTotal / steps) {
+      fail("derived.effective_batch: " + std::to_string(r.derived.effective_batch) +
+           " examples per step over " + std::to_string(steps) +
+           " steps make more than 10^18 examples");
+    }
+    for (std::size_t k = 0; k < r.segments.size(); ++k) {
+      const Segment& g = r.segments[k];
+      if (segment_seconds[k] > with_slack(g.run_seconds)) {
+        fail("steps[].wall_seconds: the steps of segment " + std::to_string(g.index) +
+             " add up to " + number_text(segment_seconds[k]) + " s, more than its " +
+             number_text(g.run_seconds) + " s (" + join(index("segments", k), "run_seconds") + ")");
+      }
+    }
+    // This process's span, as cost takes it for a report of one segment or none.
+    if (r.phases.empty()) return;
+    double end = 0.0;
+    for (const Phase& p : r.phases) end = std::max(end, p.start_seconds + p.seconds);
+    const double run_seconds = r.t0_before_process_seconds + end;
+    const char* run_text =
+        " s (timing.t0_before_process_seconds + the end of the last of timing.phases)";
+    if (r.segments.size() <= 1 && segment_seconds[0] > with_slack(run_seconds)) {
+      fail("steps[].wall_seconds: the steps add up to " + number_text(segment_seconds[0]) +
+           " s, more than the run's " + number_text(run_seconds) + run_text);
+    }
+    if (r.time_to_first_step_seconds > with_slack(run_seconds)) {
+      fail("timing.time_to_first_step_seconds: expected at most the run's " +
+           number_text(run_seconds) + run_text + ", found " +
+           number_text(r.time_to_first_step_seconds));
+    }
+  }
+
+  void check_consistency(const Report& r) const {
+    check_durations(r);
+    check_memory(r);
+    check_parts(r);
+    check_segments(r);
+    for (std::size_t i = 0; i < r.checkpoints.size(); ++i) {
+      check_segment_exists(r.checkpoints[i].segment, r, join(index("checkpoints", i), "segment"));
+    }
+    check_steps(r);
+  }
+
   PhaseMemory read_phase_memory(const Json& m, const std::string& p) const {
     PhaseMemory out;
     out.peak_allocated_bytes = optional_integer_since(m, p, "peak_allocated_bytes");
@@ -565,16 +825,16 @@ class Reader : public JsonFields<Json, ReportError> {
     e.host.os = string(host, hp, "os");
     e.host.kernel = string(host, hp, "kernel");
     e.host.cpu_model = string(host, hp, "cpu_model");
-    e.host.cpu_logical_cores = integer(host, hp, "cpu_logical_cores");
-    e.host.memory_bytes = integer(host, hp, "memory_bytes");
+    e.host.cpu_logical_cores = count(host, hp, "cpu_logical_cores");
+    e.host.memory_bytes = count(host, hp, "memory_bytes");
 
     const std::string dp = "environment.device";
     const Json& device = object(env, "environment", "device");
     e.device.backend = string(device, dp, "backend");
     e.device.name = string(device, dp, "name");
     e.device.arch = string(device, dp, "arch");
-    e.device.count = integer(device, dp, "count");
-    e.device.index = integer(device, dp, "index");
+    e.device.count = count(device, dp, "count");
+    e.device.index = count(device, dp, "index");
     e.device.memory_bytes = optional_integer(device, dp, "memory_bytes");
     e.device.multiprocessor_count = optional_integer(device, dp, "multiprocessor_count");
     e.device.driver_version = string(device, dp, "driver_version");
@@ -594,8 +854,8 @@ class Reader : public JsonFields<Json, ReportError> {
     e.software.libtorch_version = string(software, sp, "libtorch_version");
     e.software.compiler = string(software, sp, "compiler");
     e.software.build_type = string(software, sp, "build_type");
-    e.software.intra_op_threads = integer(software, sp, "intra_op_threads");
-    e.software.inter_op_threads = integer(software, sp, "inter_op_threads");
+    e.software.intra_op_threads = count(software, sp, "intra_op_threads");
+    e.software.inter_op_threads = count(software, sp, "inter_op_threads");
     e.software.blas = string(software, sp, "blas");
     e.software.omp_wait_policy = string(software, sp, "omp_wait_policy");
     e.software.host_allocator = string(software, sp, "host_allocator");
@@ -606,7 +866,8 @@ class Reader : public JsonFields<Json, ReportError> {
       std::vector<EnvironmentVariable> out;
       for (auto it = variables.begin(); it != variables.end(); ++it) {
         if (!it.value().is_string()) {
-          wrong_type("environment.variables." + it.key(), "a string", it.value());
+          // The name is the file's: escaped, as every message quoting a file does.
+          wrong_type("environment.variables." + text::printable(it.key()), "a string", it.value());
         }
         out.push_back({it.key(), it.value().template get<std::string>()});
       }
@@ -690,7 +951,7 @@ class Reader : public JsonFields<Json, ReportError> {
 
     const std::string tp = "summary.step_seconds";
     const Json& t = object(s, "summary", "step_seconds");
-    out.step_seconds.count = integer(t, tp, "count");
+    out.step_seconds.count = count(t, tp, "count");
     out.step_seconds.mean = non_negative_number(t, tp, "mean");
     out.step_seconds.median = non_negative_number(t, tp, "median");
     out.step_seconds.p90 = non_negative_number(t, tp, "p90");
@@ -732,7 +993,7 @@ class Reader : public JsonFields<Json, ReportError> {
 
     const Json& loss = object(s, "summary", "loss");
     out.final_loss = number_or_nan(loss, "summary.loss", "final");
-    out.loss_window = integer(loss, "summary.loss", "window");
+    out.loss_window = count(loss, "summary.loss", "window");
     out.mean_last_losses = number_or_nan(loss, "summary.loss", "mean_last");
   }
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/text/messages.h"
+
 namespace ftbench::report {
 
 std::string group_thousands(int64_t value) {
@@ -29,14 +31,17 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
   std::string out;
+  // Names and paths come from the spec and the device: printed escaped (text::printable).
   auto line = [&out](const std::string& label, const std::string& value) {
-    out += fmt::format("  {:<26}{}\n", label, value);
+    out += fmt::format("  {:<26}{}\n", label, text::printable(value));
   };
-  out += fmt::format("ftbench {} - {}\n", r.run_name, r.status);
+  out += text::printable(fmt::format("ftbench {} - {}", r.run_name, r.status)) + "\n";
   line("device", fmt::format("{} ({}, LibTorch {})", d.name, d.backend,
                              r.environment.software.libtorch_version));
-  line("parameters", fmt::format("{} total, {} trainable", group_thousands(r.parameters.base),
-                                 group_thousands(r.parameters.trainable)));
+  // "total" as in the report's parameters.total: base + trainable.
+  line("parameters",
+       fmt::format("{} total: {} base + {} trainable", group_thousands(r.parameters.total),
+                   group_thousands(r.parameters.base), group_thousands(r.parameters.trainable)));
   line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
                             s.warmup_steps_excluded));
   // What ran differs from the spec after an out-of-memory fallback: said before any figure.

@@ -1,5 +1,7 @@
 #include "ftbench/text/messages.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 #if __has_include(<yaml-cpp/depthguard.h>)
@@ -38,24 +40,77 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return extra + 1;
 }
 
+std::optional<std::size_t> first_invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The code point of the well-formed UTF-8 sequence of `n` bytes at s[i].
+char32_t code_point(std::string_view s, std::size_t i, std::size_t n) {
+  const auto byte = [&](std::size_t k) { return static_cast<char32_t>(s[i + k]) & 0xFF; };
+  switch (n) {
+    case 1:
+      return byte(0);
+    case 2:
+      return (byte(0) & 0x1F) << 6 | (byte(1) & 0x3F);
+    case 3:
+      return (byte(0) & 0x0F) << 12 | (byte(1) & 0x3F) << 6 | (byte(2) & 0x3F);
+    default:
+      return (byte(0) & 0x07) << 18 | (byte(1) & 0x3F) << 12 | (byte(2) & 0x3F) << 6 |
+             (byte(3) & 0x3F);
+  }
+}
+
+// C1 controls (some terminals take U+009B for CSI and U+009D for OSC, as ESC [ and ESC ]) and
+// the bidirectional controls that reorder what is shown (CVE-2021-42574, "Trojan Source").
+bool is_terminal_control(char32_t c) {
+  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+// Appends `s` to `out` escaped as printable() says; with `cut`, a character the cut split is
+// left out instead of shown as broken bytes.
+void append_printable(std::string& out, std::string_view s, bool cut) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      if (n == 0 && cut && s.size() - i < 4) break;  // a character cut by the limit
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+      continue;
+    }
+    const char32_t cp = code_point(s, i, n);
+    if (is_terminal_control(cp)) {
+      out += fmt::format("\\u{:04X}", static_cast<uint32_t>(cp));
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+}
+
+}  // namespace
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  append_printable(out, s, /*cut=*/false);
+  return out;
+}
+
 std::string quoted(std::string_view s) {
   constexpr std::size_t kMaxBytes = 200;
   constexpr std::size_t kKeptBytes = 160;
   const bool cut = s.size() > kMaxBytes;
-  const std::string_view shown = cut ? s.substr(0, kKeptBytes) : s;
   std::string out = "\"";
-  for (std::size_t i = 0; i < shown.size();) {
-    const auto c = static_cast<unsigned char>(shown[i]);
-    const std::size_t n = utf8_sequence_length(shown, i);
-    if (n == 0 || c < 0x20 || c == 0x7F) {
-      if (n == 0 && cut && shown.size() - i < 4) break;  // a character cut by the limit
-      out += fmt::format("\\x{:02X}", c);
-      ++i;
-    } else {
-      out.append(shown.substr(i, n));
-      i += n;
-    }
-  }
+  append_printable(out, cut ? s.substr(0, kKeptBytes) : s, cut);
   out += "\"";
   if (cut) out += fmt::format(" (cut; {} bytes in all)", s.size());
   return out;

@@ -6,7 +6,29 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ftbench/text/messages.h"
+
 namespace ftbench::text {
+namespace {
+
+// The table with every header and cell made printable(): text from shared files (a catalog's
+// region, a report's run name) cannot drive the terminal, and widths are those of what prints.
+Table printable_table(const Table& table) {
+  Table out;
+  out.align = table.align;
+  out.header.reserve(table.header.size());
+  for (const std::string& h : table.header) out.header.push_back(printable(h));
+  out.rows.reserve(table.rows.size());
+  for (const auto& row : table.rows) {
+    std::vector<Cell> cells;
+    cells.reserve(row.size());
+    for (const Cell& cell : row) cells.emplace_back(printable(cell.text), cell.color);
+    out.rows.push_back(std::move(cells));
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<Format> parse_format(std::string_view name) {
   if (name == "table") return Format::kTable;
@@ -58,7 +80,8 @@ std::size_t display_width(std::string_view text) {
   return n;
 }
 
-std::string render_text(const Table& table, bool color) {
+std::string render_text(const Table& raw, bool color) {
+  const Table table = printable_table(raw);
   const std::size_t columns = table.header.size();
   std::vector<std::size_t> width(columns, 0);
   for (std::size_t c = 0; c < columns; ++c) width[c] = display_width(table.header[c]);
@@ -97,16 +120,13 @@ std::string render_text(const Table& table, bool color) {
   return out;
 }
 
-std::string render_markdown(const Table& table) {
+std::string render_markdown(const Table& raw) {
+  const Table table = printable_table(raw);
   auto escape = [](const std::string& s) {
     std::string out;
     for (const char c : s) {
-      if (c == '|')
-        out += "\\|";
-      else if (c == '\n')
-        out += ' ';
-      else
-        out += c;
+      if (c == '|') out += '\\';
+      out += c;
     }
     return out;
   };
@@ -128,7 +148,25 @@ std::string render_markdown(const Table& table) {
   return out;
 }
 
-std::string render_csv(const Table& table) {
+std::string render_fields(const Table& raw) {
+  const Table table = printable_table(raw);
+  std::size_t width = 0;
+  for (const auto& row : table.rows) {
+    if (!row.empty()) width = std::max(width, display_width(row[0].text));
+  }
+  std::string out;
+  for (const auto& row : table.rows) {
+    const std::string label = row.empty() ? std::string() : row[0].text;
+    const std::string value = row.size() > 1 ? row[1].text : std::string();
+    std::string line = label + std::string(width - display_width(label) + 2, ' ') + value;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_csv(const Table& raw) {
+  const Table table = printable_table(raw);
   auto field = [](const std::string& s) {
     if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string out = "\"";

@@ -220,6 +220,10 @@ TEST(GemmResult, ReaderNamesTheFileAndThePath) {
   EXPECT_EQ(read_error(j),
             "g.json: unsupported gemm result schema \"ftbench.report/1.1\" (this ftbench reads "
             "ftbench.gemm/1)");
+  j["schema"] = "ftbench.gemm/2\x1B[2J";  // the file's text, escaped
+  EXPECT_EQ(read_error(j),
+            "g.json: unsupported gemm result schema \"ftbench.gemm/2\\x1B[2J\" (this ftbench "
+            "reads ftbench.gemm/1)");
   j = good;
   j["schema"] = "ftbench.gemm/1.4";  // a newer minor version reads
   EXPECT_NO_THROW(gemm_from_json(j, "g.json"));

@@ -382,6 +382,25 @@ TEST(SideBySide, MeasuredGemmPeaks) {
   EXPECT_EQ(cols[1].mfu, std::optional<double>(0.12));
 }
 
+// Figures at the edge of what a report holds: a run of 0 billed seconds has no break-even rate
+// (it used to throw, and compare said so without naming a file), and a ratio against a
+// vanishing baseline is left unset rather than infinite ("infx" in the table).
+TEST(SideBySide, ZeroRunsAndVanishingBaselinesGiveNoRatio) {
+  report::Report zero = make_report("H100", 0.0, {0.0, 0.0}, {2.0, 2.0}, 0, 3000.0, 2.0);
+  SideBySideOptions options;
+  options.rates = {per_minute(2.97), per_minute(2.39)};
+  std::vector<Column> cols;
+  ASSERT_NO_THROW(cols = side_by_side({h100(), zero}, options));
+  EXPECT_FALSE(cols[1].break_even_usd_per_gpu_hour.has_value());
+  EXPECT_TRUE(cols[1].cost.has_value());
+
+  report::Report tiny = make_report("H100", 1e-320, {0.0}, {2.0}, 0, 1e-320, 1e-320);
+  cols = side_by_side({tiny, mi300x()}, options);
+  EXPECT_FALSE(cols[1].run_time_ratio.has_value());
+  EXPECT_FALSE(cols[1].throughput_ratio.has_value());
+  EXPECT_FALSE(cols[1].step_p50_change.has_value());
+}
+
 TEST(SideBySide, EdgeCases) {
   EXPECT_TRUE(side_by_side({}, SideBySideOptions{}).empty());
   SideBySideOptions wrong;

@@ -427,6 +427,19 @@ TEST(EstimateProject, Errors) {
   EXPECT_THROW(project(h100_times(), r, kInf), std::invalid_argument);
 }
 
+// A throughput so low that the job never ends in finite time is the report's figure's fault:
+// named, rather than billing's "duration must be >= 0 seconds, found inf".
+TEST(EstimateProject, ThroughputTooLowForAFiniteTimeNamesTheField) {
+  RunTimes t = h100_times();
+  t.steady_tokens_per_second = 1e-320;
+  expect_invalid([&] { project(t, rate_of(2.97, Billing::kPerMinute), 1e6); },
+                 "summary.tokens_per_second.real: 1e-320 tokens/s is too low to project 1000000 "
+                 "tokens (no finite time)");
+  t.steady_tokens_per_second = 0.0;
+  expect_invalid([&] { project(t, rate_of(2.97, Billing::kPerMinute), 1e6); },
+                 "summary.tokens_per_second.real is 0");
+}
+
 // ---------------------------------------------------------------------------------------------
 // tokens_for_examples / tokens_for_epochs / break-even
 
@@ -455,6 +468,11 @@ TEST(EstimateTokens, NothingTrainedThrows) {
   t = h100_times();
   t.epochs = 0.0;
   EXPECT_THROW(tokens_for_epochs(t, 1.0), std::invalid_argument);
+  // The messages name the report's fields they come from.
+  expect_invalid([&] { tokens_for_epochs(t, 1.0); }, "derived.steps_per_epoch");
+  t = h100_times();
+  t.examples = 0;
+  expect_invalid([&] { tokens_for_examples(t, 10.0); }, "derived.effective_batch");
 }
 
 TEST(EstimateBreakEven, UsesBillingRulesNotThePrice) {

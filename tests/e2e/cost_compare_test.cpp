@@ -88,6 +88,34 @@ TEST_F(CostCompare, H100ReferenceRunCosts89Cents) {
   EXPECT_EQ(j["gpu"], "H100-SXM");
 }
 
+// The summary's labels stand apart from their values, in every format and with colour: the
+// value column starts after the longest label ("until the first step ended") and two spaces.
+TEST_F(CostCompare, CostSummaryLabelsStandApartFromValues) {
+  for (const char* color : {"never", "always"}) {
+    SCOPED_TRACE(color);
+    const Result r = ftbench("cost " + kH100 + " --rate 2.97 --color " + color);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("until the first step ended  $0.149 (16.7% of the run"), std::string::npos)
+        << r.out;
+    // Every line of the summary (up to the blank line) has its value at the same column.
+    std::istringstream lines(r.out);
+    std::string line;
+    std::size_t column = std::string::npos;
+    while (std::getline(lines, line) && !line.empty()) {
+      const std::size_t gap = line.find("  ");
+      ASSERT_NE(gap, std::string::npos) << "label runs into its value: " << line;
+      const std::size_t value = line.find_first_not_of(' ', gap);
+      if (column == std::string::npos) column = value;
+      EXPECT_EQ(value, column) << line;
+    }
+  }
+  const Result md = ftbench("cost " + kH100 + " --rate 2.97 --format markdown");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("| until the first step ended | $0.149 (16.7% of the run"),
+            std::string::npos)
+      << md.out;
+}
+
 // FIELD.md: 34 min at $2.39/h -> $1.35, about $0.45 per epoch.
 TEST_F(CostCompare, Mi300xReferenceRunCosts135) {
   const json j = ftbench_json("cost " + kMi300x + " --offer reference-run/MI300X");
@@ -309,6 +337,9 @@ TEST_F(CostCompare, CompareRefusesADifferentJobUnlessAllowed) {
   EXPECT_NE(refused.err.find("different jobs"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("[job] spec.lora.rank: A: 16 | B: 8"), std::string::npos)
       << refused.err;
+  // The labels are the files, named.
+  EXPECT_NE(refused.err.find("A: " + kH100 + "\n  B: " + other + "\n"), std::string::npos)
+      << refused.err;
   EXPECT_NE(refused.err.find("--allow-different"), std::string::npos);
   const Result allowed = ftbench("compare " + kH100 + " " + other + " --allow-different");
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
@@ -386,12 +417,34 @@ TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
       {"cost " + kH100 + " --rate 1e308", "<= 1000000"},
       {"cost " + kH100 + " --rate 2 --project-tokens 1e30", "up to 10^15"},
       {"compare " + kH100 + " " + kMi300x + " --loss-window 0", "--loss-window"},
+      // As a catalog's min_billed_seconds: at most 366 days.
+      {"cost " + kH100 + " --rate 2 --min-seconds 31622401",
+       "--min-seconds: expected 0 to 31622400 seconds (366 days), found 31622401"},
+      {"compare " + kH100 + " " + kMi300x + " --rate 2 --min-seconds 9223372036854775807",
+       "--min-seconds: expected 0 to 31622400 seconds (366 days)"},
   };
   for (const Case& c : cases) {
     const Result r = ftbench(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << c.args << "\n" << r.out;
+  }
+}
+
+// A run of 0 s (every phase 0 s long) is a report ftbench reads; compare against it prints
+// no infinite ratio ("took infx as long") and does not fail on its break-even rate.
+TEST_F(CostCompare, AZeroLengthRunGivesNoInfiniteRatio) {
+  const std::string zero = edited("h100-reference.json", [](json& j) {
+    for (json& p : j["timing"]["phases"]) p["start_seconds"] = p["seconds"] = 0.0;
+    j["timing"]["t0_before_process_seconds"] = 0.0;
+    j["timing"]["time_to_first_step_seconds"] = 0.0;
+    for (json& s : j["steps"]) s["wall_seconds"] = s["data_wait_seconds"] = 0.0;
+  });
+  for (const std::string& args : {"compare " + zero + " " + kMi300x + " --rate 2",
+                                  "compare " + kMi300x + " " + zero + " --rate 2"}) {
+    const Result r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << args << "\n" << r.out;
   }
 }
 

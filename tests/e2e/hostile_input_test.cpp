@@ -384,6 +384,22 @@ std::vector<Case> cases() {
           "tokenize_dev_zero_input",
           [](const fs::path&) { return std::string("tokenize --tokenizer byte --file /dev/zero"); },
           {"/dev/zero: cannot be read: a character device"}},
+      // The file's own strings in the message are escaped: it cannot drive the terminal.
+      Case{"tokenizer_escapes_in_names",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "esc.json",
+                         R"({"model": {"type": "BPE", "vocab": {"\u001b]0;x\u0007": -3}, )"
+                         R"("merges": []}})");
+             return "tokenize --tokenizer " + q(scratch / "esc.json") + " hello";
+           },
+           {"esc.json: model.vocab[\"\\x1B]0;x\\x07\"]: expected a non-negative id, found -3"}},
+      Case{"tokenizer_escapes_in_type",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "esc.json",
+                         R"({"model": {"type": "BPE\u001b[2J\u009b", "vocab": {}, "merges": []}})");
+             return "tokenize --tokenizer " + q(scratch / "esc.json") + " hello";
+           },
+           {"esc.json: model.type: \"BPE\\x1B[2J\\u009B\" is not supported"}},
       Case{"tokenizer_deep_id",
            [](const fs::path& scratch) {
              write_bytes(scratch / "deep.json", R"({"model": {"type": "BPE", "vocab": {"a": )" +
@@ -455,6 +471,44 @@ std::vector<Case> cases() {
       catalog_case("unclosed-quote.csv",
                    {"catalogs/unclosed-quote.csv:2: quoted field not closed"}),
       catalog_case("empty.csv", {"catalogs/empty.csv:1: empty file: expected a header row"}),
+      // Values the reader took and billing (or the JSON writer) refused later, with exit 3 or
+      // an error naming the report instead of the catalog.
+      catalog_case("absurd-price.yaml",
+                   {"catalogs/absurd-price.yaml:4: providers[0].min_billed_seconds: must be an "
+                    "integer between 0 and 31622400 (366 days), found 9223372036854775807",
+                    "catalogs/absurd-price.yaml:10: offers[0].usd_per_gpu_hour: expected a price "
+                    "per GPU-hour > 0 and at most 1000000, found \"1.0e300\"",
+                    "catalogs/absurd-price.yaml:17: offers[1].usd_per_instance_hour: expected a "
+                    "price per GPU-hour > 0 and at most 1000000, found \"5.0e-324\" for 8 GPUs (0 "
+                    "per GPU-hour)",
+                    "catalogs/absurd-price.yaml:25: offers[2].min_billed_seconds: must be an "
+                    "integer between 0 and 31622400 (366 days), found 9223372036854775807"}),
+      catalog_case("absurd-price.csv",
+                   {"catalogs/absurd-price.csv:2: column Price: expected a price per GPU-hour > "
+                    "0 and at most 1000000, found \"1e300\" for 8 GPUs (1.25e+299 per GPU-hour)",
+                    "catalogs/absurd-price.csv:3: column SpotPrice: expected a price per "
+                    "GPU-hour > 0 and at most 1000000, found \"5e-324\" for 8 GPUs (0 per "
+                    "GPU-hour)"}),
+      Case{"catalog_invalid_utf8_yaml",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "latin1.yaml",
+                         "offers:\n  - provider: p\n    gpu: H100-SXM\n    tier: on-demand\n"
+                         "    source: \"x\"\n    billing: per-second\n"
+                         "    usd_per_gpu_hour: 2.5\n    region: \"caf\xE9\"\n");
+             return "catalog --catalog " + q(scratch / "latin1.yaml") + " --format json";
+           },
+           {"latin1.yaml:8: offers[0].region: expected UTF-8 text, found \"caf\\xE9\" (byte 4 "
+            "is not UTF-8"}},
+      Case{"catalog_invalid_utf8_csv",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "latin1.csv",
+                         "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
+                         "p5\xFF,H100,8,98.32,us-east-1\n");
+             return "cost " + q(kH100) + " --catalog " + q(scratch / "latin1.csv") +
+                    " --format json";
+           },
+           {"latin1.csv:2: column InstanceType: expected UTF-8 text, found \"p5\\xFF\" (byte 3 "
+            "is not UTF-8"}},
       Case{"catalog_binary_garbage",
            [](const fs::path& scratch) {
              write_bytes(scratch / "garbage.yaml", random_bytes(4096, 13));
@@ -527,6 +581,75 @@ std::vector<Case> cases() {
                    "than 128 levels (at byte "}),
       report_case("binary-garbage", [](std::string) { return random_bytes(1 << 16, 17); },
                   {"binary-garbage.json: not valid JSON at byte"}),
+      // Figures that cannot all be true (docs/report-schema.md, Consistency): refused with the
+      // file and the field, before anything is printed.
+      report_case("steps-longer-than-run", json_edit([](nlohmann::json& j) {
+                    for (nlohmann::json& step : j["steps"]) step["wall_seconds"] = 144.75;
+                  }),
+                  {"steps-longer-than-run.json: steps[].wall_seconds: the steps add up to "
+                   "54281.25 s, more than the run's 1080 s"}),
+      report_case("huge-step-time",
+                  json_edit([](nlohmann::json& j) { j["steps"][5]["wall_seconds"] = 1e300; }),
+                  {"huge-step-time.json: steps[5].wall_seconds: expected at most 31622400 s "
+                   "(366 days), found 1e+300"}),
+      report_case("huge-t0", json_edit([](nlohmann::json& j) {
+                    j["timing"]["t0_before_process_seconds"] = 1e300;
+                  }),
+                  {"huge-t0.json: timing.t0_before_process_seconds: expected at most 2592000 s "
+                   "(30 days), found 1e+300"}),
+      report_case("negative-parameters",
+                  json_edit([](nlohmann::json& j) { j["parameters"]["trainable"] = -11010048; }),
+                  {"negative-parameters.json: parameters.trainable: expected an integer between "
+                   "0 and 10^15, found -11010048"}),
+      report_case("negative-data-tokens",
+                  json_edit([](nlohmann::json& j) { j["data"]["tokens"] = -712345; }),
+                  {"negative-data-tokens.json: data.tokens: expected an integer between 0 and "
+                   "10^15, found -712345"}),
+      report_case("negative-data-examples",
+                  json_edit([](nlohmann::json& j) { j["data"]["examples"] = -2000; }),
+                  {"negative-data-examples.json: data.examples: expected an integer between 0 "
+                   "and 10^15, found -2000"}),
+      report_case("step-in-missing-segment",
+                  json_edit([](nlohmann::json& j) { j["steps"][10]["segment"] = 2; }),
+                  {"step-in-missing-segment.json: steps[10].segment: segment 2 does not exist"}),
+      report_case("duplicate-step-numbers",
+                  json_edit([](nlohmann::json& j) { j["steps"][3]["step"] = 3; }),
+                  {"duplicate-step-numbers.json: steps[3].step: expected a step after 3 (steps "
+                   "in increasing order), found 3"}),
+      // More GPUs than billing takes (cost::kMaxGpus): the report's fault, not a failed run.
+      report_case("huge-world-size",
+                  json_edit([](nlohmann::json& j) { j["run"]["world_size"] = 2147483648LL; }),
+                  {"huge-world-size.json: run.world_size: expected an integer between 1 and "
+                   "65536, found 2147483648"}),
+      // A throughput so low that the projection never ends: the field is named, not
+      // "duration must be >= 0 seconds, found inf".
+      Case{"report_throughput_too_low_to_project",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+             j["summary"]["tokens_per_second"]["real"] = 1e-320;
+             write_bytes(scratch / "slow.json", j.dump(2));
+             return "cost " + q(scratch / "slow.json") + " --rate 2 --project-tokens 1M";
+           },
+           {"slow.json: summary.tokens_per_second.real: 1e-320 tokens/s is too low to project "
+            "1000000 tokens (no finite time)"}},
+      Case{"compare_report_steps_longer_than_run",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
+             for (nlohmann::json& step : j["steps"]) step["wall_seconds"] = 144.75;
+             write_bytes(scratch / "b.json", j.dump(2));
+             return "compare " + q(kH100) + " " + q(scratch / "b.json") + " --rate 2";
+           },
+           {"b.json: steps[].wall_seconds: the steps add up to 54281.25 s, more than the "
+            "run's 2040 s"}},
+      Case{"compare_report_huge_world_size",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
+             j["run"]["world_size"] = 2147483648LL;
+             write_bytes(scratch / "b.json", j.dump(2));
+             return "compare " + q(kH100) + " " + q(scratch / "b.json") + " --rate 2";
+           },
+           {"b.json: run.world_size: expected an integer between 1 and 65536, found "
+            "2147483648"}},
       Case{"report_directory",
            [](const fs::path& scratch) {
              fs::create_directory(scratch / "report.json");
@@ -585,11 +708,102 @@ TEST(HostileCorpus, DocumentedValidFilesAreAccepted) {
   }
 }
 
+// Valid files whose strings carry what a terminal acts on (TerminalEscapes below).
+const std::vector<std::string> kTerminalEscapeCorpus = {"catalogs/terminal-escapes.yaml",
+                                                        "catalogs/terminal-escapes.csv"};
+
+// What a terminal would act on in `text`, for a message: C0 controls but the line feed, DEL, C1
+// controls (U+0080-U+009F, which some terminals take for CSI and OSC) and bidirectional
+// controls; "" when there is none.
+std::string raw_terminal_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = [&](std::size_t k) {
+      return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+    };
+    std::string found;
+    if ((c < 0x20 && c != '\n') || c == 0x7F) found = "a C0 control or DEL";
+    if (c == 0xC2 && next(1) >= 0x80 && next(1) <= 0x9F) found = "a C1 control";
+    if (c == 0xE2 && next(1) == 0x80 &&
+        (next(2) == 0x8E || next(2) == 0x8F || (next(2) >= 0xAA && next(2) <= 0xAE))) {
+      found = "a bidirectional control";
+    }
+    if (c == 0xE2 && next(1) == 0x81 && next(2) >= 0xA6 && next(2) <= 0xA9) {
+      found = "a bidirectional isolate";
+    }
+    if (!found.empty()) {
+      return found + " at byte " + std::to_string(i) + " of:\n" +
+             text.substr(i < 200 ? 0 : i - 200, 400);
+    }
+  }
+  return "";
+}
+
+// Control characters in shared files (a catalog's strings, a report's run and device names)
+// reach every text printer of catalog, cost and compare: tables, summary lines, verdicts,
+// warnings and errors. Each is printed escaped (\x1B, \u009B), never raw. JSON escapes in its
+// own way and is not checked here.
+TEST(TerminalEscapes, SharedFilesCannotDriveTheTerminal) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string yaml = q(corpus("catalogs/terminal-escapes.yaml"));
+  const std::string csv = q(corpus("catalogs/terminal-escapes.csv"));
+  nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+  j["run"]["name"] = "run\x1B[2J";
+  j["environment"]["device"]["name"] = "Evil-GPU\x1B[2J";
+  j["environment"]["device"]["backend"] =
+      "cuda\xC2\x9B"
+      "31m";
+  j["environment"]["host"]["hostname"] = "host\xE2\x80\xAE";
+  j["timing"]["t0_source"] = "--t0\x1B]0;pwned\x07";
+  const fs::path escaped = scratch.path() / "escaped.json";
+  write_bytes(escaped, j.dump(2));
+  const std::string report = q(escaped);
+
+  struct Run {
+    std::string args;
+    int exit_code;
+    bool shows_escape = true;  // the output holds a string of the files
+  };
+  std::vector<Run> runs;
+  for (const char* format : {"table", "markdown", "csv"}) {
+    const std::string f = std::string(" --format ") + format + " --color never";
+    runs.push_back({"catalog --catalog " + yaml + f, 0});
+    runs.push_back({"catalog --catalog " + yaml + " --gpus" + f, 0});
+    runs.push_back({"catalog --catalog " + csv + f, 0});
+    // The offers of H100-SXM include the hostile one, the cheapest: the summary prints it.
+    runs.push_back({"cost " + q(kH100) + " --catalog " + yaml + f, 0});
+    runs.push_back({"cost " + report + " --rate 2" + f, 0, std::string(format) != "csv"});
+    // The report ran on the catalog's Evil-GPU: a warning says another GPU's price is used.
+    runs.push_back(
+        {"cost " + report + " --catalog " + yaml + " --offer reference-run/H100-SXM" + f, 0});
+    runs.push_back({"compare " + q(kH100) + " " + report + " --rate 2" + f, 0});
+    runs.push_back({"compare " + report + " " + q(kMi300x) + " --catalog " + yaml + f, 0});
+  }
+  // Errors quote the device: no offer for it.
+  runs.push_back({"cost " + report, 2});
+  for (const Run& run : runs) {
+    SCOPED_TRACE("ftbench " + run.args);
+    const Outcome r = run_ftbench(run.args, scratch.path(), "", 60.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, run.exit_code) << r.err;
+    EXPECT_EQ(raw_terminal_control(r.out), "") << "stdout";
+    EXPECT_EQ(raw_terminal_control(r.err), "") << "stderr";
+    if (run.shows_escape) {
+      EXPECT_TRUE(r.out.find("\\x1B") != std::string::npos ||
+                  r.err.find("\\x1B") != std::string::npos)
+          << "the escape is shown: " << r.out << r.err;
+    }
+  }
+}
+
 // Every committed corpus file is used by a case above (a new file without a case is a mistake).
 TEST(HostileCorpus, EveryFileHasACase) {
   std::string names;
   for (const Case& c : cases()) names += c.name + "\n";
   for (const std::string& file : kValidCorpus) {
+    names += "_" + file.substr(file.find('/') + 1) + "\n";
+  }
+  for (const std::string& file : kTerminalEscapeCorpus) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
   // The gemm files are cases of hostile_run_test.cpp (`run --gemm` needs LibTorch).

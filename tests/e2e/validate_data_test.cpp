@@ -76,4 +76,36 @@ TEST_F(ValidateData, BadDataOrTokenizerIsExitCodeTwo) {
   EXPECT_NE(skipped.out.find("not read (--no-data)"), std::string::npos) << skipped.out;
 }
 
+// One meaning of "total parameters" in the text and the JSON: base + trainable, with base and
+// trainable named (Llama 3.1 8B with r16 adapters on q, v and o; docs/methodology.md).
+TEST_F(ValidateData, ParameterCountsAreBaseTrainableAndTheirTotal) {
+  const Result text = ftbench("validate configs/llama3.1-8b-lora-synthetic.yaml");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* line : {"\nbase parameters               8,030,261,248 (frozen)\n",
+                           "\ntrainable parameters          11,010,048 (0.1369% of total)\n",
+                           "\ntotal parameters              8,041,271,296 (base + trainable)\n"}) {
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  }
+  const Result json = ftbench("validate configs/llama3.1-8b-lora-synthetic.yaml --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json p = nlohmann::json::parse(json.out)["parameters"];
+  EXPECT_EQ(p["base"], 8030261248);
+  EXPECT_EQ(p["trainable"], 11010048);
+  EXPECT_EQ(p["total"], 8041271296);
+}
+
+// A shared spec's strings reach the terminal in the resolved spec validate prints: C1 and
+// bidirectional controls there are shown escaped (as JSON escapes, so the text stays JSON), as
+// every text printer does.
+TEST_F(ValidateData, TheResolvedSpecShowsTerminalControlsEscaped) {
+  std::ofstream(dir_ / "c1.yaml") << "model:\n  preset: tiny\noutput:\n"
+                                     "  report: \"reports/\\u009b2J\\u202e.json\"\n";
+  const Result r = ftbench("validate " + (dir_ / "c1.yaml").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xE2\x80\xAE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"report\": \"reports/\\u009B2J\\u202E.json\""), std::string::npos)
+      << r.out;
+}
+
 }  // namespace

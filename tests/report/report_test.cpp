@@ -164,8 +164,10 @@ Report full_report() {
   r.memory.oom_count = 0;
   r.segments = {{1, "interrupted", "2024-05-01T12:00:00Z", "2024-05-01T12:01:00Z", 1, 1, 60.5,
                  20.25, "", 0, 8},
-                {2, "completed", "2024-05-01T12:05:00Z", "2024-05-01T12:06:00Z", 2, 2, 40.0, 18.5,
+                {2, "completed", "2024-05-01T12:05:00Z", "2024-05-01T12:06:00Z", 2, 5, 40.0, 18.5,
                  "checkpoints/x/step-00000001", 0, std::nullopt}};
+  // Step 1 ran in the first process, the rest after the resume from its checkpoint.
+  for (StepRecord& st : r.steps) st.segment = st.step == 1 ? 1 : 2;
   r.checkpoints = {{1, 1, "signal", "checkpoints/x/step-00000001", 123456, 0.75}};
   r.weights = WeightsInfo{"checkpoint", "/models/llama", "safetensors",       4, 291, 16060522496,
                           12.5,         1284841799.68,   std::string(64, 'a')};
@@ -681,7 +683,14 @@ TEST(ReportJson, RejectsBadEvaluationsOrStatistics) {
 TEST(ReportJson, RejectsABadWorldSizeOrDataObject) {
   OJson j = to_json(full_report());
   j["run"]["world_size"] = 0;
-  EXPECT_EQ(read_error(j), "r.json: run.world_size: expected an integer >= 1, found 0");
+  EXPECT_EQ(read_error(j),
+            "r.json: run.world_size: expected an integer between 1 and 65536, found 0");
+  // What billing accepts (cost::kMaxGpus): a larger count is the report's fault, named so.
+  j["run"]["world_size"] = int64_t{2147483648};
+  EXPECT_EQ(read_error(j),
+            "r.json: run.world_size: expected an integer between 1 and 65536, found 2147483648");
+  j["run"]["world_size"] = 65536;
+  EXPECT_NO_THROW(from_json(j, "r.json"));
   j = to_json(full_report());
   j["data"].erase("fingerprint");
   EXPECT_EQ(read_error(j), "r.json: missing required field \"data.fingerprint\"");
@@ -712,6 +721,261 @@ TEST(ReportJson, RejectsNegativeDurationsAndCounts) {
   j["summary"]["tokens_per_second"]["real"] = -5;
   EXPECT_EQ(read_error(j),
             "r.json: summary.tokens_per_second.real: expected a number >= 0, found -5");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consistency: a report whose figures cannot all be true is refused, naming the field, so that
+// cost and compare never print a figure from it (docs/report-schema.md, Consistency).
+
+// full_report() as one process wrote it before segments existed (a 1.2 report).
+OJson one_process_json() {
+  OJson j = to_json(full_report());
+  j.erase("segments");
+  j.erase("checkpoints");
+  for (OJson& step : j["steps"]) step.erase("segment");
+  // The run: t0 1.25 s before the process, whose last phase ends at 47 + 1800 s.
+  j["timing"]["phases"][3]["seconds"] = 1800.0;
+  return j;
+}
+
+// A key of the report's own (an environment variable's name) in an error is escaped: the
+// message must not drive the terminal either.
+TEST(ReportJson, ErrorsQuoteKeysFromTheFileEscaped) {
+  OJson j = to_json(full_report());
+  j["environment"]["variables"]["X\x1B[2J"] = 5;
+  EXPECT_EQ(read_error(j),
+            "r.json: environment.variables.X\\x1B[2J: expected a string, found number");
+  j = to_json(full_report());
+  j["schema"] = "ftbench.report/2\xC2\x9B";
+  EXPECT_EQ(read_error(j),
+            "r.json: unsupported report schema \"ftbench.report/2\\u009B\" (this ftbench reads "
+            "ftbench.report/1)");
+}
+
+TEST(ReportConsistency, TheTestReportsAreConsistent) {
+  EXPECT_NO_THROW(from_json(to_json(full_report()), "r.json"));
+  EXPECT_NO_THROW(from_json(to_json(cpu_report()), "r.json"));
+  EXPECT_NO_THROW(from_json(one_process_json(), "r.json"));
+}
+
+// The report: 15 hours of steps in an 18-minute run.
+TEST(ReportConsistency, StepsCannotTakeLongerThanTheRun) {
+  OJson j = one_process_json();
+  for (OJson& step : j["steps"]) step["wall_seconds"] = 400.0;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[].wall_seconds: the steps add up to 2000 s, more than the run's "
+            "1848.25 s (timing.t0_before_process_seconds + the end of the last of "
+            "timing.phases)");
+  // Measured on the same clock: within 1 ms (and a millionth) is the same.
+  for (OJson& step : j["steps"]) step["wall_seconds"] = 369.65 + 0.0001;
+  EXPECT_NO_THROW(from_json(j, "r.json"));
+  j = one_process_json();
+  j["timing"]["time_to_first_step_seconds"] = 5000.0;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.time_to_first_step_seconds: expected at most the run's 1848.25 s "
+            "(timing.t0_before_process_seconds + the end of the last of timing.phases), found "
+            "5000");
+}
+
+TEST(ReportConsistency, StepsCannotTakeLongerThanTheirSegment) {
+  OJson j = to_json(full_report());
+  for (std::size_t i = 1; i < 5; ++i) j["steps"][i]["wall_seconds"] = 10.25;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[].wall_seconds: the steps of segment 2 add up to 41 s, more than its "
+            "40 s (segments[1].run_seconds)");
+  for (std::size_t i = 1; i < 5; ++i) j["steps"][i]["wall_seconds"] = 10.0002;
+  EXPECT_NO_THROW(from_json(j, "r.json"));
+  j = to_json(full_report());
+  j["segments"][0]["time_to_first_step_seconds"] = 70.0;
+  EXPECT_EQ(read_error(j),
+            "r.json: segments[0].time_to_first_step_seconds: expected at most its run_seconds "
+            "60.5, found 70");
+}
+
+TEST(ReportConsistency, DurationsMustBePlausible) {
+  OJson j = to_json(full_report());
+  j["steps"][1]["wall_seconds"] = 1e300;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[1].wall_seconds: expected at most 31622400 s (366 days), found "
+            "1e+300");
+  // ftbench run refuses an external start more than 30 days before the process.
+  j = to_json(full_report());
+  j["timing"]["t0_before_process_seconds"] = 1e300;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.t0_before_process_seconds: expected at most 2592000 s (30 days), "
+            "found 1e+300");
+  j["timing"]["t0_before_process_seconds"] = 2592000.5;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.t0_before_process_seconds: expected at most 2592000 s (30 days), "
+            "found 2592000.5");
+  j = to_json(full_report());
+  j["timing"]["phases"][2]["start_seconds"] = 3e7;
+  j["timing"]["phases"][2]["seconds"] = 3e7;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.phases[2]: start_seconds + seconds = 60000000 s, more than 366 "
+            "days (31622400 s)");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> durations = {
+      {{"timing", "time_to_first_step_seconds"}, "timing.time_to_first_step_seconds"},
+      {{"steps", "2", "data_wait_seconds"}, "steps[2].data_wait_seconds"},
+      {{"evaluations", "0", "seconds"}, "evaluations[0].seconds"},
+      {{"segments", "1", "run_seconds"}, "segments[1].run_seconds"},
+      {{"checkpoints", "0", "seconds"}, "checkpoints[0].seconds"},
+      {{"weights", "seconds"}, "weights.seconds"},
+      {{"exports", "1", "seconds"}, "exports[1].seconds"},
+      {{"batching", "fallbacks", "0", "seconds_lost"}, "batching.fallbacks[0].seconds_lost"},
+      {{"summary", "step_seconds", "p99"}, "summary.step_seconds.p99"},
+  };
+  for (const auto& [keys, path] : durations) {
+    j = to_json(full_report());
+    OJson* v = &j;
+    for (const std::string& k : keys) {
+      v = v->is_array() ? &(*v)[static_cast<std::size_t>(std::stoul(k))] : &(*v)[k];
+    }
+    *v = 4e7;
+    EXPECT_EQ(read_error(j),
+              "r.json: " + path + ": expected at most 31622400 s (366 days), found 40000000");
+  }
+}
+
+TEST(ReportConsistency, CountsCannotBeNegative) {
+  for (const char* key : {"base", "trainable", "total"}) {
+    OJson j = to_json(full_report());
+    j["parameters"][key] = -5;
+    EXPECT_EQ(read_error(j), std::string("r.json: parameters.") + key +
+                                 ": expected an integer between 0 and 10^15, found -5");
+  }
+  for (const char* key : {"examples", "tokens", "loss_tokens"}) {
+    OJson j = to_json(full_report());
+    j["data"][key] = -1;
+    EXPECT_EQ(read_error(j), std::string("r.json: data.") + key +
+                                 ": expected an integer between 0 and 10^15, found -1");
+  }
+  OJson j = to_json(full_report());
+  j["memory"]["peak_rss_bytes"] = -1;
+  EXPECT_EQ(read_error(j),
+            "r.json: memory.peak_rss_bytes: expected an integer between 0 and 10^15, found -1");
+  j = to_json(full_report());
+  j["timing"]["phases"][1]["memory"]["peak_reserved_bytes"] = -2;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.phases[1].memory.peak_reserved_bytes: expected an integer between 0 "
+            "and 10^15, found -2");
+  j = to_json(full_report());
+  j["environment"]["device"]["count"] = -1;
+  EXPECT_EQ(read_error(j),
+            "r.json: environment.device.count: expected an integer between 0 and 10^15, found "
+            "-1");
+}
+
+TEST(ReportConsistency, PartsCannotExceedTheirWhole) {
+  OJson j = to_json(full_report());
+  j["parameters"]["total"] = 8072204289;
+  EXPECT_EQ(read_error(j),
+            "r.json: parameters.total: expected base + trainable = 8072204288, found 8072204289");
+  j = to_json(full_report());
+  j["data"]["loss_tokens"] = 800000;
+  EXPECT_EQ(read_error(j),
+            "r.json: data.loss_tokens: expected at most data.tokens 712345, found "
+            "800000");
+  j = to_json(full_report());
+  j["data"]["validation"]["loss_tokens"] = 40000;
+  EXPECT_EQ(read_error(j),
+            "r.json: data.validation.loss_tokens: expected at most data.validation.tokens "
+            "35012, found 40000");
+  j = to_json(full_report());
+  j["steps"][2]["wall_seconds"] = 2.0;
+  j["steps"][2]["data_wait_seconds"] = 5.0;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[2].data_wait_seconds: expected at most the step's wall_seconds 2, "
+            "found 5");
+  j = to_json(full_report());
+  j["steps"][2]["real_tokens"] = 200000;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[2].real_tokens: expected at most padded_tokens 131072, found 200000");
+  j = to_json(full_report());
+  j["steps"][2]["loss_tokens"] = 100004;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[2].loss_tokens: expected at most real_tokens 100003, found 100004");
+}
+
+TEST(ReportConsistency, StepNumbersIncrease) {
+  OJson j = to_json(full_report());
+  j["steps"][3]["step"] = 3;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[3].step: expected a step after 3 (steps in increasing order), found 3");
+  j = to_json(full_report());
+  j["steps"][0]["step"] = 0;
+  EXPECT_EQ(read_error(j), "r.json: steps[0].step: expected an integer >= 1, found 0");
+}
+
+TEST(ReportConsistency, StepsAndCheckpointsBelongToSegmentsThatExist) {
+  OJson j = to_json(full_report());
+  j["steps"][4]["segment"] = 3;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[4].segment: segment 3 does not exist (the report has 2 segments)");
+  j = one_process_json();
+  j["steps"][2]["segment"] = 2;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[2].segment: segment 2 does not exist (the report has no segments: "
+            "every step is segment 1)");
+  j = to_json(full_report());
+  j["steps"][1]["segment"] = 1;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[1].segment: step 2 is not among segment 1's steps 1 to 1 "
+            "(segments[0].first_step, last_step)");
+  j = to_json(full_report());
+  j["checkpoints"][0]["segment"] = 4;
+  EXPECT_EQ(read_error(j),
+            "r.json: checkpoints[0].segment: segment 4 does not exist (the report has 2 "
+            "segments)");
+}
+
+TEST(ReportConsistency, SegmentsAreNumberedInOrderWithTheirSteps) {
+  OJson j = to_json(full_report());
+  j["segments"][1]["index"] = 3;
+  EXPECT_EQ(read_error(j),
+            "r.json: segments[1].index: expected 2 (segments are numbered 1, 2, ... in order), "
+            "found 3");
+  j = to_json(full_report());
+  j["segments"][1]["last_step"] = 1;
+  EXPECT_EQ(read_error(j),
+            "r.json: segments[1]: first_step 2 and last_step 1: expected both 0 (no steps) or "
+            "1 <= first_step <= last_step");
+  j = to_json(full_report());
+  j["segments"][1]["first_step"] = 0;
+  EXPECT_EQ(read_error(j),
+            "r.json: segments[1]: first_step 0 and last_step 5: expected both 0 (no steps) or "
+            "1 <= first_step <= last_step");
+}
+
+// Totals over the report stay far from int64 overflow.
+TEST(ReportConsistency, TotalsStayWithinRange) {
+  OJson j = to_json(cpu_report());
+  j.erase("segments");
+  j.erase("checkpoints");
+  const OJson step = j["steps"][0];
+  j["steps"] = OJson::array();
+  for (int64_t i = 1; i <= 1001; ++i) {
+    OJson s = step;
+    s.erase("segment");
+    s["step"] = i;
+    s["wall_seconds"] = 0.0;
+    s["data_wait_seconds"] = 0.0;
+    s["real_tokens"] = 1'000'000'000'000'000;
+    s["padded_tokens"] = 1'000'000'000'000'000;
+    j["steps"].push_back(s);
+  }
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[].padded_tokens: the steps add up to more than 10^18 tokens");
+  for (OJson& s : j["steps"]) {
+    s["real_tokens"] = 1000;
+    s["padded_tokens"] = 1000;
+    s["loss_tokens"] = 500;
+  }
+  EXPECT_NO_THROW(from_json(j, "r.json"));
+  j["derived"]["effective_batch"] = 1'000'000'000'000'000;
+  EXPECT_EQ(read_error(j),
+            "r.json: derived.effective_batch: 1000000000000000 examples per step over 1001 "
+            "steps make more than 10^18 examples");
 }
 
 TEST(ReportJson, RejectsOtherMajorVersion) {

@@ -25,6 +25,42 @@ TEST(Quoted, ControlBytesAndInvalidUtf8AreEscaped) {
   EXPECT_EQ(text::quoted("\xED\xA0\x80"), "\"\\xED\\xA0\\x80\"");  // a UTF-16 surrogate
 }
 
+// What a terminal acts on, shown instead: C0 controls and DEL as \xNN, C1 controls (which some
+// terminals take for CSI and OSC) and bidirectional controls as \uNNNN, bytes that are not
+// UTF-8 as \xNN. Everything else, other UTF-8 included, is kept.
+TEST(Printable, TerminalControlsAreShownEscaped) {
+  EXPECT_EQ(text::printable("H100 \xC2\xB1 \xE2\x80\x94 caf\xC3\xA9"),
+            "H100 \xC2\xB1 \xE2\x80\x94 caf\xC3\xA9");
+  EXPECT_EQ(text::printable(""), "");
+  EXPECT_EQ(text::printable("\x1B[2Jrun"), "\\x1B[2Jrun");
+  EXPECT_EQ(text::printable("\x1B]0;pwned\x07us-east-1"), "\\x1B]0;pwned\\x07us-east-1");
+  EXPECT_EQ(text::printable(std::string("a\0b\tc\nd\re\x7F", 10)),
+            "a\\x00b\\x09c\\x0Ad\\x0De\\x7F");
+  EXPECT_EQ(text::printable("\xC2\x9B"
+                            "31m"),
+            "\\u009B31m");                                                           // CSI, C1 form
+  EXPECT_EQ(text::printable("\xC2\x80\xC2\x9F\xC2\xA0"), "\\u0080\\u009F\xC2\xA0");  // NBSP kept
+  EXPECT_EQ(text::printable("a\xE2\x80\xAE"
+                            "cba"),
+            "a\\u202Ecba");  // right-to-left override
+  EXPECT_EQ(text::printable("\xE2\x80\xAA\xE2\x80\xAB\xE2\x80\xAC\xE2\x80\xAD"),
+            "\\u202A\\u202B\\u202C\\u202D");
+  EXPECT_EQ(text::printable("\xE2\x81\xA6\xE2\x81\xA7\xE2\x81\xA8\xE2\x81\xA9"),
+            "\\u2066\\u2067\\u2068\\u2069");
+  EXPECT_EQ(text::printable("\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C"), "\\u200E\\u200F\\u061C");
+  EXPECT_EQ(text::printable("\xC3(\xFF"), "\\xC3(\\xFF");
+  EXPECT_EQ(text::printable("\xE2\x82"), "\\xE2\\x82");  // cut short
+}
+
+TEST(Quoted, TerminalControlsAreEscapedAsPrintableDoes) {
+  EXPECT_EQ(text::quoted("\xC2\x9B"
+                         "2J"),
+            "\"\\u009B2J\"");
+  EXPECT_EQ(text::quoted("\xE2\x80\xAE"
+                         "x"),
+            "\"\\u202Ex\"");
+}
+
 TEST(Quoted, LongTextIsCutWithItsLength) {
   EXPECT_EQ(text::quoted(std::string(200, 'n')), "\"" + std::string(200, 'n') + "\"");
   EXPECT_EQ(text::quoted(std::string(8 << 20, 'n')),

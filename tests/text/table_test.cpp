@@ -123,6 +123,37 @@ TEST(TableText, Utf8WidthCountsCodePoints) {
   EXPECT_EQ(render_text(t, false), expected);
 }
 
+// Text from shared files (a catalog's region, a report's run name) cannot drive the terminal:
+// every control character is shown escaped, in the header and the cells, and the columns are
+// as wide as the escaped text.
+TEST(TableText, ControlCharactersAreEscapedAndWidthsFollow) {
+  Table t;
+  t.header = {"name\x1B[2J", "n"};
+  t.align = {Align::kLeft, Align::kRight};
+  t.rows = {{"\x1B]0;pwned\x07", "1"},
+            {"\xC2\x9B"
+             "31m",
+             "22"},
+            {"a\xE2\x80\xAE"
+             "b\xFF",
+             "3"}};
+  const std::string out = render_text(t, false);
+  for (const char c : out) {
+    EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F))
+        << "raw control byte " << static_cast<int>(c) << " in:\n"
+        << out;
+  }
+  EXPECT_EQ(out.find("\xC2\x9B"), std::string::npos);
+  EXPECT_EQ(out.find("\xE2\x80\xAE"), std::string::npos);
+  // Every line as wide as the rule: the escapes were counted at the width they print.
+  EXPECT_EQ(out,
+            "name\\x1B[2J        n\n"
+            "--------------------\n"
+            "\\x1B]0;pwned\\x07   1\n"
+            "\\u009B31m         22\n"
+            "a\\u202Eb\\xFF       3\n");
+}
+
 TEST(TableText, DisplayWidth) {
   EXPECT_EQ(display_width(""), 0u);
   EXPECT_EQ(display_width("abc"), 3u);
@@ -156,8 +187,18 @@ TEST(TableMarkdown, EscapesPipesAndAligns) {
       "| a\\|b | n |\n"
       "|---|---:|\n"
       "| x\\|y | 1 |\n"
-      "| line break |  |\n";
+      "| line\\x0Abreak |  |\n";
   EXPECT_EQ(render_markdown(t), expected);
+}
+
+TEST(TableMarkdown, ControlCharactersAreEscaped) {
+  Table t;
+  t.header = {"run\x1B[2J"};
+  t.rows = {{"\x1B]0;x\x07|\xC2\x9B\xE2\x81\xA6"}};
+  EXPECT_EQ(render_markdown(t),
+            "| run\\x1B[2J |\n"
+            "|---|\n"
+            "| \\x1B]0;x\\x07\\|\\u009B\\u2066 |\n");
 }
 
 TEST(TableMarkdown, ReferenceTable) {
@@ -169,16 +210,37 @@ TEST(TableMarkdown, ReferenceTable) {
   EXPECT_EQ(render_markdown(cost_table()), expected);
 }
 
-TEST(TableCsv, QuotesCommaQuoteAndNewline) {
+TEST(TableCsv, QuotesCommaAndQuoteEscapesLineBreaks) {
   Table t;
   t.header = {"name", "value"};
   t.rows = {{"a,b", "say \"hi\""}, {"two\nlines", "plain"}, {"cr\rhere"}};
   const std::string expected =
       "name,value\n"
       "\"a,b\",\"say \"\"hi\"\"\"\n"
-      "\"two\nlines\",plain\n"
-      "\"cr\rhere\",\n";
+      "two\\x0Alines,plain\n"
+      "cr\\x0Dhere,\n";
   EXPECT_EQ(render_csv(t), expected);
+}
+
+// CSV too: a file opened with cat or less is a terminal's input like any other output.
+TEST(TableCsv, ControlCharactersAreEscaped) {
+  Table t;
+  t.header = {"region\x07"};
+  t.rows = {{"\x1B]0;x\x07,\xC2\x9B"}};
+  EXPECT_EQ(render_csv(t),
+            "region\\x07\n"
+            "\"\\x1B]0;x\\x07,\\u009B\"\n");
+}
+
+TEST(TableFields, LabelsArePaddedToTheLongestAndEscaped) {
+  Table t;
+  t.rows = {{"run", "ci-tiny\x1B[2J"},
+            {"until the first step ended", "$0.149 (2.3% of the run)"},
+            {"per epoch", "$1.00"}};
+  EXPECT_EQ(render_fields(t),
+            "run                         ci-tiny\\x1B[2J\n"
+            "until the first step ended  $0.149 (2.3% of the run)\n"
+            "per epoch                   $1.00\n");
 }
 
 TEST(TableCsv, PlainFieldsAreNotQuoted) {

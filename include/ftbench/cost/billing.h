@@ -11,6 +11,11 @@ namespace ftbench::cost {
 
 // Upper bound on GPU counts (used, per instance): keeps every product far from overflow.
 inline constexpr int64_t kMaxGpus = 65536;
+// Upper bounds of a price and of a minimum billed time, wherever they come from (--rate,
+// --min-seconds, a catalog): beyond them a figure is a typo, and costs leave the range where
+// they print as numbers.
+inline constexpr double kMaxUsdPerGpuHour = 1e6;
+inline constexpr int64_t kMaxMinBilledSeconds = 366 * 86400;  // 31,622,400 s: 366 days
 
 // A price and the rules it is billed by.
 struct Rate {
@@ -35,8 +40,9 @@ double billed_seconds(double seconds, Billing billing, int64_t min_billed_second
 // both are in [1, kMaxGpus].
 int64_t billed_gpus(int64_t gpus_used, int64_t gpus_per_instance);
 
-// Throws std::invalid_argument unless the price is finite and > 0, the minimum >= 0 and
-// gpus_per_instance in [1, kMaxGpus]; the message names the offending value.
+// Throws std::invalid_argument unless the price is finite, > 0 and at most kMaxUsdPerGpuHour,
+// the minimum in [0, kMaxMinBilledSeconds] and gpus_per_instance in [1, kMaxGpus]; the message
+// names the offending value. Readers of prices check the same bounds first, naming the file.
 void check_rate(const Rate& rate);
 
 }  // namespace ftbench::cost

@@ -368,7 +368,9 @@ struct Report {
 nlohmann::ordered_json to_json(const Report& report);
 
 // Throws ReportError naming `source` and the offending field when the JSON is not a report of
-// a supported schema or a required field is missing or of the wrong type. Report::schema keeps
+// a supported schema, a required field is missing or of the wrong type, or its figures cannot
+// all be true (docs/report-schema.md, Consistency: steps within their segments and the run,
+// counts non-negative, durations plausible). Report::schema keeps
 // the version string found. Unknown fields are ignored.
 Report from_json(const nlohmann::json& json, const std::string& source);
 // Same, keeping the key order of `spec` as written (nlohmann::json sorts object keys).

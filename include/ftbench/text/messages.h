@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +19,21 @@ namespace ftbench::text {
 // nothing above U+10FFFF), or 0 when the bytes there are not one (i < s.size()).
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 
-// "\"text\"". Bytes a terminal would act on or mangle (control characters, invalid UTF-8) are
-// written as \xNN, and text longer than 200 bytes is cut to its first 160 with the full length
-// said: a hostile file's value must not flood or garble the error that quotes it.
+// The index of the first byte of `s` that does not start a well-formed UTF-8 character, or
+// nullopt when all of `s` is UTF-8.
+std::optional<std::size_t> first_invalid_utf8(std::string_view s);
+
+// `s` as it may reach a terminal: what a terminal would act on or mangle is written visibly
+// instead. C0 controls (tab and line feed included) and DEL as \xNN ("\x1B[2J"), bytes that
+// are not UTF-8 as \xNN, C1 controls (U+0080-U+009F; U+009B is CSI to some terminals) and the
+// bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) as \uNNNN.
+// Every other character, UTF-8 included, is kept. Every text printer of strings from files
+// (tables, summaries, warnings, errors) goes through this or quoted().
+std::string printable(std::string_view s);
+
+// "\"text\"", escaped as printable() does, and text longer than 200 bytes is cut to its first
+// 160 with the full length said: a hostile file's value must not flood or garble the error that
+// quotes it.
 std::string quoted(std::string_view s);
 
 // "a, b, c".

@@ -37,14 +37,23 @@ bool use_color(std::string_view mode);
 // Wraps `text` in the ANSI sequence of `color` when `enabled`.
 std::string paint(const std::string& text, Color color, bool enabled);
 
+// Every renderer writes the header and the cells through text::printable(): control
+// characters (a catalog's or a report's strings may hold an OSC or CSI sequence), C1 and
+// bidirectional controls and bytes that are not UTF-8 are shown escaped ("\x1B[2J", "\u009B"),
+// never passed to the terminal; widths are those of the escaped text.
+
 // Aligned columns separated by two spaces, a dashed rule under the header. Widths count UTF-8
 // code points, so "±" and "—" keep columns straight. Colour codes only when `color`.
 std::string render_text(const Table& table, bool color);
 // GitHub-flavoured Markdown; '|' in cells escaped.
 std::string render_markdown(const Table& table);
-// RFC 4180 quoting (fields with a comma, quote, CR or LF quoted, quotes doubled) with "\n" line
-// ends, as Unix tools and pandas expect, rather than RFC 4180's CRLF.
+// RFC 4180 quoting (fields with a comma or a quote quoted, quotes doubled) with "\n" line ends,
+// as Unix tools and pandas expect, rather than RFC 4180's CRLF. A CR or LF in a cell is
+// escaped like every control character, so each record is one line.
 std::string render_csv(const Table& table);
+// Label-value lines without a header ("run time    18.0 min ..."): the first cell of each row,
+// padded to the longest label plus two spaces, then the second. The header is not printed.
+std::string render_fields(const Table& table);
 
 // Length in UTF-8 code points.
 std::size_t display_width(std::string_view text);

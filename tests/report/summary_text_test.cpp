@@ -1,0 +1,42 @@
+// The summary `ftbench run` prints at its end, with exact lines.
+#include "ftbench/report/summary_text.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace ftbench::report {
+namespace {
+
+// Llama 3.1 8B with r16 adapters on q, v and o (docs/methodology.md): one meaning of "total",
+// the JSON's (base + trainable), with base and trainable named.
+TEST(SummaryText, ParametersSayTotalBaseAndTrainable) {
+  Report r;
+  r.run_name = "llama";
+  r.status = "completed";
+  r.parameters = {8030261248, 11010048, 8041271296};
+  const std::string out = render_summary(r, "reports/llama.json");
+  EXPECT_NE(out.find("  parameters                8,041,271,296 total: 8,030,261,248 base + "
+                     "11,010,048 trainable\n"),
+            std::string::npos)
+      << out;
+}
+
+// The run name and device come from the spec and the driver: printed escaped, like every text
+// printer's file-derived strings.
+TEST(SummaryText, ControlCharactersAreEscaped) {
+  Report r;
+  r.run_name = "run\x1B[2J";
+  r.status = "completed";
+  r.environment.device.name =
+      "GPU\xC2\x9B"
+      "31m";
+  const std::string out = render_summary(r, "out/\x1B]0;x\x07.json");
+  EXPECT_NE(out.find("ftbench run\\x1B[2J - completed\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("GPU\\u009B31m ("), std::string::npos) << out;
+  EXPECT_NE(out.find("out/\\x1B]0;x\\x07.json"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1B'), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ftbench::report
