@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/metrics/process_clock.h"
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/messages.h"
@@ -20,11 +21,12 @@ using OJson = nlohmann::ordered_json;
 // Bounds of a plausible report (docs/report-schema.md, Consistency), as the writer can produce
 // them: `ftbench run` refuses an external t0 more than 30 days before its process started, and
 // no process runs for longer than a year.
-constexpr double kMaxT0BeforeProcessSeconds = 30.0 * 86400.0;  // 2,592,000
-constexpr double kMaxDurationSeconds = 366.0 * 86400.0;        // 31,622,400
-constexpr int64_t kMaxWorldSize = 65536;                       // cost::kMaxGpus
-constexpr int64_t kMaxCount = 1'000'000'000'000'000;           // 10^15, any one count
-constexpr int64_t kMaxTotal = 1'000'000'000'000'000'000;       // 10^18, sums over a report
+// What `ftbench run --t0` accepts (metrics/process_clock.h): 30 days, 2,592,000 s.
+constexpr double kMaxT0BeforeProcessSeconds = metrics::kMaxExternalStartSeconds;
+constexpr double kMaxDurationSeconds = 366.0 * 86400.0;   // 31,622,400
+constexpr int64_t kMaxWorldSize = 65536;                  // cost::kMaxGpus
+constexpr int64_t kMaxCount = 1'000'000'000'000'000;      // 10^15, any one count
+constexpr int64_t kMaxTotal = 1'000'000'000'000'000'000;  // 10^18, sums over a report
 
 // Two figures measured on the same clock may differ by rounding: a part may exceed its whole
 // by a millionth and a millisecond.
@@ -696,9 +698,12 @@ class Reader : public JsonFields<Json, ReportError> {
       const std::string path = index("steps", i);
       if (s.step < 1)
         fail(join(path, "step") + ": expected an integer >= 1, found " + std::to_string(s.step));
-      if (s.step <= previous) {
-        fail(join(path, "step") + ": expected a step after " + std::to_string(previous) +
-             " (steps in increasing order), found " + std::to_string(s.step));
+      // ftbench records every step once, in order (a redone step once, a resumed run's from
+      // the checkpoint's on); compare pairs steps by position, so a gap would pair wrong ones.
+      if (s.step != previous + 1) {
+        fail(join(path, "step") + ": expected step " + std::to_string(previous + 1) +
+             " (steps are numbered 1, 2, ... in order, one record each), found " +
+             std::to_string(s.step));
       }
       previous = s.step;
       if (s.data_wait_seconds > with_slack(s.wall_seconds)) {

@@ -780,9 +780,9 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       spdlog::info("resuming after step {} from {}", resume->manifest.step, resume->folder);
     }
 
-    spdlog::info("{}: {} on {} ({}), {} steps, {} trainable of {} parameters", spec.output.name,
-                 spec.model.preset, backend->info().name, backend->kind(), rep.derived.total_steps,
-                 params.lora, params.base);
+    spdlog::info("{}: {} on {} ({}), {} steps, {} parameters ({} base + {} trainable)",
+                 spec.output.name, spec.model.preset, backend->info().name, backend->kind(),
+                 rep.derived.total_steps, params.total(), params.base, params.lora);
     if (o.inject_oom) {
       spdlog::warn("FTBENCH_INJECT_OOM={}: simulated out-of-memory errors (a testing aid)",
                    o.inject_oom->rule());

@@ -491,17 +491,57 @@ std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir) {
   return cleaned;
 }
 
-void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,
-                           const std::vector<report::Segment>& segments) {
+std::string segment_journal_text(const SegmentJournal& journal) {
   OJson j;
   j["format"] = kSegmentJournalFormat;
-  j["spec_fingerprint"] = spec_fingerprint;
+  j["spec_fingerprint"] = journal.spec_fingerprint;
   OJson list = OJson::array();
-  for (const report::Segment& g : segments) list.push_back(report::to_json(g));
+  for (const report::Segment& g : journal.segments) list.push_back(report::to_json(g));
   j["segments"] = std::move(list);
+  return j.dump(1) + "\n";
+}
+
+SegmentJournal parse_segment_journal(std::string_view text, const std::string& source) {
+  if (const auto deep = text::json_too_deep_at(text)) {
+    throw CheckpointError(source + ": " + text::json_too_deep_message(*deep));
+  }
+  Json j;
   try {
-    report::write_file_atomically(j.dump(1) + "\n", (fs::path(dir) / kSegmentJournal).string(),
-                                  /*force=*/true);
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw CheckpointError(source + ": not valid JSON (truncated or corrupted?): " +
+                          text::json_error_reason(e.what()));
+  }
+  const ManifestReader r(source);
+  if (!j.is_object()) r.fail("expected a JSON object, found " + std::string(j.type_name()));
+  const std::string format = r.string(j, "", "format");
+  if (format != kSegmentJournalFormat) {
+    r.fail(fmt::format("format: expected \"{}\", found {}", kSegmentJournalFormat,
+                       text::quoted(format)));
+  }
+  SegmentJournal journal;
+  journal.spec_fingerprint = r.string(j, "", "spec_fingerprint");
+  const Json& list = r.array(j, "", "segments");
+  try {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      journal.segments.push_back(
+          report::segment_from_json(list[i], source, r.index("segments", i)));
+      if (journal.segments.back().index != static_cast<int64_t>(i) + 1) {
+        r.fail(fmt::format("segments[{}].index: expected {}, found {}", i, i + 1,
+                           journal.segments.back().index));
+      }
+    }
+  } catch (const report::ReportError& e) {
+    throw CheckpointError(e.what());
+  }
+  return journal;
+}
+
+void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,
+                           const std::vector<report::Segment>& segments) {
+  try {
+    report::write_file_atomically(segment_journal_text({spec_fingerprint, segments}),
+                                  (fs::path(dir) / kSegmentJournal).string(), /*force=*/true);
   } catch (const report::ReportError& e) {
     throw CheckpointWriteError(e.what());
   }
@@ -519,40 +559,13 @@ std::optional<std::vector<report::Segment>> read_segment_journal(
   } catch (const io::FileReadError& e) {
     throw CheckpointError(path + ": cannot read: " + e.reason());
   }
-  Json j;
-  try {
-    if (const auto deep = text::json_too_deep_at(text)) {
-      throw CheckpointError(path + ": " + text::json_too_deep_message(*deep));
-    }
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw CheckpointError(
-        path + ": not valid JSON (truncated or corrupted?): " + text::json_error_reason(e.what()));
-  }
-  const ManifestReader r(path);
-  if (!j.is_object()) r.fail("expected a JSON object, found " + std::string(j.type_name()));
-  if (r.string(j, "", "format") != kSegmentJournalFormat) {
-    r.fail(fmt::format("format: expected \"{}\"", kSegmentJournalFormat));
-  }
-  if (r.string(j, "", "spec_fingerprint") != spec_fingerprint) return std::nullopt;
-  const Json& list = r.array(j, "", "segments");
-  std::vector<report::Segment> segments;
-  try {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      segments.push_back(report::segment_from_json(list[i], path, r.index("segments", i)));
-      if (segments.back().index != static_cast<int64_t>(i) + 1) {
-        r.fail(fmt::format("segments[{}].index: expected {}, found {}", i, i + 1,
-                           segments.back().index));
-      }
-    }
-  } catch (const report::ReportError& e) {
-    throw CheckpointError(e.what());
-  }
-  // Another run of the same job in the same folder (started afresh): not this run's journal.
-  if (segments.empty() || segments.front().started_at_utc != first_started_at_utc) {
+  SegmentJournal journal = parse_segment_journal(text, path);
+  // Another job's, or another run of the same job in the same folder (started afresh).
+  if (journal.spec_fingerprint != spec_fingerprint || journal.segments.empty() ||
+      journal.segments.front().started_at_utc != first_started_at_utc) {
     return std::nullopt;
   }
-  return segments;
+  return std::move(journal.segments);
 }
 
 void check_resume_split(const std::string& folder, const CheckpointManifest& m,

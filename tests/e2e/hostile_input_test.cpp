@@ -614,8 +614,8 @@ std::vector<Case> cases() {
                   {"step-in-missing-segment.json: steps[10].segment: segment 2 does not exist"}),
       report_case("duplicate-step-numbers",
                   json_edit([](nlohmann::json& j) { j["steps"][3]["step"] = 3; }),
-                  {"duplicate-step-numbers.json: steps[3].step: expected a step after 3 (steps "
-                   "in increasing order), found 3"}),
+                  {"duplicate-step-numbers.json: steps[3].step: expected step 4 (steps are "
+                   "numbered 1, 2, ... in order, one record each), found 3"}),
       // More GPUs than billing takes (cost::kMaxGpus): the report's fault, not a failed run.
       report_case("huge-world-size",
                   json_edit([](nlohmann::json& j) { j["run"]["world_size"] = 2147483648LL; }),

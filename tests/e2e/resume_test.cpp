@@ -226,7 +226,8 @@ TEST_F(Resume, TimedCheckpointsKeepTheLastK) {
     kept.push_back(e.path().filename().string());
   }
   std::sort(kept.begin(), kept.end());
-  EXPECT_EQ(kept, (std::vector<std::string>{"step-00000002", "step-00000003"}));
+  // and the segment journal beside them (every process of the run, for a later resume).
+  EXPECT_EQ(kept, (std::vector<std::string>{"segments.json", "step-00000002", "step-00000003"}));
   // Each save is a phase of its own between steps; the phases stay contiguous.
   int saves = 0;
   double end = 0.0;
@@ -306,16 +307,22 @@ TEST_F(Resume, CorruptedCheckpointsAreRefusedAndNothingIsOverwritten) {
       {"a flipped bit in the tensors", folder / "state.safetensors", flipped, "is corrupted"},
       {"truncated tensors", folder / "state.safetensors", tensors.substr(0, tensors.size() / 2),
        "truncated or replaced"},
+      // The manifest's own checksum (checkpoint.json.sha256) refuses any change to it before it
+      // is parsed; what a parse refuses is tested on the manifest alone (checkpoint_files_test).
       {"truncated manifest", folder / "checkpoint.json", manifest.substr(0, manifest.size() / 3),
-       "not valid JSON"},
+       "(the manifest was edited or corrupted)"},
       {"a manifest that is not an object", folder / "checkpoint.json", "[]",
-       "expected a JSON object"},
+       "(the manifest was edited or corrupted)"},
       {"garbage manifest", folder / "checkpoint.json", std::string("\x00\xff\xfe garbage", 11),
-       "not valid JSON"},
+       "(the manifest was edited or corrupted)"},
+      {"no checksum beside the manifest", folder / "checkpoint.json.sha256", "",
+       "(the manifest was edited or corrupted)"},
   };
+  const std::string checksum = read_file(folder / "checkpoint.json.sha256");
   for (const Case& c : cases) {
     put(folder / "state.safetensors", tensors);
     put(folder / "checkpoint.json", manifest);
+    put(folder / "checkpoint.json.sha256", checksum);
     put(c.file, c.text);
     const Result r = ftbench(args("r.json", "ck", 5) + " --resume latest");
     EXPECT_EQ(r.exit_code, 2) << c.what << "\n" << r.output;
@@ -338,10 +345,19 @@ TEST_F(Resume, ACheckpointThatCannotBeWrittenFailsTheRunAndKeepsTheEarlierOne) {
   for (const auto& e : fs::directory_iterator(dir_ / "ck")) {
     entries.push_back(e.path().filename().string());
   }
-  EXPECT_EQ(entries, std::vector<std::string>{"step-00000005"});
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{"segments.json", "step-00000005"}));
+  // A failed resume does not overwrite the interrupted run's report (issue 14, item 12): it
+  // stays as it was, and the failed attempt is a segment of the journal, billed by the next
+  // resume.
   const json rep = read_json(dir_ / "r.json");
-  EXPECT_EQ(rep["run"]["status"], "failed");
-  EXPECT_EQ(rep["steps"].size(), 10u);  // 5 carried, 5 made before the failed save
+  EXPECT_EQ(rep["run"]["status"], "interrupted");
+  EXPECT_EQ(rep["steps"].size(), 5u);
+  const json journal = read_json(dir_ / "ck" / "segments.json");
+  ASSERT_EQ(journal["segments"].size(), 2u);
+  EXPECT_EQ(journal["segments"][1]["status"], "failed");
+  EXPECT_EQ(journal["segments"][1]["first_step"], 6);
+  EXPECT_EQ(journal["segments"][1]["last_step"], 10);
 }
 
 // SIGTERM in the middle of a run (a spot reclaim notice): the step in flight finishes, a

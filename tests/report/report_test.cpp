@@ -901,10 +901,17 @@ TEST(ReportConsistency, StepNumbersIncrease) {
   OJson j = to_json(full_report());
   j["steps"][3]["step"] = 3;
   EXPECT_EQ(read_error(j),
-            "r.json: steps[3].step: expected a step after 3 (steps in increasing order), found 3");
+            "r.json: steps[3].step: expected step 4 (steps are numbered 1, 2, ... in order, one "
+            "record each), found 3");
   j = to_json(full_report());
   j["steps"][0]["step"] = 0;
   EXPECT_EQ(read_error(j), "r.json: steps[0].step: expected an integer >= 1, found 0");
+  // A gap: compare pairs steps by position.
+  j = to_json(full_report());
+  j["steps"][3]["step"] = 6;
+  EXPECT_EQ(read_error(j),
+            "r.json: steps[3].step: expected step 4 (steps are numbered 1, 2, ... in order, one "
+            "record each), found 6");
 }
 
 TEST(ReportConsistency, StepsAndCheckpointsBelongToSegmentsThatExist) {

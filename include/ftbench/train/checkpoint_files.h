@@ -153,6 +153,18 @@ class CheckpointDirLock {
 // of what it removed or restored, for the log.
 std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir);
 
+// A segment journal's content: the job it belongs to and every process so far.
+struct SegmentJournal {
+  std::string spec_fingerprint;
+  std::vector<report::Segment> segments;
+};
+
+// The journal's JSON ({"format", "spec_fingerprint", "segments": [report segments]}).
+std::string segment_journal_text(const SegmentJournal& journal);
+// Parses a journal's text; CheckpointError "<source>: ..." when it is not JSON, nests too deep,
+// is of another format, or its segments are not numbered 1, 2, ... in order.
+SegmentJournal parse_segment_journal(std::string_view text, const std::string& source);
+
 // The segment journal of `dir` (kSegmentJournal), written atomically; CheckpointWriteError when
 // it cannot be.
 void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,

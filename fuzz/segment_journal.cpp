@@ -1,0 +1,35 @@
+// Fuzz target: the segment journal reader (train::parse_segment_journal on a checkpoint folder's
+// segments.json, what `ftbench run --resume` merges into the resumed report's segments). An
+// accepted journal is merged as a resume would, written back and read again: what ftbench
+// writes it must read.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "ftbench/train/checkpoint_files.h"
+#include "fuzz_target.h"
+
+FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
+  namespace train = ftbench::train;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  train::SegmentJournal journal;
+  try {
+    journal = train::parse_segment_journal(text, "fuzz-segments.json");
+  } catch (const train::CheckpointError&) {
+    return FuzzVerdict::kRejected;
+  }
+  // A resume from a checkpoint that knows the journal's first segment, at its last step.
+  if (!journal.segments.empty()) {
+    const std::vector<ftbench::report::Segment> first(journal.segments.begin(),
+                                                      journal.segments.begin() + 1);
+    train::segments_to_resume(first, journal.segments, journal.segments.front().last_step);
+  }
+  const std::string written = train::segment_journal_text(journal);
+  try {
+    train::parse_segment_journal(written, "fuzz-written.json");
+  } catch (const train::CheckpointError& e) {
+    throw std::logic_error(std::string("a journal written by segment_journal_text() is refused: ") +
+                           e.what());
+  }
+  return FuzzVerdict::kAccepted;
+}
