@@ -12,11 +12,13 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "ftbench/hf/hf_config.h"
@@ -775,7 +777,7 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
 // ---------------------------------------------------------------------------------------------
 // Whole documents.
 
-constexpr const char* kSecondDocument = "a second YAML document (after \"---\")";
+const std::string kSecondDocument = "a second YAML document (after \"---\")";
 
 // True when `text` holds anything but white space and comments.
 bool has_content(std::string_view text) {
@@ -792,10 +794,9 @@ bool has_content(std::string_view text) {
   return false;
 }
 
-// The 1-based line of the "---" that starts the second document of `text`: the first marker at
-// column 0 after some content, or the second marker when the text opens with one. The line of
-// the document's first node when no marker is found.
-int64_t second_document_line(std::string_view text, const YAML::Node& second) {
+// Whether `text` has a "---" marker at column 0 after some content (or a second one when it
+// opens with one): where a second document would start. Its 1-based line, else 0.
+int64_t second_marker_line(std::string_view text) {
   int64_t line = 0;
   bool content_seen = false;
   for (std::size_t start = 0; start < text.size();) {
@@ -809,8 +810,59 @@ int64_t second_document_line(std::string_view text, const YAML::Node& second) {
     if (marker || (has_content(l) && l[0] != '%')) content_seen = true;  // not a %YAML directive
     start = end + 1;
   }
-  const YAML::Mark mark = second.Mark();
-  return mark.is_null() ? 0 : static_cast<int64_t>(mark.line) + 1;
+  return 0;
+}
+
+// Counts the documents a parser finds, remembering where the second starts.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) second_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+  const YAML::Mark& second() const { return second_; }
+
+ private:
+  int documents_ = 0;
+  YAML::Mark second_ = YAML::Mark::null_mark();
+};
+
+// What follows the first document of a text, if anything.
+struct AfterTheDocument {
+  std::string problem;  // "" when nothing: kSecondDocument, or content that is no document
+  int64_t line = 0;     // 1-based; 0 when unknown
+};
+
+// The one document of `text` (a null node when it has none); `after` says what follows it.
+// Throws YAML::Exception for invalid YAML. At most two documents are parsed: yaml-cpp's LoadAll
+// never ends on some malformed streams (a lone ",", a fuzz finding), where the parser keeps
+// finding empty documents without consuming anything.
+YAML::Node load_one_document(const std::string& text, AfterTheDocument& after) {
+  after = AfterTheDocument{};
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentCounter counter;
+  if (parser.HandleNextDocument(counter) && parser.HandleNextDocument(counter)) {
+    if (const int64_t marker = second_marker_line(text); marker > 0) {
+      after.problem = kSecondDocument;
+      after.line = marker;
+    } else {
+      after.problem = "invalid YAML: content the parser cannot place in the document";
+      after.line = counter.second().is_null() ? 0 : counter.second().line + 1;
+    }
+    return YAML::Node();
+  }
+  return YAML::Load(text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -883,14 +935,16 @@ void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
   const std::string text = arg.substr(eq + 1);
   YAML::Node value;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      r.add(path, here,
-            fmt::format("cannot parse value {} as YAML: {}: a value is one document",
-                        text::quoted(text), kSecondDocument));
+    AfterTheDocument after;
+    value = load_one_document(text, after);
+    if (!after.problem.empty()) {
+      r.add(
+          path, here,
+          fmt::format("cannot parse value {} as YAML: {}", text::quoted(text),
+                      after.problem == kSecondDocument ? after.problem + ": a value is one document"
+                                                       : after.problem));
       return;
     }
-    if (!documents.empty()) value = documents.front();
   } catch (const YAML::Exception& e) {
     r.add(path, here,
           fmt::format("cannot parse value {} as YAML: {}", text::quoted(text),
@@ -1294,13 +1348,15 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
                               const std::vector<std::string>& overrides) {
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
-    if (documents.size() > 1) {
-      throw SpecError({SpecIssue{source_name, "", second_document_line(yaml_text, documents[1]),
-                                 std::string(kSecondDocument) +
-                                     ": a spec is one document; only the first would be read"}});
+    AfterTheDocument after;
+    root = load_one_document(yaml_text, after);
+    if (!after.problem.empty()) {
+      throw SpecError(
+          {SpecIssue{source_name, "", after.line,
+                     after.problem == kSecondDocument
+                         ? after.problem + ": a spec is one document; only the first would be read"
+                         : after.problem}});
     }
-    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     const int64_t line = e.mark.is_null() ? 0 : static_cast<int64_t>(e.mark.line) + 1;
     throw SpecError(

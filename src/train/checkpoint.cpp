@@ -35,6 +35,15 @@ std::string safetensors_dtype(at::ScalarType type) {
   }
 }
 
+// The checkpoint's tensor file, mapped, its header checked; CheckpointError when it is not one.
+std::unique_ptr<io::SafetensorsReader> open_tensors(const std::string& path) {
+  try {
+    return std::make_unique<io::SafetensorsReader>(path);
+  } catch (const io::SafetensorsError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
 at::Tensor generator_state(at::Device device) {
   at::Generator generator = at::globalContext().defaultGenerator(device);
   std::lock_guard<std::mutex> lock(generator.mutex());
@@ -98,12 +107,7 @@ void check_checkpoint_for_resume(const std::string& folder, const CheckpointMani
                                  const spec::RunSpec& spec) {
   verify_checkpoint_tensors(folder, m);
   const std::string path = folder + "/" + kCheckpointTensors;
-  std::unique_ptr<io::SafetensorsReader> reader;
-  try {
-    reader = std::make_unique<io::SafetensorsReader>(path);
-  } catch (const io::SafetensorsError& e) {
-    throw CheckpointError(e.what());
-  }
+  const std::unique_ptr<io::SafetensorsReader> reader = open_tensors(path);
   // Two tensors (A, B) per target: per decoder layer for the block's targets, once for the head.
   int64_t block_targets = 0;
   for (const std::string& t : spec.lora.targets) block_targets += t == "output" ? 0 : 1;
@@ -174,8 +178,7 @@ void check_device_generator_state(const std::string& folder, const CheckpointMan
                     folder, m.device_type));
   }
   const std::string path = folder + "/" + kCheckpointTensors;
-  io::SafetensorsReader reader(path);
-  const io::TensorInfo* info = reader.index().find("rng.device");
+  const io::TensorInfo* info = open_tensors(path)->index().find("rng.device");
   const int64_t want = generator_state(device).numel();
   if (info == nullptr || info->shape.size() != 1 || info->shape[0] != want) {
     throw CheckpointError(fmt::format(
@@ -188,12 +191,7 @@ void check_device_generator_state(const std::string& folder, const CheckpointMan
 ResumeState load_checkpoint(const std::string& folder, const CheckpointManifest& m,
                             model::Llama& model, at::Device device) {
   const std::string path = folder + "/" + kCheckpointTensors;
-  std::unique_ptr<io::SafetensorsReader> reader;
-  try {
-    reader = std::make_unique<io::SafetensorsReader>(path);
-  } catch (const io::SafetensorsError& e) {
-    throw CheckpointError(e.what());
-  }
+  const std::unique_ptr<io::SafetensorsReader> reader = open_tensors(path);
   // Reads tensor `name` into a new host tensor shaped and typed like `like`, then to `device`.
   auto read = [&](const std::string& name, const at::Tensor& like) {
     const io::TensorInfo* info = reader->index().find(name);

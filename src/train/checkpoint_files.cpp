@@ -53,6 +53,20 @@ class ManifestReader : public report::JsonFields<Json, CheckpointError> {
   }
 };
 
+// The JSON document of a checkpoint folder's file; CheckpointError "<source>: ..." when it nests
+// too deep (`what` heads that message) or is not JSON.
+Json parse_json_file(std::string_view text, const std::string& source, const char* what) {
+  if (const auto deep = text::json_too_deep_at(text)) {
+    throw CheckpointError(source + ": " + what + text::json_too_deep_message(*deep));
+  }
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw CheckpointError(source + ": not valid JSON (truncated or corrupted?): " +
+                          text::json_error_reason(e.what()));
+  }
+}
+
 // "step-" followed by digits only: the step, else nullopt.
 std::optional<int64_t> step_of_folder(const std::string& name) {
   constexpr std::string_view kPrefix = "step-";
@@ -230,18 +244,7 @@ CheckpointManifest manifest_from_json(const Json& j, const std::string& source) 
 }
 
 CheckpointManifest parse_manifest(std::string_view text, const std::string& source) {
-  if (const auto deep = text::json_too_deep_at(text)) {
-    throw CheckpointError(source +
-                          ": not a checkpoint manifest: " + text::json_too_deep_message(*deep));
-  }
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw CheckpointError(source + ": not valid JSON (truncated or corrupted?): " +
-                          text::json_error_reason(e.what()));
-  }
-  return manifest_from_json(json, source);
+  return manifest_from_json(parse_json_file(text, source, "not a checkpoint manifest: "), source);
 }
 
 CheckpointManifest read_manifest(const std::string& folder) {
@@ -502,16 +505,7 @@ std::string segment_journal_text(const SegmentJournal& journal) {
 }
 
 SegmentJournal parse_segment_journal(std::string_view text, const std::string& source) {
-  if (const auto deep = text::json_too_deep_at(text)) {
-    throw CheckpointError(source + ": " + text::json_too_deep_message(*deep));
-  }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw CheckpointError(source + ": not valid JSON (truncated or corrupted?): " +
-                          text::json_error_reason(e.what()));
-  }
+  const Json j = parse_json_file(text, source, "not a segment journal: ");
   const ManifestReader r(source);
   if (!j.is_object()) r.fail("expected a JSON object, found " + std::string(j.type_name()));
   const std::string format = r.string(j, "", "format");

@@ -8,25 +8,10 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/spec_loader.h"
+#include "spec_issues.h"
 
 namespace ftbench::spec {
 namespace {
-
-std::string Show(const SpecIssue& issue) {
-  return issue.file + ":" + std::to_string(issue.line) + " [" + issue.key_path + "] " +
-         issue.message;
-}
-
-std::vector<std::string> IssuesOf(const std::string& yaml,
-                                  const std::vector<std::string>& overrides = {}) {
-  std::vector<std::string> shown;
-  try {
-    load_spec_from_string(yaml, "t.yaml", overrides);
-  } catch (const SpecError& e) {
-    for (const SpecIssue& issue : e.issues()) shown.push_back(Show(issue));
-  }
-  return shown;
-}
 
 using Issues = std::vector<std::string>;
 
@@ -168,6 +153,16 @@ TEST(SpecLimits, PreTokenizedDataNeedsNoTokenizer) {
   EXPECT_EQ(IssuesOf("data:\n  source: file\n  path: a.jsonl\n  tokenizer: none\n"),
             Issues({"t.yaml:4 [data.tokenizer] none reads pre-tokenized data only: set "
                     "data.format: tokenized, or give a tokenizer for data.format \"auto\""}));
+}
+
+// A lone "," was a spec of all defaults; reading it for a second document made yaml-cpp's
+// LoadAll loop for ever (a fuzz finding: its parser keeps finding empty documents there).
+TEST(SpecLimits, ContentThatIsNoDocumentIsRefusedAndEnds) {
+  EXPECT_EQ(IssuesOf(","), Issues({"t.yaml:1 [] invalid YAML: content the parser cannot place in "
+                                   "the document"}));
+  EXPECT_EQ(IssuesOf("lora:\n  rank: 8\n", {"lora.rank=,"}),
+            Issues({"--set:0 [lora.rank] cannot parse value \",\" as YAML: invalid YAML: content "
+                    "the parser cannot place in the document"}));
 }
 
 TEST(SpecLimits, ALongBadValueIsQuotedCutShortAndGetsNoSuggestion) {

@@ -6,26 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "spec_issues.h"
+
 namespace ftbench::spec {
 namespace {
-
-// Every field of an issue in one string, so one EXPECT_EQ checks file, line, key path and
-// message exactly: "file:line [key.path] message".
-std::string Show(const SpecIssue& issue) {
-  return issue.file + ":" + std::to_string(issue.line) + " [" + issue.key_path + "] " +
-         issue.message;
-}
-
-std::vector<std::string> IssuesOf(const std::string& yaml,
-                                  const std::vector<std::string>& overrides = {}) {
-  std::vector<std::string> shown;
-  try {
-    load_spec_from_string(yaml, "t.yaml", overrides);
-  } catch (const SpecError& e) {
-    for (const SpecIssue& issue : e.issues()) shown.push_back(Show(issue));
-  }
-  return shown;
-}
 
 // The one issue `yaml` must produce (fails the test when there are more or none).
 std::string OnlyIssue(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
