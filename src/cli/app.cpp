@@ -10,6 +10,7 @@
 #include "ftbench/data/file_dataset.h"
 #include "ftbench/data/tokenizer.h"
 #include "ftbench/hf/hf_config.h"
+#include "ftbench/io/whole_file.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/text/messages.h"
@@ -37,6 +38,24 @@ bool unknown_subcommand(const CLI::App& app, const CLI::ParseError& e) {
   std::cerr << "error: " << text::unknown_name_message("subcommand", rest.front(), names)
             << "\nRun with --help for more information.\n";
   return true;
+}
+
+}  // namespace
+
+namespace {
+
+// An error message as the terminal may show it: every line through text::printable(), so that
+// a path or value from a shared file (a spec, a catalog, a report) cannot drive the terminal.
+std::string shown(std::string_view message) {
+  std::string out;
+  for (std::size_t start = 0; start <= message.size();) {
+    std::size_t end = message.find('\n', start);
+    if (end == std::string_view::npos) end = message.size();
+    if (start > 0) out += '\n';
+    out += text::printable(message.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -97,40 +116,43 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
       if (app.got_subcommand(name)) return action();
     }
   } catch (const spec::SpecError& e) {
-    std::cerr << "error: invalid run spec\n" << e.what() << "\n";
+    std::cerr << "error: invalid run spec\n" << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const InputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const data::TokenizerError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const data::DataError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const bench::SweepError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const bench::GemmFileError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const cost::CatalogError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const hf::HfCheckpointError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
+    return kExitBadInput;
+  } catch (const io::FileReadError& e) {
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const train::CheckpointError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitBadInput;
   } catch (const train::Interrupted& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << shown(e.what()) << "\n";
     return kExitInterrupted;
   } catch (const report::ReportExistsError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitOutputExists;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitFailure;
   } catch (...) {
     std::cerr << "error: an unexpected error that is not a std::exception (a bug in ftbench: "

@@ -93,11 +93,11 @@ cost::Billing parse_billing_flag(const std::string& value, const std::string& fl
 
 cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
                            int64_t min_seconds) {
-  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour <= 0.0 ||
+  if (!std::isfinite(usd_per_gpu_hour) || usd_per_gpu_hour < cost::kMinUsdPerGpuHour ||
       usd_per_gpu_hour > cost::kMaxUsdPerGpuHour) {
     throw InputError(
-        fmt::format("--rate: expected a price in USD per GPU-hour > 0 and <= {}, found {}",
-                    cost::kMaxUsdPerGpuHour, usd_per_gpu_hour));
+        fmt::format("--rate: expected a price in USD per GPU-hour from {} to {}, found {}",
+                    cost::kMinUsdPerGpuHour, cost::kMaxUsdPerGpuHour, usd_per_gpu_hour));
   }
   if (min_seconds < 0 || min_seconds > cost::kMaxMinBilledSeconds) {
     throw InputError(fmt::format("--min-seconds: expected 0 to {} seconds (366 days), found {}",

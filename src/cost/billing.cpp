@@ -32,11 +32,11 @@ int64_t billed_gpus(int64_t gpus_used, int64_t gpus_per_instance) {
 }
 
 void check_rate(const Rate& rate) {
-  if (!std::isfinite(rate.usd_per_gpu_hour) || rate.usd_per_gpu_hour <= 0.0 ||
+  if (!std::isfinite(rate.usd_per_gpu_hour) || rate.usd_per_gpu_hour < kMinUsdPerGpuHour ||
       rate.usd_per_gpu_hour > kMaxUsdPerGpuHour) {
     throw std::invalid_argument(
-        fmt::format("rate must be a positive number of USD per GPU-hour up to {}, found {}",
-                    kMaxUsdPerGpuHour, rate.usd_per_gpu_hour));
+        fmt::format("rate must be a number of USD per GPU-hour from {} to {}, found {}",
+                    kMinUsdPerGpuHour, kMaxUsdPerGpuHour, rate.usd_per_gpu_hour));
   }
   if (rate.min_billed_seconds < 0 || rate.min_billed_seconds > kMaxMinBilledSeconds) {
     throw std::invalid_argument(fmt::format("minimum billed time must be 0 to {} seconds, found {}",

@@ -11,13 +11,14 @@
 
 namespace ftbench::cost::detail {
 
-// "" when `usd_per_gpu_hour` (the price as written, `found`, divided over `gpus` GPUs) is > 0
-// and at most kMaxUsdPerGpuHour; else what is wrong, for the reader to add to its problems.
+// "" when `usd_per_gpu_hour` (the price as written, `found`, divided over `gpus` GPUs) is from
+// kMinUsdPerGpuHour to kMaxUsdPerGpuHour; else what is wrong, for the reader to add to its
+// problems.
 inline std::string price_per_gpu_problem(const std::string& found, int64_t gpus,
                                          double usd_per_gpu_hour) {
-  if (usd_per_gpu_hour > 0.0 && usd_per_gpu_hour <= kMaxUsdPerGpuHour) return "";
-  std::string message = fmt::format("expected a price per GPU-hour > 0 and at most {}, found {}",
-                                    kMaxUsdPerGpuHour, found);
+  if (usd_per_gpu_hour >= kMinUsdPerGpuHour && usd_per_gpu_hour <= kMaxUsdPerGpuHour) return "";
+  std::string message = fmt::format("expected a price per GPU-hour from {} to {}, found {}",
+                                    kMinUsdPerGpuHour, kMaxUsdPerGpuHour, found);
   if (gpus > 1) message += fmt::format(" for {} GPUs ({} per GPU-hour)", gpus, usd_per_gpu_hour);
   return message;
 }

@@ -15,6 +15,7 @@
 #include "ftbench/data/rng.h"
 #include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
+#include "ftbench/spec/limits.h"
 #include "ftbench/text/json_errors.h"
 #include "ftbench/text/messages.h"
 
@@ -499,10 +500,21 @@ class FileReader {
     const std::string& path = options_.path;
     format_ = options_.format;
     if (format_ == "chat") builder_.set_chat_tokens(chat_tokens(path, tokenizer_));
-    if (content) {
-      read_text(*content);
-    } else {
-      read_stream(path);
+    try {
+      if (content) {
+        read_text(*content);
+      } else {
+        read_stream(path);
+      }
+    } catch (const std::bad_alloc&) {
+      // Under a memory limit the examples held so far may be all there is room for: said with
+      // the file and how far it got, not as a bare std::bad_alloc.
+      const std::size_t examples = result_.examples.size();
+      result_ = ReadResult{};
+      throw DataError(fmt::format(
+          "{}: memory ran out after {} records ({} examples, {} tokens held); a smaller file, "
+          "or data.max_examples with a file of that many, fits",
+          path, records_seen_, examples, tokens_held_));
     }
     if (result_.records == 0) throw DataError(fmt::format("{}: the file has no records", path));
     if (result_.examples.empty()) {
@@ -538,6 +550,7 @@ class FileReader {
       const int64_t line = i < offsets.size() ? line_column(text, offsets[i]).first : 0;
       const std::string where = fmt::format("{}:{}: record [{}]: ", path, line, i);
       ++result_.records;
+      ++records_seen_;
       try {
         add(root[i], where);
       } catch (const BadRecord& e) {
@@ -601,6 +614,7 @@ class FileReader {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (is_blank(line)) return;
     ++result_.records;
+    ++records_seen_;
     const std::string where = fmt::format("{}:{}: ", options_.path, line_number);
     try {
       if (const std::size_t bad = invalid_utf8_at(line); bad != std::string_view::npos) {
@@ -662,6 +676,16 @@ class FileReader {
       }
       cut = true;
     }
+    // What the examples hold stays bounded whatever the file (an endless stream of records):
+    // spec/limits.h.
+    tokens_held_ += static_cast<int64_t>(example.tokens.size());
+    if (static_cast<int64_t>(result_.examples.size()) >= options_.max_examples_held ||
+        tokens_held_ > options_.max_tokens_held) {
+      throw DataError(fmt::format(
+          "{}: more than {} examples or {} tokens after {} records; a data set of this size is "
+          "not held in memory (docs/spec.md, Limits)",
+          options_.path, options_.max_examples_held, options_.max_tokens_held, records_seen_));
+    }
     result_.examples.push_back(std::move(example));
     result_.truncated.push_back(cut ? 1 : 0);
   }
@@ -671,6 +695,8 @@ class FileReader {
   RecordBuilder builder_;
   std::string format_;
   ReadResult result_;
+  int64_t records_seen_ = 0;
+  int64_t tokens_held_ = 0;
 };
 
 // The examples max_examples keeps, ascending, and how the description names the choice.

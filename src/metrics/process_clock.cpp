@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -59,6 +60,25 @@ std::string external_start_problem(double t0, double process_start) {
     return "more than 30 days before the process start";
   }
   return "";
+}
+
+std::optional<double> parse_iso8601_utc(const std::string& text) {
+  tm utc{};
+  int millis = 0;
+  int consumed = 0;
+  const int fields =
+      std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &utc.tm_year, &utc.tm_mon,
+                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &utc.tm_sec, &consumed);
+  if (fields != 6) return std::nullopt;
+  std::string rest = text.substr(static_cast<size_t>(consumed));
+  if (rest.size() == 5 && rest[0] == '.' && rest[4] == 'Z') {
+    if (std::sscanf(rest.c_str(), ".%3d", &millis) != 1) return std::nullopt;
+    rest = "Z";
+  }
+  if (rest != "Z") return std::nullopt;
+  utc.tm_year -= 1900;
+  utc.tm_mon -= 1;
+  return static_cast<double>(timegm(&utc)) + millis / 1000.0;
 }
 
 double epoch_seconds_now() {

@@ -1,9 +1,11 @@
 #include "ftbench/report/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -762,6 +764,96 @@ class Reader : public JsonFields<Json, ReportError> {
     }
   }
 
+  // What the run says of itself: a known status, a completed run with all its steps, steps
+  // within the job's shape (tokens, epochs, learning rate, FLOPs), an end after its start.
+  void check_run(const Report& r) const {
+    static const std::vector<std::string> kStatuses = {"completed", "interrupted", "diverged",
+                                                       "failed"};
+    const auto known = [](const std::vector<std::string>& set, const std::string& v) {
+      return std::find(set.begin(), set.end(), v) != set.end();
+    };
+    if (!known(kStatuses, r.status)) {
+      fail("run.status: expected one of completed, interrupted, diverged, failed, found " +
+           text::quoted(r.status));
+    }
+    std::vector<std::string> segment_statuses = kStatuses;
+    segment_statuses.push_back("unfinished");
+    for (std::size_t i = 0; i < r.segments.size(); ++i) {
+      if (!known(segment_statuses, r.segments[i].status)) {
+        fail(join(index("segments", i), "status") +
+             ": expected one of completed, interrupted, diverged, failed, unfinished, found " +
+             text::quoted(r.segments[i].status));
+      }
+    }
+    if (!r.started_at_utc.empty() && !r.finished_at_utc.empty() &&
+        r.finished_at_utc < r.started_at_utc) {
+      fail("run.finished_at_utc: " + text::quoted(r.finished_at_utc) + " is before " +
+           "run.started_at_utc " + text::quoted(r.started_at_utc));
+    }
+    const auto steps = static_cast<int64_t>(r.steps.size());
+    if (r.status == "completed" && r.derived.total_steps > 0 && steps != r.derived.total_steps) {
+      fail("steps: a completed run has its derived.total_steps " +
+           std::to_string(r.derived.total_steps) + " steps, found " + std::to_string(steps));
+    }
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+      const StepRecord& s = r.steps[i];
+      const std::string path = index("steps", i);
+      if (r.derived.max_tokens_per_step > 0 && s.padded_tokens > r.derived.max_tokens_per_step) {
+        fail(join(path, "padded_tokens") + ": expected at most derived.max_tokens_per_step " +
+             std::to_string(r.derived.max_tokens_per_step) + ", found " +
+             std::to_string(s.padded_tokens));
+      }
+      if (r.derived.steps_per_epoch > 0 &&
+          s.epoch != (s.step - 1) / r.derived.steps_per_epoch + 1) {
+        fail(join(path, "epoch") + ": step " + std::to_string(s.step) + " is in epoch " +
+             std::to_string((s.step - 1) / r.derived.steps_per_epoch + 1) +
+             " (derived.steps_per_epoch " + std::to_string(r.derived.steps_per_epoch) +
+             "), found " + std::to_string(s.epoch));
+      }
+      if (!(s.lr >= 0.0) || !(s.model_flops >= 0.0)) {
+        fail(path + ": lr " + number_text(s.lr) + " and model_flops " + number_text(s.model_flops) +
+             ": expected numbers >= 0");
+      }
+    }
+  }
+
+  // The summary is over the measured steps: its step times lie within theirs, and its
+  // throughput (tokens over time, summed) cannot beat the fastest step's.
+  void check_summary(const Report& r) const {
+    if (r.steps.empty() || r.summary.measured_steps == 0) return;
+    double fastest = std::numeric_limits<double>::infinity();
+    double slowest = 0.0;
+    double real_rate = 0.0;
+    double padded_rate = 0.0;
+    for (const StepRecord& s : r.steps) {
+      fastest = std::min(fastest, s.wall_seconds);
+      slowest = std::max(slowest, s.wall_seconds);
+      if (s.wall_seconds > 0.0) {
+        real_rate = std::max(real_rate, double(s.real_tokens) / s.wall_seconds);
+        padded_rate = std::max(padded_rate, double(s.padded_tokens) / s.wall_seconds);
+      }
+    }
+    const metrics::SampleSummary& t = r.summary.step_seconds;
+    for (const auto& [value, key] :
+         {std::pair{t.mean, "mean"}, std::pair{t.median, "median"}, std::pair{t.p90, "p90"},
+          std::pair{t.p99, "p99"}, std::pair{t.min, "min"}, std::pair{t.max, "max"}}) {
+      if (std::isnan(value)) continue;
+      if (value < fastest * (1.0 - 1e-6) || value > slowest * (1.0 + 1e-6)) {
+        fail("summary.step_seconds." + std::string(key) + ": " + number_text(value) +
+             " s, outside the steps' " + number_text(fastest) + " to " + number_text(slowest) +
+             " s");
+      }
+    }
+    for (const auto& [value, most, key] :
+         {std::tuple{r.summary.tokens_per_second_real, real_rate, "real"},
+          std::tuple{r.summary.tokens_per_second_padded, padded_rate, "padded"}}) {
+      if (value > most * (1.0 + 1e-6)) {
+        fail("summary.tokens_per_second." + std::string(key) + ": " + number_text(value) +
+             ", more than the fastest step's " + number_text(most));
+      }
+    }
+  }
+
   void check_consistency(const Report& r) const {
     check_durations(r);
     check_memory(r);
@@ -771,6 +863,8 @@ class Reader : public JsonFields<Json, ReportError> {
       check_segment_exists(r.checkpoints[i].segment, r, join(index("checkpoints", i), "segment"));
     }
     check_steps(r);
+    check_run(r);
+    check_summary(r);
   }
 
   PhaseMemory read_phase_memory(const Json& m, const std::string& p) const {

@@ -44,6 +44,7 @@
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/text/messages.h"
 #include "ftbench/train/checkpoint.h"
 #include "ftbench/train/stop_signals.h"
 #include "ftbench/train/trainer.h"
@@ -164,9 +165,10 @@ void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
   const report::MeasuredGemm& g = *o.gemm;
   const std::string& dtype = o.spec.model.dtype;
   if (g.backend != device.backend || g.device_name != device.name) {
-    s.gemm_peak_source =
-        fmt::format("none: {} was measured on {} ({}), this run is on {} ({})", g.source,
-                    g.device_name, g.backend, device.name, device.backend);
+    // The file's own strings, escaped: a shared gemm file must not drive the terminal.
+    s.gemm_peak_source = fmt::format("none: {} was measured on {} ({}), this run is on {} ({})",
+                                     text::printable(g.source), text::printable(g.device_name),
+                                     text::printable(g.backend), device.name, device.backend);
     spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
     return;
   }
@@ -177,7 +179,8 @@ void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
         fmt::format("gemm file: {} {} {}x{}x{}", g.source, dtype, d.best_m, d.best_n, d.best_k);
     return;
   }
-  s.gemm_peak_source = fmt::format("none: {} has no {} measurement", g.source, dtype);
+  s.gemm_peak_source =
+      fmt::format("none: {} has no {} measurement", text::printable(g.source), dtype);
   spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
 }
 
@@ -249,8 +252,28 @@ struct ResumePoint {
 ResumePoint find_resume_point(const RunOptions& o) {
   const spec::RunSpec& spec = o.spec;
   ResumePoint r;
-  r.folder = train::resolve_checkpoint(o.resume == "latest" ? checkpoint_dir(spec) : o.resume);
+  const std::string where = o.resume == "latest" ? checkpoint_dir(spec) : o.resume;
+  r.folder = train::resolve_checkpoint(where);
+  if (r.folder != where) {
+    // `latest` (or a folder of checkpoints) passes over incomplete saves newer than its pick.
+    const std::optional<int64_t> chosen = train::step_of_checkpoint_folder(r.folder);
+    for (const std::string& skipped : train::list_incomplete_checkpoints(where)) {
+      const std::optional<int64_t> step = train::step_of_checkpoint_folder(skipped);
+      if (chosen && step && *step > *chosen) {
+        spdlog::warn("{}: no {} (an incomplete or damaged save): passed over for {}", skipped,
+                     train::kCheckpointManifest, r.folder);
+      }
+    }
+  }
   r.manifest = train::read_manifest(r.folder);
+  // A folder named for one step holding another's state (a copy put back by hand under the
+  // wrong name) would continue from the wrong place.
+  if (const std::optional<int64_t> named = train::step_of_checkpoint_folder(r.folder);
+      named && *named != r.manifest.step) {
+    throw train::CheckpointError(fmt::format(
+        "{}: named for step {}, its manifest holds step {}: not the checkpoint its name says",
+        r.folder, *named, r.manifest.step));
+  }
   const std::string fingerprint = spec::fingerprint(spec);
   if (r.manifest.spec_fingerprint != fingerprint) {
     const std::vector<std::string> keys = train::differing_keys(
@@ -286,7 +309,8 @@ ResumePoint find_resume_point(const RunOptions& o) {
 // The report now at `path`, when there is one ftbench can read; nullopt otherwise.
 std::optional<report::Report> existing_report(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  // Only a regular file can be a report; opening a FIFO there would wait for a writer.
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   try {
     return report::read_report(path);
   } catch (const std::exception&) {
@@ -425,17 +449,30 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   } else if (const std::string why = folder_not_writable(cp_dir); !why.empty()) {
     spdlog::warn("train.checkpoint.dir {}: {}: a stop signal could not save a checkpoint", cp_dir,
                  why);
+  } else if (std::error_code ec; std::filesystem::is_directory(cp_dir, ec)) {
+    // Held by another run now: this one could not save on a stop signal either.
+    try {
+      const train::CheckpointDirLock probe(cp_dir);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: a stop signal could not save a checkpoint", e.what());
+    }
   }
   // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
   std::optional<ResumePoint> resume;
   std::vector<report::Segment> previous_segments;
   if (!o.resume.empty()) {
     resume = find_resume_point(o);
-    previous_segments = train::segments_to_resume(
-        resume->previous.segments,
-        train::read_segment_journal(cp_dir, spec_fingerprint,
-                                    resume->previous.segments.front().started_at_utc),
-        resume->manifest.step);
+    std::optional<std::vector<report::Segment>> journal;
+    try {
+      journal = train::read_segment_journal(cp_dir, spec_fingerprint,
+                                            resume->previous.segments.front().started_at_utc);
+    } catch (const train::CheckpointError& e) {
+      throw train::CheckpointError(std::string(e.what()) +
+                                   "; the segment journal is damaged: remove it to resume without "
+                                   "the processes it records (they are then not billed)");
+    }
+    previous_segments =
+        train::segments_to_resume(resume->previous.segments, journal, resume->manifest.step);
   }
   // The report in the way: the one of the run being resumed may be replaced, and so may one of
   // a run that failed (a corrected rerun needs no --force); a completed or interrupted run's is
@@ -467,6 +504,21 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   rep.t0_source = o.t0_epoch_seconds ? o.t0_source : "process_start";
   rep.t0_before_process_seconds =
       o.t0_epoch_seconds ? clock.start_epoch_seconds() - *o.t0_epoch_seconds : 0.0;
+  // An external start before the end of an earlier segment overlaps it: a new machine booted
+  // while the old one still ran is billed twice rightly; the same machine, given its boot time
+  // again, is not (leave --t0 out on a resume there).
+  if (o.t0_epoch_seconds && !previous_segments.empty()) {
+    const report::Segment& last = previous_segments.back();
+    const std::optional<double> ended = metrics::parse_iso8601_utc(last.finished_at_utc);
+    if (ended && *o.t0_epoch_seconds < *ended) {
+      spdlog::warn(
+          "{} {:.3f} lies {:.1f} s before the end of segment {} ({}): this segment's rented time "
+          "overlaps it; if this is the machine that ran it, leave {} out (its time is billed "
+          "twice otherwise)",
+          o.t0_source, *o.t0_epoch_seconds, *ended - *o.t0_epoch_seconds, last.index,
+          last.finished_at_utc, o.t0_source);
+    }
+  }
   // Earlier segments of a resumed run: their steps, evaluations, checkpoints and segments.
   std::vector<metrics::StepFlops> previous_flops;
   if (resume) {
@@ -574,6 +626,8 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     }
   };
   phases.after_each_phase([&] { update_journal("unfinished"); });
+  // A resumed process is in the journal from now on, whatever becomes of it.
+  update_journal("unfinished");
 
   // A stop asked for during set-up ends the run at the end of the phase: nothing of this
   // segment is worth a checkpoint yet (a resumed run's checkpoint is still there).

@@ -122,9 +122,17 @@ class SpecReader {
   }
 
   void add(const std::string& path, const Location& loc, std::string message) {
-    issues_.push_back(SpecIssue{loc.file, path, loc.line, std::move(message)});
     paths_with_issues_.insert(path);
+    // A file of a million bad keys is refused with the first hundred problems, not all of them.
+    if (issues_.size() >= kMaxIssues) {
+      ++issues_not_shown_;
+      return;
+    }
+    issues_.push_back(SpecIssue{loc.file, path, loc.line, std::move(message)});
   }
+
+  static constexpr std::size_t kMaxIssues = 100;
+  int64_t issues_not_shown() const { return issues_not_shown_; }
 
   bool has_issue_at(const std::string& path) const { return paths_with_issues_.count(path) > 0; }
 
@@ -255,6 +263,7 @@ class SpecReader {
   std::set<std::string> overridden_;
   std::map<std::string, Location> locations_;
   std::vector<SpecIssue> issues_;
+  int64_t issues_not_shown_ = 0;
   std::set<std::string> paths_with_issues_;
 };
 
@@ -1248,8 +1257,9 @@ void validate_counts(Checker& c, const RunSpec& spec) {
 
 void validate_backend(Checker& c, const BackendSpec& b) {
   c.one_of("backend.device", b.device, {"auto", "cpu", "cuda", "rocm"});
-  c.int_at_least("backend.device_index", b.device_index, 0);
-  c.int_at_least("backend.threads", b.threads, 0);
+  // LibTorch takes an int; far more than any machine has is a typo, not a thread count.
+  c.int_in_range("backend.device_index", b.device_index, 0, 65535, "more GPUs than a machine has");
+  c.int_in_range("backend.threads", b.threads, 0, 65536, "more threads than a machine has");
   if (b.peak_tflops) c.positive("backend.peak_tflops", *b.peak_tflops);
 }
 
@@ -1396,6 +1406,10 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
     issues.push_back(std::move(issue));
   }
   if (issues.empty()) return spec;
+  const auto more =
+      reader.issues_not_shown() + static_cast<int64_t>(issues.size() > SpecReader::kMaxIssues
+                                                           ? issues.size() - SpecReader::kMaxIssues
+                                                           : 0);
   // In reading order: --set problems (no line) first, then the file's by line, then those of
   // keys the file does not give (defaults and preset values).
   const auto order = [](const SpecIssue& issue) {
@@ -1404,6 +1418,12 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
   };
   std::stable_sort(issues.begin(), issues.end(),
                    [&](const SpecIssue& a, const SpecIssue& b) { return order(a) < order(b); });
+  if (more > 0) {
+    issues.resize(std::min(issues.size(), SpecReader::kMaxIssues));
+    issues.push_back(SpecIssue{source_name, "", 0,
+                               fmt::format("and {} more problems (the first {} are listed)", more,
+                                           SpecReader::kMaxIssues)});
+  }
   throw SpecError(std::move(issues));
 }
 

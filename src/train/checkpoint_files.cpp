@@ -34,6 +34,9 @@ using OJson = nlohmann::ordered_json;
 
 // "<64 hex digits>  checkpoint.json\n".
 constexpr io::FileKind kChecksumFile{"checksum file", 4096};
+// A journal of 10,000 processes is about 4 MB; one of more is not of a run.
+constexpr io::FileKind kSegmentJournalFile{"segment journal", 64 * io::kMiB};
+constexpr std::size_t kMaxSegments = 10'000;
 
 class ManifestReader : public report::JsonFields<Json, CheckpointError> {
  public:
@@ -298,6 +301,24 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return out;
 }
 
+std::vector<std::string> list_incomplete_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::optional<int64_t> step = step_of_folder(entry.path().filename().string());
+    if (!step || fs::is_regular_file(entry.path() / kCheckpointManifest, ec)) continue;
+    found.emplace_back(*step, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& [step, path] : found) out.push_back(std::move(path));
+  return out;
+}
+
+std::optional<int64_t> step_of_checkpoint_folder(const std::string& folder) {
+  return step_of_folder(fs::path(folder).lexically_normal().filename().string());
+}
+
 std::string resolve_checkpoint(const std::string& path_or_dir) {
   std::error_code ec;
   if (!fs::is_directory(path_or_dir, ec)) {
@@ -504,6 +525,49 @@ std::string segment_journal_text(const SegmentJournal& journal) {
   return j.dump(1) + "\n";
 }
 
+namespace {
+
+// What a segment of the journal must be to be billed: the rules a report's segments keep
+// (docs/report-schema.md, Consistency), and, one after the other, processes that started later
+// than the one before (a copied record is not another process).
+void check_journal_segment(const ManifestReader& r, const std::vector<report::Segment>& segments,
+                           const std::string& path) {
+  const report::Segment& g = segments.back();
+  const auto i = static_cast<int64_t>(segments.size());
+  if (g.index != i) r.fail(fmt::format("{}.index: expected {}, found {}", path, i, g.index));
+  static const std::vector<std::string> kStatuses = {"completed", "interrupted", "failed",
+                                                     "diverged", "unfinished"};
+  if (std::find(kStatuses.begin(), kStatuses.end(), g.status) == kStatuses.end()) {
+    r.fail(fmt::format("{}.status: expected one of {}, found {}", path, text::join(kStatuses),
+                       text::quoted(g.status)));
+  }
+  const bool no_steps = g.first_step == 0 && g.last_step == 0;
+  if (!no_steps && !(g.first_step >= 1 && g.first_step <= g.last_step)) {
+    r.fail(fmt::format("{}: first_step {} and last_step {}: expected both 0 or 1 <= first <= last",
+                       path, g.first_step, g.last_step));
+  }
+  const int64_t ran = no_steps ? 0 : g.last_step - g.first_step + 1;
+  if (g.discarded_steps > ran) {
+    r.fail(
+        fmt::format("{}.discarded_steps: {} of the {} steps it ran", path, g.discarded_steps, ran));
+  }
+  constexpr double kMaxSeconds = 366.0 * 86400.0;
+  if (!(g.run_seconds <= kMaxSeconds) ||
+      g.time_to_first_step_seconds > g.run_seconds * (1.0 + 1e-6) + 1e-3) {
+    r.fail(
+        fmt::format("{}: run_seconds {} and time_to_first_step_seconds {}: expected at most "
+                    "366 days, the second within the first",
+                    path, g.run_seconds, g.time_to_first_step_seconds));
+  }
+  if (segments.size() > 1 && !(segments[segments.size() - 2].started_at_utc < g.started_at_utc)) {
+    r.fail(fmt::format("{}.started_at_utc: {} is not after the segment before it ({})", path,
+                       text::quoted(g.started_at_utc),
+                       text::quoted(segments[segments.size() - 2].started_at_utc)));
+  }
+}
+
+}  // namespace
+
 SegmentJournal parse_segment_journal(std::string_view text, const std::string& source) {
   const Json j = parse_json_file(text, source, "not a segment journal: ");
   const ManifestReader r(source);
@@ -516,14 +580,14 @@ SegmentJournal parse_segment_journal(std::string_view text, const std::string& s
   SegmentJournal journal;
   journal.spec_fingerprint = r.string(j, "", "spec_fingerprint");
   const Json& list = r.array(j, "", "segments");
+  if (list.size() > kMaxSegments) {
+    r.fail(fmt::format("segments: {} of them; a run has at most {}", list.size(), kMaxSegments));
+  }
   try {
     for (std::size_t i = 0; i < list.size(); ++i) {
-      journal.segments.push_back(
-          report::segment_from_json(list[i], source, r.index("segments", i)));
-      if (journal.segments.back().index != static_cast<int64_t>(i) + 1) {
-        r.fail(fmt::format("segments[{}].index: expected {}, found {}", i, i + 1,
-                           journal.segments.back().index));
-      }
+      const std::string path = r.index("segments", i);
+      journal.segments.push_back(report::segment_from_json(list[i], source, path));
+      check_journal_segment(r, journal.segments, path);
     }
   } catch (const report::ReportError& e) {
     throw CheckpointError(e.what());
@@ -549,7 +613,7 @@ std::optional<std::vector<report::Segment>> read_segment_journal(
   if (!fs::exists(path, ec)) return std::nullopt;
   std::string text;
   try {
-    text = io::read_whole_file(path, io::kReportFile);
+    text = io::read_whole_file(path, kSegmentJournalFile);
   } catch (const io::FileReadError& e) {
     throw CheckpointError(path + ": cannot read: " + e.reason());
   }

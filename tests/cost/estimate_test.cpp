@@ -560,8 +560,8 @@ TEST(EstimateCost, EachSegmentOfAResumedRunIsBilledOnItsOwn) {
   // (180 + 180 s), not their sum (255 -> 300 s).
   report::Report r;
   r.phases = {{"launch", 0.0, 1.0}, {"training", 1.0, 129.0}};
-  r.segments = {{1, "interrupted", "", "", 1, 5, 125.0, 20.0, ""},
-                {2, "completed", "", "", 6, 10, 130.0, 25.0, "ck/step-00000005"}};
+  r.segments = {{1, "interrupted", "", "", 1, 5, 125.0, 20.0, "", 0, std::nullopt},
+                {2, "completed", "", "", 6, 10, 130.0, 25.0, "ck/step-00000005", 0, std::nullopt}};
   const RunTimes t = run_times(r);
   EXPECT_EQ(t.run_seconds, 255.0);
   EXPECT_EQ(t.time_to_first_step_seconds, 45.0);

@@ -374,6 +374,30 @@ TEST_F(FileDatasetTest, TokenizedIdsAreBoundedByTheModelsVocabulary) {
   EXPECT_THROW(FileDataset text(options, none), DataError);
 }
 
+// An endless stream of valid records grew memory until it ran out (std::bad_alloc, exit 3, no
+// file named): what is held is bounded (spec/limits.h; small bounds here).
+TEST_F(FileDatasetTest, WhatIsHeldIsBoundedAndTheFileNamed) {
+  std::string lines;
+  for (int i = 0; i < 10; ++i) lines += "{\"text\": \"abc\"}\n";
+  auto options = Options("many.jsonl", lines);
+  options.max_examples_held = 4;
+  try {
+    FileDataset refused(options, byte_);
+    FAIL() << "10 examples held where 4 may be";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("many.jsonl: more than 4 examples or 2147483648 tokens "
+                                         "after 5 records; a data set of this size is not held "
+                                         "in memory"),
+              std::string::npos)
+        << e.what();
+  }
+  options.max_examples_held = 10;
+  options.max_tokens_held = 49;  // 10 examples of BOS + 3 bytes + EOS = 50 tokens
+  EXPECT_THROW(FileDataset refused(options, byte_), DataError);
+  options.max_tokens_held = 50;
+  EXPECT_EQ(FileDataset(options, byte_).size(), 10);
+}
+
 TEST_F(FileDatasetTest, TruncateKeepsTheFirstTokensAndCounts) {
   auto options =
       Options("t.jsonl", "{\"text\": \"abcdefgh\"}\n{\"text\": \"ab\"}\n{\"text\": \"abc\"}\n");

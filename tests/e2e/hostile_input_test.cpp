@@ -477,17 +477,17 @@ std::vector<Case> cases() {
                    {"catalogs/absurd-price.yaml:4: providers[0].min_billed_seconds: must be an "
                     "integer between 0 and 31622400 (366 days), found 9223372036854775807",
                     "catalogs/absurd-price.yaml:10: offers[0].usd_per_gpu_hour: expected a price "
-                    "per GPU-hour > 0 and at most 1000000, found \"1.0e300\"",
+                    "per GPU-hour from 0.0001 to 1000000, found \"1.0e300\"",
                     "catalogs/absurd-price.yaml:17: offers[1].usd_per_instance_hour: expected a "
-                    "price per GPU-hour > 0 and at most 1000000, found \"5.0e-324\" for 8 GPUs (0 "
+                    "price per GPU-hour from 0.0001 to 1000000, found \"5.0e-324\" for 8 GPUs (0 "
                     "per GPU-hour)",
                     "catalogs/absurd-price.yaml:25: offers[2].min_billed_seconds: must be an "
                     "integer between 0 and 31622400 (366 days), found 9223372036854775807"}),
       catalog_case("absurd-price.csv",
-                   {"catalogs/absurd-price.csv:2: column Price: expected a price per GPU-hour > "
-                    "0 and at most 1000000, found \"1e300\" for 8 GPUs (1.25e+299 per GPU-hour)",
+                   {"catalogs/absurd-price.csv:2: column Price: expected a price per GPU-hour "
+                    "from 0.0001 to 1000000, found \"1e300\" for 8 GPUs (1.25e+299 per GPU-hour)",
                     "catalogs/absurd-price.csv:3: column SpotPrice: expected a price per "
-                    "GPU-hour > 0 and at most 1000000, found \"5e-324\" for 8 GPUs (0 per "
+                    "GPU-hour from 0.0001 to 1000000, found \"5e-324\" for 8 GPUs (0 per "
                     "GPU-hour)"}),
       Case{"catalog_invalid_utf8_yaml",
            [](const fs::path& scratch) {

@@ -102,4 +102,18 @@ TEST(HostileLimits, AMegabyteValueIsRefusedAtOnce) {
   EXPECT_NE(r.err.find("(cut; 8388608 bytes in all)"), std::string::npos) << r.err.substr(0, 500);
 }
 
+// A path or value from a shared spec reached the terminal raw in an error (a review of issue
+// 14): every line of every error is shown escaped.
+TEST(HostileLimits, ErrorsShowTerminalControlsEscaped) {
+  const ScratchDir scratch("ftbench-limits");
+  const fs::path spec = scratch.path() / "esc.yaml";
+  std::ofstream(spec) << "data:\n  source: file\n  path: data.jsonl\n  tokenizer: \"/tmp/t\\e[31m"
+                         ".json\"\n";
+  std::ofstream(scratch.path() / "data.jsonl") << "{\"text\": \"hi\"}\n";
+  const Outcome r = run_ftbench("validate " + shell_quote(spec.string()), scratch.path(), "", 60.0);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/tmp/t\\x1B[31m.json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a raw escape reached stderr";
+}
+
 }  // namespace

@@ -388,4 +388,106 @@ TEST_F(ResumeHostile, AResumeWithOtherThreadsSaysItIsNotBitExactAndRecordsThem) 
   EXPECT_EQ(same.out.find("not be bit-exact"), std::string::npos) << same.out;
 }
 
+// What a review of the work on issue 14 found, each now refused or said:
+// - a FIFO at the report path hung the run in pre-flight (it was opened to see whether it was a
+//   report), where anything at the path is exit 5;
+TEST_F(ResumeHostile, AFifoAtTheReportPathIsInTheWayNotRead) {
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
+  const Outcome o = ftbench(args("fifo.json"));
+  EXPECT_EQ(o.exit_code, 5) << o.err;
+  EXPECT_NE(o.err.find("fifo.json exists; pass --force to overwrite"), std::string::npos) << o.err;
+}
+
+// - a folder named for one step holding another's state was resumed from under its name, and
+//   `latest` passed over an incomplete newer save without a word;
+TEST_F(ResumeHostile, ACheckpointMustBeTheStepItsNameSaysAndSkippedSavesAreSaid) {
+  interrupted_run("r.json", 8, 2);
+  fs::create_directories(checkpoint(7));  // an incomplete save: no checkpoint.json
+  fs::copy(checkpoint(2), checkpoint(6));
+  const Outcome wrong = ftbench(args("r.json", 8, "--resume latest"));
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_NE(wrong.out.find(checkpoint(7).string() +
+                           ": no checkpoint.json (an incomplete or "
+                           "damaged save): passed over for " +
+                           checkpoint(6).string()),
+            std::string::npos)
+      << wrong.out;
+  EXPECT_NE(wrong.err.find(checkpoint(6).string() +
+                           ": named for step 6, its manifest holds step 2: not the checkpoint its "
+                           "name says"),
+            std::string::npos)
+      << wrong.err;
+  fs::remove_all(checkpoint(6));
+  const Outcome ok = ftbench(args("r.json", 8, "--resume latest"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// - the same --t0 given again on a resume billed the first segment's time twice, unsaid;
+TEST_F(ResumeHostile, AnExternalStartBeforeTheLastSegmentEndedIsSaid) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string t0 = " --t0 " + std::to_string(now - 100.0);
+  interrupted_run("r.json", 8, 2, t0);
+  const Outcome o = ftbench(args("r.json", 8, "--resume latest" + t0));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("before the end of segment 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("if this is the machine that ran it, leave --t0 out"), std::string::npos);
+}
+
+// - a resumed process killed (SIGKILL, no notice) before its first save vanished from the
+//   bill: it is in the journal from its start;
+TEST_F(ResumeHostile, AResumedProcessKilledWithoutNoticeIsStillBilled) {
+  interrupted_run("r.json", 400, 2);
+  const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
+                              " " + args("r.json", 400, "--resume latest") + " >" +
+                              q(dir_ / "killed.log") + " 2>&1";
+  pid_t pid = 0;
+  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                             const_cast<char*>(command.c_str()), nullptr};
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (slurp(dir_ / "killed.log").find("steps,") == std::string::npos) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(dir_ / "killed.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const json journal = json::parse(slurp(ck_ / "segments.json"));
+  ASSERT_EQ(journal["segments"].size(), 2u) << journal.dump(1);
+  EXPECT_EQ(journal["segments"][1]["status"], "unfinished");
+  EXPECT_GT(journal["segments"][1]["run_seconds"].get<double>(), 0.0);
+  // The next resume bills it (its steps, if any, are made again).
+  const Outcome again = ftbench(args("r.json", 400, "--resume latest --stop-after-steps 3"));
+  ASSERT_EQ(again.exit_code, 4) << again.err;
+  const json done = report("r.json");
+  ASSERT_EQ(done["segments"].size(), 3u) << done["segments"].dump(1);
+  EXPECT_EQ(done["segments"][1]["status"], "unfinished");
+  EXPECT_EQ(done["segments"][1]["run_seconds"], journal["segments"][1]["run_seconds"]);
+  EXPECT_EQ(done["steps"].size(), 3u);
+}
+
+// - a run that saves only on a stop signal, on a folder another run holds, said nothing until
+//   the signal came and its save failed.
+TEST_F(ResumeHostile, ARunThatCouldNotSaveOnASignalSaysSoAtItsStart) {
+  const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
+                              " " + args("a.json", 400, "--set train.checkpoint.every_steps=50") +
+                              " >" + q(dir_ / "a.log") + " 2>&1";
+  pid_t pid = 0;
+  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                             const_cast<char*>(command.c_str()), nullptr};
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (slurp(dir_ / "a.log").find("steps,") == std::string::npos) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(dir_ / "a.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const Outcome b = ftbench(args("b.json"));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find(ck_.string() + ": in use by another ftbench run"), std::string::npos)
+      << b.out;
+  EXPECT_NE(b.out.find("a stop signal could not save a checkpoint"), std::string::npos) << b.out;
+}
+
 }  // namespace

@@ -94,6 +94,27 @@ TEST(SpecLimits, CustomShapeKeysGetTheBoundsOfConfigJson) {
                     "builds), found 65537"}));
 }
 
+// backend.threads of 2^32 + 1 ran on 1 thread and the report said 4294967297; 2^63 - 1 was
+// "valid" and failed in LibTorch.
+TEST(SpecLimits, ThreadAndDeviceCountsAreBounded) {
+  EXPECT_EQ(IssuesOf("backend:\n  threads: 4294967297\n  device_index: 65536\n"),
+            Issues({"t.yaml:2 [backend.threads] must be an integer <= 65536 (more threads than a "
+                    "machine has), found 4294967297",
+                    "t.yaml:3 [backend.device_index] must be an integer <= 65535 (more GPUs than "
+                    "a machine has), found 65536"}));
+}
+
+// A file of a million unknown keys took 27 s and 2.5 GB to list them all.
+TEST(SpecLimits, AtMostAHundredProblemsAreListed) {
+  std::string yaml = "lora:\n";
+  for (int i = 0; i < 5000; ++i) yaml += "  bad_key_" + std::to_string(i) + ": 1\n";
+  const Issues issues = IssuesOf(yaml);
+  ASSERT_EQ(issues.size(), 101u);
+  EXPECT_EQ(issues[0].rfind("t.yaml:2 [lora.bad_key_0] unknown key ", 0), 0u) << issues[0];
+  EXPECT_EQ(issues[99].rfind("t.yaml:101 [lora.bad_key_99] unknown key ", 0), 0u) << issues[99];
+  EXPECT_EQ(issues[100], "t.yaml:0 [] and 4900 more problems (the first 100 are listed)");
+}
+
 // What derive_counts() is given after validation never wraps; given a spec that skipped it, it
 // throws rather than return a wrapped count.
 TEST(SpecLimits, DeriveCountsThrowsRatherThanWrap) {

@@ -372,5 +372,45 @@ TEST_F(CheckpointFolder, TheSegmentJournalRoundTripsAndKnowsItsRun) {
   EXPECT_THROW(read_segment_journal(dir_.string(), "fp", "t1"), CheckpointError);
 }
 
+// A hand-edited journal billed what it liked (a review of issue 14): 1e300 s, 20,000 copies of
+// one process, a status with a terminal escape. The report's rules apply to its segments, and
+// each process started after the one before.
+TEST(CheckpointFiles, TheSegmentJournalKeepsTheReportsRules) {
+  const auto error_of = [](const std::vector<report::Segment>& segments) {
+    try {
+      parse_segment_journal(segment_journal_text({"fp", segments}), "segments.json");
+    } catch (const CheckpointError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  std::vector<report::Segment> ok = {segment(1, "2026-12-01T10:00:00.000Z", 1, 4, 60.0),
+                                     segment(2, "2026-12-01T10:05:00.000Z", 0, 0, 3.0)};
+  EXPECT_EQ(error_of(ok), "accepted");
+  std::vector<report::Segment> bad = ok;
+  bad[1].run_seconds = 1e300;
+  EXPECT_EQ(error_of(bad),
+            "segments.json: segments[1]: run_seconds 1e+300 and time_to_first_step_seconds 0: "
+            "expected at most 366 days, the second within the first");
+  bad = ok;
+  bad.push_back(ok[1]);
+  bad[2].index = 3;  // a copy of segment 2
+  EXPECT_EQ(error_of(bad),
+            "segments.json: segments[2].started_at_utc: \"2026-12-01T10:05:00.000Z\" is not "
+            "after the segment before it (\"2026-12-01T10:05:00.000Z\")");
+  bad = ok;
+  bad[1].status = "x\x1b[2J";
+  EXPECT_EQ(error_of(bad),
+            "segments.json: segments[1].status: expected one of completed, interrupted, failed, "
+            "diverged, unfinished, found \"x\\x1B[2J\"");
+  bad = ok;
+  bad[0].discarded_steps = 5;
+  EXPECT_EQ(error_of(bad), "segments.json: segments[0].discarded_steps: 5 of the 4 steps it ran");
+  bad = ok;
+  bad[0].first_step = 3;
+  bad[0].last_step = 2;
+  EXPECT_NE(error_of(bad).find("segments[0]: first_step 3 and last_step 2"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ftbench::train

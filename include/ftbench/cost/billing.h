@@ -15,6 +15,9 @@ inline constexpr int64_t kMaxGpus = 65536;
 // --min-seconds, a catalog): beyond them a figure is a typo, and costs leave the range where
 // they print as numbers.
 inline constexpr double kMaxUsdPerGpuHour = 1e6;
+// A hundredth of a cent per GPU-hour: below it, a price is a typo too (1e-300 printed dollar
+// figures of 300 digits).
+inline constexpr double kMinUsdPerGpuHour = 1e-4;
 inline constexpr int64_t kMaxMinBilledSeconds = 366 * 86400;  // 31,622,400 s: 366 days
 
 // A price and the rules it is billed by.
@@ -40,9 +43,10 @@ double billed_seconds(double seconds, Billing billing, int64_t min_billed_second
 // both are in [1, kMaxGpus].
 int64_t billed_gpus(int64_t gpus_used, int64_t gpus_per_instance);
 
-// Throws std::invalid_argument unless the price is finite, > 0 and at most kMaxUsdPerGpuHour,
-// the minimum in [0, kMaxMinBilledSeconds] and gpus_per_instance in [1, kMaxGpus]; the message
-// names the offending value. Readers of prices check the same bounds first, naming the file.
+// Throws std::invalid_argument unless the price is finite, in [kMinUsdPerGpuHour,
+// kMaxUsdPerGpuHour], the minimum in [0, kMaxMinBilledSeconds] and gpus_per_instance in [1,
+// kMaxGpus]; the message names the offending value. Readers of prices check the same bounds first,
+// naming the file.
 void check_rate(const Rate& rate);
 
 }  // namespace ftbench::cost

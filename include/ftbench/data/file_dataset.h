@@ -47,6 +47,7 @@
 
 #include "ftbench/data/dataset.h"
 #include "ftbench/data/tokenizer.h"
+#include "ftbench/spec/limits.h"
 
 namespace ftbench::data {
 
@@ -111,6 +112,10 @@ struct DataFileOptions {
   // Pre-tokenized ids (format tokenized) must be below this: the model's embedding rows
   // (model.vocab_size), not the tokenizer's vocabulary. 0: the tokenizer's vocabulary.
   int64_t vocab_size = 0;
+  // The most examples and tokens held in memory (spec/limits.h): past them, an endless stream
+  // of valid records is a DataError naming the file.
+  int64_t max_examples_held = spec::kMaxDataExamples;
+  int64_t max_tokens_held = spec::kMaxDataTokens;
 };
 
 // What reading a file gave. The first four counts are over the whole file, so that for one

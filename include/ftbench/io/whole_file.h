@@ -25,9 +25,9 @@ inline constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // Specs, catalogs and the small JSON files of a checkpoint folder are kilobytes; the limits leave
-// three orders of magnitude. Reports hold every step (about 0.4 kB each, docs/report-schema.md),
-// and a checkpoint's manifest holds the report: train.max_steps' ceiling (spec/limits.h) keeps the
-// largest report far below their limit.
+// three orders of magnitude. Reports hold every step (363 bytes each in a ci-tiny report), and
+// a checkpoint's manifest holds the report: the ceiling on a run's steps (spec/limits.h) keeps
+// the largest report below their limit.
 inline constexpr FileKind kRunSpecFile{"run spec", 16 * kMiB};
 inline constexpr FileKind kCatalogFile{"catalog", 16 * kMiB};
 inline constexpr FileKind kSkyPilotCsvFile{"SkyPilot catalog", 256 * kMiB};

@@ -38,6 +38,10 @@ inline constexpr double kMaxExternalStartSeconds = 30.0 * 24.0 * 3600.0;
 // "more than 30 days before the process start"; "" when it can.
 std::string external_start_problem(double t0_epoch_seconds, double process_start_epoch_seconds);
 
+// Unix epoch seconds of what iso8601_utc() writes ("2026-11-29T22:34:05.123Z", or without the
+// fraction); nullopt for any other text.
+std::optional<double> parse_iso8601_utc(const std::string& text);
+
 // ISO 8601 UTC with milliseconds, e.g. "2026-11-29T22:34:05.123Z".
 std::string iso8601_utc(double epoch_seconds);
 double epoch_seconds_now();

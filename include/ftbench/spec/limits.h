@@ -17,12 +17,18 @@ namespace ftbench::spec {
 inline constexpr int64_t kMaxModelSize = int64_t{1} << 24;  // dim, heads, ffn_dim, vocab, seq len
 inline constexpr int64_t kMaxModelLayers = 4096;
 inline constexpr int64_t kMaxLoraRank = int64_t{1} << 16;
-// Optimizer steps of one run: the report keeps every step (about 0.4 kB of JSON each), and a
-// checkpoint's manifest carries the report; a million steps stay well inside the 1 GiB a
-// report file may hold (io/whole_file.h).
+// Optimizer steps of one run: the report keeps every step (363 bytes of JSON each, measured on
+// a ci-tiny report on 2026-12-01), and a checkpoint's manifest carries the report; a million
+// steps (about 0.4 GB) stay inside the 1 GiB a report file may hold (io/whole_file.h).
 inline constexpr int64_t kMaxTotalSteps = 1'000'000;
 // Synthetic examples are generated and held in memory before the first step.
 inline constexpr int64_t kMaxSyntheticExamples = int64_t{1} << 24;
+// A data file's examples are held in memory too (a 98 MB file of short Alpaca records peaked at
+// 2.5 GB resident on the 2-core VM, 2026-12-01): at most this many examples and tokens, so that an
+// endless stream of valid records ends in an error naming the file, not in exhausted memory.
+// Far above the data sets of fine-tuning (Alpaca: 52,002 examples).
+inline constexpr int64_t kMaxDataExamples = int64_t{1} << 24;
+inline constexpr int64_t kMaxDataTokens = int64_t{1} << 31;
 
 // a * b, a + b for counts >= 0: nullopt when the result does not fit in int64.
 inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {

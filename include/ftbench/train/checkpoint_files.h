@@ -101,6 +101,13 @@ std::string checkpoint_folder_name(int64_t step);
 // step, oldest first. An absent `dir` has none.
 std::vector<std::string> list_checkpoints(const std::string& dir);
 
+// The folders named step-<digits> in `dir` that hold no checkpoint.json (incomplete or damaged
+// saves), by step: `latest` passes over them, and the run says so.
+std::vector<std::string> list_incomplete_checkpoints(const std::string& dir);
+
+// The step a checkpoint folder's name says (step-00000010: 10), or nullopt for another name.
+std::optional<int64_t> step_of_checkpoint_folder(const std::string& folder);
+
 // Resolves what --resume was given: a checkpoint folder (one holding checkpoint.json), or a
 // folder of checkpoints (its newest one). Throws CheckpointError when there is none.
 std::string resolve_checkpoint(const std::string& path_or_dir);
