@@ -929,16 +929,20 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
       }
       // Periodic saves include the last step (the trained adapters are then on disk); a stop
       // request at the last step is moot.
-      const int signal = signals.received();
-      const bool stopping =
-          r.step < total_steps &&
-          (signal != 0 || (o.stop_after_steps > 0 && r.step == o.stop_after_steps));
+      int signal = signals.received();
+      bool stopping = r.step < total_steps &&
+                      (signal != 0 || (o.stop_after_steps > 0 && r.step == o.stop_after_steps));
       std::string saved;
       const bool by_steps = cp.every_steps > 0 && r.step % cp.every_steps == 0;
       const bool by_time = cp.every_minutes > 0.0 && now - last_save >= cp.every_minutes * 60.0;
       if (by_steps || by_time) {
         between_steps(r.step);
         saved = save(r.step, by_steps ? "every_steps" : "every_minutes", stopping);
+        // A stop asked for during the save: the checkpoint just written is the one to resume
+        // from, rather than one more step and another save.
+        if (!stopping && r.step < total_steps && (signal = signals.received()) != 0) {
+          stopping = true;
+        }
       }
       if (!stopping) return;
       if (saved.empty()) {
