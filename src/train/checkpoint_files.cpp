@@ -365,6 +365,9 @@ std::string sha256_of_file(const std::string& path) {
 void verify_checkpoint_tensors(const std::string& folder, const CheckpointManifest& m) {
   const std::string path = (fs::path(folder) / kCheckpointTensors).string();
   std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    throw CheckpointError(path + ": not a regular file (a checkpoint's tensors are one)");
+  }
   const auto bytes = fs::file_size(path, ec);
   if (ec) throw CheckpointError(path + ": cannot read: " + ec.message());
   if (static_cast<int64_t>(bytes) != m.tensors_bytes) {

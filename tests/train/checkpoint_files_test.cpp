@@ -184,6 +184,17 @@ TEST_F(CheckpointFolder, CorruptedOrMissingFilesAreRefusedWithTheReason) {
     EXPECT_NE(std::string(e.what()).find("differs from the"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_manifest("{\"format\": ", "m.json"), CheckpointError);
+  // A device in its place (a link to /dev/zero) is named as what it is.
+  fs::remove(folder / kCheckpointTensors);
+  fs::create_symlink("/dev/zero", folder / kCheckpointTensors);
+  try {
+    verify_checkpoint_tensors(folder.string(), m);
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("state.safetensors: not a regular file"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_THROW(resolve_checkpoint((dir_ / "nothing").string()), CheckpointError);
   fs::create_directories(dir_ / "empty");
   EXPECT_THROW(resolve_checkpoint((dir_ / "empty").string()), CheckpointError);
