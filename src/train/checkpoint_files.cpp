@@ -142,6 +142,14 @@ void flatten(const Json& j, const std::string& prefix,
   out.emplace_back(prefix, j);
 }
 
+// Creates the checkpoint folder `dir` (and its parents) or throws "`what`: cannot create the
+// folder: why".
+void create_checkpoint_dir(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw CheckpointWriteError(what + ": cannot create the folder: " + ec.message());
+}
+
 }  // namespace
 
 OJson to_json(const CheckpointManifest& m) {
@@ -390,14 +398,8 @@ SavedCheckpointFolder save_checkpoint_folder(
   const std::string name = checkpoint_folder_name(manifest.step);
   const fs::path final_path = fs::path(dir) / name;
   const fs::path temp = fs::path(dir) / fmt::format(".{}.tmp-{}", name, ::getpid());
+  create_checkpoint_dir(dir, "cannot save a checkpoint in " + dir);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw CheckpointWriteError(
-        fmt::format("cannot save a checkpoint in {}: cannot create the "
-                    "folder: {}",
-                    dir, ec.message()));
-  }
   fs::remove_all(temp, ec);
   SavedCheckpointFolder saved;
   saved.path = final_path.string();
@@ -457,14 +459,8 @@ SavedCheckpointFolder save_checkpoint_folder(
 }
 
 CheckpointDirLock::CheckpointDirLock(const std::string& dir) : dir_(dir) {
+  create_checkpoint_dir(dir, "cannot use " + dir + " for checkpoints");
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw CheckpointWriteError(
-        fmt::format("cannot use {} for checkpoints: cannot create the "
-                    "folder: {}",
-                    dir, ec.message()));
-  }
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) {
     throw CheckpointWriteError(

@@ -70,6 +70,25 @@ class ResumeHostile : public ::testing::Test {
         ftbench(args(name, steps, extra) + " --stop-after-steps " + std::to_string(at));
     ASSERT_EQ(o.exit_code, 4) << o.err << o.out;
   }
+  // ftbench started in the background with arguments `a`, its output in `log`; 0 if it did not
+  // start.
+  pid_t start_in_background(const std::string& a, const std::string& log) const {
+    const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
+                                " " + a + " >" + q(dir_ / log) + " 2>&1";
+    pid_t pid = 0;
+    std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                               const_cast<char*>(command.c_str()), nullptr};
+    return posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ) == 0 ? pid : 0;
+  }
+  // Whether `log` holds `text` within two minutes.
+  bool shows_soon(const std::string& log, const std::string& text) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (slurp(dir_ / log).find(text) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
   fs::path checkpoint(int step) const {
     char name[32];
     std::snprintf(name, sizeof name, "step-%08d", step);
@@ -87,13 +106,8 @@ class ResumeHostile : public ::testing::Test {
 TEST_F(ResumeHostile, AProcessStoppedDuringSetUpIsStillBilled) {
   interrupted_run("r.json", 8, 3);
   // Stopped by SIGTERM while it loads (the launcher exec's ftbench-bin: well before a step).
-  const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
-                              " " + args("r.json", 8, "--resume latest") + " >" +
-                              q(dir_ / "second.log") + " 2>&1";
-  pid_t pid = 0;
-  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
-                             const_cast<char*>(command.c_str()), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
+  const pid_t pid = start_in_background(args("r.json", 8, "--resume latest"), "second.log");
+  ASSERT_GT(pid, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   int status = 0;
@@ -256,18 +270,10 @@ TEST_F(ResumeHostile, AFailedResumeKeepsTheInterruptedReportAndIsBilledLater) {
 // Item 13: two runs sharing a checkpoint folder failed one time in twelve with "cannot rename
 // into place: Directory not empty". The second is refused at its start.
 TEST_F(ResumeHostile, ASecondRunOnTheSameCheckpointFolderIsRefusedAtItsStart) {
-  const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
-                              " " + args("a.json", 400, "--set train.checkpoint.every_steps=50") +
-                              " >" + q(dir_ / "a.log") + " 2>&1";
-  pid_t pid = 0;
-  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
-                             const_cast<char*>(command.c_str()), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (slurp(dir_ / "a.log").find("steps,") == std::string::npos) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(dir_ / "a.log");
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const pid_t pid =
+      start_in_background(args("a.json", 400, "--set train.checkpoint.every_steps=50"), "a.log");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(shows_soon("a.log", "steps,")) << slurp(dir_ / "a.log");
   const Outcome second = ftbench(args("b.json", 8, "--set train.checkpoint.every_steps=2"));
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
@@ -438,18 +444,9 @@ TEST_F(ResumeHostile, AnExternalStartBeforeTheLastSegmentEndedIsSaid) {
 //   bill: it is in the journal from its start;
 TEST_F(ResumeHostile, AResumedProcessKilledWithoutNoticeIsStillBilled) {
   interrupted_run("r.json", 400, 2);
-  const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
-                              " " + args("r.json", 400, "--resume latest") + " >" +
-                              q(dir_ / "killed.log") + " 2>&1";
-  pid_t pid = 0;
-  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
-                             const_cast<char*>(command.c_str()), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (slurp(dir_ / "killed.log").find("steps,") == std::string::npos) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(dir_ / "killed.log");
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const pid_t pid = start_in_background(args("r.json", 400, "--resume latest"), "killed.log");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(shows_soon("killed.log", "steps,")) << slurp(dir_ / "killed.log");
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   const json journal = json::parse(slurp(ck_ / "segments.json"));
@@ -469,18 +466,10 @@ TEST_F(ResumeHostile, AResumedProcessKilledWithoutNoticeIsStillBilled) {
 // - a run that saves only on a stop signal, on a folder another run holds, said nothing until
 //   the signal came and its save failed.
 TEST_F(ResumeHostile, ARunThatCouldNotSaveOnASignalSaysSoAtItsStart) {
-  const std::string command = "cd " + q(FTBENCH_SOURCE_DIR) + " && exec " + q(FTBENCH_BINARY) +
-                              " " + args("a.json", 400, "--set train.checkpoint.every_steps=50") +
-                              " >" + q(dir_ / "a.log") + " 2>&1";
-  pid_t pid = 0;
-  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
-                             const_cast<char*>(command.c_str()), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (slurp(dir_ / "a.log").find("steps,") == std::string::npos) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(dir_ / "a.log");
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const pid_t pid =
+      start_in_background(args("a.json", 400, "--set train.checkpoint.every_steps=50"), "a.log");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(shows_soon("a.log", "steps,")) << slurp(dir_ / "a.log");
   const Outcome b = ftbench(args("b.json"));
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
