@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
+#include "ftbench/bench/gemm_check.h"
 #include "ftbench/device/backend.h"
 #include "ftbench/device/torch_version.h"
 #include "ftbench/metrics/process_clock.h"
@@ -67,19 +68,10 @@ struct DtypePlan {
   std::string reason;  // why it cannot run here; "" when it can
   std::string setting;
   at::ScalarType element = at::kFloat;
-  bool tf32 = false;    // fp32 tensors with TF32 tensor-core math allowed
-  bool scaled = false;  // fp8 through at::_scaled_mm
-  double tolerance = 0.0;
+  bool tf32 = false;      // fp32 tensors with TF32 tensor-core math allowed
+  bool scaled = false;    // fp8 through at::_scaled_mm
+  GemmRounding rounding;  // what the check allows for (bench/gemm_check.h)
 };
-
-// Relative errors a correct product stays well inside, with random normal inputs and the
-// reference computed in fp64 from the same (already rounded) inputs: fp32 sums in fp32; TF32
-// rounds the inputs to a 10-bit mantissa inside the kernel; bf16, fp16 and fp8 round the output
-// (bf16 keeps 8 significant bits, about 2e-3 relative per element) and cuBLAS may reduce split-K
-// partial sums in the 16-bit type.
-constexpr double kFp32Tolerance = 1e-4;
-constexpr double kTf32Tolerance = 1e-2;
-constexpr double kHalfTolerance = 2e-2;
 
 // The CUDA compute capability of an "sm_90"-style arch as 90, 89, 100; -1 when unreadable.
 [[maybe_unused]] int compute_capability(const std::string& arch) {
@@ -93,22 +85,20 @@ constexpr double kHalfTolerance = 2e-2;
 
 DtypePlan plan_for(const std::string& dtype, const device::Backend& backend) {
   DtypePlan p;
+  if (const std::optional<GemmRounding> rounding = gemm_rounding(dtype)) p.rounding = *rounding;
   const std::string& kind = backend.kind();
   if (dtype == "bf16" || dtype == "fp16") {
     p.element = dtype == "bf16" ? at::kBFloat16 : at::kHalf;
     p.setting = fmt::format("at::mm_out, {} inputs and output", dtype);
-    p.tolerance = kHalfTolerance;
   } else if (dtype == "fp32") {
     p.setting = kind == "cpu" ? "at::mm_out, fp32 inputs and output"
                               : "at::mm_out, fp32 inputs and output, TF32 off "
                                 "(at::globalContext().setAllowTF32CuBLAS(false))";
-    p.tolerance = kFp32Tolerance;
   } else if (dtype == "tf32") {
     p.tf32 = true;
     p.setting =
         "at::mm_out, fp32 inputs and output, TF32 on "
         "(at::globalContext().setAllowTF32CuBLAS(true))";
-    p.tolerance = kTf32Tolerance;
     if (kind == "cpu") {
       p.reason =
           "TF32 is a GPU tensor-core mode; on CPU fp32 runs in full precision (measure fp32)";
@@ -124,7 +114,6 @@ DtypePlan plan_for(const std::string& dtype, const device::Backend& backend) {
     }
   } else if (dtype == "fp8") {
     p.scaled = true;
-    p.tolerance = kHalfTolerance;
 #if FTBENCH_TORCH_AT_LEAST(2, 4)
     // MI300 (gfx94x) runs the "fnuz" variant of e4m3; NVIDIA and later AMD parts the OCP one.
     const bool fnuz = kind == "rocm" && backend.info().arch.rfind("gfx94", 0) == 0;
@@ -303,6 +292,7 @@ GemmShapeResult measure_shape(const DtypePlan& plan, const GemmShape& shape,
   }
   GemmShapeResult r = summarize_shape(shape, timer.seconds());
   r.check_error = operands.check_error(kGemmCheckRows, kGemmCheckColumns);
+  r.check_tolerance = gemm_check_tolerance(plan.rounding, shape.k);
   return r;
 }
 
@@ -349,7 +339,7 @@ GemmResult run_gemm_sweep(const GemmRunOptions& o, const device::Backend& backen
     GemmDtypeResult d;
     d.dtype = dtype;
     d.setting = plan.setting;
-    d.check_tolerance = plan.tolerance;
+    d.check_rule = gemm_check_rule(dtype);
     d.unsupported_reason = plan.reason;
     const Tf32Guard tf32(plan.tf32);
     if (d.unsupported_reason.empty()) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/bench/gemm_check.h"
 #include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/report/json_fields.h"
@@ -131,11 +132,30 @@ class Reader : public report::JsonFields<Json, GemmFileError> {
     out.supported = boolean(d, path, "supported");
     out.unsupported_reason = string(d, path, "unsupported_reason");
     out.setting = string(d, path, "setting");
-    out.check_tolerance = number(d, path, "check_tolerance");
+    // The tolerance comes from the rule for dtypes this ftbench knows, not from the file; a
+    // dtype it does not know keeps the file's (per shape since 1.1, per dtype in 1.0).
+    out.check_rule = gemm_check_rule(out.dtype);
+    std::optional<double> file_tolerance;
+    if (d.find("check_tolerance") != d.end()) {
+      file_tolerance = optional_number(d, path, "check_tolerance");
+    }
     out.shapes_skipped = integer(d, path, "shapes_skipped", 0, kMaxGemmShapes);
     const Json& shapes = array(d, path, "shapes");
     for (std::size_t i = 0; i < shapes.size(); ++i) {
-      out.shapes.push_back(read_shape(shapes[i], fmt::format("{}.shapes[{}]", path, i)));
+      const std::string shape_path = fmt::format("{}.shapes[{}]", path, i);
+      GemmShapeResult shape = read_shape(shapes[i], shape_path);
+      if (!shape.check_error) {
+        shape.check_tolerance.reset();  // nothing was checked
+      } else if (const std::optional<GemmRounding> rounding = gemm_rounding(out.dtype)) {
+        shape.check_tolerance = gemm_check_tolerance(*rounding, shape.shape.k);
+      } else if (!shape.check_tolerance) {
+        shape.check_tolerance = file_tolerance;
+      }
+      if (shape.check_error && !shape.check_tolerance) {
+        fail(fmt::format("{}: a check_error of dtype {} without a check_tolerance", shape_path,
+                         text::quoted(out.dtype)));
+      }
+      out.shapes.push_back(std::move(shape));
     }
     // The summary figures are derived again from the samples, never trusted from the file.
     summarize_dtype(out);
@@ -163,6 +183,13 @@ class Reader : public report::JsonFields<Json, GemmFileError> {
     GemmShapeResult out = summarize_shape(shape, std::move(seconds));
     out.error = string(s, path, "error");
     out.check_error = optional_number(s, path, "check_error");
+    if (s.find("check_tolerance") != s.end()) {
+      out.check_tolerance = optional_number(s, path, "check_tolerance");
+      if (out.check_tolerance && !(*out.check_tolerance > 0.0 && *out.check_tolerance <= 1.0)) {
+        fail(fmt::format("{}.check_tolerance: expected a relative error in (0, 1], found {}", path,
+                         *out.check_tolerance));
+      }
+    }
     return out;
   }
 };
@@ -221,10 +248,12 @@ bool checks_passed(const GemmResult& result, std::string* failure) {
     for (const GemmShapeResult& s : d.shapes) {
       if (!s.check_error) continue;
       // NaN compares false both ways: a NaN in the output fails the check.
-      if (!(*s.check_error <= d.check_tolerance)) {
+      const double tolerance = s.check_tolerance.value_or(0.0);
+      if (!(*s.check_error <= tolerance)) {
         if (failure != nullptr) {
-          *failure = fmt::format("{} {}: relative error {:.3g} > tolerance {:.3g}", d.dtype,
-                                 shape_text(s.shape), *s.check_error, d.check_tolerance);
+          *failure = fmt::format("{} {}: relative error {:.3g} > tolerance {:.3g}{}", d.dtype,
+                                 shape_text(s.shape), *s.check_error, tolerance,
+                                 d.check_rule.empty() ? "" : " (" + d.check_rule + ")");
         }
         return false;
       }
@@ -256,7 +285,7 @@ nlohmann::ordered_json to_json(const GemmResult& r) {
     dj["supported"] = d.supported;
     dj["unsupported_reason"] = d.unsupported_reason;
     dj["setting"] = d.setting;
-    dj["check_tolerance"] = number_or_null(d.check_tolerance);
+    dj["check_rule"] = d.check_rule;
     dj["max_tflops"] = optional_number(d.max_tflops);
     dj["best_shape"] = d.best_shape ? shape_json(*d.best_shape) : OJson(nullptr);
     dj["median_tflops"] = optional_number(d.median_tflops);
@@ -276,6 +305,7 @@ nlohmann::ordered_json to_json(const GemmResult& r) {
       sj["median_tflops"] = number_or_null(s.median_tflops);
       sj["max_tflops"] = number_or_null(s.max_tflops);
       sj["check_error"] = optional_number(s.check_error);
+      sj["check_tolerance"] = optional_number(s.check_tolerance);
       sj["samples_seconds"] = s.seconds;
       shapes.push_back(std::move(sj));
     }
@@ -334,20 +364,28 @@ std::string render_gemm_text(const GemmResult& r) {
   for (const GemmDtypeResult& d : r.dtypes) {
     if (!d.supported || d.shapes.empty()) continue;
     out += fmt::format("\n{}: {}\n", d.dtype, d.setting);
+    if (!d.check_rule.empty()) {
+      out += fmt::format(
+          "check: relative error against fp64 within {} (the roundings of {}: "
+          "docs/methodology.md)\n",
+          d.check_rule, d.dtype);
+    }
     text::Table t;
-    t.header = {"m x n x k", "mean TFLOP/s", "median TFLOP/s", "max TFLOP/s", "check error"};
-    t.align = {text::Align::kLeft, text::Align::kRight, text::Align::kRight, text::Align::kRight,
-               text::Align::kRight};
+    t.header = {"m x n x k",   "mean TFLOP/s", "median TFLOP/s",
+                "max TFLOP/s", "check error",  "tolerance"};
+    t.align = {text::Align::kLeft,  text::Align::kRight, text::Align::kRight,
+               text::Align::kRight, text::Align::kRight, text::Align::kRight};
     std::vector<std::string> failures;
     for (const GemmShapeResult& s : d.shapes) {
       if (!s.error.empty()) {
-        t.rows.push_back({shape_text(s.shape), "failed", "-", "-", "-"});
+        t.rows.push_back({shape_text(s.shape), "failed", "-", "-", "-", "-"});
         failures.push_back(fmt::format("{} failed: {}\n", shape_text(s.shape), s.error));
         continue;
       }
       t.rows.push_back({shape_text(s.shape), tflops_text(s.mean_tflops),
                         tflops_text(s.median_tflops), tflops_text(s.max_tflops),
-                        s.check_error ? fmt::format("{:.2g}", *s.check_error) : "-"});
+                        s.check_error ? fmt::format("{:.2g}", *s.check_error) : "-",
+                        s.check_tolerance ? fmt::format("{:.2g}", *s.check_tolerance) : "-"});
     }
     out += text::render_text(t, /*color=*/false);
     for (const std::string& f : failures) out += f;

@@ -63,7 +63,7 @@ Action add_gemm_command(CLI::App& app) {
   cmd->add_option("--cache-flush-mib", f->cache_flush_mib,
                   "MiB written before every call (default: twice the L2, see docs); 0: no flush")
       ->check(CLI::Range(0.0, 65536.0));
-  cmd->add_flag("--json", f->json, "Print the result as JSON (ftbench.gemm/1) instead of tables");
+  cmd->add_flag("--json", f->json, "Print the result as JSON (ftbench.gemm/1.1) instead of tables");
   cmd->add_option("-o,--output", f->output,
                   "Also write the JSON result to this file (for ftbench run --gemm)");
   cmd->add_flag("--force", f->force, "Overwrite an existing output file");

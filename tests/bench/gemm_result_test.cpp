@@ -51,26 +51,29 @@ GemmResult sample_result() {
   fp32.dtype = "fp32";
   fp32.supported = true;
   fp32.setting = "at::mm_out, fp32 inputs and output";
-  fp32.check_tolerance = 1e-4;
+  fp32.check_rule = "2^-24 + 2^-24 x sqrt(k)";
   fp32.shapes.push_back(summarize_shape({256, 256, 256}, {0.001, 0.0005, 0.00025, 0.0005}));
   fp32.shapes.back().check_error = 2.5e-7;
+  fp32.shapes.back().check_tolerance = 17 * std::ldexp(1.0, -24);
   fp32.shapes.push_back(summarize_shape({512, 512, 512}, {0.004, 0.002, 0.002, 0.001}));
   fp32.shapes.back().check_error = 3e-7;
+  fp32.shapes.back().check_tolerance = (1 + std::sqrt(512.0)) * std::ldexp(1.0, -24);
   summarize_dtype(fp32);
 
   GemmDtypeResult fp8;
   fp8.dtype = "fp8";
   fp8.setting = "at::_scaled_mm (LibTorch 2.4 or newer)";
-  fp8.check_tolerance = 2e-2;
+  fp8.check_rule = "2^-8 + 2^-8 x sqrt(k)";
   fp8.unsupported_reason = "fp8 needs at::_scaled_mm of LibTorch 2.4 or newer";
 
   GemmDtypeResult bf16;
   bf16.dtype = "bf16";
   bf16.supported = true;
   bf16.setting = "at::mm_out, bf16 inputs and output";
-  bf16.check_tolerance = 2e-2;
+  bf16.check_rule = "2^-8 + 2^-8 x sqrt(k)";
   bf16.shapes.push_back(summarize_shape({256, 256, 256}, {0.0005, 0.00025, 0.00025, 0.00025}));
   bf16.shapes.back().check_error = 1.5e-3;
+  bf16.shapes.back().check_tolerance = 17.0 / 256;
   bf16.shapes.push_back(summarize_shape({512, 512, 512}, {}));
   bf16.shapes.back().error = "out of memory";
   bf16.shapes_skipped = 1;
@@ -166,7 +169,10 @@ TEST(GemmResult, ChecksPassWithinTheToleranceOnly) {
   EXPECT_TRUE(checks_passed(r, &failure));
   r.dtypes[2].shapes[0].check_error = 0.5;
   EXPECT_FALSE(checks_passed(r, &failure));
-  EXPECT_EQ(failure, "bf16 256x256x256: relative error 0.5 > tolerance 0.02");
+  EXPECT_EQ(failure,
+            "bf16 256x256x256: relative error 0.5 > tolerance 0.0664 (2^-8 + 2^-8 x sqrt(k))");
+  r.dtypes[2].shapes[0].check_error = 17.0 / 256;  // the tolerance itself passes
+  EXPECT_TRUE(checks_passed(r, &failure));
   r.dtypes[2].shapes[0].check_error = std::numeric_limits<double>::quiet_NaN();
   EXPECT_FALSE(checks_passed(r, nullptr));
 }
@@ -174,7 +180,10 @@ TEST(GemmResult, ChecksPassWithinTheToleranceOnly) {
 TEST(GemmResult, JsonRoundTripsAndRecomputesFromSamples) {
   const GemmResult r = sample_result();
   const OJson written = to_json(r);
-  EXPECT_EQ(written["schema"], "ftbench.gemm/1");
+  EXPECT_EQ(written["schema"], "ftbench.gemm/1.1");
+  EXPECT_EQ(written["dtypes"][2]["check_rule"], "2^-8 + 2^-8 x sqrt(k)");
+  EXPECT_EQ(written["dtypes"][2]["shapes"][0]["check_tolerance"], 17.0 / 256);
+  EXPECT_TRUE(written["dtypes"][2]["shapes"][1]["check_tolerance"].is_null());
   EXPECT_EQ(written["dtypes"][0]["max_tflops"], r.dtypes[0].max_tflops.value());
   EXPECT_EQ(written["dtypes"][0]["best_shape"], OJson({{"m", 512}, {"n", 512}, {"k", 512}}));
   EXPECT_TRUE(written["dtypes"][1]["max_tflops"].is_null());
@@ -193,6 +202,42 @@ TEST(GemmResult, JsonRoundTripsAndRecomputesFromSamples) {
   const GemmResult recomputed = gemm_from_json(edited, "g.json");
   EXPECT_EQ(recomputed.dtypes[0].max_tflops, r.dtypes[0].max_tflops);
   EXPECT_EQ(recomputed.dtypes[0].shapes[0].median_tflops, r.dtypes[0].shapes[0].median_tflops);
+}
+
+// The check's tolerance follows from the dtype and k (bench/gemm_check.h), whatever the file
+// says; a 1.0 file's one tolerance per dtype stands only for a dtype this ftbench does not know.
+TEST(GemmResult, ToleranceComesFromTheRuleNotTheFile) {
+  Json j = Json::parse(to_json(sample_result()).dump());
+  j["dtypes"][2]["shapes"][0]["check_tolerance"] = 1.0;
+  j["dtypes"][2]["shapes"][0]["check_error"] = 0.3;
+  const GemmResult edited = gemm_from_json(j, "g.json");
+  EXPECT_EQ(edited.dtypes[2].shapes[0].check_tolerance, 17.0 / 256);
+  EXPECT_FALSE(checks_passed(edited, nullptr));
+
+  // A 1.0 file: no check_rule, no per-shape tolerance, a fixed one per dtype.
+  Json old = Json::parse(to_json(sample_result()).dump());
+  old["schema"] = "ftbench.gemm/1";
+  for (Json& d : old["dtypes"]) {
+    d.erase("check_rule");
+    d["check_tolerance"] = 0.02;
+    for (Json& s : d["shapes"]) s.erase("check_tolerance");
+  }
+  const GemmResult read = gemm_from_json(old, "g.json");
+  EXPECT_EQ(read.dtypes[2].shapes[0].check_tolerance, 17.0 / 256);  // bf16 at k = 256
+  EXPECT_EQ(read.dtypes[2].check_rule, "2^-8 + 2^-8 x sqrt(k)");
+  old["dtypes"][2]["dtype"] = "int4";
+  const GemmResult unknown = gemm_from_json(old, "g.json");
+  EXPECT_EQ(unknown.dtypes[2].shapes[0].check_tolerance, 0.02);
+  EXPECT_EQ(unknown.dtypes[2].check_rule, "");
+  old["dtypes"][2].erase("check_tolerance");
+  EXPECT_EQ(read_error(old),
+            "g.json: dtypes[2].shapes[0]: a check_error of dtype \"int4\" without a "
+            "check_tolerance");
+  j = Json::parse(to_json(sample_result()).dump());
+  j["dtypes"][0]["shapes"][0]["check_tolerance"] = 2.0;
+  EXPECT_EQ(read_error(j),
+            "g.json: dtypes[0].shapes[0].check_tolerance: expected a relative error in (0, 1], "
+            "found 2");
 }
 
 TEST(GemmResult, SummaryFiguresOfTheSample) {
@@ -219,11 +264,11 @@ TEST(GemmResult, ReaderNamesTheFileAndThePath) {
   j["schema"] = "ftbench.report/1.1";
   EXPECT_EQ(read_error(j),
             "g.json: unsupported gemm result schema \"ftbench.report/1.1\" (this ftbench reads "
-            "ftbench.gemm/1)");
+            "ftbench.gemm/1.1)");
   j["schema"] = "ftbench.gemm/2\x1B[2J";  // the file's text, escaped
   EXPECT_EQ(read_error(j),
             "g.json: unsupported gemm result schema \"ftbench.gemm/2\\x1B[2J\" (this ftbench "
-            "reads ftbench.gemm/1)");
+            "reads ftbench.gemm/1.1)");
   j = good;
   j["schema"] = "ftbench.gemm/1.4";  // a newer minor version reads
   EXPECT_NO_THROW(gemm_from_json(j, "g.json"));
@@ -297,16 +342,20 @@ TEST(GemmResult, TextHasTheShapesTheSummaryAndWhatWasNotMeasured) {
       "cache flush of 64 MiB before every call; timed by steady_clock\n"
       "\n"
       "fp32: at::mm_out, fp32 inputs and output\n"
-      "m x n x k    mean TFLOP/s  median TFLOP/s  max TFLOP/s  check error\n"
-      "-------------------------------------------------------------------\n"
-      "256x256x256       0.05965         0.06711       0.1342      2.5e-07\n"
-      "512x512x512        0.1193          0.1342       0.2684        3e-07\n"
+      "check: relative error against fp64 within 2^-24 + 2^-24 x sqrt(k) (the roundings of "
+      "fp32: docs/methodology.md)\n"
+      "m x n x k    mean TFLOP/s  median TFLOP/s  max TFLOP/s  check error  tolerance\n"
+      "------------------------------------------------------------------------------\n"
+      "256x256x256       0.05965         0.06711       0.1342      2.5e-07      1e-06\n"
+      "512x512x512        0.1193          0.1342       0.2684        3e-07    1.4e-06\n"
       "\n"
       "bf16: at::mm_out, bf16 inputs and output\n"
-      "m x n x k    mean TFLOP/s  median TFLOP/s  max TFLOP/s  check error\n"
-      "-------------------------------------------------------------------\n"
-      "256x256x256        0.1074          0.1342       0.1342       0.0015\n"
-      "512x512x512        failed               -            -            -\n"
+      "check: relative error against fp64 within 2^-8 + 2^-8 x sqrt(k) (the roundings of "
+      "bf16: docs/methodology.md)\n"
+      "m x n x k    mean TFLOP/s  median TFLOP/s  max TFLOP/s  check error  tolerance\n"
+      "------------------------------------------------------------------------------\n"
+      "256x256x256        0.1074          0.1342       0.1342       0.0015      0.066\n"
+      "512x512x512        failed               -            -            -          -\n"
       "512x512x512 failed: out of memory\n"
       "\n"
       "dtype  max TFLOP/s  best shape   median over shapes  shapes\n"

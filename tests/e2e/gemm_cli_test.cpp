@@ -46,7 +46,7 @@ TEST_F(GemmCli, QuickCpuSweepPrintsJsonOnStdout) {
   const Result r = ftbench("gemm --quick --device cpu --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);  // nothing but the JSON on stdout
-  EXPECT_EQ(j["schema"], "ftbench.gemm/1");
+  EXPECT_EQ(j["schema"], "ftbench.gemm/1.1");
   EXPECT_EQ(j["environment"]["device"]["backend"], "cpu");
   EXPECT_EQ(j["settings"]["shapes"], "128,256,512");
   EXPECT_EQ(j["settings"]["shape_count"], 3);
@@ -67,7 +67,7 @@ TEST_F(GemmCli, QuickCpuSweepPrintsJsonOnStdout) {
     for (const json& s : d["shapes"]) {
       EXPECT_EQ(s["samples_seconds"].size(), 3u);
       EXPECT_EQ(s["error"], "");
-      EXPECT_LE(s["check_error"].get<double>(), d["check_tolerance"].get<double>());
+      EXPECT_LE(s["check_error"].get<double>(), s["check_tolerance"].get<double>());
       EXPECT_EQ(s["flops"].get<double>(),
                 2.0 * s["m"].get<double>() * s["n"].get<double>() * s["k"].get<double>());
       best = std::max(best, s["median_tflops"].get<double>());
@@ -107,7 +107,7 @@ TEST_F(GemmCli, OutputFileIsKeptWithoutForce) {
       "gemm --device cpu --dtype fp32 --shapes 64 --iterations 2 -o '" + out.string() + "'";
   Result r = ftbench(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(json::parse(read_text(out))["schema"], "ftbench.gemm/1");
+  EXPECT_EQ(json::parse(read_text(out))["schema"], "ftbench.gemm/1.1");
   { std::ofstream(out) << "precious"; }
   r = ftbench(args);
   EXPECT_EQ(r.exit_code, 5) << r.err;
@@ -115,7 +115,7 @@ TEST_F(GemmCli, OutputFileIsKeptWithoutForce) {
   EXPECT_EQ(read_text(out), "precious");
   r = ftbench(args + " --force");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(json::parse(read_text(out))["schema"], "ftbench.gemm/1");
+  EXPECT_EQ(json::parse(read_text(out))["schema"], "ftbench.gemm/1.1");
 }
 
 // The quick sweep's fp32 peak becomes the ci-tiny run's second MFU denominator.

@@ -20,7 +20,9 @@ namespace ftbench::bench {
 
 // "ftbench.gemm/1": what this code writes. Readers accept any "ftbench.gemm/1.x" and ignore
 // fields they do not know, as for run reports.
-inline constexpr const char* kGemmSchema = "ftbench.gemm/1";
+// 1.1: the check's tolerance is per shape (it grows with k: bench/gemm_check.h) with the dtype's
+// rule in words; 1.0 had one fixed tolerance per dtype.
+inline constexpr const char* kGemmSchema = "ftbench.gemm/1.1";
 
 // A file that is not a readable gemm result; the message names the file and the JSON path.
 class GemmFileError : public std::runtime_error {
@@ -34,6 +36,8 @@ struct GemmShapeResult {
   std::vector<double> seconds;        // one per timed call, in order (raw samples)
   std::string error;                  // why the shape could not be measured; "" when it was
   std::optional<double> check_error;  // relative error of the checked output (below)
+  // The largest check_error accepted for this shape (gemm_check_tolerance of the dtype and k).
+  std::optional<double> check_tolerance;
   // From `seconds` (summarize_shape): mean, median and min of the call times, and the
   // throughput at each: flops / seconds / 1e12. max_tflops comes from the fastest call.
   double mean_seconds = 0.0;
@@ -49,7 +53,7 @@ struct GemmDtypeResult {
   bool supported = false;
   std::string unsupported_reason;  // "" when supported
   std::string setting;             // how LibTorch was asked, e.g. "at::mm_out, bf16 in and out"
-  double check_tolerance = 0.0;    // largest check_error accepted
+  std::string check_rule;          // the shapes' tolerance in words: gemm_check_rule(dtype)
   std::vector<GemmShapeResult> shapes;  // measured (or failed) shapes, in sweep order
   int64_t shapes_skipped = 0;           // left out when the time budget ran out
   // From the shapes (summarize_dtype): the highest per-shape median TFLOP/s and its shape, and
@@ -93,8 +97,9 @@ void summarize_dtype(GemmDtypeResult& dtype);
 // nullptr.
 const GemmDtypeResult* find_measured(const GemmResult& result, std::string_view dtype);
 
-// Whether every measured shape's check_error is within the dtype's tolerance; the first that is
-// not, as "bf16 4096x4096x4096: relative error 0.31 > tolerance 0.01", in `failure`.
+// Whether every measured shape's check_error is within its tolerance; the first that is not, as
+// "bf16 4096x4096x4096: relative error 0.31 > tolerance 0.25 (2^-8 + 2^-8 x sqrt(k))", in
+// `failure`.
 bool checks_passed(const GemmResult& result, std::string* failure);
 
 nlohmann::ordered_json to_json(const GemmResult& result);
