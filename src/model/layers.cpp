@@ -86,20 +86,32 @@ at::Tensor packed_attention_mask(const at::Tensor& segment_ids) {
   return segment_ids.unsqueeze(2).eq(segment_ids.unsqueeze(1)).logical_and(causal).unsqueeze(1);
 }
 
+FusedSdpaPlan plan_fused_sdpa(bool masked, int64_t query_heads, int64_t kv_heads) {
+  const bool gqa = kv_heads != query_heads;
+  if (!gqa) return {false, false};
+  // A mask with enable_gqa leaves only the math kernel (full S x S scores) on CUDA: repeat the
+  // K/V heads so that the memory-efficient kernel, which takes a mask, can run.
+  if (masked) return {true, false};
+  return {false, true};
+}
+
 at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const at::Tensor& segment_ids) {
   // Packed: the block-diagonal causal mask as a boolean attn_mask (true = attend), without
   // is_causal (the fused op refuses both at once). Without segments: is_causal, no mask.
 #if FTBENCH_TORCH_AT_LEAST(2, 5)
-  const bool gqa = k.size(1) != q.size(1);
+  const FusedSdpaPlan plan = plan_fused_sdpa(segment_ids.defined(), q.size(1), k.size(1));
+  const at::Tensor ke = plan.repeat_kv_heads ? expand_kv_heads(k, q.size(1)) : k;
+  const at::Tensor ve = plan.repeat_kv_heads ? expand_kv_heads(v, q.size(1)) : v;
   if (segment_ids.defined()) {
-    return at::scaled_dot_product_attention(q, k, v, packed_attention_mask(segment_ids),
+    return at::scaled_dot_product_attention(q, ke, ve, packed_attention_mask(segment_ids),
                                             /*dropout_p=*/0.0, /*is_causal=*/false,
-                                            /*scale=*/std::nullopt, /*enable_gqa=*/gqa);
+                                            /*scale=*/std::nullopt,
+                                            /*enable_gqa=*/plan.enable_gqa);
   }
-  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+  return at::scaled_dot_product_attention(q, ke, ve, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                           /*is_causal=*/true, /*scale=*/std::nullopt,
-                                          /*enable_gqa=*/gqa);
+                                          /*enable_gqa=*/plan.enable_gqa);
 #elif FTBENCH_TORCH_AT_LEAST(2, 0)
   const at::Tensor ke = expand_kv_heads(k, q.size(1));
   const at::Tensor ve = expand_kv_heads(v, q.size(1));

@@ -45,6 +45,22 @@ at::Tensor positions(const std::vector<std::vector<int64_t>>& lengths) {
 // 200 positions (several query blocks on the CPU path), two rows packed differently.
 const std::vector<std::vector<int64_t>> kLengths = {{70, 50, 45, 35}, {1, 120, 64, 15}};
 
+// LibTorch 2.5+ on a GPU: enable_gqa together with a mask leaves only the math kernel, so a
+// masked (packed) call repeats the K/V heads instead; unmasked GQA keeps enable_gqa.
+TEST(PackedAttention, AMaskedGqaCallRepeatsTheKvHeadsRatherThanEnableGqa) {
+  const FusedSdpaPlan masked = plan_fused_sdpa(/*masked=*/true, 32, 8);
+  EXPECT_TRUE(masked.repeat_kv_heads);
+  EXPECT_FALSE(masked.enable_gqa);
+  const FusedSdpaPlan causal = plan_fused_sdpa(/*masked=*/false, 32, 8);
+  EXPECT_FALSE(causal.repeat_kv_heads);
+  EXPECT_TRUE(causal.enable_gqa);
+  for (bool mask : {false, true}) {
+    const FusedSdpaPlan mha = plan_fused_sdpa(mask, 32, 32);
+    EXPECT_FALSE(mha.repeat_kv_heads);
+    EXPECT_FALSE(mha.enable_gqa);
+  }
+}
+
 TEST(PackedAttention, MatchesTheMaskedReference) {
   at::manual_seed(20);
   const at::Tensor q = at::randn({2, 4, 200, 16}, at::kDouble);

@@ -18,6 +18,18 @@ namespace ftbench::model {
 at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                        const at::Tensor& segment_ids = {});
 
+// How the fused op (LibTorch 2.5+) is called for `query_heads` query and `kv_heads` K/V heads,
+// with or without a mask (packed sequences). enable_gqa lets a kernel read the shared K/V heads
+// without copies, but on CUDA a mask together with enable_gqa rules out the flash and
+// memory-efficient kernels (PyTorch's sdp_utils: flash takes no mask, the memory-efficient
+// kernel no GQA), leaving the math kernel, which materialises S x S scores. So: no GQA: neither;
+// GQA without a mask: enable_gqa; GQA with a mask: repeat the K/V heads, enable_gqa off.
+struct FusedSdpaPlan {
+  bool repeat_kv_heads = false;
+  bool enable_gqa = false;
+};
+FusedSdpaPlan plan_fused_sdpa(bool masked, int64_t query_heads, int64_t kv_heads);
+
 // The fused op of the LibTorch version whatever the device (causal_sdpa's non-CPU path), so
 // that tests reach it on a CPU build too.
 at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
