@@ -125,10 +125,11 @@ void energy_rows(text::Table& t, const report::Report& rep, double usd_per_kwh) 
   }
   const report::Energy& e = *rep.energy;
   row("GPU board energy",
-      fmt::format("{:.4g} kWh ({}) at {}/kWh: {} (step loop, {} device{}, {:.1f}% sampled)",
-                  c->kwh, e.method, format_usd(usd_per_kwh), format_usd(c->usd), c->devices,
+      fmt::format("{:.4g} kWh ({}) at {}/kWh: {} (step loop, {} device{}, {:.1f}% sampled)", c->kwh,
+                  e.method, format_usd(usd_per_kwh), format_usd(c->usd), c->devices,
                   c->devices == 1 ? "" : "s", 100.0 * e.coverage.value_or(0.0)));
-  row("energy per epoch", fmt::format("{} ({:.2f} epochs)", usd_or_na(c->per_epoch_usd), c->epochs));
+  row("energy per epoch",
+      fmt::format("{} ({:.2f} epochs)", usd_or_na(c->per_epoch_usd), c->epochs));
   row("energy per optimizer step", usd_or_na(c->per_step_usd));
   row("energy per 1M trained tokens", usd_or_na(c->per_million_tokens_usd));
 }
@@ -349,8 +350,7 @@ Action add_cost_command(CLI::App& app) {
       OJson offers = OJson::array();
       for (const Priced& p : priced) offers.push_back(priced_json(p));
       out["offers"] = std::move(offers);
-      out["energy"] =
-          f->energy_price ? energy_cost_json(rep, *f->energy_price) : OJson(nullptr);
+      out["energy"] = f->energy_price ? energy_cost_json(rep, *f->energy_price) : OJson(nullptr);
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }

@@ -125,8 +125,7 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
       c.energy_mean_watts = r.energy->mean_watts;
       c.energy_method = r.energy->method;
     } else {
-      c.energy_reason =
-          r.energy ? r.energy->reason : "not recorded (report schema 1.5 or older)";
+      c.energy_reason = r.energy ? r.energy->reason : "not recorded (report schema 1.5 or older)";
     }
     c.final_loss = r.summary.mean_last_losses;
     c.loss_window = r.summary.loss_window;

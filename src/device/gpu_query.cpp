@@ -187,10 +187,8 @@ std::unique_ptr<GpuQuery> GpuQuery::load(GpuRuntime runtime, const ModuleSearch&
         reinterpret_cast<decltype(api->device_properties)>(symbol("ftbench_gpu_device_properties"));
     api->memory_info =
         reinterpret_cast<decltype(api->memory_info)>(symbol("ftbench_gpu_memory_info"));
-    api->power_open =
-        reinterpret_cast<decltype(api->power_open)>(symbol("ftbench_gpu_power_open"));
-    api->power_read =
-        reinterpret_cast<decltype(api->power_read)>(symbol("ftbench_gpu_power_read"));
+    api->power_open = reinterpret_cast<decltype(api->power_open)>(symbol("ftbench_gpu_power_open"));
+    api->power_read = reinterpret_cast<decltype(api->power_read)>(symbol("ftbench_gpu_power_read"));
     return std::unique_ptr<GpuQuery>(new GpuQuery(runtime, candidate, std::move(api)));
   }
   if (!search.override_path.empty()) {
@@ -258,7 +256,8 @@ PowerSensor GpuQuery::power_sensor(int64_t index) const {
   char error[kErrorSize] = {0};
   ftbench_gpu_power_sensor sensor{};
   if (api_->power_open(static_cast<int>(index), &sensor, error, sizeof(error)) != 0) {
-    throw GpuQueryError(fmt::format("{} device {} power: {}", backend_name(runtime_), index, error));
+    throw GpuQueryError(
+        fmt::format("{} device {} power: {}", backend_name(runtime_), index, error));
   }
   return {sensor.library, sensor.energy_source, sensor.power_source};
 }

@@ -268,8 +268,7 @@ int ftbench_gpu_power_open(int index, ftbench_gpu_power_sensor* out, char* error
     char text[384];
     std::snprintf(text, sizeof(text), "%s: %s; %s: %s", kEnergyCall,
                   r.energy_status < 0 ? "no counter resolution" : smi_error(r.energy_status),
-                  kPowerCall,
-                  r.power_status < 0 ? "no socket power" : smi_error(r.power_status));
+                  kPowerCall, r.power_status < 0 ? "no socket power" : smi_error(r.power_status));
     return fail_text(text, error, error_size);
   }
   smi.devices[index] = device;

@@ -103,9 +103,8 @@ report::Energy unmeasured_energy(const std::string& reason, double interval_seco
   return e;
 }
 
-report::Energy summarize_energy(const std::vector<DeviceReadings>& devices,
-                                double interval_seconds, int64_t segment,
-                                const std::vector<report::StepRecord>& steps,
+report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, double interval_seconds,
+                                int64_t segment, const std::vector<report::StepRecord>& steps,
                                 const std::string& error) {
   report::Energy e = unmeasured_energy("", interval_seconds, segment, steps);
   int64_t first = std::numeric_limits<int64_t>::max();
@@ -122,12 +121,13 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices,
   }
   bool covered = false;
   for (const DeviceReadings& d : devices) {
-    IntegratedEnergy x = integrate_energy(
-        d.readings, d.energy_source.empty() ? EnergyMethod::kPowerIntegration
-                                            : EnergyMethod::kEnergyCounter);
+    IntegratedEnergy x =
+        integrate_energy(d.readings, d.energy_source.empty() ? EnergyMethod::kPowerIntegration
+                                                             : EnergyMethod::kEnergyCounter);
     if (x.method == EnergyMethod::kEnergyCounter && x.sampled_seconds == 0.0 &&
         !d.power_source.empty()) {
-      const IntegratedEnergy by_power = integrate_energy(d.readings, EnergyMethod::kPowerIntegration);
+      const IntegratedEnergy by_power =
+          integrate_energy(d.readings, EnergyMethod::kPowerIntegration);
       if (by_power.sampled_seconds > 0.0) x = by_power;
     }
     covered = covered || x.sampled_seconds > 0.0;
@@ -149,8 +149,8 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices,
   if (!covered) {
     report::Energy none = unmeasured_energy(
         devices.empty() ? "no device to sample"
-                        : "no two successive readings of a device"
-                              + (error.empty() ? std::string() : " (last error: " + error + ")"),
+                        : "no two successive readings of a device" +
+                              (error.empty() ? std::string() : " (last error: " + error + ")"),
         interval_seconds, segment, steps);
     none.window_start_seconds = e.window_start_seconds;
     none.window_seconds = e.window_seconds;

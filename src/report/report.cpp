@@ -925,8 +925,8 @@ class Reader : public JsonFields<Json, ReportError> {
     if (found) derived_from(*found, *expected, path, formula);
   }
 
-  void watts(const std::optional<double>& mean, const std::optional<double>& peak,
-             double max_watts, const std::string& path) const {
+  void watts(const std::optional<double>& mean, const std::optional<double>& peak, double max_watts,
+             const std::string& path) const {
     if (mean.has_value() != peak.has_value()) {
       fail(path + ": mean_watts and peak_watts are both null or both numbers");
     }
@@ -978,15 +978,17 @@ class Reader : public JsonFields<Json, ReportError> {
     }
     const bool measured = e.joules.has_value();
     if (measured == !e.reason.empty()) {
-      fail(join(p, "reason") + (measured ? ": expected \"\" with energy.joules a number, found "
-                                         : ": expected why energy.joules is null, found ") +
+      fail(join(p, "reason") +
+           (measured ? ": expected \"\" with energy.joules a number, found "
+                     : ": expected why energy.joules is null, found ") +
            text::quoted(e.reason));
     }
     if (!measured) {
       if (!e.method.empty() || e.joules_per_step || e.joules_per_million_tokens || e.mean_watts ||
           e.peak_watts || e.sampled_seconds || e.coverage || !e.devices.empty()) {
-        fail(p + ": energy.joules is null, so are method (\"\"), the other figures and devices "
-                 "([])");
+        fail(p +
+             ": energy.joules is null, so are method (\"\"), the other figures and devices "
+             "([])");
       }
       return;
     }
@@ -995,7 +997,8 @@ class Reader : public JsonFields<Json, ReportError> {
       return std::find(kMethods.begin(), kMethods.end(), m) != kMethods.end();
     };
     if (!known_method(e.method) && e.method != "mixed") {
-      fail(join(p, "method") + ": expected one of energy_counter, power_integration, mixed, found " +
+      fail(join(p, "method") +
+           ": expected one of energy_counter, power_integration, mixed, found " +
            text::quoted(e.method));
     }
     if (e.interval_seconds < kMinEnergyIntervalSeconds) {
@@ -1063,11 +1066,11 @@ class Reader : public JsonFields<Json, ReportError> {
                           "the sum of energy.devices[].peak_watts");
     optional_derived_from(e.sampled_seconds, least_sampled, join(p, "sampled_seconds"),
                           "the least of energy.devices[].sampled_seconds");
-    optional_derived_from(
-        e.coverage,
-        e.window_seconds > 0.0 ? std::optional<double>(least_sampled / e.window_seconds)
-                               : std::nullopt,
-        join(p, "coverage"), "sampled_seconds / window_seconds");
+    optional_derived_from(e.coverage,
+                          e.window_seconds > 0.0
+                              ? std::optional<double>(least_sampled / e.window_seconds)
+                              : std::nullopt,
+                          join(p, "coverage"), "sampled_seconds / window_seconds");
     optional_derived_from(
         e.joules_per_step,
         e.steps > 0 ? std::optional<double>(*e.joules / double(e.steps)) : std::nullopt,

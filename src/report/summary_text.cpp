@@ -34,7 +34,8 @@ std::string energy_text(const Energy& e) {
   if (e.joules_per_million_tokens) {
     out += fmt::format(", {:.1f} kJ per 1M tokens", *e.joules_per_million_tokens / 1e3);
   }
-  if (e.mean_watts) out += fmt::format("; mean {:.1f} W, peak {:.1f} W", *e.mean_watts, *e.peak_watts);
+  if (e.mean_watts)
+    out += fmt::format("; mean {:.1f} W, peak {:.1f} W", *e.mean_watts, *e.peak_watts);
   out += fmt::format(" ({}: {}; {} samples every {:.0f} ms, {:.1f}% of {:.2f} s)",
                      e.method == "energy_counter"      ? "energy counter"
                      : e.method == "power_integration" ? "power integrated"

@@ -450,9 +450,8 @@ class EnergyMeter {
     } else {
       try {
         sampler_ = std::make_unique<device::EnergySampler>(
-            *query, std::vector<int64_t>{backend.info().index}, interval_ns_, [&clock] {
-              return static_cast<int64_t>(std::llround(clock.now() * 1e9));
-            });
+            *query, std::vector<int64_t>{backend.info().index}, interval_ns_,
+            [&clock] { return static_cast<int64_t>(std::llround(clock.now() * 1e9)); });
       } catch (const device::GpuQueryError& e) {
         reason_ = e.what();
         spdlog::warn("no energy figures: {}", reason_);

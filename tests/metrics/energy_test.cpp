@@ -29,10 +29,10 @@ TEST(Energy, CounterDifferences) {
 
 TEST(Energy, CounterAtTrainingScale) {
   // 700 W for 2 s read every 0.5 s: 350 J a read, 1400 J in all.
-  const IntegratedEnergy e = integrate_energy(
-      {counter(0, 5'000'000), counter(500, 5'350'000), counter(1000, 5'700'000),
-       counter(1500, 6'050'000), counter(2000, 6'400'000)},
-      EnergyMethod::kEnergyCounter);
+  const IntegratedEnergy e =
+      integrate_energy({counter(0, 5'000'000), counter(500, 5'350'000), counter(1000, 5'700'000),
+                        counter(1500, 6'050'000), counter(2000, 6'400'000)},
+                       EnergyMethod::kEnergyCounter);
   EXPECT_EQ(e.joules, 1400.0);
   EXPECT_EQ(e.sampled_seconds, 2.0);
   EXPECT_EQ(*e.mean_watts, 700.0);
@@ -41,9 +41,9 @@ TEST(Energy, CounterAtTrainingScale) {
 
 TEST(Energy, CounterSpansAFailedRead) {
   // The counter kept counting while a read failed: the interval 0 -> 200 ms is whole.
-  const IntegratedEnergy e = integrate_energy(
-      {counter(0, 0), failed(100), counter(200, 100'000), counter(300, 140'000)},
-      EnergyMethod::kEnergyCounter);
+  const IntegratedEnergy e =
+      integrate_energy({counter(0, 0), failed(100), counter(200, 100'000), counter(300, 140'000)},
+                       EnergyMethod::kEnergyCounter);
   EXPECT_EQ(e.joules, 140.0);
   EXPECT_DOUBLE_EQ(e.sampled_seconds, 0.3);
   EXPECT_EQ(e.samples, 3);
@@ -54,10 +54,10 @@ TEST(Energy, CounterSpansAFailedRead) {
 TEST(Energy, CounterResetIsBridgedByPower) {
   // The counter went back (driver reload or wrap) between 100 and 200 ms: that interval is
   // the trapezoid of the power readings at its ends, (400 + 600) / 2 W x 0.1 s = 50 J.
-  const IntegratedEnergy e = integrate_energy(
-      {counter(0, 10'000, 400'000), counter(100, 50'000, 400'000), counter(200, 2'000, 600'000),
-       counter(300, 62'000, 600'000)},
-      EnergyMethod::kEnergyCounter);
+  const IntegratedEnergy e =
+      integrate_energy({counter(0, 10'000, 400'000), counter(100, 50'000, 400'000),
+                        counter(200, 2'000, 600'000), counter(300, 62'000, 600'000)},
+                       EnergyMethod::kEnergyCounter);
   EXPECT_EQ(e.counter_resets, 1);
   EXPECT_DOUBLE_EQ(e.joules, 40.0 + 50.0 + 60.0);
   EXPECT_DOUBLE_EQ(e.sampled_seconds, 0.3);
@@ -66,10 +66,9 @@ TEST(Energy, CounterResetIsBridgedByPower) {
 }
 
 TEST(Energy, CounterResetWithoutPowerIsNotCovered) {
-  const IntegratedEnergy e =
-      integrate_energy({counter(0, 10'000), counter(100, 50'000), counter(200, 2'000),
-                        counter(300, 62'000)},
-                       EnergyMethod::kEnergyCounter);
+  const IntegratedEnergy e = integrate_energy(
+      {counter(0, 10'000), counter(100, 50'000), counter(200, 2'000), counter(300, 62'000)},
+      EnergyMethod::kEnergyCounter);
   EXPECT_EQ(e.counter_resets, 1);
   EXPECT_DOUBLE_EQ(e.joules, 100.0);
   EXPECT_DOUBLE_EQ(e.sampled_seconds, 0.2);  // 100 -> 200 ms left out
@@ -91,10 +90,9 @@ TEST(Energy, PowerTrapezoids) {
 
 TEST(Energy, PowerIntervalsNextToAFailedReadAreLeftOut) {
   // 0-100 ms covered, 100-200 and 200-300 ms not (the read at 200 failed), 300-400 covered.
-  const IntegratedEnergy e = integrate_energy(
-      {power(0, 200'000), power(100, 200'000), failed(200), power(300, 300'000),
-       power(400, 300'000)},
-      EnergyMethod::kPowerIntegration);
+  const IntegratedEnergy e = integrate_energy({power(0, 200'000), power(100, 200'000), failed(200),
+                                               power(300, 300'000), power(400, 300'000)},
+                                              EnergyMethod::kPowerIntegration);
   EXPECT_DOUBLE_EQ(e.joules, 20.0 + 30.0);
   EXPECT_DOUBLE_EQ(e.sampled_seconds, 0.2);
   EXPECT_EQ(e.samples, 4);

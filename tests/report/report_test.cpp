@@ -320,11 +320,11 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
-  EXPECT_EQ(keys(j),
-            (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
-                                      "data", "parameters", "derived", "batching", "timing",
-                                      "steps", "evaluations", "gemm", "segments", "checkpoints",
-                                      "weights", "exports", "summary", "memory", "energy"}));
+  EXPECT_EQ(keys(j), (std::vector<std::string>{
+                         "schema",  "run",         "spec",    "spec_fingerprint", "environment",
+                         "data",    "parameters",  "derived", "batching",         "timing",
+                         "steps",   "evaluations", "gemm",    "segments",         "checkpoints",
+                         "weights", "exports",     "summary", "memory",           "energy"}));
   EXPECT_EQ(j["schema"], "ftbench.report/1.6");
   EXPECT_EQ(keys(j["energy"]),
             (std::vector<std::string>{"reason", "method", "source", "segment", "interval_seconds",

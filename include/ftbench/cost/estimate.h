@@ -82,8 +82,8 @@ double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, doub
 inline constexpr double kMaxUsdPerKwh = 10.0;  // far above any tariff: 15 is cents, not dollars
 struct EnergyCost {
   double usd_per_kwh = 0.0;
-  double kwh = 0.0;  // energy.joules / 3.6e6
-  double usd = 0.0;  // kwh * usd_per_kwh
+  double kwh = 0.0;                              // energy.joules / 3.6e6
+  double usd = 0.0;                              // kwh * usd_per_kwh
   double epochs = 0.0;                           // energy.steps / derived.steps_per_epoch
   std::optional<double> per_epoch_usd;           // usd / epochs
   std::optional<double> per_step_usd;            // usd / energy.steps

@@ -51,7 +51,7 @@ class EnergySampler {
   std::atomic<int64_t> rounds_{0};
   std::mutex lock_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by lock_
+  bool stopping_ = false;    // guarded by lock_
   bool last_round_ = false;  // guarded by lock_: take a round before the thread ends
   std::thread thread_;
 };

@@ -57,8 +57,8 @@ struct DeviceReadings {
   int64_t index = 0;
   std::string pci_bus_id;
   std::string library;
-  std::string energy_source;  // "" when the device has no counter
-  std::string power_source;   // "" when it has no power reading
+  std::string energy_source;           // "" when the device has no counter
+  std::string power_source;            // "" when it has no power reading
   std::vector<PowerReading> readings;  // nanoseconds from process start
 };
 
@@ -66,9 +66,8 @@ struct DeviceReadings {
 // counter when it has one (by power when the counter covered no time but power did), the totals
 // as report::Energy says. `steps` are the segment's optimizer steps (per step, per 1M real
 // tokens); `error` is the last failed read's message, for `reason` when nothing was covered.
-report::Energy summarize_energy(const std::vector<DeviceReadings>& devices,
-                                double interval_seconds, int64_t segment,
-                                const std::vector<report::StepRecord>& steps,
+report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, double interval_seconds,
+                                int64_t segment, const std::vector<report::StepRecord>& steps,
                                 const std::string& error);
 
 // The report's energy when nothing was measured: `reason` says why; steps and tokens counted.

@@ -333,11 +333,11 @@ struct MeasuredGemm {
 
 // One device's board energy over the sampling window (since 1.6).
 struct DeviceEnergy {
-  int64_t index = 0;        // the runtime's device index, as environment.device.index
-  std::string pci_bus_id;   // how the management library found it
-  std::string method;       // energy_counter, power_integration (metrics/energy.h)
-  std::string source;       // the library call: "nvmlDeviceGetTotalEnergyConsumption"
-  std::string library;      // "libnvidia-ml.so.1", "libamd_smi.so"
+  int64_t index = 0;       // the runtime's device index, as environment.device.index
+  std::string pci_bus_id;  // how the management library found it
+  std::string method;      // energy_counter, power_integration (metrics/energy.h)
+  std::string source;      // the library call: "nvmlDeviceGetTotalEnergyConsumption"
+  std::string library;     // "libnvidia-ml.so.1", "libamd_smi.so"
   double joules = 0.0;
   double sampled_seconds = 0.0;      // time between readings that contributed
   std::optional<double> mean_watts;  // joules / sampled_seconds; null when nothing was covered
@@ -352,11 +352,11 @@ struct DeviceEnergy {
 // steps included), since 1.6. The figures are null, and `reason` says why, where nothing was
 // measured (cpu, no management library, no device sensor, no step). docs/methodology.md.
 struct Energy {
-  std::string reason;  // why the figures are null; "" when measured
-  std::string method;  // energy_counter, power_integration, mixed; "" when not measured
-  std::string source;  // the library call(s), joined by ", "; "" when not measured
-  int64_t segment = 1;                // the process (Segment::index) whose training it covers
-  double interval_seconds = 0.0;      // backend.energy_sample_ms / 1000
+  std::string reason;             // why the figures are null; "" when measured
+  std::string method;             // energy_counter, power_integration, mixed; "" when not measured
+  std::string source;             // the library call(s), joined by ", "; "" when not measured
+  int64_t segment = 1;            // the process (Segment::index) whose training it covers
+  double interval_seconds = 0.0;  // backend.energy_sample_ms / 1000
   double window_start_seconds = 0.0;  // the first reading, from process start (as phases)
   double window_seconds = 0.0;        // first reading to last; 0 when none was taken
   int64_t steps = 0;                  // that segment's optimizer steps (all in the window)
