@@ -775,6 +775,7 @@ OJson one_process_json() {
   OJson j = to_json(full_report());
   j.erase("segments");
   j.erase("checkpoints");
+  j.erase("energy");
   for (OJson& step : j["steps"]) step.erase("segment");
   // The run: t0 1.25 s before the process, whose last phase ends at 47 + 1800 s.
   j["timing"]["phases"][3]["seconds"] = 1800.0;
@@ -1095,7 +1096,7 @@ TEST(ReportConsistency, EnergyFiguresAgree) {
             "r.json: energy.joules_per_step: expected joules / steps = 708.75, found 700");
   EXPECT_EQ(refused([](OJson& e) { e["joules_per_million_tokens"] = nullptr; }),
             "r.json: energy.joules_per_million_tokens: expected joules / tokens x 10^6 = "
-            "7087.2570459034935, found null");
+            "7087.251946181884, found null");
   EXPECT_EQ(refused([](OJson& e) { e["steps"] = 5; }),
             "r.json: energy: steps 5 and tokens 400014: expected segment 2's 4 steps and their "
             "400014 real tokens");
@@ -1129,13 +1130,14 @@ TEST(ReportConsistency, EnergyFiguresAgree) {
   EXPECT_EQ(refused([](OJson& e) { e["devices"] = OJson::array(); }),
             "r.json: energy.devices: energy.joules is measured on no device");
   EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["joules"] = "x"; }),
-            "r.json: energy.devices[0].joules: expected a number, found string \"x\"");
+            "r.json: energy.devices[0].joules: expected a number, found string");
 }
 
 TEST(ReportConsistency, TotalsStayWithinRange) {
   OJson j = to_json(cpu_report());
   j.erase("segments");
   j.erase("checkpoints");
+  j.erase("energy");
   // A run of 1001 steps of no time: no summary over them.
   j["derived"]["total_steps"] = 1001;
   j["summary"]["measured_steps"] = 0;
@@ -1348,7 +1350,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.5\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.6\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left
