@@ -172,6 +172,18 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
                     ? fmt::format("{:.4f} (mean of last {})", c.final_loss, c.loss_window)
                     : "n/a");
   });
+  row("GPU board energy", [](const Column& c) {
+    if (!c.energy_joules) return Cell("n/a: " + c.energy_reason);
+    return Cell(fmt::format("{:.1f} kJ ({})", *c.energy_joules / 1e3, c.energy_method));
+  });
+  row("energy per 1M tokens", [](const Column& c) {
+    return Cell(c.energy_joules_per_million_tokens
+                    ? fmt::format("{:.1f} kJ", *c.energy_joules_per_million_tokens / 1e3)
+                    : "n/a");
+  });
+  row("mean board power", [](const Column& c) {
+    return Cell(c.energy_mean_watts ? fmt::format("{:.0f} W", *c.energy_mean_watts) : "n/a");
+  });
   row("rate", [](const Column& c) {
     return Cell(c.rate ? format_usd(c.rate->usd_per_gpu_hour) + "/GPU-h " +
                              cost::to_string(c.rate->billing)
@@ -212,6 +224,11 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   row("cost vs A", [&](const Column& c) {
     if (!c.cost_ratio) return Cell("");
     return Cell(format_percent(*c.cost_ratio - 1.0, true), better(c.cost_ratio, true));
+  });
+  row("energy per token vs A", [&](const Column& c) {
+    if (!c.energy_per_token_ratio) return Cell("");
+    return Cell(format_percent(*c.energy_per_token_ratio - 1.0, true),
+                better(c.energy_per_token_ratio, true));
   });
   row("break-even rate", [](const Column& c) {
     return Cell(
@@ -310,12 +327,18 @@ OJson column_json(const Column& c) {
   j["peak_memory_bytes"] = c.peak_memory_bytes ? OJson(*c.peak_memory_bytes) : OJson(nullptr);
   j["peak_memory_kind"] = c.peak_memory_kind;
   j["final_loss"] = optional_json(c.final_loss);
+  j["energy"] = {{"joules", optional_json(c.energy_joules)},
+                 {"joules_per_million_tokens", optional_json(c.energy_joules_per_million_tokens)},
+                 {"mean_watts", optional_json(c.energy_mean_watts)},
+                 {"method", c.energy_method},
+                 {"reason", c.energy_reason}};
   j["rate"] = c.rate ? rate_json(*c.rate) : OJson(nullptr);
   j["cost"] = c.cost ? cost_json(*c.cost) : OJson(nullptr);
   j["run_time_ratio"] = optional_json(c.run_time_ratio);
   j["throughput_ratio"] = optional_json(c.throughput_ratio);
   j["step_p50_change"] = optional_json(c.step_p50_change);
   j["cost_ratio"] = optional_json(c.cost_ratio);
+  j["energy_per_token_ratio"] = optional_json(c.energy_per_token_ratio);
   j["break_even_usd_per_gpu_hour"] = optional_json(c.break_even_usd_per_gpu_hour);
   if (c.step_test) {
     j["step_test"] = {{"test", "mann-whitney-u, two-sided"},

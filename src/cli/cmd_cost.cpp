@@ -27,6 +27,7 @@ struct CostFlags {
   std::string project_tokens;
   std::string project_examples;
   std::string project_epochs;
+  std::optional<double> energy_price;  // USD per kWh
 };
 
 // One line of the per-offer table.
@@ -112,6 +113,25 @@ text::Table csv_table(const std::vector<Priced>& priced) {
          p.rate.date ? cost::to_string(*p.rate.date) : "", p.flags});
   }
   return t;
+}
+
+// The energy rows (--energy-price): board energy of the step loop, priced.
+void energy_rows(text::Table& t, const report::Report& rep, double usd_per_kwh) {
+  auto row = [&t](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
+  const std::optional<cost::EnergyCost> c = cost::energy_cost(rep, usd_per_kwh);
+  if (!c) {
+    row("GPU board energy", "n/a: " + no_energy_reason(rep));
+    return;
+  }
+  const report::Energy& e = *rep.energy;
+  row("GPU board energy",
+      fmt::format("{:.4g} kWh ({}) at {}/kWh: {} (step loop, {} device{}, {:.1f}% sampled)", c->kwh,
+                  e.method, format_usd(usd_per_kwh), format_usd(c->usd), c->devices,
+                  c->devices == 1 ? "" : "s", 100.0 * e.coverage.value_or(0.0)));
+  row("energy per epoch",
+      fmt::format("{} ({:.2f} epochs)", usd_or_na(c->per_epoch_usd), c->epochs));
+  row("energy per optimizer step", usd_or_na(c->per_step_usd));
+  row("energy per 1M trained tokens", usd_or_na(c->per_million_tokens_usd));
 }
 
 text::Table summary_table(const report::Report& rep, const cost::RunTimes& times,
@@ -209,6 +229,9 @@ Action add_cost_command(CLI::App& app) {
                              "Project a job of N epochs of the run's data set");
   pt->excludes(pe)->excludes(pp);
   pe->excludes(pp);
+  cmd->add_option("--energy-price", f->energy_price,
+                  "Price of electricity in USD per kWh: adds the measured GPU board energy's "
+                  "cost (per run, epoch, step, 1M tokens)");
 
   add_common_options(cmd, f->common, /*with_dates=*/true);
 
@@ -218,6 +241,13 @@ Action add_cost_command(CLI::App& app) {
     const cost::Catalog catalog = cost::load_catalogs(f->common.catalogs);
     const cost::Date today = today_or(f->common.today);
     check_max_age_days(f->common.max_age_days);
+    if (f->energy_price) {
+      try {
+        cost::check_usd_per_kwh(*f->energy_price);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(std::string("--energy-price: ") + e.what());
+      }
+    }
     cost::RunTimes times;
     try {
       times = cost::run_times(rep);
@@ -320,6 +350,7 @@ Action add_cost_command(CLI::App& app) {
       OJson offers = OJson::array();
       for (const Priced& p : priced) offers.push_back(priced_json(p));
       out["offers"] = std::move(offers);
+      out["energy"] = f->energy_price ? energy_cost_json(rep, *f->energy_price) : OJson(nullptr);
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }
@@ -332,7 +363,8 @@ Action add_cost_command(CLI::App& app) {
       std::cout << text::render_csv(csv_table(rows));
       return kExitOk;
     }
-    const text::Table summary = summary_table(rep, times, *chosen, projected_tokens);
+    text::Table summary = summary_table(rep, times, *chosen, projected_tokens);
+    if (f->energy_price) energy_rows(summary, rep, *f->energy_price);
     const bool color = format == text::Format::kTable && text::use_color(f->common.color);
     const std::string offers_title =
         gpu ? fmt::format("Every catalog offer of {} (cheapest for this run first; * = used above)",

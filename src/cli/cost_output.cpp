@@ -67,4 +67,25 @@ std::string describe_rate(const cost::Rate& rate) {
   return text;
 }
 
+std::string no_energy_reason(const report::Report& report) {
+  if (!report.energy) return "not recorded (report schema 1.5 or older)";
+  return report.energy->reason;
+}
+
+nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd_per_kwh) {
+  const std::optional<cost::EnergyCost> c = cost::energy_cost(report, usd_per_kwh);
+  nlohmann::ordered_json j;
+  j["usd_per_kwh"] = usd_per_kwh;
+  j["reason"] = c ? std::string() : no_energy_reason(report);
+  j["method"] = report.energy ? nlohmann::ordered_json(report.energy->method) : nullptr;
+  j["kwh"] = c ? optional_json(c->kwh) : nullptr;
+  j["usd"] = c ? optional_json(c->usd) : nullptr;
+  j["epochs"] = c ? optional_json(c->epochs) : nullptr;
+  j["per_epoch_usd"] = c ? optional_json(c->per_epoch_usd) : nullptr;
+  j["per_step_usd"] = c ? optional_json(c->per_step_usd) : nullptr;
+  j["per_million_tokens_usd"] = c ? optional_json(c->per_million_tokens_usd) : nullptr;
+  j["devices"] = c ? nlohmann::ordered_json(c->devices) : nullptr;
+  return j;
+}
+
 }  // namespace ftbench::cli

@@ -248,6 +248,17 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         "the job keys listed as job differences decide; execution keys also change it");
   }
 
+  // Energy (since 1.6): compared only where every report measured it the same way.
+  differ.check(
+      "energy figures", Severity::kExecution,
+      [](const report::Report& r) {
+        if (!r.energy) return std::string("none: not recorded (report schema 1.5 or older)");
+        if (!r.energy->joules) return "none: " + r.energy->reason;
+        return r.energy->method + " (" + r.energy->source + ")";
+      },
+      "GPU board energy is compared only between reports that measured it; a hardware counter "
+      "and integrated power readings agree only to the power reading's accuracy");
+
   // An out-of-memory fallback is always listed, even when every report fell back the same way:
   // the steps after it ran at another micro-batch than the spec says.
   f.fell_back = std::any_of(reports.begin(), reports.end(), [](const report::Report& r) {

@@ -119,6 +119,14 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
       c.peak_memory_bytes = r.memory.peak_rss_bytes;
       c.peak_memory_kind = "RSS (host)";
     }
+    if (r.energy && r.energy->joules) {
+      c.energy_joules = r.energy->joules;
+      c.energy_joules_per_million_tokens = r.energy->joules_per_million_tokens;
+      c.energy_mean_watts = r.energy->mean_watts;
+      c.energy_method = r.energy->method;
+    } else {
+      c.energy_reason = r.energy ? r.energy->reason : "not recorded (report schema 1.5 or older)";
+    }
     c.final_loss = r.summary.mean_last_losses;
     c.loss_window = r.summary.loss_window;
     if (!options.rates.empty() && options.rates[i]) {
@@ -147,6 +155,11 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
           c.break_even_usd_per_gpu_hour = finite_or_unset(
               cost::break_even_usd_per_gpu_hour(c.times, *c.rate, base.cost->billed_usd));
         }
+      }
+      if (c.energy_joules_per_million_tokens && base.energy_joules_per_million_tokens &&
+          *base.energy_joules_per_million_tokens > 0.0) {
+        c.energy_per_token_ratio = finite_or_unset(*c.energy_joules_per_million_tokens /
+                                                   *base.energy_joules_per_million_tokens);
       }
       const std::vector<double> steps = measured_step_seconds(r);
       if (!base_steps.empty() && !steps.empty()) {

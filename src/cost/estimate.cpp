@@ -138,4 +138,31 @@ double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, doub
   return target_usd / (seconds / 3600.0 * static_cast<double>(gpus));
 }
 
+void check_usd_per_kwh(double usd_per_kwh) {
+  if (!std::isfinite(usd_per_kwh) || !(usd_per_kwh > 0.0) || usd_per_kwh > kMaxUsdPerKwh) {
+    throw std::invalid_argument(
+        fmt::format("expected a price in USD per kWh above 0 and at most {} (a price in cents "
+                    "is 100 times too high), found {}",
+                    kMaxUsdPerKwh, usd_per_kwh));
+  }
+}
+
+std::optional<EnergyCost> energy_cost(const report::Report& report, double usd_per_kwh) {
+  check_usd_per_kwh(usd_per_kwh);
+  if (!report.energy || !report.energy->joules) return std::nullopt;
+  const report::Energy& e = *report.energy;
+  EnergyCost c;
+  c.usd_per_kwh = usd_per_kwh;
+  c.kwh = *e.joules / 3.6e6;
+  c.usd = c.kwh * usd_per_kwh;
+  c.devices = static_cast<int64_t>(e.devices.size());
+  if (report.derived.steps_per_epoch > 0) {
+    c.epochs = static_cast<double>(e.steps) / static_cast<double>(report.derived.steps_per_epoch);
+  }
+  if (c.epochs > 0.0) c.per_epoch_usd = c.usd / c.epochs;
+  if (e.steps > 0) c.per_step_usd = c.usd / static_cast<double>(e.steps);
+  if (e.tokens > 0) c.per_million_tokens_usd = c.usd / static_cast<double>(e.tokens) * 1e6;
+  return c;
+}
+
 }  // namespace ftbench::cost

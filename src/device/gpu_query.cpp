@@ -133,6 +133,8 @@ struct GpuQuery::Api {
   decltype(&ftbench_gpu_versions) versions = nullptr;
   decltype(&ftbench_gpu_device_properties) device_properties = nullptr;
   decltype(&ftbench_gpu_memory_info) memory_info = nullptr;
+  decltype(&ftbench_gpu_power_open) power_open = nullptr;
+  decltype(&ftbench_gpu_power_read) power_read = nullptr;
 };
 
 GpuQuery::GpuQuery(GpuRuntime runtime, std::string path, std::unique_ptr<Api> api)
@@ -185,6 +187,8 @@ std::unique_ptr<GpuQuery> GpuQuery::load(GpuRuntime runtime, const ModuleSearch&
         reinterpret_cast<decltype(api->device_properties)>(symbol("ftbench_gpu_device_properties"));
     api->memory_info =
         reinterpret_cast<decltype(api->memory_info)>(symbol("ftbench_gpu_memory_info"));
+    api->power_open = reinterpret_cast<decltype(api->power_open)>(symbol("ftbench_gpu_power_open"));
+    api->power_read = reinterpret_cast<decltype(api->power_read)>(symbol("ftbench_gpu_power_read"));
     return std::unique_ptr<GpuQuery>(new GpuQuery(runtime, candidate, std::move(api)));
   }
   if (!search.override_path.empty()) {
@@ -246,6 +250,29 @@ GpuMemoryInfo GpuQuery::memory_info(int64_t index) const {
         fmt::format("{} device {} memory: {}", backend_name(runtime_), index, error));
   }
   return {free_bytes, total_bytes};
+}
+
+PowerSensor GpuQuery::power_sensor(int64_t index) const {
+  char error[kErrorSize] = {0};
+  ftbench_gpu_power_sensor sensor{};
+  if (api_->power_open(static_cast<int>(index), &sensor, error, sizeof(error)) != 0) {
+    throw GpuQueryError(
+        fmt::format("{} device {} power: {}", backend_name(runtime_), index, error));
+  }
+  return {sensor.library, sensor.energy_source, sensor.power_source};
+}
+
+PowerSample GpuQuery::read_power(int64_t index) const {
+  char error[kErrorSize] = {0};
+  ftbench_gpu_power_reading reading{-1, -1};
+  PowerSample out;
+  if (api_->power_read(static_cast<int>(index), &reading, error, sizeof(error)) != 0) {
+    out.error = error;
+    return out;
+  }
+  out.energy_millijoules = known(reading.energy_millijoules);
+  out.power_milliwatts = known(reading.power_milliwatts);
+  return out;
 }
 
 void fill_device_info(const GpuQuery& query, int64_t index, report::DeviceInfo& info) {

@@ -29,6 +29,13 @@ constexpr double kMaxDurationSeconds = 366.0 * 86400.0;   // 31,622,400
 constexpr int64_t kMaxWorldSize = 65536;                  // cost::kMaxGpus
 constexpr int64_t kMaxCount = 1'000'000'000'000'000;      // 10^15, any one count
 constexpr int64_t kMaxTotal = 1'000'000'000'000'000'000;  // 10^18, sums over a report
+// Board power of one device: the largest accelerator boards draw about 1.2 kW; 100 kW is a
+// reading no device gives.
+constexpr double kMaxWattsPerDevice = 100'000.0;
+// backend.energy_sample_ms' bounds (spec), in seconds.
+constexpr double kMinEnergyIntervalSeconds = 0.01;
+constexpr double kMaxEnergyIntervalSeconds = 10.0;
+constexpr int64_t kMaxDeviceIndex = 65535;  // backend.device_index's bound
 
 // Two figures measured on the same clock may differ by rounding: a part may exceed its whole
 // by a millionth and a millisecond.
@@ -225,6 +232,48 @@ OJson to_json(const PhaseMemory& m) {
   j["device_used_peak_bytes"] = optional_integer(m.device_used_peak_bytes);
   j["peak_rss_bytes"] = optional_integer(m.peak_rss_bytes);
   j["rss_at_end_bytes"] = optional_integer(m.rss_at_end_bytes);
+  return j;
+}
+
+OJson to_json(const DeviceEnergy& d) {
+  OJson j;
+  j["index"] = d.index;
+  j["pci_bus_id"] = d.pci_bus_id;
+  j["method"] = d.method;
+  j["source"] = d.source;
+  j["library"] = d.library;
+  j["joules"] = number_or_null(d.joules);
+  j["sampled_seconds"] = number_or_null(d.sampled_seconds);
+  j["mean_watts"] = optional_number(d.mean_watts);
+  j["peak_watts"] = optional_number(d.peak_watts);
+  j["samples"] = d.samples;
+  j["failed_reads"] = d.failed_reads;
+  j["counter_resets"] = d.counter_resets;
+  return j;
+}
+
+OJson to_json(const Energy& e) {
+  OJson j;
+  j["reason"] = e.reason;
+  j["method"] = e.method;
+  j["source"] = e.source;
+  j["segment"] = e.segment;
+  j["interval_seconds"] = number_or_null(e.interval_seconds);
+  j["window_start_seconds"] = number_or_null(e.window_start_seconds);
+  j["window_seconds"] = number_or_null(e.window_seconds);
+  j["steps"] = e.steps;
+  j["tokens"] = e.tokens;
+  j["joules"] = optional_number(e.joules);
+  j["joules_per_step"] = optional_number(e.joules_per_step);
+  j["joules_per_million_tokens"] = optional_number(e.joules_per_million_tokens);
+  j["mean_watts"] = optional_number(e.mean_watts);
+  j["peak_watts"] = optional_number(e.peak_watts);
+  j["sampled_seconds"] = optional_number(e.sampled_seconds);
+  j["coverage"] = optional_number(e.coverage);
+  j["sample_count"] = e.sample_count;
+  OJson devices = OJson::array();
+  for (const DeviceEnergy& d : e.devices) devices.push_back(to_json(d));
+  j["devices"] = std::move(devices);
   return j;
 }
 
@@ -527,6 +576,9 @@ class Reader : public JsonFields<Json, ReportError> {
     r.memory.peak_active_bytes = optional_integer_since(memory, "memory", "peak_active_bytes");
     r.memory.allocation_retries = optional_integer_since(memory, "memory", "allocation_retries");
     r.memory.oom_count = optional_integer_since(memory, "memory", "oom_count");
+    if (const auto it = j.find("energy"); it != j.end() && !it->is_null()) {
+      r.energy = read_energy(object(j, "", "energy"));
+    }
     check_consistency(r);
     return r;
   }
@@ -854,6 +906,181 @@ class Reader : public JsonFields<Json, ReportError> {
     }
   }
 
+  // Two figures one is computed from: equal up to rounding.
+  void derived_from(double found, double expected, const std::string& path,
+                    const std::string& formula) const {
+    if (std::fabs(found - expected) > 1e-6 * std::fabs(expected) + 1e-9) {
+      fail(path + ": expected " + formula + " = " + number_text(expected) + ", found " +
+           number_text(found));
+    }
+  }
+
+  void optional_derived_from(const std::optional<double>& found,
+                             const std::optional<double>& expected, const std::string& path,
+                             const std::string& formula) const {
+    if (found.has_value() != expected.has_value()) {
+      fail(path + ": expected " + (expected ? formula + " = " + number_text(*expected) : "null") +
+           ", found " + (found ? number_text(*found) : "null"));
+    }
+    if (found) derived_from(*found, *expected, path, formula);
+  }
+
+  void watts(const std::optional<double>& mean, const std::optional<double>& peak, double max_watts,
+             const std::string& path) const {
+    if (mean.has_value() != peak.has_value()) {
+      fail(path + ": mean_watts and peak_watts are both null or both numbers");
+    }
+    if (!peak) return;
+    if (*peak > max_watts) {
+      fail(join(path, "peak_watts") + ": expected at most " + number_text(max_watts) +
+           " W (100 kW a device), found " + number_text(*peak));
+    }
+    if (*mean > with_slack(*peak)) {
+      fail(join(path, "mean_watts") + ": expected at most peak_watts " + number_text(*peak) +
+           ", found " + number_text(*mean));
+    }
+  }
+
+  // Energy (since 1.6): measured or not, said once; each device's figures within the window
+  // and within themselves; the totals their devices' and the per-unit figures their quotients.
+  void check_energy(const Report& r) const {
+    if (!r.energy) return;
+    const Energy& e = *r.energy;
+    const std::string p = "energy";
+    check_segment_exists(e.segment, r, join(p, "segment"));
+    duration(e.window_start_seconds, join(p, "window_start_seconds"));
+    duration(e.window_seconds, join(p, "window_seconds"));
+    if (e.interval_seconds > kMaxEnergyIntervalSeconds) {
+      fail(join(p, "interval_seconds") + ": expected at most " +
+           number_text(kMaxEnergyIntervalSeconds) + " s (backend.energy_sample_ms 10000), found " +
+           number_text(e.interval_seconds));
+    }
+    if (!r.phases.empty()) {
+      double end = 0.0;
+      for (const Phase& ph : r.phases) end = std::max(end, ph.start_seconds + ph.seconds);
+      if (e.window_start_seconds + e.window_seconds > with_slack(end)) {
+        fail(p + ": window_start_seconds + window_seconds = " +
+             number_text(e.window_start_seconds + e.window_seconds) +
+             " s, after the end of the last of timing.phases at " + number_text(end) + " s");
+      }
+    }
+    int64_t steps = 0;
+    int64_t tokens = 0;
+    for (const StepRecord& s : r.steps) {
+      if (s.segment != e.segment) continue;
+      ++steps;
+      tokens += s.real_tokens;
+    }
+    if (e.steps != steps || e.tokens != tokens) {
+      fail(p + ": steps " + std::to_string(e.steps) + " and tokens " + std::to_string(e.tokens) +
+           ": expected segment " + std::to_string(e.segment) + "'s " + std::to_string(steps) +
+           " steps and their " + std::to_string(tokens) + " real tokens");
+    }
+    const bool measured = e.joules.has_value();
+    if (measured == !e.reason.empty()) {
+      fail(join(p, "reason") +
+           (measured ? ": expected \"\" with energy.joules a number, found "
+                     : ": expected why energy.joules is null, found ") +
+           text::quoted(e.reason));
+    }
+    if (!measured) {
+      if (!e.method.empty() || e.joules_per_step || e.joules_per_million_tokens || e.mean_watts ||
+          e.peak_watts || e.sampled_seconds || e.coverage || !e.devices.empty()) {
+        fail(p +
+             ": energy.joules is null, so are method (\"\"), the other figures and devices "
+             "([])");
+      }
+      return;
+    }
+    static const std::vector<std::string> kMethods = {"energy_counter", "power_integration"};
+    const auto known_method = [](const std::string& m) {
+      return std::find(kMethods.begin(), kMethods.end(), m) != kMethods.end();
+    };
+    if (!known_method(e.method) && e.method != "mixed") {
+      fail(join(p, "method") +
+           ": expected one of energy_counter, power_integration, mixed, found " +
+           text::quoted(e.method));
+    }
+    if (e.interval_seconds < kMinEnergyIntervalSeconds) {
+      fail(join(p, "interval_seconds") + ": expected at least " +
+           number_text(kMinEnergyIntervalSeconds) + " s (backend.energy_sample_ms 10), found " +
+           number_text(e.interval_seconds));
+    }
+    if (e.devices.empty()) fail(join(p, "devices") + ": energy.joules is measured on no device");
+    double joules = 0.0;
+    double mean = 0.0;
+    double peak = 0.0;
+    bool all_watts = true;
+    double least_sampled = std::numeric_limits<double>::infinity();
+    int64_t samples = 0;
+    for (std::size_t i = 0; i < e.devices.size(); ++i) {
+      const DeviceEnergy& d = e.devices[i];
+      const std::string path = index("energy.devices", i);
+      if (d.index > kMaxDeviceIndex) {
+        fail(join(path, "index") + ": expected at most 65535, found " + std::to_string(d.index));
+      }
+      if (!known_method(d.method)) {
+        fail(join(path, "method") + ": expected one of energy_counter, power_integration, found " +
+             text::quoted(d.method));
+      }
+      if (d.sampled_seconds > with_slack(e.window_seconds)) {
+        fail(join(path, "sampled_seconds") + ": expected at most energy.window_seconds " +
+             number_text(e.window_seconds) + ", found " + number_text(d.sampled_seconds));
+      }
+      watts(d.mean_watts, d.peak_watts, kMaxWattsPerDevice, path);
+      optional_derived_from(d.mean_watts,
+                            d.sampled_seconds > 0.0
+                                ? std::optional<double>(d.joules / d.sampled_seconds)
+                                : std::nullopt,
+                            join(path, "mean_watts"), "joules / sampled_seconds");
+      if (d.peak_watts && d.joules > with_slack(*d.peak_watts * d.sampled_seconds)) {
+        fail(join(path, "joules") + ": " + number_text(d.joules) + " J, more than peak_watts x " +
+             "sampled_seconds " + number_text(*d.peak_watts * d.sampled_seconds) + " J");
+      }
+      if (!d.peak_watts && d.joules > 0.0) {
+        fail(join(path, "joules") + ": " + number_text(d.joules) +
+             " J with no time sampled (mean_watts null)");
+      }
+      joules += d.joules;
+      if (d.mean_watts) {
+        mean += *d.mean_watts;
+        peak += *d.peak_watts;
+      } else {
+        all_watts = false;
+      }
+      least_sampled = std::min(least_sampled, d.sampled_seconds);
+      if (d.samples > kMaxTotal - samples) fail("energy.devices[].samples: more than 10^18");
+      samples += d.samples;
+    }
+    derived_from(*e.joules, joules, join(p, "joules"), "the sum of energy.devices[].joules");
+    if (e.sample_count != samples) {
+      fail(join(p, "sample_count") + ": expected the sum of energy.devices[].samples " +
+           std::to_string(samples) + ", found " + std::to_string(e.sample_count));
+    }
+    const auto if_all = [&](double v) {
+      return all_watts ? std::optional<double>(v) : std::nullopt;
+    };
+    optional_derived_from(e.mean_watts, if_all(mean), join(p, "mean_watts"),
+                          "the sum of energy.devices[].mean_watts");
+    optional_derived_from(e.peak_watts, if_all(peak), join(p, "peak_watts"),
+                          "the sum of energy.devices[].peak_watts");
+    optional_derived_from(e.sampled_seconds, least_sampled, join(p, "sampled_seconds"),
+                          "the least of energy.devices[].sampled_seconds");
+    optional_derived_from(e.coverage,
+                          e.window_seconds > 0.0
+                              ? std::optional<double>(least_sampled / e.window_seconds)
+                              : std::nullopt,
+                          join(p, "coverage"), "sampled_seconds / window_seconds");
+    optional_derived_from(
+        e.joules_per_step,
+        e.steps > 0 ? std::optional<double>(*e.joules / double(e.steps)) : std::nullopt,
+        join(p, "joules_per_step"), "joules / steps");
+    optional_derived_from(
+        e.joules_per_million_tokens,
+        e.tokens > 0 ? std::optional<double>(*e.joules / double(e.tokens) * 1e6) : std::nullopt,
+        join(p, "joules_per_million_tokens"), "joules / tokens x 10^6");
+  }
+
   void check_consistency(const Report& r) const {
     check_durations(r);
     check_memory(r);
@@ -865,6 +1092,59 @@ class Reader : public JsonFields<Json, ReportError> {
     check_steps(r);
     check_run(r);
     check_summary(r);
+    check_energy(r);
+  }
+
+  Energy read_energy(const Json& e) const {
+    const std::string p = "energy";
+    Energy out;
+    out.reason = string(e, p, "reason");
+    out.method = string(e, p, "method");
+    out.source = string(e, p, "source");
+    out.segment = count(e, p, "segment");
+    out.interval_seconds = non_negative_number(e, p, "interval_seconds");
+    out.window_start_seconds = non_negative_number(e, p, "window_start_seconds");
+    out.window_seconds = non_negative_number(e, p, "window_seconds");
+    out.steps = count(e, p, "steps");
+    out.tokens = count(e, p, "tokens");
+    out.joules = optional_non_negative(e, p, "joules");
+    out.joules_per_step = optional_non_negative(e, p, "joules_per_step");
+    out.joules_per_million_tokens = optional_non_negative(e, p, "joules_per_million_tokens");
+    out.mean_watts = optional_non_negative(e, p, "mean_watts");
+    out.peak_watts = optional_non_negative(e, p, "peak_watts");
+    out.sampled_seconds = optional_non_negative(e, p, "sampled_seconds");
+    out.coverage = optional_non_negative(e, p, "coverage");
+    out.sample_count = count(e, p, "sample_count");
+    const Json& devices = array(e, p, "devices");
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const std::string path = index("energy.devices", i);
+      const Json& d = devices[i];
+      if (!d.is_object()) wrong_type(path, "an object", d);
+      DeviceEnergy x;
+      x.index = count(d, path, "index");
+      x.pci_bus_id = string(d, path, "pci_bus_id");
+      x.method = string(d, path, "method");
+      x.source = string(d, path, "source");
+      x.library = string(d, path, "library");
+      x.joules = non_negative_number(d, path, "joules");
+      x.sampled_seconds = non_negative_number(d, path, "sampled_seconds");
+      x.mean_watts = optional_non_negative(d, path, "mean_watts");
+      x.peak_watts = optional_non_negative(d, path, "peak_watts");
+      x.samples = count(d, path, "samples");
+      x.failed_reads = count(d, path, "failed_reads");
+      x.counter_resets = count(d, path, "counter_resets");
+      out.devices.push_back(std::move(x));
+    }
+    return out;
+  }
+
+  std::optional<double> optional_non_negative(const Json& obj, const std::string& parent,
+                                              const char* key) const {
+    const std::optional<double> v = optional_number(obj, parent, key);
+    if (v && !(*v >= 0.0)) {
+      fail(join(parent, key) + ": expected a number >= 0 or null, found " + obj.at(key).dump());
+    }
+    return v;
   }
 
   PhaseMemory read_phase_memory(const Json& m, const std::string& p) const {
@@ -1250,6 +1530,7 @@ nlohmann::ordered_json to_json(const Report& report) {
   j["exports"] = std::move(exports);
   j["summary"] = to_json(report.summary);
   j["memory"] = to_json(report.memory);
+  j["energy"] = report.energy ? to_json(*report.energy) : OJson(nullptr);
   return j;
 }
 

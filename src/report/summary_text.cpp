@@ -27,6 +27,24 @@ std::string format_bytes(int64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, kUnits[unit]);
 }
 
+std::string energy_text(const Energy& e) {
+  if (!e.joules) return "n/a: " + e.reason;
+  std::string out = fmt::format("{:.1f} J", *e.joules);
+  if (e.joules_per_step) out += fmt::format(", {:.2f} J/step", *e.joules_per_step);
+  if (e.joules_per_million_tokens) {
+    out += fmt::format(", {:.1f} kJ per 1M tokens", *e.joules_per_million_tokens / 1e3);
+  }
+  if (e.mean_watts)
+    out += fmt::format("; mean {:.1f} W, peak {:.1f} W", *e.mean_watts, *e.peak_watts);
+  out += fmt::format(" ({}: {}; {} samples every {:.0f} ms, {:.1f}% of {:.2f} s)",
+                     e.method == "energy_counter"      ? "energy counter"
+                     : e.method == "power_integration" ? "power integrated"
+                                                       : "mixed",
+                     e.source, e.sample_count, e.interval_seconds * 1e3,
+                     100.0 * e.coverage.value_or(0.0), e.window_seconds);
+  return out;
+}
+
 std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
@@ -107,6 +125,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   if (m.peak_allocated_bytes) line("peak allocated", format_bytes(*m.peak_allocated_bytes));
   if (m.device_used_peak_bytes) line("peak device used", format_bytes(*m.device_used_peak_bytes));
   if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));
+  if (r.energy) line("GPU board energy", energy_text(*r.energy));
   line("loss", fmt::format("final {:.4f}, mean of last {} {:.4f}", s.final_loss, s.loss_window,
                            s.mean_last_losses));
   if (!r.evaluations.empty()) {

@@ -27,11 +27,13 @@
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/energy_sampler.h"
 #include "ftbench/device/env_knobs.h"
 #include "ftbench/device/host_info.h"
 #include "ftbench/device/host_memory.h"
 #include "ftbench/hf/hf_load.h"
 #include "ftbench/hf/peft_adapter.h"
+#include "ftbench/metrics/energy.h"
 #include "ftbench/metrics/gpu_peaks.h"
 #include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/run_summary.h"
@@ -429,6 +431,54 @@ std::string first_line(const std::string& message) { return message.substr(0, me
 
 }  // namespace
 
+// Board energy over the step loop (report::Energy): a sampler on the devices this process
+// trains on, started just before the first step and stopped after the last one ends; or why
+// there is none.
+class EnergyMeter {
+ public:
+  EnergyMeter(const spec::BackendSpec& spec, int64_t segment)
+      : interval_seconds_(static_cast<double>(spec.energy_sample_ms) * 1e-3),
+        interval_ns_(spec.energy_sample_ms * 1'000'000),
+        segment_(segment) {}
+
+  void start(const device::Backend& backend, const metrics::ProcessClock& clock) {
+    const device::GpuQuery* query = backend.gpu_query();
+    if (backend.kind() == "cpu") {
+      reason_ = "backend cpu: ftbench reads the board power of GPUs only";
+    } else if (query == nullptr) {
+      reason_ = "no GPU query module: " + backend.info().query_error;
+    } else {
+      try {
+        sampler_ = std::make_unique<device::EnergySampler>(
+            *query, std::vector<int64_t>{backend.info().index}, interval_ns_,
+            [&clock] { return static_cast<int64_t>(std::llround(clock.now() * 1e9)); });
+      } catch (const device::GpuQueryError& e) {
+        reason_ = e.what();
+        spdlog::warn("no energy figures: {}", reason_);
+      }
+    }
+  }
+
+  // The energy of `steps` (this segment's), stopping the sampler. Once.
+  report::Energy finish(const std::vector<report::StepRecord>& steps) {
+    if (sampler_ == nullptr) {
+      return metrics::unmeasured_energy(reason_.empty() ? "training did not start" : reason_,
+                                        interval_seconds_, segment_, steps);
+    }
+    const std::vector<metrics::DeviceReadings> readings = sampler_->stop();
+    const std::string error = sampler_->last_error();
+    sampler_.reset();
+    return metrics::summarize_energy(readings, interval_seconds_, segment_, steps, error);
+  }
+
+ private:
+  double interval_seconds_;
+  int64_t interval_ns_;
+  int64_t segment_;
+  std::string reason_;
+  std::unique_ptr<device::EnergySampler> sampler_;
+};
+
 report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock,
                              const train::StopSignals& signals) {
   const spec::RunSpec& spec = o.spec;
@@ -557,6 +607,13 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   result.micro_batch_size = spec.train.micro_batch_size;
   result.grad_accum_steps = spec.train.grad_accum_steps;
   std::unique_ptr<device::Backend> backend;
+  EnergyMeter energy(spec.backend, segment_index);
+  // This segment's steps as the report numbers them, for the energy per step and token.
+  auto segment_steps = [&] {
+    std::vector<report::StepRecord> out = result.steps;
+    for (report::StepRecord& s : out) s.segment = segment_index;
+    return out;
+  };
   double first_step_end = 0.0;
 
   // This process's record among the run's segments, as of now.
@@ -912,6 +969,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
                    double(saved.bytes) / 1e6, seconds);
       return saved.path;
     };
+    energy.start(*backend, clock);
     const double train_start = clock.now();
     trainer.run(result, [&](const report::StepRecord& r) {
       const double now = clock.now();
@@ -958,6 +1016,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
           r.step, total_steps, saved));
     });
     progress.finish();
+    rep.energy = energy.finish(segment_steps());
     phases.end("training");
     if (!validation.empty() && !result.steps.empty()) run_evaluation(result.steps.back().step);
     // The trained adapter for the serving stack: PEFT's format, and merged full weights.
@@ -984,6 +1043,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
     rep.error = first_line(e.what());
     const std::string status = interrupted ? "interrupted" : diverged ? "diverged" : "failed";
+    if (!rep.energy) rep.energy = energy.finish(segment_steps());
     phases.after_each_phase(nullptr);
     phases.end(interrupted ? "interrupted" : "failed");
     assemble(status);

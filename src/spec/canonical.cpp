@@ -120,6 +120,7 @@ Json build_json(const RunSpec& spec) {
   } else {
     backend["peak_tflops"] = nullptr;
   }
+  backend["energy_sample_ms"] = b.energy_sample_ms;
   j["backend"] = backend;
 
   const OutputSpec& o = spec.output;

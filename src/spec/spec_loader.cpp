@@ -423,6 +423,7 @@ void bind_backend(KeyBinder& b, BackendSpec& s) {
   b.integer("device_index", s.device_index);
   b.integer("threads", s.threads);
   b.optional_number("peak_tflops", s.peak_tflops);
+  b.integer("energy_sample_ms", s.energy_sample_ms);
 }
 
 void bind_output(KeyBinder& b, OutputSpec& o) {
@@ -1261,6 +1262,10 @@ void validate_backend(Checker& c, const BackendSpec& b) {
   c.int_in_range("backend.device_index", b.device_index, 0, 65535, "more GPUs than a machine has");
   c.int_in_range("backend.threads", b.threads, 0, 65536, "more threads than a machine has");
   if (b.peak_tflops) c.positive("backend.peak_tflops", *b.peak_tflops);
+  // Faster than NVML's and AMD SMI's own update rate (about 10 ms at best) reads the same value
+  // again; slower than 10 s leaves short runs with two readings.
+  c.int_in_range("backend.energy_sample_ms", b.energy_sample_ms, 10, 10000,
+                 "readings further apart than 10 s");
 }
 
 bool is_name_char(char ch) {

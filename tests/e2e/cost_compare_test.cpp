@@ -524,3 +524,155 @@ TEST_F(CostCompare, BadCatalogFileListsEveryProblem) {
 }
 
 }  // namespace
+
+namespace energy_e2e {
+
+// The H100 fixture as a 1.6 report: 700 W for 800 s of its step loop, by the device's counter.
+void add_energy(json& j) {
+  j["schema"] = "ftbench.report/1.6";
+  const double joules = 560000.0;
+  const int64_t tokens = 2122336;
+  j["energy"] = {{"reason", ""},
+                 {"method", "energy_counter"},
+                 {"source", "nvmlDeviceGetTotalEnergyConsumption"},
+                 {"segment", 1},
+                 {"interval_seconds", 0.1},
+                 {"window_start_seconds", 100.0},
+                 {"window_seconds", 800.0},
+                 {"steps", 375},
+                 {"tokens", tokens},
+                 {"joules", joules},
+                 {"joules_per_step", joules / 375.0},
+                 {"joules_per_million_tokens", joules / double(tokens) * 1e6},
+                 {"mean_watts", 700.0},
+                 {"peak_watts", 712.5},
+                 {"sampled_seconds", 800.0},
+                 {"coverage", 1.0},
+                 {"sample_count", 8001},
+                 {"devices", json::array({{{"index", 0},
+                                           {"pci_bus_id", "0000:1B:00.0"},
+                                           {"method", "energy_counter"},
+                                           {"source", "nvmlDeviceGetTotalEnergyConsumption"},
+                                           {"library", "libnvidia-ml.so.1"},
+                                           {"joules", joules},
+                                           {"sampled_seconds", 800.0},
+                                           {"mean_watts", 700.0},
+                                           {"peak_watts", 712.5},
+                                           {"samples", 8001},
+                                           {"failed_reads", 0},
+                                           {"counter_resets", 0}}})}};
+}
+
+}  // namespace energy_e2e
+
+// 560,000 J = 0.15556 kWh; at $0.15/kWh $0.023333 a run, a third of it an epoch.
+TEST_F(CostCompare, EnergyPriceAddsTheMeasuredEnergysCost) {
+  const std::string h100 = edited("h100-reference.json", energy_e2e::add_energy);
+  const json j = ftbench_json("cost " + h100 + " --rate 2.97 --energy-price 0.15");
+  const json& e = j["energy"];
+  EXPECT_EQ(e["usd_per_kwh"], 0.15);
+  EXPECT_EQ(e["reason"], "");
+  EXPECT_EQ(e["method"], "energy_counter");
+  EXPECT_DOUBLE_EQ(e["kwh"].get<double>(), 560000.0 / 3.6e6);
+  EXPECT_DOUBLE_EQ(e["usd"].get<double>(), 560000.0 / 3.6e6 * 0.15);
+  EXPECT_DOUBLE_EQ(e["epochs"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(e["per_epoch_usd"].get<double>(), 560000.0 / 3.6e6 * 0.15 / 3.0);
+  EXPECT_DOUBLE_EQ(e["per_step_usd"].get<double>(), 560000.0 / 3.6e6 * 0.15 / 375.0);
+  EXPECT_DOUBLE_EQ(e["per_million_tokens_usd"].get<double>(),
+                   560000.0 / 3.6e6 * 0.15 / 2122336.0 * 1e6);
+  EXPECT_EQ(e["devices"], 1);
+  // The rental's figures are untouched.
+  EXPECT_NEAR(j["chosen"]["cost"]["billed_usd"].get<double>(), 1080.0 / 3600.0 * 2.97, 1e-12);
+
+  const Result text = ftbench("cost " + h100 + " --rate 2.97 --energy-price 0.15");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("0.1556 kWh (energy_counter) at $0.15/kWh: $0.0233 (step loop, 1 "
+                          "device, 100.0% sampled)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("energy per epoch"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("energy per 1M trained tokens"), std::string::npos) << text.out;
+  // Without the flag: no energy rows, JSON energy null.
+  EXPECT_EQ(ftbench("cost " + h100 + " --rate 2.97").out.find("GPU board energy"),
+            std::string::npos);
+  EXPECT_TRUE(ftbench_json("cost " + h100 + " --rate 2.97")["energy"].is_null());
+}
+
+TEST_F(CostCompare, EnergyPriceOfAReportWithoutEnergySaysWhy) {
+  const Result old = ftbench("cost " + kH100 + " --rate 2.97 --energy-price 0.15");
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_NE(old.out.find("n/a: not recorded (report schema 1.5 or older)"), std::string::npos)
+      << old.out;
+  const std::string cpu = edited("h100-reference.json", [](json& j) {
+    energy_e2e::add_energy(j);
+    json& e = j["energy"];
+    for (const char* k : {"joules", "joules_per_step", "joules_per_million_tokens", "mean_watts",
+                          "peak_watts", "sampled_seconds", "coverage"}) {
+      e[k] = nullptr;
+    }
+    e["reason"] = "cuda device 0 power: libnvidia-ml.so.1: cannot open shared object file";
+    e["method"] = "";
+    e["source"] = "";
+    e["sample_count"] = 0;
+    e["devices"] = json::array();
+  });
+  const json j = ftbench_json("cost " + cpu + " --rate 2.97 --energy-price 0.15");
+  EXPECT_EQ(j["energy"]["reason"],
+            "cuda device 0 power: libnvidia-ml.so.1: cannot open shared object file");
+  EXPECT_TRUE(j["energy"]["usd"].is_null());
+}
+
+TEST_F(CostCompare, EnergyPriceIsValidated) {
+  for (const char* bad : {"0", "-1", "nan", "inf", "15", "1e308"}) {
+    const Result r = ftbench("cost " + kH100 + " --rate 2.97 --energy-price " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--energy-price"), std::string::npos) << bad << ": " << r.err;
+  }
+  const Result cents = ftbench("cost " + kH100 + " --rate 2.97 --energy-price 15");
+  EXPECT_NE(cents.err.find("--energy-price: expected a price in USD per kWh above 0 and at most "
+                           "10 (a price in cents is 100 times too high), found 15"),
+            std::string::npos)
+      << cents.err;
+  const Result word = ftbench("cost " + kH100 + " --rate 2.97 --energy-price cheap");
+  EXPECT_EQ(word.exit_code, 2);
+  EXPECT_NE(word.err.find("--energy-price"), std::string::npos) << word.err;
+}
+
+TEST_F(CostCompare, CompareShowsEnergyAndSaysWhenOneSideHasNone) {
+  const std::string h100 = edited("h100-reference.json", energy_e2e::add_energy);
+  const std::string args = "compare " + h100 + " " + kMi300x;
+  const Result table = ftbench(args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("GPU board energy"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("560.0 kJ (energy_counter)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("n/a: not recorded (report schema 1.5 or older)"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("[execution] energy figures: A: energy_counter "
+                           "(nvmlDeviceGetTotalEnergyConsumption) | B: none: not recorded"),
+            std::string::npos)
+      << table.out;
+  const json j = ftbench_json(args);
+  EXPECT_DOUBLE_EQ(j["reports"][0]["energy"]["joules"].get<double>(), 560000.0);
+  EXPECT_DOUBLE_EQ(j["reports"][0]["energy"]["mean_watts"].get<double>(), 700.0);
+  EXPECT_TRUE(j["reports"][1]["energy"]["joules"].is_null());
+  EXPECT_TRUE(j["reports"][1]["energy_per_token_ratio"].is_null());
+  // Both measured: the ratio of energy per token, and no fairness line.
+  const std::string mi300x = edited(
+      "mi300x-reference.json",
+      [](json& m) {
+        energy_e2e::add_energy(m);
+        m["energy"]["joules"] = 840000.0;
+        m["energy"]["joules_per_step"] = 840000.0 / 375.0;
+        m["energy"]["joules_per_million_tokens"] = 840000.0 / 2122336.0 * 1e6;
+        m["energy"]["devices"][0]["joules"] = 840000.0;
+        m["energy"]["mean_watts"] = 1050.0;
+        m["energy"]["peak_watts"] = 1100.0;
+        m["energy"]["devices"][0]["mean_watts"] = 1050.0;
+        m["energy"]["devices"][0]["peak_watts"] = 1100.0;
+      },
+      "mi300x-energy.json");
+  const json both = ftbench_json("compare " + h100 + " " + mi300x);
+  EXPECT_DOUBLE_EQ(both["reports"][1]["energy_per_token_ratio"].get<double>(), 1.5);
+  EXPECT_EQ(ftbench("compare " + h100 + " " + mi300x).out.find("energy figures"),
+            std::string::npos);
+}

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <locale>
 #include <sstream>
@@ -30,6 +31,30 @@ namespace {
 
 namespace fs = std::filesystem;
 using OJson = nlohmann::ordered_json;
+
+// Segment 2's energy (steps 2 to 5 of full_report()): 630 W on average over 4.5 s.
+Energy measured_energy() {
+  Energy e;
+  e.method = "energy_counter";
+  e.source = "nvmlDeviceGetTotalEnergyConsumption";
+  e.segment = 2;
+  e.interval_seconds = 0.1;
+  e.window_start_seconds = 47.0;
+  e.window_seconds = 4.5;
+  e.steps = 4;
+  e.tokens = 400014;
+  e.joules = 2835.0;
+  e.joules_per_step = 708.75;
+  e.joules_per_million_tokens = 2835.0 / 400014.0 * 1e6;
+  e.mean_watts = 630.0;
+  e.peak_watts = 700.0;
+  e.sampled_seconds = 4.5;
+  e.coverage = 1.0;
+  e.sample_count = 46;
+  e.devices = {{0, "0000:1B:00.0", "energy_counter", "nvmlDeviceGetTotalEnergyConsumption",
+                "libnvidia-ml.so.1", 2835.0, 4.5, 630.0, 700.0, 46, 0, 0}};
+  return e;
+}
 
 // A report with every field set to a distinct, non-default value.
 Report full_report() {
@@ -173,6 +198,7 @@ Report full_report() {
                           12.5,         1284841799.68,   std::string(64, 'a')};
   r.exports = {{"peft_adapter", "adapters/x", 128, 27295744, 0.25},
                {"merged", "merged/x", 291, 16060530000, 40.0}};
+  r.energy = measured_energy();
   return r;
 }
 
@@ -201,6 +227,13 @@ Report cpu_report() {
   r.data->validation.reset();
   r.evaluations.clear();
   r.batching = Batching{32, 1, {}};
+  Energy none;
+  none.reason = "backend cpu: ftbench reads board power on GPUs only";
+  none.segment = 2;
+  none.interval_seconds = 0.1;
+  none.steps = 4;
+  none.tokens = 400014;
+  r.energy = none;
   return r;
 }
 
@@ -287,12 +320,22 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
-  EXPECT_EQ(keys(j),
-            (std::vector<std::string>{"schema", "run", "spec", "spec_fingerprint", "environment",
-                                      "data", "parameters", "derived", "batching", "timing",
-                                      "steps", "evaluations", "gemm", "segments", "checkpoints",
-                                      "weights", "exports", "summary", "memory"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.5");
+  EXPECT_EQ(keys(j), (std::vector<std::string>{
+                         "schema",  "run",         "spec",    "spec_fingerprint", "environment",
+                         "data",    "parameters",  "derived", "batching",         "timing",
+                         "steps",   "evaluations", "gemm",    "segments",         "checkpoints",
+                         "weights", "exports",     "summary", "memory",           "energy"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.6");
+  EXPECT_EQ(keys(j["energy"]),
+            (std::vector<std::string>{"reason", "method", "source", "segment", "interval_seconds",
+                                      "window_start_seconds", "window_seconds", "steps", "tokens",
+                                      "joules", "joules_per_step", "joules_per_million_tokens",
+                                      "mean_watts", "peak_watts", "sampled_seconds", "coverage",
+                                      "sample_count", "devices"}));
+  EXPECT_EQ(keys(j["energy"]["devices"][0]),
+            (std::vector<std::string>{"index", "pci_bus_id", "method", "source", "library",
+                                      "joules", "sampled_seconds", "mean_watts", "peak_watts",
+                                      "samples", "failed_reads", "counter_resets"}));
   EXPECT_EQ(keys(j["run"]),
             (std::vector<std::string>{"name", "status", "error", "started_at_utc",
                                       "finished_at_utc", "spec_path", "world_size"}));
@@ -430,7 +473,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.5") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.6") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -732,6 +775,7 @@ OJson one_process_json() {
   OJson j = to_json(full_report());
   j.erase("segments");
   j.erase("checkpoints");
+  j.erase("energy");
   for (OJson& step : j["steps"]) step.erase("segment");
   // The run: t0 1.25 s before the process, whose last phase ends at 47 + 1800 s.
   j["timing"]["phases"][3]["seconds"] = 1800.0;
@@ -1002,10 +1046,98 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
 }
 
 // Totals over the report stay far from int64 overflow.
+TEST(ReportJson, RoundTripsEnergy) {
+  const Report back = from_json(to_json(full_report()), "r.json");
+  ASSERT_TRUE(back.energy.has_value());
+  EXPECT_EQ(back.energy->joules, 2835.0);
+  EXPECT_EQ(back.energy->joules_per_step, 708.75);
+  EXPECT_EQ(back.energy->devices.at(0).library, "libnvidia-ml.so.1");
+  const OJson cpu = to_json(cpu_report());
+  EXPECT_TRUE(cpu["energy"]["joules"].is_null());
+  EXPECT_TRUE(cpu["energy"]["coverage"].is_null());
+  EXPECT_EQ(cpu["energy"]["devices"], OJson::array());
+  const Report cpu_back = from_json(cpu, "r.json");
+  EXPECT_EQ(cpu_back.energy->reason, "backend cpu: ftbench reads board power on GPUs only");
+  EXPECT_FALSE(cpu_back.energy->mean_watts.has_value());
+}
+
+// Reports before 1.6 have no energy: unknown, not zero.
+TEST(ReportJson, ReadsReportsWithoutEnergyAsUnknown) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1.5";
+  j.erase("energy");
+  EXPECT_FALSE(from_json(j, "r.json").energy.has_value());
+  j["energy"] = nullptr;
+  EXPECT_FALSE(from_json(j, "r.json").energy.has_value());
+}
+
+TEST(ReportConsistency, EnergyFiguresAgree) {
+  auto refused = [](const std::function<void(OJson&)>& edit) {
+    OJson j = to_json(full_report());
+    edit(j["energy"]);
+    return read_error(j);
+  };
+  EXPECT_EQ(refused([](OJson& e) { e["reason"] = "no NVML"; }),
+            "r.json: energy.reason: expected \"\" with energy.joules a number, found \"no NVML\"");
+  EXPECT_EQ(refused([](OJson& e) { e["joules"] = nullptr; }),
+            "r.json: energy.reason: expected why energy.joules is null, found \"\"");
+  EXPECT_EQ(refused([](OJson& e) {
+              e["joules"] = nullptr;
+              e["reason"] = "no NVML";
+            }),
+            "r.json: energy: energy.joules is null, so are method (\"\"), the other figures and "
+            "devices ([])");
+  EXPECT_EQ(refused([](OJson& e) { e["joules"] = -1.0; }),
+            "r.json: energy.joules: expected a number >= 0 or null, found -1.0");
+  EXPECT_EQ(refused([](OJson& e) { e["joules"] = 2900.0; }),
+            "r.json: energy.joules: expected the sum of energy.devices[].joules = 2835, found "
+            "2900");
+  EXPECT_EQ(refused([](OJson& e) { e["joules_per_step"] = 700.0; }),
+            "r.json: energy.joules_per_step: expected joules / steps = 708.75, found 700");
+  EXPECT_EQ(refused([](OJson& e) { e["joules_per_million_tokens"] = nullptr; }),
+            "r.json: energy.joules_per_million_tokens: expected joules / tokens x 10^6 = "
+            "7087.251946181884, found null");
+  EXPECT_EQ(refused([](OJson& e) { e["steps"] = 5; }),
+            "r.json: energy: steps 5 and tokens 400014: expected segment 2's 4 steps and their "
+            "400014 real tokens");
+  EXPECT_EQ(refused([](OJson& e) { e["segment"] = 3; }),
+            "r.json: energy.segment: segment 3 does not exist (the report has 2 segments)");
+  EXPECT_EQ(refused([](OJson& e) { e["coverage"] = 0.9; }),
+            "r.json: energy.coverage: expected sampled_seconds / window_seconds = 1, found 0.9");
+  EXPECT_EQ(refused([](OJson& e) { e["window_start_seconds"] = 1846.0; }),
+            "r.json: energy: window_start_seconds + window_seconds = 1850.5 s, after the end of "
+            "the last of timing.phases at 1847.3 s");
+  EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["sampled_seconds"] = 5.0; }),
+            "r.json: energy.devices[0].sampled_seconds: expected at most energy.window_seconds "
+            "4.5, found 5");
+  EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["mean_watts"] = 800.0; }),
+            "r.json: energy.devices[0].mean_watts: expected at most peak_watts 700, found 800");
+  EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["peak_watts"] = 2e5; }),
+            "r.json: energy.devices[0].peak_watts: expected at most 100000 W (100 kW a device), "
+            "found 200000");
+  EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["method"] = "guess"; }),
+            "r.json: energy.devices[0].method: expected one of energy_counter, power_integration, "
+            "found \"guess\"");
+  EXPECT_EQ(refused([](OJson& e) { e["method"] = "guess"; }),
+            "r.json: energy.method: expected one of energy_counter, power_integration, mixed, "
+            "found \"guess\"");
+  EXPECT_EQ(refused([](OJson& e) { e["interval_seconds"] = 11; }),
+            "r.json: energy.interval_seconds: expected at most 10 s (backend.energy_sample_ms "
+            "10000), found 11");
+  EXPECT_EQ(refused([](OJson& e) { e["sample_count"] = 47; }),
+            "r.json: energy.sample_count: expected the sum of energy.devices[].samples 46, found "
+            "47");
+  EXPECT_EQ(refused([](OJson& e) { e["devices"] = OJson::array(); }),
+            "r.json: energy.devices: energy.joules is measured on no device");
+  EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["joules"] = "x"; }),
+            "r.json: energy.devices[0].joules: expected a number, found string");
+}
+
 TEST(ReportConsistency, TotalsStayWithinRange) {
   OJson j = to_json(cpu_report());
   j.erase("segments");
   j.erase("checkpoints");
+  j.erase("energy");
   // A run of 1001 steps of no time: no summary over them.
   j["derived"]["total_steps"] = 1001;
   j["summary"]["measured_steps"] = 0;
@@ -1218,7 +1350,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.5\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.6\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

@@ -91,8 +91,8 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                         "oom_fallback",
                                                         "oom_max_fallbacks",
                                                         "checkpoint"}));
-  EXPECT_EQ(Keys(j["backend"]),
-            (std::vector<std::string>{"device", "device_index", "threads", "peak_tflops"}));
+  EXPECT_EQ(Keys(j["backend"]), (std::vector<std::string>{"device", "device_index", "threads",
+                                                          "peak_tflops", "energy_sample_ms"}));
   EXPECT_EQ(Keys(j["output"]), (std::vector<std::string>{"report", "adapter", "merged", "name",
                                                          "progress", "log_every_steps"}));
 }

@@ -899,6 +899,16 @@ TEST(SpecValidate, ThreadsNonNegative) {
             "t.yaml:2 [backend.threads] must be an integer >= 0, found -4");
 }
 
+TEST(SpecValidate, EnergySampleIntervalWithinBounds) {
+  EXPECT_EQ(OnlyIssue("backend:\n  energy_sample_ms: 5\n"),
+            "t.yaml:2 [backend.energy_sample_ms] must be an integer >= 10, found 5");
+  EXPECT_EQ(OnlyIssue("backend:\n  energy_sample_ms: 10001\n"),
+            "t.yaml:2 [backend.energy_sample_ms] must be an integer <= 10000 (readings further "
+            "apart than 10 s), found 10001");
+  EXPECT_EQ(OnlyIssue("backend:\n  energy_sample_ms: 0.5\n"),
+            "t.yaml:2 [backend.energy_sample_ms] expected an integer, found \"0.5\"");
+}
+
 TEST(SpecValidate, PeakTflopsPositiveWhenGiven) {
   EXPECT_EQ(OnlyIssue("backend:\n  peak_tflops: 0\n"),
             "t.yaml:2 [backend.peak_tflops] must be a number > 0, found 0");

@@ -49,7 +49,13 @@ struct Column {
   std::optional<double> mfu_gemm;
   std::optional<int64_t> peak_memory_bytes;
   std::string peak_memory_kind;  // "allocated (device)" or "RSS (host)"
-  double final_loss = 0.0;       // summary.loss.mean_last (NaN when not finite)
+  // GPU board energy (report energy, since 1.6); unset figures: energy_reason says why.
+  std::optional<double> energy_joules;
+  std::optional<double> energy_joules_per_million_tokens;
+  std::optional<double> energy_mean_watts;
+  std::string energy_method;
+  std::string energy_reason;
+  double final_loss = 0.0;  // summary.loss.mean_last (NaN when not finite)
   int64_t loss_window = 0;
 
   std::optional<cost::Rate> rate;
@@ -60,6 +66,8 @@ struct Column {
   std::optional<double> throughput_ratio;  // this tokens/s / baseline tokens/s
   std::optional<double> step_p50_change;   // (this p50 - baseline p50) / baseline p50
   std::optional<double> cost_ratio;        // this billed cost / baseline billed cost
+  // this energy per 1M tokens / baseline's; unset unless both measured it.
+  std::optional<double> energy_per_token_ratio;
   // The hourly rate per GPU at which this run would cost what the baseline cost, under this
   // run's billing rules.
   std::optional<double> break_even_usd_per_gpu_hour;

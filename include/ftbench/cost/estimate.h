@@ -76,4 +76,26 @@ double tokens_for_epochs(const RunTimes& times, double epochs);
 // billing rules (its usd_per_gpu_hour is ignored): target / (billed hours * billed GPUs).
 double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, double target_usd);
 
+// The price of the run's measured board energy (report energy, since 1.6) at `usd_per_kwh`
+// (`ftbench cost --energy-price`). Board energy of the devices the report measured, over its
+// step loop only: not the host, cooling or the rest of the run (docs/methodology.md, Energy).
+inline constexpr double kMaxUsdPerKwh = 10.0;  // far above any tariff: 15 is cents, not dollars
+struct EnergyCost {
+  double usd_per_kwh = 0.0;
+  double kwh = 0.0;                              // energy.joules / 3.6e6
+  double usd = 0.0;                              // kwh * usd_per_kwh
+  double epochs = 0.0;                           // energy.steps / derived.steps_per_epoch
+  std::optional<double> per_epoch_usd;           // usd / epochs
+  std::optional<double> per_step_usd;            // usd / energy.steps
+  std::optional<double> per_million_tokens_usd;  // usd / energy.tokens * 10^6
+  int64_t devices = 0;                           // devices measured
+};
+
+// Throws std::invalid_argument "expected ..., found X" unless `usd_per_kwh` is finite, > 0 and
+// at most kMaxUsdPerKwh.
+void check_usd_per_kwh(double usd_per_kwh);
+
+// nullopt when the report has no energy figures (before 1.6, or energy.reason says why).
+std::optional<EnergyCost> energy_cost(const report::Report& report, double usd_per_kwh);
+
 }  // namespace ftbench::cost

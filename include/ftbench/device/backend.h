@@ -62,6 +62,9 @@ class Backend {
   // Run-wide device figures: device total, allocation retries and OOM count (GPU). Peaks are
   // the phases' (metrics/memory_peaks.h); the host's peak RSS is the caller's.
   report::Memory memory() const;
+  // The vendor runtime's query module (device/gpu_query.h), for the energy sampler; null on CPU
+  // or when it could not be loaded (info().query_error says why).
+  const GpuQuery* gpu_query() const { return query_.get(); }
 
  private:
   at::Device device_{at::kCPU};

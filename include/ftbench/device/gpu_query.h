@@ -53,6 +53,21 @@ struct GpuMemoryInfo {
   int64_t used_bytes() const { return total_bytes - free_bytes; }
 };
 
+// What a device's power sensor offers (the module's management library: NVML, AMD SMI).
+struct PowerSensor {
+  std::string library;        // "libnvidia-ml.so.1", "libamd_smi.so"
+  std::string energy_source;  // "nvmlDeviceGetTotalEnergyConsumption"; "" without a counter
+  std::string power_source;   // "nvmlDeviceGetPowerUsage"; "" without power
+};
+
+// One reading of a device's sensor. Unset figures were not read; `error` says why when the
+// whole read failed.
+struct PowerSample {
+  std::optional<int64_t> energy_millijoules;  // cumulative, arbitrary origin
+  std::optional<int64_t> power_milliwatts;
+  std::string error;
+};
+
 // Where to look for a module: the override alone when it is set (a wrong path is an error, not
 // a reason to take another module); else next to the running program, in ../lib/ftbench from
 // it (installed), and where this build put it, in that order.
@@ -117,6 +132,13 @@ class GpuQuery {
   // Throw GpuQueryError with the runtime's message (index out of range, device lost).
   GpuDevice device(int64_t index) const;
   GpuMemoryInfo memory_info(int64_t index) const;
+
+  // Opens device `index`'s power sensor: throws GpuQueryError with the library's reason ("cuda
+  // device 0 power: libnvidia-ml.so.1: cannot open shared object file ...").
+  PowerSensor power_sensor(int64_t index) const;
+  // Reads it now, after power_sensor(index) succeeded. Never throws. The one call that one other
+  // thread (the energy sampler's) may make while this one makes the others.
+  PowerSample read_power(int64_t index) const;
 
  private:
   struct Api;

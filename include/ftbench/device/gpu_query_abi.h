@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* Bumped whenever a struct or a signature below changes; the loader refuses other versions. */
-#define FTBENCH_GPU_QUERY_ABI_VERSION 1
+#define FTBENCH_GPU_QUERY_ABI_VERSION 2
 
 /* The modules are built with hidden visibility; these are the only symbols they export. */
 #if defined(__GNUC__)
@@ -66,6 +66,38 @@ FTBENCH_GPU_QUERY_EXPORT int ftbench_gpu_device_properties(int index, ftbench_gp
 FTBENCH_GPU_QUERY_EXPORT int ftbench_gpu_memory_info(int index, int64_t* free_bytes,
                                                      int64_t* total_bytes, char* error,
                                                      size_t error_size);
+
+/* Since version 2: board power and energy of a device, through the vendor's management library,
+ * which the module loads with dlopen when first asked (it is not linked: a machine without it
+ * still has device facts). CUDA: NVML (libnvidia-ml.so.1); HIP: AMD SMI (libamd_smi.so). The
+ * device is found there by its PCI bus id, so CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES
+ * renumbering does not matter. */
+typedef struct ftbench_gpu_power_sensor {
+  char library[128];       /* the library loaded, as dlopen was given it: "libnvidia-ml.so.1" */
+  char energy_source[128]; /* the counter's call, "nvmlDeviceGetTotalEnergyConsumption"; "" when
+                              the device has no energy counter */
+  char power_source[128];  /* the power call, "nvmlDeviceGetPowerUsage"; "" when none */
+} ftbench_gpu_power_sensor;
+
+typedef struct ftbench_gpu_power_reading {
+  /* The device's cumulative energy counter, millijoules from an arbitrary origin (driver load);
+   * it may wrap or restart. -1 when the device has no counter or this read of it failed. */
+  int64_t energy_millijoules;
+  /* Board power as the library reports it (NVML: instantaneous, or a 1 s average on Ampere and
+   * later but GA100; AMD SMI: the socket power average), milliwatts. -1 when unknown. */
+  int64_t power_milliwatts;
+} ftbench_gpu_power_reading;
+
+/* Opens the management library (once per process) and device `index`'s power sensor, and says
+ * what it offers. Fails, with the library's words, when the library cannot be loaded or
+ * initialised, the device is not found there, or it offers neither a counter nor power. */
+FTBENCH_GPU_QUERY_EXPORT int ftbench_gpu_power_open(int index, ftbench_gpu_power_sensor* out,
+                                                    char* error, size_t error_size);
+
+/* Reads device `index`'s counter and power now (after ftbench_gpu_power_open succeeded for it).
+ * Succeeds when at least one figure was read; the other is then -1. */
+FTBENCH_GPU_QUERY_EXPORT int ftbench_gpu_power_read(int index, ftbench_gpu_power_reading* out,
+                                                    char* error, size_t error_size);
 
 #ifdef __cplusplus
 }

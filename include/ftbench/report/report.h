@@ -1,6 +1,6 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1.2", every field documented in docs/report-schema.md. Unknown values
+// Schema "ftbench.report/1.6", every field documented in docs/report-schema.md. Unknown values
 // are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
 // any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
 // added in a minor version are optional when reading (absent in older reports).
@@ -17,7 +17,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.5";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.6";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -331,6 +331,47 @@ struct MeasuredGemm {
   std::vector<MeasuredGemmDtype> dtypes;  // the dtypes measured, in the file's order
 };
 
+// One device's board energy over the sampling window (since 1.6).
+struct DeviceEnergy {
+  int64_t index = 0;       // the runtime's device index, as environment.device.index
+  std::string pci_bus_id;  // how the management library found it
+  std::string method;      // energy_counter, power_integration (metrics/energy.h)
+  std::string source;      // the library call: "nvmlDeviceGetTotalEnergyConsumption"
+  std::string library;     // "libnvidia-ml.so.1", "libamd_smi.so"
+  double joules = 0.0;
+  double sampled_seconds = 0.0;      // time between readings that contributed
+  std::optional<double> mean_watts;  // joules / sampled_seconds; null when nothing was covered
+  std::optional<double> peak_watts;  // counter: highest interval average; power: highest reading
+  int64_t samples = 0;               // readings with the figure the method uses
+  int64_t failed_reads = 0;
+  int64_t counter_resets = 0;  // intervals over which the counter went backwards
+};
+
+// Board energy of the devices this process trained on, sampled on a background thread from the
+// first step's start to the last step's end (validation passes and checkpoint saves between
+// steps included), since 1.6. The figures are null, and `reason` says why, where nothing was
+// measured (cpu, no management library, no device sensor, no step). docs/methodology.md.
+struct Energy {
+  std::string reason;             // why the figures are null; "" when measured
+  std::string method;             // energy_counter, power_integration, mixed; "" when not measured
+  std::string source;             // the library call(s), joined by ", "; "" when not measured
+  int64_t segment = 1;            // the process (Segment::index) whose training it covers
+  double interval_seconds = 0.0;  // backend.energy_sample_ms / 1000
+  double window_start_seconds = 0.0;  // the first reading, from process start (as phases)
+  double window_seconds = 0.0;        // first reading to last; 0 when none was taken
+  int64_t steps = 0;                  // that segment's optimizer steps (all in the window)
+  int64_t tokens = 0;                 // their real (non-padding) tokens
+  std::optional<double> joules;       // every device together
+  std::optional<double> joules_per_step;
+  std::optional<double> joules_per_million_tokens;
+  std::optional<double> mean_watts;  // the devices' means together
+  std::optional<double> peak_watts;  // the devices' peaks together: an upper bound of the joint one
+  std::optional<double> sampled_seconds;  // the least-covered device's
+  std::optional<double> coverage;         // sampled_seconds / window_seconds
+  int64_t sample_count = 0;               // the devices' samples together
+  std::vector<DeviceEnergy> devices;
+};
+
 struct Report {
   std::string schema = kSchema;
   std::string run_name;
@@ -361,6 +402,7 @@ struct Report {
   std::vector<ExportRecord> exports;        // in order; empty when nothing was exported
   Summary summary;
   Memory memory;
+  std::optional<Energy> energy;  // nullopt: not recorded (reports before 1.6)
 };
 
 // Always writes "schema": kSchema (the version this code produces), whatever report.schema

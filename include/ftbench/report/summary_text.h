@@ -11,6 +11,11 @@ namespace ftbench::report {
 // loss and where the report went. Numbers in the "C" locale.
 std::string render_summary(const Report& report, const std::string& report_path);
 
+// The energy line: "2835.0 J, 708.75 J/step, 7.1 kJ per 1M tokens; mean 630.0 W, peak
+// 700.0 W (energy counter: nvmlDeviceGetTotalEnergyConsumption; 46 samples every 100 ms,
+// 100.0% of 4.50 s)", or "n/a: <reason>".
+std::string energy_text(const Energy& energy);
+
 // 8030261248 -> "8,030,261,248".
 std::string group_thousands(int64_t value);
 // 1536 -> "1.50 KiB"; bytes below 1 KiB as "512 B".

@@ -143,6 +143,9 @@ struct BackendSpec {
   int64_t device_index = 0;
   int64_t threads = 0;                // CPU intra-op threads; 0 = all hardware threads
   std::optional<double> peak_tflops;  // peak for MFU; else the GPU spec table; else none
+  // Board power / energy sampling interval during training (device/energy_sampler.h), GPUs
+  // only: 10 to 10,000 ms.
+  int64_t energy_sample_ms = 100;
 };
 
 struct OutputSpec {

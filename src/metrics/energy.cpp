@@ -1,0 +1,193 @@
+#include "ftbench/metrics/energy.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ftbench::metrics {
+namespace {
+
+double seconds_between(const PowerReading& a, const PowerReading& b) {
+  return static_cast<double>(b.nanoseconds - a.nanoseconds) * 1e-9;
+}
+
+void note_peak(IntegratedEnergy& out, double watts) {
+  out.peak_watts = out.peak_watts ? std::max(*out.peak_watts, watts) : watts;
+}
+
+void finish(IntegratedEnergy& out) {
+  if (out.sampled_seconds > 0.0) {
+    out.mean_watts = out.joules / out.sampled_seconds;
+  } else {
+    out.peak_watts.reset();
+  }
+}
+
+IntegratedEnergy by_counter(const std::vector<PowerReading>& readings) {
+  IntegratedEnergy out;
+  out.method = EnergyMethod::kEnergyCounter;
+  const PowerReading* previous = nullptr;
+  for (const PowerReading& r : readings) {
+    if (!r.energy_millijoules) {
+      ++out.failed_reads;
+      continue;
+    }
+    ++out.samples;
+    if (previous != nullptr) {
+      const double dt = seconds_between(*previous, r);
+      if (*r.energy_millijoules >= *previous->energy_millijoules) {
+        const double joules =
+            static_cast<double>(*r.energy_millijoules - *previous->energy_millijoules) * 1e-3;
+        out.joules += joules;
+        out.sampled_seconds += dt;
+        if (dt > 0.0) note_peak(out, joules / dt);
+      } else {
+        ++out.counter_resets;
+        if (previous->power_milliwatts && r.power_milliwatts) {
+          const double watts =
+              static_cast<double>(*previous->power_milliwatts + *r.power_milliwatts) * 0.5e-3;
+          out.joules += watts * dt;
+          out.sampled_seconds += dt;
+          if (dt > 0.0) note_peak(out, watts);
+        }
+      }
+    }
+    previous = &r;
+  }
+  finish(out);
+  return out;
+}
+
+IntegratedEnergy by_power(const std::vector<PowerReading>& readings) {
+  IntegratedEnergy out;
+  out.method = EnergyMethod::kPowerIntegration;
+  const PowerReading* previous = nullptr;
+  for (const PowerReading& r : readings) {
+    if (!r.power_milliwatts) {
+      ++out.failed_reads;
+      previous = nullptr;  // no interval spans a failed read
+      continue;
+    }
+    ++out.samples;
+    note_peak(out, static_cast<double>(*r.power_milliwatts) * 1e-3);
+    if (previous != nullptr) {
+      const double dt = seconds_between(*previous, r);
+      const double watts =
+          static_cast<double>(*previous->power_milliwatts + *r.power_milliwatts) * 0.5e-3;
+      out.joules += watts * dt;
+      out.sampled_seconds += dt;
+    }
+    previous = &r;
+  }
+  finish(out);
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(EnergyMethod method) {
+  return method == EnergyMethod::kEnergyCounter ? "energy_counter" : "power_integration";
+}
+
+IntegratedEnergy integrate_energy(const std::vector<PowerReading>& readings, EnergyMethod method) {
+  return method == EnergyMethod::kEnergyCounter ? by_counter(readings) : by_power(readings);
+}
+
+report::Energy unmeasured_energy(const std::string& reason, double interval_seconds,
+                                 int64_t segment, const std::vector<report::StepRecord>& steps) {
+  report::Energy e;
+  e.reason = reason;
+  e.interval_seconds = interval_seconds;
+  e.segment = segment;
+  e.steps = static_cast<int64_t>(steps.size());
+  for (const report::StepRecord& s : steps) e.tokens += s.real_tokens;
+  return e;
+}
+
+report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, double interval_seconds,
+                                int64_t segment, const std::vector<report::StepRecord>& steps,
+                                const std::string& error) {
+  report::Energy e = unmeasured_energy("", interval_seconds, segment, steps);
+  int64_t first = std::numeric_limits<int64_t>::max();
+  int64_t last = std::numeric_limits<int64_t>::min();
+  for (const DeviceReadings& d : devices) {
+    for (const PowerReading& r : d.readings) {
+      first = std::min(first, r.nanoseconds);
+      last = std::max(last, r.nanoseconds);
+    }
+  }
+  if (first <= last) {
+    e.window_start_seconds = static_cast<double>(first) * 1e-9;
+    e.window_seconds = static_cast<double>(last - first) * 1e-9;
+  }
+  bool covered = false;
+  for (const DeviceReadings& d : devices) {
+    IntegratedEnergy x =
+        integrate_energy(d.readings, d.energy_source.empty() ? EnergyMethod::kPowerIntegration
+                                                             : EnergyMethod::kEnergyCounter);
+    if (x.method == EnergyMethod::kEnergyCounter && x.sampled_seconds == 0.0 &&
+        !d.power_source.empty()) {
+      const IntegratedEnergy by_power =
+          integrate_energy(d.readings, EnergyMethod::kPowerIntegration);
+      if (by_power.sampled_seconds > 0.0) x = by_power;
+    }
+    covered = covered || x.sampled_seconds > 0.0;
+    report::DeviceEnergy out;
+    out.index = d.index;
+    out.pci_bus_id = d.pci_bus_id;
+    out.method = to_string(x.method);
+    out.source = x.method == EnergyMethod::kEnergyCounter ? d.energy_source : d.power_source;
+    out.library = d.library;
+    out.joules = x.joules;
+    out.sampled_seconds = x.sampled_seconds;
+    out.mean_watts = x.mean_watts;
+    out.peak_watts = x.peak_watts;
+    out.samples = x.samples;
+    out.failed_reads = x.failed_reads;
+    out.counter_resets = x.counter_resets;
+    e.devices.push_back(std::move(out));
+  }
+  if (!covered) {
+    report::Energy none = unmeasured_energy(
+        devices.empty() ? "no device to sample"
+                        : "no two successive readings of a device" +
+                              (error.empty() ? std::string() : " (last error: " + error + ")"),
+        interval_seconds, segment, steps);
+    none.window_start_seconds = e.window_start_seconds;
+    none.window_seconds = e.window_seconds;
+    return none;
+  }
+  double joules = 0.0;
+  double mean = 0.0;
+  double peak = 0.0;
+  bool all_watts = true;
+  double least_sampled = std::numeric_limits<double>::infinity();
+  std::vector<std::string> sources;
+  for (const report::DeviceEnergy& d : e.devices) {
+    joules += d.joules;
+    if (d.mean_watts) {
+      mean += *d.mean_watts;
+      peak += *d.peak_watts;
+    } else {
+      all_watts = false;
+    }
+    least_sampled = std::min(least_sampled, d.sampled_seconds);
+    e.sample_count += d.samples;
+    if (std::find(sources.begin(), sources.end(), d.source) == sources.end()) {
+      sources.push_back(d.source);
+    }
+    e.method = e.method.empty() || e.method == d.method ? d.method : "mixed";
+  }
+  for (const std::string& s : sources) e.source += (e.source.empty() ? "" : ", ") + s;
+  e.joules = joules;
+  if (all_watts) {
+    e.mean_watts = mean;
+    e.peak_watts = peak;
+  }
+  e.sampled_seconds = least_sampled;
+  if (e.window_seconds > 0.0) e.coverage = least_sampled / e.window_seconds;
+  if (e.steps > 0) e.joules_per_step = joules / static_cast<double>(e.steps);
+  if (e.tokens > 0) e.joules_per_million_tokens = joules / static_cast<double>(e.tokens) * 1e6;
+  return e;
+}
+
+}  // namespace ftbench::metrics
