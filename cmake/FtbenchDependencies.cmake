@@ -72,6 +72,8 @@ endif()
 
 if(FTBENCH_WITH_TORCH)
   find_package(Torch REQUIRED)
+  include(FtbenchTorchIncludes)
+  ftbench_torch_includes_after_system(${TORCH_LIBRARIES})
   # LibTorch's CMake adds its flags (ABI, -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.
   set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
   if(TARGET torch_hip OR TARGET c10_hip)

@@ -2,13 +2,21 @@
 # CMake files of a CUDA wheel need nvcc, plus the distribution's packages for everything else.
 #
 #   docker build -f docker/cuda.Dockerfile -t ftbench:cuda .
-#   docker run --rm --gpus all -v "$PWD/reports:/ftbench/reports" ftbench:cuda \
+#   docker run --rm --gpus all -v "$PWD/reports:/ftbench/reports" \
+#     -v "$PWD/checkpoints:/ftbench/checkpoints" ftbench:cuda \
 #     run configs/llama3.1-8b-lora-synthetic.yaml --t0 "$(awk '/^btime/{print $2}' /proc/stat)"
 #
-# Pin BASE to the PyTorch you want to measure (it is part of what the report records); wheels
-# of PyTorch >= 2.7 use the C++11 ABI, which the distribution's libraries need.
+# Mount checkpoints/ too: train.checkpoint.dir (default checkpoints/{name}) is relative to the
+# working directory /ftbench, and a checkpoint inside a --rm container is gone with it, so a
+# reclaimed spot run could not resume. Resume with the same command and `--resume latest`.
+#
+# Pin BASE to the PyTorch you want to measure; wheels of PyTorch >= 2.7 use the C++11 ABI, which
+# the distribution's libraries need. The image passes BASE on as FTBENCH_CONTAINER_IMAGE, which
+# the report records (environment.software.container_image).
 ARG BASE=pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel
 FROM ${BASE}
+ARG BASE
+ENV FTBENCH_CONTAINER_IMAGE=${BASE}
 
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update && apt-get install -y --no-install-recommends \

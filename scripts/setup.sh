@@ -3,8 +3,23 @@
 # harmless when everything is there. scripts/test.sh (what CI runs on a fresh machine) calls it,
 # so everything a test would otherwise skip for is here: on CI such a skip is a failure
 # (README.md, "Skips and CI").
+#
+# Usage: scripts/setup.sh [--demo]
+#   (none)  everything: building ftbench, its tests, the sanitizer and fuzz builds (test.sh)
+#   --demo  only what building and running ftbench and ftbench-bin needs (scripts/demo.sh)
 set -euo pipefail
 
+profile=all
+case "${1:-}" in
+  "") ;;
+  --demo) profile=demo ;;
+  *)
+    echo "usage: scripts/setup.sh [--demo]" >&2
+    exit 2
+    ;;
+esac
+
+# What building and running ftbench needs (both profiles).
 packages=(
   cmake ninja-build g++ git
   libtorch-dev            # LibTorch 1.13, CPU
@@ -13,9 +28,12 @@ packages=(
   libssl-dev              # SHA-256 of the spec (OpenSSL EVP)
   libpcre2-dev            # Unicode regex for BPE pre-tokenization (tokenizer.json)
   libsentencepiece-dev    # SentencePiece .model tokenizers (Llama 2)
-  sentencepiece           # spm_train, for a test that loads a model next to LibTorch
   pkg-config
+)
+# What only the tests, the sanitizer build and fuzzing need (not --demo).
+test_packages=(
   libgtest-dev
+  sentencepiece           # spm_train, for a test that loads a model next to LibTorch
   python3                 # tests of the device check's scripts (standard library only)
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
   python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
@@ -27,16 +45,26 @@ packages=(
 # work; ftbench's module is host code and needs none. The CUDA module's toolkit is not from
 # here: these machines have CUDA 13 in /usr/local/cuda (a CUDA build of LibTorch needs it too).
 if [[ "$(dpkg --print-architecture)" == "amd64" ]]; then
-  packages+=(libamdhip64-dev hipcc)
+  test_packages+=(libamdhip64-dev hipcc)
 fi
 # Node.js for the tokenizer conformance test (@huggingface/tokenizers from npm). A Node.js that
 # is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  packages+=(nodejs npm)
+  test_packages+=(nodejs npm)
+fi
+if [[ "$profile" == all ]]; then
+  packages+=("${test_packages[@]}")
 fi
 
 as_root() {
-  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "setup: needs root for: $*; run it as root or install sudo" >&2
+    exit 1
+  fi
 }
 
 missing=()

@@ -316,6 +316,8 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
                [&](const report::Report& r) { return env(r).device.runtime_version; });
   differ.check("LibTorch", Severity::kPlatform,
                [&](const report::Report& r) { return env(r).software.libtorch_version; });
+  differ.check("container image", Severity::kPlatform,
+               [&](const report::Report& r) { return env(r).software.container_image; });
   differ.check("ftbench", Severity::kPlatform, [&](const report::Report& r) {
     return env(r).software.ftbench_version + " (" + env(r).software.git_commit + ")";
   });

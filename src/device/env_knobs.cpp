@@ -75,4 +75,13 @@ std::vector<std::pair<std::string, std::string>> recorded_variables() {
   return recorded_variables([](const char* name) { return std::getenv(name); });
 }
 
+std::string container_image(const EnvLookup& lookup) {
+  const char* value = lookup(kContainerImageVariable);
+  return value != nullptr ? value : "";
+}
+
+std::string container_image() {
+  return container_image([](const char* name) { return std::getenv(name); });
+}
+
 }  // namespace ftbench::device

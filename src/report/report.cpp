@@ -110,6 +110,7 @@ OJson environment_json(const Environment& e) {
   software["omp_wait_policy"] = e.software.omp_wait_policy;
   software["host_allocator"] = e.software.host_allocator;
   software["libtorch_build"] = e.software.libtorch_build;
+  software["container_image"] = e.software.container_image;
 
   OJson j;
   j["host"] = std::move(host);
@@ -1239,6 +1240,7 @@ class Reader : public JsonFields<Json, ReportError> {
     e.software.omp_wait_policy = string(software, sp, "omp_wait_policy");
     e.software.host_allocator = string(software, sp, "host_allocator");
     e.software.libtorch_build = string_since(software, sp, "libtorch_build");
+    e.software.container_image = string_since(software, sp, "container_image");
 
     if (const auto v = env.find("variables"); v != env.end() && !v->is_null()) {
       const Json& variables = object(env, "environment", "variables");

@@ -37,6 +37,7 @@ report::Environment describe_environment(const device::Backend* backend) {
   sw.git_commit = git_commit();
   sw.libtorch_version = TORCH_VERSION;
   sw.libtorch_build = device::torch_build_backend();
+  sw.container_image = device::container_image();
   sw.compiler = compiler_name();
 #ifdef NDEBUG
   sw.build_type = "release";

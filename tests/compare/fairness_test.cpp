@@ -285,6 +285,7 @@ TEST(Fairness, WholePlatformDiffersInDocumentedOrder) {
   env.device.driver_version = "6.8.5";
   env.device.runtime_version = "6.3";
   env.software.libtorch_version = "2.5.1+rocm6.2";
+  env.software.container_image = "rocm/pytorch-training:v25.4";
   env.software.git_commit = "def5678";
   env.software.compiler = "Clang 17";
   env.software.intra_op_threads = 24;
@@ -292,11 +293,13 @@ TEST(Fairness, WholePlatformDiffersInDocumentedOrder) {
   env.host.cpu_model = "AMD EPYC 9454";
   const Fairness f = check_fairness({a, b});
   EXPECT_TRUE(f.same_job);
-  EXPECT_EQ(whats(f), (Values{"device", "backend", "driver", "runtime", "LibTorch", "ftbench",
-                              "compiler", "intra-op threads", "BLAS", "host CPU"}));
+  EXPECT_EQ(whats(f),
+            (Values{"device", "backend", "driver", "runtime", "LibTorch", "container image",
+                    "ftbench", "compiler", "intra-op threads", "BLAS", "host CPU"}));
   for (const Difference& d : f.differences) EXPECT_EQ(d.severity, Severity::kPlatform) << d.what;
   EXPECT_EQ(find(f, "ftbench")->values, (Values{"0.1.0 (abc1234)", "0.1.0 (def5678)"}));
   EXPECT_EQ(find(f, "intra-op threads")->values, (Values{"16", "24"}));
+  EXPECT_EQ(find(f, "container image")->values, (Values{"", "rocm/pytorch-training:v25.4"}));
 }
 
 TEST(Fairness, ExecutionOutsideTheSpec) {

@@ -70,5 +70,22 @@ TEST(EnvKnobs, SecretsInTheProcessEnvironmentNeverReachTheRecord) {
   ::unsetenv("OMP_PROC_BIND");
 }
 
+// The container's base image is read by its one name, whatever else is set, and is "" unset.
+TEST(EnvKnobs, ContainerImageIsReadFromItsOneVariable) {
+  std::map<std::string, std::string> env = {
+      {"FTBENCH_CONTAINER_IMAGE", "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel"},
+      {"HF_TOKEN", "hf_abcdefghijklmnopqrstuvwxyz"},
+  };
+  const EnvLookup lookup = [&env](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  EXPECT_EQ(container_image(lookup), "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel");
+  env.erase("FTBENCH_CONTAINER_IMAGE");
+  EXPECT_EQ(container_image(lookup), "");
+  // Not a speed knob: never among the recorded variables.
+  for (std::string_view name : recorded_variable_names()) EXPECT_NE(name, kContainerImageVariable);
+}
+
 }  // namespace
 }  // namespace ftbench::device

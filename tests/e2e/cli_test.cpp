@@ -84,7 +84,8 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   const Result r =
       ftbench("run configs/ci-tiny.yaml -o '" + report.string() + "'",
               "HF_TOKEN=hf_e2e_secret_value AWS_SECRET_ACCESS_KEY=aws_e2e_secret_value "
-              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+              "FTBENCH_CONTAINER_IMAGE=rocm/pytorch-training:v25.4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LT(r.seconds, 60.0) << "the CI smoke run must stay under a minute on 2 cores";
   EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
@@ -153,6 +154,7 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_EQ(variables["OMP_WAIT_POLICY"], "PASSIVE");  // set by the launcher
   EXPECT_EQ(variables["OMP_NUM_THREADS"], "2");        // set by ctest
   EXPECT_EQ(j["environment"]["software"]["libtorch_build"], "cpu");
+  EXPECT_EQ(j["environment"]["software"]["container_image"], "rocm/pytorch-training:v25.4");
   EXPECT_EQ(j["environment"]["device"]["query_error"], "");
   EXPECT_TRUE(j["environment"]["device"]["clock_khz"].is_null());
 

@@ -114,6 +114,7 @@ Report full_report() {
   s.omp_wait_policy = "PASSIVE";
   s.host_allocator = "glibc: mmap_threshold 32 MiB, trim_threshold 2 GiB";
   s.libtorch_build = "cuda";
+  s.container_image = "rocm/pytorch-training:v25.4";
   r.environment.variables =
       std::vector<EnvironmentVariable>{{"CUDA_VISIBLE_DEVICES", "3"},
                                        {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
@@ -271,6 +272,7 @@ TEST(ReportJson, RoundTripEveryFieldSet) {
   EXPECT_EQ(back.memory.oom_count, 0);
   EXPECT_EQ(back.environment.device.clock_khz, 1980000);
   EXPECT_EQ(back.environment.software.libtorch_build, "cuda");
+  EXPECT_EQ(back.environment.software.container_image, "rocm/pytorch-training:v25.4");
   ASSERT_TRUE(back.environment.variables.has_value());
   ASSERT_EQ(back.environment.variables->size(), 3u);
   EXPECT_EQ((*back.environment.variables)[1].name, "PYTORCH_CUDA_ALLOC_CONF");
@@ -367,7 +369,7 @@ TEST(ReportJson, LayoutAndKeyOrder) {
   EXPECT_EQ(keys(j["environment"]["variables"]),
             (std::vector<std::string>{"CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
                                       "OMP_NUM_THREADS"}));
-  EXPECT_EQ(keys(j["environment"]["software"]).back(), "libtorch_build");
+  EXPECT_EQ(keys(j["environment"]["software"]).back(), "container_image");
   EXPECT_EQ(keys(j["timing"]), (std::vector<std::string>{"t0_source", "t0_before_process_seconds",
                                                          "time_to_first_step_seconds", "phases",
                                                          "total_run_seconds"}));
@@ -515,6 +517,18 @@ TEST(ReportJson, ReadsOnePointOneWithoutTheFieldsOfOnePointTwo) {
   for (const Phase& p : r.phases) EXPECT_FALSE(p.memory.has_value()) << p.name;
   EXPECT_FALSE(r.memory.allocation_retries.has_value());
   EXPECT_EQ(r.memory.peak_rss_bytes, 12884901888);
+}
+
+// A 1.5 report has no environment.software.container_image: read as not recorded. Present, it
+// must be a string.
+TEST(ReportJson, ReadsOnePointFiveWithoutTheContainerImage) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1.5";
+  j["environment"]["software"].erase("container_image");
+  EXPECT_EQ(from_json(j, "old.json").environment.software.container_image, "");
+  j["environment"]["software"]["container_image"] = nullptr;
+  EXPECT_EQ(read_error(j),
+            "r.json: environment.software.container_image: expected a string, found null");
 }
 
 TEST(ReportJson, RejectsBadOnePointTwoFields) {

@@ -24,4 +24,13 @@ std::vector<std::pair<std::string, std::string>> recorded_variables(const EnvLoo
 // The same from this process's environment.
 std::vector<std::pair<std::string, std::string>> recorded_variables();
 
+// The image the ftbench container this process runs in was built on: docker/*.Dockerfile set
+// FTBENCH_CONTAINER_IMAGE from their BASE build argument, so that a report names the PyTorch,
+// CUDA or ROCm stack its figures came from. "" when unset (not in one of those images). Only
+// this one variable is read, by its full name; it is not among recorded_variables(), which are
+// the settings that change how fast a run goes.
+inline constexpr const char* kContainerImageVariable = "FTBENCH_CONTAINER_IMAGE";
+std::string container_image(const EnvLookup& lookup);
+std::string container_image();
+
 }  // namespace ftbench::device

@@ -62,6 +62,9 @@ struct SoftwareInfo {
   std::string omp_wait_policy;  // OMP_WAIT_POLICY in effect ("" when unset)
   std::string host_allocator;   // C allocator tuning in effect (run/host_allocator.h)
   std::string libtorch_build;   // cpu, cuda, rocm (since 1.2; "" when not recorded)
+  // The base image of ftbench's container, e.g. pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel
+  // (device::container_image(); since 1.6; "" outside one, or not recorded).
+  std::string container_image;
 };
 
 // One allow-listed environment variable that was set (device/env_knobs.h).

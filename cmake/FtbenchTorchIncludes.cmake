@@ -1,0 +1,79 @@
+# LibTorch's include directories, searched after the system's where they hold a bundled fmt.
+#
+# PyTorch wheels ship fmt's headers in torch/include (fmt 11 up to PyTorch 2.9, fmt 12 from
+# 2.10), the same directory as c10/ and ATen/. An imported target's directories become -isystem
+# flags, which the compiler searches before /usr/include: every file that includes <fmt/core.h>
+# or spdlog would see the wheel's fmt and link the distribution's older libfmt and libspdlog
+# (Ubuntu 22.04: fmt 8, Debian 12: fmt 9), failing with undefined fmt::v11 symbols, or worse,
+# linking code compiled against two versions of one header. Such a directory is taken off the
+# targets' include directories and passed as -idirafter instead, which the compiler searches
+# after the system directories: fmt and spdlog then come from where find_package found them,
+# and c10/, ATen/ and torch/ (found nowhere else) still from LibTorch. Directories without fmt
+# (Debian's LibTorch in /usr/include) are left as they are. fmt_version_check.cpp, compiled into
+# ftbench_torch, fails the build if a file still sees other fmt headers than the libfmt linked.
+#
+# ftbench_torch_includes_after_system(<items of TORCH_LIBRARIES>...): walks the imported
+# targets among them and their INTERFACE_LINK_LIBRARIES.
+function(ftbench_torch_includes_after_system)
+  set(pending ${ARGN})
+  set(seen "")
+  set(moved "")
+  while(pending)
+    list(POP_FRONT pending item)
+    if(item MATCHES "^\\$<LINK_ONLY:(.+)>$")
+      set(item "${CMAKE_MATCH_1}")
+    endif()
+    if(NOT TARGET "${item}" OR item IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen "${item}")
+    get_target_property(imported "${item}" IMPORTED)
+    get_target_property(aliased "${item}" ALIASED_TARGET)
+    if(NOT imported OR aliased)
+      continue()
+    endif()
+    get_target_property(links "${item}" INTERFACE_LINK_LIBRARIES)
+    if(links)
+      list(APPEND pending ${links})
+    endif()
+    get_target_property(dirs "${item}" INTERFACE_INCLUDE_DIRECTORIES)
+    if(NOT dirs)
+      continue()
+    endif()
+    set(kept "")
+    set(after "")
+    foreach(dir IN LISTS dirs)
+      get_filename_component(real "${dir}" ABSOLUTE)
+      # Generator expressions (one target's directories by reference to another's) stay.
+      if(NOT dir MATCHES "\\$<" AND EXISTS "${real}/fmt/core.h"
+         AND NOT real IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+        list(APPEND after "${real}")
+      else()
+        list(APPEND kept "${dir}")
+      endif()
+    endforeach()
+    if(after)
+      set_property(TARGET "${item}" PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${kept}")
+      foreach(dir IN LISTS after)
+        set_property(TARGET "${item}" APPEND PROPERTY INTERFACE_COMPILE_OPTIONS
+                     "SHELL:-idirafter \"${dir}\"")
+        list(APPEND moved "${dir}")
+      endforeach()
+    endif()
+  endwhile()
+  if(moved)
+    list(REMOVE_DUPLICATES moved)
+    message(STATUS "ftbench: LibTorch include directories with a bundled fmt, searched after the "
+                   "system's: ${moved}")
+  endif()
+endfunction()
+
+# The FMT_VERSION number of the fmt that find_package(fmt) found (9.1.0 -> 90100), for
+# fmt_version_check.cpp: ftbench_fmt_version_number(<out-var>).
+function(ftbench_fmt_version_number out)
+  if(NOT fmt_VERSION MATCHES "^([0-9]+)\\.([0-9]+)\\.([0-9]+)")
+    message(FATAL_ERROR "ftbench: cannot read fmt's version from fmt_VERSION '${fmt_VERSION}'")
+  endif()
+  math(EXPR number "${CMAKE_MATCH_1} * 10000 + ${CMAKE_MATCH_2} * 100 + ${CMAKE_MATCH_3}")
+  set(${out} ${number} PARENT_SCOPE)
+endfunction()
