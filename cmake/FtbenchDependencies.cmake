@@ -71,6 +71,17 @@ else()
 endif()
 
 if(FTBENCH_WITH_TORCH)
+  # LibTorch up to 2.7 links torch::nvtoolsext to CUDA::nvToolsExt, a library CUDA >= 12.8 no
+  # longer ships (NVTX 3 is header-only, CUDA::nvtx3): stand in for it so that such a LibTorch
+  # configures with a newer toolkit (scripts/ci-cuda-build.sh: Debian 13's 2.6 with CUDA 13).
+  if(CUDAToolkit_FOUND AND NOT TARGET CUDA::nvToolsExt)
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+    if(TARGET CUDA::nvtx3)
+      target_link_libraries(CUDA::nvToolsExt INTERFACE CUDA::nvtx3)
+    endif()
+    message(STATUS "ftbench: CUDA::nvToolsExt missing (CUDA ${CUDAToolkit_VERSION}); defined as "
+                   "an interface target for LibTorch's CMake files")
+  endif()
   find_package(Torch REQUIRED)
   include(FtbenchTorchIncludes)
   ftbench_torch_includes_after_system(${TORCH_LIBRARIES})
@@ -84,4 +95,22 @@ if(FTBENCH_WITH_TORCH)
     set(FTBENCH_TORCH_BACKEND "cpu")
   endif()
   message(STATUS "ftbench: LibTorch ${Torch_VERSION} (${FTBENCH_TORCH_BACKEND} build)")
+  # The C++ standard and the APIs the torch side compiles with (cmake/FtbenchTorchApi.cmake).
+  include(FtbenchTorchApi)
+  find_file(FTBENCH_TORCH_VERSION_H torch/version.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH)
+  ftbench_torch_cxx_standard("${FTBENCH_TORCH_VERSION_H}" FTBENCH_TORCH_CXX_STANDARD)
+  # ROCm builds of LibTorch compile their headers with USE_ROCM and __HIP_PLATFORM_AMD__, and
+  # their CMake targets do not pass them on; the torch side defines them (src/CMakeLists.txt).
+  set(FTBENCH_TORCH_PROBE_DEFINITIONS "")
+  set(FTBENCH_TORCH_PROBE_INCLUDES "")
+  if(FTBENCH_TORCH_BACKEND STREQUAL "rocm")
+    set(FTBENCH_TORCH_PROBE_DEFINITIONS -DUSE_ROCM -D__HIP_PLATFORM_AMD__)
+    set(FTBENCH_TORCH_PROBE_INCLUDES ${FTBENCH_HIP_INCLUDE_DIR})
+  elseif(FTBENCH_TORCH_BACKEND STREQUAL "cuda")
+    set(FTBENCH_TORCH_PROBE_INCLUDES ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+  ftbench_torch_allocator_api(${FTBENCH_TORCH_BACKEND} FTBENCH_ALLOCATOR_API)
+  ftbench_torch_tf32_api(FTBENCH_TF32_API)
+  message(STATUS "ftbench: torch side in C++${FTBENCH_TORCH_CXX_STANDARD}; caching allocator: "
+                 "${FTBENCH_ALLOCATOR_API}; TF32 switch: ${FTBENCH_TF32_API}")
 endif()

@@ -7,7 +7,8 @@
 # Usage: scripts/device-build.sh [extra CMake arguments]
 # Environment: PYTHON (default python3), FTBENCH_BUILD_DIR (default build-gpu), FTBENCH_DEPS
 # (default .deps/root), CUDACXX (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc),
-# TORCH_CUDA_ARCH_LIST (default: the visible GPU's, else 9.0).
+# TORCH_CUDA_ARCH_LIST (default: the visible GPU's, else 9.0), PYTORCH_ROCM_ARCH (default: the
+# GPUs rocm_agent_enumerator lists, else gfx942; scripts/lib/rocm-arch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -65,6 +66,14 @@ else:
     export TORCH_CUDA_ARCH_LIST
   fi
   echo "nvcc: $CUDACXX; TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST"
+fi
+
+if [[ "$hip_version" != "-" ]]; then
+  # shellcheck source=lib/rocm-arch.sh
+  source scripts/lib/rocm-arch.sh
+  PYTORCH_ROCM_ARCH=$(ftbench_rocm_arch)
+  export PYTORCH_ROCM_ARCH
+  echo "PYTORCH_ROCM_ARCH=$PYTORCH_ROCM_ARCH"
 fi
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \

@@ -138,6 +138,20 @@ def check(name, model, doc, args):
     return ok
 
 
+def disable_tf32(backends):
+    """fp32 means fp32: no TF32 matmuls or convolutions on Ampere and later. PyTorch 2.9
+    replaced allow_tf32 (deprecated, it warns) by fp32_precision ("ieee" or "tf32"); older
+    versions have only allow_tf32 (their backends raise AttributeError for other names)."""
+    matmul = backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "ieee"
+        backends.cudnn.conv.fp32_precision = "ieee"
+        backends.cudnn.rnn.fp32_precision = "ieee"
+    else:
+        matmul.allow_tf32 = False
+        backends.cudnn.allow_tf32 = False
+
+
 def main(argv=None):
     args = parse_args(argv)
     try:
@@ -156,9 +170,7 @@ def main(argv=None):
               file=sys.stderr)
         return 2
 
-    # fp32 means fp32: no TF32 matmuls on Ampere and later.
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    disable_tf32(torch.backends)
     dtype = getattr(torch, args.dtype)
     major = int(transformers.__version__.split(".")[0])
     dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}  # renamed in 5

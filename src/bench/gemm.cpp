@@ -16,6 +16,7 @@
 
 #include "ftbench/bench/gemm_check.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/tf32_matmul.h"
 #include "ftbench/device/torch_version.h"
 #include "ftbench/metrics/process_clock.h"
 #include "ftbench/run/environment.h"
@@ -91,14 +92,13 @@ DtypePlan plan_for(const std::string& dtype, const device::Backend& backend) {
     p.element = dtype == "bf16" ? at::kBFloat16 : at::kHalf;
     p.setting = fmt::format("at::mm_out, {} inputs and output", dtype);
   } else if (dtype == "fp32") {
-    p.setting = kind == "cpu" ? "at::mm_out, fp32 inputs and output"
-                              : "at::mm_out, fp32 inputs and output, TF32 off "
-                                "(at::globalContext().setAllowTF32CuBLAS(false))";
+    p.setting = kind == "cpu" ? std::string("at::mm_out, fp32 inputs and output")
+                              : fmt::format("at::mm_out, fp32 inputs and output, TF32 off ({})",
+                                            device::tf32_matmul_call());
   } else if (dtype == "tf32") {
     p.tf32 = true;
     p.setting =
-        "at::mm_out, fp32 inputs and output, TF32 on "
-        "(at::globalContext().setAllowTF32CuBLAS(true))";
+        fmt::format("at::mm_out, fp32 inputs and output, TF32 on ({})", device::tf32_matmul_call());
     if (kind == "cpu") {
       p.reason =
           "TF32 is a GPU tensor-core mode; on CPU fp32 runs in full precision (measure fp32)";
@@ -108,7 +108,7 @@ DtypePlan plan_for(const std::string& dtype, const device::Backend& backend) {
       const char* allow = std::getenv("HIPBLASLT_ALLOW_TF32");
       if (allow == nullptr || std::string(allow) != "1") {
         p.reason =
-            "LibTorch on ROCm ignores setAllowTF32CuBLAS unless HIPBLASLT_ALLOW_TF32=1 is set in "
+            "LibTorch on ROCm ignores its TF32 setting unless HIPBLASLT_ALLOW_TF32=1 is set in "
             "the environment";
       }
     }
@@ -142,15 +142,14 @@ DtypePlan plan_for(const std::string& dtype, const device::Backend& backend) {
   return p;
 }
 
-// Allows or forbids TF32 in cuBLAS matmuls for the guard's lifetime, then forbids it again,
-// LibTorch's default, which ftbench never changes elsewhere. The current value is not read back:
-// LibTorch 2.9+ warns that allowTF32CuBLAS() is deprecated.
+// Allows or forbids TF32 in fp32 matmuls for the guard's lifetime, then forbids it again,
+// LibTorch's default, which ftbench never changes elsewhere (device/tf32_matmul.h).
 class Tf32Guard {
  public:
-  explicit Tf32Guard(bool allow) { at::globalContext().setAllowTF32CuBLAS(allow); }
+  explicit Tf32Guard(bool allow) { device::set_tf32_matmul(allow); }
   Tf32Guard(const Tf32Guard&) = delete;
   Tf32Guard& operator=(const Tf32Guard&) = delete;
-  ~Tf32Guard() { at::globalContext().setAllowTF32CuBLAS(false); }
+  ~Tf32Guard() { device::set_tf32_matmul(false); }
 };
 
 // The operands of one shape and the call that is timed.

@@ -1,9 +1,12 @@
 // The gemm sweep on the CPU: structure of the result, and every measured shape's output checked
 // against an fp64 product of the same inputs. No timing assertions: speeds are for benchmarks.
 #include "ftbench/bench/gemm.h"
+#include "ftbench/device/tf32_matmul.h"
+#include "ftbench/device/torch_version.h"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include <ATen/ATen.h>
 
@@ -30,6 +33,21 @@ GemmRunOptions tiny_options(std::vector<std::string> dtypes) {
   o.iterations = 3;
   o.cache_flush_bytes = int64_t{1} << 20;
   return o;
+}
+
+// The TF32 switch the tf32 dtype uses: on and back off through whichever LibTorch call CMake
+// chose (the flag lives in LibTorch's global context, so a CPU build holds it too).
+TEST(Tf32Matmul, SwitchesOnAndBackOff) {
+  EXPECT_FALSE(device::tf32_matmul_allowed());  // LibTorch's default
+  device::set_tf32_matmul(true);
+  EXPECT_TRUE(device::tf32_matmul_allowed());
+  device::set_tf32_matmul(false);
+  EXPECT_FALSE(device::tf32_matmul_allowed());
+#if FTBENCH_TORCH_AT_LEAST(2, 9)
+  EXPECT_NE(std::string(device::tf32_matmul_call()).find("setFloat32Precision"), std::string::npos);
+#else
+  EXPECT_NE(std::string(device::tf32_matmul_call()).find("setAllowTF32CuBLAS"), std::string::npos);
+#endif
 }
 
 TEST(GemmCpu, TinySweepInFp32AndBf16) {

@@ -370,6 +370,44 @@ class Checkpoints(TempDir):
 # --------------------------------------------------------------------------------------------
 
 
+class DisableTf32(unittest.TestCase):
+    """check_hf.disable_tf32 on both PyTorch APIs, with stand-ins for torch.backends."""
+
+    class OldModule:
+        """torch.backends.cuda.matmul before 2.9: allow_tf32 only, AttributeError otherwise."""
+
+        def __init__(self):
+            object.__setattr__(self, "allow_tf32", True)
+
+        def __getattr__(self, name):
+            raise AttributeError("Unknown attribute " + name)
+
+        def __setattr__(self, name, value):
+            if name != "allow_tf32":
+                raise AttributeError("Unknown attribute " + name)
+            object.__setattr__(self, name, value)
+
+    def test_before_2_9_allow_tf32(self):
+        from types import SimpleNamespace
+        backends = SimpleNamespace(cuda=SimpleNamespace(matmul=self.OldModule()),
+                                   cudnn=SimpleNamespace(allow_tf32=True))
+        check_hf.disable_tf32(backends)
+        self.assertFalse(backends.cuda.matmul.allow_tf32)
+        self.assertFalse(backends.cudnn.allow_tf32)
+
+    def test_from_2_9_fp32_precision(self):
+        from types import SimpleNamespace
+        backends = SimpleNamespace(
+            cuda=SimpleNamespace(matmul=SimpleNamespace(fp32_precision="tf32")),
+            cudnn=SimpleNamespace(conv=SimpleNamespace(fp32_precision="tf32"),
+                                  rnn=SimpleNamespace(fp32_precision="tf32")))
+        check_hf.disable_tf32(backends)
+        self.assertEqual(backends.cuda.matmul.fp32_precision, "ieee")
+        self.assertEqual(backends.cudnn.conv.fp32_precision, "ieee")
+        self.assertEqual(backends.cudnn.rnn.fp32_precision, "ieee")
+        self.assertFalse(hasattr(backends.cuda.matmul, "allow_tf32"))
+
+
 class RotaryFrequencies(unittest.TestCase):
     def test_llama3_rule_in_all_three_regimes(self):
         config = small_config()

@@ -1,5 +1,5 @@
-// Statistics of LibTorch's GPU caching allocator. Its header needs the vendor runtime headers,
-// so the real implementation is compiled only in CUDA and ROCm builds of LibTorch
+// Statistics of LibTorch's GPU caching allocator. Before 2.9 its header needs the vendor runtime
+// headers, so the real implementation is compiled only in CUDA and ROCm builds of LibTorch
 // (FTBENCH_TORCH_CUDA / FTBENCH_TORCH_ROCM); a CPU build's stubs return nothing. Device facts
 // and device-wide memory come from the vendor runtimes instead (device/gpu_query.h).
 #pragma once

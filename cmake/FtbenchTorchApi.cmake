@@ -1,0 +1,145 @@
+# What the found LibTorch offers, decided by its headers rather than by its version number where
+# the two can disagree (vendor images ship 2.x.0a0 builds with APIs of the next release).
+# Included by FtbenchDependencies.cmake after find_package(Torch); the C++ standard function is
+# also included alone by tests/cmake/torch_api_test.cmake.
+include_guard(GLOBAL)
+
+# ftbench_torch_cxx_standard(<torch/version.h> <out-var>): the C++ standard the torch side is
+# compiled with: 20 from LibTorch 2.14 on (its headers require C++20), else 17 (1.13 needs 17;
+# 2.x up to 2.13 builds with 17). Read from TORCH_VERSION_MAJOR/MINOR, which pre-release builds
+# (2.14.0a0) define like the release.
+function(ftbench_torch_cxx_standard version_header out_var)
+  if(NOT EXISTS "${version_header}")
+    message(FATAL_ERROR "ftbench: no ${version_header}")
+  endif()
+  file(STRINGS "${version_header}" defines REGEX "^#define TORCH_VERSION_(MAJOR|MINOR) ")
+  set(major "")
+  set(minor "")
+  foreach(line IN LISTS defines)
+    if(line MATCHES "^#define TORCH_VERSION_MAJOR ([0-9]+)")
+      set(major ${CMAKE_MATCH_1})
+    elseif(line MATCHES "^#define TORCH_VERSION_MINOR ([0-9]+)")
+      set(minor ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if(major STREQUAL "" OR minor STREQUAL "")
+    message(FATAL_ERROR "ftbench: no TORCH_VERSION_MAJOR/MINOR in ${version_header}")
+  endif()
+  if(major GREATER 2 OR (major EQUAL 2 AND minor GREATER_EQUAL 14))
+    set(${out_var} 20 PARENT_SCOPE)
+  else()
+    set(${out_var} 17 PARENT_SCOPE)
+  endif()
+endfunction()
+
+# _ftbench_torch_compiles(<out-var> <source>): whether <source> compiles (no link) against the
+# found LibTorch with the torch side's standard and definitions (FTBENCH_TORCH_DEFINITIONS).
+function(_ftbench_torch_compiles out_var source)
+  include(CheckCXXSourceCompiles)
+  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+  set(CMAKE_CXX_STANDARD ${FTBENCH_TORCH_CXX_STANDARD})
+  set(CMAKE_REQUIRED_QUIET ON)
+  set(CMAKE_REQUIRED_FLAGS "${TORCH_CXX_FLAGS}")
+  set(CMAKE_REQUIRED_INCLUDES ${TORCH_INCLUDE_DIRS} ${FTBENCH_TORCH_PROBE_INCLUDES})
+  set(CMAKE_REQUIRED_DEFINITIONS ${FTBENCH_TORCH_PROBE_DEFINITIONS})
+  check_cxx_source_compiles("${source}" ${out_var})
+  set(${out_var} ${${out_var}} PARENT_SCOPE)
+endfunction()
+
+# ftbench_torch_allocator_api(<backend> <out-var>): how src/device/allocator_stats.cpp reaches
+# the caching allocator of a GPU build, as the name of its FTBENCH_ALLOCATOR_API_* macro:
+#   DEVICE_ALLOCATOR  c10::getDeviceAllocator(kCUDA) (2.9+), no vendor headers; ROCm runs as the
+#                     cuda device type
+#   HIP_NAMESPACE     ROCm up to 2.10: c10/hip/HIPCachingAllocator.h, c10::hip::HIPCachingAllocator
+#   HIP_HEADER_CUDA_NAMES  ROCm 2.11+ ("hipify v2"): that header with the c10::cuda names
+#   CUDA_HEADER       CUDA: c10/cuda/CUDACachingAllocator.h
+# The first that compiles wins; NONE for a CPU build.
+function(ftbench_torch_allocator_api backend out_var)
+  set(calls "(void)s.allocated_bytes[0].peak; (void)s.num_alloc_retries; (void)s.num_ooms;")
+  _ftbench_torch_compiles(FTBENCH_HAVE_DEVICE_ALLOCATOR "
+#include <c10/core/CachingDeviceAllocator.h>
+int main() {
+  c10::DeviceAllocator* a = c10::getDeviceAllocator(c10::DeviceType::CUDA);
+  const auto s = a->getDeviceStats(c10::DeviceIndex{0});
+  ${calls}
+  a->resetPeakStats(c10::DeviceIndex{0});
+  a->emptyCache();
+}")
+  # Probed on a CPU build too (its headers have it from 2.9): tests/CMakeLists.txt then compiles
+  # that path with the ROCm definitions.
+  set(FTBENCH_HAVE_DEVICE_ALLOCATOR ${FTBENCH_HAVE_DEVICE_ALLOCATOR} PARENT_SCOPE)
+  if(backend STREQUAL "cpu")
+    set(${out_var} NONE PARENT_SCOPE)
+    return()
+  endif()
+  if(FTBENCH_HAVE_DEVICE_ALLOCATOR)
+    set(${out_var} DEVICE_ALLOCATOR PARENT_SCOPE)
+    return()
+  endif()
+  if(backend STREQUAL "rocm")
+    foreach(candidate "HIP_NAMESPACE;c10::hip::HIPCachingAllocator"
+                      "HIP_HEADER_CUDA_NAMES;c10::cuda::CUDACachingAllocator")
+      list(GET candidate 0 name)
+      list(GET candidate 1 namespace)
+      _ftbench_torch_compiles(FTBENCH_HAVE_ALLOCATOR_${name} "
+#include <c10/hip/HIPCachingAllocator.h>
+int main() {
+  const auto s = ${namespace}::getDeviceStats(c10::DeviceIndex{0});
+  ${calls}
+  ${namespace}::resetPeakStats(c10::DeviceIndex{0});
+  ${namespace}::emptyCache();
+}")
+      if(FTBENCH_HAVE_ALLOCATOR_${name})
+        set(${out_var} ${name} PARENT_SCOPE)
+        return()
+      endif()
+    endforeach()
+  endif()
+  _ftbench_torch_compiles(FTBENCH_HAVE_ALLOCATOR_CUDA_HEADER "
+#include <c10/cuda/CUDACachingAllocator.h>
+int main() {
+  const auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::DeviceIndex{0});
+  ${calls}
+  c10::cuda::CUDACachingAllocator::resetPeakStats(c10::DeviceIndex{0});
+  c10::cuda::CUDACachingAllocator::emptyCache();
+}")
+  if(FTBENCH_HAVE_ALLOCATOR_CUDA_HEADER)
+    set(${out_var} CUDA_HEADER PARENT_SCOPE)
+    return()
+  endif()
+  message(FATAL_ERROR "ftbench: no caching-allocator API of this ${backend} LibTorch compiles "
+                      "(see CMakeFiles/CMakeConfigureLog.yaml for the FTBENCH_HAVE_* checks)")
+endfunction()
+
+# ftbench_torch_tf32_api(<out-var>): how src/device/tf32_matmul.cpp turns TF32 matmuls on and off,
+# as the name of its FTBENCH_TF32_API_* macro. aten/src/ATen/Context.h (pytorch/pytorch, read in
+# its sources, not compiled here): 2.9 added setFloat32Precision(backend, op, precision) with
+# strings ("cuda", "matmul", "tf32"/"ieee") and deprecated setAllowTF32CuBLAS; later releases take
+# the enums at::Float32Backend/Float32Op/Float32Precision instead.
+#   ENUM, STRING   those two forms;   ALLOW_TF32  setAllowTF32CuBLAS (1.13 to 2.8)
+function(ftbench_torch_tf32_api out_var)
+  _ftbench_torch_compiles(FTBENCH_HAVE_TF32_ENUM "
+#include <ATen/Context.h>
+int main() {
+  at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL,
+                                          at::Float32Precision::TF32);
+  return at::globalContext().float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL) ==
+         at::Float32Precision::IEEE;
+}")
+  if(FTBENCH_HAVE_TF32_ENUM)
+    set(${out_var} ENUM PARENT_SCOPE)
+    return()
+  endif()
+  _ftbench_torch_compiles(FTBENCH_HAVE_TF32_STRING "
+#include <ATen/Context.h>
+#include <string>
+int main() {
+  at::globalContext().setFloat32Precision(\"cuda\", \"matmul\", \"tf32\");
+  return at::globalContext().float32Precision(\"cuda\", \"matmul\") == std::string(\"ieee\");
+}")
+  if(FTBENCH_HAVE_TF32_STRING)
+    set(${out_var} STRING PARENT_SCOPE)
+  else()
+    set(${out_var} ALLOW_TF32 PARENT_SCOPE)
+  endif()
+endfunction()

@@ -1,0 +1,25 @@
+# ctest torch_cxx_standard (cmake -P): ftbench_torch_cxx_standard on made-up torch/version.h
+# files, among them a pre-release (2.14.0a0) that a vendor image would ship.
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/FtbenchTorchApi.cmake)
+set(dir "${CMAKE_CURRENT_BINARY_DIR}/torch_api_test")
+set(failures 0)
+foreach(case "1;13;17" "2;6;17" "2;13;17" "2;14;20" "2;15;20" "3;0;20")
+  list(GET case 0 major)
+  list(GET case 1 minor)
+  list(GET case 2 expected)
+  set(header "${dir}/${major}.${minor}/torch/version.h")
+  file(WRITE "${header}" "#pragma once\n#define TORCH_VERSION_MAJOR ${major}\n"
+                         "#define TORCH_VERSION_MINOR ${minor}\n#define TORCH_VERSION_PATCH 0\n"
+                         "#define TORCH_VERSION \"${major}.${minor}.0a0+git1234567\"\n")
+  ftbench_torch_cxx_standard("${header}" standard)
+  if(NOT standard STREQUAL expected)
+    message(SEND_ERROR "LibTorch ${major}.${minor}: C++${standard}, expected C++${expected}")
+    math(EXPR failures "${failures} + 1")
+  else()
+    message(STATUS "LibTorch ${major}.${minor}: C++${standard}")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${dir}")
+if(failures)
+  message(FATAL_ERROR "${failures} case(s) failed")
+endif()
