@@ -319,7 +319,8 @@ Report parse_report(std::string_view text, const std::string& source) {
     throw ReportError(source +
                       ": not a readable report: " + ftbench::text::json_error_reason(e.what()));
   }
-  return from_json(json, source);
+  // Qualified: argument-dependent lookup would also find nlohmann's own from_json(json, T&).
+  return report::from_json(json, source);
 }
 
 }  // namespace ftbench::report

@@ -30,6 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using OJson = nlohmann::ordered_json;
+// report::from_json is called qualified: unqualified, argument-dependent lookup also finds
+// nlohmann's from_json(const json&, T&), which nlohmann-json 3.11.3 (Debian 13) picks for a
+// string-literal source.
 
 // A report with every field set to a distinct, non-default value.
 Report full_report() {
@@ -207,7 +210,7 @@ Report cpu_report() {
 // The message of the ReportError that reading `json` throws; fails the test if none is thrown.
 std::string read_error(const OJson& json) {
   try {
-    from_json(json, "r.json");
+    report::from_json(json, "r.json");
   } catch (const ReportError& e) {
     return e.what();
   }
@@ -224,7 +227,7 @@ std::vector<std::string> keys(const OJson& object) {
 TEST(ReportJson, RoundTripEveryFieldSet) {
   const OJson written = to_json(full_report());
   const std::string text = written.dump(2);
-  const Report back = from_json(OJson::parse(text), "mem.json");
+  const Report back = report::from_json(OJson::parse(text), "mem.json");
   EXPECT_EQ(to_json(back), written);  // ordered: equal values and equal key order
 
   EXPECT_EQ(back.environment.device.memory_bytes, 85028569088);
@@ -267,7 +270,7 @@ TEST(ReportJson, RoundTripOptionalsUnset) {
   EXPECT_TRUE(written["environment"]["variables"].is_object());
   EXPECT_TRUE(written["environment"]["variables"].empty());
 
-  const Report back = from_json(OJson::parse(written.dump(2)), "mem.json");
+  const Report back = report::from_json(OJson::parse(written.dump(2)), "mem.json");
   EXPECT_EQ(to_json(back), written);
   EXPECT_FALSE(back.environment.device.memory_bytes.has_value());
   EXPECT_FALSE(back.summary.peak_tflops.has_value());
@@ -281,7 +284,7 @@ TEST(ReportJson, RoundTripOptionalsUnset) {
 
 TEST(ReportJson, RoundTripThroughUnorderedJson) {
   const OJson written = to_json(full_report());
-  const Report back = from_json(nlohmann::json::parse(written.dump()), "mem.json");
+  const Report back = report::from_json(nlohmann::json::parse(written.dump()), "mem.json");
   EXPECT_EQ(nlohmann::json(to_json(back)), nlohmann::json(written));
 }
 
@@ -389,7 +392,7 @@ TEST(ReportJson, DivergedLossesReadBackAsNan) {
   r.steps[1].loss = std::numeric_limits<double>::quiet_NaN();
   r.steps[1].grad_norm = std::numeric_limits<double>::infinity();
   r.summary.final_loss = std::numeric_limits<double>::quiet_NaN();
-  const Report back = from_json(nlohmann::json::parse(to_json(r).dump()), "diverged.json");
+  const Report back = report::from_json(nlohmann::json::parse(to_json(r).dump()), "diverged.json");
   EXPECT_TRUE(std::isnan(back.steps[1].loss));
   EXPECT_TRUE(std::isnan(back.steps[1].grad_norm));
   EXPECT_TRUE(std::isnan(back.summary.final_loss));
@@ -441,11 +444,11 @@ TEST(ReportJson, ReadsVersionOneWithoutTheFieldsOfOnePointOne) {
   j["schema"] = "ftbench.report/1";
   j["run"].erase("world_size");
   j.erase("data");
-  const Report r = from_json(j, "old.json");
+  const Report r = report::from_json(j, "old.json");
   EXPECT_EQ(r.world_size, 1);
   EXPECT_FALSE(r.data.has_value());
   j["data"] = nullptr;
-  EXPECT_FALSE(from_json(j, "old.json").data.has_value());
+  EXPECT_FALSE(report::from_json(j, "old.json").data.has_value());
 }
 
 // A 1.1 report has none of the device, memory and environment fields of 1.2: all read as
@@ -464,7 +467,7 @@ TEST(ReportJson, ReadsOnePointOneWithoutTheFieldsOfOnePointTwo) {
   for (const char* key : {"peak_active_bytes", "allocation_retries", "oom_count"}) {
     j["memory"].erase(key);
   }
-  const Report r = from_json(j, "old.json");
+  const Report r = report::from_json(j, "old.json");
   EXPECT_FALSE(r.environment.device.l2_cache_bytes.has_value());
   EXPECT_EQ(r.environment.device.pci_bus_id, "");
   EXPECT_EQ(r.environment.software.libtorch_build, "");
@@ -490,7 +493,7 @@ TEST(ReportJson, RejectsBadOnePointTwoFields) {
 }
 
 TEST(ReportJson, RoundTripsEvaluationsAndDataStatistics) {
-  const Report back = from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
+  const Report back = report::from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
   ASSERT_EQ(back.evaluations.size(), 2u);
   EXPECT_EQ(back.evaluations[0].after_step, 3);
   EXPECT_EQ(back.evaluations[0].loss, 2.2341);
@@ -512,7 +515,7 @@ TEST(ReportJson, RoundTripsEvaluationsAndDataStatistics) {
   EXPECT_TRUE(cpu["data"]["validation"].is_null());
   EXPECT_TRUE(cpu["evaluations"].is_array());
   EXPECT_TRUE(cpu["evaluations"].empty());
-  const Report cpu_back = from_json(cpu, "cpu.json");
+  const Report cpu_back = report::from_json(cpu, "cpu.json");
   EXPECT_FALSE(cpu_back.data->validation.has_value());
   EXPECT_TRUE(cpu_back.evaluations.empty());
   EXPECT_EQ(to_json(cpu_back), cpu);
@@ -522,7 +525,7 @@ TEST(ReportJson, RoundTripsEvaluationsAndDataStatistics) {
   diverged.evaluations[1].loss = std::numeric_limits<double>::infinity();
   const OJson dj = to_json(diverged);
   EXPECT_TRUE(dj["evaluations"][1]["loss"].is_null());
-  EXPECT_TRUE(std::isnan(from_json(dj, "d.json").evaluations[1].loss));
+  EXPECT_TRUE(std::isnan(report::from_json(dj, "d.json").evaluations[1].loss));
 }
 
 // Reports written before evaluations and data statistics existed (still 1.1) read as "none".
@@ -531,18 +534,18 @@ TEST(ReportJson, ReadsReportsWithoutEvaluationsOrDataStatistics) {
   j.erase("evaluations");
   j["data"].erase("statistics");
   j["data"].erase("validation");
-  const Report r = from_json(j, "older.json");
+  const Report r = report::from_json(j, "older.json");
   EXPECT_TRUE(r.evaluations.empty());
   ASSERT_TRUE(r.data.has_value());
   EXPECT_FALSE(r.data->statistics.has_value());
   EXPECT_FALSE(r.data->validation.has_value());
   EXPECT_EQ(r.data->examples, 2000);
   j["data"]["statistics"] = nullptr;
-  EXPECT_FALSE(from_json(j, "older.json").data->statistics.has_value());
+  EXPECT_FALSE(report::from_json(j, "older.json").data->statistics.has_value());
 }
 
 TEST(ReportJson, RoundTripsBatchingAndOutOfMemoryFallbacks) {
-  const Report back = from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
+  const Report back = report::from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
   ASSERT_TRUE(back.batching.has_value());
   EXPECT_EQ(back.batching->micro_batch_size, 2);
   EXPECT_EQ(back.batching->grad_accum_steps, 16);
@@ -559,7 +562,7 @@ TEST(ReportJson, RoundTripsBatchingAndOutOfMemoryFallbacks) {
   const OJson cpu = to_json(cpu_report());
   EXPECT_TRUE(cpu["batching"]["fallbacks"].is_array());
   EXPECT_TRUE(cpu["batching"]["fallbacks"].empty());
-  EXPECT_TRUE(from_json(cpu, "cpu.json").batching->fallbacks.empty());
+  EXPECT_TRUE(report::from_json(cpu, "cpu.json").batching->fallbacks.empty());
 }
 
 // Reports written before 1.2 have no `batching`: not recorded, which is not "no fallback".
@@ -567,9 +570,9 @@ TEST(ReportJson, ReadsReportsWithoutBatchingAsNotRecorded) {
   OJson j = to_json(full_report());
   j["schema"] = "ftbench.report/1.1";
   j.erase("batching");
-  EXPECT_FALSE(from_json(j, "older.json").batching.has_value());
+  EXPECT_FALSE(report::from_json(j, "older.json").batching.has_value());
   j["batching"] = nullptr;
-  EXPECT_FALSE(from_json(j, "older.json").batching.has_value());
+  EXPECT_FALSE(report::from_json(j, "older.json").batching.has_value());
   Report unset = full_report();
   unset.batching.reset();
   EXPECT_TRUE(to_json(unset)["batching"].is_null());
@@ -593,7 +596,7 @@ TEST(ReportJson, RejectsBadBatching) {
 }
 
 TEST(ReportJson, RoundTripsTheMeasuredGemmPeak) {
-  const Report back = from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
+  const Report back = report::from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
   ASSERT_TRUE(back.gemm.has_value());
   EXPECT_EQ(back.gemm->source, "h100-gemm.json");
   EXPECT_EQ(back.gemm->device_name, "NVIDIA H100 80GB HBM3");
@@ -613,7 +616,7 @@ TEST(ReportJson, RoundTripsTheMeasuredGemmPeak) {
   EXPECT_TRUE(cpu["summary"]["mfu"]["gemm_peak_tflops"].is_null());
   EXPECT_EQ(cpu["summary"]["mfu"]["gemm_peak_source"], "none");
   EXPECT_TRUE(cpu["summary"]["mfu"]["entries"][0]["mfu_gemm"].is_null());
-  EXPECT_FALSE(from_json(cpu, "cpu.json").gemm.has_value());
+  EXPECT_FALSE(report::from_json(cpu, "cpu.json").gemm.has_value());
 }
 
 // Reports written before 1.2 have no gemm, gemm peak or mfu_gemm: read as none.
@@ -624,7 +627,7 @@ TEST(ReportJson, ReadsReportsWithoutTheMeasuredGemmPeak) {
   j["summary"]["mfu"].erase("gemm_peak_tflops");
   j["summary"]["mfu"].erase("gemm_peak_source");
   for (auto& e : j["summary"]["mfu"]["entries"]) e.erase("mfu_gemm");
-  const Report r = from_json(j, "older.json");
+  const Report r = report::from_json(j, "older.json");
   EXPECT_FALSE(r.gemm.has_value());
   EXPECT_FALSE(r.summary.gemm_peak_tflops.has_value());
   EXPECT_EQ(r.summary.gemm_peak_source, "none");
@@ -690,7 +693,7 @@ TEST(ReportJson, RejectsABadWorldSizeOrDataObject) {
   EXPECT_EQ(read_error(j),
             "r.json: run.world_size: expected an integer between 1 and 65536, found 2147483648");
   j["run"]["world_size"] = 65536;
-  EXPECT_NO_THROW(from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(j, "r.json"));
   j = to_json(full_report());
   j["data"].erase("fingerprint");
   EXPECT_EQ(read_error(j), "r.json: missing required field \"data.fingerprint\"");
@@ -753,9 +756,9 @@ TEST(ReportJson, ErrorsQuoteKeysFromTheFileEscaped) {
 }
 
 TEST(ReportConsistency, TheTestReportsAreConsistent) {
-  EXPECT_NO_THROW(from_json(to_json(full_report()), "r.json"));
-  EXPECT_NO_THROW(from_json(to_json(cpu_report()), "r.json"));
-  EXPECT_NO_THROW(from_json(one_process_json(), "r.json"));
+  EXPECT_NO_THROW(report::from_json(to_json(full_report()), "r.json"));
+  EXPECT_NO_THROW(report::from_json(to_json(cpu_report()), "r.json"));
+  EXPECT_NO_THROW(report::from_json(one_process_json(), "r.json"));
 }
 
 // The report: 15 hours of steps in an 18-minute run.
@@ -770,7 +773,7 @@ TEST(ReportConsistency, StepsCannotTakeLongerThanTheRun) {
   // other step times, is left out of this check.)
   for (OJson& step : j["steps"]) step["wall_seconds"] = 369.65 + 0.0001;
   j["summary"]["measured_steps"] = 0;
-  EXPECT_NO_THROW(from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(j, "r.json"));
   j = one_process_json();
   j["timing"]["time_to_first_step_seconds"] = 5000.0;
   EXPECT_EQ(read_error(j),
@@ -786,7 +789,7 @@ TEST(ReportConsistency, StepsCannotTakeLongerThanTheirSegment) {
             "r.json: steps[].wall_seconds: the steps of segment 2 add up to 41 s, more than its "
             "40 s (segments[1].run_seconds)");
   for (std::size_t i = 1; i < 5; ++i) j["steps"][i]["wall_seconds"] = 10.0002;
-  EXPECT_NO_THROW(from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(j, "r.json"));
   j = to_json(full_report());
   j["segments"][0]["time_to_first_step_seconds"] = 70.0;
   EXPECT_EQ(read_error(j),
@@ -980,7 +983,7 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
   EXPECT_EQ(read_error(j),
             "r.json: steps: a completed run has its derived.total_steps 8 steps, found 5");
   j["run"]["status"] = "interrupted";  // an interrupted one may have fewer
-  EXPECT_NO_THROW(from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(j, "r.json"));
   j = to_json(full_report());
   j["steps"][4]["epoch"] = 99;
   EXPECT_EQ(read_error(j),
@@ -1030,7 +1033,7 @@ TEST(ReportConsistency, TotalsStayWithinRange) {
     s["padded_tokens"] = 1000;
     s["loss_tokens"] = 500;
   }
-  EXPECT_NO_THROW(from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(j, "r.json"));
   j["derived"]["effective_batch"] = 1'000'000'000'000'000;
   EXPECT_EQ(read_error(j),
             "r.json: derived.effective_batch: 1000000000000000 examples per step over 1001 "
@@ -1070,7 +1073,7 @@ TEST(ReportJson, AcceptsNewerMinorVersion) {
   j["run"]["added_later"] = "a field of " + newer;
   j["summary"]["added_later"] = {{"nested", 1}};
   j["added_later"] = OJson::array({1, 2, 3});
-  const Report r = from_json(j, "r.json");
+  const Report r = report::from_json(j, "r.json");
   EXPECT_EQ(r.schema, newer);
   EXPECT_EQ(r.run_name, "llama3.1-8b-lora");
   EXPECT_EQ(to_json(r)["schema"], current) << "written back as the version this code writes";
@@ -1166,7 +1169,7 @@ TEST(ReportJson, WrongTypeNamesPathExpectedAndFound) {
 TEST(ReportJson, IntegersAreAcceptedWhereDoublesAreExpected) {
   OJson j = to_json(full_report());
   j["timing"]["t0_before_process_seconds"] = 2;
-  EXPECT_EQ(from_json(j, "r.json").t0_before_process_seconds, 2.0);
+  EXPECT_EQ(report::from_json(j, "r.json").t0_before_process_seconds, 2.0);
 }
 
 TEST(ReportJson, UnknownFieldsAreIgnored) {
@@ -1175,7 +1178,7 @@ TEST(ReportJson, UnknownFieldsAreIgnored) {
   j["environment"]["device"]["uuid"] = "GPU-1234";
   j["steps"][0]["tokens_per_second"] = 1.0;
   j["summary"]["mfu"]["entries"][0]["note"] = nullptr;
-  const Report r = from_json(j, "r.json");
+  const Report r = report::from_json(j, "r.json");
   EXPECT_EQ(to_json(r), to_json(full_report()));
 }
 
