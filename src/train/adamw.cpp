@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ATen/core/grad_mode.h>  // at::NoGradGuard, not reached through <ATen/ATen.h> in 2.6
+
 #include "ftbench/model/sdpa.h"  // FTBENCH_TORCH_AT_LEAST
 
 namespace ftbench::train {
