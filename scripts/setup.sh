@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what ftbench needs from Debian 12 packages, and only what is missing: quick and
-# harmless when everything is there. scripts/test.sh (what CI runs on a fresh machine) calls it,
-# so everything a test would otherwise skip for is here: on CI such a skip is a failure
-# (README.md, "Skips and CI").
+# Installs what ftbench needs from Debian packages, and only what is missing: quick and
+# harmless when everything is there. The same list serves Debian 12 (bookworm: LibTorch 1.13,
+# clang 14) and Debian 13 (trixie: LibTorch 2.6, clang 19); only clang's runtime is named by
+# version, and that version is read from the clang package installed or offered.
+# scripts/test.sh (what CI runs on a fresh machine) calls it, so everything a test would
+# otherwise skip for is here: on CI such a skip is a failure (README.md, "Skips and CI").
 #
 # Usage: scripts/setup.sh [--demo]
 #   (none)  everything: building ftbench, its tests, the sanitizer and fuzz builds (test.sh)
@@ -22,7 +24,7 @@ esac
 # What building and running ftbench needs (both profiles).
 packages=(
   cmake ninja-build g++ git
-  libtorch-dev            # LibTorch 1.13, CPU
+  libtorch-dev            # LibTorch, CPU: 1.13 on Debian 12, 2.6 on Debian 13
   libopenblas0-pthread    # without it LibTorch runs on reference BLAS, ~20x slower
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libssl-dev              # SHA-256 of the spec (OpenSSL EVP)
@@ -38,7 +40,8 @@ test_packages=(
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
   python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
                           # against; also the Python reference of scripts/bench_cpu.sh
-  clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/fuzz.sh)
+  clang                   # the sanitizer build and libFuzzer targets (scripts/fuzz.sh), with
+                          # its runtime libclang-rt-N-dev, added below
 )
 # The HIP runtime, so that libftbench_hip_query.so (src/gpu_query) is built and its test runs on
 # every machine, GPU or not; Debian packages it for amd64 only. hipcc comes with it for HIP
@@ -56,6 +59,22 @@ if [[ "$profile" == all ]]; then
   packages+=("${test_packages[@]}")
 fi
 
+installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+# clang's major version: from the installed clang package's dependency on clang-N (no network),
+# else from the archive's (14 on Debian 12, 19 on Debian 13); empty when apt knows no clang.
+clang_major() {
+  local depends
+  if installed clang; then
+    depends=$(dpkg-query -W -f='${Depends}' clang)
+  else
+    depends=$(apt-cache show --no-all-versions clang 2>/dev/null | sed -n 's/^Depends: //p')
+  fi
+  sed -n 's/^clang-\([0-9][0-9]*\).*/\1/p' <<<"$depends" | head -n 1
+}
+
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then
     "$@"
@@ -67,16 +86,30 @@ as_root() {
   fi
 }
 
+if [[ "$profile" == all ]]; then
+  major=$(clang_major)
+  if [[ -z "$major" ]]; then
+    # A fresh machine whose apt has no package lists yet.
+    as_root apt-get update -q
+    updated=1
+    major=$(clang_major)
+  fi
+  if [[ -z "$major" ]]; then
+    echo "setup: apt offers no clang package" >&2
+    exit 1
+  fi
+  packages+=("libclang-rt-$major-dev")
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   [[ "$p" == \#* ]] && continue
-  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  as_root apt-get update -q
+  [[ -n "${updated:-}" ]] || as_root apt-get update -q
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     "${missing[@]}"
 else

@@ -427,8 +427,8 @@ TEST(Fairness, CheckpointSettingsAreExecutionAndAResumedRunIsFlagged) {
   for (const auto& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution) << d.what;
 
   report::Report c = make_report();
-  c.segments = {{1, "interrupted", "", "", 1, 5, 60.0, 20.0, ""},
-                {2, "completed", "", "", 6, 10, 70.0, 25.0, "ck/step-00000005"}};
+  c.segments = {{1, "interrupted", "", "", 1, 5, 60.0, 20.0, "", 0, std::nullopt},
+                {2, "completed", "", "", 6, 10, 70.0, 25.0, "ck/step-00000005", 0, std::nullopt}};
   const Fairness g = check_fairness({a, c});
   EXPECT_TRUE(g.same_job);
   EXPECT_EQ(whats(g), (Values{"segments"}));
