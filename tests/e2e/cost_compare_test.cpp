@@ -586,7 +586,7 @@ TEST_F(CostCompare, EnergyPriceAddsTheMeasuredEnergysCost) {
 
   const Result text = ftbench("cost " + h100 + " --rate 2.97 --energy-price 0.15");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("0.1556 kWh (energy_counter) at $0.15/kWh: $0.0233 (step loop, 1 "
+  EXPECT_NE(text.out.find("0.1556 kWh (energy_counter) at $0.150/kWh: $0.0233 (step loop, 1 "
                           "device, 100.0% sampled)"),
             std::string::npos)
       << text.out;
