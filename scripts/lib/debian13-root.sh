@@ -162,12 +162,27 @@ debian13_root_mount() {
   debian13_root_bind "$FTBENCH_DEBIAN13_APT_CACHE" /var/cache/apt/archives
   debian13_root_bind "$checkout" "$at"
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  _debian13_local_cas
 }
 
-# Runs a command in the root as root, with a clean environment plus CI and any FTBENCH_* set here.
+# The host's own certificate authorities (/usr/local/share/ca-certificates: e.g. a proxy's that
+# re-signs TLS, without which npm fails with SELF_SIGNED_CERT_IN_CHAIN), for the root's bundle:
+# ca-certificates adds them when setup.sh installs it, update-ca-certificates when it is there.
+_debian13_local_cas() {
+  local dir=/usr/local/share/ca-certificates
+  compgen -G "$dir/*.crt" >/dev/null || return 0
+  mkdir -p "$FTBENCH_DEBIAN13_ROOT$dir"
+  cp -L "$dir"/*.crt "$FTBENCH_DEBIAN13_ROOT$dir/"
+  if [[ -x "$FTBENCH_DEBIAN13_ROOT/usr/sbin/update-ca-certificates" ]]; then
+    chroot "$FTBENCH_DEBIAN13_ROOT" /usr/sbin/update-ca-certificates >/dev/null
+  fi
+}
+
+# Runs a command in the root as root, with a clean environment plus CI and any FTBENCH_* set here;
+# Node.js (npm) is pointed at the system's certificate bundle, which its own list does not read.
 debian13_root_run() {
   local env_args=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-    LANG=C.UTF-8 TERM="${TERM:-dumb}")
+    LANG=C.UTF-8 TERM="${TERM:-dumb}" NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
   local v
   for v in CI OMP_NUM_THREADS $(compgen -v FTBENCH_); do
     [[ -n "${!v+x}" ]] && env_args+=("$v=${!v}")
