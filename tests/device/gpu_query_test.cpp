@@ -9,30 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include "../scoped_env.h"
+
 namespace ftbench::device {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Sets an environment variable for one test and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using ftbench::tests::ScopedEnv;
 
 ModuleSearch only(const std::string& path) {
   ModuleSearch s;
