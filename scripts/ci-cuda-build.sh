@@ -188,11 +188,14 @@ if [[ ! -x "$cuda/bin/nvcc" ]]; then
 fi
 total=$SECONDS
 t=$SECONDS
-if [[ ! -x "$root/usr/bin/apt-get" ]]; then
-  log "making a Debian 13 root in $root (debootstrap)"
-  debootstrap --variant=minbase --components=main,contrib,non-free trixie "$root" \
-    http://deb.debian.org/debian
-fi
+# The root is made and locked as scripts/ci-debian13.sh does (scripts/lib/debian13-root.sh: made
+# in ROOT.tmp and renamed when complete; the lock, on file descriptor 9 and inherited by the
+# namespaced part below, keeps two jobs from running apt in the root at once).
+export FTBENCH_DEBIAN13_ROOT=$root
+# shellcheck source=lib/debian13-root.sh
+source "$repo/scripts/lib/debian13-root.sh"
+debian13_root_lock
+debian13_root_ensure
 if ! grep -qs 'contrib non-free' "$root/etc/apt/sources.list"; then
   echo "deb http://deb.debian.org/debian trixie main contrib non-free" >"$root/etc/apt/sources.list"
   chroot "$root" apt-get update -q
