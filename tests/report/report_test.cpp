@@ -528,7 +528,7 @@ TEST(ReportJson, ReadsOnePointFiveWithoutTheContainerImage) {
   OJson j = to_json(full_report());
   j["schema"] = "ftbench.report/1.5";
   j["environment"]["software"].erase("container_image");
-  EXPECT_EQ(from_json(j, "old.json").environment.software.container_image, "");
+  EXPECT_EQ(report::from_json(j, "old.json").environment.software.container_image, "");
   j["environment"]["software"]["container_image"] = nullptr;
   EXPECT_EQ(read_error(j),
             "r.json: environment.software.container_image: expected a string, found null");
@@ -1064,7 +1064,7 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
 
 // Totals over the report stay far from int64 overflow.
 TEST(ReportJson, RoundTripsEnergy) {
-  const Report back = from_json(to_json(full_report()), "r.json");
+  const Report back = report::from_json(to_json(full_report()), "r.json");
   ASSERT_TRUE(back.energy.has_value());
   EXPECT_EQ(back.energy->joules, 2835.0);
   EXPECT_EQ(back.energy->joules_per_step, 708.75);
@@ -1073,7 +1073,7 @@ TEST(ReportJson, RoundTripsEnergy) {
   EXPECT_TRUE(cpu["energy"]["joules"].is_null());
   EXPECT_TRUE(cpu["energy"]["coverage"].is_null());
   EXPECT_EQ(cpu["energy"]["devices"], OJson::array());
-  const Report cpu_back = from_json(cpu, "r.json");
+  const Report cpu_back = report::from_json(cpu, "r.json");
   EXPECT_EQ(cpu_back.energy->reason, "backend cpu: ftbench reads board power on GPUs only");
   EXPECT_FALSE(cpu_back.energy->mean_watts.has_value());
 }
@@ -1083,9 +1083,9 @@ TEST(ReportJson, ReadsReportsWithoutEnergyAsUnknown) {
   OJson j = to_json(full_report());
   j["schema"] = "ftbench.report/1.5";
   j.erase("energy");
-  EXPECT_FALSE(from_json(j, "r.json").energy.has_value());
+  EXPECT_FALSE(report::from_json(j, "r.json").energy.has_value());
   j["energy"] = nullptr;
-  EXPECT_FALSE(from_json(j, "r.json").energy.has_value());
+  EXPECT_FALSE(report::from_json(j, "r.json").energy.has_value());
 }
 
 TEST(ReportConsistency, EnergyFiguresAgree) {
