@@ -156,21 +156,8 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, doub
     none.window_seconds = e.window_seconds;
     return none;
   }
-  double joules = 0.0;
-  double mean = 0.0;
-  double peak = 0.0;
-  bool all_watts = true;
-  double least_sampled = std::numeric_limits<double>::infinity();
   std::vector<std::string> sources;
   for (const report::DeviceEnergy& d : e.devices) {
-    joules += d.joules;
-    if (d.mean_watts) {
-      mean += *d.mean_watts;
-      peak += *d.peak_watts;
-    } else {
-      all_watts = false;
-    }
-    least_sampled = std::min(least_sampled, d.sampled_seconds);
     e.sample_count += d.samples;
     if (std::find(sources.begin(), sources.end(), d.source) == sources.end()) {
       sources.push_back(d.source);
@@ -178,13 +165,13 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, doub
     e.method = e.method.empty() || e.method == d.method ? d.method : "mixed";
   }
   for (const std::string& s : sources) e.source += (e.source.empty() ? "" : ", ") + s;
+  const report::DeviceEnergyTotals totals = report::sum_device_energy(e.devices);
+  const double joules = totals.joules;
   e.joules = joules;
-  if (all_watts) {
-    e.mean_watts = mean;
-    e.peak_watts = peak;
-  }
-  e.sampled_seconds = least_sampled;
-  if (e.window_seconds > 0.0) e.coverage = least_sampled / e.window_seconds;
+  e.mean_watts = totals.mean_watts;
+  e.peak_watts = totals.peak_watts;
+  e.sampled_seconds = totals.least_sampled_seconds;
+  if (e.window_seconds > 0.0) e.coverage = totals.least_sampled_seconds / e.window_seconds;
   if (e.steps > 0) e.joules_per_step = joules / static_cast<double>(e.steps);
   if (e.tokens > 0) e.joules_per_million_tokens = joules / static_cast<double>(e.tokens) * 1e6;
   return e;

@@ -1008,11 +1008,6 @@ class Reader : public JsonFields<Json, ReportError> {
            number_text(e.interval_seconds));
     }
     if (e.devices.empty()) fail(join(p, "devices") + ": energy.joules is measured on no device");
-    double joules = 0.0;
-    double mean = 0.0;
-    double peak = 0.0;
-    bool all_watts = true;
-    double least_sampled = std::numeric_limits<double>::infinity();
     int64_t samples = 0;
     for (std::size_t i = 0; i < e.devices.size(); ++i) {
       const DeviceEnergy& d = e.devices[i];
@@ -1042,28 +1037,19 @@ class Reader : public JsonFields<Json, ReportError> {
         fail(join(path, "joules") + ": " + number_text(d.joules) +
              " J with no time sampled (mean_watts null)");
       }
-      joules += d.joules;
-      if (d.mean_watts) {
-        mean += *d.mean_watts;
-        peak += *d.peak_watts;
-      } else {
-        all_watts = false;
-      }
-      least_sampled = std::min(least_sampled, d.sampled_seconds);
       if (d.samples > kMaxTotal - samples) fail("energy.devices[].samples: more than 10^18");
       samples += d.samples;
     }
-    derived_from(*e.joules, joules, join(p, "joules"), "the sum of energy.devices[].joules");
+    const DeviceEnergyTotals totals = sum_device_energy(e.devices);
+    const double least_sampled = totals.least_sampled_seconds;
+    derived_from(*e.joules, totals.joules, join(p, "joules"), "the sum of energy.devices[].joules");
     if (e.sample_count != samples) {
       fail(join(p, "sample_count") + ": expected the sum of energy.devices[].samples " +
            std::to_string(samples) + ", found " + std::to_string(e.sample_count));
     }
-    const auto if_all = [&](double v) {
-      return all_watts ? std::optional<double>(v) : std::nullopt;
-    };
-    optional_derived_from(e.mean_watts, if_all(mean), join(p, "mean_watts"),
+    optional_derived_from(e.mean_watts, totals.mean_watts, join(p, "mean_watts"),
                           "the sum of energy.devices[].mean_watts");
-    optional_derived_from(e.peak_watts, if_all(peak), join(p, "peak_watts"),
+    optional_derived_from(e.peak_watts, totals.peak_watts, join(p, "peak_watts"),
                           "the sum of energy.devices[].peak_watts");
     optional_derived_from(e.sampled_seconds, least_sampled, join(p, "sampled_seconds"),
                           "the least of energy.devices[].sampled_seconds");
@@ -1534,6 +1520,30 @@ nlohmann::ordered_json to_json(const Report& report) {
   j["memory"] = to_json(report.memory);
   j["energy"] = report.energy ? to_json(*report.energy) : OJson(nullptr);
   return j;
+}
+
+DeviceEnergyTotals sum_device_energy(const std::vector<DeviceEnergy>& devices) {
+  DeviceEnergyTotals t;
+  double mean = 0.0;
+  double peak = 0.0;
+  bool all_watts = true;
+  double least = std::numeric_limits<double>::infinity();
+  for (const DeviceEnergy& d : devices) {
+    t.joules += d.joules;
+    if (d.mean_watts && d.peak_watts) {
+      mean += *d.mean_watts;
+      peak += *d.peak_watts;
+    } else {
+      all_watts = false;
+    }
+    least = std::min(least, d.sampled_seconds);
+  }
+  if (all_watts) {
+    t.mean_watts = mean;
+    t.peak_watts = peak;
+  }
+  t.least_sampled_seconds = devices.empty() ? 0.0 : least;
+  return t;
 }
 
 Report from_json(const nlohmann::json& json, const std::string& source) {

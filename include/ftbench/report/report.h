@@ -350,6 +350,17 @@ struct DeviceEnergy {
   int64_t counter_resets = 0;  // intervals over which the counter went backwards
 };
 
+// The sums over a report's devices that its top-level energy figures are made from (the run)
+// and checked against (the reader): joules, mean and peak watts (nullopt unless every device has
+// them), and the least sampled time.
+struct DeviceEnergyTotals {
+  double joules = 0.0;
+  std::optional<double> mean_watts;
+  std::optional<double> peak_watts;
+  double least_sampled_seconds = 0.0;  // 0 for no device
+};
+DeviceEnergyTotals sum_device_energy(const std::vector<DeviceEnergy>& devices);
+
 // Board energy of the devices this process trained on, sampled on a background thread from the
 // first step's start to the last step's end (validation passes and checkpoint saves between
 // steps included), since 1.6. The figures are null, and `reason` says why, where nothing was
