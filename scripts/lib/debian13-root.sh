@@ -8,6 +8,9 @@
 #   debian13_root_mount "$PWD" /src   # /proc, /dev, /sys, resolv.conf, the checkout; unmounted on exit
 #   debian13_root_bind /usr/local/cuda /usr/local/cuda ro   # any other folder, optionally read-only
 #   debian13_root_run bash -c 'cd /src && scripts/setup.sh'
+#   debian13_root_install ccache      # a CI tool setup.sh does not list, when missing
+#   debian13_root_run env "${debian13_ccache_env[@]}" ...   # a build through ccache
+#   debian13_host_tools               # debootstrap and wget on the host (ensure calls it)
 #
 # The root is ${FTBENCH_DEBIAN13_ROOT:-/var/cache/ftbench/debian13-root}. It is created in
 # ROOT.tmp and renamed only when debootstrap succeeded, so a killed run never leaves a half root
@@ -18,6 +21,9 @@
 FTBENCH_DEBIAN13_ROOT=${FTBENCH_DEBIAN13_ROOT:-/var/cache/ftbench/debian13-root}
 FTBENCH_DEBIAN13_APT_CACHE=${FTBENCH_DEBIAN13_APT_CACHE:-${FTBENCH_DEBIAN13_ROOT}.apt-archives}
 FTBENCH_DEBIAN13_MIRROR=${FTBENCH_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
+# The suite debootstrap installs: trixie for the CI jobs; scripts/time-fresh-root.sh also makes
+# bookworm roots with these functions, to time the README's commands on a fresh Debian 12.
+FTBENCH_DEBIAN13_SUITE=${FTBENCH_DEBIAN13_SUITE:-trixie}
 
 # Mount points this shell made, in the order made; unmounted in reverse.
 _debian13_mounts=()
@@ -67,6 +73,16 @@ debian13_root_lock() {
   fi
 }
 
+# Installs what the jobs need on the host, when missing: debootstrap (which brings wget, used for
+# the CUDA job's downloads). .ci/run calls it before it starts the preparation in the background,
+# so that the host's apt never runs twice at once.
+debian13_host_tools() {
+  command -v debootstrap >/dev/null 2>&1 && command -v wget >/dev/null 2>&1 && return 0
+  _debian13_log "installing debootstrap and wget on the host"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap wget
+}
+
 # Creates the root when it is missing (installing debootstrap on the host first if need be);
 # reuses it otherwise. A root is complete when it has /etc/debian_version and /usr/bin/apt-get.
 debian13_root_ensure() {
@@ -80,20 +96,17 @@ debian13_root_ensure() {
     _debian13_log "$root exists but is not a complete root; remove it by hand"
     return 1
   fi
-  if ! command -v debootstrap >/dev/null 2>&1; then
-    _debian13_log "installing debootstrap on the host"
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap
-  fi
+  debian13_host_tools
   if [[ -e "$tmp" ]]; then
     _debian13_log "removing an unfinished root from an earlier run: $tmp"
     _debian13_remove_tree "$tmp" || return 1
   fi
-  _debian13_log "creating $root with debootstrap (trixie, minbase)"
+  _debian13_log "creating $root with debootstrap ($FTBENCH_DEBIAN13_SUITE, minbase)"
   mkdir -p "$FTBENCH_DEBIAN13_APT_CACHE/partial"
   mkdir -p "$tmp/var/cache/apt/archives"
   if ! debootstrap --variant=minbase --components=main,contrib,non-free \
-    --cache-dir="$FTBENCH_DEBIAN13_APT_CACHE" trixie "$tmp" "$FTBENCH_DEBIAN13_MIRROR"; then
+    --cache-dir="$FTBENCH_DEBIAN13_APT_CACHE" "$FTBENCH_DEBIAN13_SUITE" "$tmp" \
+    "$FTBENCH_DEBIAN13_MIRROR"; then
     _debian13_log "debootstrap failed; removing $tmp"
     _debian13_remove_tree "$tmp" || true
     return 1
@@ -177,6 +190,27 @@ _debian13_local_cas() {
     chroot "$FTBENCH_DEBIAN13_ROOT" /usr/sbin/update-ca-certificates >/dev/null
   fi
 }
+
+# Installs the packages named (in the root) that are not installed yet: tools of the CI jobs
+# themselves, such as ccache, that setup.sh does not list.
+debian13_root_install() {
+  local p missing=()
+  for p in "$@"; do
+    [[ "$(debian13_root_run dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == \
+      "install ok installed" ]] || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  _debian13_log "installing in the root: ${missing[*]}"
+  debian13_root_run apt-get update -q
+  debian13_root_run env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+}
+
+# ccache's settings for the builds in the root: paths below /src (where the jobs bind the
+# checkout) hashed relative to the build folder, so that build-debian13 and build-cuda share
+# objects compiled with the same flags; the precompiled headers' defines and timestamps allowed.
+debian13_ccache_env=(CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=true
+  CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime)
 
 # Runs a command in the root as root, with a clean environment plus CI and any FTBENCH_* set here;
 # Node.js (npm) is pointed at the system's certificate bundle, which its own list does not read.
