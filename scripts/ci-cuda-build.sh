@@ -41,7 +41,13 @@
 #   warm (caches and build folder present, sources unchanged): 22 s.
 #   warm with an empty build folder: configure + build, as above without the downloads.
 #
-# Usage: scripts/ci-cuda-build.sh [extra CMake arguments]
+# The build goes through ccache, with the Debian 13 job's cache and settings (the checkout is
+# bound at /src in both; scripts/lib/debian13-root.sh): the torch-free objects that job compiled
+# (ftbench_core, ftbench_cli) are not compiled again here.
+#
+# Usage: scripts/ci-cuda-build.sh [--prepare] [extra CMake arguments]
+#   --prepare  only the root, the downloads, the unpacked tree and the root's packages, no build
+#              (.ci/run runs it in the background while the Debian 12 job compiles)
 # Environment: FTBENCH_DEBIAN13_ROOT (default /var/cache/ftbench/debian13-root; made with
 # debootstrap when missing), FTBENCH_CUDA_DEBS, FTBENCH_LIBTORCH_CUDA, CUDA_HOME (default
 # /usr/local/cuda), FTBENCH_BUILD_DIR (default build-cuda).
@@ -54,7 +60,7 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 build_dir=${FTBENCH_BUILD_DIR:-build-cuda}
 
 # Paths inside the root.
-src_in=/run/ftbench/src
+src_in=/src
 tree_in=/run/ftbench/libtorch-cuda
 cuda_in=/usr/local/cuda
 libdir_in=$tree_in/usr/lib/x86_64-linux-gnu
@@ -70,8 +76,13 @@ not_in_debian=(nvidia-cudnn libcuda1)
 # ftbench's build dependencies (scripts/setup.sh's list, less what this job does not build).
 build_packages=(
   cmake ninja-build g++ pkgconf libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
-  nlohmann-json3-dev libssl-dev libpcre2-dev libsentencepiece-dev libgtest-dev
+  nlohmann-json3-dev libssl-dev libpcre2-dev libsentencepiece-dev libgtest-dev ccache
 )
+
+# The root's functions and ccache settings, shared with scripts/ci-debian13.sh.
+export FTBENCH_DEBIAN13_ROOT=$root
+# shellcheck source=lib/debian13-root.sh
+source "$repo/scripts/lib/debian13-root.sh"
 
 log() { echo "ci-cuda-build: $*" >&2; }
 elapsed() { echo "$((SECONDS - $1)) s"; }
@@ -81,7 +92,8 @@ in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HO
 
 # --- Inside a private mount namespace (see the end of the file): mounts, apt, the build. ---
 if [[ "${1:-}" == "--in-namespace" ]]; then
-  shift
+  mode=$2
+  shift 2
   mounted=()
   cleanup() {
     local i
@@ -123,6 +135,7 @@ if [[ "${1:-}" == "--in-namespace" ]]; then
       -o DPkg::Lock::Timeout=600 "${missing[@]}"
   fi
   log "root packages: $(elapsed "$t")"
+  [[ "$mode" == prepare ]] && exit 0
 
   t=$SECONDS
   # The stub libcudnn.so.9 (the header says why): the cudnn* functions libtorch_cuda.so imports.
@@ -147,6 +160,7 @@ if [[ "${1:-}" == "--in-namespace" ]]; then
   # compiled for the device, so any value does.
   in_root env TORCH_CUDA_ARCH_LIST=9.0 CUDACXX="$cuda_in/bin/nvcc" \
     cmake -S "$src_in" -B "$src_in/$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_PREFIX_PATH="$tree_in/usr" -DCUDAToolkit_ROOT="$cuda_in" \
     -DCUDA_cudart_LIBRARY="$libdir_in/libcudart.so.12" \
     -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$rpath_link" \
@@ -155,8 +169,9 @@ if [[ "${1:-}" == "--in-namespace" ]]; then
   log "configure: $(elapsed "$t")"
 
   t=$SECONDS
-  in_root cmake --build "$src_in/$build_dir" -j "$(nproc)" \
+  in_root env "${debian13_ccache_env[@]}" cmake --build "$src_in/$build_dir" -j "$(nproc)" \
     --target ftbench_torch ftbench-bin ftbench_gpu_tests
+  in_root ccache --show-stats
   log "build: $(elapsed "$t")"
 
   # The binaries link the CUDA 12 runtime only, and the stub nowhere.
@@ -178,6 +193,11 @@ if [[ "${1:-}" == "--in-namespace" ]]; then
 fi
 
 # --- On the host: the root, the downloads, the unpacked tree. ---
+mode=build
+if [[ "${1:-}" == --prepare ]]; then
+  mode=prepare
+  shift
+fi
 if [[ $(id -u) -ne 0 ]]; then
   echo "error: $0 needs root (chroot, bind mounts)" >&2
   exit 1
@@ -191,9 +211,6 @@ t=$SECONDS
 # The root is made and locked as scripts/ci-debian13.sh does (scripts/lib/debian13-root.sh: made
 # in ROOT.tmp and renamed when complete; the lock, on file descriptor 9 and inherited by the
 # namespaced part below, keeps two jobs from running apt in the root at once).
-export FTBENCH_DEBIAN13_ROOT=$root
-# shellcheck source=lib/debian13-root.sh
-source "$repo/scripts/lib/debian13-root.sh"
 debian13_root_lock
 debian13_root_ensure
 if ! grep -qs 'contrib non-free' "$root/etc/apt/sources.list"; then
@@ -233,5 +250,5 @@ while read -r url file _ hash; do
 done <"$debs/uris.txt"
 log "packages: $(elapsed "$t")"
 
-unshare --mount --propagation private "$0" --in-namespace "$@"
+unshare --mount --propagation private "$0" --in-namespace "$mode" "$@"
 log "total: $(elapsed "$total")"

@@ -15,6 +15,13 @@
 # deb.debian.org and npm. /usr/local/cuda, where the host has it, is bound in read-only for the
 # CUDA query module. Arguments are passed to ctest (e.g. -R report).
 #
+# --prepare: only the root and the packages (setup.sh, ccache), no build: .ci/run runs it in the
+# background while the Debian 12 job compiles, so that the downloads and dpkg's work overlap it.
+#
+# The build goes through ccache (the cache in the root, /root/.cache/ccache, kept with it;
+# CCACHE_BASEDIR=/src, where both this job and scripts/ci-cuda-build.sh bind the checkout), so a
+# rerun recompiles only what changed, and the CUDA job reuses this job's torch-free objects.
+#
 # Measured 2026-12-02 on this project's 2-core VM (Intel Xeon, 24 GiB, Debian 12 host) while four
 # other helpers' builds shared it (load average 12 to 15), so far slower than the machine alone:
 # - cold: debootstrap 283 s; setup.sh in the fresh root 450 s (632 packages, 477 MB fetched in
@@ -31,6 +38,11 @@
 # open.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+prepare_only=0
+if [[ "${1:-}" == --prepare ]]; then
+  prepare_only=1
+  shift
+fi
 if [[ $(id -u) -ne 0 ]]; then
   exec sudo --preserve-env=CI,FTBENCH_DEBIAN13_ROOT,FTBENCH_DEBIAN13_APT_CACHE "$0" "$@"
 fi
@@ -50,9 +62,12 @@ if [[ -d /usr/local/cuda ]]; then
 fi
 
 debian13_root_run bash -c 'cd /src && scripts/setup.sh'
+debian13_root_install ccache
 phase "packages ready"
-debian13_root_run env FTBENCH_BUILD_DIR="$build_dir" bash -c \
-  'cd /src && scripts/build.sh -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON'
+((prepare_only)) && exit 0
+debian13_root_run env "${debian13_ccache_env[@]}" FTBENCH_BUILD_DIR="$build_dir" bash -c \
+  'cd /src && scripts/build.sh -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON \
+     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache && ccache --show-stats'
 phase "built"
 debian13_root_run env CI=true OMP_NUM_THREADS="$(nproc)" \
   ctest --test-dir "/src/$build_dir" --output-on-failure -j "$(nproc)" "$@"
