@@ -69,7 +69,8 @@ FTBENCH_GPU_QUERY_EXPORT int ftbench_gpu_memory_info(int index, int64_t* free_by
 
 /* Since version 2: board power and energy of a device, through the vendor's management library,
  * which the module loads with dlopen when first asked (it is not linked: a machine without it
- * still has device facts). CUDA: NVML (libnvidia-ml.so.1); HIP: AMD SMI (libamd_smi.so). The
+ * still has device facts). CUDA: NVML (libnvidia-ml.so.1); HIP: AMD SMI (libamd_smi.so), else
+ * ROCm SMI (librocm_smi64.so). The
  * device is found there by its PCI bus id, so CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES
  * renumbering does not matter. */
 typedef struct ftbench_gpu_power_sensor {
@@ -84,7 +85,8 @@ typedef struct ftbench_gpu_power_reading {
    * it may wrap or restart. -1 when the device has no counter or this read of it failed. */
   int64_t energy_millijoules;
   /* Board power as the library reports it (NVML: instantaneous, or a 1 s average on Ampere and
-   * later but GA100; AMD SMI: the socket power average), milliwatts. -1 when unknown. */
+   * later but GA100; AMD SMI, ROCm SMI: the current socket power where the device gives it,
+   * else the average), milliwatts. -1 when unknown. */
   int64_t power_milliwatts;
 } ftbench_gpu_power_reading;
 
