@@ -47,8 +47,10 @@ test_packages=(
 # every machine, GPU or not; Debian packages it for amd64 only. hipcc comes with it for HIP
 # work; ftbench's module is host code and needs none. The CUDA module's toolkit is not from
 # here: these machines have CUDA 13 in /usr/local/cuda (a CUDA build of LibTorch needs it too).
+# ROCm SMI's header, against which the module's declarations of the library (opened with dlopen
+# for board power) are checked at compile time.
 if [[ "$(dpkg --print-architecture)" == "amd64" ]]; then
-  test_packages+=(libamdhip64-dev hipcc)
+  test_packages+=(libamdhip64-dev hipcc librocm-smi-dev)
 fi
 # Node.js for the tokenizer conformance test (@huggingface/tokenizers from npm). A Node.js that
 # is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.
