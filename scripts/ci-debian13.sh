@@ -37,16 +37,21 @@
 # Not measured on an idle machine: whether the job fits CI's hour next to the Debian 12 job is
 # open.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
+if [[ $(id -u) -ne 0 ]]; then
+  # Every argument (--prepare too) and every FTBENCH_* setting goes along.
+  keep=CI,OMP_NUM_THREADS$(compgen -v FTBENCH_ | sed 's/^/,/' | tr -d '\n')
+  exec sudo --preserve-env="$keep" "$self" "$@"
+fi
+source scripts/lib/debian13-root.sh
+# The binds below live in a mount namespace of this job's own: a killed job leaves none behind.
+debian13_private_mounts "$self" "$@"
 prepare_only=0
 if [[ "${1:-}" == --prepare ]]; then
   prepare_only=1
   shift
 fi
-if [[ $(id -u) -ne 0 ]]; then
-  exec sudo --preserve-env=CI,FTBENCH_DEBIAN13_ROOT,FTBENCH_DEBIAN13_APT_CACHE "$0" "$@"
-fi
-source scripts/lib/debian13-root.sh
 
 build_dir=build-debian13
 started=$SECONDS

@@ -73,6 +73,16 @@ debian13_root_lock() {
   fi
 }
 
+# Re-runs the calling script ($1, with its arguments) in a private mount namespace of its own,
+# unless it already is in one: the binds that debian13_root_mount makes then vanish with the
+# job, even after a kill -9, instead of leaving the host's /dev and the checkout bound inside
+# the root (where an `rm -rf` of the cache would reach them).
+debian13_private_mounts() {
+  [[ -n "${FTBENCH_DEBIAN13_PRIVATE_MOUNTS:-}" ]] && return 0
+  export FTBENCH_DEBIAN13_PRIVATE_MOUNTS=1
+  exec unshare --mount --propagation private "$@"
+}
+
 # Installs what the jobs need on the host, when missing: debootstrap (which brings wget, used for
 # the CUDA job's downloads). .ci/run calls it before it starts the preparation in the background,
 # so that the host's apt never runs twice at once.
