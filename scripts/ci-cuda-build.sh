@@ -50,14 +50,20 @@
 #              (.ci/run runs it in the background while the Debian 12 job compiles)
 # Environment: FTBENCH_DEBIAN13_ROOT (default /var/cache/ftbench/debian13-root; made with
 # debootstrap when missing), FTBENCH_CUDA_DEBS, FTBENCH_LIBTORCH_CUDA, CUDA_HOME (default
-# /usr/local/cuda), FTBENCH_BUILD_DIR (default build-cuda).
+# /usr/local/cuda), FTBENCH_CUDA_BUILD_DIR (default build-cuda; relative to the checkout).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 root=${FTBENCH_DEBIAN13_ROOT:-/var/cache/ftbench/debian13-root}
 debs=${FTBENCH_CUDA_DEBS:-/var/cache/ftbench/cuda-debs}
 tree=${FTBENCH_LIBTORCH_CUDA:-/var/cache/ftbench/libtorch-cuda}
 cuda=${CUDA_HOME:-/usr/local/cuda}
-build_dir=${FTBENCH_BUILD_DIR:-build-cuda}
+build_dir=${FTBENCH_CUDA_BUILD_DIR:-build-cuda}
+case "$build_dir" in
+  /* | *..*)
+    echo "error: FTBENCH_CUDA_BUILD_DIR: a folder inside the checkout, relative to it, not $build_dir" >&2
+    exit 2
+    ;;
+esac
 
 # Paths inside the root.
 src_in=/src
@@ -214,7 +220,8 @@ t=$SECONDS
 debian13_root_lock
 debian13_root_ensure
 if ! grep -qs 'contrib non-free' "$root/etc/apt/sources.list"; then
-  echo "deb http://deb.debian.org/debian trixie main contrib non-free" >"$root/etc/apt/sources.list"
+  echo "deb $FTBENCH_DEBIAN13_MIRROR $FTBENCH_DEBIAN13_SUITE main contrib non-free" \
+    >"$root/etc/apt/sources.list"
   chroot "$root" apt-get update -q
 fi
 [[ -n "$(ls "$root/var/lib/apt/lists/"*contrib*Packages 2>/dev/null)" ]] ||
