@@ -9,4 +9,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --demo
 scripts/build.sh --target ftbench --target ftbench-bin -DFTBENCH_BUILD_TESTS=OFF
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
-"${FTBENCH_BUILD_DIR:-build}"/src/ftbench run configs/ci-tiny.yaml --force "$@"
+# Its own report (reports/ci-tiny.json) is replaced on a rerun; with arguments (say -o FILE) an
+# existing file is kept unless they include --force.
+if (($#)); then
+  "${FTBENCH_BUILD_DIR:-build}"/src/ftbench run configs/ci-tiny.yaml "$@"
+else
+  "${FTBENCH_BUILD_DIR:-build}"/src/ftbench run configs/ci-tiny.yaml --force
+fi

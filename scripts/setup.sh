@@ -12,6 +12,10 @@
 set -euo pipefail
 
 profile=all
+if (($# > 1)); then
+  echo "usage: scripts/setup.sh [--demo]" >&2
+  exit 2
+fi
 case "${1:-}" in
   "") ;;
   --demo) profile=demo ;;
@@ -119,8 +123,9 @@ else
 fi
 
 # LibTorch links libblas.so.3; make sure the alternative points at OpenBLAS.
-alt=libblas.so.3-x86_64-linux-gnu
-want=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+alt=libblas.so.3-$multiarch
+want=/usr/lib/$multiarch/openblas-pthread/libblas.so.3
 if [[ "$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p')" != "$want" ]]; then
   echo "setup: pointing $alt at OpenBLAS"
   as_root update-alternatives --set "$alt" "$want"
