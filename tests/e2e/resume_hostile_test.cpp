@@ -80,6 +80,24 @@ class ResumeHostile : public ::testing::Test {
                                const_cast<char*>(command.c_str()), nullptr};
     return posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ) == 0 ? pid : 0;
   }
+  // Whether process `pid` blocks or catches SIGTERM (/proc/PID/status, SigBlk and SigCgt):
+  // ftbench's launcher blocks it from its first instruction on and ftbench-bin catches it, so
+  // from then on a SIGTERM stops the run cleanly. Waits up to 30 s.
+  static bool handles_sigterm_soon(pid_t pid) {
+    const uint64_t bit = uint64_t{1} << (SIGTERM - 1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+      std::string line;
+      while (std::getline(status, line)) {
+        if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigCgt:", 0) == 0) {
+          if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
   // Whether `log` holds `text` within two minutes.
   bool shows_soon(const std::string& log, const std::string& text) const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -105,10 +123,12 @@ class ResumeHostile : public ::testing::Test {
 // segment, whatever it trained, and cost bills them all.
 TEST_F(ResumeHostile, AProcessStoppedDuringSetUpIsStillBilled) {
   interrupted_run("r.json", 8, 3);
-  // Stopped by SIGTERM while it loads (the launcher exec's ftbench-bin: well before a step).
+  // Stopped by SIGTERM while it loads: sent as soon as the launcher holds it back (a fixed delay
+  // was not "before the first step" on a fast machine, where set-up and a step took under
+  // 0.5 s), so that it is delivered when ftbench-bin is ready for it, long before a step.
   const pid_t pid = start_in_background(args("r.json", 8, "--resume latest"), "second.log");
   ASSERT_GT(pid, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(handles_sigterm_soon(pid)) << slurp(dir_ / "second.log");
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
