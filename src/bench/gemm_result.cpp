@@ -120,6 +120,12 @@ class Reader : public report::JsonFields<Json, GemmFileError> {
     const Json& dtypes = array(j, "", "dtypes");
     for (std::size_t i = 0; i < dtypes.size(); ++i) {
       r.dtypes.push_back(read_dtype(dtypes[i], fmt::format("dtypes[{}]", i)));
+      for (std::size_t earlier = 0; earlier < i; ++earlier) {
+        if (r.dtypes[earlier].dtype == r.dtypes[i].dtype) {
+          fail(fmt::format("dtypes[{}].dtype: {} is measured twice (also dtypes[{}])", i,
+                           text::quoted(r.dtypes[i].dtype), earlier));
+        }
+      }
     }
     return r;
   }
@@ -138,6 +144,10 @@ class Reader : public report::JsonFields<Json, GemmFileError> {
     std::optional<double> file_tolerance;
     if (d.find("check_tolerance") != d.end()) {
       file_tolerance = optional_number(d, path, "check_tolerance");
+      if (file_tolerance && !(*file_tolerance > 0.0 && *file_tolerance <= 1.0)) {
+        fail(fmt::format("{}.check_tolerance: expected a relative error in (0, 1], found {}", path,
+                         *file_tolerance));
+      }
     }
     out.shapes_skipped = integer(d, path, "shapes_skipped", 0, kMaxGemmShapes);
     const Json& shapes = array(d, path, "shapes");
@@ -181,6 +191,14 @@ class Reader : public report::JsonFields<Json, GemmFileError> {
       seconds.push_back(x);
     }
     GemmShapeResult out = summarize_shape(shape, std::move(seconds));
+    // A time too short for the shape's work is no measurement (and an infinite rate would
+    // break every figure after it).
+    if (!out.seconds.empty() && !(out.max_tflops <= kMaxPlausibleTflops)) {
+      fail(fmt::format(
+          "{}.samples_seconds: the fastest call, {:.3g} s for {}, is {:.3g} TFLOP/s, "
+          "beyond any device (at most {:.0e}): not a measured time",
+          path, out.min_seconds, shape_text(shape), out.max_tflops, kMaxPlausibleTflops));
+    }
     out.error = string(s, path, "error");
     out.check_error = optional_number(s, path, "check_error");
     if (s.find("check_tolerance") != s.end()) {
@@ -246,7 +264,15 @@ const GemmDtypeResult* find_measured(const GemmResult& result, std::string_view 
 bool checks_passed(const GemmResult& result, std::string* failure) {
   for (const GemmDtypeResult& d : result.dtypes) {
     for (const GemmShapeResult& s : d.shapes) {
-      if (!s.check_error) continue;
+      if (!s.error.empty()) continue;  // not measured: no figure comes from it
+      if (!s.check_error) {
+        // The sweep checks every shape it measures: a figure without one cannot be trusted.
+        if (failure != nullptr) {
+          *failure = fmt::format("{} {}: measured but was not checked (no check_error)", d.dtype,
+                                 shape_text(s.shape));
+        }
+        return false;
+      }
       // NaN compares false both ways: a NaN in the output fails the check.
       const double tolerance = s.check_tolerance.value_or(0.0);
       if (!(*s.check_error <= tolerance)) {

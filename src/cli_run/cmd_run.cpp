@@ -112,6 +112,14 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
     if (!flags->gemm_path.empty()) {
       // Read and checked before the run starts: a bad file costs no machine time.
       const bench::GemmResult gemm = bench::read_gemm_result(flags->gemm_path);
+      // A peak measured on wrong results is no peak (docs/methodology.md, "Correctness").
+      std::string failure;
+      if (!bench::checks_passed(gemm, &failure)) {
+        throw InputError(fmt::format(
+            "--gemm {}: the sweep's correctness check does not pass: {}; a rate measured on "
+            "wrong results is no peak (measure again with ftbench gemm)",
+            flags->gemm_path, failure));
+      }
       o.gemm = bench::carried_gemm(gemm, flags->gemm_path);
       if (bench::find_measured(gemm, o.spec.model.dtype) == nullptr) {
         spdlog::warn(

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -167,6 +169,42 @@ TEST_F(GemmCli, RunCarriesTheMeasuredPeakAndASecondMfu) {
   EXPECT_TRUE(k["summary"]["mfu"]["gemm_peak_tflops"].is_null());
   EXPECT_EQ(k["summary"]["mfu"]["gemm_peak_source"].get<std::string>().rfind("none: ", 0), 0u);
   EXPECT_TRUE(k["summary"]["mfu"]["entries"][0]["mfu_gemm"].is_null());
+}
+
+// A sweep whose correctness check failed (ftbench gemm keeps its file and exits 3) is no peak:
+// `run --gemm` used to take it without a word. Also refused: a measured shape with no check.
+TEST_F(GemmCli, AGemmFileWhoseCheckFailedIsRefusedBeforeTheRun) {
+  const fs::path gemm = dir_ / "cpu-gemm.json";
+  Result r = ftbench("gemm --quick --device cpu -o '" + gemm.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json good = json::parse(read_text(gemm));
+  const fs::path report = dir_ / "run.json";
+  struct Case {
+    std::string name;
+    std::function<void(json&)> spoil;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"failed", [](json& g) { g["dtypes"][1]["shapes"][0]["check_error"] = 0.45; },
+       "relative error 0.45 > tolerance"},
+      {"unchecked", [](json& g) { g["dtypes"][1]["shapes"][2]["check_error"] = nullptr; },
+       "was not checked"},
+      {"key removed", [](json& g) { g["dtypes"][0]["shapes"][1].erase("check_error"); },
+       "was not checked"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    json spoiled = good;
+    c.spoil(spoiled);
+    const fs::path path = dir_ / "spoiled.json";
+    std::ofstream(path) << spoiled.dump(2);
+    r = ftbench("run configs/ci-tiny.yaml --gemm '" + path.string() + "' -o '" + report.string() +
+                "'");
+    EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+    EXPECT_NE(r.err.find(path.string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(report));
+  }
 }
 
 TEST_F(GemmCli, ABadGemmFileStopsTheRunBeforeItStarts) {

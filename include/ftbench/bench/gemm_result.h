@@ -24,6 +24,11 @@ namespace ftbench::bench {
 // rule in words; 1.0 had one fixed tolerance per dtype.
 inline constexpr const char* kGemmSchema = "ftbench.gemm/1.1";
 
+// The fastest rate a gemm file may claim for one call, TFLOP/s: 100 PFLOP/s, over ten times
+// the densest figure any accelerator's datasheet gives today. A faster "measurement" is refused
+// as a time no device took.
+inline constexpr double kMaxPlausibleTflops = 1e5;
+
 // A file that is not a readable gemm result; the message names the file and the JSON path.
 class GemmFileError : public std::runtime_error {
  public:
@@ -97,9 +102,9 @@ void summarize_dtype(GemmDtypeResult& dtype);
 // nullptr.
 const GemmDtypeResult* find_measured(const GemmResult& result, std::string_view dtype);
 
-// Whether every measured shape's check_error is within its tolerance; the first that is not, as
-// "bf16 4096x4096x4096: relative error 0.31 > tolerance 0.25 (2^-8 + 2^-8 x sqrt(k))", in
-// `failure`.
+// Whether every measured shape (no error) was checked and its check_error is within its
+// tolerance; the first that is not, as "bf16 4096x4096x4096: relative error 0.31 > tolerance
+// 0.25 (2^-8 + 2^-9 x sqrt(k))" or "... measured but was not checked", in `failure`.
 bool checks_passed(const GemmResult& result, std::string* failure);
 
 nlohmann::ordered_json to_json(const GemmResult& result);
