@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 
+#include "ftbench/report/report.h"
+#include "ftbench/text/messages.h"
+
 namespace ftbench::device {
 
 const std::vector<std::string_view>& recorded_variable_names() {
@@ -75,13 +78,23 @@ std::vector<std::pair<std::string, std::string>> recorded_variables() {
   return recorded_variables([](const char* name) { return std::getenv(name); });
 }
 
-std::string container_image(const EnvLookup& lookup) {
+std::string container_image(const EnvLookup& lookup, std::string* problem) {
+  if (problem != nullptr) problem->clear();
   const char* value = lookup(kContainerImageVariable);
-  return value != nullptr ? value : "";
+  if (value == nullptr) return "";
+  const std::string why = report::container_image_problem(value);
+  if (why.empty()) return value;
+  if (problem != nullptr) {
+    *problem = std::string(kContainerImageVariable) +
+               ": expected a container image reference such as rocm/pytorch-training:v25.6, "
+               "found " +
+               text::quoted(value) + " (" + why + "); not recorded";
+  }
+  return "";
 }
 
-std::string container_image() {
-  return container_image([](const char* name) { return std::getenv(name); });
+std::string container_image(std::string* problem) {
+  return container_image([](const char* name) { return std::getenv(name); }, problem);
 }
 
 }  // namespace ftbench::device

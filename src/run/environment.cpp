@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include <spdlog/spdlog.h>
 #include <torch/version.h>
 
 #include "ftbench/device/env_knobs.h"
@@ -37,7 +38,9 @@ report::Environment describe_environment(const device::Backend* backend) {
   sw.git_commit = git_commit();
   sw.libtorch_version = TORCH_VERSION;
   sw.libtorch_build = device::torch_build_backend();
-  sw.container_image = device::container_image();
+  std::string image_problem;
+  sw.container_image = device::container_image(&image_problem);
+  if (!image_problem.empty()) spdlog::warn("{}", image_problem);
   sw.compiler = compiler_name();
 #ifdef NDEBUG
   sw.build_type = "release";

@@ -4,8 +4,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "ftbench/text/messages.h"
 
 namespace ftbench::device {
 namespace {
@@ -85,6 +89,38 @@ TEST(EnvKnobs, ContainerImageIsReadFromItsOneVariable) {
   EXPECT_EQ(container_image(lookup), "");
   // Not a speed knob: never among the recorded variables.
   for (std::string_view name : recorded_variable_names()) EXPECT_NE(name, kContainerImageVariable);
+}
+
+// Anyone can set the variable: what is not an image reference (a URL with a token in it,
+// terminal escapes, a flood of text) is not recorded, and the problem says why.
+TEST(EnvKnobs, ContainerImageThatIsNoImageReferenceIsNotRecorded) {
+  std::string value;
+  const EnvLookup lookup = [&value](const char*) -> const char* { return value.c_str(); };
+  std::string problem;
+  for (const std::string& good : std::vector<std::string>{
+           "rocm/pytorch-training:v25.6", "nvcr.io/nvidia/pytorch:25.01-py3",
+           "localhost:5000/ftbench:cuda", "pytorch/pytorch@sha256:" + std::string(64, 'a'),
+           "ghcr.io/org/img:tag@sha256:" + std::string(64, '0')}) {
+    value = good;
+    EXPECT_EQ(container_image(lookup, &problem), good);
+    EXPECT_EQ(problem, "") << good;
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"registry.example/x:1\x1b[2J\nsecond", "a character no image reference has: \"\\x1B\""},
+      {"https://u:TOKEN123@r/x", "a URL, not an image reference"},
+      {"r/x:1 --privileged", "a character no image reference has: \" \""},
+      {std::string(300, 'c'), "longer than 255 characters (300)"},
+      {"r/x@md5", "\"@\" not followed by a digest such as sha256:<64 hex digits>"},
+      {"u:pass@r/x:1", "\"@\" not followed by a digest such as sha256:<64 hex digits>"},
+  };
+  for (const auto& [v, why] : bad) {
+    value = v;
+    EXPECT_EQ(container_image(lookup, &problem), "") << v;
+    EXPECT_EQ(problem,
+              "FTBENCH_CONTAINER_IMAGE: expected a container image reference such as "
+              "rocm/pytorch-training:v25.6, found " +
+                  text::quoted(v) + " (" + why + "); not recorded");
+  }
 }
 
 }  // namespace

@@ -532,6 +532,12 @@ TEST(ReportJson, ReadsOnePointFiveWithoutTheContainerImage) {
   j["environment"]["software"]["container_image"] = nullptr;
   EXPECT_EQ(read_error(j),
             "r.json: environment.software.container_image: expected a string, found null");
+  // A hand-made report cannot carry what a run would not record.
+  j["environment"]["software"]["container_image"] = "https://u:TOKEN@registry/x:1";
+  EXPECT_EQ(read_error(j),
+            "r.json: environment.software.container_image: expected a container image "
+            "reference such as rocm/pytorch-training:v25.6, found "
+            "\"https://u:TOKEN@registry/x:1\" (a URL, not an image reference)");
 }
 
 TEST(ReportJson, RejectsBadOnePointTwoFields) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -418,6 +419,14 @@ struct Report {
   Memory memory;
   std::optional<Energy> energy;  // nullopt: not recorded (reports before 1.6)
 };
+
+// Why `value` is not a container image reference as environment.software.container_image
+// records one ("" when it is one, or empty): at most 255 characters of A-Z a-z 0-9 . _ - / :,
+// optionally followed by one @algorithm:hex digest (rocm/pytorch-training:v25.6,
+// nvcr.io/nvidia/pytorch:25.01-py3, localhost:5000/ftbench:cuda, name@sha256:<64 hex>). The
+// value comes from the environment (FTBENCH_CONTAINER_IMAGE), where anything can be set: a URL
+// with credentials, terminal escapes or megabytes of text never reach a report.
+std::string container_image_problem(std::string_view value);
 
 // Always writes "schema": kSchema (the version this code produces), whatever report.schema
 // holds. Non-finite doubles and unset optionals are written as null.
