@@ -19,6 +19,13 @@
 namespace ftbench::cli {
 namespace {
 
+// Joules with three significant digits, in J below 1 kJ (30 J is not "0.0 kJ"), else kJ or MJ.
+std::string energy_amount(double joules) {
+  if (std::fabs(joules) < 1e3) return fmt::format("{:.3g} J", joules);
+  if (std::fabs(joules) < 1e6) return fmt::format("{:.3g} kJ", joules / 1e3);
+  return fmt::format("{:.3g} MJ", joules / 1e6);
+}
+
 struct CompareFlags {
   CommonFlags common;
   std::vector<std::string> reports;
@@ -174,11 +181,12 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   });
   row("GPU board energy", [](const Column& c) {
     if (!c.energy_joules) return Cell("n/a: " + c.energy_reason);
-    return Cell(fmt::format("{:.1f} kJ ({})", *c.energy_joules / 1e3, c.energy_method));
+    return Cell(energy_amount(*c.energy_joules) + " (" + c.energy_method +
+                (c.energy_scope.empty() ? "" : "; " + c.energy_scope) + ")");
   });
   row("energy per 1M tokens", [](const Column& c) {
     return Cell(c.energy_joules_per_million_tokens
-                    ? fmt::format("{:.1f} kJ", *c.energy_joules_per_million_tokens / 1e3)
+                    ? energy_amount(*c.energy_joules_per_million_tokens)
                     : "n/a");
   });
   row("mean board power", [](const Column& c) {

@@ -124,10 +124,14 @@ void energy_rows(text::Table& t, const report::Report& rep, double usd_per_kwh) 
     return;
   }
   const report::Energy& e = *rep.energy;
+  // A resumed run measured its last process only: said, so that the figure is not read as the
+  // run's (the per-epoch, per-step and per-token figures are that process's rates).
+  const std::string scope = report::energy_scope(rep);
   row("GPU board energy",
-      fmt::format("{:.4g} kWh ({}) at {}/kWh: {} (step loop, {} device{}, {:.1f}% sampled)", c->kwh,
-                  e.method, format_usd(usd_per_kwh), format_usd(c->usd), c->devices,
-                  c->devices == 1 ? "" : "s", 100.0 * e.coverage.value_or(0.0)));
+      fmt::format("{:.4g} kWh ({}) at {}/kWh: {} (step loop{}, {} device{}, {:.1f}% sampled)",
+                  c->kwh, e.method, format_usd(usd_per_kwh), format_usd(c->usd),
+                  scope.empty() ? "" : " of " + scope, c->devices, c->devices == 1 ? "" : "s",
+                  100.0 * e.coverage.value_or(0.0)));
   row("energy per epoch",
       fmt::format("{} ({:.2f} epochs)", usd_or_na(c->per_epoch_usd), c->epochs));
   row("energy per optimizer step", usd_or_na(c->per_step_usd));

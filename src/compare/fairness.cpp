@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
 
 namespace ftbench::compare {
@@ -258,6 +259,19 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
       },
       "GPU board energy is compared only between reports that measured it; a hardware counter "
       "and integrated power readings agree only to the power reading's accuracy");
+  // A resumed run's energy is its last process's: its total is not the run's.
+  if (std::any_of(reports.begin(), reports.end(),
+                  [](const report::Report& r) { return !report::energy_scope(r).empty(); })) {
+    differ.check(
+        "energy coverage", Severity::kExecution,
+        [](const report::Report& r) {
+          if (!r.energy || !r.energy->joules) return std::string("none measured");
+          const std::string scope = report::energy_scope(r);
+          return scope.empty() ? std::string("the whole run") : scope;
+        },
+        "a resumed run measures the energy of its last process only: compare energy per step or "
+        "per 1M tokens, not the totals");
+  }
 
   // An out-of-memory fallback is always listed, even when every report fell back the same way:
   // the steps after it ran at another micro-batch than the spec says.

@@ -1,5 +1,7 @@
 #include "ftbench/compare/side_by_side.h"
 
+#include "ftbench/report/summary_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -124,6 +126,7 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
       c.energy_joules_per_million_tokens = r.energy->joules_per_million_tokens;
       c.energy_mean_watts = r.energy->mean_watts;
       c.energy_method = r.energy->method;
+      c.energy_scope = report::energy_scope(r);
     } else {
       c.energy_reason = r.energy ? r.energy->reason : "not recorded (report schema 1.5 or older)";
     }

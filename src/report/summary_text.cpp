@@ -45,6 +45,15 @@ std::string energy_text(const Energy& e) {
   return out;
 }
 
+std::string energy_scope(const Report& r) {
+  if (!r.energy || !r.energy->joules) return "";
+  const Energy& e = *r.energy;
+  const auto all = static_cast<int64_t>(r.steps.size());
+  if (e.steps == all) return "";
+  const int64_t processes = std::max<int64_t>(static_cast<int64_t>(r.segments.size()), e.segment);
+  return fmt::format("process {} of {} only: {} of {} steps", e.segment, processes, e.steps, all);
+}
+
 std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
@@ -125,7 +134,10 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   if (m.peak_allocated_bytes) line("peak allocated", format_bytes(*m.peak_allocated_bytes));
   if (m.device_used_peak_bytes) line("peak device used", format_bytes(*m.device_used_peak_bytes));
   if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));
-  if (r.energy) line("GPU board energy", energy_text(*r.energy));
+  if (r.energy) {
+    const std::string scope = energy_scope(r);
+    line("GPU board energy", energy_text(*r.energy) + (scope.empty() ? "" : " [" + scope + "]"));
+  }
   line("loss", fmt::format("final {:.4f}, mean of last {} {:.4f}", s.final_loss, s.loss_window,
                            s.mean_last_losses));
   if (!r.evaluations.empty()) {

@@ -38,5 +38,30 @@ TEST(SummaryText, ControlCharactersAreEscaped) {
   EXPECT_EQ(out.find('\x1B'), std::string::npos) << out;
 }
 
+// A resumed run measures the energy of its last process: every printer says so, so that the
+// figure is not read as the run's.
+TEST(SummaryText, EnergyOfAResumedRunSaysWhatItCovers) {
+  Report r;
+  r.status = "completed";
+  r.steps.resize(8);
+  r.segments.resize(2);
+  Energy e;
+  e.segment = 2;
+  e.steps = 4;
+  e.joules = 100.0;
+  r.energy = e;
+  EXPECT_EQ(energy_scope(r), "process 2 of 2 only: 4 of 8 steps");
+  EXPECT_NE(render_summary(r, "r.json").find("[process 2 of 2 only: 4 of 8 steps]"),
+            std::string::npos)
+      << render_summary(r, "r.json");
+  r.energy->steps = 8;  // a whole run, or a resume whose earlier processes trained nothing
+  EXPECT_EQ(energy_scope(r), "");
+  r.energy->steps = 4;
+  r.energy->joules.reset();  // nothing measured: nothing to qualify
+  EXPECT_EQ(energy_scope(r), "");
+  r.energy.reset();
+  EXPECT_EQ(energy_scope(r), "");
+}
+
 }  // namespace
 }  // namespace ftbench::report

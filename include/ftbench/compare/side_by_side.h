@@ -55,7 +55,8 @@ struct Column {
   std::optional<double> energy_mean_watts;
   std::string energy_method;
   std::string energy_reason;
-  double final_loss = 0.0;  // summary.loss.mean_last (NaN when not finite)
+  std::string energy_scope;  // report::energy_scope: "" when it covers the whole run
+  double final_loss = 0.0;   // summary.loss.mean_last (NaN when not finite)
   int64_t loss_window = 0;
 
   std::optional<cost::Rate> rate;

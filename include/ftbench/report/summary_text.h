@@ -16,6 +16,11 @@ std::string render_summary(const Report& report, const std::string& report_path)
 // 100.0% of 4.50 s)", or "n/a: <reason>".
 std::string energy_text(const Energy& energy);
 
+// "" when the report's measured energy covers every step the report keeps (or none was
+// measured); else what it covers, for every printer that shows the energy beside the run's
+// other figures: "process 2 of 2 only: 4 of 8 steps" (a resumed run measures its last process).
+std::string energy_scope(const Report& report);
+
 // 8030261248 -> "8,030,261,248".
 std::string group_thousands(int64_t value);
 // 1536 -> "1.50 KiB"; bytes below 1 KiB as "512 B".
