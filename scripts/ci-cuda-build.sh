@@ -43,7 +43,7 @@
 #
 # The build goes through ccache, with the Debian 13 job's cache and settings (the checkout is
 # bound at /src in both; scripts/lib/debian13-root.sh): the torch-free objects that job compiled
-# (ftbench_core, ftbench_cli) are not compiled again here.
+# (ftbench_core, ftbench_cli) should be cache hits here (meant, not yet checked in ccache --show-stats).
 #
 # Usage: scripts/ci-cuda-build.sh [--prepare] [extra CMake arguments]
 #   --prepare  only the root, the downloads, the unpacked tree and the root's packages, no build

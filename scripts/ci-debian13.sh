@@ -20,7 +20,7 @@
 #
 # The build goes through ccache (the cache in the root, /root/.cache/ccache, kept with it;
 # CCACHE_BASEDIR=/src, where both this job and scripts/ci-cuda-build.sh bind the checkout), so a
-# rerun recompiles only what changed, and the CUDA job reuses this job's torch-free objects.
+# rerun recompiles only what changed, and the CUDA job can reuse this job's torch-free objects (not yet seen in ccache's stats).
 #
 # Measured 2026-12-02 on this project's 2-core VM (Intel Xeon, 24 GiB, Debian 12 host) while four
 # other helpers' builds shared it (load average 12 to 15), so far slower than the machine alone:
