@@ -42,7 +42,7 @@ void EnergySampler::read_round() {
     } else {
       last_error_ = s.error;
     }
-    d.readings.push_back(r);
+    d.add(r);
   }
   rounds_.fetch_add(1);
 }

@@ -14,72 +14,8 @@ void note_peak(IntegratedEnergy& out, double watts) {
   out.peak_watts = out.peak_watts ? std::max(*out.peak_watts, watts) : watts;
 }
 
-void finish(IntegratedEnergy& out) {
-  if (out.sampled_seconds > 0.0) {
-    out.mean_watts = out.joules / out.sampled_seconds;
-  } else {
-    out.peak_watts.reset();
-  }
-}
-
-IntegratedEnergy by_counter(const std::vector<PowerReading>& readings) {
-  IntegratedEnergy out;
-  out.method = EnergyMethod::kEnergyCounter;
-  const PowerReading* previous = nullptr;
-  for (const PowerReading& r : readings) {
-    if (!r.energy_millijoules) {
-      ++out.failed_reads;
-      continue;
-    }
-    ++out.samples;
-    if (previous != nullptr) {
-      const double dt = seconds_between(*previous, r);
-      if (*r.energy_millijoules >= *previous->energy_millijoules) {
-        const double joules =
-            static_cast<double>(*r.energy_millijoules - *previous->energy_millijoules) * 1e-3;
-        out.joules += joules;
-        out.sampled_seconds += dt;
-        if (dt > 0.0) note_peak(out, joules / dt);
-      } else {
-        ++out.counter_resets;
-        if (previous->power_milliwatts && r.power_milliwatts) {
-          const double watts =
-              static_cast<double>(*previous->power_milliwatts + *r.power_milliwatts) * 0.5e-3;
-          out.joules += watts * dt;
-          out.sampled_seconds += dt;
-          if (dt > 0.0) note_peak(out, watts);
-        }
-      }
-    }
-    previous = &r;
-  }
-  finish(out);
-  return out;
-}
-
-IntegratedEnergy by_power(const std::vector<PowerReading>& readings) {
-  IntegratedEnergy out;
-  out.method = EnergyMethod::kPowerIntegration;
-  const PowerReading* previous = nullptr;
-  for (const PowerReading& r : readings) {
-    if (!r.power_milliwatts) {
-      ++out.failed_reads;
-      previous = nullptr;  // no interval spans a failed read
-      continue;
-    }
-    ++out.samples;
-    note_peak(out, static_cast<double>(*r.power_milliwatts) * 1e-3);
-    if (previous != nullptr) {
-      const double dt = seconds_between(*previous, r);
-      const double watts =
-          static_cast<double>(*previous->power_milliwatts + *r.power_milliwatts) * 0.5e-3;
-      out.joules += watts * dt;
-      out.sampled_seconds += dt;
-    }
-    previous = &r;
-  }
-  finish(out);
-  return out;
+double trapezoid_watts(const PowerReading& a, const PowerReading& b) {
+  return static_cast<double>(*a.power_milliwatts + *b.power_milliwatts) * 0.5e-3;
 }
 
 }  // namespace
@@ -88,8 +24,75 @@ const char* to_string(EnergyMethod method) {
   return method == EnergyMethod::kEnergyCounter ? "energy_counter" : "power_integration";
 }
 
+EnergyIntegrator::EnergyIntegrator(EnergyMethod method) { sum_.method = method; }
+
+void EnergyIntegrator::add(const PowerReading& r) {
+  IntegratedEnergy& out = sum_;
+  if (out.method == EnergyMethod::kEnergyCounter) {
+    if (!r.energy_millijoules) {
+      ++out.failed_reads;  // the counter went on: the next reading spans this one
+      return;
+    }
+    ++out.samples;
+    if (previous_) {
+      const PowerReading& p = *previous_;
+      const double dt = seconds_between(p, r);
+      if (*r.energy_millijoules >= *p.energy_millijoules) {
+        const double joules =
+            static_cast<double>(*r.energy_millijoules - *p.energy_millijoules) * 1e-3;
+        out.joules += joules;
+        out.sampled_seconds += dt;
+        if (dt > 0.0) note_peak(out, joules / dt);
+      } else {
+        ++out.counter_resets;
+        if (p.power_milliwatts && r.power_milliwatts) {
+          const double watts = trapezoid_watts(p, r);
+          out.joules += watts * dt;
+          out.sampled_seconds += dt;
+          if (dt > 0.0) note_peak(out, watts);
+        }
+      }
+    }
+    previous_ = r;
+    return;
+  }
+  if (!r.power_milliwatts) {
+    ++out.failed_reads;
+    previous_.reset();  // no interval spans a failed read
+    return;
+  }
+  ++out.samples;
+  note_peak(out, static_cast<double>(*r.power_milliwatts) * 1e-3);
+  if (previous_) {
+    const double dt = seconds_between(*previous_, r);
+    out.joules += trapezoid_watts(*previous_, r) * dt;
+    out.sampled_seconds += dt;
+  }
+  previous_ = r;
+}
+
+IntegratedEnergy EnergyIntegrator::result() const {
+  IntegratedEnergy out = sum_;
+  if (out.sampled_seconds > 0.0) {
+    out.mean_watts = out.joules / out.sampled_seconds;
+  } else {
+    out.peak_watts.reset();
+  }
+  return out;
+}
+
 IntegratedEnergy integrate_energy(const std::vector<PowerReading>& readings, EnergyMethod method) {
-  return method == EnergyMethod::kEnergyCounter ? by_counter(readings) : by_power(readings);
+  EnergyIntegrator integrator(method);
+  for (const PowerReading& r : readings) integrator.add(r);
+  return integrator.result();
+}
+
+void DeviceReadings::add(const PowerReading& reading) {
+  if (readings == 0) first_nanoseconds = reading.nanoseconds;
+  last_nanoseconds = reading.nanoseconds;
+  ++readings;
+  by_counter.add(reading);
+  by_power.add(reading);
 }
 
 report::Energy unmeasured_energy(const std::string& reason, double interval_seconds,
@@ -110,10 +113,9 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, doub
   int64_t first = std::numeric_limits<int64_t>::max();
   int64_t last = std::numeric_limits<int64_t>::min();
   for (const DeviceReadings& d : devices) {
-    for (const PowerReading& r : d.readings) {
-      first = std::min(first, r.nanoseconds);
-      last = std::max(last, r.nanoseconds);
-    }
+    if (d.readings == 0) continue;
+    first = std::min(first, d.first_nanoseconds);
+    last = std::max(last, d.last_nanoseconds);
   }
   if (first <= last) {
     e.window_start_seconds = static_cast<double>(first) * 1e-9;
@@ -121,13 +123,10 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, doub
   }
   bool covered = false;
   for (const DeviceReadings& d : devices) {
-    IntegratedEnergy x =
-        integrate_energy(d.readings, d.energy_source.empty() ? EnergyMethod::kPowerIntegration
-                                                             : EnergyMethod::kEnergyCounter);
+    IntegratedEnergy x = d.energy_source.empty() ? d.by_power.result() : d.by_counter.result();
     if (x.method == EnergyMethod::kEnergyCounter && x.sampled_seconds == 0.0 &&
         !d.power_source.empty()) {
-      const IntegratedEnergy by_power =
-          integrate_energy(d.readings, EnergyMethod::kPowerIntegration);
+      const IntegratedEnergy by_power = d.by_power.result();
       if (by_power.sampled_seconds > 0.0) x = by_power;
     }
     covered = covered || x.sampled_seconds > 0.0;

@@ -34,7 +34,8 @@ class EnergySampler {
   // Rounds of readings taken so far (every device once a round). Thread-safe.
   int64_t rounds() const { return rounds_.load(); }
 
-  // Takes one last round, stops the thread and returns every device's readings. Once.
+  // Takes one last round, stops the thread and returns every device's readings, integrated
+  // as they came (metrics::DeviceReadings keeps no list of them). Once.
   std::vector<metrics::DeviceReadings> stop();
   // The last failed read's message ("" when none failed). After stop().
   const std::string& last_error() const { return last_error_; }
