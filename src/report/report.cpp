@@ -1008,12 +1008,33 @@ class Reader : public JsonFields<Json, ReportError> {
            number_text(e.interval_seconds));
     }
     if (e.devices.empty()) fail(join(p, "devices") + ": energy.joules is measured on no device");
+    if (r.environment.device.backend == "cpu") {
+      fail(join(p, "joules") +
+           ": measured, but environment.device.backend is \"cpu\" (ftbench reads the board "
+           "energy of GPUs only; expected null with a reason)");
+    }
+    // The sampler reads every device once at the start, then on a fixed schedule of one reading
+    // an interval (a stall skips readings, never adds any), then once at the end; a reading is
+    // stamped when it returns, so a slow one can bring the next stamp up to an interval closer.
+    const double max_readings = std::floor(with_slack(e.window_seconds) / e.interval_seconds) + 3.0;
     int64_t samples = 0;
     for (std::size_t i = 0; i < e.devices.size(); ++i) {
       const DeviceEnergy& d = e.devices[i];
       const std::string path = index("energy.devices", i);
       if (d.index > kMaxDeviceIndex) {
         fail(join(path, "index") + ": expected at most 65535, found " + std::to_string(d.index));
+      }
+      for (std::size_t k = 0; k < i; ++k) {
+        if (e.devices[k].index == d.index) {
+          fail(join(path, "index") + ": device " + std::to_string(d.index) +
+               " again (energy.devices[" + std::to_string(k) + "] is the same device)");
+        }
+      }
+      if (static_cast<double>(d.samples) + static_cast<double>(d.failed_reads) > max_readings) {
+        fail(path + ": " + std::to_string(d.samples + d.failed_reads) +
+             " readings (samples + failed_reads), more than the " + number_text(max_readings) +
+             " that one every interval_seconds " + number_text(e.interval_seconds) +
+             " over window_seconds " + number_text(e.window_seconds) + ", plus 3, allow");
       }
       if (!known_method(d.method)) {
         fail(join(path, "method") + ": expected one of energy_counter, power_integration, found " +

@@ -1154,6 +1154,36 @@ TEST(ReportConsistency, EnergyFiguresAgree) {
             "r.json: energy.devices: energy.joules is measured on no device");
   EXPECT_EQ(refused([](OJson& e) { e["devices"][0]["joules"] = "x"; }),
             "r.json: energy.devices[0].joules: expected a number, found string");
+  // 4.5 s read every 0.1 s: 45 intervals, 46 readings; 48 at most (the reading at stop, and one
+  // for a slow read's late stamp).
+  EXPECT_EQ(refused([](OJson& e) {
+              e["devices"][0]["samples"] = 40;
+              e["devices"][0]["failed_reads"] = 9;
+              e["sample_count"] = 40;
+            }),
+            "r.json: energy.devices[0]: 49 readings (samples + failed_reads), more than the 48 "
+            "that one every interval_seconds 0.1 over window_seconds 4.5, plus 3, allow");
+  OJson at_most = to_json(full_report());
+  at_most["energy"]["devices"][0]["samples"] = 48;
+  at_most["energy"]["sample_count"] = 48;
+  EXPECT_NO_THROW(report::from_json(at_most, "r.json"));
+  EXPECT_EQ(refused([](OJson& e) {
+              OJson twice = e["devices"][0];
+              twice["joules"] = 0.0;
+              twice["mean_watts"] = 0.0;
+              e["devices"].push_back(twice);
+            }),
+            "r.json: energy.devices[1].index: device 0 again (energy.devices[0] is the same "
+            "device)");
+}
+
+// Board energy is read on GPUs only: a cpu report that claims some was not written by a run.
+TEST(ReportConsistency, EnergyOnTheCpuBackendIsRefused) {
+  OJson j = to_json(full_report());
+  j["environment"]["device"]["backend"] = "cpu";
+  EXPECT_EQ(read_error(j),
+            "r.json: energy.joules: measured, but environment.device.backend is \"cpu\" "
+            "(ftbench reads the board energy of GPUs only; expected null with a reason)");
 }
 
 TEST(ReportConsistency, TotalsStayWithinRange) {
