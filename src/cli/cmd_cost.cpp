@@ -77,7 +77,10 @@ text::Table offers_table(const std::vector<Priced>& priced, bool with_projection
   return t;
 }
 
-text::Table csv_table(const std::vector<Priced>& priced) {
+// `energy`: with --energy-price, the energy cost when the report measured energy (the same on
+// every row: it is the run's, not the offer's); its columns are empty otherwise.
+text::Table csv_table(const std::vector<Priced>& priced,
+                      const std::optional<cost::EnergyCost>& energy) {
   text::Table t;
   t.header = {"offer",
               "chosen",
@@ -97,8 +100,22 @@ text::Table csv_table(const std::vector<Priced>& priced) {
               "projected_seconds",
               "projected_billed_usd",
               "date",
-              "flags"};
+              "flags",
+              "energy_usd_per_kwh",
+              "energy_kwh",
+              "energy_usd",
+              "energy_per_epoch_usd",
+              "energy_per_step_usd",
+              "energy_per_million_tokens_usd"};
   auto num = [](const std::optional<double>& v) { return v ? text::format_number(*v) : ""; };
+  const std::vector<std::string> energy_cells =
+      energy ? std::vector<std::string>{text::format_number(energy->usd_per_kwh),
+                                        text::format_number(energy->kwh),
+                                        text::format_number(energy->usd),
+                                        num(energy->per_epoch_usd),
+                                        num(energy->per_step_usd),
+                                        num(energy->per_million_tokens_usd)}
+             : std::vector<std::string>(6);
   for (const Priced& p : priced) {
     t.rows.push_back(
         {p.rate.label, p.chosen ? "true" : "false", text::format_number(p.rate.usd_per_gpu_hour),
@@ -111,6 +128,7 @@ text::Table csv_table(const std::vector<Priced>& priced) {
          p.projection ? text::format_number(p.projection->total_seconds) : "",
          p.projection ? text::format_number(p.projection->cost.billed_usd) : "",
          p.rate.date ? cost::to_string(*p.rate.date) : "", p.flags});
+    t.rows.back().insert(t.rows.back().end(), energy_cells.begin(), energy_cells.end());
   }
   return t;
 }
@@ -364,7 +382,8 @@ Action add_cost_command(CLI::App& app) {
       if (!p.chosen) rows.push_back(p);
     }
     if (format == text::Format::kCsv) {
-      std::cout << text::render_csv(csv_table(rows));
+      std::cout << text::render_csv(csv_table(
+          rows, f->energy_price ? cost::energy_cost(rep, *f->energy_price) : std::nullopt));
       return kExitOk;
     }
     text::Table summary = summary_table(rep, times, *chosen, projected_tokens);

@@ -139,11 +139,16 @@ double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, doub
 }
 
 void check_usd_per_kwh(double usd_per_kwh) {
-  if (!std::isfinite(usd_per_kwh) || !(usd_per_kwh > 0.0) || usd_per_kwh > kMaxUsdPerKwh) {
+  if (!std::isfinite(usd_per_kwh) || !(usd_per_kwh >= kMinUsdPerKwh) ||
+      usd_per_kwh > kMaxUsdPerKwh) {
+    const char* why = std::isfinite(usd_per_kwh) && usd_per_kwh > kMaxUsdPerKwh
+                          ? " (a price in cents is 100 times too high)"
+                      : usd_per_kwh > 0.0 && usd_per_kwh < kMinUsdPerKwh
+                          ? " (a price per Wh is 1000 times too low)"
+                          : "";
     throw std::invalid_argument(
-        fmt::format("expected a price in USD per kWh above 0 and at most {} (a price in cents "
-                    "is 100 times too high), found {}",
-                    kMaxUsdPerKwh, usd_per_kwh));
+        fmt::format("expected a price in USD per kWh between {} and {}, found {}{}", kMinUsdPerKwh,
+                    kMaxUsdPerKwh, usd_per_kwh, why));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -563,6 +564,26 @@ void add_energy(json& j) {
                                            {"counter_resets", 0}}})}};
 }
 
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The last `n` comma-separated fields of a CSV line whose last fields hold no comma or quote.
+std::vector<std::string> last_fields(const std::string& line, std::size_t n) {
+  std::vector<std::string> out;
+  std::size_t end = line.size();
+  while (out.size() < n) {
+    const std::size_t comma = line.rfind(',', end == 0 ? 0 : end - 1);
+    if (comma == std::string::npos || end == 0) break;
+    out.insert(out.begin(), line.substr(comma + 1, end - comma - 1));
+    end = comma;
+  }
+  return out;
+}
+
 }  // namespace energy_e2e
 
 // 560,000 J = 0.15556 kWh; at $0.15/kWh $0.023333 a run, a third of it an epoch.
@@ -592,6 +613,31 @@ TEST_F(CostCompare, EnergyPriceAddsTheMeasuredEnergysCost) {
       << text.out;
   EXPECT_NE(text.out.find("energy per epoch"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("energy per 1M trained tokens"), std::string::npos) << text.out;
+  // CSV: the same figures at the end of every offer's row, empty without the flag.
+  const Result csv = ftbench("cost " + h100 + " --rate 2.97 --energy-price 0.15 --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::vector<std::string> lines = energy_e2e::lines(csv.out);
+  ASSERT_GE(lines.size(), 2u) << csv.out;
+  EXPECT_EQ(energy_e2e::last_fields(lines[0], 6),
+            (std::vector<std::string>{"energy_usd_per_kwh", "energy_kwh", "energy_usd",
+                                      "energy_per_epoch_usd", "energy_per_step_usd",
+                                      "energy_per_million_tokens_usd"}));
+  for (std::size_t i = 1; i < lines.size(); ++i) {  // the chosen offer, then every other
+    const std::vector<std::string> row = energy_e2e::last_fields(lines[i], 6);
+    ASSERT_EQ(row.size(), 6u) << lines[i];
+    EXPECT_DOUBLE_EQ(std::stod(row[0]), 0.15);
+    EXPECT_NEAR(std::stod(row[1]), 560000.0 / 3.6e6, 1e-9);
+    EXPECT_NEAR(std::stod(row[2]), 560000.0 / 3.6e6 * 0.15, 1e-9);
+    EXPECT_NEAR(std::stod(row[3]), 560000.0 / 3.6e6 * 0.15 / 3.0, 1e-9);
+    EXPECT_NEAR(std::stod(row[4]), 560000.0 / 3.6e6 * 0.15 / 375.0, 1e-9);
+    EXPECT_NEAR(std::stod(row[5]), 560000.0 / 3.6e6 * 0.15 / 2122336.0 * 1e6, 1e-9);
+  }
+  const std::vector<std::string> no_price =
+      energy_e2e::lines(ftbench("cost " + h100 + " --rate 2.97 --format csv").out);
+  ASSERT_EQ(no_price.size(), lines.size());
+  for (std::size_t i = 1; i < no_price.size(); ++i) {
+    EXPECT_EQ(energy_e2e::last_fields(no_price[i], 6), std::vector<std::string>(6)) << no_price[i];
+  }
   // Without the flag: no energy rows, JSON energy null.
   EXPECT_EQ(ftbench("cost " + h100 + " --rate 2.97").out.find("GPU board energy"),
             std::string::npos);
@@ -623,16 +669,23 @@ TEST_F(CostCompare, EnergyPriceOfAReportWithoutEnergySaysWhy) {
 }
 
 TEST_F(CostCompare, EnergyPriceIsValidated) {
-  for (const char* bad : {"0", "-1", "nan", "inf", "15", "1e308"}) {
+  // An empty value is no price, not "no flag": refused like the others.
+  for (const char* bad : {"0", "-1", "nan", "inf", "15", "1e308", "0.00015", "1e-300", "''"}) {
     const Result r = ftbench("cost " + kH100 + " --rate 2.97 --energy-price " + bad);
-    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
     EXPECT_NE(r.err.find("--energy-price"), std::string::npos) << bad << ": " << r.err;
   }
   const Result cents = ftbench("cost " + kH100 + " --rate 2.97 --energy-price 15");
-  EXPECT_NE(cents.err.find("--energy-price: expected a price in USD per kWh above 0 and at most "
-                           "10 (a price in cents is 100 times too high), found 15"),
+  EXPECT_NE(cents.err.find("--energy-price: expected a price in USD per kWh between 0.001 and "
+                           "10, found 15 (a price in cents is 100 times too high)"),
             std::string::npos)
       << cents.err;
+  const Result per_wh = ftbench("cost " + kH100 + " --rate 2.97 --energy-price 0.00015");
+  EXPECT_NE(per_wh.err.find("--energy-price: expected a price in USD per kWh between 0.001 and "
+                            "10, found 0.00015 (a price per Wh is 1000 times too low)"),
+            std::string::npos)
+      << per_wh.err;
+  EXPECT_EQ(ftbench("cost " + kH100 + " --rate 2.97 --energy-price 0.001").exit_code, 0);
   const Result word = ftbench("cost " + kH100 + " --rate 2.97 --energy-price cheap");
   EXPECT_EQ(word.exit_code, 2);
   EXPECT_NE(word.err.find("--energy-price"), std::string::npos) << word.err;
@@ -673,6 +726,27 @@ TEST_F(CostCompare, CompareShowsEnergyAndSaysWhenOneSideHasNone) {
       "mi300x-energy.json");
   const json both = ftbench_json("compare " + h100 + " " + mi300x);
   EXPECT_DOUBLE_EQ(both["reports"][1]["energy_per_token_ratio"].get<double>(), 1.5);
+  // CSV: the same figures in columns of their own, empty where a report has none.
+  const Result csv = ftbench("compare " + h100 + " " + mi300x + " " + kMi300x + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::vector<std::string> lines = energy_e2e::lines(csv.out);
+  ASSERT_EQ(lines.size(), 4u) << csv.out;
+  EXPECT_EQ(energy_e2e::last_fields(lines[0], 7),
+            (std::vector<std::string>{"energy_joules", "energy_joules_per_million_tokens",
+                                      "energy_mean_watts", "energy_method", "energy_scope",
+                                      "energy_reason", "energy_per_token_ratio"}));
+  const std::vector<std::string> b = energy_e2e::last_fields(lines[2], 7);
+  ASSERT_EQ(b.size(), 7u) << lines[2];
+  EXPECT_DOUBLE_EQ(std::stod(b[0]), 840000.0);
+  EXPECT_NEAR(std::stod(b[1]), 840000.0 / 2122336.0 * 1e6, 1e-6);
+  EXPECT_DOUBLE_EQ(std::stod(b[2]), 1050.0);
+  EXPECT_EQ(b[3], "energy_counter");
+  EXPECT_EQ(b[4], "");
+  EXPECT_EQ(b[5], "");
+  EXPECT_DOUBLE_EQ(std::stod(b[6]), 1.5);
+  EXPECT_EQ(energy_e2e::last_fields(lines[3], 7),
+            (std::vector<std::string>{"", "", "", "", "",
+                                      "not recorded (report schema 1.5 or older)", ""}));
   EXPECT_EQ(ftbench("compare " + h100 + " " + mi300x).out.find("energy figures"),
             std::string::npos);
 }

@@ -80,6 +80,8 @@ double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, doub
 // (`ftbench cost --energy-price`). Board energy of the devices the report measured, over its
 // step loop only: not the host, cooling or the rest of the run (docs/methodology.md, Energy).
 inline constexpr double kMaxUsdPerKwh = 10.0;  // far above any tariff: 15 is cents, not dollars
+// Far below any tariff (a tenth of a cent): 0.00015 is a price per Wh, not per kWh.
+inline constexpr double kMinUsdPerKwh = 0.001;
 struct EnergyCost {
   double usd_per_kwh = 0.0;
   double kwh = 0.0;                              // energy.joules / 3.6e6
@@ -91,8 +93,8 @@ struct EnergyCost {
   int64_t devices = 0;                           // devices measured
 };
 
-// Throws std::invalid_argument "expected ..., found X" unless `usd_per_kwh` is finite, > 0 and
-// at most kMaxUsdPerKwh.
+// Throws std::invalid_argument "expected ..., found X" unless `usd_per_kwh` is finite and
+// between kMinUsdPerKwh and kMaxUsdPerKwh.
 void check_usd_per_kwh(double usd_per_kwh);
 
 // nullopt when the report has no energy figures (before 1.6, or energy.reason says why).
