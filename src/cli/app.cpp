@@ -40,6 +40,24 @@ bool unknown_subcommand(const CLI::App& app, const CLI::ParseError& e) {
   return true;
 }
 
+// CLI11 reads an empty value as the type's default: `--energy-price ""` as no price,
+// `--rate ""` as 0, `-o ""` as no output path, each silently. Every option that takes a value
+// refuses an empty one instead; the one exception is tokenize's text, where "" is a text.
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("expected a value, found an empty string")
+                             : std::string();
+      },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_expected_max() == 0) continue;  // a flag
+    if (app.get_name() == "tokenize" && option->get_name() == "text") continue;
+    option->check(non_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
 }  // namespace
 
 namespace {
@@ -90,6 +108,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   actions["devices"] = add_devices_command(app);
   // Also each subcommand's own, so that its --help lists it (the top level takes it before).
   for (CLI::App* sub : app.get_subcommands({})) add_log_level_option(sub, log_level);
+  refuse_empty_values(app);
 
   try {
     app.parse(argc, argv);

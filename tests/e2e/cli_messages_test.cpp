@@ -2,6 +2,8 @@
 // "did you mean", and every subcommand's --help lists what it takes (the torch-free `ftbench`).
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -57,6 +59,97 @@ TEST(CliMessages, EverySubcommandsHelpListsTheLogLevel) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("--log-level"), std::string::npos) << r.out;
   }
+}
+
+// CLI11 reads an empty value as the type's default (no price, a rate of 0, no output path):
+// every option that takes a value refuses "" instead, naming itself. Each case is otherwise a
+// command that would run, so nothing but the empty value can make it fail.
+TEST(CliMessages, AnEmptyValueIsRefusedNotTakenAsTheDefault) {
+  const std::string report = "tests/fixtures/reports/h100-reference.json";
+  const std::string cost = "cost " + report + " --rate 2 ";
+  const std::string compare = "compare " + report + " " + report + " --rate 2 ";
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"--log-level", "--log-level '' catalog"},
+      {"--log-level", "catalog --log-level ''"},
+      {"report", "cost '' --rate 2"},
+      {"--rate", "cost " + report + " --rate ''"},
+      {"--offer", "cost " + report + " --offer ''"},
+      {"--billing", cost + "--billing ''"},
+      {"--min-seconds", cost + "--min-seconds ''"},
+      {"--gpus", cost + "--gpus ''"},
+      {"--project-tokens", cost + "--project-tokens ''"},
+      {"--project-examples", cost + "--project-examples ''"},
+      {"--project-epochs", cost + "--project-epochs ''"},
+      {"--energy-price", cost + "--energy-price ''"},
+      {"--energy-price", cost + "--energy-price="},
+      {"--catalog", cost + "--catalog ''"},
+      {"--format", cost + "--format ''"},
+      {"--color", cost + "--color ''"},
+      {"--max-age-days", cost + "--max-age-days ''"},
+      {"--today", cost + "--today ''"},
+      {"reports", "compare '' " + report + " --rate 2"},
+      {"--rate", "compare " + report + " " + report + " --rate ''"},
+      {"--offer", compare + "--offer ''"},
+      {"--billing", compare + "--billing ''"},
+      {"--min-seconds", compare + "--min-seconds ''"},
+      {"--loss-skip-steps", compare + "--loss-skip-steps ''"},
+      {"--loss-window", compare + "--loss-window ''"},
+      {"--alpha", compare + "--alpha ''"},
+      {"--gpu", "catalog --gpu ''"},
+      {"--provider", "catalog --provider ''"},
+      {"--tier", "catalog --tier ''"},
+      {"--tokenizer", "tokenize --tokenizer '' hello"},
+      {"--file", "tokenize --file ''"},
+      {"spec", "validate ''"},
+      {"--set", "validate configs/ci-tiny.yaml --set ''"},
+  };
+  // ftbench-bin's commands, where the build has it.
+  if (fs::exists(fs::path(FTBENCH_BINARY).parent_path() / "ftbench-bin")) {
+    const std::string run = "run configs/ci-tiny.yaml --set train.max_steps=1 ";
+    cases.insert(cases.end(),
+                 {
+                     {"spec", "run ''"},
+                     {"--output", run + "-o ''"},
+                     {"--t0", run + "--t0 ''"},
+                     {"--peak-tflops", run + "--peak-tflops ''"},
+                     {"--gemm", run + "--gemm ''"},
+                     {"--resume", run + "--resume ''"},
+                     {"--stop-after-steps", run + "--stop-after-steps ''"},
+                     {"--set", run + "--set ''"},
+                     {"--dtype", "gemm --quick --dtype ''"},
+                     {"--device", "gemm --quick --device ''"},
+                     {"--device-index", "gemm --quick --device-index ''"},
+                     {"--threads", "gemm --quick --threads ''"},
+                     {"--shapes", "gemm --quick --shapes ''"},
+                     {"--warmup", "gemm --quick --warmup ''"},
+                     {"--iterations", "gemm --quick --iterations ''"},
+                     {"--max-seconds", "gemm --quick --max-seconds ''"},
+                     {"--cache-flush-mib", "gemm --quick --cache-flush-mib ''"},
+                     {"--output", "gemm --quick -o ''"},
+                     {"--checkpoint", "logits --checkpoint '' --ids 1"},
+                     {"--adapter", "logits --checkpoint x --adapter '' --ids 1"},
+                     {"--ids", "logits --checkpoint x --ids ''"},
+                     {"--dtype", "logits --checkpoint x --ids 1 --dtype ''"},
+                     {"--device", "logits --checkpoint x --ids 1 --device ''"},
+                     {"--device-index", "logits --checkpoint x --ids 1 --device-index ''"},
+                     {"--threads", "logits --checkpoint x --ids 1 --threads ''"},
+                     {"--output", "logits --checkpoint x --ids 1 -o ''"},
+                 });
+  }
+  for (const auto& [option, args] : cases) {
+    SCOPED_TRACE(args);
+    const Outcome r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
+  }
+  // Where no other check of the option's comes first, the message says what was wrong.
+  const Outcome price = ftbench(cost + "--energy-price ''");
+  EXPECT_NE(price.err.find("--energy-price: expected a value, found an empty string"),
+            std::string::npos)
+      << price.err;
+  // Tokenize's text is the one value that may be empty: the empty text has no tokens.
+  EXPECT_EQ(ftbench("tokenize --tokenizer byte ''").exit_code, 0);
 }
 
 TEST(CliMessages, TokenizeHelpNamesEveryTokenizer) {
