@@ -11,8 +11,8 @@
 # --max-len N  longest input (libFuzzer's default: the largest seed of the target);
 # --target     one target (repeatable; default all: ls fuzz/corpus); --work DIR scratch
 # folder (default a new one under /tmp, kept). Build folder: FTBENCH_FUZZ_BUILD_DIR
-# (default build-fuzz; scripts/sanitize.sh passes its build-sanitize). Compile jobs:
-# FTBENCH_JOBS. FTBENCH_FUZZ_SKIP_SETUP=1 skips scripts/setup.sh.
+# (default build-fuzz; scripts/sanitize.sh passes its build-sanitize). Compile jobs, and
+# targets fuzzed at once: FTBENCH_JOBS (default nproc). FTBENCH_FUZZ_SKIP_SETUP=1 skips scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,24 +58,20 @@ limits=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=
 [[ -n "$runs" ]] && limits+=("-runs=$runs")
 [[ -n "$max_len" ]] && limits+=("-max_len=$max_len")
 
-summary=()
-failed=0
-for t in "${targets[@]}"; do
-  exe="$build/fuzz/fuzz_$t"
-  corpus="$work/$t/corpus"
-  crashes="$work/$t/crashes"
-  log="$work/$t/fuzz.log"
-  rm -rf "${work:?}/$t"
-  mkdir -p "$corpus" "$crashes"
-  cp fuzz/corpus/"$t"/* "$corpus"/
-  if compgen -G "fuzz/regressions/$t/*" >/dev/null; then cp fuzz/regressions/"$t"/* "$corpus"/; fi
-  dict=()
+# One target: its run, then its summary line in $work/$t/summary and, when it failed, what to
+# print in $work/$t/failure. libFuzzer runs one thread: FTBENCH_JOBS targets run at once (the
+# machine's cores by default), each for the same time as alone.
+fuzz_target() {
+  local t=$1
+  local exe="$build/fuzz/fuzz_$t" corpus="$work/$t/corpus" crashes="$work/$t/crashes"
+  local log="$work/$t/fuzz.log"
+  local dict=()
   [[ -f "fuzz/dict/$t.dict" ]] && dict=("-dict=fuzz/dict/$t.dict")
-  echo "fuzz: $t (${limits[*]}), log $log"
+  local start_ns rc=0
   start_ns=$(date +%s%N)
-  rc=0
   "$exe" "${limits[@]}" "${dict[@]}" -artifact_prefix="$crashes/" "$corpus" >"$log" 2>&1 || rc=$?
-  elapsed=$((($(date +%s%N) - start_ns) / 1000000000))
+  local elapsed=$((($(date +%s%N) - start_ns) / 1000000000))
+  local execs rate last cov ft files found
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
@@ -83,17 +79,37 @@ for t in "${targets[@]}"; do
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   files=$(find "$corpus" -type f | wc -l)
   found=$(find "$crashes" -type f | wc -l)
-  summary+=("$(printf '%-14s %10s %8s %8s %7s %7s %7s %8s' "$t" "${execs:-?}" "$elapsed" \
-    "${rate:-?}" "${cov:-?}" "${ft:-?}" "$files" "$found")")
+  printf '%-14s %10s %8s %8s %7s %7s %7s %8s\n' "$t" "${execs:-?}" "$elapsed" \
+    "${rate:-?}" "${cov:-?}" "${ft:-?}" "$files" "$found" >"$work/$t/summary"
   if ((rc != 0 || found > 0)); then
+    {
+      echo "fuzz: $t FAILED (exit $rc); the end of its log:"
+      tail -40 "$log"
+      find "$crashes" -type f -printf 'fuzz: crash input %p\n'
+    } >"$work/$t/failure"
+  fi
+}
+
+parallel=${FTBENCH_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  rm -rf "${work:?}/$t"
+  mkdir -p "$work/$t/corpus" "$work/$t/crashes"
+  cp fuzz/corpus/"$t"/* "$work/$t/corpus"/
+  if compgen -G "fuzz/regressions/$t/*" >/dev/null; then cp fuzz/regressions/"$t"/* "$work/$t/corpus"/; fi
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  echo "fuzz: $t (${limits[*]}), log $work/$t/fuzz.log"
+  fuzz_target "$t" &
+done
+wait
+
+failed=0
+for t in "${targets[@]}"; do
+  if [[ -f "$work/$t/failure" || ! -f "$work/$t/summary" ]]; then
     failed=1
-    echo "fuzz: $t FAILED (exit $rc); the end of its log:"
-    tail -40 "$log"
-    find "$crashes" -type f -printf 'fuzz: crash input %p\n'
+    if [[ -f "$work/$t/failure" ]]; then cat "$work/$t/failure"; else echo "fuzz: $t did not finish"; fi
   fi
 done
-
 printf '%-14s %10s %8s %8s %7s %7s %7s %8s\n' target execs seconds exec/s cov ft corpus crashes
-printf '%s\n' "${summary[@]}"
+for t in "${targets[@]}"; do cat "$work/$t/summary" 2>/dev/null || true; done
 echo "fuzz: logs, corpora and crash inputs in $work"
 exit "$failed"
