@@ -12,7 +12,8 @@
 # --target     one target (repeatable; default all: ls fuzz/corpus); --work DIR scratch
 # folder (default a new one under /tmp, kept). Build folder: FTBENCH_FUZZ_BUILD_DIR
 # (default build-fuzz; scripts/sanitize.sh passes its build-sanitize). Compile jobs, and
-# targets fuzzed at once: FTBENCH_JOBS (default nproc). FTBENCH_FUZZ_SKIP_SETUP=1 skips scripts/setup.sh.
+# targets fuzzed at once: FTBENCH_JOBS (default nproc).
+# FTBENCH_FUZZ_SKIP_SETUP=1 skips scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
