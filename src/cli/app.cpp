@@ -42,7 +42,8 @@ bool unknown_subcommand(const CLI::App& app, const CLI::ParseError& e) {
 
 // CLI11 reads an empty value as the type's default: `--energy-price ""` as no price,
 // `--rate ""` as 0, `-o ""` as no output path, each silently. Every option that takes a value
-// refuses an empty one instead; the one exception is tokenize's text, where "" is a text.
+// refuses an empty one instead, before its own checks (a transform runs first); the one
+// exception is tokenize's text, where "" is a text.
 void refuse_empty_values(CLI::App& app) {
   const CLI::Validator non_empty(
       [](std::string& value) {
@@ -53,9 +54,23 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     if (option->get_expected_max() == 0) continue;  // a flag
     if (app.get_name() == "tokenize" && option->get_name() == "text") continue;
-    option->check(non_empty);
+    option->transform(non_empty);
   }
   for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+// `--rate=` (nothing after the '='): CLI11 drops the empty value and takes the next word as
+// the option's value, so `--rate= 2` priced at 2 and `--log-level= cost` took "cost" as the
+// level. Refused before parsing, as an empty value is after it. Returns the option's name.
+std::string empty_inline_value(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;  // what follows is positional text
+    if (arg.size() > 3 && arg.compare(0, 2, "--") == 0 && arg.find('=') == arg.size() - 1) {
+      return arg.substr(0, arg.size() - 1);
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -110,6 +125,12 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   for (CLI::App* sub : app.get_subcommands({})) add_log_level_option(sub, log_level);
   refuse_empty_values(app);
 
+  if (const std::string option = empty_inline_value(argc, argv); !option.empty()) {
+    std::cerr
+        << text::printable(option)
+        << ": expected a value, found an empty string\nRun with --help for more information.\n";
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -501,7 +501,7 @@ Action add_compare_command(CLI::App& app) {
   cmd->add_option(
          "--loss-window", f->loss_window,
          "Steps in the trailing mean that smooths loss curves (default: train.loss_window)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
       ->check(CLI::Range(1e-9, 0.5));
 

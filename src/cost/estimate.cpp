@@ -141,11 +141,14 @@ double break_even_usd_per_gpu_hour(const RunTimes& other, const Rate& rate, doub
 void check_usd_per_kwh(double usd_per_kwh) {
   if (!std::isfinite(usd_per_kwh) || !(usd_per_kwh >= kMinUsdPerKwh) ||
       usd_per_kwh > kMaxUsdPerKwh) {
-    const char* why = std::isfinite(usd_per_kwh) && usd_per_kwh > kMaxUsdPerKwh
-                          ? " (a price in cents is 100 times too high)"
-                      : usd_per_kwh > 0.0 && usd_per_kwh < kMinUsdPerKwh
-                          ? " (a price per Wh is 1000 times too low)"
-                          : "";
+    // A hint only where the slip it names would explain the figure: cents that make a price in
+    // range (15 for $0.15), Wh that make one (0.00015 for $0.15).
+    const bool cents = usd_per_kwh > kMaxUsdPerKwh && usd_per_kwh / 100.0 <= kMaxUsdPerKwh;
+    const bool per_wh =
+        usd_per_kwh > 0.0 && usd_per_kwh < kMinUsdPerKwh && usd_per_kwh * 1000.0 >= kMinUsdPerKwh;
+    const char* why = cents    ? " (a price in cents is 100 times too high)"
+                      : per_wh ? " (a price per Wh is 1000 times too low)"
+                               : "";
     throw std::invalid_argument(
         fmt::format("expected a price in USD per kWh between {} and {}, found {}{}", kMinUsdPerKwh,
                     kMaxUsdPerKwh, usd_per_kwh, why));

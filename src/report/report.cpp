@@ -1008,10 +1008,11 @@ class Reader : public JsonFields<Json, ReportError> {
            number_text(e.interval_seconds));
     }
     if (e.devices.empty()) fail(join(p, "devices") + ": energy.joules is measured on no device");
-    if (r.environment.device.backend == "cpu") {
-      fail(join(p, "joules") +
-           ": measured, but environment.device.backend is \"cpu\" (ftbench reads the board "
-           "energy of GPUs only; expected null with a reason)");
+    if (r.environment.device.backend != "cuda" && r.environment.device.backend != "rocm") {
+      fail(join(p, "joules") + ": measured, but environment.device.backend is " +
+           text::quoted(r.environment.device.backend) +
+           " (ftbench reads the board energy of cuda and rocm devices only; expected null with "
+           "a reason)");
     }
     // The sampler reads every device once at the start, then on a fixed schedule of one reading
     // an interval (a stall skips readings, never adds any), then once at the end; a reading is

@@ -143,11 +143,28 @@ TEST(CliMessages, AnEmptyValueIsRefusedNotTakenAsTheDefault) {
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
   }
-  // Where no other check of the option's comes first, the message says what was wrong.
-  const Outcome price = ftbench(cost + "--energy-price ''");
-  EXPECT_NE(price.err.find("--energy-price: expected a value, found an empty string"),
-            std::string::npos)
-      << price.err;
+  // The message says what was wrong, before the option's own range or list check.
+  for (const auto& [option, args] : std::vector<std::pair<std::string, std::string>>{
+           {"--energy-price", cost + "--energy-price ''"},
+           {"--gpus", cost + "--gpus ''"},
+           {"--color", cost + "--color ''"},
+           {"--alpha", compare + "--alpha ''"},
+           {"--loss-window", compare + "--loss-window ''"},
+           {"--log-level", "--log-level '' catalog"},
+           // Nothing after '=': CLI11 would take the next word as the value.
+           {"--rate", "cost " + report + " --rate= 2"},
+           {"--format", cost + "--format= json"},
+           {"--log-level", "--log-level= catalog"},
+           {"--today", cost + "--today="}}) {
+    SCOPED_TRACE(args);
+    const Outcome r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(option + ": expected a value, found an empty string"), std::string::npos)
+        << r.err;
+  }
+  // After "--" it is text, not an option.
+  EXPECT_EQ(ftbench("tokenize --tokenizer byte -- --rate=").exit_code, 0);
   // Tokenize's text is the one value that may be empty: the empty text has no tokens.
   EXPECT_EQ(ftbench("tokenize --tokenizer byte ''").exit_code, 0);
 }

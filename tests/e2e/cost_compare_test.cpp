@@ -686,6 +686,14 @@ TEST_F(CostCompare, EnergyPriceIsValidated) {
             std::string::npos)
       << per_wh.err;
   EXPECT_EQ(ftbench("cost " + kH100 + " --rate 2.97 --energy-price 0.001").exit_code, 0);
+  // No hint where the slip it names would not explain the figure: 1500 cents is still $15.
+  for (const char* far : {"1500", "1e-9"}) {
+    const Result r = ftbench("cost " + kH100 + " --rate 2.97 --energy-price " + far);
+    EXPECT_NE(r.err.find("between 0.001 and 10, found " +
+                         std::string(far == std::string("1500") ? "1500" : "1e-09") + "\n"),
+              std::string::npos)
+        << r.err;
+  }
   const Result word = ftbench("cost " + kH100 + " --rate 2.97 --energy-price cheap");
   EXPECT_EQ(word.exit_code, 2);
   EXPECT_NE(word.err.find("--energy-price"), std::string::npos) << word.err;

@@ -1179,11 +1179,18 @@ TEST(ReportConsistency, EnergyFiguresAgree) {
 
 // Board energy is read on GPUs only: a cpu report that claims some was not written by a run.
 TEST(ReportConsistency, EnergyOnTheCpuBackendIsRefused) {
-  OJson j = to_json(full_report());
-  j["environment"]["device"]["backend"] = "cpu";
-  EXPECT_EQ(read_error(j),
-            "r.json: energy.joules: measured, but environment.device.backend is \"cpu\" "
-            "(ftbench reads the board energy of GPUs only; expected null with a reason)");
+  for (const char* backend : {"cpu", "CPU", " cpu", "", "mps"}) {
+    OJson j = to_json(full_report());
+    j["environment"]["device"]["backend"] = backend;
+    EXPECT_EQ(read_error(j),
+              std::string("r.json: energy.joules: measured, but environment.device.backend is ") +
+                  "\"" + std::string(backend) + "\"" +
+                  " (ftbench reads the board energy of cuda and rocm devices only; "
+                  "expected null with a reason)");
+  }
+  OJson rocm = to_json(full_report());
+  rocm["environment"]["device"]["backend"] = "rocm";
+  EXPECT_NO_THROW(report::from_json(rocm, "r.json"));
 }
 
 TEST(ReportConsistency, TotalsStayWithinRange) {
