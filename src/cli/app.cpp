@@ -44,12 +44,11 @@ bool unknown_subcommand(const CLI::App& app, const CLI::ParseError& e) {
 // `--rate ""` as 0, `-o ""` as no output path, each silently. Every option that takes a value
 // refuses an empty one instead, before its own checks (a transform runs first); the one
 // exception is tokenize's text, where "" is a text.
+constexpr const char* kEmptyValue = "expected a value, found an empty string";
+
 void refuse_empty_values(CLI::App& app) {
   const CLI::Validator non_empty(
-      [](std::string& value) {
-        return value.empty() ? std::string("expected a value, found an empty string")
-                             : std::string();
-      },
+      [](std::string& value) { return value.empty() ? std::string(kEmptyValue) : std::string(); },
       "");
   for (CLI::Option* option : app.get_options()) {
     if (option->get_expected_max() == 0) continue;  // a flag
@@ -126,9 +125,8 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   refuse_empty_values(app);
 
   if (const std::string option = empty_inline_value(argc, argv); !option.empty()) {
-    std::cerr
-        << text::printable(option)
-        << ": expected a value, found an empty string\nRun with --help for more information.\n";
+    std::cerr << text::printable(option) << ": " << kEmptyValue
+              << "\nRun with --help for more information.\n";
     return kExitBadInput;
   }
   try {

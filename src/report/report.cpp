@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -1019,17 +1020,16 @@ class Reader : public JsonFields<Json, ReportError> {
     // stamped when it returns, so a slow one can bring the next stamp up to an interval closer.
     const double max_readings = std::floor(with_slack(e.window_seconds) / e.interval_seconds) + 3.0;
     int64_t samples = 0;
+    std::map<int64_t, std::size_t> first_entry;  // device index -> its first energy.devices entry
     for (std::size_t i = 0; i < e.devices.size(); ++i) {
       const DeviceEnergy& d = e.devices[i];
       const std::string path = index("energy.devices", i);
       if (d.index > kMaxDeviceIndex) {
         fail(join(path, "index") + ": expected at most 65535, found " + std::to_string(d.index));
       }
-      for (std::size_t k = 0; k < i; ++k) {
-        if (e.devices[k].index == d.index) {
-          fail(join(path, "index") + ": device " + std::to_string(d.index) +
-               " again (energy.devices[" + std::to_string(k) + "] is the same device)");
-        }
+      if (const auto [seen, added] = first_entry.emplace(d.index, i); !added) {
+        fail(join(path, "index") + ": device " + std::to_string(d.index) +
+             " again (energy.devices[" + std::to_string(seen->second) + "] is the same device)");
       }
       if (static_cast<double>(d.samples) + static_cast<double>(d.failed_reads) > max_readings) {
         fail(path + ": " + std::to_string(d.samples + d.failed_reads) +
