@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Measures the shape of ftbench's code: function and file lengths, and the includes between
+modules (cycles, and whether each include is one docs/architecture.md allows).
+
+Usage:
+  scripts/code-structure.py            every figure (function lengths need Universal Ctags)
+  scripts/code-structure.py --check    the same, exit 1 when a limit below is broken
+  scripts/code-structure.py --includes-only [--check]
+                                       only the module includes (no ctags; ctest runs this)
+
+A module is a folder: src/<module>/ and include/ftbench/<module>/. An include of
+"ftbench/<other>/x.h" is an arrow from the including file's module to <other>. The allowed
+arrows are the "may include" column of the table under "## Modules" in docs/architecture.md:
+one row a module, the modules it may include in backticks.
+
+Function lengths: Universal Ctags' function definitions (kind f, with their end lines) in src/
+and include/, lambdas counted inside the function that holds them; a function's length is
+its last line minus its first plus one. A file over the file limit states why in a comment
+that begins "// Long file:" in its first 40 lines.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAX_FUNCTION_LINES = 120
+MAX_MEDIAN_FUNCTION_LINES = 10
+MAX_FILE_LINES = 800
+SOURCE_ENDINGS = (".cpp", ".h")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"ftbench/([A-Za-z0-9_]+)/[^"]+"', re.M)
+
+
+def source_files():
+    out = []
+    for top in ("src", "include"):
+        for folder, _, names in os.walk(os.path.join(ROOT, top)):
+            out += [os.path.join(folder, n) for n in names if n.endswith(SOURCE_ENDINGS)]
+    return sorted(os.path.relpath(p, ROOT) for p in out)
+
+
+def module_of(path):
+    parts = path.split("/")
+    if parts[0] == "src" and len(parts) > 2:
+        return parts[1]
+    if parts[:2] == ["include", "ftbench"] and len(parts) > 3:
+        return parts[2]
+    return None  # include/ftbench/version.h: everyone's
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def include_arrows(files):
+    """{(from, to): [file, ...]} for includes between different modules."""
+    arrows = {}
+    for path in files:
+        here = module_of(path)
+        if here is None:
+            continue
+        for target in INCLUDE.findall(read(path)):
+            if target != here:
+                arrows.setdefault((here, target), []).append(path)
+    return arrows
+
+
+def cycles(modules, arrows):
+    """Strongly connected components of more than one module (Tarjan)."""
+    graph = {m: sorted({b for (a, b) in arrows if a == m}) for m in modules}
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(m):
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on_stack.add(m)
+        for n in graph.get(m, []):
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in on_stack:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            component = []
+            while True:
+                n = stack.pop()
+                on_stack.discard(n)
+                component.append(n)
+                if n == m:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for m in sorted(modules):
+        if m not in index:
+            visit(m)
+    return found
+
+
+def allowed_includes():
+    """{module: set of modules it may include}, from docs/architecture.md's module table."""
+    text = read("docs/architecture.md")
+    section = re.search(r"^## Modules\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if not section:
+        sys.exit("docs/architecture.md: no '## Modules' section with the module table")
+    table = {}
+    for line in section.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not re.fullmatch(r"`[a-z_]+`", cells[0]):
+            continue
+        table[cells[0].strip("`")] = set(re.findall(r"`([a-z_]+)`", cells[-1]))
+    return table
+
+
+def check_includes(files, report):
+    arrows = include_arrows(files)
+    modules = {m for m in map(module_of, files) if m}
+    problems = []
+    found = cycles(modules, arrows)
+    report["include_cycles"] = found
+    for component in found:
+        inside = [f"{a} -> {b} ({', '.join(arrows[(a, b)])})"
+                  for (a, b) in sorted(arrows) if a in component and b in component]
+        problems.append("include cycle between " + ", ".join(component) + ": " +
+                        "; ".join(inside))
+    table = allowed_includes()
+    for m in sorted(modules - table.keys()):
+        problems.append(f"docs/architecture.md: module {m} has no row in the module table")
+    for m in sorted(table.keys() - modules):
+        problems.append(f"docs/architecture.md: module table names {m}, which has no folder")
+    for (a, b), where in sorted(arrows.items()):
+        if a in table and b not in table[a]:
+            problems.append(f"{a} may not include {b} (docs/architecture.md), but "
+                            f"{', '.join(where)} does")
+    report["modules"] = len(modules)
+    report["module_arrows"] = len(arrows)
+    return problems
+
+
+def function_lengths(files):
+    ctags = shutil.which("ctags")
+    if not ctags:
+        sys.exit("code-structure.py: function lengths need Universal Ctags "
+                 "(Debian: apt-get install universal-ctags), or pass --includes-only")
+    out = subprocess.run(
+        [ctags, "--output-format=json", "--fields=+ne", "--kinds-C++=f", "--language-force=C++",
+         "-f", "-"] + files, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    functions = []
+    for line in out.splitlines():
+        tag = json.loads(line)
+        if tag.get("_type") != "tag" or "end" not in tag:
+            continue
+        if tag["name"].startswith("__anon"):  # a lambda: counted in its function
+            continue
+        scope = re.sub(r"__anon[0-9a-f]+", "(anonymous)", tag.get("scope", ""))
+        functions.append((tag["end"] - tag["line"] + 1, tag["path"], tag["line"],
+                          scope + ("::" if scope else "") + tag["name"]))
+    return sorted(functions, reverse=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when a limit is broken")
+    parser.add_argument("--includes-only", action="store_true",
+                        help="only the includes between modules (no ctags needed)")
+    parser.add_argument("--json", action="store_true", help="the figures as JSON")
+    args = parser.parse_args()
+    files = source_files()
+    report = {}
+    problems = check_includes(files, report)
+    if not args.includes_only:
+        functions = function_lengths(files)
+        lengths = [n for n, *_ in functions]
+        report["functions"] = len(lengths)
+        report["function_lines_median"] = statistics.median(lengths)
+        report["functions_over_100_lines"] = sum(n > 100 for n in lengths)
+        report["functions_over_limit"] = [f"{p}:{line} {name} {n}" for n, p, line, name
+                                          in functions if n > MAX_FUNCTION_LINES]
+        report["longest_functions"] = [f"{p}:{line} {name} {n}" for n, p, line, name
+                                       in functions[:10]]
+        if report["function_lines_median"] > MAX_MEDIAN_FUNCTION_LINES:
+            problems.append(f"median function length {report['function_lines_median']} lines, "
+                            f"over {MAX_MEDIAN_FUNCTION_LINES}")
+        problems += [f"function over {MAX_FUNCTION_LINES} lines: {f}"
+                     for f in report["functions_over_limit"]]
+        long_files = []
+        for path in files:
+            text = read(path)
+            n = text.count("\n")
+            if n > MAX_FILE_LINES:
+                reason = "// Long file:" in "\n".join(text.splitlines()[:40])
+                long_files.append(f"{path} {n}" + (" (reason stated)" if reason else ""))
+                if not reason:
+                    problems.append(f"{path}: {n} lines, over {MAX_FILE_LINES}, no stated "
+                                    "reason (a '// Long file:' comment)")
+        report["files"] = len(files)
+        report["files_over_limit"] = long_files
+    report["problems"] = problems
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for key, value in report.items():
+            if isinstance(value, list):
+                print(f"{key}: {len(value)}")
+                for v in value:
+                    print(f"  {v}")
+            else:
+                print(f"{key}: {value}")
+    return 1 if args.check and problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
