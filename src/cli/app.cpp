@@ -4,18 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
-#include "ftbench/bench/gemm_result.h"
-#include "ftbench/bench/gemm_sweep.h"
-#include "ftbench/cost/catalog.h"
-#include "ftbench/data/file_dataset.h"
-#include "ftbench/data/tokenizer.h"
-#include "ftbench/hf/hf_config.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/spec/spec_error.h"
+#include "ftbench/error.h"
+#include "ftbench/io/output_file.h"
 #include "ftbench/text/messages.h"
-#include "ftbench/train/checkpoint_files.h"
-#include "ftbench/train/stop_signals.h"
 #include "ftbench/version.h"
 
 namespace ftbench::cli {
@@ -140,55 +131,19 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   spdlog::set_pattern("[%H:%M:%S.%e] %^%l%$ %v");
 
   try {
-    // A testing aid (report_io.h): a value that does not parse is bad input before any work;
-    // a set one is said, so that nobody mistakes its failures for a real disk's.
-    try {
-      if (const auto inject = report::write_failure_injection_from_environment()) {
-        std::cerr << "warning: FTBENCH_INJECT_WRITE_FAILURE is set: writing output files fails "
-                     "on purpose (a testing aid)\n";
-      }
-    } catch (const report::ReportError& e) {
-      throw InputError(e.what());
+    // A testing aid (io/output_file.h): a value that does not parse is bad input before any
+    // work; a set one is said, so that nobody mistakes its failures for a real disk's.
+    if (const auto inject = io::write_failure_injection_from_environment()) {
+      std::cerr << "warning: FTBENCH_INJECT_WRITE_FAILURE is set: writing output files fails "
+                   "on purpose (a testing aid)\n";
     }
     for (const auto& [name, action] : actions) {
       if (app.got_subcommand(name)) return action();
     }
-  } catch (const spec::SpecError& e) {
-    std::cerr << "error: invalid run spec\n" << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const InputError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const data::TokenizerError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const data::DataError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const bench::SweepError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const bench::GemmFileError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const cost::CatalogError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const hf::HfCheckpointError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const io::FileReadError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const train::CheckpointError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const train::Interrupted& e) {
-    std::cerr << shown(e.what()) << "\n";
-    return kExitInterrupted;
-  } catch (const report::ReportExistsError& e) {
-    std::cerr << "error: " << shown(e.what()) << "\n";
-    return kExitOutputExists;
+  } catch (const Error& e) {
+    // Every library error is of one kind (ftbench/error.h), which decides its exit code.
+    std::cerr << e.lead() << shown(e.what()) << "\n";
+    return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
     std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitFailure;

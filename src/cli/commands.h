@@ -12,26 +12,28 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ftbench/error.h"
+
 namespace ftbench::cli {
 
-// Documented exit codes (README, docs/spec.md).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitInternal = 1;  // an unexpected error: a bug in ftbench
-inline constexpr int kExitBadInput = 2;  // invalid spec, arguments, input file or checkpoint
-inline constexpr int kExitFailure = 3;   // the run failed (backend, out of memory, diverged, I/O)
-inline constexpr int kExitInterrupted = 4;  // SIGTERM/SIGINT: checkpoint and partial report written
-inline constexpr int kExitOutputExists = 5;  // report exists and --force not given
+// Documented exit codes (README, docs/spec.md), as ftbench/error.h names them.
+inline constexpr int kExitOk = static_cast<int>(ExitCode::kOk);
+inline constexpr int kExitInternal = static_cast<int>(ExitCode::kInternal);
+inline constexpr int kExitBadInput = static_cast<int>(ExitCode::kBadInput);
+inline constexpr int kExitFailure = static_cast<int>(ExitCode::kRunFailed);
+inline constexpr int kExitInterrupted = static_cast<int>(ExitCode::kInterrupted);
+inline constexpr int kExitOutputExists = static_cast<int>(ExitCode::kOutputExists);
 
 // Bad input found by a command (a flag value, an input file): exit code 2.
-class InputError : public std::runtime_error {
+class InputError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 // A run that failed for a reason outside the input (backend, LibTorch): exit code 3.
-class RunFailure : public std::runtime_error {
+class RunFailure : public RunFailed {
  public:
-  using std::runtime_error::runtime_error;
+  using RunFailed::RunFailed;
 };
 
 using Action = std::function<int()>;

@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ftbench/bench/gemm.h"
-#include "ftbench/report/report_io.h"
+#include "ftbench/io/output_file.h"
 #include "run_command.h"
 
 namespace ftbench::cli {
@@ -76,7 +76,7 @@ Action add_gemm_command(CLI::App& app) {
     if (!f->dtypes.empty()) dtypes = bench::parse_dtypes(f->dtypes, "--dtype");
     std::vector<bench::GemmShape> shapes;
     if (!f->shapes.empty()) shapes = bench::parse_shape_sweep(f->shapes, "--shapes");
-    if (!f->output.empty()) report::check_report_writable(f->output, f->force);
+    if (!f->output.empty()) io::check_writable(f->output, f->force);
 
     spec::BackendSpec backend_spec;
     backend_spec.device = f->device;
@@ -110,7 +110,7 @@ Action add_gemm_command(CLI::App& app) {
     }
 
     const std::string json = bench::to_json(result).dump(2) + "\n";
-    if (!f->output.empty()) report::write_file_atomically(json, f->output, f->force);
+    if (!f->output.empty()) io::write_file_atomically(json, f->output, f->force);
     if (f->json) {
       std::cout << json;
     } else {

@@ -20,8 +20,8 @@
 #include "ftbench/hf/hf_load.h"
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/hf/peft_config.h"
+#include "ftbench/io/output_file.h"
 #include "ftbench/model/llama.h"
-#include "ftbench/report/report_io.h"
 #include "run_command.h"
 
 namespace ftbench::cli {
@@ -101,7 +101,7 @@ Action add_logits_command(CLI::App& app) {
 
   return [f]() {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ftbench-logits"));
-    if (!f->output.empty()) report::check_report_writable(f->output, f->force);
+    if (!f->output.empty()) io::check_writable(f->output, f->force);
     const std::string config_path = f->checkpoint + "/config.json";
     spec::ModelSpec shape = hf::parse_hf_config(hf::read_hf_file(config_path), config_path).shape;
     shape.dtype = f->dtype;
@@ -172,7 +172,7 @@ Action add_logits_command(CLI::App& app) {
     if (f->output.empty()) {
       std::cout << json;
     } else {
-      report::write_file_atomically(json, f->output, f->force);
+      io::write_file_atomically(json, f->output, f->force);
     }
     return kExitOk;
   };

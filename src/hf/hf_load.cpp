@@ -11,7 +11,6 @@
 #include <torch/utils.h>
 
 #include "ftbench/io/safetensors.h"
-#include "ftbench/report/report_io.h"
 #include "ftbench/spec/canonical.h"
 
 namespace ftbench::hf {

@@ -19,8 +19,8 @@
 
 #include "ftbench/hf/hf_config.h"
 #include "ftbench/hf/peft_config.h"
+#include "ftbench/io/output_file.h"
 #include "ftbench/io/safetensors.h"
-#include "ftbench/report/report_io.h"
 
 namespace ftbench::hf {
 using model::DecoderLayer;
@@ -144,7 +144,7 @@ void write_text_file(const fs::path& path, const std::string& text) {
   if (fd < 0) {
     throw std::runtime_error(path.string() + ": cannot create: " + std::strerror(errno));
   }
-  if (!report::write_all(fd, text, kWriteKind)) {
+  if (!io::write_all(fd, text, kWriteKind)) {
     const int error = errno;
     ::close(fd);
     throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(error));

@@ -1,3 +1,4 @@
+#include "ftbench/io/output_file.h"
 #include "ftbench/io/safetensors.h"
 
 #include <fcntl.h>
@@ -14,7 +15,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/report/report_io.h"
 
 namespace ftbench::io {
 namespace {
@@ -273,7 +273,7 @@ SafetensorsWriter::~SafetensorsWriter() {
 }
 
 void SafetensorsWriter::write_bytes(const void* data, uint64_t size) {
-  if (!report::write_all(fd_, std::string_view(static_cast<const char*>(data), size),
+  if (!io::write_all(fd_, std::string_view(static_cast<const char*>(data), size),
                          write_kind_)) {
     const int error = errno;
     ::close(fd_);

@@ -48,7 +48,7 @@ int read_into(int fd, std::string& out, std::uint64_t max_bytes) {
 }  // namespace
 
 FileReadError::FileReadError(std::string path, std::string reason)
-    : std::runtime_error(path + ": " + reason),
+    : BadInput(path + ": " + reason),
       path_(std::move(path)),
       reason_(std::move(reason)) {}
 

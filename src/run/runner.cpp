@@ -1,3 +1,4 @@
+#include "ftbench/io/output_file.h"
 #include "ftbench/run/runner.h"
 
 #include <sys/resource.h>
@@ -353,21 +354,21 @@ void check_export_writable(const std::string& dir, const char* key, bool force) 
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dir, ec)) && !force) {
-    throw report::ReportExistsError(fmt::format(
+    throw io::FileExistsError(fmt::format(
         "{}: exists ({}); pass --force to replace it, or choose another folder", dir, key));
   }
   const fs::path target = fs::path(dir).lexically_normal();
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   fs::create_directories(folder, ec);
   if (ec) {
-    throw report::ReportError(fmt::format("cannot write {} ({}): cannot create folder {}: {}", dir,
-                                          key, folder.string(), ec.message()));
+    throw io::FileWriteError(fmt::format("cannot write {} ({}): cannot create folder {}: {}", dir,
+                                         key, folder.string(), ec.message()));
   }
   const fs::path probe =
       folder / fmt::format(".{}.probe-{}", target.filename().string(), ::getpid());
   if (::mkdir(probe.c_str(), 0700) != 0) {
-    throw report::ReportError(fmt::format("cannot write {} ({}): {}: {}", dir, key, folder.string(),
-                                          std::strerror(errno)));
+    throw io::FileWriteError(fmt::format("cannot write {} ({}): {}: {}", dir, key, folder.string(),
+                                         std::strerror(errno)));
   }
   ::rmdir(probe.c_str());
 }
@@ -390,11 +391,11 @@ std::string folder_not_writable(const std::string& dir) {
 
 // A folder the run will write into (it exists) must take new entries: checked by creating and
 // removing one, so that a read-only folder is found before the model is built, not at the first
-// checkpoint. report::ReportError (exit code 3) otherwise.
+// checkpoint. io::FileWriteError (exit code 3) otherwise.
 void check_folder_writable(const std::string& dir, const char* key) {
   const std::string probe = (std::filesystem::path(dir) / fmt::format(".probe-{}", ::getpid()));
   if (::mkdir(probe.c_str(), 0700) != 0) {
-    throw report::ReportError(
+    throw io::FileWriteError(
         fmt::format("cannot write {} ({}): {}", dir, key, std::strerror(errno)));
   }
   ::rmdir(probe.c_str());
@@ -532,10 +533,10 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
   const bool replace_report =
       o.force || old_report_failed || (resume && may_replace_report(old_report, spec_fingerprint));
   // What a process killed while writing the report left beside it.
-  for (const std::string& removed : report::remove_stale_temporary_files(o.output_path)) {
+  for (const std::string& removed : io::remove_stale_temporary_files(o.output_path)) {
     spdlog::warn("removed {}, left by a process that did not finish writing the report", removed);
   }
-  report::check_report_writable(o.output_path, replace_report);
+  io::check_writable(o.output_path, replace_report);
   // The export folders are checked now too: a run must not train for hours and then find it
   // may not write its adapter.
   const std::string adapter_dir = adapter_export_dir(spec);

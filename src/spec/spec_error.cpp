@@ -33,6 +33,6 @@ std::string SpecIssue::to_string() const {
 }
 
 SpecError::SpecError(std::vector<SpecIssue> issues)
-    : std::runtime_error(join_issues(issues)), issues_(std::move(issues)) {}
+    : BadInput(join_issues(issues)), issues_(std::move(issues)) {}
 
 }  // namespace ftbench::spec

@@ -1,3 +1,4 @@
+#include "ftbench/io/output_file.h"
 #include "ftbench/train/checkpoint_files.h"
 
 #include <fcntl.h>
@@ -106,7 +107,7 @@ bool exchange_folders(const fs::path& a, const fs::path& b) {
 void write_text_file(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw CheckpointWriteError(path + ": cannot create: " + std::strerror(errno));
-  if (!report::write_all(fd, text, "checkpoint")) {
+  if (!io::write_all(fd, text, "checkpoint")) {
     const int error = errno;
     ::close(fd);
     throw CheckpointWriteError(path + ": cannot write: " + std::strerror(error));
@@ -597,9 +598,9 @@ SegmentJournal parse_segment_journal(std::string_view text, const std::string& s
 void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,
                            const std::vector<report::Segment>& segments) {
   try {
-    report::write_file_atomically(segment_journal_text({spec_fingerprint, segments}),
+    io::write_file_atomically(segment_journal_text({spec_fingerprint, segments}),
                                   (fs::path(dir) / kSegmentJournal).string(), /*force=*/true);
-  } catch (const report::ReportError& e) {
+  } catch (const io::FileWriteError& e) {
     throw CheckpointWriteError(e.what());
   }
 }

@@ -103,7 +103,7 @@ bool evaluation_due(int64_t step, int64_t total_steps, int64_t every) {
 }
 
 Diverged::Diverged(int64_t step, double loss)
-    : std::runtime_error(fmt::format(
+    : RunFailed(fmt::format(
           "step {}: the training loss is {} (not finite): the run diverged; lower train.lr, "
           "set train.max_grad_norm, or use bf16/fp32 rather than fp16",
           step, std::isnan(loss) ? std::string("nan") : fmt::format("{}", loss))),

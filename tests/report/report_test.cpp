@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/io/output_file.h"
 #include "ftbench/report/report_io.h"
 
 namespace ftbench::report {
@@ -1421,29 +1422,29 @@ TEST_F(ReportFile, RefusesToOverwriteWithoutForce) {
   { std::ofstream(path) << "precious"; }
   try {
     write_report(full_report(), path.string(), false);
-    FAIL() << "no ReportExistsError";
-  } catch (const ReportExistsError& e) {
+    FAIL() << "no io::FileExistsError";
+  } catch (const io::FileExistsError& e) {
     EXPECT_EQ(std::string(e.what()), path.string() + " exists; pass --force to overwrite");
   }
   EXPECT_EQ(slurp(path), "precious");
-  EXPECT_THROW(check_report_writable(path.string(), false), ReportExistsError);
+  EXPECT_THROW(io::check_writable(path.string(), false), io::FileExistsError);
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));
 }
 
 TEST_F(ReportFile, OverwritesWithForce) {
   const fs::path path = dir_ / "report.json";
   { std::ofstream(path) << "old"; }
-  EXPECT_NO_THROW(check_report_writable(path.string(), true));
+  EXPECT_NO_THROW(io::check_writable(path.string(), true));
   write_report(full_report(), path.string(), true);
   EXPECT_EQ(slurp(path), to_json(full_report()).dump(2) + "\n");
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));
 }
 
 TEST_F(ReportFile, CheckWritableAcceptsMissingFileAndRejectsFolder) {
-  EXPECT_NO_THROW(check_report_writable((dir_ / "new.json").string(), false));
+  EXPECT_NO_THROW(io::check_writable((dir_ / "new.json").string(), false));
   fs::create_directory(dir_ / "out");
-  EXPECT_THROW(check_report_writable((dir_ / "out").string(), true), ReportError);
-  EXPECT_THROW(write_report(full_report(), (dir_ / "out").string(), true), ReportError);
+  EXPECT_THROW(io::check_writable((dir_ / "out").string(), true), io::FileWriteError);
+  EXPECT_THROW(write_report(full_report(), (dir_ / "out").string(), true), io::FileWriteError);
   EXPECT_EQ(entries(), (std::vector<std::string>{"out"}));
 }
 
@@ -1452,9 +1453,9 @@ TEST_F(ReportFile, CheckWritableAcceptsMissingFileAndRejectsFolder) {
 TEST_F(ReportFile, FileNameTooLongIsRefusedUpFront) {
   const std::string path = (dir_ / (std::string(250, 'r') + ".json")).string();
   try {
-    check_report_writable(path, false);
-    FAIL() << "no ReportError";
-  } catch (const ReportError& e) {
+    io::check_writable(path, false);
+    FAIL() << "no io::FileWriteError";
+  } catch (const io::FileWriteError& e) {
     const std::string message = e.what();
     EXPECT_EQ(message.rfind("cannot write " + dir_.string() + "/" + std::string(64, 'r') +
                                 "...: a file name of 255 bytes; at most ",
@@ -1462,10 +1463,10 @@ TEST_F(ReportFile, FileNameTooLongIsRefusedUpFront) {
               0u)
         << message;
   }
-  EXPECT_THROW(write_report(full_report(), path, false), ReportError);
+  EXPECT_THROW(write_report(full_report(), path, false), io::FileWriteError);
   EXPECT_TRUE(fs::is_empty(dir_));
   EXPECT_NO_THROW(
-      check_report_writable((dir_ / (std::string(200, 'r') + ".json")).string(), false));
+      io::check_writable((dir_ / (std::string(200, 'r') + ".json")).string(), false));
 }
 
 TEST_F(ReportFile, CreatesMissingFolders) {
@@ -1479,10 +1480,10 @@ TEST_F(ReportFile, FolderUnderARegularFileFailsCleanly) {
   const std::string path = (dir_ / "plain" / "sub" / "report.json").string();
   try {
     write_report(full_report(), path, false);
-    FAIL() << "no ReportError";
-  } catch (const ReportExistsError&) {
+    FAIL() << "no io::FileWriteError";
+  } catch (const io::FileExistsError&) {
     FAIL() << "wrong error type";
-  } catch (const ReportError& e) {
+  } catch (const io::FileWriteError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find(path), std::string::npos) << message;
     EXPECT_NE(message.find("Not a directory"), std::string::npos) << message;
@@ -1499,8 +1500,8 @@ TEST_F(ReportFile, ReadOnlyFolderFailsCleanly) {
   const std::string path = (dir_ / "ro" / "report.json").string();
   try {
     write_report(full_report(), path, false);
-    FAIL() << "no ReportError";
-  } catch (const ReportError& e) {
+    FAIL() << "no io::FileWriteError";
+  } catch (const io::FileWriteError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find(path), std::string::npos) << message;
     EXPECT_NE(message.find("Permission denied"), std::string::npos) << message;
@@ -1520,27 +1521,27 @@ class InjectWriteFailure {
 };
 
 TEST(WriteFailureInjection, ParsesAnErrnoNameAndAnOptionalByteCount) {
-  const WriteFailureInjection enospc = parse_write_failure_injection("ENOSPC");
+  const io::WriteFailureInjection enospc = io::parse_write_failure_injection("ENOSPC");
   EXPECT_EQ(enospc.error, ENOSPC);
   EXPECT_EQ(enospc.after_bytes, 0u);
-  const WriteFailureInjection eio = parse_write_failure_injection("EIO@4096");
+  const io::WriteFailureInjection eio = io::parse_write_failure_injection("EIO@4096");
   EXPECT_EQ(eio.error, EIO);
   EXPECT_EQ(eio.after_bytes, 4096u);
-  EXPECT_EQ(parse_write_failure_injection("EDQUOT").error, EDQUOT);
-  EXPECT_EQ(parse_write_failure_injection("EFBIG@0").error, EFBIG);
-  EXPECT_EQ(parse_write_failure_injection("EFBIG").kind, "");
-  const WriteFailureInjection checkpoint = parse_write_failure_injection("checkpoint:EIO@8");
+  EXPECT_EQ(io::parse_write_failure_injection("EDQUOT").error, EDQUOT);
+  EXPECT_EQ(io::parse_write_failure_injection("EFBIG@0").error, EFBIG);
+  EXPECT_EQ(io::parse_write_failure_injection("EFBIG").kind, "");
+  const io::WriteFailureInjection checkpoint = io::parse_write_failure_injection("checkpoint:EIO@8");
   EXPECT_EQ(checkpoint.kind, "checkpoint");
   EXPECT_EQ(checkpoint.error, EIO);
   EXPECT_EQ(checkpoint.after_bytes, 8u);
-  EXPECT_EQ(parse_write_failure_injection("report:ENOSPC").kind, "report");
-  EXPECT_EQ(parse_write_failure_injection("export:ENOSPC").kind, "export");
+  EXPECT_EQ(io::parse_write_failure_injection("report:ENOSPC").kind, "report");
+  EXPECT_EQ(io::parse_write_failure_injection("export:ENOSPC").kind, "export");
   for (const char* bad : {"", "enospc", "ENOSPC@", "ENOSPC@-1", "ENOSPC@1k", "EPERM", "@10",
                           "ENOSPC@99999999999999999999", "disk:ENOSPC", "checkpoint:", ":ENOSPC"}) {
     try {
-      parse_write_failure_injection(bad);
+      io::parse_write_failure_injection(bad);
       ADD_FAILURE() << "accepted \"" << bad << "\"";
-    } catch (const ReportError& e) {
+    } catch (const BadInput& e) {
       EXPECT_EQ(std::string(e.what()).rfind("FTBENCH_INJECT_WRITE_FAILURE: ", 0), 0u) << e.what();
       EXPECT_NE(std::string(e.what()).find("found \"" + std::string(bad) + "\""), std::string::npos)
           << e.what();
@@ -1550,18 +1551,18 @@ TEST(WriteFailureInjection, ParsesAnErrnoNameAndAnOptionalByteCount) {
 
 TEST(WriteFailureInjection, ReadFromTheEnvironment) {
   ::unsetenv("FTBENCH_INJECT_WRITE_FAILURE");
-  EXPECT_FALSE(write_failure_injection_from_environment());
+  EXPECT_FALSE(io::write_failure_injection_from_environment());
   {
     const InjectWriteFailure inject("");
-    EXPECT_FALSE(write_failure_injection_from_environment());
+    EXPECT_FALSE(io::write_failure_injection_from_environment());
   }
   {
     const InjectWriteFailure inject("EIO@7");
-    ASSERT_TRUE(write_failure_injection_from_environment());
-    EXPECT_EQ(write_failure_injection_from_environment()->after_bytes, 7u);
+    ASSERT_TRUE(io::write_failure_injection_from_environment());
+    EXPECT_EQ(io::write_failure_injection_from_environment()->after_bytes, 7u);
   }
   const InjectWriteFailure inject("ENOSPACE");
-  EXPECT_THROW(write_failure_injection_from_environment(), ReportError);
+  EXPECT_THROW(io::write_failure_injection_from_environment(), BadInput);
 }
 
 // The previous report, written without injection, then overwritten (--force) with one.
@@ -1584,10 +1585,10 @@ TEST_F(ReportFile, InjectedWriteFailureKeepsThePreviousReport) {
     const InjectWriteFailure inject(c.injection);
     try {
       write_report(full_report(), path.string(), /*force=*/true);
-      ADD_FAILURE() << "no ReportError";
-    } catch (const ReportExistsError&) {
+      ADD_FAILURE() << "no io::FileWriteError";
+    } catch (const io::FileExistsError&) {
       ADD_FAILURE() << "wrong error type";
-    } catch (const ReportError& e) {
+    } catch (const io::FileWriteError& e) {
       const std::string message = e.what();
       EXPECT_EQ(
           message.rfind("cannot write " + path.string() + ": write " + path.string() + ".tmp.", 0),
@@ -1605,21 +1606,21 @@ TEST_F(ReportFile, InjectedWriteFailureKeepsThePreviousReport) {
 
 TEST_F(ReportFile, InjectedWriteFailureLeavesNoNewFile) {
   const InjectWriteFailure inject("ENOSPC@10");
-  EXPECT_THROW(write_file_atomically("0123456789abcdef", (dir_ / "gemm.json").string(), false),
-               ReportError);
+  EXPECT_THROW(io::write_file_atomically("0123456789abcdef", (dir_ / "gemm.json").string(), false),
+               io::FileWriteError);
   EXPECT_THROW(write_report(full_report(), (dir_ / "sub" / "report.json").string(), false),
-               ReportError);
+               io::FileWriteError);
   // The folder the report asked for is made before the write fails; nothing else is.
   EXPECT_EQ(entries(), (std::vector<std::string>{"sub"}));
 }
 
 TEST_F(ReportFile, InjectedFailureAfterTheFileEndsDoesNotFire) {
   const InjectWriteFailure inject("ENOSPC@16");
-  write_file_atomically("0123456789abcdef", (dir_ / "exact.txt").string(), false);
+  io::write_file_atomically("0123456789abcdef", (dir_ / "exact.txt").string(), false);
   EXPECT_EQ(slurp(dir_ / "exact.txt"), "0123456789abcdef");
 }
 
-// write_all() is what other writers (checkpoints) call: the file offset counts, so a file
+// io::write_all() is what other writers (checkpoints) call: the file offset counts, so a file
 // written in pieces fails at the same byte as one written at once, and short writes are resumed.
 TEST_F(ReportFile, WriteAllFailsAtTheInjectedByteAcrossCalls) {
   const fs::path path = dir_ / "pieces.bin";
@@ -1627,14 +1628,14 @@ TEST_F(ReportFile, WriteAllFailsAtTheInjectedByteAcrossCalls) {
   ASSERT_GE(fd, 0);
   {
     const InjectWriteFailure inject("EIO@6");
-    EXPECT_TRUE(write_all(fd, "abcd"));
+    EXPECT_TRUE(io::write_all(fd, "abcd"));
     errno = 0;
-    EXPECT_FALSE(write_all(fd, "efgh"));
+    EXPECT_FALSE(io::write_all(fd, "efgh"));
     EXPECT_EQ(errno, EIO);
-    EXPECT_FALSE(write_all(fd, "ijkl"));
-    EXPECT_TRUE(write_all(fd, ""));
+    EXPECT_FALSE(io::write_all(fd, "ijkl"));
+    EXPECT_TRUE(io::write_all(fd, ""));
   }
-  EXPECT_TRUE(write_all(fd, "!"));
+  EXPECT_TRUE(io::write_all(fd, "!"));
   ::close(fd);
   EXPECT_EQ(slurp(path), "abcdef!");
 }
@@ -1682,16 +1683,16 @@ class TinyFilesystem : public ReportFile {
 
 TEST_F(TinyFilesystem, FullDiskKeepsThePreviousReport) {
   const fs::path path = mount_ / "report.json";
-  write_file_atomically("{\"previous\": true}\n", path.string(), false);
+  io::write_file_atomically("{\"previous\": true}\n", path.string(), false);
   const std::size_t filled = fill(mount_ / "filler");
   EXPECT_GT(filled, 0u);
   EXPECT_LT(filled, 16u * 1024u);
   try {
     write_report(full_report(), path.string(), /*force=*/true);
-    FAIL() << "no ReportError";
-  } catch (const ReportExistsError&) {
+    FAIL() << "no io::FileWriteError";
+  } catch (const io::FileExistsError&) {
     FAIL() << "wrong error type";
-  } catch (const ReportError& e) {
+  } catch (const io::FileWriteError& e) {
     const std::string message = e.what();
     EXPECT_EQ(message.rfind("cannot write " + path.string() + ": ", 0), 0u) << message;
     EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
@@ -1707,9 +1708,9 @@ TEST_F(TinyFilesystem, ReportLargerThanTheFilesystemLeavesNothing) {
   const fs::path path = mount_ / "big.json";
   const std::string too_big(64 * 1024, 'x');
   try {
-    write_file_atomically(too_big, path.string(), false);
-    FAIL() << "no ReportError";
-  } catch (const ReportError& e) {
+    io::write_file_atomically(too_big, path.string(), false);
+    FAIL() << "no io::FileWriteError";
+  } catch (const io::FileWriteError& e) {
     EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(fs::is_empty(mount_));

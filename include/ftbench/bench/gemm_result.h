@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/error.h"
 #include "ftbench/bench/gemm_sweep.h"
 #include "ftbench/report/report.h"
 
@@ -30,9 +31,9 @@ inline constexpr const char* kGemmSchema = "ftbench.gemm/1.1";
 inline constexpr double kMaxPlausibleTflops = 1e5;
 
 // A file that is not a readable gemm result; the message names the file and the JSON path.
-class GemmFileError : public std::runtime_error {
+class GemmFileError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 struct GemmShapeResult {

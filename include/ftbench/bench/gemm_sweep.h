@@ -8,12 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/error.h"
+
 namespace ftbench::bench {
 
 // Bad --shapes or --dtype text: the message names the option and the value.
-class SweepError : public std::invalid_argument {
+class SweepError : public BadInput {
  public:
-  using std::invalid_argument::invalid_argument;
+  using BadInput::BadInput;
 };
 
 // C (m x n) = A (m x k) · B (k x n).

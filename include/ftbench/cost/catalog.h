@@ -13,14 +13,16 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/error.h"
+
 namespace ftbench::cost {
 
 // A bad catalog file or a name that is not in the catalog. The message names the file and line
 // (or the flag), what was expected and what was found, with a "did you mean" hint where one is
 // close.
-class CatalogError : public std::runtime_error {
+class CatalogError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 // How a provider rounds the rented time up. kUnknown: the source does not say; billed cost is

@@ -45,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/error.h"
 #include "ftbench/data/dataset.h"
 #include "ftbench/data/tokenizer.h"
 #include "ftbench/spec/limits.h"
@@ -53,9 +54,9 @@ namespace ftbench::data {
 
 // Training data that cannot be used: the message names the file, the line (1-based) or record
 // index, the field, and what was expected against what was found.
-class DataError : public std::runtime_error {
+class DataError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 // The Alpaca prompt templates, with {instruction} and {input} filled in. These are the

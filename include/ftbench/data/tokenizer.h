@@ -10,13 +10,15 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/error.h"
+
 namespace ftbench::data {
 
 // A tokenizer file that cannot be used: the message names the file, the key or position, what
 // was expected and what was found.
-class TokenizerError : public std::runtime_error {
+class TokenizerError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 class Tokenizer {

@@ -9,15 +9,16 @@
 
 #include <ATen/ATen.h>
 
+#include "ftbench/error.h"
 #include "ftbench/device/gpu_query.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::device {
 
-class BackendError : public std::runtime_error {
+class BackendError : public RunFailed {
  public:
-  using std::runtime_error::runtime_error;
+  using RunFailed::RunFailed;
 };
 
 // "cuda" or "rocm" when this LibTorch was built for one of them, else "cpu".

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ftbench/error.h"
 #include "ftbench/device/gpu_query_abi.h"
 #include "ftbench/report/report.h"
 
@@ -28,9 +29,9 @@ const char* module_env_variable(GpuRuntime runtime);
 const char* module_file_name(GpuRuntime runtime);
 
 // The module is missing, cannot be loaded, is not an ftbench query module, or a call failed.
-class GpuQueryError : public std::runtime_error {
+class GpuQueryError : public RunFailed {
  public:
-  using std::runtime_error::runtime_error;
+  using RunFailed::RunFailed;
 };
 
 // One device. Optional figures are unset when the runtime does not give them.

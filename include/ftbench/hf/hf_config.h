@@ -13,15 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/error.h"
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::hf {
 
 // A checkpoint folder that cannot be used: what() names the file, the key and what was
 // expected and found.
-class HfCheckpointError : public std::runtime_error {
+class HfCheckpointError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 struct HfConfig {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ftbench/error.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/spec/run_spec.h"
 
@@ -25,10 +26,10 @@ struct ExportStats {
 };
 
 // The export's folder exists and replacing it was not asked for (exit code 5 at the CLI, as
-// report::ReportExistsError). The folder is untouched.
-class OutputExistsError : public std::runtime_error {
+// io::FileExistsError). The folder is untouched.
+class OutputExistsError : public OutputExists {
  public:
-  using std::runtime_error::runtime_error;
+  using OutputExists::OutputExists;
 };
 
 // Writes `dir`: adapter_config.json (peft_adapter_config_json(lora, base_model)) and
@@ -43,7 +44,7 @@ class OutputExistsError : public std::runtime_error {
 // exists: OutputExistsError unless `replace`; with it, the old folder is moved aside and removed
 // only once the new one is complete and in place. Any write error (full disk, no permission):
 // std::runtime_error "<dir>: cannot export: <path>: <reason>" (strerror), the temporary folder
-// removed and `dir` as it was. Writes go through report::write_all, kind "export"
+// removed and `dir` as it was. Writes go through io::write_all, kind "export"
 // (FTBENCH_INJECT_WRITE_FAILURE).
 ExportStats write_peft_adapter(model::Llama& model, const spec::ModelSpec& shape,
                                const spec::LoraSpec& lora, const std::string& base_model,

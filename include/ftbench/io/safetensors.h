@@ -12,13 +12,15 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/error.h"
+
 namespace ftbench::io {
 
 // A file that is not a valid safetensors file, or that cannot be read or written. what() starts
 // with the file's path.
-class SafetensorsError : public std::runtime_error {
+class SafetensorsError : public RunFailed {
  public:
-  using std::runtime_error::runtime_error;
+  using RunFailed::RunFailed;
 };
 
 // Bytes per element of a safetensors dtype name ("F32", "BF16", "I64", ...); 0 for a name the
@@ -92,7 +94,7 @@ struct TensorToWrite {
 // laid out in the order given; the header is padded with spaces so the data starts 8-byte
 // aligned. Throws SafetensorsError naming the path and the reason (a duplicate or empty name,
 // a bad dtype, a write error such as "No space left on device"). `write_kind` names the file's
-// kind for FTBENCH_INJECT_WRITE_FAILURE (report::write_all; a testing aid).
+// kind for FTBENCH_INJECT_WRITE_FAILURE (io::write_all; a testing aid).
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
                        const std::map<std::string, std::string>& metadata,
                        std::string_view write_kind = "safetensors");

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "ftbench/error.h"
+
 namespace ftbench::io {
 
 // A kind of file and the most bytes one may hold.
@@ -44,7 +46,7 @@ inline constexpr FileKind kDataLinesFile{"JSON Lines data file", 16 * kGiB};
 inline constexpr std::uint64_t kMaxDataLineBytes = 64 * kMiB;
 
 // A file that cannot be read, or cannot be a file of its kind. what() is "<path>: <reason>".
-class FileReadError : public std::runtime_error {
+class FileReadError : public BadInput {
  public:
   FileReadError(std::string path, std::string reason);
   const std::string& path() const { return path_; }

@@ -46,7 +46,7 @@ std::string adapter_export_dir(const spec::RunSpec& spec);
 std::string merged_export_dir(const spec::RunSpec& spec);
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws
-// report::ReportExistsError) when the report exists and force is off, so a long run is never
+// io::FileExistsError) when the report exists and force is off, so a long run is never
 // lost at the end; with `resume`, the report of the run being resumed (same spec fingerprint,
 // not completed) is replaced without --force. Saves checkpoints as train.checkpoint says; on
 // SIGTERM/SIGINT or at stop_after_steps it saves one after the step in flight, writes the

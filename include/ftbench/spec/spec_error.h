@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ftbench/error.h"
+
 namespace ftbench::spec {
 
 // One problem in a spec: where (file, key path such as "lora.rank", 1-based line or 0 when the
@@ -22,9 +24,10 @@ struct SpecIssue {
 };
 
 // Thrown by load_spec() with every issue found. what() lists them one per line.
-class SpecError : public std::runtime_error {
+class SpecError : public BadInput {
  public:
   explicit SpecError(std::vector<SpecIssue> issues);
+  const char* lead() const noexcept override { return "error: invalid run spec\n"; }
   const std::vector<SpecIssue>& issues() const { return issues_; }
 
  private:

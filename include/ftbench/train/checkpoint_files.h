@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/error.h"
 #include "ftbench/report/report.h"
 
 namespace ftbench::train {
@@ -41,16 +42,16 @@ inline constexpr const char* kSegmentJournalFormat = "ftbench.segments/1";
 
 // A checkpoint that cannot be used: missing, truncated, corrupted, of another format, or of
 // another job. Bad input (exit code 2). what() names the folder or file and what is wrong.
-class CheckpointError : public std::runtime_error {
+class CheckpointError : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInput::BadInput;
 };
 
 // A checkpoint that could not be saved (disk full, no permission): the run fails (exit code 3);
 // the previous checkpoints are intact.
-class CheckpointWriteError : public std::runtime_error {
+class CheckpointWriteError : public RunFailed {
  public:
-  using std::runtime_error::runtime_error;
+  using RunFailed::RunFailed;
 };
 
 // What a checkpoint says besides its tensors.
@@ -127,7 +128,7 @@ struct SavedCheckpointFolder {
 // older save of the same step) and `dir` fsync'd. Then only the newest `keep_last` checkpoints
 // are kept, and temporary folders of dead processes are removed. On any failure the temporary
 // folder is removed, the earlier checkpoints are left as they were, and CheckpointWriteError
-// names the path and the reason. Honours FTBENCH_INJECT_WRITE_FAILURE (report::write_all, kind
+// names the path and the reason. Honours FTBENCH_INJECT_WRITE_FAILURE (io::write_all, kind
 // "checkpoint"). `before_manifest`, when given, may complete the manifest once the tensor file is
 // written and measured (tensors_bytes and tensors_sha256 set), e.g. with the save's own record.
 SavedCheckpointFolder save_checkpoint_folder(

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/error.h"
+
 namespace ftbench::train {
 
 // How an optimizer step is split: micro_batch_size rows per forward/backward pass,
@@ -81,9 +83,9 @@ class OomInjection {
 
 // A step ran out of memory and could not be redone: fallback off, at micro-batch 1, out of
 // fallbacks, or in the optimizer update. The message names the step and the micro-batch tried.
-class OutOfMemoryFailure : public std::runtime_error {
+class OutOfMemoryFailure : public RunFailed {
  public:
-  using std::runtime_error::runtime_error;
+  using RunFailed::RunFailed;
 };
 
 }  // namespace ftbench::train

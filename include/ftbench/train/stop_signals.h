@@ -14,12 +14,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "ftbench/error.h"
+
 namespace ftbench::train {
 
 // The run stopped early on request, after saving what `run --resume` needs. Exit code 4.
-class Interrupted : public std::runtime_error {
+class Interrupted : public InterruptedRun {
  public:
-  using std::runtime_error::runtime_error;
+  using InterruptedRun::InterruptedRun;
 };
 
 // Owns the handling of SIGTERM and SIGINT for the process. In the deferred mode (a run), the

@@ -18,6 +18,7 @@
 #include "ftbench/train/adamw.h"
 #include "ftbench/train/loss_scaler.h"
 #include "ftbench/train/oom_fallback.h"
+#include "ftbench/error.h"
 
 namespace ftbench::train {
 
@@ -29,7 +30,7 @@ using StepCallback = std::function<void(const report::StepRecord&)>;
 // The training loss of a step was not finite (NaN or infinity): the run diverged and stops
 // after recording that step. what(): "step N: the training loss is nan (not finite): the run
 // diverged; ..." naming the step.
-class Diverged : public std::runtime_error {
+class Diverged : public RunFailed {
  public:
   Diverged(int64_t step, double loss);
   int64_t step() const { return step_; }
