@@ -7,6 +7,7 @@ Usage:
   scripts/code-structure.py --check    the same, exit 1 when a limit below is broken
   scripts/code-structure.py --includes-only [--check]
                                        only the module includes (no ctags; ctest runs this)
+  --json: the figures as JSON; --root DIR: another checkout (the script's own by default)
 
 A module is a folder: src/<module>/ and include/ftbench/<module>/. An include of
 "ftbench/<other>/x.h" is an arrow from the including file's module to <other>. The allowed
@@ -28,7 +29,7 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # --root changes it
 MAX_FUNCTION_LINES = 120
 MAX_MEDIAN_FUNCTION_LINES = 10
 MAX_FILE_LINES = 800
@@ -170,7 +171,11 @@ def main():
     parser.add_argument("--includes-only", action="store_true",
                         help="only the includes between modules (no ctags needed)")
     parser.add_argument("--json", action="store_true", help="the figures as JSON")
+    parser.add_argument("--root", help="the checkout to measure (default: this script's)")
     args = parser.parse_args()
+    if args.root:
+        global ROOT
+        ROOT = os.path.abspath(args.root)
     files = source_files()
     report = {}
     problems = check_includes(files, report)

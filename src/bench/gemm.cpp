@@ -16,10 +16,10 @@
 
 #include "ftbench/bench/gemm_check.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/environment.h"
 #include "ftbench/device/tf32_matmul.h"
 #include "ftbench/device/torch_version.h"
 #include "ftbench/metrics/process_clock.h"
-#include "ftbench/run/environment.h"
 
 // Device events that time work on the GPU itself need c10::Event::elapsedTime, which LibTorch
 // has from 2.5 on (../shared/design/LIBTORCH.md §5); before that, GPU calls are timed on the host
@@ -389,7 +389,7 @@ GemmResult run_gemm_sweep(const GemmRunOptions& o, const device::Backend& backen
     summarize_dtype(d);
     result.dtypes.push_back(std::move(d));
   }
-  result.environment = run::describe_environment(&backend);
+  result.environment = device::describe_environment(&backend);
   result.total_seconds = seconds_since(start);
   result.finished_at_utc = metrics::iso8601_utc(metrics::epoch_seconds_now());
   return result;

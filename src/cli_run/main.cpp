@@ -1,7 +1,7 @@
 // ftbench-bin: the LibTorch side of the ftbench command. The `ftbench` launcher (src/cli/
 // launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
 // command works here too.
-#include "ftbench/run/host_allocator.h"
+#include "ftbench/device/host_allocator.h"
 #include "ftbench/train/stop_signals.h"
 #include "run_command.h"
 
@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   ftbench::train::ignore_signals_that_would_kill_a_run();
   // Only a run has something to save: every other command ends at once on a stop signal.
   if (ftbench::cli::subcommand_of(argc, argv) != "run") signals.stop_immediately_from_now();
-  ftbench::run::tune_host_allocator();
+  ftbench::device::tune_host_allocator();
   return ftbench::cli::run_cli(argc, argv, [&clock, &signals](CLI::App& app) {
     std::map<std::string, ftbench::cli::Action> actions;
     actions["run"] = ftbench::cli::add_run_command(app, clock, signals);

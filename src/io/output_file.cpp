@@ -80,7 +80,8 @@ void move_into_place(const std::string& from, const std::string& to, bool force)
     if (error == EEXIST) throw_exists(to);
     // Filesystems without RENAME_NOREPLACE support answer EINVAL: fall back to check + rename.
     if (error != EINVAL && error != ENOSYS) {
-      throw FileWriteError("cannot write " + to + ": rename from " + from + ": " + errno_text(error));
+      throw FileWriteError("cannot write " + to + ": rename from " + from + ": " +
+                           errno_text(error));
     }
   }
 #endif
@@ -113,9 +114,9 @@ constexpr std::array<ErrnoName, 4> kInjectableErrors = {
 
 [[noreturn]] void throw_bad_injection(std::string_view value, const std::string& why) {
   throw BadInput("FTBENCH_INJECT_WRITE_FAILURE: " + why +
-                    "; expected ENOSPC, EDQUOT, EFBIG or EIO, optionally followed by @BYTES "
-                    "(e.g. ENOSPC@4096) and preceded by report:, checkpoint: or export:, found \"" +
-                    std::string(value) + "\"");
+                 "; expected ENOSPC, EDQUOT, EFBIG or EIO, optionally followed by @BYTES "
+                 "(e.g. ENOSPC@4096) and preceded by report:, checkpoint: or export:, found \"" +
+                 std::string(value) + "\"");
 }
 
 }  // namespace
@@ -194,9 +195,9 @@ void check_writable(const std::string& path, bool force) {
       std::string(".tmp.").size() + std::to_string(::getpid()).size();
   if (name.size() + temp_suffix_bytes > kMaxFileNameBytes) {
     throw FileWriteError("cannot write " + path.substr(0, path.size() - name.size()) +
-                      name.substr(0, 64) + "...: a file name of " + std::to_string(name.size()) +
-                      " bytes; at most " + std::to_string(kMaxFileNameBytes - temp_suffix_bytes) +
-                      " fit");
+                         name.substr(0, 64) + "...: a file name of " + std::to_string(name.size()) +
+                         " bytes; at most " +
+                         std::to_string(kMaxFileNameBytes - temp_suffix_bytes) + " fit");
   }
   std::error_code ec;
   const fs::file_status link = fs::symlink_status(path, ec);
@@ -204,8 +205,8 @@ void check_writable(const std::string& path, bool force) {
   // "there" as far as --force is concerned (and it is said now, not after the run).
   if (fs::is_symlink(link) && !fs::exists(fs::status(path, ec)) && !force) {
     throw FileExistsError(path + " exists (a symbolic link to " +
-                            fs::read_symlink(path, ec).string() +
-                            ", which does not exist); pass --force to replace the link");
+                          fs::read_symlink(path, ec).string() +
+                          ", which does not exist); pass --force to replace the link");
   }
   const fs::file_status status = fs::status(path, ec);
   if (fs::exists(status)) {
@@ -220,12 +221,12 @@ void check_writable(const std::string& path, bool force) {
   const fs::path folder = parent.empty() ? fs::path(".") : parent;
   fs::create_directories(folder, ec);
   if (ec) {
-    throw FileWriteError("cannot write " + path + ": cannot create folder " + folder.string() + ": " +
-                      ec.message());
+    throw FileWriteError("cannot write " + path + ": cannot create folder " + folder.string() +
+                         ": " + ec.message());
   }
   if (::access(folder.c_str(), W_OK) != 0) {
     throw FileWriteError("cannot write " + path + ": folder " + folder.string() +
-                      " is not writable: " + std::strerror(errno));
+                         " is not writable: " + std::strerror(errno));
   }
 }
 
@@ -261,7 +262,7 @@ void write_file_atomically(const std::string& text, const std::string& path, boo
     fs::create_directories(parent, ec);
     if (ec) {
       throw FileWriteError("cannot write " + path + ": cannot create folder " + parent.string() +
-                        ": " + ec.message());
+                           ": " + ec.message());
     }
   }
 
@@ -271,7 +272,7 @@ void write_file_atomically(const std::string& text, const std::string& path, boo
   auto fail = [&](const char* step) {
     const int error = errno;  // before anything below can overwrite it
     throw FileWriteError("cannot write " + path + ": " + step + " " + temp.path() + ": " +
-                      errno_text(error));
+                         errno_text(error));
   };
   if (!temp.open()) fail("cannot create");
   if (!write_all(temp.fd(), text)) fail("write");

@@ -1,5 +1,5 @@
-#include "ftbench/io/output_file.h"
 #include "ftbench/io/safetensors.h"
+#include "ftbench/io/output_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-
 
 namespace ftbench::io {
 namespace {
@@ -273,8 +272,7 @@ SafetensorsWriter::~SafetensorsWriter() {
 }
 
 void SafetensorsWriter::write_bytes(const void* data, uint64_t size) {
-  if (!io::write_all(fd_, std::string_view(static_cast<const char*>(data), size),
-                         write_kind_)) {
+  if (!io::write_all(fd_, std::string_view(static_cast<const char*>(data), size), write_kind_)) {
     const int error = errno;
     ::close(fd_);
     fd_ = -1;

@@ -48,9 +48,7 @@ int read_into(int fd, std::string& out, std::uint64_t max_bytes) {
 }  // namespace
 
 FileReadError::FileReadError(std::string path, std::string reason)
-    : BadInput(path + ": " + reason),
-      path_(std::move(path)),
-      reason_(std::move(reason)) {}
+    : BadInput(path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}
 
 std::string format_limit(std::uint64_t bytes) {
   if (bytes >= kGiB && bytes % (kGiB / 2) == 0) {

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/metrics/process_clock.h"
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/messages.h"
@@ -24,8 +23,8 @@ using OJson = nlohmann::ordered_json;
 // Bounds of a plausible report (docs/report-schema.md, Consistency), as the writer can produce
 // them: `ftbench run` refuses an external t0 more than 30 days before its process started, and
 // no process runs for longer than a year.
-// What `ftbench run --t0` accepts (metrics/process_clock.h): 30 days, 2,592,000 s.
-constexpr double kMaxT0BeforeProcessSeconds = metrics::kMaxExternalStartSeconds;
+// What `ftbench run --t0` accepts (kMaxExternalStartSeconds): 30 days, 2,592,000 s.
+constexpr double kMaxT0BeforeProcessSeconds = kMaxExternalStartSeconds;
 constexpr double kMaxDurationSeconds = 366.0 * 86400.0;   // 31,622,400
 constexpr int64_t kMaxWorldSize = 65536;                  // cost::kMaxGpus
 constexpr int64_t kMaxCount = 1'000'000'000'000'000;      // 10^15, any one count
@@ -58,7 +57,7 @@ OJson optional_integer(const std::optional<int64_t>& value) {
   return value ? OJson(*value) : OJson(nullptr);
 }
 
-OJson to_json(const metrics::SampleSummary& s) {
+OJson to_json(const SampleSummary& s) {
   OJson j;
   j["count"] = s.count;
   j["mean"] = number_or_null(s.mean);
@@ -654,7 +653,7 @@ class Reader : public JsonFields<Json, ReportError> {
                  join(index("batching.fallbacks", i), "seconds_lost"));
       }
     }
-    const metrics::SampleSummary& t = r.summary.step_seconds;
+    const SampleSummary& t = r.summary.step_seconds;
     const std::string tp = "summary.step_seconds";
     for (const auto& [value, key] :
          {std::pair{t.mean, "mean"}, std::pair{t.median, "median"}, std::pair{t.p90, "p90"},
@@ -887,7 +886,7 @@ class Reader : public JsonFields<Json, ReportError> {
         padded_rate = std::max(padded_rate, double(s.padded_tokens) / s.wall_seconds);
       }
     }
-    const metrics::SampleSummary& t = r.summary.step_seconds;
+    const SampleSummary& t = r.summary.step_seconds;
     for (const auto& [value, key] :
          {std::pair{t.mean, "mean"}, std::pair{t.median, "median"}, std::pair{t.p90, "p90"},
           std::pair{t.p99, "p99"}, std::pair{t.min, "min"}, std::pair{t.max, "max"}}) {

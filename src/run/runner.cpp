@@ -1,5 +1,5 @@
-#include "ftbench/io/output_file.h"
 #include "ftbench/run/runner.h"
+#include "ftbench/io/output_file.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -30,6 +30,7 @@
 #include "ftbench/device/backend.h"
 #include "ftbench/device/energy_sampler.h"
 #include "ftbench/device/env_knobs.h"
+#include "ftbench/device/environment.h"
 #include "ftbench/device/host_info.h"
 #include "ftbench/device/host_memory.h"
 #include "ftbench/hf/hf_load.h"
@@ -42,7 +43,6 @@
 #include "ftbench/model/llama.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/report_io.h"
-#include "ftbench/run/environment.h"
 #include "ftbench/run/progress.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
@@ -656,7 +656,7 @@ report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& c
     if (backend) resolve_peak(o, backend->info(), so);
     rep.summary = metrics::summarize_run(rep.steps, flops, so);
     rep.memory = run_memory(rep.phases, memory, backend.get());
-    rep.environment = run::describe_environment(backend.get());
+    rep.environment = device::describe_environment(backend.get());
     rep.finished_at_utc = metrics::iso8601_utc(clock.start_epoch_seconds() + clock.now());
     rep.segments = previous_segments;
     rep.segments.push_back(current_segment(status));

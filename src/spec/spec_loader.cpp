@@ -21,8 +21,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include "ftbench/hf/hf_config.h"
 #include "ftbench/io/whole_file.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/presets.h"
@@ -561,8 +561,8 @@ std::string scalar_in(const YAML::Node& section, const char* key) {
 
 // config.json of the checkpoint folder `dir`, parsed; nullopt after adding an issue at
 // model.checkpoint. Read here, before anything runs, because the shape decides the job.
-std::optional<hf::HfConfig> read_checkpoint_config(SpecReader& r, const YAML::Node& section,
-                                                   const std::string& dir) {
+std::optional<HfConfig> read_checkpoint_config(SpecReader& r, const YAML::Node& section,
+                                               const std::string& dir) {
   const std::string path = "model.checkpoint";
   Location loc = r.where(path, section);
   for (const auto& entry : section) {
@@ -593,8 +593,8 @@ std::optional<hf::HfConfig> read_checkpoint_config(SpecReader& r, const YAML::No
     return std::nullopt;
   }
   try {
-    return hf::parse_hf_config(*text, file.string());
-  } catch (const hf::HfCheckpointError& e) {
+    return parse_hf_config(*text, file.string());
+  } catch (const HfCheckpointError& e) {
     r.add(path, loc, e.what());
     return std::nullopt;
   }
@@ -643,7 +643,7 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
   std::string preset = scalar_in(section, "preset");
   const bool preset_given = !preset.empty();
   if (!preset_given) preset = ModelSpec{}.preset;
-  std::optional<hf::HfConfig> config;
+  std::optional<HfConfig> config;
   // A value that is not UTF-8 is refused when the key is read (below); not looked up.
   bool utf8 = true;
   for (std::size_t i = 0; utf8 && i < checkpoint.size();) {

@@ -1,5 +1,5 @@
-#include "ftbench/io/output_file.h"
 #include "ftbench/train/checkpoint_files.h"
+#include "ftbench/io/output_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -599,7 +599,7 @@ void write_segment_journal(const std::string& dir, const std::string& spec_finge
                            const std::vector<report::Segment>& segments) {
   try {
     io::write_file_atomically(segment_journal_text({spec_fingerprint, segments}),
-                                  (fs::path(dir) / kSegmentJournal).string(), /*force=*/true);
+                              (fs::path(dir) / kSegmentJournal).string(), /*force=*/true);
   } catch (const io::FileWriteError& e) {
     throw CheckpointWriteError(e.what());
   }

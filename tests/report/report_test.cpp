@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/io/output_file.h"
+#include "ftbench/metrics/stats.h"
 #include "ftbench/report/report_io.h"
 
 namespace ftbench::report {
@@ -1465,8 +1466,7 @@ TEST_F(ReportFile, FileNameTooLongIsRefusedUpFront) {
   }
   EXPECT_THROW(write_report(full_report(), path, false), io::FileWriteError);
   EXPECT_TRUE(fs::is_empty(dir_));
-  EXPECT_NO_THROW(
-      io::check_writable((dir_ / (std::string(200, 'r') + ".json")).string(), false));
+  EXPECT_NO_THROW(io::check_writable((dir_ / (std::string(200, 'r') + ".json")).string(), false));
 }
 
 TEST_F(ReportFile, CreatesMissingFolders) {
@@ -1530,7 +1530,8 @@ TEST(WriteFailureInjection, ParsesAnErrnoNameAndAnOptionalByteCount) {
   EXPECT_EQ(io::parse_write_failure_injection("EDQUOT").error, EDQUOT);
   EXPECT_EQ(io::parse_write_failure_injection("EFBIG@0").error, EFBIG);
   EXPECT_EQ(io::parse_write_failure_injection("EFBIG").kind, "");
-  const io::WriteFailureInjection checkpoint = io::parse_write_failure_injection("checkpoint:EIO@8");
+  const io::WriteFailureInjection checkpoint =
+      io::parse_write_failure_injection("checkpoint:EIO@8");
   EXPECT_EQ(checkpoint.kind, "checkpoint");
   EXPECT_EQ(checkpoint.error, EIO);
   EXPECT_EQ(checkpoint.after_bytes, 8u);

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/error.h"
 #include "ftbench/bench/gemm_sweep.h"
+#include "ftbench/error.h"
 #include "ftbench/report/report.h"
 
 namespace ftbench::bench {

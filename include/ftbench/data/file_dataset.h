@@ -45,9 +45,9 @@
 #include <string_view>
 #include <vector>
 
-#include "ftbench/error.h"
 #include "ftbench/data/dataset.h"
 #include "ftbench/data/tokenizer.h"
+#include "ftbench/error.h"
 #include "ftbench/spec/limits.h"
 
 namespace ftbench::data {

@@ -9,8 +9,8 @@
 
 #include <ATen/ATen.h>
 
-#include "ftbench/error.h"
 #include "ftbench/device/gpu_query.h"
+#include "ftbench/error.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
 

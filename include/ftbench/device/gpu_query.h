@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/error.h"
 #include "ftbench/device/gpu_query_abi.h"
+#include "ftbench/error.h"
 #include "ftbench/report/report.h"
 
 namespace ftbench::device {

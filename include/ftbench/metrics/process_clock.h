@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "ftbench/report/report.h"
+
 namespace ftbench::metrics {
 
 class ProcessClock {
@@ -28,10 +30,8 @@ class ProcessClock {
   double start_epoch_seconds_ = 0.0;
 };
 
-// The most an external start (`run --t0`, FTBENCH_T0: instance boot, image pull, queueing) may lie
-// before the process start. Set-up takes minutes to days; a start weeks before, or before 2000,
-// or after the process start, is a wrong clock or a wrong number, and would be billed.
-inline constexpr double kMaxExternalStartSeconds = 30.0 * 24.0 * 3600.0;
+// The most an external start may lie before the process start (report/report.h says why).
+using report::kMaxExternalStartSeconds;
 
 // Why `t0_epoch_seconds` cannot be the external start of a process that started at
 // `process_start_epoch_seconds` (Unix epoch seconds): "not a number", "after the process start",

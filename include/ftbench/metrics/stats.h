@@ -1,22 +1,13 @@
 // Summary statistics over raw samples. Pure functions, exact and documented.
 #pragma once
 
-#include <cstdint>
 #include <vector>
+
+#include "ftbench/report/sample_summary.h"
 
 namespace ftbench::metrics {
 
-struct SampleSummary {
-  int64_t count = 0;
-  double mean = 0.0;
-  double median = 0.0;
-  double p90 = 0.0;
-  double p99 = 0.0;
-  double min = 0.0;
-  double max = 0.0;
-  double stddev = 0.0;  // sample standard deviation (n - 1); 0 when count < 2
-  double cv = 0.0;      // stddev / mean; 0 when mean == 0
-};
+using report::SampleSummary;
 
 // Percentile by linear interpolation between closest ranks (numpy's default "linear" method):
 // rank = q * (n - 1) on the sorted samples. `q` in [0, 1]. Empty input gives 0. Rounds exactly

@@ -14,13 +14,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/metrics/stats.h"
+#include "ftbench/report/sample_summary.h"
 
 namespace ftbench::report {
 
 inline constexpr const char* kSchema = "ftbench.report/1.6";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
+
+// The most an external start (`run --t0`, FTBENCH_T0: instance boot, image pull, queueing) may lie
+// before the process start. Set-up takes minutes to days; a start weeks before, or before 2000,
+// or after the process start, is a wrong clock or a wrong number, and would be billed. A report
+// whose run began earlier than this before its process is refused.
+inline constexpr double kMaxExternalStartSeconds = 30.0 * 24.0 * 3600.0;
 
 struct HostInfo {
   std::string hostname;
@@ -61,7 +67,7 @@ struct SoftwareInfo {
   int64_t inter_op_threads = 0;
   std::string blas;             // what LibTorch's CPU BLAS resolved to, when known
   std::string omp_wait_policy;  // OMP_WAIT_POLICY in effect ("" when unset)
-  std::string host_allocator;   // C allocator tuning in effect (run/host_allocator.h)
+  std::string host_allocator;   // C allocator tuning in effect (device/host_allocator.h)
   std::string libtorch_build;   // cpu, cuda, rocm (since 1.2; "" when not recorded)
   // The base image of ftbench's container, e.g. pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel
   // (device::container_image(); since 1.6; "" outside one, or not recorded).
@@ -138,7 +144,7 @@ struct MfuEntry {
 struct Summary {
   int64_t warmup_steps_excluded = 0;
   int64_t measured_steps = 0;
-  metrics::SampleSummary step_seconds;
+  SampleSummary step_seconds;
   double tokens_per_second_real = 0.0;
   double tokens_per_second_padded = 0.0;
   double padding_fraction = 0.0;

@@ -11,6 +11,7 @@
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/error.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/report/report.h"
@@ -18,7 +19,6 @@
 #include "ftbench/train/adamw.h"
 #include "ftbench/train/loss_scaler.h"
 #include "ftbench/train/oom_fallback.h"
-#include "ftbench/error.h"
 
 namespace ftbench::train {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace ftbench::run {
+namespace ftbench::device {
 
 // glibc gives large freed blocks back to the kernel (munmap, heap trimming), so each training
 // step faults its activations in again, and every unmap interrupts the other cores' threads.
@@ -17,4 +17,4 @@ void tune_host_allocator();
 // trim_threshold 2 GiB", "glibc: user settings", or "not glibc".
 std::string host_allocator_description();
 
-}  // namespace ftbench::run
+}  // namespace ftbench::device

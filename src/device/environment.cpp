@@ -1,4 +1,4 @@
-#include "ftbench/run/environment.h"
+#include "ftbench/device/environment.h"
 
 #include <cstdlib>
 
@@ -6,11 +6,11 @@
 #include <torch/version.h>
 
 #include "ftbench/device/env_knobs.h"
+#include "ftbench/device/host_allocator.h"
 #include "ftbench/device/host_info.h"
-#include "ftbench/run/host_allocator.h"
 #include "ftbench/version.h"
 
-namespace ftbench::run {
+namespace ftbench::device {
 namespace {
 
 const char* compiler_name() {
@@ -57,4 +57,4 @@ report::Environment describe_environment(const device::Backend* backend) {
   return env;
 }
 
-}  // namespace ftbench::run
+}  // namespace ftbench::device

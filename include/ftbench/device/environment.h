@@ -5,7 +5,7 @@
 #include "ftbench/device/backend.h"
 #include "ftbench/report/report.h"
 
-namespace ftbench::run {
+namespace ftbench::device {
 
 // The host (device::host_info), the backend's device and threads when `backend` is not null,
 // and the software: ftbench version and commit, LibTorch, compiler, build type, BLAS, the
@@ -13,4 +13,4 @@ namespace ftbench::run {
 // variables that are set (device/env_knobs.h).
 report::Environment describe_environment(const device::Backend* backend);
 
-}  // namespace ftbench::run
+}  // namespace ftbench::device

@@ -1,4 +1,4 @@
-#include "ftbench/run/host_allocator.h"
+#include "ftbench/device/host_allocator.h"
 
 #include <climits>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <malloc.h>
 #endif
 
-namespace ftbench::run {
+namespace ftbench::device {
 namespace {
 
 bool user_tuned() {
@@ -42,4 +42,4 @@ std::string host_allocator_description() {
 #endif
 }
 
-}  // namespace ftbench::run
+}  // namespace ftbench::device

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""scripts/code-structure.py on small made-up trees: the include check finds a cycle, an include
+the module table does not allow and a module without a row, and passes a tree that follows it."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                      "code-structure.py")
+
+TABLE = """# Architecture
+
+## Modules
+
+| module | owns | may include |
+|---|---|---|
+| `text` | words | |
+| `report` | the report | `text` |
+| `cost` | dollars | `report`, `text` |
+
+## Targets
+"""
+
+
+def make_tree(root, files, table=TABLE):
+    for path, text in files.items():
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as f:
+            f.write(text)
+    os.makedirs(os.path.join(root, "docs"), exist_ok=True)
+    with open(os.path.join(root, "docs", "architecture.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+
+
+def check(root):
+    out = subprocess.run([sys.executable, SCRIPT, "--root", root, "--includes-only", "--check",
+                          "--json"], capture_output=True, text=True)
+    return out.returncode, json.loads(out.stdout)
+
+
+class IncludeCheck(unittest.TestCase):
+    def test_a_tree_that_follows_the_table_passes(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "include/ftbench/text/table.h": "#pragma once\n",
+                "src/text/table.cpp": '#include "ftbench/text/table.h"\n',
+                "include/ftbench/report/report.h": '#include "ftbench/text/table.h"\n',
+                "src/cost/cost.cpp": '#include "ftbench/report/report.h"\n'
+                                     '#include "ftbench/version.h"\n',
+            })
+            code, figures = check(root)
+            self.assertEqual(code, 0, figures)
+            self.assertEqual(figures["problems"], [])
+            self.assertEqual(figures["include_cycles"], [])
+            self.assertEqual(figures["modules"], 3)
+            self.assertEqual(figures["module_arrows"], 2)  # version.h is no module
+
+    def test_a_cycle_and_an_include_the_table_refuses_fail(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "include/ftbench/report/report.h": '#include "ftbench/cost/price.h"\n',
+                "include/ftbench/cost/price.h": '#include "ftbench/report/report.h"\n',
+                "src/text/x.cpp": "  #  include \"ftbench/cost/price.h\"\n",
+            })
+            code, figures = check(root)
+            self.assertEqual(code, 1)
+            self.assertEqual(figures["include_cycles"], [["cost", "report"]])
+            problems = figures["problems"]
+            self.assertEqual(len(problems), 3, problems)
+            self.assertTrue(problems[0].startswith(
+                "include cycle between cost, report: cost -> report "
+                "(include/ftbench/cost/price.h); report -> cost"), problems[0])
+            self.assertIn("report may not include cost (docs/architecture.md), but "
+                          "include/ftbench/report/report.h does", problems)
+            self.assertIn("text may not include cost (docs/architecture.md), but "
+                          "src/text/x.cpp does", problems)
+
+    def test_modules_and_rows_must_match(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {"src/plan/plan.cpp": "\n", "src/text/t.cpp": "\n",
+                             "src/report/r.cpp": "\n"})
+            code, figures = check(root)
+            self.assertEqual(code, 1)
+            self.assertEqual(figures["problems"], [
+                "docs/architecture.md: module plan has no row in the module table",
+                "docs/architecture.md: module table names cost, which has no folder",
+            ])
+
+    def test_without_the_table_it_says_so(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {"src/text/t.cpp": "\n"}, table="# Architecture\n")
+            out = subprocess.run([sys.executable, SCRIPT, "--root", root, "--includes-only"],
+                                 capture_output=True, text=True)
+            self.assertNotEqual(out.returncode, 0)
+            self.assertIn("no '## Modules' section", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
