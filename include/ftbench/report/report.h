@@ -102,9 +102,7 @@ struct PhaseMemory {
 };
 
 struct Phase {
-  std::string name;            // launch, backend_init, model_build, weight_load, data_prepare,
-                               // first_step, training, evaluation (each validation pass,
-                               // between training phases), summarize, report_write
+  std::string name;            // one of report/phase_names.h
   double start_seconds = 0.0;  // offset from process start
   double seconds = 0.0;
   // nullopt for phases that end before the run measures memory (launch, spec_load) and in

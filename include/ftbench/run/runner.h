@@ -7,6 +7,7 @@
 
 #include "ftbench/metrics/process_clock.h"
 #include "ftbench/report/report.h"
+#include "ftbench/run/outputs.h"
 #include "ftbench/spec/run_spec.h"
 #include "ftbench/train/oom_fallback.h"
 #include "ftbench/train/stop_signals.h"
@@ -36,14 +37,6 @@ struct RunOptions {
   // report, exit code 4), to split a run into segments; 0: no such stop.
   int64_t stop_after_steps = 0;
 };
-
-// The report path the spec asks for: output.report with "{name}" replaced by output.name.
-std::string default_report_path(const spec::RunSpec& spec);
-// The checkpoint folder the spec asks for: train.checkpoint.dir with "{name}" replaced.
-std::string checkpoint_dir(const spec::RunSpec& spec);
-// The export folders: output.adapter and output.merged with "{name}" replaced ("" = none).
-std::string adapter_export_dir(const spec::RunSpec& spec);
-std::string merged_export_dir(const spec::RunSpec& spec);
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws
 // io::FileExistsError) when the report exists and force is off, so a long run is never

@@ -1,0 +1,45 @@
+#include "ftbench/device/energy_meter.h"
+
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "ftbench/metrics/energy.h"
+
+namespace ftbench::device {
+
+EnergyMeter::EnergyMeter(const spec::BackendSpec& spec, int64_t segment)
+    : interval_seconds_(static_cast<double>(spec.energy_sample_ms) * 1e-3),
+      interval_ns_(spec.energy_sample_ms * 1'000'000),
+      segment_(segment) {}
+
+void EnergyMeter::start(const Backend& backend, const metrics::ProcessClock& clock) {
+  const GpuQuery* query = backend.gpu_query();
+  if (backend.kind() == "cpu") {
+    reason_ = "backend cpu: ftbench reads the board power of GPUs only";
+  } else if (query == nullptr) {
+    reason_ = "no GPU query module: " + backend.info().query_error;
+  } else {
+    try {
+      sampler_ = std::make_unique<EnergySampler>(
+          *query, std::vector<int64_t>{backend.info().index}, interval_ns_,
+          [&clock] { return static_cast<int64_t>(std::llround(clock.now() * 1e9)); });
+    } catch (const GpuQueryError& e) {
+      reason_ = e.what();
+      spdlog::warn("no energy figures: {}", reason_);
+    }
+  }
+}
+
+report::Energy EnergyMeter::finish(const std::vector<report::StepRecord>& steps) {
+  if (sampler_ == nullptr) {
+    return metrics::unmeasured_energy(reason_.empty() ? "training did not start" : reason_,
+                                      interval_seconds_, segment_, steps);
+  }
+  const std::vector<metrics::DeviceReadings> readings = sampler_->stop();
+  const std::string error = sampler_->last_error();
+  sampler_.reset();
+  return metrics::summarize_energy(readings, interval_seconds_, segment_, steps, error);
+}
+
+}  // namespace ftbench::device

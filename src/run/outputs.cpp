@@ -1,0 +1,106 @@
+#include "ftbench/run/outputs.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "ftbench/io/output_file.h"
+#include "ftbench/report/report_io.h"
+
+namespace ftbench::run {
+namespace {
+
+std::string with_name(std::string path, const std::string& name) {
+  const std::string key = "{name}";
+  for (size_t pos = path.find(key); pos != std::string::npos; pos = path.find(key)) {
+    path.replace(pos, key.size(), name);
+  }
+  return path;
+}
+
+}  // namespace
+
+std::string default_report_path(const spec::RunSpec& spec) {
+  return with_name(spec.output.report, spec.output.name);
+}
+
+std::string checkpoint_dir(const spec::RunSpec& spec) {
+  return with_name(spec.train.checkpoint.dir, spec.output.name);
+}
+
+std::string adapter_export_dir(const spec::RunSpec& spec) {
+  return with_name(spec.output.adapter, spec.output.name);
+}
+
+std::string merged_export_dir(const spec::RunSpec& spec) {
+  return with_name(spec.output.merged, spec.output.name);
+}
+
+void check_export_writable(const std::string& dir, const char* key, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(dir, ec)) && !force) {
+    throw io::FileExistsError(fmt::format(
+        "{}: exists ({}); pass --force to replace it, or choose another folder", dir, key));
+  }
+  const fs::path target = fs::path(dir).lexically_normal();
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  fs::create_directories(folder, ec);
+  if (ec) {
+    throw io::FileWriteError(fmt::format("cannot write {} ({}): cannot create folder {}: {}", dir,
+                                         key, folder.string(), ec.message()));
+  }
+  const fs::path probe =
+      folder / fmt::format(".{}.probe-{}", target.filename().string(), ::getpid());
+  if (::mkdir(probe.c_str(), 0700) != 0) {
+    throw io::FileWriteError(fmt::format("cannot write {} ({}): {}: {}", dir, key, folder.string(),
+                                         std::strerror(errno)));
+  }
+  ::rmdir(probe.c_str());
+}
+
+std::string folder_not_writable(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path folder = fs::absolute(dir, ec).lexically_normal();
+  while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.root_path()) {
+    folder = folder.parent_path();
+  }
+  if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    return fmt::format("{}: {}", folder.string(), std::strerror(errno));
+  }
+  return "";
+}
+
+void check_folder_writable(const std::string& dir, const char* key) {
+  const std::string probe = (std::filesystem::path(dir) / fmt::format(".probe-{}", ::getpid()));
+  if (::mkdir(probe.c_str(), 0700) != 0) {
+    throw io::FileWriteError(
+        fmt::format("cannot write {} ({}): {}", dir, key, std::strerror(errno)));
+  }
+  ::rmdir(probe.c_str());
+}
+
+std::optional<report::Report> existing_report(const std::string& path) {
+  std::error_code ec;
+  // Only a regular file can be a report; opening a FIFO there would wait for a writer.
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  try {
+    return report::read_report(path);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool may_replace_report(const std::optional<report::Report>& old, const std::string& fingerprint) {
+  return old && old->spec_fingerprint == fingerprint && old->status != "completed";
+}
+
+}  // namespace ftbench::run
