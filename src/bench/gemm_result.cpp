@@ -14,6 +14,7 @@
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/table.h"
 
@@ -23,11 +24,8 @@ namespace {
 using OJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
 
-OJson number_or_null(double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); }
-
-OJson optional_number(const std::optional<double>& v) {
-  return v ? number_or_null(*v) : OJson(nullptr);
-}
+using text::number_or_null;
+using text::optional_number;
 
 OJson shape_json(const GemmShape& s) { return {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
 

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "cost_output.h"
 #include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
@@ -97,16 +98,17 @@ Action add_catalog_command(CLI::App& app) {
       if (format == text::Format::kJson) {
         OJson out = OJson::array();
         for (const cost::Gpu& g : catalog.gpus) {
-          out.push_back({{"name", g.name},
-                         {"aliases", g.aliases},
-                         {"vendor", g.vendor},
-                         {"memory_gb", optional_json(g.memory_gb)},
-                         {"memory_type", g.memory_type},
-                         {"bandwidth_tb_per_second", optional_json(g.bandwidth_tb_per_second)},
-                         {"dense_bf16_tflops", optional_json(g.dense_bf16_tflops)},
-                         {"dense_fp16_tflops", optional_json(g.dense_fp16_tflops)},
-                         {"dense_fp8_tflops", optional_json(g.dense_fp8_tflops)},
-                         {"source", g.source}});
+          out.push_back(
+              {{"name", g.name},
+               {"aliases", g.aliases},
+               {"vendor", g.vendor},
+               {"memory_gb", text::optional_number(g.memory_gb)},
+               {"memory_type", g.memory_type},
+               {"bandwidth_tb_per_second", text::optional_number(g.bandwidth_tb_per_second)},
+               {"dense_bf16_tflops", text::optional_number(g.dense_bf16_tflops)},
+               {"dense_fp16_tflops", text::optional_number(g.dense_fp16_tflops)},
+               {"dense_fp8_tflops", text::optional_number(g.dense_fp8_tflops)},
+               {"source", g.source}});
         }
         std::cout << out.dump(2) << "\n";
       } else if (format == text::Format::kCsv) {

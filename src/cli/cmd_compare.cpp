@@ -12,6 +12,7 @@
 #include "ftbench/compare/fairness.h"
 #include "ftbench/compare/side_by_side.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
@@ -328,26 +329,27 @@ OJson column_json(const Column& c) {
   j["step_p50_seconds"] = c.step_p50_seconds;
   j["step_p90_seconds"] = c.step_p90_seconds;
   j["measured_steps"] = c.measured_steps;
-  j["mfu"] = optional_json(c.mfu);
+  j["mfu"] = text::optional_number(c.mfu);
   j["mfu_formula"] = c.mfu_formula;
-  j["gemm_peak_tflops"] = optional_json(c.gemm_peak_tflops);
-  j["mfu_gemm"] = optional_json(c.mfu_gemm);
+  j["gemm_peak_tflops"] = text::optional_number(c.gemm_peak_tflops);
+  j["mfu_gemm"] = text::optional_number(c.mfu_gemm);
   j["peak_memory_bytes"] = c.peak_memory_bytes ? OJson(*c.peak_memory_bytes) : OJson(nullptr);
   j["peak_memory_kind"] = c.peak_memory_kind;
-  j["final_loss"] = optional_json(c.final_loss);
-  j["energy"] = {{"joules", optional_json(c.energy_joules)},
-                 {"joules_per_million_tokens", optional_json(c.energy_joules_per_million_tokens)},
-                 {"mean_watts", optional_json(c.energy_mean_watts)},
-                 {"method", c.energy_method},
-                 {"reason", c.energy_reason}};
+  j["final_loss"] = text::optional_number(c.final_loss);
+  j["energy"] = {
+      {"joules", text::optional_number(c.energy_joules)},
+      {"joules_per_million_tokens", text::optional_number(c.energy_joules_per_million_tokens)},
+      {"mean_watts", text::optional_number(c.energy_mean_watts)},
+      {"method", c.energy_method},
+      {"reason", c.energy_reason}};
   j["rate"] = c.rate ? rate_json(*c.rate) : OJson(nullptr);
   j["cost"] = c.cost ? cost_json(*c.cost) : OJson(nullptr);
-  j["run_time_ratio"] = optional_json(c.run_time_ratio);
-  j["throughput_ratio"] = optional_json(c.throughput_ratio);
-  j["step_p50_change"] = optional_json(c.step_p50_change);
-  j["cost_ratio"] = optional_json(c.cost_ratio);
-  j["energy_per_token_ratio"] = optional_json(c.energy_per_token_ratio);
-  j["break_even_usd_per_gpu_hour"] = optional_json(c.break_even_usd_per_gpu_hour);
+  j["run_time_ratio"] = text::optional_number(c.run_time_ratio);
+  j["throughput_ratio"] = text::optional_number(c.throughput_ratio);
+  j["step_p50_change"] = text::optional_number(c.step_p50_change);
+  j["cost_ratio"] = text::optional_number(c.cost_ratio);
+  j["energy_per_token_ratio"] = text::optional_number(c.energy_per_token_ratio);
+  j["break_even_usd_per_gpu_hour"] = text::optional_number(c.break_even_usd_per_gpu_hour);
   if (c.step_test) {
     j["step_test"] = {{"test", "mann-whitney-u, two-sided"},
                       {"n1", c.step_test->n1},

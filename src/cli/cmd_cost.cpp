@@ -9,6 +9,7 @@
 #include "cost_output.h"
 #include "ftbench/cost/estimate.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
@@ -367,7 +368,7 @@ Action add_cost_command(CLI::App& app) {
       out["device"] = rep.environment.device.name;
       out["gpu"] = gpu ? OJson(gpu->name) : OJson(nullptr);
       out["times"] = times_json(times);
-      out["projected_tokens"] = optional_json(projected_tokens);
+      out["projected_tokens"] = text::optional_number(projected_tokens);
       out["chosen"] = priced_json(*chosen);
       OJson offers = OJson::array();
       for (const Priced& p : priced) offers.push_back(priced_json(p));

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "ftbench/device/env_knobs.h"
 #include "ftbench/device/gpu_query.h"
+#include "ftbench/text/json_values.h"
 
 namespace ftbench::cli {
 namespace {
@@ -34,8 +35,6 @@ const char* status_name(GpuSurvey::Status status) {
   return "no_module";
 }
 
-OJson optional_json(const std::optional<int64_t>& v) { return v ? OJson(*v) : OJson(nullptr); }
-
 OJson to_json(const GpuSurvey& s) {
   OJson devices = OJson::array();
   for (const GpuSurvey::Device& d : s.devices) {
@@ -44,13 +43,13 @@ OJson to_json(const GpuSurvey& s) {
                        {"name", p.name},
                        {"arch", p.arch},
                        {"pci_bus_id", p.pci_bus_id},
-                       {"memory_bytes", optional_json(p.memory_bytes)},
+                       {"memory_bytes", text::optional_integer(p.memory_bytes)},
                        {"free_memory_bytes", d.memory ? OJson(d.memory->free_bytes) : nullptr},
-                       {"multiprocessor_count", optional_json(p.multiprocessor_count)},
-                       {"l2_cache_bytes", optional_json(p.l2_cache_bytes)},
-                       {"clock_khz", optional_json(p.clock_khz)},
-                       {"memory_clock_khz", optional_json(p.memory_clock_khz)},
-                       {"memory_bus_width_bits", optional_json(p.memory_bus_width_bits)}});
+                       {"multiprocessor_count", text::optional_integer(p.multiprocessor_count)},
+                       {"l2_cache_bytes", text::optional_integer(p.l2_cache_bytes)},
+                       {"clock_khz", text::optional_integer(p.clock_khz)},
+                       {"memory_clock_khz", text::optional_integer(p.memory_clock_khz)},
+                       {"memory_bus_width_bits", text::optional_integer(p.memory_bus_width_bits)}});
   }
   return {{"backend", device::backend_name(s.runtime)},
           {"status", status_name(s.status)},

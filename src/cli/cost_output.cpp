@@ -4,14 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/units.h"
 
 namespace ftbench::cli {
-
-nlohmann::ordered_json optional_json(const std::optional<double>& value) {
-  if (!value || !std::isfinite(*value)) return nullptr;
-  return *value;
-}
 
 nlohmann::ordered_json rate_json(const cost::Rate& rate) {
   nlohmann::ordered_json j;
@@ -33,10 +29,10 @@ nlohmann::ordered_json cost_json(const cost::Cost& c) {
   j["linear_usd"] = c.linear_usd;
   j["billed_usd"] = c.billed_usd;
   j["billing_known"] = c.billing_known;
-  j["per_epoch_usd"] = optional_json(c.per_epoch_usd);
-  j["per_epoch_training_usd"] = optional_json(c.per_epoch_training_usd);
-  j["per_step_usd"] = optional_json(c.per_step_usd);
-  j["per_million_tokens_usd"] = optional_json(c.per_million_tokens_usd);
+  j["per_epoch_usd"] = text::optional_number(c.per_epoch_usd);
+  j["per_epoch_training_usd"] = text::optional_number(c.per_epoch_training_usd);
+  j["per_step_usd"] = text::optional_number(c.per_step_usd);
+  j["per_million_tokens_usd"] = text::optional_number(c.per_million_tokens_usd);
   j["before_first_step_usd"] = c.before_first_step_usd;
   j["before_first_step_share"] = c.before_first_step_share;
   return j;
@@ -78,12 +74,12 @@ nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd
   j["usd_per_kwh"] = usd_per_kwh;
   j["reason"] = c ? std::string() : no_energy_reason(report);
   j["method"] = report.energy ? nlohmann::ordered_json(report.energy->method) : nullptr;
-  j["kwh"] = c ? optional_json(c->kwh) : nullptr;
-  j["usd"] = c ? optional_json(c->usd) : nullptr;
-  j["epochs"] = c ? optional_json(c->epochs) : nullptr;
-  j["per_epoch_usd"] = c ? optional_json(c->per_epoch_usd) : nullptr;
-  j["per_step_usd"] = c ? optional_json(c->per_step_usd) : nullptr;
-  j["per_million_tokens_usd"] = c ? optional_json(c->per_million_tokens_usd) : nullptr;
+  j["kwh"] = c ? text::optional_number(c->kwh) : nullptr;
+  j["usd"] = c ? text::optional_number(c->usd) : nullptr;
+  j["epochs"] = c ? text::optional_number(c->epochs) : nullptr;
+  j["per_epoch_usd"] = c ? text::optional_number(c->per_epoch_usd) : nullptr;
+  j["per_step_usd"] = c ? text::optional_number(c->per_step_usd) : nullptr;
+  j["per_million_tokens_usd"] = c ? text::optional_number(c->per_million_tokens_usd) : nullptr;
   j["devices"] = c ? nlohmann::ordered_json(c->devices) : nullptr;
   return j;
 }

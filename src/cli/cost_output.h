@@ -13,8 +13,7 @@ namespace ftbench::cli {
 nlohmann::ordered_json rate_json(const cost::Rate& rate);
 nlohmann::ordered_json cost_json(const cost::Cost& cost);
 nlohmann::ordered_json times_json(const cost::RunTimes& times);
-// null for nullopt or a non-finite value.
-nlohmann::ordered_json optional_json(const std::optional<double>& value);
+
 // A report's energy priced by --energy-price: the figures, or null figures and the reason.
 nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd_per_kwh);
 // Why a report has no energy figures: energy.reason, or "not recorded (report schema 1.5 or

@@ -11,6 +11,7 @@
 #include <torch/utils.h>
 
 #include "ftbench/io/safetensors.h"
+#include "ftbench/model/safetensors_dtype.h"
 #include "ftbench/spec/canonical.h"
 
 namespace ftbench::hf {
@@ -24,13 +25,6 @@ struct Destination {
   at::Tensor tensor;
   int64_t first_row = 0;
 };
-
-at::ScalarType torch_dtype_of(const std::string& st_dtype) {
-  if (st_dtype == "F32") return at::kFloat;
-  if (st_dtype == "BF16") return at::kBFloat16;
-  if (st_dtype == "F16") return at::kHalf;
-  return at::ScalarType::Undefined;
-}
 
 std::map<std::string, Destination> destinations(Llama& model, const spec::ModelSpec& m) {
   const int64_t head_dim = m.dim / m.n_heads;
@@ -130,7 +124,7 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
             fmt::format("{}: tensor \"{}\" has shape [{}], config.json implies [{}]", path, t.name,
                         fmt::join(t.shape, ", "), fmt::join(want, ", ")));
       }
-      const at::ScalarType dtype = torch_dtype_of(t.dtype);
+      const at::ScalarType dtype = model::weight_scalar_type(t.dtype);
       if (dtype == at::ScalarType::Undefined) {
         throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is {}; expected F32, F16 or BF16",
                                             path, t.name, t.dtype));

@@ -21,6 +21,7 @@
 #include "ftbench/hf/peft_config.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/io/safetensors.h"
+#include "ftbench/model/safetensors_dtype.h"
 
 namespace ftbench::hf {
 using model::DecoderLayer;
@@ -105,17 +106,12 @@ std::string slot_mismatch(const AdapterSlot& slot, const spec::LoraSpec& lora) {
   return "";
 }
 
+// Exports hold weights only: F32, BF16 or F16.
 std::string safetensors_dtype(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat:
-      return "F32";
-    case at::kBFloat16:
-      return "BF16";
-    case at::kHalf:
-      return "F16";
-    default:
-      throw std::invalid_argument(fmt::format("cannot export tensors of dtype {}", toString(t)));
+  if (t != at::kFloat && t != at::kBFloat16 && t != at::kHalf) {
+    throw std::invalid_argument(fmt::format("cannot export tensors of dtype {}", toString(t)));
   }
+  return *model::safetensors_dtype_name(t);
 }
 
 std::string torch_dtype_name(at::ScalarType t) {
@@ -129,13 +125,6 @@ std::string torch_dtype_name(at::ScalarType t) {
     default:
       throw std::invalid_argument(fmt::format("cannot export tensors of dtype {}", toString(t)));
   }
-}
-
-at::ScalarType torch_dtype_of(const std::string& st_dtype) {
-  if (st_dtype == "F32") return at::kFloat;
-  if (st_dtype == "BF16") return at::kBFloat16;
-  if (st_dtype == "F16") return at::kHalf;
-  return at::ScalarType::Undefined;
 }
 
 // Writes `text` to `path`, fsync'd; std::runtime_error "<path>: <what failed>: <strerror>".
@@ -355,7 +344,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
       throw HfCheckpointError(fmt::format("{}: key \"{}\" has shape [{}], expected [{}]", path,
                                           t.name, fmt::join(t.shape, ", "), fmt::join(want, ", ")));
     }
-    if (torch_dtype_of(t.dtype) == at::ScalarType::Undefined) {
+    if (model::weight_scalar_type(t.dtype) == at::ScalarType::Undefined) {
       throw HfCheckpointError(
           fmt::format("{}: key \"{}\" is {}; expected F32, F16 or BF16", path, t.name, t.dtype));
     }
@@ -376,7 +365,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   for (const auto& [info, target] : copies) {
     const at::Tensor source =
         at::from_blob(const_cast<void*>(reader->tensor_data(*info)), info->shape,
-                      at::TensorOptions().dtype(torch_dtype_of(info->dtype)));
+                      at::TensorOptions().dtype(model::weight_scalar_type(info->dtype)));
     at::Tensor(target).copy_(source);
   }
 }

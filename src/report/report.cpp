@@ -13,6 +13,7 @@
 
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 
 namespace ftbench::report {
@@ -43,19 +44,9 @@ double with_slack(double whole_seconds) { return whole_seconds * (1.0 + 1e-6) + 
 
 std::string number_text(double v) { return fmt::format("{}", v); }
 
-// JSON has no NaN or infinity; an unknown or undefined figure is written as null.
-OJson number_or_null(double value) {
-  if (!std::isfinite(value)) return nullptr;
-  return value;
-}
-
-OJson optional_number(const std::optional<double>& value) {
-  return value ? number_or_null(*value) : OJson(nullptr);
-}
-
-OJson optional_integer(const std::optional<int64_t>& value) {
-  return value ? OJson(*value) : OJson(nullptr);
-}
+using text::number_or_null;
+using text::optional_integer;
+using text::optional_number;
 
 OJson to_json(const SampleSummary& s) {
   OJson j;

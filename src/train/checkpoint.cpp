@@ -11,28 +11,18 @@
 #include <torch/utils.h>
 
 #include "ftbench/io/safetensors.h"
+#include "ftbench/model/safetensors_dtype.h"
 
 namespace ftbench::train {
 namespace {
 
 std::string safetensors_dtype(at::ScalarType type) {
-  switch (type) {
-    case at::kFloat:
-      return "F32";
-    case at::kBFloat16:
-      return "BF16";
-    case at::kHalf:
-      return "F16";
-    case at::kDouble:
-      return "F64";
-    case at::kLong:
-      return "I64";
-    case at::kByte:
-      return "U8";
-    default:
-      throw CheckpointWriteError(
-          fmt::format("cannot checkpoint a tensor of dtype {}", c10::toString(type)));
+  const std::optional<std::string> name = model::safetensors_dtype_name(type);
+  if (!name) {
+    throw CheckpointWriteError(
+        fmt::format("cannot checkpoint a tensor of dtype {}", c10::toString(type)));
   }
+  return *name;
 }
 
 // The checkpoint's tensor file, mapped, its header checked; CheckpointError when it is not one.
