@@ -2,6 +2,7 @@
 // and one StepRecord per optimizer step.
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -9,15 +10,22 @@
 #include <stdexcept>
 #include <vector>
 
+#include <ATen/core/Generator.h>
+#include <c10/core/TensorOptions.h>
+
 #include "ftbench/data/batcher.h"
+#include "ftbench/data/prefetcher.h"
 #include "ftbench/device/backend.h"
 #include "ftbench/error.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/model/llama.h"
+#include "ftbench/model/shape_math.h"
 #include "ftbench/report/report.h"
+#include "ftbench/spec/derived.h"
 #include "ftbench/spec/run_spec.h"
 #include "ftbench/train/adamw.h"
 #include "ftbench/train/loss_scaler.h"
+#include "ftbench/train/lr_schedule.h"
 #include "ftbench/train/oom_fallback.h"
 
 namespace ftbench::train {
@@ -126,10 +134,11 @@ class Trainer {
   // optimizer, loss scale, random-number generators, micro-batch split and data position as
   // they were after that step (the model's adapter weights are the caller's to restore). The
   // steps before are not in `result.steps`; the fallbacks are.
-  void resume(ResumeState state) { resume_ = std::move(state); }
+  // std::invalid_argument when the state does not fit the trainable parameters.
+  void resume(ResumeState state);
 
-  // The live training state, for a checkpoint taken from the step callback (valid there only:
-  // outside run() there is no optimizer). Names and tensors in the same, fixed order.
+  // The live training state, for a checkpoint taken from the step callback. Names and tensors
+  // in the same, fixed order.
   const std::vector<std::string>& parameter_names() const { return names_; }
   const std::vector<at::Tensor>& parameters() const { return trainable_; }
   const AdamW& optimizer() const { return *optimizer_; }
@@ -138,11 +147,47 @@ class Trainer {
   int64_t steps_done() const { return steps_done_; }
 
  private:
+  // One attempt at a step with the current split, up to the end-of-step synchronisation.
+  struct Attempt {
+    std::chrono::steady_clock::time_point end;
+    at::Tensor loss_sum;
+    at::Tensor grad_norm;
+    double token_weight = 0.0;
+  };
+  // Every tensor of the attempt (micro-batches, autograd graph, partial sums) lives in its
+  // frame, so an exception releases them on its way out. `updating` is set once the optimizer
+  // update may have begun.
+  Attempt attempt_step(int64_t k, report::StepRecord& rec, metrics::StepFlops& flops,
+                       bool& updating);
+  // After an out-of-memory error in step `step` (1-based) before its update: frees what the
+  // attempt left, checks the fallback is allowed (OutOfMemoryFailure otherwise), switches to
+  // the smaller micro-batch and restores the loss scale and generator the step began with.
+  // Records the fallback in `result`; returns the time the redone step starts.
+  std::chrono::steady_clock::time_point recover_from_out_of_memory(
+      int64_t k, const std::string& oom_error, bool updating, const LossScaler& scaler_at_start,
+      const at::Tensor& generator_at_start, std::chrono::steady_clock::time_point step_start,
+      TrainResult& result);
+  // The micro-batches of steps `first_step` (0-based) to the end of the run, in the order the
+  // steps take them, built one step ahead on a background thread.
+  std::unique_ptr<data::Prefetcher> start_prefetcher(int64_t first_step,
+                                                     const MicroBatching& split);
+  // FTBENCH_INJECT_OOM: a simulated c10::OutOfMemoryError where the rule matches.
+  void inject_out_of_memory(const OomSiteState& state) const;
+  // The random-number generators as the checkpoint saved them: last, right before the first
+  // step, since nothing may draw random numbers between this and the step.
+  void restore_generators();
+
   const spec::RunSpec& spec_;
   model::Llama& model_;
   data::Batcher& batcher_;
   device::Backend& backend_;
   std::optional<OomInjection> inject_oom_;
+  // From the batcher: with packing, an epoch's micro-batches are known only once rows are
+  // packed.
+  spec::DerivedCounts counts_;
+  model::ParamCounts params_;
+  LrSchedule schedule_;
+  at::TensorOptions f32_;
   std::optional<ResumeState> resume_;
   std::vector<std::string> names_;
   std::vector<at::Tensor> trainable_;
@@ -150,6 +195,8 @@ class Trainer {
   LossScaler scaler_{false};
   MicroBatching split_;
   int64_t steps_done_ = 0;
+  std::unique_ptr<data::Prefetcher> prefetcher_;
+  at::Generator generator_;  // the device's: it draws the dropout masks
 };
 
 }  // namespace ftbench::train
