@@ -336,6 +336,12 @@ bool bool_or(const json& j, const char* key, bool fallback, const std::string& s
   return j[key].get<bool>();
 }
 
+// The largest token id of the file, and where it is, for the gap check.
+struct IdRange {
+  int64_t max_id = -1;
+  std::string where;
+};
+
 }  // namespace
 
 struct HfTokenizer::Impl {
@@ -366,6 +372,23 @@ struct HfTokenizer::Impl {
   void pre_tokenize(std::string_view text, size_t step, std::vector<std::unique_ptr<Matcher>>& m,
                     std::vector<int32_t>& out) const;
   std::vector<Section> split_added(std::string_view text) const;
+
+  // Reading tokenizer.json, a section of the format each; every problem is a TokenizerError
+  // naming `source` and the key.
+  [[noreturn]] void fail(const std::string& message) const {
+    throw TokenizerError(fmt::format("{}: {}", source, message));
+  }
+  void read_model(const json& model, IdRange& ids);
+  std::array<int, 0x144> read_byte_symbols();
+  void read_merges(const json& model);
+  void read_pre_tokenizer(const json& root);
+  void read_added_tokens(const json& root, IdRange& ids);
+  void check_id_range(const IdRange& ids, size_t vocab_entries);
+  void build_decode_table(const std::array<int, 0x144>& code_point_to_byte, int64_t max_id);
+  // BOS, EOS, PAD and whether an example starts with BOS: tokenizer_config.json first, then the
+  // post-processor and well-known added tokens.
+  void read_special_tokens(const HfTokenizer& self, const json& root,
+                           const std::string& config_json);
 };
 
 // Byte-pair merges on one pre-token, lowest rank first and leftmost among equal ranks, as the
@@ -620,22 +643,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_file(const std::string& path) {
   return from_json(read_file(file), config_text, file.string());
 }
 
-std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer_json,
-                                                    const std::string& config_json,
-                                                    const std::string& source) {
-  auto impl = std::make_unique<Impl>();
-  impl->source = source;
-  const json root = parse_json(tokenizer_json, source);
-  if (!root.is_object()) {
-    throw TokenizerError(fmt::format("{}: expected a JSON object at the top", source));
-  }
-  const auto fail = [&](const std::string& message) {
-    throw TokenizerError(fmt::format("{}: {}", source, message));
-  };
-
-  // model
-  if (!root.contains("model")) fail("model: missing");
-  const json& model = root["model"];
+// model: a byte-level BPE's vocabulary and options; `ids` gets the largest id seen.
+void HfTokenizer::Impl::read_model(const json& model, IdRange& ids) {
   const std::string model_type = model.is_object() && model.contains("type")
                                      ? type_of(model, source, "model")
                                      : std::string("BPE");  // older files omit it
@@ -654,53 +663,58 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
     fail(fmt::format("model.dropout: {} is not supported (encode is deterministic)",
                      model["dropout"].dump()));
   }
-  impl->ignore_merges = bool_or(model, "ignore_merges", false, source, "model");
+  ignore_merges = bool_or(model, "ignore_merges", false, source, "model");
   if (!model.contains("vocab") || !model["vocab"].is_object()) {
     fail("model.vocab: missing or not an object of token -> id");
   }
-  int64_t max_id = -1;
-  std::string max_id_where;  // the entry with the largest id, for the gap check below
-  impl->vocab.reserve(model["vocab"].size());
-  impl->vocab_by_bytes.reserve(model["vocab"].size());
+  vocab.reserve(model["vocab"].size());
+  vocab_by_bytes.reserve(model["vocab"].size());
   for (const auto& [token, id] : model["vocab"].items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
       fail(fmt::format("model.vocab[{}]: expected a non-negative id, found {}", text::quoted(token),
                        id.dump()));
     }
-    impl->vocab[token] = id.get<int32_t>();
-    if (id.get<int64_t>() > max_id) {
-      max_id = id.get<int64_t>();
-      max_id_where = fmt::format("model.vocab[{}]", json(token).dump());
+    vocab[token] = id.get<int32_t>();
+    if (id.get<int64_t>() > ids.max_id) {
+      ids.max_id = id.get<int64_t>();
+      ids.where = fmt::format("model.vocab[{}]", json(token).dump());
     }
   }
+}
 
-  // Byte-level symbols: every byte must have its token, so encode never meets an unknown symbol.
+// Byte-level symbols: every byte must have its token, so encode never meets an unknown symbol.
+// Returns the byte of each byte-level code point (all are below U+0144), -1 for other code
+// points.
+std::array<int, 0x144> HfTokenizer::Impl::read_byte_symbols() {
   const std::array<uint32_t, 256> cp = byte_to_code_point();
-  // Byte of each byte-level code point (all are below U+0144), -1 for other code points.
   std::array<int, 0x144> code_point_to_byte;
   code_point_to_byte.fill(-1);
   for (int b = 0; b < 256; ++b) {
     code_point_to_byte[cp[b]] = b;
     std::string symbol;
     append_utf8(symbol, cp[b]);
-    const auto it = impl->vocab.find(symbol);
-    if (it == impl->vocab.end()) {
+    const auto it = vocab.find(symbol);
+    if (it == vocab.end()) {
       fail(
           fmt::format("model.vocab: no token \"{}\" for byte 0x{:02X} (byte-level BPE needs all "
                       "256)",
                       symbol, b));
     }
-    impl->byte_ids[b] = it->second;
+    byte_ids[b] = it->second;
   }
 
+  return code_point_to_byte;
+}
+
+void HfTokenizer::Impl::read_merges(const json& model) {
   // merges: "a b" strings or ["a", "b"] pairs; rank is the position; a later duplicate wins.
   if (!model.contains("merges") || !model["merges"].is_array()) {
     fail("model.merges: missing or not an array");
   }
-  const json& merges = model["merges"];
-  impl->merges.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i) {
-    const json& m = merges[i];
+  const json& list = model["merges"];
+  merges.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& m = list[i];
     std::string a, b;
     if (m.is_string()) {
       const std::string s = m.get<std::string>();
@@ -720,8 +734,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
                       i, m.dump()));
     }
     const auto id_of = [&](const std::string& token, const char* what) {
-      const auto it = impl->vocab.find(token);
-      if (it == impl->vocab.end()) {
+      const auto it = vocab.find(token);
+      if (it == vocab.end()) {
         fail(fmt::format("model.merges[{}]: {} token {} is not in model.vocab", i, what,
                          text::quoted(token)));
       }
@@ -730,15 +744,11 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
     const int32_t left = id_of(a, "left");
     const int32_t right = id_of(b, "right");
     const int32_t merged = id_of(a + b, "merged");
-    impl->merges[pair_key(left, right)] = {static_cast<int32_t>(i), merged};
+    merges[pair_key(left, right)] = {static_cast<int32_t>(i), merged};
   }
+}
 
-  // normalizer
-  if (root.contains("normalizer") && !root["normalizer"].is_null()) {
-    fail(fmt::format("normalizer: {} is not supported (only null)",
-                     text::quoted(type_of(root["normalizer"], source, "normalizer"))));
-  }
-
+void HfTokenizer::Impl::read_pre_tokenizer(const json& root) {
   // pre_tokenizer: ByteLevel, or a Sequence of Split steps ending in ByteLevel.
   if (!root.contains("pre_tokenizer") || root["pre_tokenizer"].is_null()) {
     fail("pre_tokenizer: missing (expected ByteLevel or a Sequence ending in ByteLevel)");
@@ -798,20 +808,14 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       fail(fmt::format("{}: {} is not supported (ByteLevel, or Split then ByteLevel)", where,
                        text::quoted(type)));
     }
-    impl->pre_tokenizer.push_back(std::move(step));
+    pre_tokenizer.push_back(std::move(step));
   }
-  if (impl->pre_tokenizer.empty() ||
-      impl->pre_tokenizer.back().kind != PreTokenizerStep::Kind::kByteLevel) {
+  if (pre_tokenizer.empty() || pre_tokenizer.back().kind != PreTokenizerStep::Kind::kByteLevel) {
     fail("pre_tokenizer: must end in ByteLevel (only byte-level BPE is supported)");
   }
+}
 
-  // decoder
-  if (!root.contains("decoder") || root["decoder"].is_null() ||
-      type_of(root["decoder"], source, "decoder") != "ByteLevel") {
-    fail(fmt::format("decoder: expected ByteLevel, found {}",
-                     root.contains("decoder") ? root["decoder"].dump() : "nothing"));
-  }
-
+void HfTokenizer::Impl::read_added_tokens(const json& root, IdRange& ids) {
   // added_tokens
   if (root.contains("added_tokens") && !root["added_tokens"].is_null()) {
     if (!root["added_tokens"].is_array()) fail("added_tokens: expected an array");
@@ -834,40 +838,45 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       if (bool_or(a, "single_word", false, source, where)) {
         fail(where + ".single_word: true is not supported");
       }
-      if (t.id > max_id) {
-        max_id = t.id;
-        max_id_where = fmt::format("{} {}", where, json(t.content).dump());
+      if (t.id > ids.max_id) {
+        ids.max_id = t.id;
+        ids.where = fmt::format("{} {}", where, json(t.content).dump());
       }
-      impl->added.push_back(std::move(t));
+      added.push_back(std::move(t));
     }
   }
-  // The id table below has max_id + 1 entries: an id far beyond the number of tokens (one entry
+}
+
+void HfTokenizer::Impl::check_id_range(const IdRange& ids, size_t vocab_entries) {
+  // The id table below has ids.max_id + 1 entries: an id far beyond the number of tokens (one entry
   // "x": 2147483647 asks for 2^31 strings, 64 GiB) is a broken file, not a vocabulary. Real
   // vocabularies leave small gaps (reserved ids: cl100k-style tokenizers number their special
   // tokens from 100,257 to 100,276 over 100,256 regular ones), so ids up to twice the number of
   // tokens plus 1,024 are accepted: the table stays within a small multiple of the file.
-  const auto token_count = static_cast<int64_t>(model["vocab"].size() + impl->added.size());
+  const auto token_count = static_cast<int64_t>(vocab_entries + added.size());
   const int64_t max_accepted_id = 2 * token_count + 1023;
-  if (max_id > max_accepted_id) {
-    fail(
-        fmt::format("{}: id {} is far beyond the tokenizer's {} tokens ({} in model.vocab, {} in "
-                    "added_tokens): ids up to {} (twice the tokens, plus 1,024 for gaps) are "
-                    "accepted; a gap that large is a broken file",
-                    max_id_where, max_id, token_count, model["vocab"].size(), impl->added.size(),
-                    max_accepted_id));
+  if (ids.max_id > max_accepted_id) {
+    fail(fmt::format(
+        "{}: id {} is far beyond the tokenizer's {} tokens ({} in model.vocab, {} in "
+        "added_tokens): ids up to {} (twice the tokens, plus 1,024 for gaps) are "
+        "accepted; a gap that large is a broken file",
+        ids.where, ids.max_id, token_count, vocab_entries, added.size(), max_accepted_id));
   }
-  for (size_t i = 0; i < impl->added.size(); ++i) {
-    const AddedToken& t = impl->added[i];
-    (t.normalized ? impl->normalized_trie : impl->unnormalized_trie).insert(t.content, i);
+  for (size_t i = 0; i < added.size(); ++i) {
+    const AddedToken& t = added[i];
+    (t.normalized ? normalized_trie : unnormalized_trie).insert(t.content, i);
   }
+}
 
+void HfTokenizer::Impl::build_decode_table(const std::array<int, 0x144>& code_point_to_byte,
+                                           int64_t max_id) {
   // Decode table: vocabulary tokens as the bytes their byte-level characters stand for (a token
   // with other characters decodes to its own text, as the Rust ByteLevel decoder does); added
   // tokens as their content.
-  impl->vocab_size = max_id + 1;
-  impl->id_to_text.assign(static_cast<size_t>(impl->vocab_size), std::string());
-  impl->id_known.assign(static_cast<size_t>(impl->vocab_size), false);
-  for (const auto& [token, id] : impl->vocab) {
+  vocab_size = max_id + 1;
+  id_to_text.assign(static_cast<size_t>(vocab_size), std::string());
+  id_known.assign(static_cast<size_t>(vocab_size), false);
+  for (const auto& [token, id] : vocab) {
     std::string bytes;
     bool byte_level = true;
     uint32_t c = 0;
@@ -880,19 +889,19 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       bytes.push_back(static_cast<char>(code_point_to_byte[c]));
       i += len;
     }
-    if (byte_level) impl->vocab_by_bytes.emplace(bytes, id);
-    impl->id_to_text[static_cast<size_t>(id)] = byte_level ? bytes : token;
-    impl->id_known[static_cast<size_t>(id)] = true;
+    if (byte_level) vocab_by_bytes.emplace(bytes, id);
+    id_to_text[static_cast<size_t>(id)] = byte_level ? bytes : token;
+    id_known[static_cast<size_t>(id)] = true;
   }
-  for (const AddedToken& t : impl->added) {
-    impl->id_to_text[static_cast<size_t>(t.id)] = t.content;
-    impl->id_known[static_cast<size_t>(t.id)] = true;
+  for (const AddedToken& t : added) {
+    id_to_text[static_cast<size_t>(t.id)] = t.content;
+    id_known[static_cast<size_t>(t.id)] = true;
   }
+}
 
+void HfTokenizer::Impl::read_special_tokens(const HfTokenizer& self, const json& root,
+                                            const std::string& config_json) {
   // BOS / EOS / PAD: tokenizer_config.json first, then well-known added tokens.
-  auto tokenizer = std::unique_ptr<HfTokenizer>(new HfTokenizer(std::move(impl)));
-  const HfTokenizer* self = tokenizer.get();
-  Impl& im = *self->impl_;
   json config;
   const std::string config_source =
       (std::filesystem::path(source).parent_path() / "tokenizer_config.json").string();
@@ -909,7 +918,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       throw TokenizerError(
           fmt::format("{}: {}: expected a token text, found {}", config_source, key, v.dump()));
     }
-    const auto id = self->token_id(content);
+    const auto id = self.token_id(content);
     if (!id) {
       throw TokenizerError(fmt::format("{}: {}: {} is not a token of {}", config_source, key,
                                        text::quoted(content), source));
@@ -918,20 +927,20 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
   };
   const auto first_known = [&](std::initializer_list<const char*> names) -> int32_t {
     for (const char* name : names) {
-      if (const auto id = self->token_id(name)) return *id;
+      if (const auto id = self.token_id(name)) return *id;
     }
     return -1;
   };
-  im.bos = special_from_config("bos_token")
-               .value_or(first_known({"<|begin_of_text|>", "<s>", "<|endoftext|>"}));
-  im.eos = special_from_config("eos_token")
-               .value_or(first_known({"<|end_of_text|>", "</s>", "<|endoftext|>"}));
-  im.pad = special_from_config("pad_token").value_or(im.eos);
+  bos = special_from_config("bos_token")
+            .value_or(first_known({"<|begin_of_text|>", "<s>", "<|endoftext|>"}));
+  eos = special_from_config("eos_token")
+            .value_or(first_known({"<|end_of_text|>", "</s>", "<|endoftext|>"}));
+  pad = special_from_config("pad_token").value_or(eos);
 
   // Does an example start with BOS? add_bos_token says so where the config has it (the Llama
   // tokenizer classes rebuild their post-processor from it); else the post-processor decides.
   const std::optional<int32_t> template_bos =
-      root.contains("post_processor") ? leading_special_token(*self, root["post_processor"], source)
+      root.contains("post_processor") ? leading_special_token(self, root["post_processor"], source)
                                       : std::nullopt;
   if (config.is_object() && config.contains("add_bos_token") &&
       !config["add_bos_token"].is_null()) {
@@ -939,15 +948,51 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
       throw TokenizerError(fmt::format("{}: add_bos_token: expected true or false, found {}",
                                        config_source, config["add_bos_token"].dump()));
     }
-    im.add_bos = config["add_bos_token"].get<bool>();
-    if (im.add_bos && im.bos < 0) {
+    add_bos = config["add_bos_token"].get<bool>();
+    if (add_bos && bos < 0) {
       throw TokenizerError(fmt::format(
           "{}: add_bos_token is true, but there is no BOS token: set bos_token", config_source));
     }
   } else if (template_bos) {
-    im.add_bos = true;
-    im.bos = *template_bos;
+    add_bos = true;
+    bos = *template_bos;
   }
+}
+
+std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer_json,
+                                                    const std::string& config_json,
+                                                    const std::string& source) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = source;
+  const json root = parse_json(tokenizer_json, source);
+  if (!root.is_object()) {
+    throw TokenizerError(fmt::format("{}: expected a JSON object at the top", source));
+  }
+  if (!root.contains("model")) impl->fail("model: missing");
+  const json& model = root["model"];
+  IdRange ids;
+  impl->read_model(model, ids);
+  const std::array<int, 0x144> code_point_to_byte = impl->read_byte_symbols();
+  impl->read_merges(model);
+  // normalizer
+  if (root.contains("normalizer") && !root["normalizer"].is_null()) {
+    impl->fail(fmt::format("normalizer: {} is not supported (only null)",
+                           text::quoted(type_of(root["normalizer"], source, "normalizer"))));
+  }
+
+  impl->read_pre_tokenizer(root);
+  // decoder
+  if (!root.contains("decoder") || root["decoder"].is_null() ||
+      type_of(root["decoder"], source, "decoder") != "ByteLevel") {
+    impl->fail(fmt::format("decoder: expected ByteLevel, found {}",
+                           root.contains("decoder") ? root["decoder"].dump() : "nothing"));
+  }
+
+  impl->read_added_tokens(root, ids);
+  impl->check_id_range(ids, model["vocab"].size());
+  impl->build_decode_table(code_point_to_byte, ids.max_id);
+  auto tokenizer = std::unique_ptr<HfTokenizer>(new HfTokenizer(std::move(impl)));
+  tokenizer->impl_->read_special_tokens(*tokenizer, root, config_json);
   return tokenizer;
 }
 
