@@ -29,6 +29,186 @@ struct ValidateFlags {
   bool no_data = false;
 };
 
+// What validate found: the spec resolved, the step counts from the data's real size, and what
+// the data file holds when it was read.
+struct Validated {
+  spec::RunSpec spec;
+  spec::DerivedCounts derived;
+  bool pack = false;
+  std::optional<data::DataFileStats> data_stats;
+  std::optional<int64_t> validation_examples;
+  std::optional<int64_t> rows;  // rows per epoch, when the data was counted (file or packing)
+  std::string tokenizer_name;
+  std::string special_tokens;
+};
+
+// A data file's size decides the step counts: read it (and its tokenizer) as the run will, so
+// that a bad file or tokenizer is found before any machine time is spent. The counts come from
+// the same rows the run's batcher makes: the training side of a validation split, packed when
+// data.padding is pack.
+Validated validate(const spec::RunSpec& s, bool read_data) {
+  Validated v;
+  v.spec = s;
+  const bool pack = v.pack = s.data.padding == "pack";
+  std::optional<data::DataFileStats>& data_stats = v.data_stats;
+  std::optional<int64_t>& validation_examples = v.validation_examples;
+  std::optional<int64_t>& rows = v.rows;
+  std::string& tokenizer_name = v.tokenizer_name;
+  std::string& special_tokens = v.special_tokens;
+  if (s.data.source == "file" && read_data) {
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    try {
+      tokenizer = data::tokenizer_for(s);
+    } catch (const data::TokenizerError& e) {
+      throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
+    }
+    tokenizer_name = tokenizer->name();
+    special_tokens = data::describe_special_tokens(*tokenizer);
+    data::check_tokenizer_fits(s, *tokenizer);
+    data::ValidationOptions vo;
+    vo.fraction = s.data.validation_fraction;
+    vo.path = s.data.validation_path;
+    data::TrainValidationData split;
+    try {
+      split = data::load_train_validation(data::data_file_options(s), vo, *tokenizer);
+    } catch (const data::DataError& e) {
+      throw data::DataError(std::string("data.path: ") + e.what());
+    }
+    data_stats = split.train->stats();
+    if (split.validation) validation_examples = split.validation->size();
+    rows = data::rows_per_epoch(*split.train, pack, s.data.seq_len);
+  } else if (s.data.source == "synthetic" && pack) {
+    const data::ByteTokenizer byte;
+    rows = data::rows_per_epoch(data::SyntheticDataset(s.data, byte), true, s.data.seq_len);
+  }
+  v.derived = rows ? spec::derive_counts_from_batches(s, *rows / s.train.micro_batch_size)
+                   : spec::derive_counts(s);
+  if (rows && v.derived.steps_per_epoch < 1) {
+    throw spec::SpecError(
+        {{s.source_path, s.data.source == "file" ? "data.path" : "data.num_examples", 0,
+          fmt::format("{} examples make {} {}: 0 optimizer steps with micro_batch_size {} x "
+                      "grad_accum_steps {}",
+                      data_stats ? data_stats->examples : s.data.num_examples, *rows,
+                      pack ? "packed rows" : "rows", s.train.micro_batch_size,
+                      s.train.grad_accum_steps)}});
+  }
+  return v;
+}
+
+void print_json(const Validated& v) {
+  const bool pack = v.pack;
+  const spec::RunSpec& s = v.spec;
+  const spec::DerivedCounts& d = v.derived;
+  const std::optional<data::DataFileStats>& data_stats = v.data_stats;
+  const std::optional<int64_t>& validation_examples = v.validation_examples;
+  const std::optional<int64_t>& rows = v.rows;
+  const std::string& tokenizer_name = v.tokenizer_name;
+  const std::string& special_tokens = v.special_tokens;
+  const model::ParamCounts p = model::count_parameters(s.model, s.lora);
+  nlohmann::ordered_json out;
+  out["spec"] = spec::to_json(s);
+  out["spec_fingerprint"] = spec::fingerprint(s);
+  out["derived"] = {{"effective_batch", d.effective_batch},
+                    {"micro_batches_per_epoch", d.micro_batches_per_epoch},
+                    {"steps_per_epoch", d.steps_per_epoch},
+                    {"total_steps", d.total_steps},
+                    {"max_tokens_per_step", d.max_tokens_per_step}};
+  out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
+  if (data_stats) {
+    out["data"] = {{"tokenizer", tokenizer_name},
+                   {"special_tokens", special_tokens},
+                   {"records", data_stats->records},
+                   {"examples", data_stats->examples},
+                   {"skipped_bad", data_stats->skipped_bad},
+                   {"dropped_too_long", data_stats->dropped_too_long},
+                   {"truncated", data_stats->truncated},
+                   {"tokens", data_stats->tokens},
+                   {"loss_tokens", data_stats->loss_tokens},
+                   {"mean_length", data_stats->mean_length},
+                   {"p50_length", data_stats->p50_length},
+                   {"p90_length", data_stats->p90_length},
+                   {"max_length", data_stats->max_length},
+                   {"masked_fraction", data_stats->masked_fraction}};
+    if (validation_examples) out["data"]["validation_examples"] = *validation_examples;
+  }
+  if (rows && pack) out["derived"]["packed_rows_per_epoch"] = *rows;
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_text(const Validated& v, const std::string& spec_path) {
+  const spec::RunSpec& s = v.spec;
+  const spec::DerivedCounts& d = v.derived;
+  const bool pack = v.pack;
+  const std::optional<data::DataFileStats>& data_stats = v.data_stats;
+  const std::optional<int64_t>& validation_examples = v.validation_examples;
+  const std::optional<int64_t>& rows = v.rows;
+  const std::string& tokenizer_name = v.tokenizer_name;
+  const std::string& special_tokens = v.special_tokens;
+  const model::ParamCounts p = model::count_parameters(s.model, s.lora);
+  // "total" is base + trainable here, in the JSON, in the report and in the run's summary.
+  const double trainable_percent = 100.0 * double(p.lora) / double(p.total());
+  // JSON escapes C0 controls; C1 and bidirectional controls it keeps, and printable() writes
+  // them as \uNNNN, which JSON reads back as the same characters.
+  std::cout << text::printable("resolved spec (" + spec_path + "):") << "\n";
+  std::istringstream dump(spec::to_json(s).dump(2));
+  for (std::string dump_line; std::getline(dump, dump_line);) {
+    std::cout << text::printable(dump_line) << "\n";
+  }
+  std::cout << "\n";
+  using report::group_thousands;
+  // Values quote the tokenizer's files (token texts): printed escaped.
+  auto line = [](const std::string& label, const std::string& value) {
+    std::cout << fmt::format("{:<30}{}\n", label, text::printable(value));
+  };
+  line("spec fingerprint", spec::fingerprint(s));
+  if (data_stats) {
+    line("tokenizer", tokenizer_name);
+    line("special tokens", special_tokens);
+    line("data file",
+         fmt::format("{} examples of {} records ({} bad skipped, {} too long "
+                     "dropped, {} truncated)",
+                     group_thousands(data_stats->examples), group_thousands(data_stats->records),
+                     data_stats->skipped_bad, data_stats->dropped_too_long, data_stats->truncated));
+    line("example length (tokens)",
+         fmt::format("mean {:.1f}, p50 {:.1f}, p90 {:.1f}, max {}", data_stats->mean_length,
+                     data_stats->p50_length, data_stats->p90_length, data_stats->max_length));
+    line("tokens", fmt::format("{} ({:.1f}% without loss)", group_thousands(data_stats->tokens),
+                               100.0 * data_stats->masked_fraction));
+    if (validation_examples) {
+      line("validation examples", group_thousands(*validation_examples));
+    }
+  } else if (s.data.source == "file") {
+    line("data file", "not read (--no-data): steps below assume data.num_examples");
+  }
+  if (rows && pack) line("packed rows per epoch", group_thousands(*rows));
+  line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
+                                      s.train.micro_batch_size, s.train.grad_accum_steps));
+  // The splits an out-of-memory fallback would go through (train/oom_fallback.h).
+  if (s.train.oom_fallback) {
+    train::MicroBatching split{s.train.micro_batch_size, s.train.grad_accum_steps};
+    std::string chain = fmt::format("{} x {}", split.micro_batch_size, split.grad_accum_steps);
+    for (int64_t i = 0; i < s.train.oom_max_fallbacks; ++i) {
+      const std::optional<train::MicroBatching> next = train::fallback_micro_batching(split);
+      if (!next) break;
+      split = *next;
+      chain += fmt::format(" -> {} x {}", split.micro_batch_size, split.grad_accum_steps);
+    }
+    line("on out of memory", "fall back " + chain + ", then fail");
+  } else {
+    line("on out of memory", "fail the run (train.oom_fallback: false)");
+  }
+  line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));
+  line("steps per epoch", group_thousands(d.steps_per_epoch));
+  line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),
+                                  s.train.max_steps > 0 ? " (capped by train.max_steps)" : ""));
+  line("tokens per step (max)", group_thousands(d.max_tokens_per_step));
+  line("base parameters", group_thousands(p.base) + " (frozen)");
+  line("trainable parameters",
+       fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora), trainable_percent));
+  line("total parameters", group_thousands(p.total()) + " (base + trainable)");
+  std::cout << "spec is valid\n";
+}
+
 }  // namespace
 
 Action add_validate_command(CLI::App& app) {
@@ -42,149 +222,13 @@ Action add_validate_command(CLI::App& app) {
                 "With data.source: file, do not read the tokenizer and the data file (steps then "
                 "assume data.num_examples)");
   return [flags]() {
-    spec::RunSpec s = spec::load_spec(flags->spec_path, flags->overrides);
-    // A data file's size decides the step counts: read it (and its tokenizer) as the run will,
-    // so that a bad file or tokenizer is found before any machine time is spent. The counts
-    // come from the same rows the run's batcher makes: the training side of a validation split,
-    // packed when data.padding is pack.
-    const bool pack = s.data.padding == "pack";
-    std::optional<data::DataFileStats> data_stats;
-    std::optional<int64_t> validation_examples;
-    std::optional<int64_t> rows;
-    std::string tokenizer_name;
-    std::string special_tokens;
-    if (s.data.source == "file" && !flags->no_data) {
-      std::unique_ptr<data::Tokenizer> tokenizer;
-      try {
-        tokenizer = data::tokenizer_for(s);
-      } catch (const data::TokenizerError& e) {
-        throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
-      }
-      tokenizer_name = tokenizer->name();
-      special_tokens = data::describe_special_tokens(*tokenizer);
-      data::check_tokenizer_fits(s, *tokenizer);
-      data::ValidationOptions vo;
-      vo.fraction = s.data.validation_fraction;
-      vo.path = s.data.validation_path;
-      data::TrainValidationData split;
-      try {
-        split = data::load_train_validation(data::data_file_options(s), vo, *tokenizer);
-      } catch (const data::DataError& e) {
-        throw data::DataError(std::string("data.path: ") + e.what());
-      }
-      data_stats = split.train->stats();
-      if (split.validation) validation_examples = split.validation->size();
-      rows = data::rows_per_epoch(*split.train, pack, s.data.seq_len);
-    } else if (s.data.source == "synthetic" && pack) {
-      const data::ByteTokenizer byte;
-      rows = data::rows_per_epoch(data::SyntheticDataset(s.data, byte), true, s.data.seq_len);
-    }
-    const spec::DerivedCounts d =
-        rows ? spec::derive_counts_from_batches(s, *rows / s.train.micro_batch_size)
-             : spec::derive_counts(s);
-    if (rows && d.steps_per_epoch < 1) {
-      throw spec::SpecError(
-          {{s.source_path, s.data.source == "file" ? "data.path" : "data.num_examples", 0,
-            fmt::format("{} examples make {} {}: 0 optimizer steps with micro_batch_size {} x "
-                        "grad_accum_steps {}",
-                        data_stats ? data_stats->examples : s.data.num_examples, *rows,
-                        pack ? "packed rows" : "rows", s.train.micro_batch_size,
-                        s.train.grad_accum_steps)}});
-    }
-    const model::ParamCounts p = model::count_parameters(s.model, s.lora);
-    // "total" is base + trainable here, in the JSON, in the report and in the run's summary.
-    const double trainable_percent = 100.0 * double(p.lora) / double(p.total());
+    const Validated v =
+        validate(spec::load_spec(flags->spec_path, flags->overrides), !flags->no_data);
     if (flags->json) {
-      nlohmann::ordered_json out;
-      out["spec"] = spec::to_json(s);
-      out["spec_fingerprint"] = spec::fingerprint(s);
-      out["derived"] = {{"effective_batch", d.effective_batch},
-                        {"micro_batches_per_epoch", d.micro_batches_per_epoch},
-                        {"steps_per_epoch", d.steps_per_epoch},
-                        {"total_steps", d.total_steps},
-                        {"max_tokens_per_step", d.max_tokens_per_step}};
-      out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
-      if (data_stats) {
-        out["data"] = {{"tokenizer", tokenizer_name},
-                       {"special_tokens", special_tokens},
-                       {"records", data_stats->records},
-                       {"examples", data_stats->examples},
-                       {"skipped_bad", data_stats->skipped_bad},
-                       {"dropped_too_long", data_stats->dropped_too_long},
-                       {"truncated", data_stats->truncated},
-                       {"tokens", data_stats->tokens},
-                       {"loss_tokens", data_stats->loss_tokens},
-                       {"mean_length", data_stats->mean_length},
-                       {"p50_length", data_stats->p50_length},
-                       {"p90_length", data_stats->p90_length},
-                       {"max_length", data_stats->max_length},
-                       {"masked_fraction", data_stats->masked_fraction}};
-        if (validation_examples) out["data"]["validation_examples"] = *validation_examples;
-      }
-      if (rows && pack) out["derived"]["packed_rows_per_epoch"] = *rows;
-      std::cout << out.dump(2) << "\n";
-      return kExitOk;
-    }
-    // JSON escapes C0 controls; C1 and bidirectional controls it keeps, and printable() writes
-    // them as \uNNNN, which JSON reads back as the same characters.
-    std::cout << text::printable("resolved spec (" + flags->spec_path + "):") << "\n";
-    std::istringstream dump(spec::to_json(s).dump(2));
-    for (std::string dump_line; std::getline(dump, dump_line);) {
-      std::cout << text::printable(dump_line) << "\n";
-    }
-    std::cout << "\n";
-    using report::group_thousands;
-    // Values quote the tokenizer's files (token texts): printed escaped.
-    auto line = [](const std::string& label, const std::string& value) {
-      std::cout << fmt::format("{:<30}{}\n", label, text::printable(value));
-    };
-    line("spec fingerprint", spec::fingerprint(s));
-    if (data_stats) {
-      line("tokenizer", tokenizer_name);
-      line("special tokens", special_tokens);
-      line("data file", fmt::format("{} examples of {} records ({} bad skipped, {} too long "
-                                    "dropped, {} truncated)",
-                                    group_thousands(data_stats->examples),
-                                    group_thousands(data_stats->records), data_stats->skipped_bad,
-                                    data_stats->dropped_too_long, data_stats->truncated));
-      line("example length (tokens)",
-           fmt::format("mean {:.1f}, p50 {:.1f}, p90 {:.1f}, max {}", data_stats->mean_length,
-                       data_stats->p50_length, data_stats->p90_length, data_stats->max_length));
-      line("tokens", fmt::format("{} ({:.1f}% without loss)", group_thousands(data_stats->tokens),
-                                 100.0 * data_stats->masked_fraction));
-      if (validation_examples) {
-        line("validation examples", group_thousands(*validation_examples));
-      }
-    } else if (s.data.source == "file") {
-      line("data file", "not read (--no-data): steps below assume data.num_examples");
-    }
-    if (rows && pack) line("packed rows per epoch", group_thousands(*rows));
-    line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
-                                        s.train.micro_batch_size, s.train.grad_accum_steps));
-    // The splits an out-of-memory fallback would go through (train/oom_fallback.h).
-    if (s.train.oom_fallback) {
-      train::MicroBatching split{s.train.micro_batch_size, s.train.grad_accum_steps};
-      std::string chain = fmt::format("{} x {}", split.micro_batch_size, split.grad_accum_steps);
-      for (int64_t i = 0; i < s.train.oom_max_fallbacks; ++i) {
-        const std::optional<train::MicroBatching> next = train::fallback_micro_batching(split);
-        if (!next) break;
-        split = *next;
-        chain += fmt::format(" -> {} x {}", split.micro_batch_size, split.grad_accum_steps);
-      }
-      line("on out of memory", "fall back " + chain + ", then fail");
+      print_json(v);
     } else {
-      line("on out of memory", "fail the run (train.oom_fallback: false)");
+      print_text(v, flags->spec_path);
     }
-    line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));
-    line("steps per epoch", group_thousands(d.steps_per_epoch));
-    line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),
-                                    s.train.max_steps > 0 ? " (capped by train.max_steps)" : ""));
-    line("tokens per step (max)", group_thousands(d.max_tokens_per_step));
-    line("base parameters", group_thousands(p.base) + " (frozen)");
-    line("trainable parameters",
-         fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora), trainable_percent));
-    line("total parameters", group_thousands(p.total()) + " (base + trainable)");
-    std::cout << "spec is valid\n";
     return kExitOk;
   };
 }

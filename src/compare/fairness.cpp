@@ -160,11 +160,10 @@ const char* to_string(Severity severity) {
   return "job";
 }
 
-Fairness check_fairness(const std::vector<report::Report>& reports) {
-  Fairness f;
-  if (reports.size() < 2) return f;
-  Differ differ(reports);
+namespace {
 
+// The work each run did: status, steps, batch, data and base weights.
+void check_work(Differ& differ, const std::vector<report::Report>& reports, Fairness& f) {
   differ.check(
       "run status", Severity::kJob, [](const report::Report& r) { return r.status; },
       "a run that did not complete did not do the same work");
@@ -201,7 +200,11 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         [](const report::Report& r) { return r.weights->fingerprint; },
         "the checkpoints hold different weights: the losses are not comparable");
   }
+}
 
+// The spec, key by key (a key missing from an older report counts at its default), and the
+// spec fingerprint.
+void check_spec(Differ& differ, const std::vector<report::Report>& reports, Fairness& f) {
   // The spec, key by key.
   std::vector<std::string> order;
   std::set<std::string> seen;
@@ -248,7 +251,10 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
         [](const report::Report& r) { return r.spec_fingerprint.substr(0, 12); },
         "the job keys listed as job differences decide; execution keys also change it");
   }
+}
 
+// How the runs executed: energy, fallbacks, segments, world size, timing origin and warm-up.
+void check_execution(Differ& differ, const std::vector<report::Report>& reports, Fairness& f) {
   // Energy (since 1.6): compared only where every report measured it the same way.
   differ.check(
       "energy figures", Severity::kExecution,
@@ -316,7 +322,10 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
   });
   differ.check("build type", Severity::kExecution,
                [](const report::Report& r) { return r.environment.software.build_type; });
+}
 
+// Where they ran: device, drivers, software, host.
+void check_platform(Differ& differ) {
   const auto& env = [](const report::Report& r) -> const report::Environment& {
     return r.environment;
   };
@@ -344,7 +353,18 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
                [&](const report::Report& r) { return env(r).software.blas; });
   differ.check("host CPU", Severity::kPlatform,
                [&](const report::Report& r) { return env(r).host.cpu_model; });
+}
 
+}  // namespace
+
+Fairness check_fairness(const std::vector<report::Report>& reports) {
+  Fairness f;
+  if (reports.size() < 2) return f;
+  Differ differ(reports);
+  check_work(differ, reports, f);
+  check_spec(differ, reports, f);
+  check_execution(differ, reports, f);
+  check_platform(differ);
   f.differences = differ.take();
   f.same_job = std::none_of(f.differences.begin(), f.differences.end(),
                             [](const Difference& d) { return d.severity == Severity::kJob; });
