@@ -46,7 +46,7 @@ function(_ftbench_torch_compiles out_var source)
   set(${out_var} ${${out_var}} PARENT_SCOPE)
 endfunction()
 
-# ftbench_torch_allocator_api(<backend> <out-var>): how src/device/allocator_stats.cpp reaches
+# ftbench_torch_allocator_api(<backend> <out-var>): how src/device/torch/allocator_stats.cpp reaches
 # the caching allocator of a GPU build, as the name of its FTBENCH_ALLOCATOR_API_* macro:
 #   DEVICE_ALLOCATOR  c10::getDeviceAllocator(kCUDA) (2.9+), no vendor headers; ROCm runs as the
 #                     cuda device type
@@ -111,7 +111,7 @@ int main() {
                       "(see CMakeFiles/CMakeConfigureLog.yaml for the FTBENCH_HAVE_* checks)")
 endfunction()
 
-# ftbench_torch_tf32_api(<out-var>): how src/device/tf32_matmul.cpp turns TF32 matmuls on and off,
+# ftbench_torch_tf32_api(<out-var>): how src/device/torch/tf32_matmul.cpp turns TF32 matmuls on and off,
 # as the name of its FTBENCH_TF32_API_* macro. aten/src/ATen/Context.h (pytorch/pytorch, read in
 # its sources, not compiled here): 2.9 added setFloat32Precision(backend, op, precision) with
 # strings ("cuda", "matmul", "tf32"/"ieee") and deprecated setAllowTF32CuBLAS; later releases take

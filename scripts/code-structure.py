@@ -12,7 +12,9 @@ Usage:
 A module is a folder: src/<module>/ and include/ftbench/<module>/. An include of
 "ftbench/<other>/x.h" is an arrow from the including file's module to <other>. The allowed
 arrows are the "may include" column of the table under "## Modules" in docs/architecture.md:
-one row a module, the modules it may include in backticks.
+one row a module, the modules it may include in backticks. A source that includes LibTorch
+(<ATen/...>, <torch/...>, <c10/...>, directly or through ftbench headers) must be in a torch/
+folder (src/<module>/torch/) or in src/cli_run: the folder decides the target.
 
 Function lengths: Universal Ctags' function definitions (kind f, with their end lines) in src/
 and include/, lambdas counted inside the function that holds them; a function's length is
@@ -35,6 +37,10 @@ MAX_MEDIAN_FUNCTION_LINES = 10
 MAX_FILE_LINES = 800
 SOURCE_ENDINGS = (".cpp", ".h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"ftbench/([A-Za-z0-9_]+)/[^"]+"', re.M)
+FTBENCH_HEADER = re.compile(r'^\s*#\s*include\s+"(ftbench/[^"]+)"', re.M)
+TORCH_HEADER = re.compile(r'^\s*#\s*include\s+<(ATen|torch|c10)/', re.M)
+# Sources that are the LibTorch side by their folder; every other source is torch-free.
+TORCH_SIDE = re.compile(r"^src/([a-z_]+/torch|cli_run)/")
 
 
 def source_files():
@@ -119,6 +125,41 @@ def allowed_includes():
     return table
 
 
+def torch_headers(files):
+    """The ftbench headers that include LibTorch, directly or through other ftbench headers."""
+    includes = {}
+    for path in files:
+        if path.startswith("include/"):
+            text = read(path)
+            includes[path[len("include/"):]] = (bool(TORCH_HEADER.search(text)),
+                                                FTBENCH_HEADER.findall(text))
+    torch = {h for h, (direct, _) in includes.items() if direct}
+    changed = True
+    while changed:
+        changed = False
+        for h, (_, inner) in includes.items():
+            if h not in torch and any(i in torch for i in inner):
+                torch.add(h)
+                changed = True
+    return torch
+
+
+def check_torch_side(files):
+    """A source outside a torch/ folder (and outside cli_run) must not include LibTorch."""
+    torch = torch_headers(files)
+    problems = []
+    for path in files:
+        if not path.startswith("src/") or TORCH_SIDE.match(path):
+            continue
+        text = read(path)
+        through = [h for h in FTBENCH_HEADER.findall(text) if h in torch]
+        if TORCH_HEADER.search(text) or through:
+            how = "includes LibTorch" + (f" (through {', '.join(through)})" if through else "")
+            problems.append(f"{path} {how} but is not in a torch/ folder: the torch-free "
+                            "targets compile it")
+    return problems
+
+
 def check_includes(files, report):
     arrows = include_arrows(files)
     modules = {m for m in map(module_of, files) if m}
@@ -139,6 +180,7 @@ def check_includes(files, report):
         if a in table and b not in table[a]:
             problems.append(f"{a} may not include {b} (docs/architecture.md), but "
                             f"{', '.join(where)} does")
+    problems += check_torch_side(files)
     report["modules"] = len(modules)
     report["module_arrows"] = len(arrows)
     return problems

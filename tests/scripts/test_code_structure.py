@@ -91,6 +91,27 @@ class IncludeCheck(unittest.TestCase):
                 "docs/architecture.md: module table names cost, which has no folder",
             ])
 
+    def test_libtorch_only_in_torch_folders(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "include/ftbench/report/tensor.h": "#include <ATen/ATen.h>\n",
+                "include/ftbench/report/record.h": '#include "ftbench/report/tensor.h"\n',
+                "src/report/torch/ok.cpp": '#include "ftbench/report/record.h"\n'
+                                           "#include <torch/torch.h>\n",
+                "src/report/direct.cpp": "#include <c10/core/ScalarType.h>\n",
+                "src/report/through.cpp": '#include "ftbench/report/record.h"\n',
+                "src/text/t.cpp": "\n",
+                "src/cost/c.cpp": "\n",
+            })
+            code, figures = check(root)
+            self.assertEqual(code, 1)
+            self.assertEqual(figures["problems"], [
+                "src/report/direct.cpp includes LibTorch but is not in a torch/ folder: the "
+                "torch-free targets compile it",
+                "src/report/through.cpp includes LibTorch (through ftbench/report/record.h) but "
+                "is not in a torch/ folder: the torch-free targets compile it",
+            ])
+
     def test_without_the_table_it_says_so(self):
         with tempfile.TemporaryDirectory() as root:
             make_tree(root, {"src/text/t.cpp": "\n"}, table="# Architecture\n")

@@ -1,5 +1,5 @@
 // Stand-in for a ROCm LibTorch's c10/hip/HIPCachingAllocator.h, which a CPU build lacks, so that
-// CI compiles src/device/allocator_stats.cpp's ROCm paths (tests/CMakeLists.txt,
+// CI compiles src/device/torch/allocator_stats.cpp's ROCm paths (tests/CMakeLists.txt,
 // ftbench_rocm_compile_*). Declares only what that file calls, with upstream's signatures:
 // c10/cuda/CUDACachingAllocator.h of PyTorch 2.6.0 (as shipped in Debian 13's
 // libtorch-cuda-dev 2.6.0+dfsg-7), of which ROCm builds carry a hipified copy under this name:
