@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#include "../model/small_model.h"
+#include "../model/torch/small_model.h"
 #include "ftbench/model/chunked_loss.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/model/sdpa.h"

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../ci_env.h"
+#include "../../ci_env.h"
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/sentencepiece_tokenizer.h"
 

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../ci_env.h"
+#include "../../ci_env.h"
 #include "ftbench/report/report_io.h"
 
 namespace ftbench::hf {
