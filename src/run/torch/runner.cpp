@@ -1,55 +1,7 @@
-#include "ftbench/run/runner.h"
-
-#include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <memory>
-#include <optional>
-#include <utility>
-#include <vector>
-
-#include <ATen/Parallel.h>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
-#include "ftbench/data/batcher.h"
-#include "ftbench/data/data_from_spec.h"
-#include "ftbench/data/file_dataset.h"
-#include "ftbench/data/fingerprint.h"
-#include "ftbench/data/load_tokenizer.h"
-#include "ftbench/data/slice_dataset.h"
-#include "ftbench/data/synthetic_dataset.h"
-#include "ftbench/device/backend.h"
-#include "ftbench/device/energy_meter.h"
-#include "ftbench/device/environment.h"
-#include "ftbench/device/memory_meter.h"
-#include "ftbench/hf/hf_load.h"
-#include "ftbench/hf/peft_adapter.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/metrics/gpu_peaks.h"
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/metrics/stats.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/model/shape_math.h"
-#include "ftbench/report/phase_names.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/run/outputs.h"
-#include "ftbench/run/phase_timer.h"
-#include "ftbench/run/progress.h"
-#include "ftbench/run/resume_point.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/train/checkpoint.h"
-#include "ftbench/train/stop_signals.h"
-#include "ftbench/train/trainer.h"
-#include "ftbench/version.h"
+#include "run.h"
 
 namespace ftbench::run {
-namespace {
-
-namespace phase = report::phase;
+namespace detail {
 
 void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
                   metrics::SummaryOptions& s) {
@@ -67,9 +19,8 @@ void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
   }
 }
 
-// The second MFU denominator: the measured GEMM peak for the run's dtype, when the measurement
-// was made on this run's device (same backend and device name); otherwise none, and the report
-// says why.
+// Without a measurement on this run's device (same backend and device name) none, and the
+// report says why.
 void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
                        metrics::SummaryOptions& s) {
   if (!o.gemm) return;
@@ -95,8 +46,6 @@ void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
   spdlog::warn("--gemm: {}: no MFU against the measured GEMM peak", s.gemm_peak_source);
 }
 
-// Example lengths and the share of tokens without loss, for any data set; the file reader's own
-// counts (records, skipped, dropped, truncated) are filled in by the caller for file data.
 report::DataStatistics length_statistics(const data::Dataset& dataset,
                                          const data::DataStats& counts, int64_t seq_len) {
   report::DataStatistics s;
@@ -122,115 +71,6 @@ report::DataStatistics length_statistics(const data::Dataset& dataset,
       counts.tokens > 0 ? 1.0 - double(counts.loss_tokens) / double(counts.tokens) : 0.0;
   return s;
 }
-
-// What the exported adapter names as its base: the checkpoint folder as the spec gives it; ""
-// (null in adapter_config.json) for random weights, which no loader could fetch.
-std::string base_model_name(const spec::RunSpec& spec) { return spec.model.checkpoint; }
-
-// The first line of an error message (LibTorch appends a backtrace after it).
-std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
-
-// One `ftbench run` process: the objects of the run, built phase by phase, and the report they
-// fill. Constructed with the checks that cost no machine time (the checkpoint folder, the
-// resume point, the outputs); execute() then runs the phases in order, each ended and metered
-// by the phase timer, and writes the report. Not copyable; used from the run's thread.
-class Run {
- public:
-  Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::StopSignals& signals);
-  Run(const Run&) = delete;
-  Run& operator=(const Run&) = delete;
-
-  report::Report execute();
-
- private:
-  // Before any phase.
-  void claim_checkpoint_folder();
-  void read_resume_point();
-  void check_outputs();
-  void start_report();
-  // The set-up phases, in order.
-  void init_backend();
-  void build_model();
-  void load_weights();
-  void prepare_data();
-  void prepare_validation(const data::BatcherOptions& train_options);
-  void load_checkpoint();
-  // The step loop and what runs between steps.
-  void train();
-  void on_step(const report::StepRecord& r);
-  void end_training_phase_at(int64_t step);
-  void evaluate_after(int64_t step);
-  std::string save_checkpoint(int64_t step, const std::string& reason, bool stopping);
-  // After training.
-  void export_outputs();
-  void export_to(const char* kind, const char* phase_name, const std::string& dir);
-  report::Report finish();
-  void record_failure(const std::exception& e);
-  // The objects the phases built, in the reverse of their order, when training is over.
-  void release_run_objects();
-  // Shared by the phases.
-  void end_setup_phase(const char* name);
-  void stop_if_asked(const char* phase_name) const;
-  report::Segment current_segment(const std::string& status) const;
-  std::vector<report::StepRecord> segment_steps() const;
-  std::vector<metrics::StepFlops> assemble(const std::string& status);
-  void update_journal(const std::string& status, const report::Segment* recorded = nullptr);
-
-  const RunOptions& o_;
-  const spec::RunSpec& spec_;
-  const metrics::ProcessClock& clock_;
-  const train::StopSignals& signals_;
-  const std::string spec_fingerprint_;
-  const std::string cp_dir_;
-  const std::string adapter_dir_;
-  const std::string merged_dir_;
-  // The checkpoint folder is this run's alone while it runs (a second run writing into it is
-  // refused at once, not at a save). A run that saves only on a stop signal takes it then.
-  std::optional<train::CheckpointDirLock> cp_lock_;
-  std::optional<ResumePoint> resume_;
-  std::vector<report::Segment> previous_segments_;
-  std::vector<metrics::StepFlops> previous_flops_;
-  std::optional<report::Report> old_report_;
-  bool replace_report_ = false;
-
-  report::Report rep_;
-  int64_t segment_index_ = 1;
-  model::ParamCounts params_;
-  std::optional<PhaseTimer> phases_;
-  std::optional<device::MemoryMeter> memory_;
-  metrics::SummaryOptions summary_options_;
-  // Filled step by step, so that a run that fails part-way still reports what it measured.
-  train::TrainResult result_;
-  std::unique_ptr<device::Backend> backend_;
-  std::optional<device::EnergyMeter> energy_;
-  double first_step_end_ = 0.0;
-  // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the
-  // start by a resumed run and from its first save by a fresh one (before, there is nothing to
-  // resume from), updated at every phase's end, every save, every minute of training and at
-  // the end, so that the next resume bills this process whatever becomes of it.
-  bool journal_on_ = false;
-  bool journal_failed_ = false;
-  double journal_written_ = 0.0;
-
-  // Built by the set-up phases, released in reverse order after training.
-  model::Llama model_{nullptr};
-  std::unique_ptr<data::Tokenizer> tokenizer_;
-  std::unique_ptr<data::Dataset> dataset_;
-  std::unique_ptr<data::FileDataset> validation_data_;  // null without validation data
-  std::unique_ptr<data::Batcher> batcher_;
-  // The validation set: batched like the training data but in file order, unshuffled.
-  std::vector<std::unique_ptr<data::Dataset>> validation_parts_;
-  std::vector<std::unique_ptr<data::Batcher>> validation_batchers_;
-  std::vector<data::Batcher*> validation_;
-  std::unique_ptr<train::Trainer> trainer_;
-  std::unique_ptr<Progress> progress_;
-
-  // The step loop's state.
-  int64_t first_step_ = 1;
-  int64_t training_split_at_ = 1;  // the step whose end last ended a phase
-  double last_save_ = 0.0;
-  double train_start_ = 0.0;
-};
 
 Run::Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::StopSignals& signals)
     : o_(o),
@@ -422,6 +262,8 @@ void Run::stop_if_asked(const char* phase_name) const {
 
 // Files the run needs must be there before any machine time goes into the model (an 8B model
 // takes minutes to build); their content is checked when they are read.
+namespace {
+
 void check_needed_files(const spec::RunSpec& spec) {
   std::vector<std::pair<const char*, std::string>> needed;
   if (!spec.model.checkpoint.empty())
@@ -441,6 +283,8 @@ void check_needed_files(const spec::RunSpec& spec) {
     }
   }
 }
+
+}  // namespace
 
 void Run::init_backend() {
   check_needed_files(spec_);
@@ -608,301 +452,11 @@ void Run::load_checkpoint() {
   backend_->synchronize();
 }
 
-// Validation passes and checkpoint saves run between steps, outside every step's wall time
-// (the trainer starts the next step's clock after the callback). Each is a phase of its own
-// that splits the step loop's time: first_step, [evaluation], training, evaluation,
-// checkpoint, training, ..., so the phases stay contiguous and in time order.
-void Run::train() {
-  spdlog::info("{}: {} on {} ({}), {} steps, {} parameters ({} base + {} trainable)",
-               spec_.output.name, spec_.model.preset, backend_->info().name, backend_->kind(),
-               rep_.derived.total_steps, params_.total(), params_.base, params_.lora);
-  if (o_.inject_oom) {
-    spdlog::warn("FTBENCH_INJECT_OOM={}: simulated out-of-memory errors (a testing aid)",
-                 o_.inject_oom->rule());
-  }
-  first_step_ = resume_ ? resume_->manifest.step + 1 : 1;
-  training_split_at_ = first_step_;
-  progress_ = std::make_unique<Progress>(rep_.derived.total_steps, spec_.output.progress,
-                                         spec_.output.log_every_steps);
-  last_save_ = clock_.now();
-  energy_->start(*backend_, clock_);
-  train_start_ = clock_.now();
-  trainer_->run(result_, [this](const report::StepRecord& r) { on_step(r); });
-  progress_->finish();
-  rep_.energy = energy_->finish(segment_steps());
-  phases_->end(phase::kTraining);
-  if (!validation_.empty() && !result_.steps.empty()) evaluate_after(result_.steps.back().step);
-}
-
-void Run::on_step(const report::StepRecord& r) {
-  const int64_t total_steps = rep_.derived.total_steps;
-  const spec::CheckpointSpec& cp = spec_.train.checkpoint;
-  const double now = clock_.now();
-  if (r.step == first_step_) {
-    first_step_end_ = now;
-    phases_->end_at(phase::kFirstStep, now);
-  }
-  if (now - journal_written_ >= 60.0) update_journal("unfinished");
-  progress_->update(r, now - train_start_);
-  // The pass after the last step follows the training phase (train()).
-  if (!validation_.empty() && r.step < total_steps &&
-      train::evaluation_due(r.step, total_steps, spec_.train.eval_every_steps)) {
-    end_training_phase_at(r.step);
-    evaluate_after(r.step);
-  }
-  // Periodic saves include the last step (the trained adapters are then on disk); a stop
-  // request at the last step is moot.
-  int signal = signals_.received();
-  bool stopping = r.step < total_steps &&
-                  (signal != 0 || (o_.stop_after_steps > 0 && r.step == o_.stop_after_steps));
-  std::string saved;
-  const bool by_steps = cp.every_steps > 0 && r.step % cp.every_steps == 0;
-  const bool by_time = cp.every_minutes > 0.0 && now - last_save_ >= cp.every_minutes * 60.0;
-  if (by_steps || by_time) {
-    end_training_phase_at(r.step);
-    saved = save_checkpoint(r.step, by_steps ? "every_steps" : "every_minutes", stopping);
-    // A stop asked for during the save: the checkpoint just written is the one to resume from,
-    // rather than one more step and another save.
-    if (!stopping && r.step < total_steps && (signal = signals_.received()) != 0) {
-      stopping = true;
-    }
-  }
-  if (!stopping) return;
-  if (saved.empty()) {
-    end_training_phase_at(r.step);
-    saved = save_checkpoint(r.step, signal != 0 ? "signal" : "stop_after_steps", true);
-  }
-  progress_->finish();
-  throw train::Interrupted(fmt::format(
-      "{} after step {} of {}; checkpoint {}; to continue, run the same command with "
-      "--resume latest",
-      signal != 0 ? "stopped by " + train::StopSignals::name(signal)
-                  : fmt::format("stopped by --stop-after-steps {}", o_.stop_after_steps),
-      r.step, total_steps, saved));
-}
-
-void Run::end_training_phase_at(int64_t step) {
-  if (step > training_split_at_) phases_->end(phase::kTraining);
-  training_split_at_ = step;
-}
-
-void Run::evaluate_after(int64_t step) {
-  const train::EvalResult e =
-      train::evaluate(model_, validation_, *backend_, spec_.train.eval_max_batches);
-  phases_->end(phase::kEvaluation);
-  rep_.evaluations.push_back({step, e.loss, e.loss_tokens, e.batches, e.seconds});
-  spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)", step,
-               e.loss, e.loss_tokens, e.batches, e.seconds);
-}
-
-std::string Run::save_checkpoint(int64_t step, const std::string& reason, bool stopping) {
-  const spec::CheckpointSpec& cp = spec_.train.checkpoint;
-  // A run that saves only on a stop signal takes the folder's lock now.
-  if (!cp_lock_) {
-    try {
-      cp_lock_.emplace(cp_dir_);
-    } catch (const train::CheckpointError& e) {
-      throw train::CheckpointWriteError(e.what());
-    }
-    train::clean_checkpoint_leftovers(cp_dir_);
-  }
-  backend_->synchronize();
-  const double start = clock_.now();
-  train::CheckpointManifest m;
-  m.created_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + start);
-  m.reason = reason;
-  m.ftbench_version = ftbench::version();
-  m.spec_fingerprint = spec_fingerprint_;
-  m.data_fingerprint = rep_.data->fingerprint;
-  m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(spec_));
-  // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
-  // goes on (a process that then dies records nothing more).
-  const std::vector<metrics::StepFlops> flops = assemble(stopping ? "interrupted" : "unfinished");
-  for (const metrics::StepFlops& f : flops) {
-    m.step_flops.push_back(
-        {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute});
-  }
-  const std::string path =
-      (std::filesystem::path(cp_dir_) / train::checkpoint_folder_name(step)).string();
-  // The report the checkpoint carries records this save too, measured up to the manifest's
-  // write (the milliseconds of that write are only in the live report's figure).
-  const train::SavedCheckpointFolder saved = train::save_checkpoint(
-      cp_dir_, cp.keep_last, *trainer_, std::move(m), rep_.derived.steps_per_epoch,
-      backend_->device(), [&](train::CheckpointManifest& full) {
-        rep_.checkpoints.push_back(
-            {step, segment_index_, reason, path, full.tensors_bytes, clock_.now() - start});
-        full.report = report::to_json(rep_);
-        rep_.checkpoints.pop_back();
-      });
-  const double seconds = clock_.now() - start;
-  rep_.checkpoints.push_back({step, segment_index_, reason, saved.path, saved.bytes, seconds});
-  journal_on_ = true;
-  phases_->end(phase::kCheckpoint);  // and the journal, with this save
-  last_save_ = clock_.now();
-  spdlog::info("step {}: checkpoint {} ({}, {:.1f} MB in {:.3f} s)", step, saved.path, reason,
-               double(saved.bytes) / 1e6, seconds);
-  return saved.path;
-}
-
-// The trained adapter for the serving stack: PEFT's format, and merged full weights.
-void Run::export_outputs() {
-  if (!adapter_dir_.empty()) export_to("peft_adapter", phase::kAdapterExport, adapter_dir_);
-  if (!merged_dir_.empty()) export_to("merged", phase::kMergedExport, merged_dir_);
-}
-
-void Run::export_to(const char* kind, const char* phase_name, const std::string& dir) {
-  backend_->synchronize();
-  const double start = clock_.now();
-  const hf::ExportStats x = std::string(kind) == "peft_adapter"
-                                ? hf::write_peft_adapter(model_, spec_.model, spec_.lora,
-                                                         base_model_name(spec_), dir, o_.force)
-                                : hf::write_merged_hf(model_, spec_.model, dir, o_.force,
-                                                      5'000'000'000, spec_.model.checkpoint);
-  const double seconds = clock_.now() - start;
-  rep_.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
-  phases_->end(phase_name);
-  spdlog::info("{}: {} ({} tensors, {:.1f} MB in {:.3f} s)", kind, dir, x.tensors,
-               double(x.bytes) / 1e6, seconds);
-}
-
-void Run::release_run_objects() {
-  progress_.reset();
-  trainer_.reset();
-  validation_.clear();
-  validation_batchers_.clear();
-  validation_parts_.clear();
-  batcher_.reset();
-  validation_data_.reset();
-  dataset_.reset();
-  tokenizer_.reset();
-  model_ = model::Llama(nullptr);
-}
-
-// The summary, then the report: the write is timed on the real file, then the file is
-// rewritten with that time in it (the second write, of the same size, is not counted).
-report::Report Run::finish() {
-  assemble("completed");
-  phases_->end(phase::kSummarize);
-  phases_->after_each_phase(nullptr);
-  update_journal("completed");
-  rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
-  const double write_start = clock_.now();
-  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + write_start);
-  report::write_report(rep_, o_.output_path, replace_report_);
-  phases_->end(phase::kReportWrite);
-  assemble("completed");
-  report::write_report(rep_, o_.output_path, /*force=*/true);
-  return rep_;
-}
-
-// Keeps what was measured: the phases that ended, the steps that finished, and why it stopped.
-// The error then goes on to the command line.
-void Run::record_failure(const std::exception& e) {
-  const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
-  const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
-  rep_.error = first_line(e.what());
-  const std::string status = interrupted ? "interrupted" : diverged ? "diverged" : "failed";
-  if (!rep_.energy) rep_.energy = energy_->finish(segment_steps());
-  phases_->after_each_phase(nullptr);
-  phases_->end(interrupted ? phase::kInterrupted : phase::kFailed);
-  assemble(status);
-  update_journal(status, &rep_.segments.back());
-  // A checkpoint that cannot be used was found before any training: no report of a run that
-  // never started is left behind, and an existing one is kept. A resume that fails leaves the
-  // interrupted run's report as it was (its own time is in the segment journal, billed by the
-  // next resume).
-  const bool keep_interrupted_report =
-      resume_ && !interrupted && old_report_ && old_report_->status == "interrupted";
-  if (keep_interrupted_report) {
-    spdlog::warn("{} is kept as the interrupted run left it; this attempt is segment {} in {}",
-                 o_.output_path, segment_index_,
-                 (std::filesystem::path(cp_dir_) / train::kSegmentJournal).string());
-  }
-  if (keep_interrupted_report || dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
-      dynamic_cast<const hf::HfCheckpointError*>(&e) != nullptr) {
-    return;
-  }
-  try {
-    report::write_report(rep_, o_.output_path, replace_report_);
-  } catch (const std::exception& write_error) {
-    // The run's own error is the one to report; the lost report is logged (a full disk often
-    // fails both).
-    spdlog::error("{}", write_error.what());
-  }
-}
-
-// This process's record among the run's segments, as of now.
-report::Segment Run::current_segment(const std::string& status) const {
-  const double now = clock_.now();
-  report::Segment g;
-  g.index = segment_index_;
-  g.status = status;
-  g.started_at_utc = rep_.started_at_utc;
-  g.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + now);
-  if (!result_.steps.empty()) {
-    g.first_step = result_.steps.front().step;
-    g.last_step = result_.steps.back().step;
-  }
-  g.run_seconds = rep_.t0_before_process_seconds + now;
-  g.time_to_first_step_seconds =
-      first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
-  g.resumed_from = resume_ ? resume_->folder : "";
-  if (backend_) g.intra_op_threads = at::get_num_threads();
-  return g;
-}
-
-// This segment's steps as the report numbers them, for the energy per step and token.
-std::vector<report::StepRecord> Run::segment_steps() const {
-  std::vector<report::StepRecord> out = result_.steps;
-  for (report::StepRecord& s : out) s.segment = segment_index_;
-  return out;
-}
-
-// Everything measured so far into the report, for the final report, a failed or interrupted
-// one, and the partial report a checkpoint carries: the earlier segments' steps and this
-// one's, the summary over them, and this segment's record. Returns every step's FLOPs.
-std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
-  rep_.status = status;
-  rep_.time_to_first_step_seconds =
-      first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
-  rep_.steps = resume_ ? resume_->previous.steps : std::vector<report::StepRecord>{};
-  std::vector<metrics::StepFlops> flops = previous_flops_;
-  for (report::StepRecord s : result_.steps) {
-    s.segment = segment_index_;
-    rep_.steps.push_back(s);
-  }
-  flops.insert(flops.end(), result_.flops.begin(), result_.flops.end());
-  rep_.batching =
-      report::Batching{result_.micro_batch_size, result_.grad_accum_steps, result_.fallbacks};
-  if (backend_) resolve_peak(o_, backend_->info(), summary_options_);
-  rep_.summary = metrics::summarize_run(rep_.steps, flops, summary_options_);
-  rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
-  rep_.environment = device::describe_environment(backend_.get());
-  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
-  rep_.segments = previous_segments_;
-  rep_.segments.push_back(current_segment(status));
-  return flops;
-}
-
-// `recorded`: this segment as the report records it (so that the two agree), else as of now.
-void Run::update_journal(const std::string& status, const report::Segment* recorded) {
-  if (!journal_on_ || journal_failed_) return;
-  std::vector<report::Segment> all = previous_segments_;
-  all.push_back(recorded != nullptr ? *recorded : current_segment(status));
-  try {
-    train::write_segment_journal(cp_dir_, spec_fingerprint_, all);
-    journal_written_ = clock_.now();
-  } catch (const train::CheckpointWriteError& e) {
-    journal_failed_ = true;  // said once; the run goes on
-    spdlog::warn("{} (a later --resume may not bill this process)", e.what());
-  }
-}
-
-}  // namespace
+}  // namespace detail
 
 report::Report run_benchmark(const RunOptions& o, const metrics::ProcessClock& clock,
                              const train::StopSignals& signals) {
-  Run run(o, clock, signals);
+  detail::Run run(o, clock, signals);
   return run.execute();
 }
 

@@ -1,0 +1,171 @@
+// The run driver's own header (src/run/torch): the Run that run_benchmark (runner.h) drives.
+// runner.cpp holds its construction and set-up phases, run_training.cpp the step loop and
+// what follows it.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+#include "ftbench/run/runner.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ftbench/data/batcher.h"
+#include "ftbench/data/data_from_spec.h"
+#include "ftbench/data/file_dataset.h"
+#include "ftbench/data/fingerprint.h"
+#include "ftbench/data/load_tokenizer.h"
+#include "ftbench/data/slice_dataset.h"
+#include "ftbench/data/synthetic_dataset.h"
+#include "ftbench/device/backend.h"
+#include "ftbench/device/energy_meter.h"
+#include "ftbench/device/environment.h"
+#include "ftbench/device/memory_meter.h"
+#include "ftbench/hf/hf_load.h"
+#include "ftbench/hf/peft_adapter.h"
+#include "ftbench/io/output_file.h"
+#include "ftbench/metrics/gpu_peaks.h"
+#include "ftbench/metrics/run_summary.h"
+#include "ftbench/metrics/stats.h"
+#include "ftbench/model/llama.h"
+#include "ftbench/model/shape_math.h"
+#include "ftbench/report/phase_names.h"
+#include "ftbench/report/report_io.h"
+#include "ftbench/run/outputs.h"
+#include "ftbench/run/phase_timer.h"
+#include "ftbench/run/progress.h"
+#include "ftbench/run/resume_point.h"
+#include "ftbench/spec/canonical.h"
+#include "ftbench/spec/derived.h"
+#include "ftbench/spec/spec_error.h"
+#include "ftbench/text/messages.h"
+#include "ftbench/train/checkpoint.h"
+#include "ftbench/train/stop_signals.h"
+#include "ftbench/train/trainer.h"
+#include "ftbench/version.h"
+
+namespace ftbench::run::detail {
+
+namespace phase = report::phase;
+
+// The MFU denominators: the peak (--peak-tflops, the spec, or the GPU table by device name) and
+// the measured GEMM peak for the run's dtype, when it was measured on this run's device.
+void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
+                  metrics::SummaryOptions& s);
+void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
+                       metrics::SummaryOptions& s);
+
+// Example lengths and the share of tokens without loss, for any data set; the file reader's own
+// counts (records, skipped, dropped, truncated) are filled in by the caller for file data.
+report::DataStatistics length_statistics(const data::Dataset& dataset,
+                                         const data::DataStats& counts, int64_t seq_len);
+
+// One `ftbench run` process: the objects of the run, built phase by phase, and the report they
+// fill. Constructed with the checks that cost no machine time (the checkpoint folder, the
+// resume point, the outputs); execute() then runs the phases in order, each ended and metered
+// by the phase timer, and writes the report. Not copyable; used from the run's thread.
+class Run {
+ public:
+  Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::StopSignals& signals);
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  report::Report execute();
+
+ private:
+  // Before any phase.
+  void claim_checkpoint_folder();
+  void read_resume_point();
+  void check_outputs();
+  void start_report();
+  // The set-up phases, in order.
+  void init_backend();
+  void build_model();
+  void load_weights();
+  void prepare_data();
+  void prepare_validation(const data::BatcherOptions& train_options);
+  void load_checkpoint();
+  // The step loop and what runs between steps.
+  void train();
+  void on_step(const report::StepRecord& r);
+  void end_training_phase_at(int64_t step);
+  void evaluate_after(int64_t step);
+  std::string save_checkpoint(int64_t step, const std::string& reason, bool stopping);
+  // After training.
+  void export_outputs();
+  void export_to(const char* kind, const char* phase_name, const std::string& dir);
+  report::Report finish();
+  void record_failure(const std::exception& e);
+  // The objects the phases built, in the reverse of their order, when training is over.
+  void release_run_objects();
+  // Shared by the phases.
+  void end_setup_phase(const char* name);
+  void stop_if_asked(const char* phase_name) const;
+  report::Segment current_segment(const std::string& status) const;
+  std::vector<report::StepRecord> segment_steps() const;
+  std::vector<metrics::StepFlops> assemble(const std::string& status);
+  void update_journal(const std::string& status, const report::Segment* recorded = nullptr);
+
+  const RunOptions& o_;
+  const spec::RunSpec& spec_;
+  const metrics::ProcessClock& clock_;
+  const train::StopSignals& signals_;
+  const std::string spec_fingerprint_;
+  const std::string cp_dir_;
+  const std::string adapter_dir_;
+  const std::string merged_dir_;
+  // The checkpoint folder is this run's alone while it runs (a second run writing into it is
+  // refused at once, not at a save). A run that saves only on a stop signal takes it then.
+  std::optional<train::CheckpointDirLock> cp_lock_;
+  std::optional<ResumePoint> resume_;
+  std::vector<report::Segment> previous_segments_;
+  std::vector<metrics::StepFlops> previous_flops_;
+  std::optional<report::Report> old_report_;
+  bool replace_report_ = false;
+
+  report::Report rep_;
+  int64_t segment_index_ = 1;
+  model::ParamCounts params_;
+  std::optional<PhaseTimer> phases_;
+  std::optional<device::MemoryMeter> memory_;
+  metrics::SummaryOptions summary_options_;
+  // Filled step by step, so that a run that fails part-way still reports what it measured.
+  train::TrainResult result_;
+  std::unique_ptr<device::Backend> backend_;
+  std::optional<device::EnergyMeter> energy_;
+  double first_step_end_ = 0.0;
+  // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the
+  // start by a resumed run and from its first save by a fresh one (before, there is nothing to
+  // resume from), updated at every phase's end, every save, every minute of training and at
+  // the end, so that the next resume bills this process whatever becomes of it.
+  bool journal_on_ = false;
+  bool journal_failed_ = false;
+  double journal_written_ = 0.0;
+
+  // Built by the set-up phases, released in reverse order after training.
+  model::Llama model_{nullptr};
+  std::unique_ptr<data::Tokenizer> tokenizer_;
+  std::unique_ptr<data::Dataset> dataset_;
+  std::unique_ptr<data::FileDataset> validation_data_;  // null without validation data
+  std::unique_ptr<data::Batcher> batcher_;
+  // The validation set: batched like the training data but in file order, unshuffled.
+  std::vector<std::unique_ptr<data::Dataset>> validation_parts_;
+  std::vector<std::unique_ptr<data::Batcher>> validation_batchers_;
+  std::vector<data::Batcher*> validation_;
+  std::unique_ptr<train::Trainer> trainer_;
+  std::unique_ptr<Progress> progress_;
+
+  // The step loop's state.
+  int64_t first_step_ = 1;
+  int64_t training_split_at_ = 1;  // the step whose end last ended a phase
+  double last_save_ = 0.0;
+  double train_start_ = 0.0;
+};
+
+}  // namespace ftbench::run::detail

@@ -1,0 +1,305 @@
+#include "run.h"
+
+namespace ftbench::run::detail {
+namespace {
+
+// What the exported adapter names as its base: the checkpoint folder as the spec gives it; ""
+// (null in adapter_config.json) for random weights, which no loader could fetch.
+std::string base_model_name(const spec::RunSpec& spec) { return spec.model.checkpoint; }
+
+// The first line of an error message (LibTorch appends a backtrace after it).
+std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
+}  // namespace
+
+// Validation passes and checkpoint saves run between steps, outside every step's wall time
+// (the trainer starts the next step's clock after the callback). Each is a phase of its own
+// that splits the step loop's time: first_step, [evaluation], training, evaluation,
+// checkpoint, training, ..., so the phases stay contiguous and in time order.
+void Run::train() {
+  spdlog::info("{}: {} on {} ({}), {} steps, {} parameters ({} base + {} trainable)",
+               spec_.output.name, spec_.model.preset, backend_->info().name, backend_->kind(),
+               rep_.derived.total_steps, params_.total(), params_.base, params_.lora);
+  if (o_.inject_oom) {
+    spdlog::warn("FTBENCH_INJECT_OOM={}: simulated out-of-memory errors (a testing aid)",
+                 o_.inject_oom->rule());
+  }
+  first_step_ = resume_ ? resume_->manifest.step + 1 : 1;
+  training_split_at_ = first_step_;
+  progress_ = std::make_unique<Progress>(rep_.derived.total_steps, spec_.output.progress,
+                                         spec_.output.log_every_steps);
+  last_save_ = clock_.now();
+  energy_->start(*backend_, clock_);
+  train_start_ = clock_.now();
+  trainer_->run(result_, [this](const report::StepRecord& r) { on_step(r); });
+  progress_->finish();
+  rep_.energy = energy_->finish(segment_steps());
+  phases_->end(phase::kTraining);
+  if (!validation_.empty() && !result_.steps.empty()) evaluate_after(result_.steps.back().step);
+}
+
+void Run::on_step(const report::StepRecord& r) {
+  const int64_t total_steps = rep_.derived.total_steps;
+  const spec::CheckpointSpec& cp = spec_.train.checkpoint;
+  const double now = clock_.now();
+  if (r.step == first_step_) {
+    first_step_end_ = now;
+    phases_->end_at(phase::kFirstStep, now);
+  }
+  if (now - journal_written_ >= 60.0) update_journal("unfinished");
+  progress_->update(r, now - train_start_);
+  // The pass after the last step follows the training phase (train()).
+  if (!validation_.empty() && r.step < total_steps &&
+      train::evaluation_due(r.step, total_steps, spec_.train.eval_every_steps)) {
+    end_training_phase_at(r.step);
+    evaluate_after(r.step);
+  }
+  // Periodic saves include the last step (the trained adapters are then on disk); a stop
+  // request at the last step is moot.
+  int signal = signals_.received();
+  bool stopping = r.step < total_steps &&
+                  (signal != 0 || (o_.stop_after_steps > 0 && r.step == o_.stop_after_steps));
+  std::string saved;
+  const bool by_steps = cp.every_steps > 0 && r.step % cp.every_steps == 0;
+  const bool by_time = cp.every_minutes > 0.0 && now - last_save_ >= cp.every_minutes * 60.0;
+  if (by_steps || by_time) {
+    end_training_phase_at(r.step);
+    saved = save_checkpoint(r.step, by_steps ? "every_steps" : "every_minutes", stopping);
+    // A stop asked for during the save: the checkpoint just written is the one to resume from,
+    // rather than one more step and another save.
+    if (!stopping && r.step < total_steps && (signal = signals_.received()) != 0) {
+      stopping = true;
+    }
+  }
+  if (!stopping) return;
+  if (saved.empty()) {
+    end_training_phase_at(r.step);
+    saved = save_checkpoint(r.step, signal != 0 ? "signal" : "stop_after_steps", true);
+  }
+  progress_->finish();
+  throw train::Interrupted(fmt::format(
+      "{} after step {} of {}; checkpoint {}; to continue, run the same command with "
+      "--resume latest",
+      signal != 0 ? "stopped by " + train::StopSignals::name(signal)
+                  : fmt::format("stopped by --stop-after-steps {}", o_.stop_after_steps),
+      r.step, total_steps, saved));
+}
+
+void Run::end_training_phase_at(int64_t step) {
+  if (step > training_split_at_) phases_->end(phase::kTraining);
+  training_split_at_ = step;
+}
+
+void Run::evaluate_after(int64_t step) {
+  const train::EvalResult e =
+      train::evaluate(model_, validation_, *backend_, spec_.train.eval_max_batches);
+  phases_->end(phase::kEvaluation);
+  rep_.evaluations.push_back({step, e.loss, e.loss_tokens, e.batches, e.seconds});
+  spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)", step,
+               e.loss, e.loss_tokens, e.batches, e.seconds);
+}
+
+std::string Run::save_checkpoint(int64_t step, const std::string& reason, bool stopping) {
+  const spec::CheckpointSpec& cp = spec_.train.checkpoint;
+  // A run that saves only on a stop signal takes the folder's lock now.
+  if (!cp_lock_) {
+    try {
+      cp_lock_.emplace(cp_dir_);
+    } catch (const train::CheckpointError& e) {
+      throw train::CheckpointWriteError(e.what());
+    }
+    train::clean_checkpoint_leftovers(cp_dir_);
+  }
+  backend_->synchronize();
+  const double start = clock_.now();
+  train::CheckpointManifest m;
+  m.created_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + start);
+  m.reason = reason;
+  m.ftbench_version = ftbench::version();
+  m.spec_fingerprint = spec_fingerprint_;
+  m.data_fingerprint = rep_.data->fingerprint;
+  m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(spec_));
+  // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
+  // goes on (a process that then dies records nothing more).
+  const std::vector<metrics::StepFlops> flops = assemble(stopping ? "interrupted" : "unfinished");
+  for (const metrics::StepFlops& f : flops) {
+    m.step_flops.push_back(
+        {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute});
+  }
+  const std::string path =
+      (std::filesystem::path(cp_dir_) / train::checkpoint_folder_name(step)).string();
+  // The report the checkpoint carries records this save too, measured up to the manifest's
+  // write (the milliseconds of that write are only in the live report's figure).
+  const train::SavedCheckpointFolder saved = train::save_checkpoint(
+      cp_dir_, cp.keep_last, *trainer_, std::move(m), rep_.derived.steps_per_epoch,
+      backend_->device(), [&](train::CheckpointManifest& full) {
+        rep_.checkpoints.push_back(
+            {step, segment_index_, reason, path, full.tensors_bytes, clock_.now() - start});
+        full.report = report::to_json(rep_);
+        rep_.checkpoints.pop_back();
+      });
+  const double seconds = clock_.now() - start;
+  rep_.checkpoints.push_back({step, segment_index_, reason, saved.path, saved.bytes, seconds});
+  journal_on_ = true;
+  phases_->end(phase::kCheckpoint);  // and the journal, with this save
+  last_save_ = clock_.now();
+  spdlog::info("step {}: checkpoint {} ({}, {:.1f} MB in {:.3f} s)", step, saved.path, reason,
+               double(saved.bytes) / 1e6, seconds);
+  return saved.path;
+}
+
+// The trained adapter for the serving stack: PEFT's format, and merged full weights.
+void Run::export_outputs() {
+  if (!adapter_dir_.empty()) export_to("peft_adapter", phase::kAdapterExport, adapter_dir_);
+  if (!merged_dir_.empty()) export_to("merged", phase::kMergedExport, merged_dir_);
+}
+
+void Run::export_to(const char* kind, const char* phase_name, const std::string& dir) {
+  backend_->synchronize();
+  const double start = clock_.now();
+  const hf::ExportStats x = std::string(kind) == "peft_adapter"
+                                ? hf::write_peft_adapter(model_, spec_.model, spec_.lora,
+                                                         base_model_name(spec_), dir, o_.force)
+                                : hf::write_merged_hf(model_, spec_.model, dir, o_.force,
+                                                      5'000'000'000, spec_.model.checkpoint);
+  const double seconds = clock_.now() - start;
+  rep_.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
+  phases_->end(phase_name);
+  spdlog::info("{}: {} ({} tensors, {:.1f} MB in {:.3f} s)", kind, dir, x.tensors,
+               double(x.bytes) / 1e6, seconds);
+}
+
+void Run::release_run_objects() {
+  progress_.reset();
+  trainer_.reset();
+  validation_.clear();
+  validation_batchers_.clear();
+  validation_parts_.clear();
+  batcher_.reset();
+  validation_data_.reset();
+  dataset_.reset();
+  tokenizer_.reset();
+  model_ = model::Llama(nullptr);
+}
+
+// The summary, then the report: the write is timed on the real file, then the file is
+// rewritten with that time in it (the second write, of the same size, is not counted).
+report::Report Run::finish() {
+  assemble("completed");
+  phases_->end(phase::kSummarize);
+  phases_->after_each_phase(nullptr);
+  update_journal("completed");
+  rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
+  const double write_start = clock_.now();
+  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + write_start);
+  report::write_report(rep_, o_.output_path, replace_report_);
+  phases_->end(phase::kReportWrite);
+  assemble("completed");
+  report::write_report(rep_, o_.output_path, /*force=*/true);
+  return rep_;
+}
+
+// Keeps what was measured: the phases that ended, the steps that finished, and why it stopped.
+// The error then goes on to the command line.
+void Run::record_failure(const std::exception& e) {
+  const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
+  const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
+  rep_.error = first_line(e.what());
+  const std::string status = interrupted ? "interrupted" : diverged ? "diverged" : "failed";
+  if (!rep_.energy) rep_.energy = energy_->finish(segment_steps());
+  phases_->after_each_phase(nullptr);
+  phases_->end(interrupted ? phase::kInterrupted : phase::kFailed);
+  assemble(status);
+  update_journal(status, &rep_.segments.back());
+  // A checkpoint that cannot be used was found before any training: no report of a run that
+  // never started is left behind, and an existing one is kept. A resume that fails leaves the
+  // interrupted run's report as it was (its own time is in the segment journal, billed by the
+  // next resume).
+  const bool keep_interrupted_report =
+      resume_ && !interrupted && old_report_ && old_report_->status == "interrupted";
+  if (keep_interrupted_report) {
+    spdlog::warn("{} is kept as the interrupted run left it; this attempt is segment {} in {}",
+                 o_.output_path, segment_index_,
+                 (std::filesystem::path(cp_dir_) / train::kSegmentJournal).string());
+  }
+  if (keep_interrupted_report || dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
+      dynamic_cast<const hf::HfCheckpointError*>(&e) != nullptr) {
+    return;
+  }
+  try {
+    report::write_report(rep_, o_.output_path, replace_report_);
+  } catch (const std::exception& write_error) {
+    // The run's own error is the one to report; the lost report is logged (a full disk often
+    // fails both).
+    spdlog::error("{}", write_error.what());
+  }
+}
+
+// This process's record among the run's segments, as of now.
+report::Segment Run::current_segment(const std::string& status) const {
+  const double now = clock_.now();
+  report::Segment g;
+  g.index = segment_index_;
+  g.status = status;
+  g.started_at_utc = rep_.started_at_utc;
+  g.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + now);
+  if (!result_.steps.empty()) {
+    g.first_step = result_.steps.front().step;
+    g.last_step = result_.steps.back().step;
+  }
+  g.run_seconds = rep_.t0_before_process_seconds + now;
+  g.time_to_first_step_seconds =
+      first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
+  g.resumed_from = resume_ ? resume_->folder : "";
+  if (backend_) g.intra_op_threads = at::get_num_threads();
+  return g;
+}
+
+// This segment's steps as the report numbers them, for the energy per step and token.
+std::vector<report::StepRecord> Run::segment_steps() const {
+  std::vector<report::StepRecord> out = result_.steps;
+  for (report::StepRecord& s : out) s.segment = segment_index_;
+  return out;
+}
+
+// Everything measured so far into the report, for the final report, a failed or interrupted
+// one, and the partial report a checkpoint carries: the earlier segments' steps and this
+// one's, the summary over them, and this segment's record. Returns every step's FLOPs.
+std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
+  rep_.status = status;
+  rep_.time_to_first_step_seconds =
+      first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
+  rep_.steps = resume_ ? resume_->previous.steps : std::vector<report::StepRecord>{};
+  std::vector<metrics::StepFlops> flops = previous_flops_;
+  for (report::StepRecord s : result_.steps) {
+    s.segment = segment_index_;
+    rep_.steps.push_back(s);
+  }
+  flops.insert(flops.end(), result_.flops.begin(), result_.flops.end());
+  rep_.batching =
+      report::Batching{result_.micro_batch_size, result_.grad_accum_steps, result_.fallbacks};
+  if (backend_) resolve_peak(o_, backend_->info(), summary_options_);
+  rep_.summary = metrics::summarize_run(rep_.steps, flops, summary_options_);
+  rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
+  rep_.environment = device::describe_environment(backend_.get());
+  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
+  rep_.segments = previous_segments_;
+  rep_.segments.push_back(current_segment(status));
+  return flops;
+}
+
+// `recorded`: this segment as the report records it (so that the two agree), else as of now.
+void Run::update_journal(const std::string& status, const report::Segment* recorded) {
+  if (!journal_on_ || journal_failed_) return;
+  std::vector<report::Segment> all = previous_segments_;
+  all.push_back(recorded != nullptr ? *recorded : current_segment(status));
+  try {
+    train::write_segment_journal(cp_dir_, spec_fingerprint_, all);
+    journal_written_ = clock_.now();
+  } catch (const train::CheckpointWriteError& e) {
+    journal_failed_ = true;  // said once; the run goes on
+    spdlog::warn("{} (a later --resume may not bill this process)", e.what());
+  }
+}
+
+}  // namespace ftbench::run::detail
