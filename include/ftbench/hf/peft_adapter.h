@@ -3,10 +3,10 @@
 // loads onto the base model), and the merged model (W + alpha/r B A) as a transformers
 // checkpoint folder that load_hf_weights, transformers and vLLM read.
 //
-// Rotary layout: ftbench's apply_rope (src/model/torch/layers.cpp) rotates the pairs (i, i + head_dim
-// / 2) of each head, HF's rotate_half layout, and load_hf_weights copies q_proj and k_proj rows
-// as they are. So the rows of ftbench's q and k weights, and of their LoRA B matrices, are HF's
-// rows: nothing is permuted on the way out or in. (A model whose rotary used the interleaved
+// Rotary layout: ftbench's apply_rope (src/model/torch/layers.cpp) rotates the pairs (i, i +
+// head_dim / 2) of each head, HF's rotate_half layout, and load_hf_weights copies q_proj and k_proj
+// rows as they are. So the rows of ftbench's q and k weights, and of their LoRA B matrices, are
+// HF's rows: nothing is permuted on the way out or in. (A model whose rotary used the interleaved
 // Meta layout would have to permute them.)
 #pragma once
 

@@ -131,8 +131,8 @@ class LoraBackward : public NumpyReferenceTest {
   }
 
   // The gradients of the first step's loss, at the initial adapter, as the Trainer computes
-  // them (src/train/torch/trainer.cpp): each micro-batch's loss_sum times 1 / (the loss tokens of the
-  // whole step), back-propagated, accumulated. Written as a PEFT folder whose A and B hold the
+  // them (src/train/torch/trainer.cpp): each micro-batch's loss_sum times 1 / (the loss tokens of
+  // the whole step), back-propagated, accumulated. Written as a PEFT folder whose A and B hold the
   // gradients (through write_peft_adapter, so that the reference reads them by PEFT's names);
   // `flip`, a parameter name, is written with its sign flipped. Returns the loss.
   double write_gradients(const fs::path& dir, const std::string& flip = "") {
