@@ -34,8 +34,8 @@ void EnergyIntegrator::add(const PowerReading& r) {
       return;
     }
     ++out.samples;
-    if (previous_) {
-      const PowerReading& p = *previous_;
+    if (has_previous_) {
+      const PowerReading& p = previous_;
       const double dt = seconds_between(p, r);
       if (*r.energy_millijoules >= *p.energy_millijoules) {
         const double joules =
@@ -54,21 +54,23 @@ void EnergyIntegrator::add(const PowerReading& r) {
       }
     }
     previous_ = r;
+    has_previous_ = true;
     return;
   }
   if (!r.power_milliwatts) {
     ++out.failed_reads;
-    previous_.reset();  // no interval spans a failed read
+    has_previous_ = false;  // no interval spans a failed read
     return;
   }
   ++out.samples;
   note_peak(out, static_cast<double>(*r.power_milliwatts) * 1e-3);
-  if (previous_) {
-    const double dt = seconds_between(*previous_, r);
-    out.joules += trapezoid_watts(*previous_, r) * dt;
+  if (has_previous_) {
+    const double dt = seconds_between(previous_, r);
+    out.joules += trapezoid_watts(previous_, r) * dt;
     out.sampled_seconds += dt;
   }
   previous_ = r;
+  has_previous_ = true;
 }
 
 IntegratedEnergy EnergyIntegrator::result() const {

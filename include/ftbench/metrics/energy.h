@@ -57,7 +57,10 @@ class EnergyIntegrator {
 
  private:
   IntegratedEnergy sum_;
-  std::optional<PowerReading> previous_;  // the last reading with the method's figure
+  // The last reading with the method's figure, when there is one. Not a std::optional: g++ 12
+  // takes its inlined copies for reads of uninitialised memory (-Wmaybe-uninitialized).
+  PowerReading previous_{};
+  bool has_previous_ = false;
 };
 
 // Integrates `readings` (in time order) by `method`. kEnergyCounter uses energy_millijoules,
