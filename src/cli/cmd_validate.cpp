@@ -34,7 +34,6 @@ struct ValidateFlags {
 struct Validated {
   spec::RunSpec spec;
   spec::DerivedCounts derived;
-  bool pack = false;
   std::optional<data::DataFileStats> data_stats;
   std::optional<int64_t> validation_examples;
   std::optional<int64_t> rows;  // rows per epoch, when the data was counted (file or packing)
@@ -49,7 +48,7 @@ struct Validated {
 Validated validate(const spec::RunSpec& s, bool read_data) {
   Validated v;
   v.spec = s;
-  const bool pack = v.pack = s.data.padding == "pack";
+  const bool pack = s.data.padding == "pack";
   std::optional<data::DataFileStats>& data_stats = v.data_stats;
   std::optional<int64_t>& validation_examples = v.validation_examples;
   std::optional<int64_t>& rows = v.rows;
@@ -96,7 +95,7 @@ Validated validate(const spec::RunSpec& s, bool read_data) {
 }
 
 void print_json(const Validated& v) {
-  const bool pack = v.pack;
+  const bool pack = v.spec.data.padding == "pack";
   const spec::RunSpec& s = v.spec;
   const spec::DerivedCounts& d = v.derived;
   const std::optional<data::DataFileStats>& data_stats = v.data_stats;
@@ -138,7 +137,7 @@ void print_json(const Validated& v) {
 void print_text(const Validated& v, const std::string& spec_path) {
   const spec::RunSpec& s = v.spec;
   const spec::DerivedCounts& d = v.derived;
-  const bool pack = v.pack;
+  const bool pack = v.spec.data.padding == "pack";
   const std::optional<data::DataFileStats>& data_stats = v.data_stats;
   const std::optional<int64_t>& validation_examples = v.validation_examples;
   const std::optional<int64_t>& rows = v.rows;

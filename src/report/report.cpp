@@ -24,8 +24,6 @@ using OJson = nlohmann::ordered_json;
 // Bounds of a plausible report (docs/report-schema.md, Consistency), as the writer can produce
 // them: `ftbench run` refuses an external t0 more than 30 days before its process started, and
 // no process runs for longer than a year.
-// What `ftbench run --t0` accepts (kMaxExternalStartSeconds): 30 days, 2,592,000 s.
-constexpr double kMaxT0BeforeProcessSeconds = kMaxExternalStartSeconds;
 constexpr double kMaxDurationSeconds = 366.0 * 86400.0;   // 31,622,400
 constexpr int64_t kMaxWorldSize = 65536;                  // cost::kMaxGpus
 constexpr int64_t kMaxCount = 1'000'000'000'000'000;      // 10^15, any one count
@@ -607,7 +605,7 @@ class Reader : public JsonFields<Json, ReportError> {
 
   void check_durations(const Report& r) const {
     at_most_seconds(r.t0_before_process_seconds, "timing.t0_before_process_seconds",
-                    kMaxT0BeforeProcessSeconds);
+                    kMaxExternalStartSeconds);
     duration(r.time_to_first_step_seconds, "timing.time_to_first_step_seconds");
     for (std::size_t i = 0; i < r.phases.size(); ++i) {
       const Phase& p = r.phases[i];
