@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "cost_output.h"
 #include "ftbench/cost/estimate.h"
+#include "ftbench/cost/pricing.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
@@ -31,16 +32,7 @@ struct CostFlags {
   std::optional<double> energy_price;  // USD per kWh
 };
 
-// One line of the per-offer table.
-struct Priced {
-  const cost::Offer* offer = nullptr;  // nullptr for --rate
-  cost::Rate rate;
-  cost::Cost cost;
-  std::optional<cost::Projection> projection;
-  std::string flags;
-  bool chosen = false;
-};
-
+using cost::PricedOffer;
 using OJson = nlohmann::ordered_json;
 using text::Align;
 using text::Cell;
@@ -50,7 +42,7 @@ using text::format_usd;
 
 std::string usd_or_na(const std::optional<double>& v) { return v ? format_usd(*v) : "n/a"; }
 
-text::Table offers_table(const std::vector<Priced>& priced, bool with_projection) {
+text::Table offers_table(const std::vector<PricedOffer>& priced, bool with_projection) {
   text::Table t;
   t.header = {"offer",       "$/GPU-h",  "billing",   "GPUs billed",
               "billed time", "run cost", "per epoch", "per 1M tokens"};
@@ -60,7 +52,7 @@ text::Table offers_table(const std::vector<Priced>& priced, bool with_projection
   t.align = {Align::kLeft,  Align::kRight, Align::kLeft,  Align::kRight, Align::kRight,
              Align::kRight, Align::kRight, Align::kRight, Align::kRight};
   if (with_projection) t.align.push_back(Align::kRight);
-  for (const Priced& p : priced) {
+  for (const PricedOffer& p : priced) {
     std::vector<Cell> row = {Cell(p.rate.label + (p.chosen ? " *" : ""),
                                   p.chosen ? text::Color::kBold : text::Color::kNone),
                              format_usd(p.rate.usd_per_gpu_hour),
@@ -80,7 +72,7 @@ text::Table offers_table(const std::vector<Priced>& priced, bool with_projection
 
 // `energy`: with --energy-price, the energy cost when the report measured energy (the same on
 // every row: it is the run's, not the offer's); its columns are empty otherwise.
-text::Table csv_table(const std::vector<Priced>& priced,
+text::Table csv_table(const std::vector<PricedOffer>& priced,
                       const std::optional<cost::EnergyCost>& energy) {
   text::Table t;
   t.header = {"offer",
@@ -117,7 +109,7 @@ text::Table csv_table(const std::vector<Priced>& priced,
                                         num(energy->per_step_usd),
                                         num(energy->per_million_tokens_usd)}
              : std::vector<std::string>(6);
-  for (const Priced& p : priced) {
+  for (const PricedOffer& p : priced) {
     t.rows.push_back(
         {p.rate.label, p.chosen ? "true" : "false", text::format_number(p.rate.usd_per_gpu_hour),
          cost::to_string(p.rate.billing), std::to_string(p.rate.min_billed_seconds),
@@ -158,7 +150,8 @@ void energy_rows(text::Table& t, const report::Report& rep, double usd_per_kwh) 
 }
 
 text::Table summary_table(const report::Report& rep, const cost::RunTimes& times,
-                          const Priced& chosen, const std::optional<double>& projected_tokens) {
+                          const PricedOffer& chosen,
+                          const std::optional<double>& projected_tokens) {
   const cost::Cost& c = chosen.cost;
   text::Table t;
   t.header = {"", ""};
@@ -203,7 +196,7 @@ text::Table summary_table(const report::Report& rep, const cost::RunTimes& times
   return t;
 }
 
-OJson priced_json(const Priced& p) {
+OJson priced_json(const PricedOffer& p) {
   OJson j;
   j["rate"] = rate_json(p.rate);
   j["chosen"] = p.chosen;
@@ -221,6 +214,143 @@ OJson priced_json(const Priced& p) {
     j["projection"] = nullptr;
   }
   return j;
+}
+
+// The flags as a pricing request: prices, GPUs, the projection and the dates.
+cost::PricingRequest pricing_request(const CostFlags& f, const cost::Catalog& catalog) {
+  cost::PricingRequest request;
+  request.today = today_or(f.common.today);
+  check_max_age_days(f.common.max_age_days);
+  request.max_age_days = f.common.max_age_days;
+  request.gpus = f.gpus;
+  if (f.rate) {
+    request.rate =
+        rate_from_flags(*f.rate, f.billing.empty() ? "per-second" : f.billing, f.min_seconds);
+  } else if (!f.offer.empty()) {
+    request.offer = &cost::resolve_offer(catalog, f.offer);
+  }
+  if (!f.project_tokens.empty()) {
+    request.projection_unit = cost::ProjectionUnit::kTokens;
+    request.projection_amount = parse_count(f.project_tokens, "--project-tokens");
+  } else if (!f.project_examples.empty()) {
+    request.projection_unit = cost::ProjectionUnit::kExamples;
+    request.projection_amount = parse_count(f.project_examples, "--project-examples");
+  } else if (!f.project_epochs.empty()) {
+    request.projection_unit = cost::ProjectionUnit::kEpochs;
+    request.projection_amount = parse_count(f.project_epochs, "--project-epochs");
+  }
+  return request;
+}
+
+// What the printers need: the report, the pricing and the energy price.
+struct CostResult {
+  const CostFlags& flags;
+  const report::Report& report;
+  const cost::RunPricing& pricing;
+};
+
+void print_json(const CostResult& r) {
+  OJson out;
+  out["report"] = r.flags.report_path;
+  out["run_name"] = r.report.run_name;
+  out["status"] = r.report.status;
+  out["device"] = r.report.environment.device.name;
+  out["gpu"] = r.pricing.gpu ? OJson(r.pricing.gpu->name) : OJson(nullptr);
+  out["times"] = times_json(r.pricing.times);
+  out["projected_tokens"] = text::optional_number(r.pricing.projected_tokens);
+  out["chosen"] = priced_json(r.pricing.chosen);
+  OJson offers = OJson::array();
+  for (const PricedOffer& p : r.pricing.offers) offers.push_back(priced_json(p));
+  out["offers"] = std::move(offers);
+  out["energy"] =
+      r.flags.energy_price ? energy_cost_json(r.report, *r.flags.energy_price) : OJson(nullptr);
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_csv(const CostResult& r) {
+  std::vector<PricedOffer> rows = {r.pricing.chosen};
+  for (const PricedOffer& p : r.pricing.offers) {
+    if (!p.chosen) rows.push_back(p);
+  }
+  std::cout << text::render_csv(
+      csv_table(rows, r.flags.energy_price ? cost::energy_cost(r.report, *r.flags.energy_price)
+                                           : std::nullopt));
+}
+
+text::Table summary_with_energy(const CostResult& r) {
+  text::Table summary =
+      summary_table(r.report, r.pricing.times, r.pricing.chosen, r.pricing.projected_tokens);
+  if (r.flags.energy_price) energy_rows(summary, r.report, *r.flags.energy_price);
+  return summary;
+}
+
+std::string offers_title(const CostResult& r) {
+  if (r.pricing.gpu == nullptr) return "";
+  return fmt::format("Every catalog offer of {} (cheapest for this run first; * = used above)",
+                     r.pricing.gpu->name);
+}
+
+void print_markdown(const CostResult& r) {
+  text::Table md = summary_with_energy(r);
+  md.header = {"figure", "value"};
+  std::cout << "## Cost of " << text::printable(r.report.run_name) << "\n\n"
+            << text::render_markdown(md);
+  if (!r.pricing.offers.empty()) {
+    std::cout << "\n### " << text::printable(offers_title(r)) << "\n\n"
+              << text::render_markdown(
+                     offers_table(r.pricing.offers, r.pricing.projected_tokens.has_value()));
+  }
+}
+
+void print_text(const CostResult& r, bool color) {
+  // Labels padded to the longest ("until the first step ended"), not to a fixed width that
+  // a longer label runs past into its value.
+  std::cout << text::render_fields(summary_with_energy(r));
+  if (!r.pricing.offers.empty()) {
+    std::cout << "\n"
+              << text::paint(text::printable(offers_title(r)), text::Color::kBold, color) << "\n"
+              << text::render_text(
+                     offers_table(r.pricing.offers, r.pricing.projected_tokens.has_value()), color);
+  }
+}
+
+int run_cost(const CostFlags& f) {
+  const text::Format format = parse_format_flag(f.common.format);
+  const report::Report rep = load_report(f.report_path);
+  const cost::Catalog catalog = cost::load_catalogs(f.common.catalogs);
+  const cost::PricingRequest request = pricing_request(f, catalog);
+  if (f.energy_price) {
+    try {
+      cost::check_usd_per_kwh(*f.energy_price);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--energy-price: ") + e.what());
+    }
+  }
+  if (request.offer != nullptr) {
+    warn_if_other_gpu(catalog, rep, f.report_path, *request.offer, f.offer);
+  }
+  cost::RunPricing pricing;
+  try {
+    pricing = cost::price_run(rep, catalog, request);
+  } catch (const cost::PricingError& e) {
+    throw InputError(f.report_path + ": " + e.what());
+  }
+  const CostResult result{f, rep, pricing};
+  switch (format) {
+    case text::Format::kJson:
+      print_json(result);
+      break;
+    case text::Format::kCsv:
+      print_csv(result);
+      break;
+    case text::Format::kMarkdown:
+      print_markdown(result);
+      break;
+    case text::Format::kTable:
+      print_text(result, text::use_color(f.common.color));
+      break;
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -258,163 +388,7 @@ Action add_cost_command(CLI::App& app) {
 
   add_common_options(cmd, f->common, /*with_dates=*/true);
 
-  return [f]() {
-    const text::Format format = parse_format_flag(f->common.format);
-    const report::Report rep = load_report(f->report_path);
-    const cost::Catalog catalog = cost::load_catalogs(f->common.catalogs);
-    const cost::Date today = today_or(f->common.today);
-    check_max_age_days(f->common.max_age_days);
-    if (f->energy_price) {
-      try {
-        cost::check_usd_per_kwh(*f->energy_price);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(std::string("--energy-price: ") + e.what());
-      }
-    }
-    cost::RunTimes times;
-    try {
-      times = cost::run_times(rep);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(f->report_path + ": " + e.what());
-    }
-    if (f->gpus) times.gpus = *f->gpus;
-
-    std::optional<double> projected_tokens;
-    try {
-      if (!f->project_tokens.empty()) {
-        projected_tokens = parse_count(f->project_tokens, "--project-tokens");
-      } else if (!f->project_examples.empty()) {
-        projected_tokens = cost::tokens_for_examples(
-            times, parse_count(f->project_examples, "--project-examples"));
-      } else if (!f->project_epochs.empty()) {
-        projected_tokens =
-            cost::tokens_for_epochs(times, parse_count(f->project_epochs, "--project-epochs"));
-      }
-    } catch (const std::invalid_argument& e) {
-      throw InputError(f->report_path + ": " + e.what());
-    }
-
-    // The GPU whose offers are listed: the report's, else the --offer's.
-    const cost::Gpu* gpu = cost::find_gpu(catalog, rep.environment.device.name);
-    std::vector<Priced> priced;
-    auto price = [&](const cost::Offer* offer, const cost::Rate& r, std::string flags) {
-      Priced p;
-      p.offer = offer;
-      p.rate = r;
-      const int64_t billed = cost::billed_gpus(times.gpus, r.gpus_per_instance);
-      if (billed > times.gpus) {
-        flags += fmt::format("{}pays for {} GPUs, uses {}", flags.empty() ? "" : "; ", billed,
-                             times.gpus);
-      }
-      p.flags = flags;
-      try {
-        p.cost = cost::estimate(times, r);
-        if (projected_tokens) p.projection = cost::project(times, r, *projected_tokens);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(f->report_path + ": " + e.what());
-      }
-      return p;
-    };
-
-    std::optional<Priced> chosen;
-    if (f->rate) {
-      const std::string billing = f->billing.empty() ? "per-second" : f->billing;
-      chosen = price(nullptr, rate_from_flags(*f->rate, billing, f->min_seconds), "");
-    } else if (!f->offer.empty()) {
-      const cost::Offer& o = cost::resolve_offer(catalog, f->offer);
-      chosen = price(&o, rate_from_offer(o), offer_flags(o, today, f->common.max_age_days));
-      warn_if_other_gpu(catalog, rep, f->report_path, o, f->offer);
-      if (gpu == nullptr) gpu = cost::find_gpu(catalog, o.gpu);
-    }
-    if (gpu != nullptr) {
-      for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
-        priced.push_back(
-            price(o, rate_from_offer(*o), offer_flags(*o, today, f->common.max_age_days)));
-      }
-    }
-    // What this run would cost, cheapest first: a per-GPU price on a larger instance may cost
-    // more than a dearer single GPU.
-    std::stable_sort(priced.begin(), priced.end(), [](const Priced& a, const Priced& b) {
-      return a.cost.billed_usd < b.cost.billed_usd;
-    });
-    if (!chosen) {
-      const cost::Offer* pick = default_offer(catalog, gpu);
-      if (pick == nullptr) {
-        std::string message =
-            fmt::format("{}: no price: the catalog has no on-demand offer for device {}",
-                        f->report_path, text::quoted(rep.environment.device.name));
-        if (!priced.empty()) {
-          message +=
-              fmt::format(" (it has {} other offers; cheapest for this run: --offer {})",
-                          priced.size(), text::printable(offer_selector(*priced.front().offer)));
-        }
-        message +=
-            "; give --rate USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or "
-            "--offer PROVIDER/GPU[/TIER]";
-        throw InputError(message);
-      }
-      for (const Priced& p : priced) {
-        if (p.offer == pick) chosen = p;
-      }
-    }
-    for (Priced& p : priced) p.chosen = chosen->offer != nullptr && p.offer == chosen->offer;
-    chosen->chosen = true;
-
-    if (format == text::Format::kJson) {
-      OJson out;
-      out["report"] = f->report_path;
-      out["run_name"] = rep.run_name;
-      out["status"] = rep.status;
-      out["device"] = rep.environment.device.name;
-      out["gpu"] = gpu ? OJson(gpu->name) : OJson(nullptr);
-      out["times"] = times_json(times);
-      out["projected_tokens"] = text::optional_number(projected_tokens);
-      out["chosen"] = priced_json(*chosen);
-      OJson offers = OJson::array();
-      for (const Priced& p : priced) offers.push_back(priced_json(p));
-      out["offers"] = std::move(offers);
-      out["energy"] = f->energy_price ? energy_cost_json(rep, *f->energy_price) : OJson(nullptr);
-      std::cout << out.dump(2) << "\n";
-      return kExitOk;
-    }
-    std::vector<Priced> rows;
-    rows.push_back(*chosen);
-    for (const Priced& p : priced) {
-      if (!p.chosen) rows.push_back(p);
-    }
-    if (format == text::Format::kCsv) {
-      std::cout << text::render_csv(csv_table(
-          rows, f->energy_price ? cost::energy_cost(rep, *f->energy_price) : std::nullopt));
-      return kExitOk;
-    }
-    text::Table summary = summary_table(rep, times, *chosen, projected_tokens);
-    if (f->energy_price) energy_rows(summary, rep, *f->energy_price);
-    const bool color = format == text::Format::kTable && text::use_color(f->common.color);
-    const std::string offers_title =
-        gpu ? fmt::format("Every catalog offer of {} (cheapest for this run first; * = used above)",
-                          gpu->name)
-            : std::string();
-    if (format == text::Format::kMarkdown) {
-      text::Table md = summary;
-      md.header = {"figure", "value"};
-      std::cout << "## Cost of " << text::printable(rep.run_name) << "\n\n"
-                << text::render_markdown(md);
-      if (!priced.empty()) {
-        std::cout << "\n### " << text::printable(offers_title) << "\n\n"
-                  << text::render_markdown(offers_table(priced, projected_tokens.has_value()));
-      }
-      return kExitOk;
-    }
-    // Labels padded to the longest ("until the first step ended"), not to a fixed width that
-    // a longer label runs past into its value.
-    std::cout << text::render_fields(summary);
-    if (!priced.empty()) {
-      std::cout << "\n"
-                << text::paint(text::printable(offers_title), text::Color::kBold, color) << "\n"
-                << text::render_text(offers_table(priced, projected_tokens.has_value()), color);
-    }
-    return kExitOk;
-  };
+  return [f]() { return run_cost(*f); };
 }
 
 }  // namespace ftbench::cli

@@ -112,18 +112,6 @@ cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
   return rate;
 }
 
-cost::Rate rate_from_offer(const cost::Offer& offer) {
-  cost::Rate rate;
-  rate.usd_per_gpu_hour = offer.usd_per_gpu_hour;
-  rate.billing = offer.billing;
-  rate.min_billed_seconds = offer.min_billed_seconds;
-  rate.gpus_per_instance = offer.gpus_per_instance;
-  rate.label = offer_name(offer);
-  rate.date = offer.date;
-  rate.source = offer.source;
-  return rate;
-}
-
 cost::Date today_or(const std::string& flag_value) {
   if (!flag_value.empty()) {
     if (auto d = cost::parse_date(flag_value)) return *d;
@@ -134,28 +122,6 @@ cost::Date today_or(const std::string& flag_value) {
   std::tm utc{};
   gmtime_r(&now, &utc);
   return cost::Date{utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday};
-}
-
-std::string offer_name(const cost::Offer& offer) {
-  std::string name = offer.provider + "/" + offer.gpu + "/" + offer.tier;
-  std::string where = offer.region;
-  if (!offer.instance_type.empty()) where += (where.empty() ? "" : ", ") + offer.instance_type;
-  return where.empty() ? name : name + " (" + where + ")";
-}
-
-std::string offer_selector(const cost::Offer& offer) {
-  return offer.provider + "/" + offer.gpu + "/" + offer.tier;
-}
-
-const cost::Offer* default_offer(const cost::Catalog& catalog, const cost::Gpu* gpu) {
-  if (gpu == nullptr) return nullptr;
-  const cost::Offer* any_on_demand = nullptr;
-  for (const cost::Offer* o : cost::offers_for(catalog, gpu)) {
-    if (o->tier != "on-demand") continue;
-    if (o->billing != cost::Billing::kUnknown) return o;
-    if (any_on_demand == nullptr) any_on_demand = o;
-  }
-  return any_on_demand;
 }
 
 void check_max_age_days(int64_t days) {
@@ -174,20 +140,6 @@ void warn_if_other_gpu(const cost::Catalog& catalog, const report::Report& repor
                    "run's time at another GPU's price",
                    report_path, report.environment.device.name, gpu->name, offer_flag, offer.gpu))
             << "\n";
-}
-
-std::string offer_flags(const cost::Offer& offer, const cost::Date& today, int64_t max_age_days) {
-  std::vector<std::string> flags;
-  if (const auto age = cost::age_days(offer, today)) {
-    if (*age > max_age_days) flags.push_back(fmt::format("stale ({} days)", *age));
-    if (*age < 0) flags.push_back("dated after today");
-  } else {
-    flags.push_back("undated");
-  }
-  if (offer.billing == cost::Billing::kUnknown) flags.push_back("billing not stated");
-  std::string out;
-  for (const std::string& f : flags) out += (out.empty() ? "" : "; ") + f;
-  return out;
 }
 
 }  // namespace ftbench::cli

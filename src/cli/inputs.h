@@ -45,26 +45,8 @@ cost::Billing parse_billing_flag(const std::string& value, const std::string& fl
 cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
                            int64_t min_seconds);
 
-// A rate from a catalog offer.
-cost::Rate rate_from_offer(const cost::Offer& offer);
-
 // --today YYYY-MM-DD, or today's UTC date when empty.
 cost::Date today_or(const std::string& flag_value);
-
-// "reference-run/H100-SXM/on-demand", with " (us-east-1, p5.48xlarge)" when the offer names a
-// region or an instance type, so that offers of one provider stay apart.
-std::string offer_name(const cost::Offer& offer);
-
-// "reference-run/H100-SXM/on-demand": what --offer takes.
-std::string offer_selector(const cost::Offer& offer);
-
-// "stale (123 days)", "dated after today", "undated", "billing not stated", joined by "; ".
-std::string offer_flags(const cost::Offer& offer, const cost::Date& today, int64_t max_age_days);
-
-// The offer used when no price is given: the cheapest on-demand offer of `gpu` whose billing is
-// stated, else the cheapest on-demand one, else nullptr (spot, reserved and marketplace prices
-// are never picked silently).
-const cost::Offer* default_offer(const cost::Catalog& catalog, const cost::Gpu* gpu);
 
 // Throws InputError unless 0 <= days.
 void check_max_age_days(int64_t days);

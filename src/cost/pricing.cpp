@@ -1,0 +1,162 @@
+#include "ftbench/cost/pricing.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "ftbench/text/messages.h"
+
+namespace ftbench::cost {
+
+std::string offer_name(const Offer& offer) {
+  std::string name = offer_selector(offer);
+  std::string where = offer.region;
+  if (!offer.instance_type.empty()) where += (where.empty() ? "" : ", ") + offer.instance_type;
+  return where.empty() ? name : name + " (" + where + ")";
+}
+
+std::string offer_selector(const Offer& offer) {
+  return offer.provider + "/" + offer.gpu + "/" + offer.tier;
+}
+
+Rate rate_from_offer(const Offer& offer) {
+  Rate rate;
+  rate.usd_per_gpu_hour = offer.usd_per_gpu_hour;
+  rate.billing = offer.billing;
+  rate.min_billed_seconds = offer.min_billed_seconds;
+  rate.gpus_per_instance = offer.gpus_per_instance;
+  rate.label = offer_name(offer);
+  rate.date = offer.date;
+  rate.source = offer.source;
+  return rate;
+}
+
+std::string offer_flags(const Offer& offer, const Date& today, int64_t max_age_days) {
+  std::vector<std::string> flags;
+  if (const auto age = age_days(offer, today)) {
+    if (*age > max_age_days) flags.push_back(fmt::format("stale ({} days)", *age));
+    if (*age < 0) flags.push_back("dated after today");
+  } else {
+    flags.push_back("undated");
+  }
+  if (offer.billing == Billing::kUnknown) flags.push_back("billing not stated");
+  std::string out;
+  for (const std::string& f : flags) out += (out.empty() ? "" : "; ") + f;
+  return out;
+}
+
+const Offer* default_offer(const Catalog& catalog, const Gpu* gpu) {
+  if (gpu == nullptr) return nullptr;
+  const Offer* any_on_demand = nullptr;
+  for (const Offer* o : offers_for(catalog, gpu)) {
+    if (o->tier != "on-demand") continue;
+    if (o->billing != Billing::kUnknown) return o;
+    if (any_on_demand == nullptr) any_on_demand = o;
+  }
+  return any_on_demand;
+}
+
+namespace {
+
+std::optional<double> projected_tokens(const RunTimes& times, const PricingRequest& request) {
+  switch (request.projection_unit) {
+    case ProjectionUnit::kNone:
+      return std::nullopt;
+    case ProjectionUnit::kTokens:
+      return request.projection_amount;
+    case ProjectionUnit::kExamples:
+      return tokens_for_examples(times, request.projection_amount);
+    case ProjectionUnit::kEpochs:
+      return tokens_for_epochs(times, request.projection_amount);
+  }
+  return std::nullopt;
+}
+
+// One offer (nullptr: the given rate) priced for the run, flagged when the instance bills for
+// more GPUs than the run used.
+PricedOffer price_at(const RunPricing& run, const Offer* offer, const Rate& rate,
+                     std::string flags) {
+  PricedOffer p;
+  p.offer = offer;
+  p.rate = rate;
+  const int64_t billed = billed_gpus(run.times.gpus, rate.gpus_per_instance);
+  if (billed > run.times.gpus) {
+    flags += fmt::format("{}pays for {} GPUs, uses {}", flags.empty() ? "" : "; ", billed,
+                         run.times.gpus);
+  }
+  p.flags = flags;
+  p.cost = estimate(run.times, rate);
+  if (run.projected_tokens) p.projection = project(run.times, rate, *run.projected_tokens);
+  return p;
+}
+
+std::string no_price_message(const report::Report& report, const RunPricing& run) {
+  std::string message = fmt::format("no price: the catalog has no on-demand offer for device {}",
+                                    text::quoted(report.environment.device.name));
+  if (!run.offers.empty()) {
+    message +=
+        fmt::format(" (it has {} other offers; cheapest for this run: --offer {})",
+                    run.offers.size(), text::printable(offer_selector(*run.offers.front().offer)));
+  }
+  return message +
+         "; give --rate USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or "
+         "--offer PROVIDER/GPU[/TIER]";
+}
+
+RunPricing price_run_or_throw(const report::Report& report, const Catalog& catalog,
+                              const PricingRequest& request) {
+  RunPricing run;
+  run.times = run_times(report);
+  if (request.gpus) run.times.gpus = *request.gpus;
+  run.projected_tokens = projected_tokens(run.times, request);
+  run.gpu = find_gpu(catalog, report.environment.device.name);
+
+  std::optional<PricedOffer> chosen;
+  if (request.rate) {
+    chosen = price_at(run, nullptr, *request.rate, "");
+  } else if (request.offer != nullptr) {
+    const Offer& o = *request.offer;
+    chosen =
+        price_at(run, &o, rate_from_offer(o), offer_flags(o, request.today, request.max_age_days));
+    if (run.gpu == nullptr) run.gpu = find_gpu(catalog, o.gpu);
+  }
+  if (run.gpu != nullptr) {
+    for (const Offer* o : offers_for(catalog, run.gpu)) {
+      run.offers.push_back(price_at(run, o, rate_from_offer(*o),
+                                    offer_flags(*o, request.today, request.max_age_days)));
+    }
+  }
+  // What this run would cost, cheapest first: a per-GPU price on a larger instance may cost
+  // more than a dearer single GPU.
+  std::stable_sort(run.offers.begin(), run.offers.end(),
+                   [](const PricedOffer& a, const PricedOffer& b) {
+                     return a.cost.billed_usd < b.cost.billed_usd;
+                   });
+  if (!chosen) {
+    const Offer* pick = default_offer(catalog, run.gpu);
+    if (pick == nullptr) throw PricingError(no_price_message(report, run));
+    for (const PricedOffer& p : run.offers) {
+      if (p.offer == pick) chosen = p;
+    }
+  }
+  for (PricedOffer& p : run.offers) {
+    p.chosen = chosen->offer != nullptr && p.offer == chosen->offer;
+  }
+  run.chosen = *chosen;
+  run.chosen.chosen = true;
+  return run;
+}
+
+}  // namespace
+
+RunPricing price_run(const report::Report& report, const Catalog& catalog,
+                     const PricingRequest& request) {
+  try {
+    return price_run_or_throw(report, catalog, request);
+  } catch (const std::invalid_argument& e) {
+    throw PricingError(e.what());
+  }
+}
+
+}  // namespace ftbench::cost

@@ -1,0 +1,188 @@
+// A run priced at a catalog: the default offer, the offers cheapest first, the flags, the
+// projection, and the errors. Exact values: one hour of one GPU at whole-dollar prices.
+#include "ftbench/cost/pricing.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace ftbench::cost {
+namespace {
+
+Offer offer_of(const std::string& provider, const std::string& tier, double usd, Billing billing,
+               int64_t gpus_per_instance = 1) {
+  Offer o;
+  o.provider = provider;
+  o.gpu = "G1";
+  o.tier = tier;
+  o.usd_per_gpu_hour = usd;
+  o.billing = billing;
+  o.gpus_per_instance = gpus_per_instance;
+  o.source = "test";
+  o.date = Date{2026, 11, 1};
+  return o;
+}
+
+Catalog catalog() {
+  Catalog c;
+  Gpu g;
+  g.name = "G1";
+  g.aliases = {"Test GPU One"};
+  c.gpus.push_back(g);
+  c.offers.push_back(offer_of("a", "on-demand", 3.0, Billing::kPerSecond));
+  c.offers.push_back(offer_of("b", "on-demand", 2.0, Billing::kUnknown));
+  c.offers.push_back(offer_of("c", "spot", 1.0, Billing::kPerSecond));
+  c.offers.push_back(offer_of("d", "on-demand", 2.5, Billing::kPerSecond, 8));
+  return c;
+}
+
+// One hour on one GPU: 100 steps of 1000 tokens, 2 epochs.
+report::Report one_hour_report(const std::string& device = "Test GPU One") {
+  report::Report r;
+  r.environment.device.name = device;
+  report::Phase p;
+  p.name = "train";
+  p.start_seconds = 0.0;
+  p.seconds = 3600.0;
+  r.phases.push_back(p);
+  for (int i = 0; i < 100; ++i) {
+    report::StepRecord s;
+    s.wall_seconds = 30.0;
+    s.real_tokens = 1000;
+    r.steps.push_back(s);
+  }
+  r.derived.steps_per_epoch = 50;
+  r.derived.effective_batch = 4;
+  r.world_size = 1;
+  r.summary.tokens_per_second_real = 1000.0;
+  return r;
+}
+
+PricingRequest request() {
+  PricingRequest q;
+  q.today = Date{2026, 12, 1};
+  return q;
+}
+
+TEST(Pricing, OfferNamesAndSelectors) {
+  Offer o = offer_of("aws", "on-demand", 1.0, Billing::kPerSecond);
+  EXPECT_EQ(offer_name(o), "aws/G1/on-demand");
+  o.region = "us-east-1";
+  EXPECT_EQ(offer_name(o), "aws/G1/on-demand (us-east-1)");
+  o.instance_type = "p5.48xlarge";
+  EXPECT_EQ(offer_name(o), "aws/G1/on-demand (us-east-1, p5.48xlarge)");
+  EXPECT_EQ(offer_selector(o), "aws/G1/on-demand");
+  EXPECT_EQ(rate_from_offer(o).label, "aws/G1/on-demand (us-east-1, p5.48xlarge)");
+}
+
+TEST(Pricing, OfferFlags) {
+  Offer o = offer_of("a", "on-demand", 1.0, Billing::kUnknown);
+  EXPECT_EQ(offer_flags(o, Date{2026, 12, 1}, 90), "billing not stated");
+  EXPECT_EQ(offer_flags(o, Date{2026, 12, 1}, 10), "stale (30 days); billing not stated");
+  EXPECT_EQ(offer_flags(o, Date{2026, 10, 1}, 90), "dated after today; billing not stated");
+  o.date.reset();
+  o.billing = Billing::kPerHour;
+  EXPECT_EQ(offer_flags(o, Date{2026, 12, 1}, 90), "undated");
+}
+
+TEST(Pricing, TheDefaultIsTheCheapestOnDemandOfferWithStatedBilling) {
+  const Catalog c = catalog();
+  const Offer* pick = default_offer(c, find_gpu(c, "G1"));
+  ASSERT_NE(pick, nullptr);
+  EXPECT_EQ(pick->provider, "d");  // 2.5: b (2.0) does not state its billing, c is spot
+  EXPECT_EQ(default_offer(c, nullptr), nullptr);
+}
+
+TEST(Pricing, EveryOfferCheapestForThisRunFirst) {
+  const Catalog c = catalog();
+  const RunPricing p = price_run(one_hour_report(), c, request());
+  ASSERT_NE(p.gpu, nullptr);
+  EXPECT_EQ(p.gpu->name, "G1");
+  ASSERT_EQ(p.offers.size(), 4u);
+  // d bills 8 GPUs of its instance: 8 x 2.5 = 20 dollars, the dearest for this run.
+  EXPECT_EQ(p.offers[0].offer->provider, "c");
+  EXPECT_EQ(p.offers[1].offer->provider, "b");
+  EXPECT_EQ(p.offers[2].offer->provider, "a");
+  EXPECT_EQ(p.offers[3].offer->provider, "d");
+  EXPECT_DOUBLE_EQ(p.offers[3].cost.billed_usd, 20.0);
+  EXPECT_EQ(p.offers[3].flags, "pays for 8 GPUs, uses 1");
+  EXPECT_EQ(p.offers[1].flags, "billing not stated");
+  EXPECT_EQ(p.chosen.offer->provider, "d");
+  EXPECT_TRUE(p.chosen.chosen);
+  EXPECT_TRUE(p.offers[3].chosen);
+  EXPECT_FALSE(p.offers[0].chosen);
+  EXPECT_EQ(p.times.steps, 100);
+  EXPECT_FALSE(p.projected_tokens.has_value());
+}
+
+TEST(Pricing, AGivenRateIsChosenAndNoOfferIsMarked) {
+  const Catalog c = catalog();
+  PricingRequest q = request();
+  Rate r;
+  r.usd_per_gpu_hour = 4.0;
+  r.billing = Billing::kPerHour;
+  r.label = "--rate 4";
+  q.rate = r;
+  q.gpus = 2;
+  const RunPricing p = price_run(one_hour_report(), c, q);
+  EXPECT_EQ(p.chosen.offer, nullptr);
+  EXPECT_EQ(p.chosen.rate.label, "--rate 4");
+  EXPECT_DOUBLE_EQ(p.chosen.cost.billed_usd, 8.0);  // 1 h x 2 GPUs x 4
+  for (const PricedOffer& o : p.offers) EXPECT_FALSE(o.chosen);
+}
+
+TEST(Pricing, ANamedOfferOfAnUnknownDeviceListsItsGpusOffers) {
+  const Catalog c = catalog();
+  PricingRequest q = request();
+  q.offer = &c.offers[0];
+  const RunPricing p = price_run(one_hour_report("some other card"), c, q);
+  ASSERT_NE(p.gpu, nullptr);
+  EXPECT_EQ(p.gpu->name, "G1");
+  EXPECT_EQ(p.chosen.offer, &c.offers[0]);
+  EXPECT_DOUBLE_EQ(p.chosen.cost.billed_usd, 3.0);
+  EXPECT_EQ(p.offers.size(), 4u);
+}
+
+TEST(Pricing, ProjectionsByTokensExamplesAndEpochs) {
+  const Catalog c = catalog();
+  PricingRequest q = request();
+  q.projection_unit = ProjectionUnit::kTokens;
+  q.projection_amount = 5e5;
+  EXPECT_DOUBLE_EQ(*price_run(one_hour_report(), c, q).projected_tokens, 5e5);
+  q.projection_unit = ProjectionUnit::kExamples;
+  q.projection_amount = 800;  // 400 examples hold 100'000 tokens: 250 tokens each
+  EXPECT_DOUBLE_EQ(*price_run(one_hour_report(), c, q).projected_tokens, 2e5);
+  q.projection_unit = ProjectionUnit::kEpochs;
+  q.projection_amount = 3;  // 2 epochs hold 100'000 tokens
+  const RunPricing p = price_run(one_hour_report(), c, q);
+  EXPECT_DOUBLE_EQ(*p.projected_tokens, 1.5e5);
+  ASSERT_TRUE(p.chosen.projection.has_value());
+  EXPECT_DOUBLE_EQ(p.chosen.projection->tokens, 1.5e5);
+}
+
+TEST(Pricing, NoPriceNamesTheCheapestOtherOffer) {
+  Catalog c = catalog();
+  c.offers.erase(c.offers.begin());  // a
+  c.offers.pop_back();               // d: only b (billing unknown) and c (spot) are left
+  c.offers[0].tier = "reserved";
+  try {
+    price_run(one_hour_report(), c, request());
+    FAIL() << "expected PricingError";
+  } catch (const PricingError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no price: the catalog has no on-demand offer for device \"Test GPU One\" (it has "
+              "2 other offers; cheapest for this run: --offer c/G1/spot); give --rate "
+              "USD_PER_GPU_HOUR [--billing per-second|per-minute|per-hour] or --offer "
+              "PROVIDER/GPU[/TIER]");
+    EXPECT_EQ(e.exit_code(), ExitCode::kBadInput);
+  }
+}
+
+TEST(Pricing, AReportWithoutPhasesIsAPricingError) {
+  report::Report r = one_hour_report();
+  r.phases.clear();
+  EXPECT_THROW(price_run(r, catalog(), request()), PricingError);
+}
+
+}  // namespace
+}  // namespace ftbench::cost
