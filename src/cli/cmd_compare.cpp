@@ -11,6 +11,8 @@
 #include "cost_output.h"
 #include "ftbench/compare/fairness.h"
 #include "ftbench/compare/side_by_side.h"
+#include "ftbench/compare/verdicts.h"
+#include "ftbench/cost/pricing.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
@@ -49,23 +51,6 @@ using text::format_duration;
 using text::format_percent;
 using text::format_usd;
 
-std::string p_text(double p) {
-  if (p < 0.001) return "p < 0.001";
-  return fmt::format("p = {:.3f}", p);
-}
-
-// The Mann-Whitney verdict in words.
-std::string significance(const metrics::MannWhitneyResult& t, double alpha) {
-  std::string text = fmt::format("Mann-Whitney U {}, {}", t.u1, p_text(t.p_value));
-  text += t.p_value < alpha ? fmt::format(": significant at {:g}", alpha)
-                            : fmt::format(": not significant at {:g}", alpha);
-  if (t.too_few_samples) {
-    text += fmt::format(" (only {} and {} measured steps; {} or more each give the test power)",
-                        t.n1, t.n2, metrics::kMannWhitneyOptimalSamples);
-  }
-  return text;
-}
-
 // Rates per report: --offer, --rate (one for all or one each), else the catalog's cheapest
 // on-demand offer of the report's GPU whose billing is stated; nullopt when there is none.
 std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
@@ -84,7 +69,7 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
     for (std::size_t i = 0; i < n; ++i) {
       const cost::Offer& offer = cost::resolve_offer(catalog, f.offers[i]);
       warn_if_other_gpu(catalog, reports[i], f.reports[i], offer, f.offers[i]);
-      rates[i] = rate_from_offer(offer);
+      rates[i] = cost::rate_from_offer(offer);
     }
     return rates;
   }
@@ -110,8 +95,8 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
   }
   for (std::size_t i = 0; i < n; ++i) {
     const cost::Offer* pick =
-        default_offer(catalog, cost::find_gpu(catalog, reports[i].environment.device.name));
-    if (pick != nullptr) rates[i] = rate_from_offer(*pick);
+        cost::default_offer(catalog, cost::find_gpu(catalog, reports[i].environment.device.name));
+    if (pick != nullptr) rates[i] = cost::rate_from_offer(*pick);
   }
   return rates;
 }
@@ -120,42 +105,49 @@ std::string ratio_text(const std::optional<double>& r) {
   return r ? fmt::format("{:.2f}x", *r) : "";
 }
 
-text::Table side_table(const std::vector<Column>& cols, double alpha) {
+// The side-by-side table, one column per report, built row by row.
+struct SideTable {
+  const std::vector<Column>& cols;
   text::Table t;
-  t.header = {""};
-  t.align = {Align::kLeft};
-  for (const Column& c : cols) {
-    t.header.push_back(c.label);
-    t.align.push_back(Align::kRight);
+
+  explicit SideTable(const std::vector<Column>& columns) : cols(columns) {
+    t.header = {""};
+    t.align = {Align::kLeft};
+    for (const Column& c : cols) {
+      t.header.push_back(c.label);
+      t.align.push_back(Align::kRight);
+    }
   }
-  auto row = [&](const std::string& name, const std::function<Cell(const Column&)>& value) {
+  void row(const std::string& name, const std::function<Cell(const Column&)>& value) {
     std::vector<Cell> cells = {Cell(name)};
     for (const Column& c : cols) cells.push_back(value(c));
     t.rows.push_back(std::move(cells));
-  };
-  auto base_only_blank = [](const Column& c, const std::string& v) {
-    return c.label == "A" ? std::string() : v;
-  };
-  row("report", [](const Column& c) { return Cell(c.source); });
-  row("run", [](const Column& c) { return Cell(c.run_name); });
-  row("device", [](const Column& c) { return Cell(c.gpu); });
-  row("backend", [](const Column& c) { return Cell(c.backend); });
-  row("GPUs", [](const Column& c) { return Cell(std::to_string(c.gpus)); });
-  row("time to first step (end)", [](const Column& c) {
+  }
+};
+
+// What ran, how long it took, how fast and how well.
+void run_rows(SideTable& s) {
+  const std::vector<Column>& cols = s.cols;
+  s.row("report", [](const Column& c) { return Cell(c.source); });
+  s.row("run", [](const Column& c) { return Cell(c.run_name); });
+  s.row("device", [](const Column& c) { return Cell(c.gpu); });
+  s.row("backend", [](const Column& c) { return Cell(c.backend); });
+  s.row("GPUs", [](const Column& c) { return Cell(std::to_string(c.gpus)); });
+  s.row("time to first step (end)", [](const Column& c) {
     return Cell(c.times.steps > 0 ? format_duration(c.times.time_to_first_step_seconds) : "n/a");
   });
-  row("training time",
-      [](const Column& c) { return Cell(format_duration(c.times.training_seconds)); });
-  row("total time", [](const Column& c) { return Cell(format_duration(c.times.run_seconds)); });
-  row("tokens/s", [](const Column& c) {
+  s.row("training time",
+        [](const Column& c) { return Cell(format_duration(c.times.training_seconds)); });
+  s.row("total time", [](const Column& c) { return Cell(format_duration(c.times.run_seconds)); });
+  s.row("tokens/s", [](const Column& c) {
     return Cell(c.measured_steps > 0 ? fmt::format("{:.0f}", c.times.steady_tokens_per_second)
                                      : "n/a");
   });
-  row("step p50",
-      [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p50_seconds)); });
-  row("step p90",
-      [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p90_seconds)); });
-  row("MFU", [](const Column& c) {
+  s.row("step p50",
+        [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p50_seconds)); });
+  s.row("step p90",
+        [](const Column& c) { return Cell(fmt::format("{:.4f} s", c.step_p90_seconds)); });
+  s.row("MFU", [](const Column& c) {
     return Cell(c.mfu ? format_percent(*c.mfu) + " (" + c.mfu_formula + ")" : "n/a");
   });
   // Only when a report carries a measured GEMM peak (ftbench run --gemm): what each device
@@ -163,159 +155,116 @@ text::Table side_table(const std::vector<Column>& cols, double alpha) {
   const bool any_gemm = std::any_of(cols.begin(), cols.end(),
                                     [](const Column& c) { return c.gemm_peak_tflops.has_value(); });
   if (any_gemm) {
-    row("measured GEMM peak", [](const Column& c) {
+    s.row("measured GEMM peak", [](const Column& c) {
       return Cell(c.gemm_peak_tflops ? fmt::format("{:.4g} TFLOP/s", *c.gemm_peak_tflops) : "n/a");
     });
-    row("MFU vs GEMM peak", [](const Column& c) {
+    s.row("MFU vs GEMM peak", [](const Column& c) {
       return Cell(c.mfu_gemm ? format_percent(*c.mfu_gemm) + " (" + c.mfu_formula + ")" : "n/a");
     });
   }
-  row("peak memory", [](const Column& c) {
+  s.row("peak memory", [](const Column& c) {
     return Cell(c.peak_memory_bytes
                     ? report::format_bytes(*c.peak_memory_bytes) + " " + c.peak_memory_kind
                     : "n/a");
   });
-  row("final loss", [](const Column& c) {
+  s.row("final loss", [](const Column& c) {
     return Cell(std::isfinite(c.final_loss) && c.times.steps > 0
                     ? fmt::format("{:.4f} (mean of last {})", c.final_loss, c.loss_window)
                     : "n/a");
   });
-  row("GPU board energy", [](const Column& c) {
+}
+
+void energy_rows(SideTable& s) {
+  s.row("GPU board energy", [](const Column& c) {
     if (!c.energy_joules) return Cell("n/a: " + c.energy_reason);
     return Cell(energy_amount(*c.energy_joules) + " (" + c.energy_method +
                 (c.energy_scope.empty() ? "" : "; " + c.energy_scope) + ")");
   });
-  row("energy per 1M tokens", [](const Column& c) {
+  s.row("energy per 1M tokens", [](const Column& c) {
     return Cell(c.energy_joules_per_million_tokens
                     ? energy_amount(*c.energy_joules_per_million_tokens)
                     : "n/a");
   });
-  row("mean board power", [](const Column& c) {
+  s.row("mean board power", [](const Column& c) {
     return Cell(c.energy_mean_watts ? fmt::format("{:.0f} W", *c.energy_mean_watts) : "n/a");
   });
-  row("rate", [](const Column& c) {
+}
+
+void cost_rows(SideTable& s) {
+  s.row("rate", [](const Column& c) {
     return Cell(c.rate ? format_usd(c.rate->usd_per_gpu_hour) + "/GPU-h " +
                              cost::to_string(c.rate->billing)
                        : "none");
   });
-  row("rate from", [](const Column& c) { return Cell(c.rate ? c.rate->label : ""); });
-  row("cost (billed)",
-      [](const Column& c) { return Cell(c.cost ? format_usd(c.cost->billed_usd) : "n/a"); });
-  row("cost per epoch", [](const Column& c) {
+  s.row("rate from", [](const Column& c) { return Cell(c.rate ? c.rate->label : ""); });
+  s.row("cost (billed)",
+        [](const Column& c) { return Cell(c.cost ? format_usd(c.cost->billed_usd) : "n/a"); });
+  s.row("cost per epoch", [](const Column& c) {
     return Cell(c.cost && c.cost->per_epoch_usd ? format_usd(*c.cost->per_epoch_usd) : "n/a");
   });
-  row("cost per 1M tokens", [](const Column& c) {
+  s.row("cost per 1M tokens", [](const Column& c) {
     return Cell(c.cost && c.cost->per_million_tokens_usd
                     ? format_usd(*c.cost->per_million_tokens_usd)
                     : "n/a");
   });
+}
+
+// Each report against the first: green where it is better, red where worse.
+void against_baseline_rows(SideTable& s) {
+  auto base_only_blank = [](const Column& c, const std::string& v) {
+    return c.label == "A" ? std::string() : v;
+  };
   auto better = [](const std::optional<double>& v, bool lower_is_better) {
     if (!v) return Color::kNone;
     if (*v == 1.0) return Color::kNone;
     return (*v < 1.0) == lower_is_better ? Color::kGreen : Color::kRed;
   };
-  row("total time vs A", [&](const Column& c) {
+  s.row("total time vs A", [&](const Column& c) {
     return Cell(base_only_blank(c, ratio_text(c.run_time_ratio)), better(c.run_time_ratio, true));
   });
-  row("throughput vs A", [&](const Column& c) {
+  s.row("throughput vs A", [&](const Column& c) {
     return Cell(base_only_blank(c, ratio_text(c.throughput_ratio)),
                 better(c.throughput_ratio, false));
   });
-  row("step p50 vs A", [&](const Column& c) {
+  s.row("step p50 vs A", [&](const Column& c) {
     if (!c.step_p50_change) return Cell("");
     return Cell(format_percent(*c.step_p50_change, true), better(1.0 + *c.step_p50_change, true));
   });
-  row("step-time test vs A", [&](const Column& c) {
+  s.row("step-time test vs A", [&](const Column& c) {
     if (!c.step_test) return Cell("");
-    return Cell(fmt::format("{}{}", p_text(c.step_test->p_value),
+    return Cell(fmt::format("{}{}", compare::p_value_text(c.step_test->p_value),
                             c.step_test->too_few_samples ? " (few samples)" : ""));
   });
-  row("cost vs A", [&](const Column& c) {
+  s.row("cost vs A", [&](const Column& c) {
     if (!c.cost_ratio) return Cell("");
     return Cell(format_percent(*c.cost_ratio - 1.0, true), better(c.cost_ratio, true));
   });
-  row("energy per token vs A", [&](const Column& c) {
+  s.row("energy per token vs A", [&](const Column& c) {
     if (!c.energy_per_token_ratio) return Cell("");
     return Cell(format_percent(*c.energy_per_token_ratio - 1.0, true),
                 better(c.energy_per_token_ratio, true));
   });
-  row("break-even rate", [](const Column& c) {
+  s.row("break-even rate", [](const Column& c) {
     return Cell(
         c.break_even_usd_per_gpu_hour ? format_usd(*c.break_even_usd_per_gpu_hour) + "/GPU-h" : "");
   });
-  row("max loss gap vs A", [](const Column& c) {
+  s.row("max loss gap vs A", [](const Column& c) {
     if (!c.loss_gap || c.loss_gap->steps_compared == 0) return Cell("");
     return Cell(fmt::format("{:.4f} at step {}", c.loss_gap->max_abs_gap, c.loss_gap->at_step));
   });
-  (void)alpha;
-  return t;
+}
+
+text::Table side_table(const std::vector<Column>& cols) {
+  SideTable s(cols);
+  run_rows(s);
+  energy_rows(s);
+  cost_rows(s);
+  against_baseline_rows(s);
+  return s.t;
 }
 
 // Reports are labelled A to Z.
 constexpr std::size_t kMaxReports = 26;
-
-// Relative differences below this are reported as equal: timer and billing noise.
-constexpr double kSameWithin = 0.005;
-
-bool same(double a, double b) {
-  const double scale = std::max(std::fabs(a), std::fabs(b));
-  return scale == 0.0 || std::fabs(a - b) <= kSameWithin * scale;
-}
-
-std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha) {
-  std::vector<std::string> out;
-  const Column& a = cols.front();
-  for (std::size_t i = 1; i < cols.size(); ++i) {
-    const Column& b = cols[i];
-    std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
-    const double tb = b.times.run_seconds;
-    const double ta = a.times.run_seconds;
-    // No ratio against a run of 0 s (every phase 0 s long): "took longer", not "infx".
-    if (same(tb, ta)) {
-      v += "same total time";
-    } else if (tb > ta) {
-      v += ta > 0.0 ? fmt::format("took {:.2f}x as long", tb / ta) : std::string("took longer");
-    } else {
-      v += tb > 0.0 ? fmt::format("finished {:.2f}x sooner", ta / tb)
-                    : std::string("finished sooner");
-    }
-    v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
-    if (b.step_p50_change) {
-      v += fmt::format("; step time p50 {}", format_percent(*b.step_p50_change, true));
-      if (b.step_test) v += " (" + significance(*b.step_test, alpha) + ")";
-    } else {
-      v += "; no measured steps to compare";
-    }
-    if (b.cost_ratio && a.cost && b.cost) {
-      const double cb = b.cost->billed_usd;
-      const double ca = a.cost->billed_usd;
-      v += fmt::format("; cost {} vs {} ({})", format_usd(cb), format_usd(ca),
-                       format_percent(*b.cost_ratio - 1.0, true));
-      const std::string faster = same(tb, ta) ? "" : (tb < ta ? b.label : a.label);
-      const std::string cheaper = same(cb, ca) ? "" : (cb < ca ? b.label : a.label);
-      if (faster.empty() && cheaper.empty()) {
-        v += ". Same time and cost";
-      } else if (faster.empty()) {
-        v += fmt::format(". Same time; {} is cheaper", cheaper);
-      } else if (cheaper.empty()) {
-        v += fmt::format(". {} is faster at the same cost", faster);
-      } else if (faster == cheaper) {
-        v += fmt::format(". {} is faster and cheaper", faster);
-      } else {
-        v += fmt::format(". {} is faster, {} is cheaper", faster, cheaper);
-      }
-      if (b.break_even_usd_per_gpu_hour && !same(cb, ca)) {
-        v += fmt::format(". {} would cost the same as A at {}/GPU-h (its rate: {}/GPU-h)", b.label,
-                         format_usd(*b.break_even_usd_per_gpu_hour),
-                         format_usd(b.rate->usd_per_gpu_hour));
-      }
-    } else {
-      v += "; no cost (give --rate or --offer per report, or add catalog offers for the GPU)";
-    }
-    out.push_back(v + ".");
-  }
-  return out;
-}
 
 OJson column_json(const Column& c) {
   OJson j;
@@ -475,6 +424,128 @@ std::string fairness_headline(const compare::Fairness& f) {
   return "fair: same job run differently (execution settings below differ; " + data + ")";
 }
 
+// Refuses reports of different jobs unless --allow-different: the message lists what differs
+// and which file each label is.
+void refuse_different_jobs(const CompareFlags& f, const compare::Fairness& fairness) {
+  if (fairness.same_job || f.allow_different) return;
+  std::string message =
+      "these reports are of different jobs, so their times and costs "
+      "answer different questions:\n";
+  for (const compare::Difference& d : fairness.differences) {
+    if (d.severity == compare::Severity::kJob) {
+      message += "  " + text::printable(difference_line(d)) + "\n";
+    }
+  }
+  // The labels above, by file: the message names what it refuses.
+  message += "reports:\n";
+  for (std::size_t i = 0; i < f.reports.size(); ++i) {
+    message += fmt::format("  {}: {}\n", static_cast<char>('A' + i), text::printable(f.reports[i]));
+  }
+  message += "pass --allow-different to compare them anyway";
+  throw InputError(message);
+}
+
+// What the printers get.
+struct Comparison {
+  compare::Fairness fairness;
+  std::vector<Column> columns;
+  std::vector<std::string> verdicts;
+  double alpha = 0.05;
+};
+
+OJson fairness_json(const compare::Fairness& fairness) {
+  OJson fair;
+  fair["same_job"] = fairness.same_job;
+  fair["same_spec_fingerprint"] = fairness.same_spec_fingerprint;
+  fair["same_data_fingerprint"] =
+      fairness.same_data_fingerprint ? OJson(*fairness.same_data_fingerprint) : OJson(nullptr);
+  fair["fell_back"] = fairness.fell_back;
+  OJson diffs = OJson::array();
+  for (const compare::Difference& d : fairness.differences) {
+    diffs.push_back({{"what", d.what},
+                     {"severity", compare::to_string(d.severity)},
+                     {"values", d.values},
+                     {"note", d.note}});
+  }
+  fair["differences"] = std::move(diffs);
+  return fair;
+}
+
+void print_json(const Comparison& c) {
+  OJson out;
+  out["fairness"] = fairness_json(c.fairness);
+  out["alpha"] = c.alpha;
+  OJson columns = OJson::array();
+  for (const Column& col : c.columns) columns.push_back(column_json(col));
+  out["reports"] = std::move(columns);
+  out["verdicts"] = c.verdicts;
+  std::cout << out.dump(2) << "\n";
+}
+
+// Differences and verdicts quote the reports' names and values: printed escaped, as the
+// tables are (text::printable).
+void print_markdown(const Comparison& c) {
+  std::cout << "## Fairness\n\n**" << fairness_headline(c.fairness) << "**\n\n";
+  for (const compare::Difference& d : c.fairness.differences) {
+    std::cout << "- " << text::printable(difference_line(d)) << "\n";
+  }
+  std::cout << "\n## Side by side\n\n"
+            << text::render_markdown(side_table(c.columns)) << "\n## Verdict\n\n";
+  for (const std::string& l : c.verdicts) std::cout << "- " << text::printable(l) << "\n";
+}
+
+void print_text(const Comparison& c, bool color) {
+  std::cout << text::paint(fairness_headline(c.fairness),
+                           c.fairness.same_job ? Color::kGreen : Color::kRed, color)
+            << "\n";
+  for (const compare::Difference& d : c.fairness.differences) {
+    std::cout << "  " << text::printable(difference_line(d)) << "\n";
+  }
+  std::cout << "\n" << text::render_text(side_table(c.columns), color) << "\n";
+  for (const std::string& l : c.verdicts) std::cout << text::printable(l) << "\n";
+}
+
+int run_compare(const CompareFlags& f) {
+  if (f.reports.size() > kMaxReports) {
+    throw InputError(fmt::format("compare: at most {} reports (labelled A to Z), found {}",
+                                 kMaxReports, f.reports.size()));
+  }
+  const text::Format format = parse_format_flag(f.common.format);
+  std::vector<report::Report> reports;
+  for (const std::string& path : f.reports) reports.push_back(load_report(path));
+  Comparison c;
+  c.fairness = compare::check_fairness(reports);
+  refuse_different_jobs(f, c.fairness);
+  const cost::Catalog catalog = cost::load_catalogs(f.common.catalogs);
+  compare::SideBySideOptions options;
+  options.rates = choose_rates(f, reports, catalog);
+  options.loss_skip_steps = f.loss_skip_steps;
+  options.loss_window = f.loss_window;
+  options.sources = f.reports;
+  try {
+    c.columns = compare::side_by_side(reports, options);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  c.verdicts = compare::verdicts(c.columns, f.alpha);
+  c.alpha = f.alpha;
+  switch (format) {
+    case text::Format::kJson:
+      print_json(c);
+      break;
+    case text::Format::kCsv:
+      std::cout << text::render_csv(csv_table(c.columns));
+      break;
+    case text::Format::kMarkdown:
+      print_markdown(c);
+      break;
+    case text::Format::kTable:
+      print_text(c, text::use_color(f.common.color));
+      break;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Action add_compare_command(CLI::App& app) {
@@ -509,100 +580,7 @@ Action add_compare_command(CLI::App& app) {
 
   add_common_options(cmd, f->common, /*with_dates=*/false);
 
-  return [f]() {
-    if (f->reports.size() > kMaxReports) {
-      throw InputError(fmt::format("compare: at most {} reports (labelled A to Z), found {}",
-                                   kMaxReports, f->reports.size()));
-    }
-    const text::Format format = parse_format_flag(f->common.format);
-    std::vector<report::Report> reports;
-    for (const std::string& path : f->reports) reports.push_back(load_report(path));
-    const compare::Fairness fairness = compare::check_fairness(reports);
-    if (!fairness.same_job && !f->allow_different) {
-      std::string message =
-          "these reports are of different jobs, so their times and costs "
-          "answer different questions:\n";
-      for (const compare::Difference& d : fairness.differences) {
-        if (d.severity == compare::Severity::kJob) {
-          message += "  " + text::printable(difference_line(d)) + "\n";
-        }
-      }
-      // The labels above, by file: the message names what it refuses.
-      message += "reports:\n";
-      for (std::size_t i = 0; i < f->reports.size(); ++i) {
-        message +=
-            fmt::format("  {}: {}\n", static_cast<char>('A' + i), text::printable(f->reports[i]));
-      }
-      message += "pass --allow-different to compare them anyway";
-      throw InputError(message);
-    }
-    const cost::Catalog catalog = cost::load_catalogs(f->common.catalogs);
-    compare::SideBySideOptions options;
-    options.rates = choose_rates(*f, reports, catalog);
-    options.loss_skip_steps = f->loss_skip_steps;
-    options.loss_window = f->loss_window;
-    options.sources = f->reports;
-    std::vector<Column> cols;
-    try {
-      cols = compare::side_by_side(reports, options);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(e.what());
-    }
-    const std::vector<std::string> lines = verdicts(cols, f->alpha);
-
-    if (format == text::Format::kJson) {
-      OJson out;
-      OJson fair;
-      fair["same_job"] = fairness.same_job;
-      fair["same_spec_fingerprint"] = fairness.same_spec_fingerprint;
-      fair["same_data_fingerprint"] =
-          fairness.same_data_fingerprint ? OJson(*fairness.same_data_fingerprint) : OJson(nullptr);
-      fair["fell_back"] = fairness.fell_back;
-      OJson diffs = OJson::array();
-      for (const compare::Difference& d : fairness.differences) {
-        diffs.push_back({{"what", d.what},
-                         {"severity", compare::to_string(d.severity)},
-                         {"values", d.values},
-                         {"note", d.note}});
-      }
-      fair["differences"] = std::move(diffs);
-      out["fairness"] = std::move(fair);
-      out["alpha"] = f->alpha;
-      OJson columns = OJson::array();
-      for (const Column& c : cols) columns.push_back(column_json(c));
-      out["reports"] = std::move(columns);
-      out["verdicts"] = lines;
-      std::cout << out.dump(2) << "\n";
-      return kExitOk;
-    }
-    if (format == text::Format::kCsv) {
-      std::cout << text::render_csv(csv_table(cols));
-      return kExitOk;
-    }
-    const bool markdown = format == text::Format::kMarkdown;
-    const bool color = !markdown && text::use_color(f->common.color);
-    const text::Table table = side_table(cols, f->alpha);
-    const std::string headline = fairness_headline(fairness);
-    // Differences and verdicts quote the reports' names and values: printed escaped, as the
-    // tables are (text::printable).
-    if (markdown) {
-      std::cout << "## Fairness\n\n**" << headline << "**\n\n";
-      for (const compare::Difference& d : fairness.differences) {
-        std::cout << "- " << text::printable(difference_line(d)) << "\n";
-      }
-      std::cout << "\n## Side by side\n\n" << text::render_markdown(table) << "\n## Verdict\n\n";
-      for (const std::string& l : lines) std::cout << "- " << text::printable(l) << "\n";
-      return kExitOk;
-    }
-    std::cout << text::paint(headline, fairness.same_job ? Color::kGreen : Color::kRed, color)
-              << "\n";
-    for (const compare::Difference& d : fairness.differences) {
-      std::cout << "  " << text::printable(difference_line(d)) << "\n";
-    }
-    std::cout << "\n" << text::render_text(table, color) << "\n";
-    for (const std::string& l : lines) std::cout << text::printable(l) << "\n";
-    return kExitOk;
-  };
+  return [f]() { return run_compare(*f); };
 }
 
 }  // namespace ftbench::cli

@@ -1,0 +1,28 @@
+// The verdicts of `ftbench compare`: each report against the first (A) in one sentence, which
+// is faster and which cheaper, whether the step-time difference is significant, and the rate at
+// which the other would cost the same.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ftbench/compare/side_by_side.h"
+#include "ftbench/metrics/mann_whitney.h"
+
+namespace ftbench::compare {
+
+// Relative differences below this are reported as equal: timer and billing noise.
+inline constexpr double kSameWithin = 0.005;
+
+// "p < 0.001", else "p = 0.123".
+std::string p_value_text(double p);
+
+// The Mann-Whitney test in words: "Mann-Whitney U 12, p = 0.040: significant at 0.05", and when
+// either side has too few samples, how many would give the test power.
+std::string significance(const metrics::MannWhitneyResult& test, double alpha);
+
+// One sentence for each report after the first, against the first; `alpha` is the significance
+// level of the step-time test.
+std::vector<std::string> verdicts(const std::vector<Column>& columns, double alpha);
+
+}  // namespace ftbench::compare

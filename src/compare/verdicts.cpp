@@ -1,0 +1,96 @@
+#include "ftbench/compare/verdicts.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ftbench/text/units.h"
+
+namespace ftbench::compare {
+
+using text::format_duration;
+using text::format_percent;
+using text::format_usd;
+
+std::string p_value_text(double p) {
+  if (p < 0.001) return "p < 0.001";
+  return fmt::format("p = {:.3f}", p);
+}
+
+std::string significance(const metrics::MannWhitneyResult& t, double alpha) {
+  std::string text = fmt::format("Mann-Whitney U {}, {}", t.u1, p_value_text(t.p_value));
+  text += t.p_value < alpha ? fmt::format(": significant at {:g}", alpha)
+                            : fmt::format(": not significant at {:g}", alpha);
+  if (t.too_few_samples) {
+    text += fmt::format(" (only {} and {} measured steps; {} or more each give the test power)",
+                        t.n1, t.n2, metrics::kMannWhitneyOptimalSamples);
+  }
+  return text;
+}
+
+namespace {
+
+bool same(double a, double b) {
+  const double scale = std::max(std::fabs(a), std::fabs(b));
+  return scale == 0.0 || std::fabs(a - b) <= kSameWithin * scale;
+}
+
+}  // namespace
+
+std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha) {
+  std::vector<std::string> out;
+  const Column& a = cols.front();
+  for (std::size_t i = 1; i < cols.size(); ++i) {
+    const Column& b = cols[i];
+    std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
+    const double tb = b.times.run_seconds;
+    const double ta = a.times.run_seconds;
+    // No ratio against a run of 0 s (every phase 0 s long): "took longer", not "infx".
+    if (same(tb, ta)) {
+      v += "same total time";
+    } else if (tb > ta) {
+      v += ta > 0.0 ? fmt::format("took {:.2f}x as long", tb / ta) : std::string("took longer");
+    } else {
+      v += tb > 0.0 ? fmt::format("finished {:.2f}x sooner", ta / tb)
+                    : std::string("finished sooner");
+    }
+    v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
+    if (b.step_p50_change) {
+      v += fmt::format("; step time p50 {}", format_percent(*b.step_p50_change, true));
+      if (b.step_test) v += " (" + significance(*b.step_test, alpha) + ")";
+    } else {
+      v += "; no measured steps to compare";
+    }
+    if (b.cost_ratio && a.cost && b.cost) {
+      const double cb = b.cost->billed_usd;
+      const double ca = a.cost->billed_usd;
+      v += fmt::format("; cost {} vs {} ({})", format_usd(cb), format_usd(ca),
+                       format_percent(*b.cost_ratio - 1.0, true));
+      const std::string faster = same(tb, ta) ? "" : (tb < ta ? b.label : a.label);
+      const std::string cheaper = same(cb, ca) ? "" : (cb < ca ? b.label : a.label);
+      if (faster.empty() && cheaper.empty()) {
+        v += ". Same time and cost";
+      } else if (faster.empty()) {
+        v += fmt::format(". Same time; {} is cheaper", cheaper);
+      } else if (cheaper.empty()) {
+        v += fmt::format(". {} is faster at the same cost", faster);
+      } else if (faster == cheaper) {
+        v += fmt::format(". {} is faster and cheaper", faster);
+      } else {
+        v += fmt::format(". {} is faster, {} is cheaper", faster, cheaper);
+      }
+      if (b.break_even_usd_per_gpu_hour && !same(cb, ca)) {
+        v += fmt::format(". {} would cost the same as A at {}/GPU-h (its rate: {}/GPU-h)", b.label,
+                         format_usd(*b.break_even_usd_per_gpu_hour),
+                         format_usd(b.rate->usd_per_gpu_hour));
+      }
+    } else {
+      v += "; no cost (give --rate or --offer per report, or add catalog offers for the GPU)";
+    }
+    out.push_back(v + ".");
+  }
+  return out;
+}
+
+}  // namespace ftbench::compare
