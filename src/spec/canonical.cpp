@@ -1,138 +1,63 @@
 #include "ftbench/spec/canonical.h"
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <openssl/evp.h>
+
+#include "ftbench/spec/spec_fields.h"
 
 namespace ftbench::spec {
 
 namespace {
 
+// Writes the fields visit_fields() names into a JSON object, in their order.
+template <class Json>
+struct JsonWriter {
+  Json& out;
+
+  template <class T>
+  void field(const char* name, const T& value) {
+    out[name] = value;
+  }
+  void field(const char* name, const std::optional<double>& value) {
+    if (value) {
+      out[name] = *value;
+    } else {
+      out[name] = nullptr;
+    }
+  }
+  void field(const char* name, const std::optional<RopeScaling>& value) {
+    if (value) {
+      out[name] = object_of(*value);
+    } else {
+      out[name] = nullptr;
+    }
+  }
+  void field(const char* name, const CheckpointSpec& value) { out[name] = object_of(value); }
+  template <class S>
+  void section(const char* name, const S& value) {
+    out[name] = object_of(value);
+  }
+
+  template <class S>
+  static Json object_of(const S& value) {
+    Json j = Json::object();
+    JsonWriter<Json> writer{j};
+    visit_fields(writer, value);
+    return j;
+  }
+};
+
 // One builder for both JSON flavours so that the report's ordered view and the hashed sorted
-// view can never disagree on a value. Key order here is the documented order (run_spec.h,
-// docs/spec.md); nlohmann::json re-sorts it for the canonical form.
+// view can never disagree on a value. Key order is the documented order (spec_fields.h);
+// nlohmann::json re-sorts it for the canonical form.
 template <class Json>
 Json build_json(const RunSpec& spec) {
   Json j = Json::object();
-
-  const ModelSpec& m = spec.model;
-  Json model = Json::object();
-  model["preset"] = m.preset;
-  model["dim"] = m.dim;
-  model["n_layers"] = m.n_layers;
-  model["n_heads"] = m.n_heads;
-  model["n_kv_heads"] = m.n_kv_heads;
-  model["ffn_dim"] = m.ffn_dim;
-  model["vocab_size"] = m.vocab_size;
-  model["max_seq_len"] = m.max_seq_len;
-  model["norm_eps"] = m.norm_eps;
-  model["rope_theta"] = m.rope_theta;
-  if (m.rope_scaling) {
-    Json scaling = Json::object();
-    scaling["factor"] = m.rope_scaling->factor;
-    scaling["low_freq_factor"] = m.rope_scaling->low_freq_factor;
-    scaling["high_freq_factor"] = m.rope_scaling->high_freq_factor;
-    scaling["original_max_position_embeddings"] = m.rope_scaling->original_max_position_embeddings;
-    model["rope_scaling"] = scaling;
-  } else {
-    model["rope_scaling"] = nullptr;
-  }
-  model["tie_embeddings"] = m.tie_embeddings;
-  model["dtype"] = m.dtype;
-  model["activation_checkpointing"] = m.activation_checkpointing;
-  model["checkpoint"] = m.checkpoint;
-  j["model"] = model;
-
-  const LoraSpec& l = spec.lora;
-  Json lora = Json::object();
-  lora["rank"] = l.rank;
-  lora["alpha"] = l.alpha;
-  lora["dropout"] = l.dropout;
-  lora["targets"] = l.targets;
-  lora["dtype"] = l.dtype;
-  j["lora"] = lora;
-
-  const DataSpec& d = spec.data;
-  Json data = Json::object();
-  data["source"] = d.source;
-  data["tokenizer"] = d.tokenizer;
-  data["path"] = d.path;
-  data["format"] = d.format;
-  data["max_examples"] = d.max_examples;
-  data["subset"] = d.subset;
-  data["too_long"] = d.too_long;
-  data["on_error"] = d.on_error;
-  data["validation_fraction"] = d.validation_fraction;
-  data["validation_path"] = d.validation_path;
-  data["num_examples"] = d.num_examples;
-  data["seq_len"] = d.seq_len;
-  data["length_distribution"] = d.length_distribution;
-  data["min_tokens"] = d.min_tokens;
-  data["max_tokens"] = d.max_tokens;
-  data["lognormal_median_tokens"] = d.lognormal_median_tokens;
-  data["lognormal_sigma"] = d.lognormal_sigma;
-  data["prompt_fraction"] = d.prompt_fraction;
-  data["train_on_input"] = d.train_on_input;
-  data["padding"] = d.padding;
-  data["shuffle"] = d.shuffle;
-  data["seed"] = d.seed;
-  j["data"] = data;
-
-  const TrainSpec& t = spec.train;
-  Json train = Json::object();
-  train["epochs"] = t.epochs;
-  train["max_steps"] = t.max_steps;
-  train["micro_batch_size"] = t.micro_batch_size;
-  train["grad_accum_steps"] = t.grad_accum_steps;
-  train["optimizer"] = t.optimizer;
-  train["lr"] = t.lr;
-  train["weight_decay"] = t.weight_decay;
-  train["beta1"] = t.beta1;
-  train["beta2"] = t.beta2;
-  train["eps"] = t.eps;
-  train["lr_schedule"] = t.lr_schedule;
-  train["lr_warmup_steps"] = t.lr_warmup_steps;
-  train["min_lr_ratio"] = t.min_lr_ratio;
-  train["max_grad_norm"] = t.max_grad_norm;
-  train["seed"] = t.seed;
-  train["timing_warmup_steps"] = t.timing_warmup_steps;
-  train["loss_window"] = t.loss_window;
-  train["eval_every_steps"] = t.eval_every_steps;
-  train["eval_max_batches"] = t.eval_max_batches;
-  train["oom_fallback"] = t.oom_fallback;
-  train["oom_max_fallbacks"] = t.oom_max_fallbacks;
-  Json checkpoint = Json::object();
-  checkpoint["dir"] = t.checkpoint.dir;
-  checkpoint["every_steps"] = t.checkpoint.every_steps;
-  checkpoint["every_minutes"] = t.checkpoint.every_minutes;
-  checkpoint["keep_last"] = t.checkpoint.keep_last;
-  train["checkpoint"] = checkpoint;
-  j["train"] = train;
-
-  const BackendSpec& b = spec.backend;
-  Json backend = Json::object();
-  backend["device"] = b.device;
-  backend["device_index"] = b.device_index;
-  backend["threads"] = b.threads;
-  if (b.peak_tflops) {
-    backend["peak_tflops"] = *b.peak_tflops;
-  } else {
-    backend["peak_tflops"] = nullptr;
-  }
-  backend["energy_sample_ms"] = b.energy_sample_ms;
-  j["backend"] = backend;
-
-  const OutputSpec& o = spec.output;
-  Json output = Json::object();
-  output["report"] = o.report;
-  output["adapter"] = o.adapter;
-  output["merged"] = o.merged;
-  output["name"] = o.name;
-  output["progress"] = o.progress;
-  output["log_every_steps"] = o.log_every_steps;
-  j["output"] = output;
-
+  JsonWriter<Json> writer{j};
+  visit_sections(writer, spec);
   j["source_path"] = spec.source_path;
   return j;
 }

@@ -26,6 +26,7 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/presets.h"
+#include "ftbench/spec/spec_fields.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 
@@ -267,8 +268,8 @@ class SpecReader {
   std::set<std::string> paths_with_issues_;
 };
 
-// Binds YAML key names to struct fields. Each section's bind_*() below names its keys once; run
-// with a default-constructed binder it only lists the names (for "did you mean" and --set path
+// Binds YAML key names to struct fields: a visitor of spec_fields.h. Run with a
+// default-constructed binder it only lists the names (for "did you mean" and --set path
 // checks), run with a key from the file it reads that key's value into the matching field.
 class KeyBinder {
  public:
@@ -280,29 +281,29 @@ class KeyBinder {
         value_(std::move(value)),
         loc_(std::move(loc)) {}
 
-  void integer(std::string_view name, int64_t& out) {
+  void field(std::string_view name, int64_t& out) {
     if (take(name)) reader_->read_int(value_, path_, loc_, out);
   }
-  void unsigned_integer(std::string_view name, uint64_t& out) {
+  void field(std::string_view name, uint64_t& out) {
     if (take(name)) reader_->read_uint(value_, path_, loc_, out);
   }
-  void number(std::string_view name, double& out) {
+  void field(std::string_view name, double& out) {
     if (take(name)) reader_->read_number(value_, path_, loc_, out);
   }
-  void optional_number(std::string_view name, std::optional<double>& out) {
+  void field(std::string_view name, std::optional<double>& out) {
     if (take(name)) reader_->read_optional_number(value_, path_, loc_, out);
   }
-  void boolean(std::string_view name, bool& out) {
+  void field(std::string_view name, bool& out) {
     if (take(name)) reader_->read_bool(value_, path_, loc_, out);
   }
-  void string(std::string_view name, std::string& out) {
+  void field(std::string_view name, std::string& out) {
     if (take(name)) reader_->read_string(value_, path_, loc_, out);
   }
-  void string_list(std::string_view name, std::vector<std::string>& out) {
+  void field(std::string_view name, std::vector<std::string>& out) {
     if (take(name)) reader_->read_string_list(value_, path_, loc_, out);
   }
-  void rope_scaling(std::string_view name, std::optional<RopeScaling>& out);
-  void checkpoint(std::string_view name, CheckpointSpec& out);
+  void field(std::string_view name, std::optional<RopeScaling>& out);
+  void field(std::string_view name, CheckpointSpec& out);
 
   bool matched() const { return matched_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -327,134 +328,40 @@ class KeyBinder {
   std::vector<std::string> names_;
 };
 
-// Key order = run_spec.h order = docs/spec.md order = to_json() order.
-void bind_model(KeyBinder& b, ModelSpec& m) {
-  b.string("preset", m.preset);
-  b.integer("dim", m.dim);
-  b.integer("n_layers", m.n_layers);
-  b.integer("n_heads", m.n_heads);
-  b.integer("n_kv_heads", m.n_kv_heads);
-  b.integer("ffn_dim", m.ffn_dim);
-  b.integer("vocab_size", m.vocab_size);
-  b.integer("max_seq_len", m.max_seq_len);
-  b.number("norm_eps", m.norm_eps);
-  b.number("rope_theta", m.rope_theta);
-  b.rope_scaling("rope_scaling", m.rope_scaling);
-  b.boolean("tie_embeddings", m.tie_embeddings);
-  b.string("dtype", m.dtype);
-  b.boolean("activation_checkpointing", m.activation_checkpointing);
-  b.string("checkpoint", m.checkpoint);
-}
-
-void bind_rope_scaling(KeyBinder& b, RopeScaling& s) {
-  b.number("factor", s.factor);
-  b.number("low_freq_factor", s.low_freq_factor);
-  b.number("high_freq_factor", s.high_freq_factor);
-  b.integer("original_max_position_embeddings", s.original_max_position_embeddings);
-}
-
-void bind_lora(KeyBinder& b, LoraSpec& l) {
-  b.integer("rank", l.rank);
-  b.number("alpha", l.alpha);
-  b.number("dropout", l.dropout);
-  b.string_list("targets", l.targets);
-  b.string("dtype", l.dtype);
-}
-
-void bind_data(KeyBinder& b, DataSpec& d) {
-  b.string("source", d.source);
-  b.string("tokenizer", d.tokenizer);
-  b.string("path", d.path);
-  b.string("format", d.format);
-  b.integer("max_examples", d.max_examples);
-  b.string("subset", d.subset);
-  b.string("too_long", d.too_long);
-  b.string("on_error", d.on_error);
-  b.number("validation_fraction", d.validation_fraction);
-  b.string("validation_path", d.validation_path);
-  b.integer("num_examples", d.num_examples);
-  b.integer("seq_len", d.seq_len);
-  b.string("length_distribution", d.length_distribution);
-  b.integer("min_tokens", d.min_tokens);
-  b.integer("max_tokens", d.max_tokens);
-  b.number("lognormal_median_tokens", d.lognormal_median_tokens);
-  b.number("lognormal_sigma", d.lognormal_sigma);
-  b.number("prompt_fraction", d.prompt_fraction);
-  b.boolean("train_on_input", d.train_on_input);
-  b.string("padding", d.padding);
-  b.boolean("shuffle", d.shuffle);
-  b.unsigned_integer("seed", d.seed);
-}
-
-void bind_train(KeyBinder& b, TrainSpec& t) {
-  b.integer("epochs", t.epochs);
-  b.integer("max_steps", t.max_steps);
-  b.integer("micro_batch_size", t.micro_batch_size);
-  b.integer("grad_accum_steps", t.grad_accum_steps);
-  b.string("optimizer", t.optimizer);
-  b.number("lr", t.lr);
-  b.number("weight_decay", t.weight_decay);
-  b.number("beta1", t.beta1);
-  b.number("beta2", t.beta2);
-  b.number("eps", t.eps);
-  b.string("lr_schedule", t.lr_schedule);
-  b.integer("lr_warmup_steps", t.lr_warmup_steps);
-  b.number("min_lr_ratio", t.min_lr_ratio);
-  b.number("max_grad_norm", t.max_grad_norm);
-  b.unsigned_integer("seed", t.seed);
-  b.integer("timing_warmup_steps", t.timing_warmup_steps);
-  b.integer("loss_window", t.loss_window);
-  b.integer("eval_every_steps", t.eval_every_steps);
-  b.integer("eval_max_batches", t.eval_max_batches);
-  b.boolean("oom_fallback", t.oom_fallback);
-  b.integer("oom_max_fallbacks", t.oom_max_fallbacks);
-  b.checkpoint("checkpoint", t.checkpoint);
-}
-
-void bind_checkpoint(KeyBinder& b, CheckpointSpec& c) {
-  b.string("dir", c.dir);
-  b.integer("every_steps", c.every_steps);
-  b.number("every_minutes", c.every_minutes);
-  b.integer("keep_last", c.keep_last);
-}
-
-void bind_backend(KeyBinder& b, BackendSpec& s) {
-  b.string("device", s.device);
-  b.integer("device_index", s.device_index);
-  b.integer("threads", s.threads);
-  b.optional_number("peak_tflops", s.peak_tflops);
-  b.integer("energy_sample_ms", s.energy_sample_ms);
-}
-
-void bind_output(KeyBinder& b, OutputSpec& o) {
-  b.string("report", o.report);
-  b.string("adapter", o.adapter);
-  b.string("merged", o.merged);
-  b.string("name", o.name);
-  b.string("progress", o.progress);
-  b.integer("log_every_steps", o.log_every_steps);
-}
-
 template <class Spec>
-std::vector<std::string> key_names(void (*bind)(KeyBinder&, Spec&)) {
+std::vector<std::string> key_names() {
   KeyBinder lister;
   Spec unused;
-  bind(lister, unused);
+  visit_fields(lister, unused);
   return lister.names();
 }
 
+// The section names in order, and each section's keys.
+struct SectionLister {
+  std::vector<std::string> names;
+  std::string_view wanted;
+  std::vector<std::string> keys;
+
+  template <class Spec>
+  void section(const char* name, const Spec&) {
+    names.emplace_back(name);
+    if (name == wanted) keys = key_names<Spec>();
+  }
+};
+
 std::vector<std::string> section_names() {
-  return {"model", "lora", "data", "train", "backend", "output"};
+  SectionLister lister;
+  const RunSpec defaults;
+  visit_sections(lister, defaults);
+  return lister.names;
 }
 
 std::vector<std::string> section_keys(std::string_view section) {
-  if (section == "model") return key_names(&bind_model);
-  if (section == "lora") return key_names(&bind_lora);
-  if (section == "data") return key_names(&bind_data);
-  if (section == "train") return key_names(&bind_train);
-  if (section == "backend") return key_names(&bind_backend);
-  if (section == "output") return key_names(&bind_output);
-  return {};
+  SectionLister lister;
+  lister.wanted = section;
+  const RunSpec defaults;
+  visit_sections(lister, defaults);
+  return lister.keys;
 }
 
 // The shape keys a "custom" model must give; rope_scaling (default none) and tie_embeddings
@@ -468,11 +375,12 @@ bool contains(const std::vector<std::string>& items, std::string_view item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 
-// Reads every key of the mapping `node` (at key path `prefix`) through `bind`. Unknown and
-// duplicate keys are issues; `given`, when set, receives the names that were present.
+// Reads every key of the mapping `node` (at key path `prefix`) into the fields of `out`
+// (spec_fields.h). Unknown and duplicate keys are issues; `given`, when set, receives the names
+// that were present.
 template <class Spec>
 void read_mapping(SpecReader& r, const std::string& prefix, const YAML::Node& node, Spec& out,
-                  void (*bind)(KeyBinder&, Spec&), std::set<std::string>* given = nullptr) {
+                  std::set<std::string>* given = nullptr) {
   if (!node.IsMap()) return;
   std::map<std::string, int64_t> first_line;
   for (const auto& entry : node) {
@@ -492,7 +400,7 @@ void read_mapping(SpecReader& r, const std::string& prefix, const YAML::Node& no
       continue;
     }
     KeyBinder binder(&r, name, path, entry.second, loc);
-    bind(binder, out);
+    visit_fields(binder, out);
     if (!binder.matched()) {
       if (path == "model.init" || path == "model.checkpoint_path") {
         // Reserved until checkpoints could be loaded; a spec that still has them gets the way.
@@ -501,7 +409,7 @@ void read_mapping(SpecReader& r, const std::string& prefix, const YAML::Node& no
               "base weights from (random weights without it)");
         continue;
       }
-      r.add(path, loc, unknown_name_message("key", name, key_names(bind)));
+      r.add(path, loc, unknown_name_message("key", name, key_names<Spec>()));
       continue;
     }
     r.remember(path, loc);
@@ -511,7 +419,7 @@ void read_mapping(SpecReader& r, const std::string& prefix, const YAML::Node& no
 
 // A mapping given for rope_scaling starts from the preset's scaling (or the Llama 3.1 defaults
 // when the preset has none), so `rope_scaling: {factor: 16}` changes one field only.
-void KeyBinder::rope_scaling(std::string_view name, std::optional<RopeScaling>& out) {
+void KeyBinder::field(std::string_view name, std::optional<RopeScaling>& out) {
   if (!take(name)) return;
   if (value_.IsNull()) {
     out.reset();
@@ -522,18 +430,18 @@ void KeyBinder::rope_scaling(std::string_view name, std::optional<RopeScaling>& 
     return;
   }
   RopeScaling scaling = out.value_or(RopeScaling{});
-  read_mapping(*reader_, path_, value_, scaling, &bind_rope_scaling);
+  read_mapping(*reader_, path_, value_, scaling);
   out = scaling;
 }
 
 // Keys not given keep their defaults, so `checkpoint: {every_steps: 50}` changes one field.
-void KeyBinder::checkpoint(std::string_view name, CheckpointSpec& out) {
+void KeyBinder::field(std::string_view name, CheckpointSpec& out) {
   if (!take(name)) return;
   if (!value_.IsMap()) {
     reader_->add(path_, loc_, "expected a mapping, found " + describe(value_));
     return;
   }
-  read_mapping(*reader_, path_, value_, out, &bind_checkpoint);
+  read_mapping(*reader_, path_, value_, out);
 }
 
 // Reads a whole file of `kind` (io/whole_file.h: a size limit, no devices); on failure returns
@@ -659,7 +567,7 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
     model.preset = "custom";
   }
   std::set<std::string> given;
-  read_mapping(r, "model", section, model, &bind_model, &given);
+  read_mapping(r, "model", section, model, &given);
   if (!checkpoint.empty()) {
     if (preset_given && preset != "custom" && !find_preset(preset)) {
       std::vector<std::string> names = preset_names();
@@ -748,16 +656,16 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
       spec.model = read_model(r, body);
       model_read = true;
     } else if (name == "lora") {
-      read_mapping(r, name, body, spec.lora, &bind_lora);
+      read_mapping(r, name, body, spec.lora);
     } else if (name == "data") {
-      read_mapping(r, name, body, spec.data, &bind_data);
+      read_mapping(r, name, body, spec.data);
       tokenizer_given = body.IsMap() && body["tokenizer"].IsDefined();
     } else if (name == "train") {
-      read_mapping(r, name, body, spec.train, &bind_train);
+      read_mapping(r, name, body, spec.train);
     } else if (name == "backend") {
-      read_mapping(r, name, body, spec.backend, &bind_backend);
+      read_mapping(r, name, body, spec.backend);
     } else if (name == "output") {
-      read_mapping(r, name, body, spec.output, &bind_output);
+      read_mapping(r, name, body, spec.output);
     }
   }
   if (!model_read) spec.model = read_model(r, empty);
@@ -917,7 +825,7 @@ bool check_override_path(SpecReader& r, const std::string& path,
   const bool checkpoint = parts[0] == "train" && parts[1] == "checkpoint";
   if (rope || checkpoint) {
     const std::vector<std::string> nested_keys =
-        rope ? key_names(&bind_rope_scaling) : key_names(&bind_checkpoint);
+        rope ? key_names<RopeScaling>() : key_names<CheckpointSpec>();
     if (!contains(nested_keys, parts[2])) {
       r.add(path, here, unknown_name_message("key", parts[2], nested_keys));
       return false;
