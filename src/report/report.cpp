@@ -15,6 +15,7 @@
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
+#include "report_fields.h"
 
 namespace ftbench::report {
 namespace {
@@ -45,6 +46,70 @@ std::string number_text(double v) { return fmt::format("{}", v); }
 using text::number_or_null;
 using text::optional_integer;
 using text::optional_number;
+
+// Writes a record's fields (report_fields.h) into a JSON object, in their order.
+struct FieldWriter {
+  OJson& j;
+  void string(const char* key, const std::string& v) { j[key] = v; }
+  void count(const char* key, int64_t v) { j[key] = v; }
+  void count_since(const char* key, int64_t v) { j[key] = v; }
+  void non_negative(const char* key, double v) { j[key] = number_or_null(v); }
+  void number(const char* key, double v) { j[key] = number_or_null(v); }
+  void number_or_nan(const char* key, double v) { j[key] = number_or_null(v); }
+  void optional_integer(const char* key, const std::optional<int64_t>& v) {
+    j[key] = text::optional_integer(v);
+  }
+  void optional_integer_since(const char* key, const std::optional<int64_t>& v) {
+    j[key] = text::optional_integer(v);
+  }
+  void string_or_null(const char* key, const std::string& v) {
+    j[key] = v.empty() ? OJson(nullptr) : OJson(v);
+  }
+};
+
+template <class R>
+OJson record_json(const R& record) {
+  OJson j = OJson::object();
+  FieldWriter writer{j};
+  detail::visit_fields(writer, record);
+  return j;
+}
+
+template <class R>
+OJson records_json(const std::vector<R>& records) {
+  OJson out = OJson::array();
+  for (const R& r : records) out.push_back(record_json(r));
+  return out;
+}
+
+// Reads a record's fields (report_fields.h) from the JSON object at `path`, through the reader's
+// checks for each kind.
+template <class Reader, class Json>
+struct FieldReader {
+  const Reader& reader;
+  const Json& obj;
+  const std::string& path;
+
+  void string(const char* key, std::string& out) { out = reader.string(obj, path, key); }
+  void count(const char* key, int64_t& out) { out = reader.count(obj, path, key); }
+  void count_since(const char* key, int64_t& out) {
+    if (obj.find(key) != obj.end()) out = reader.count(obj, path, key);
+  }
+  void non_negative(const char* key, double& out) {
+    out = reader.non_negative_number(obj, path, key);
+  }
+  void number(const char* key, double& out) { out = reader.number(obj, path, key); }
+  void number_or_nan(const char* key, double& out) { out = reader.number_or_nan(obj, path, key); }
+  void optional_integer(const char* key, std::optional<int64_t>& out) {
+    out = reader.optional_integer(obj, path, key);
+  }
+  void optional_integer_since(const char* key, std::optional<int64_t>& out) {
+    out = reader.optional_integer_since(obj, path, key);
+  }
+  void string_or_null(const char* key, std::string& out) {
+    if (!reader.field(obj, path, key).is_null()) out = reader.string(obj, path, key);
+  }
+};
 
 OJson to_json(const SampleSummary& s) {
   OJson j;
@@ -132,20 +197,7 @@ OJson to_json(const StepRecord& s) {
   return j;
 }
 
-OJson to_json(const DataStatistics& s) {
-  OJson j;
-  j["format"] = s.format;
-  j["records"] = s.records;
-  j["skipped_bad"] = s.skipped_bad;
-  j["dropped_too_long"] = s.dropped_too_long;
-  j["truncated"] = s.truncated;
-  j["mean_length"] = number_or_null(s.mean_length);
-  j["p50_length"] = number_or_null(s.p50_length);
-  j["p90_length"] = number_or_null(s.p90_length);
-  j["max_length"] = s.max_length;
-  j["masked_fraction"] = number_or_null(s.masked_fraction);
-  return j;
-}
+OJson to_json(const DataStatistics& s) { return record_json(s); }
 
 OJson to_json(const Summary& s) {
   OJson entries = OJson::array();
@@ -201,29 +253,9 @@ OJson to_json(const MeasuredGemm& g) {
   return j;
 }
 
-OJson to_json(const Memory& m) {
-  OJson j;
-  j["peak_allocated_bytes"] = optional_integer(m.peak_allocated_bytes);
-  j["peak_reserved_bytes"] = optional_integer(m.peak_reserved_bytes);
-  j["device_used_peak_bytes"] = optional_integer(m.device_used_peak_bytes);
-  j["device_total_bytes"] = optional_integer(m.device_total_bytes);
-  j["peak_rss_bytes"] = optional_integer(m.peak_rss_bytes);
-  j["peak_active_bytes"] = optional_integer(m.peak_active_bytes);
-  j["allocation_retries"] = optional_integer(m.allocation_retries);
-  j["oom_count"] = optional_integer(m.oom_count);
-  return j;
-}
+OJson to_json(const Memory& m) { return record_json(m); }
 
-OJson to_json(const PhaseMemory& m) {
-  OJson j;
-  j["peak_allocated_bytes"] = optional_integer(m.peak_allocated_bytes);
-  j["peak_reserved_bytes"] = optional_integer(m.peak_reserved_bytes);
-  j["peak_active_bytes"] = optional_integer(m.peak_active_bytes);
-  j["device_used_peak_bytes"] = optional_integer(m.device_used_peak_bytes);
-  j["peak_rss_bytes"] = optional_integer(m.peak_rss_bytes);
-  j["rss_at_end_bytes"] = optional_integer(m.rss_at_end_bytes);
-  return j;
-}
+OJson to_json(const PhaseMemory& m) { return record_json(m); }
 
 OJson to_json(const DeviceEnergy& d) {
   OJson j;
@@ -376,6 +408,28 @@ class Reader : public JsonFields<Json, ReportError> {
     return v.template get<double>();
   }
 
+  // A record of report_fields.h from the object at `path`.
+  template <class R>
+  R read_record(const Json& obj, const std::string& path) const {
+    if (!obj.is_object()) wrong_type(path, "an object", obj);
+    R out;
+    FieldReader<Reader, Json> fields{*this, obj, path};
+    detail::visit_fields(fields, out);
+    return out;
+  }
+
+  // The records of the array `key` of the report; absent: none (a later minor version).
+  template <class R>
+  std::vector<R> read_records_since(const Json& j, const char* key) const {
+    std::vector<R> out;
+    if (j.find(key) == j.end()) return out;
+    const Json& items = array(j, "", key);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      out.push_back(read_record<R>(items[i], index(key, i)));
+    }
+    return out;
+  }
+
   void check_schema(const Json& j) const {
     if (!j.is_object()) {
       fail(std::string("not an ftbench report (expected a JSON object, found ") + j.type_name() +
@@ -426,32 +480,18 @@ class Reader : public JsonFields<Json, ReportError> {
       info.loss_tokens = count(d, "data", "loss_tokens");
       info.fingerprint = string(d, "data", "fingerprint");
       if (const auto st = d.find("statistics"); st != d.end() && !st->is_null()) {
-        info.statistics = read_statistics(object(d, "data", "statistics"));
+        info.statistics =
+            read_record<DataStatistics>(object(d, "data", "statistics"), "data.statistics");
       }
       if (const auto v = d.find("validation"); v != d.end() && !v->is_null()) {
-        const std::string vp = "data.validation";
-        const Json& vj = object(d, "data", "validation");
-        ValidationDataInfo val;
-        val.source = string(vj, vp, "source");
-        val.examples = count(vj, vp, "examples");
-        val.tokens = count(vj, vp, "tokens");
-        val.loss_tokens = count(vj, vp, "loss_tokens");
-        info.validation = std::move(val);
+        info.validation =
+            read_record<ValidationDataInfo>(object(d, "data", "validation"), "data.validation");
       }
       r.data = std::move(info);
     }
 
-    const Json& params = object(j, "", "parameters");
-    r.parameters.base = count(params, "parameters", "base");
-    r.parameters.trainable = count(params, "parameters", "trainable");
-    r.parameters.total = count(params, "parameters", "total");
-
-    const Json& derived = object(j, "", "derived");
-    r.derived.effective_batch = count(derived, "derived", "effective_batch");
-    r.derived.micro_batches_per_epoch = count(derived, "derived", "micro_batches_per_epoch");
-    r.derived.steps_per_epoch = count(derived, "derived", "steps_per_epoch");
-    r.derived.total_steps = count(derived, "derived", "total_steps");
-    r.derived.max_tokens_per_step = count(derived, "derived", "max_tokens_per_step");
+    r.parameters = read_record<ParameterInfo>(object(j, "", "parameters"), "parameters");
+    r.derived = read_record<Derived>(object(j, "", "derived"), "derived");
 
     if (const auto it = j.find("batching"); it != j.end() && !it->is_null()) {
       r.batching = read_batching(object(j, "", "batching"));
@@ -473,7 +513,7 @@ class Reader : public JsonFields<Json, ReportError> {
       phase.start_seconds = non_negative_number(p, path, "start_seconds");
       phase.seconds = non_negative_number(p, path, "seconds");
       if (const auto m = p.find("memory"); m != p.end() && !m->is_null()) {
-        phase.memory = read_phase_memory(object(p, path, "memory"), join(path, "memory"));
+        phase.memory = read_record<PhaseMemory>(object(p, path, "memory"), join(path, "memory"));
       }
       r.phases.push_back(std::move(phase));
     }
@@ -484,88 +524,21 @@ class Reader : public JsonFields<Json, ReportError> {
       r.steps.push_back(read_step(steps[i], index("steps", i)));
     }
 
-    if (const auto it = j.find("evaluations"); it != j.end()) {
-      const Json& evaluations = array(j, "", "evaluations");
-      for (std::size_t i = 0; i < evaluations.size(); ++i) {
-        const std::string path = index("evaluations", i);
-        const Json& e = evaluations[i];
-        if (!e.is_object()) wrong_type(path, "an object", e);
-        Evaluation ev;
-        ev.after_step = count(e, path, "after_step");
-        ev.loss = number_or_nan(e, path, "loss");
-        ev.loss_tokens = count(e, path, "loss_tokens");
-        ev.batches = count(e, path, "batches");
-        ev.seconds = non_negative_number(e, path, "seconds");
-        r.evaluations.push_back(ev);
-      }
-    }
+    r.evaluations = read_records_since<Evaluation>(j, "evaluations");
 
     if (const auto it = j.find("gemm"); it != j.end() && !it->is_null()) {
       r.gemm = read_gemm(object(j, "", "gemm"));
     }
-    if (const auto it = j.find("segments"); it != j.end()) {
-      const Json& segments = array(j, "", "segments");
-      for (std::size_t i = 0; i < segments.size(); ++i) {
-        r.segments.push_back(read_segment(segments[i], index("segments", i)));
-      }
-    }
-    if (const auto it = j.find("checkpoints"); it != j.end()) {
-      const Json& saves = array(j, "", "checkpoints");
-      for (std::size_t i = 0; i < saves.size(); ++i) {
-        const std::string path = index("checkpoints", i);
-        const Json& e = saves[i];
-        if (!e.is_object()) wrong_type(path, "an object", e);
-        CheckpointSave c;
-        c.step = count(e, path, "step");
-        c.segment = count(e, path, "segment");
-        c.reason = string(e, path, "reason");
-        c.path = string(e, path, "path");
-        c.bytes = count(e, path, "bytes");
-        c.seconds = non_negative_number(e, path, "seconds");
-        r.checkpoints.push_back(std::move(c));
-      }
-    }
+    r.segments = read_records_since<Segment>(j, "segments");
+    r.checkpoints = read_records_since<CheckpointSave>(j, "checkpoints");
     if (const auto it = j.find("weights"); it != j.end() && !it->is_null()) {
-      const Json& w = object(j, "", "weights");
-      WeightsInfo info;
-      info.source = string(w, "weights", "source");
-      info.path = string(w, "weights", "path");
-      info.format = string(w, "weights", "format");
-      info.files = count(w, "weights", "files");
-      info.tensors = count(w, "weights", "tensors");
-      info.bytes = count(w, "weights", "bytes");
-      info.seconds = non_negative_number(w, "weights", "seconds");
-      info.bytes_per_second = non_negative_number(w, "weights", "bytes_per_second");
-      info.fingerprint = string(w, "weights", "fingerprint");
-      r.weights = std::move(info);
+      r.weights = read_record<WeightsInfo>(object(j, "", "weights"), "weights");
     }
-    if (const auto it = j.find("exports"); it != j.end()) {
-      const Json& exports = array(j, "", "exports");
-      for (std::size_t i = 0; i < exports.size(); ++i) {
-        const std::string path = index("exports", i);
-        const Json& e = exports[i];
-        if (!e.is_object()) wrong_type(path, "an object", e);
-        ExportRecord x;
-        x.kind = string(e, path, "kind");
-        x.path = string(e, path, "path");
-        x.tensors = count(e, path, "tensors");
-        x.bytes = count(e, path, "bytes");
-        x.seconds = non_negative_number(e, path, "seconds");
-        r.exports.push_back(std::move(x));
-      }
-    }
+    r.exports = read_records_since<ExportRecord>(j, "exports");
 
     read_summary(object(j, "", "summary"), r.summary);
 
-    const Json& memory = object(j, "", "memory");
-    r.memory.peak_allocated_bytes = optional_integer(memory, "memory", "peak_allocated_bytes");
-    r.memory.peak_reserved_bytes = optional_integer(memory, "memory", "peak_reserved_bytes");
-    r.memory.device_used_peak_bytes = optional_integer(memory, "memory", "device_used_peak_bytes");
-    r.memory.device_total_bytes = optional_integer(memory, "memory", "device_total_bytes");
-    r.memory.peak_rss_bytes = optional_integer(memory, "memory", "peak_rss_bytes");
-    r.memory.peak_active_bytes = optional_integer_since(memory, "memory", "peak_active_bytes");
-    r.memory.allocation_retries = optional_integer_since(memory, "memory", "allocation_retries");
-    r.memory.oom_count = optional_integer_since(memory, "memory", "oom_count");
+    r.memory = read_record<Memory>(object(j, "", "memory"), "memory");
     if (const auto it = j.find("energy"); it != j.end() && !it->is_null()) {
       r.energy = read_energy(object(j, "", "energy"));
     }
@@ -1144,33 +1117,6 @@ class Reader : public JsonFields<Json, ReportError> {
     return v;
   }
 
-  PhaseMemory read_phase_memory(const Json& m, const std::string& p) const {
-    PhaseMemory out;
-    out.peak_allocated_bytes = optional_integer_since(m, p, "peak_allocated_bytes");
-    out.peak_reserved_bytes = optional_integer_since(m, p, "peak_reserved_bytes");
-    out.peak_active_bytes = optional_integer_since(m, p, "peak_active_bytes");
-    out.device_used_peak_bytes = optional_integer_since(m, p, "device_used_peak_bytes");
-    out.peak_rss_bytes = optional_integer_since(m, p, "peak_rss_bytes");
-    out.rss_at_end_bytes = optional_integer_since(m, p, "rss_at_end_bytes");
-    return out;
-  }
-
-  DataStatistics read_statistics(const Json& s) const {
-    const std::string p = "data.statistics";
-    DataStatistics out;
-    out.format = string(s, p, "format");
-    out.records = count(s, p, "records");
-    out.skipped_bad = count(s, p, "skipped_bad");
-    out.dropped_too_long = count(s, p, "dropped_too_long");
-    out.truncated = count(s, p, "truncated");
-    out.mean_length = non_negative_number(s, p, "mean_length");
-    out.p50_length = non_negative_number(s, p, "p50_length");
-    out.p90_length = non_negative_number(s, p, "p90_length");
-    out.max_length = count(s, p, "max_length");
-    out.masked_fraction = number(s, p, "masked_fraction");
-    return out;
-  }
-
   Batching read_batching(const Json& b) const {
     Batching out;
     out.micro_batch_size = count(b, "batching", "micro_batch_size");
@@ -1285,21 +1231,7 @@ class Reader : public JsonFields<Json, ReportError> {
 
  public:
   Segment read_segment(const Json& e, const std::string& path) const {
-    if (!e.is_object()) wrong_type(path, "an object", e);
-    Segment g;
-    g.index = count(e, path, "index");
-    g.status = string(e, path, "status");
-    g.started_at_utc = string(e, path, "started_at_utc");
-    g.finished_at_utc = string(e, path, "finished_at_utc");
-    g.first_step = count(e, path, "first_step");
-    g.last_step = count(e, path, "last_step");
-    g.run_seconds = non_negative_number(e, path, "run_seconds");
-    g.time_to_first_step_seconds = non_negative_number(e, path, "time_to_first_step_seconds");
-    const Json& from = field(e, path, "resumed_from");
-    if (!from.is_null()) g.resumed_from = string(e, path, "resumed_from");
-    if (e.find("discarded_steps") != e.end()) g.discarded_steps = count(e, path, "discarded_steps");
-    g.intra_op_threads = optional_integer_since(e, path, "intra_op_threads");
-    return g;
+    return read_record<Segment>(e, path);
   }
 
  private:
@@ -1383,19 +1315,7 @@ class Reader : public JsonFields<Json, ReportError> {
 
 }  // namespace
 
-nlohmann::ordered_json to_json(const Segment& g) {
-  return {{"index", g.index},
-          {"status", g.status},
-          {"started_at_utc", g.started_at_utc},
-          {"finished_at_utc", g.finished_at_utc},
-          {"first_step", g.first_step},
-          {"last_step", g.last_step},
-          {"run_seconds", number_or_null(g.run_seconds)},
-          {"time_to_first_step_seconds", number_or_null(g.time_to_first_step_seconds)},
-          {"resumed_from", g.resumed_from.empty() ? OJson(nullptr) : OJson(g.resumed_from)},
-          {"discarded_steps", g.discarded_steps},
-          {"intra_op_threads", optional_integer(g.intra_op_threads)}};
-}
+nlohmann::ordered_json to_json(const Segment& g) { return record_json(g); }
 
 Segment segment_from_json(const nlohmann::json& json, const std::string& source,
                           const std::string& path) {
@@ -1425,25 +1345,13 @@ nlohmann::ordered_json to_json(const Report& report) {
                  {"fingerprint", report.data->fingerprint}};
     j["data"]["statistics"] =
         report.data->statistics ? to_json(*report.data->statistics) : OJson(nullptr);
-    if (const auto& v = report.data->validation) {
-      j["data"]["validation"] = {{"source", v->source},
-                                 {"examples", v->examples},
-                                 {"tokens", v->tokens},
-                                 {"loss_tokens", v->loss_tokens}};
-    } else {
-      j["data"]["validation"] = nullptr;
-    }
+    j["data"]["validation"] =
+        report.data->validation ? record_json(*report.data->validation) : OJson(nullptr);
   } else {
     j["data"] = nullptr;
   }
-  j["parameters"] = {{"base", report.parameters.base},
-                     {"trainable", report.parameters.trainable},
-                     {"total", report.parameters.total}};
-  j["derived"] = {{"effective_batch", report.derived.effective_batch},
-                  {"micro_batches_per_epoch", report.derived.micro_batches_per_epoch},
-                  {"steps_per_epoch", report.derived.steps_per_epoch},
-                  {"total_steps", report.derived.total_steps},
-                  {"max_tokens_per_step", report.derived.max_tokens_per_step}};
+  j["parameters"] = record_json(report.parameters);
+  j["derived"] = record_json(report.derived);
 
   if (report.batching) {
     OJson fallbacks = OJson::array();
@@ -1487,51 +1395,12 @@ nlohmann::ordered_json to_json(const Report& report) {
   OJson steps = OJson::array();
   for (const StepRecord& s : report.steps) steps.push_back(to_json(s));
   j["steps"] = std::move(steps);
-  OJson evaluations = OJson::array();
-  for (const Evaluation& e : report.evaluations) {
-    evaluations.push_back({{"after_step", e.after_step},
-                           {"loss", number_or_null(e.loss)},
-                           {"loss_tokens", e.loss_tokens},
-                           {"batches", e.batches},
-                           {"seconds", number_or_null(e.seconds)}});
-  }
-  j["evaluations"] = std::move(evaluations);
+  j["evaluations"] = records_json(report.evaluations);
   j["gemm"] = report.gemm ? to_json(*report.gemm) : OJson(nullptr);
-  OJson segments = OJson::array();
-  for (const Segment& g : report.segments) segments.push_back(to_json(g));
-  j["segments"] = std::move(segments);
-  OJson checkpoints = OJson::array();
-  for (const CheckpointSave& c : report.checkpoints) {
-    checkpoints.push_back({{"step", c.step},
-                           {"segment", c.segment},
-                           {"reason", c.reason},
-                           {"path", c.path},
-                           {"bytes", c.bytes},
-                           {"seconds", number_or_null(c.seconds)}});
-  }
-  j["checkpoints"] = std::move(checkpoints);
-  if (const auto& w = report.weights) {
-    j["weights"] = {{"source", w->source},
-                    {"path", w->path},
-                    {"format", w->format},
-                    {"files", w->files},
-                    {"tensors", w->tensors},
-                    {"bytes", w->bytes},
-                    {"seconds", number_or_null(w->seconds)},
-                    {"bytes_per_second", number_or_null(w->bytes_per_second)},
-                    {"fingerprint", w->fingerprint}};
-  } else {
-    j["weights"] = nullptr;
-  }
-  OJson exports = OJson::array();
-  for (const ExportRecord& x : report.exports) {
-    exports.push_back({{"kind", x.kind},
-                       {"path", x.path},
-                       {"tensors", x.tensors},
-                       {"bytes", x.bytes},
-                       {"seconds", number_or_null(x.seconds)}});
-  }
-  j["exports"] = std::move(exports);
+  j["segments"] = records_json(report.segments);
+  j["checkpoints"] = records_json(report.checkpoints);
+  j["weights"] = report.weights ? record_json(*report.weights) : OJson(nullptr);
+  j["exports"] = records_json(report.exports);
   j["summary"] = to_json(report.summary);
   j["memory"] = to_json(report.memory);
   j["energy"] = report.energy ? to_json(*report.energy) : OJson(nullptr);
