@@ -904,11 +904,12 @@ class Reader : public JsonFields<Json, ReportError> {
     }
   }
 
-  // Energy (since 1.6): measured or not, said once; each device's figures within the window
-  // and within themselves; the totals their devices' and the per-unit figures their quotients.
-  void check_energy(const Report& r) const {
-    if (!r.energy) return;
-    const Energy& e = *r.energy;
+  static bool known_energy_method(const std::string& m) {
+    return m == "energy_counter" || m == "power_integration";
+  }
+
+  // The window of the step loop the energy covers, within the run, and its steps and tokens.
+  void check_energy_window(const Report& r, const Energy& e) const {
     const std::string p = "energy";
     check_segment_exists(e.segment, r, join(p, "segment"));
     duration(e.window_start_seconds, join(p, "window_start_seconds"));
@@ -939,6 +940,11 @@ class Reader : public JsonFields<Json, ReportError> {
            ": expected segment " + std::to_string(e.segment) + "'s " + std::to_string(steps) +
            " steps and their " + std::to_string(tokens) + " real tokens");
     }
+  }
+
+  // Measured or not, said once: unmeasured energy has a reason and no figures.
+  bool check_energy_measured(const Energy& e) const {
+    const std::string p = "energy";
     const bool measured = e.joules.has_value();
     if (measured == !e.reason.empty()) {
       fail(join(p, "reason") +
@@ -953,76 +959,56 @@ class Reader : public JsonFields<Json, ReportError> {
              ": energy.joules is null, so are method (\"\"), the other figures and devices "
              "([])");
       }
-      return;
+      return false;
     }
-    static const std::vector<std::string> kMethods = {"energy_counter", "power_integration"};
-    const auto known_method = [](const std::string& m) {
-      return std::find(kMethods.begin(), kMethods.end(), m) != kMethods.end();
-    };
-    if (!known_method(e.method) && e.method != "mixed") {
-      fail(join(p, "method") +
-           ": expected one of energy_counter, power_integration, mixed, found " +
-           text::quoted(e.method));
+    return true;
+  }
+
+  // One device's figures, within the window and within themselves.
+  void check_energy_device(const Energy& e, std::size_t i, double max_readings,
+                           std::map<int64_t, std::size_t>& first_entry) const {
+    const DeviceEnergy& d = e.devices[i];
+    const std::string path = index("energy.devices", i);
+    if (d.index > kMaxDeviceIndex) {
+      fail(join(path, "index") + ": expected at most 65535, found " + std::to_string(d.index));
     }
-    if (e.interval_seconds < kMinEnergyIntervalSeconds) {
-      fail(join(p, "interval_seconds") + ": expected at least " +
-           number_text(kMinEnergyIntervalSeconds) + " s (backend.energy_sample_ms 10), found " +
-           number_text(e.interval_seconds));
+    if (const auto [seen, added] = first_entry.emplace(d.index, i); !added) {
+      fail(join(path, "index") + ": device " + std::to_string(d.index) + " again (energy.devices[" +
+           std::to_string(seen->second) + "] is the same device)");
     }
-    if (e.devices.empty()) fail(join(p, "devices") + ": energy.joules is measured on no device");
-    if (r.environment.device.backend != "cuda" && r.environment.device.backend != "rocm") {
-      fail(join(p, "joules") + ": measured, but environment.device.backend is " +
-           text::quoted(r.environment.device.backend) +
-           " (ftbench reads the board energy of cuda and rocm devices only; expected null with "
-           "a reason)");
+    if (static_cast<double>(d.samples) + static_cast<double>(d.failed_reads) > max_readings) {
+      fail(path + ": " + std::to_string(d.samples + d.failed_reads) +
+           " readings (samples + failed_reads), more than the " + number_text(max_readings) +
+           " that one every interval_seconds " + number_text(e.interval_seconds) +
+           " over window_seconds " + number_text(e.window_seconds) + ", plus 3, allow");
     }
-    // The sampler reads every device once at the start, then on a fixed schedule of one reading
-    // an interval (a stall skips readings, never adds any), then once at the end; a reading is
-    // stamped when it returns, so a slow one can bring the next stamp up to an interval closer.
-    const double max_readings = std::floor(with_slack(e.window_seconds) / e.interval_seconds) + 3.0;
-    int64_t samples = 0;
-    std::map<int64_t, std::size_t> first_entry;  // device index -> its first energy.devices entry
-    for (std::size_t i = 0; i < e.devices.size(); ++i) {
-      const DeviceEnergy& d = e.devices[i];
-      const std::string path = index("energy.devices", i);
-      if (d.index > kMaxDeviceIndex) {
-        fail(join(path, "index") + ": expected at most 65535, found " + std::to_string(d.index));
-      }
-      if (const auto [seen, added] = first_entry.emplace(d.index, i); !added) {
-        fail(join(path, "index") + ": device " + std::to_string(d.index) +
-             " again (energy.devices[" + std::to_string(seen->second) + "] is the same device)");
-      }
-      if (static_cast<double>(d.samples) + static_cast<double>(d.failed_reads) > max_readings) {
-        fail(path + ": " + std::to_string(d.samples + d.failed_reads) +
-             " readings (samples + failed_reads), more than the " + number_text(max_readings) +
-             " that one every interval_seconds " + number_text(e.interval_seconds) +
-             " over window_seconds " + number_text(e.window_seconds) + ", plus 3, allow");
-      }
-      if (!known_method(d.method)) {
-        fail(join(path, "method") + ": expected one of energy_counter, power_integration, found " +
-             text::quoted(d.method));
-      }
-      if (d.sampled_seconds > with_slack(e.window_seconds)) {
-        fail(join(path, "sampled_seconds") + ": expected at most energy.window_seconds " +
-             number_text(e.window_seconds) + ", found " + number_text(d.sampled_seconds));
-      }
-      watts(d.mean_watts, d.peak_watts, kMaxWattsPerDevice, path);
-      optional_derived_from(d.mean_watts,
-                            d.sampled_seconds > 0.0
-                                ? std::optional<double>(d.joules / d.sampled_seconds)
-                                : std::nullopt,
-                            join(path, "mean_watts"), "joules / sampled_seconds");
-      if (d.peak_watts && d.joules > with_slack(*d.peak_watts * d.sampled_seconds)) {
-        fail(join(path, "joules") + ": " + number_text(d.joules) + " J, more than peak_watts x " +
-             "sampled_seconds " + number_text(*d.peak_watts * d.sampled_seconds) + " J");
-      }
-      if (!d.peak_watts && d.joules > 0.0) {
-        fail(join(path, "joules") + ": " + number_text(d.joules) +
-             " J with no time sampled (mean_watts null)");
-      }
-      if (d.samples > kMaxTotal - samples) fail("energy.devices[].samples: more than 10^18");
-      samples += d.samples;
+    if (!known_energy_method(d.method)) {
+      fail(join(path, "method") + ": expected one of energy_counter, power_integration, found " +
+           text::quoted(d.method));
     }
+    if (d.sampled_seconds > with_slack(e.window_seconds)) {
+      fail(join(path, "sampled_seconds") + ": expected at most energy.window_seconds " +
+           number_text(e.window_seconds) + ", found " + number_text(d.sampled_seconds));
+    }
+    watts(d.mean_watts, d.peak_watts, kMaxWattsPerDevice, path);
+    optional_derived_from(d.mean_watts,
+                          d.sampled_seconds > 0.0
+                              ? std::optional<double>(d.joules / d.sampled_seconds)
+                              : std::nullopt,
+                          join(path, "mean_watts"), "joules / sampled_seconds");
+    if (d.peak_watts && d.joules > with_slack(*d.peak_watts * d.sampled_seconds)) {
+      fail(join(path, "joules") + ": " + number_text(d.joules) + " J, more than peak_watts x " +
+           "sampled_seconds " + number_text(*d.peak_watts * d.sampled_seconds) + " J");
+    }
+    if (!d.peak_watts && d.joules > 0.0) {
+      fail(join(path, "joules") + ": " + number_text(d.joules) +
+           " J with no time sampled (mean_watts null)");
+    }
+  }
+
+  // The totals their devices' and the per-unit figures their quotients.
+  void check_energy_totals(const Energy& e, int64_t samples) const {
+    const std::string p = "energy";
     const DeviceEnergyTotals totals = sum_device_energy(e.devices);
     const double least_sampled = totals.least_sampled_seconds;
     derived_from(*e.joules, totals.joules, join(p, "joules"), "the sum of energy.devices[].joules");
@@ -1049,6 +1035,46 @@ class Reader : public JsonFields<Json, ReportError> {
         e.joules_per_million_tokens,
         e.tokens > 0 ? std::optional<double>(*e.joules / double(e.tokens) * 1e6) : std::nullopt,
         join(p, "joules_per_million_tokens"), "joules / tokens x 10^6");
+  }
+
+  // Energy (since 1.6): measured or not, said once; each device's figures within the window
+  // and within themselves; the totals their devices' and the per-unit figures their quotients.
+  void check_energy(const Report& r) const {
+    if (!r.energy) return;
+    const Energy& e = *r.energy;
+    const std::string p = "energy";
+    check_energy_window(r, e);
+    if (!check_energy_measured(e)) return;
+    if (!known_energy_method(e.method) && e.method != "mixed") {
+      fail(join(p, "method") +
+           ": expected one of energy_counter, power_integration, mixed, found " +
+           text::quoted(e.method));
+    }
+    if (e.interval_seconds < kMinEnergyIntervalSeconds) {
+      fail(join(p, "interval_seconds") + ": expected at least " +
+           number_text(kMinEnergyIntervalSeconds) + " s (backend.energy_sample_ms 10), found " +
+           number_text(e.interval_seconds));
+    }
+    if (e.devices.empty()) fail(join(p, "devices") + ": energy.joules is measured on no device");
+    if (r.environment.device.backend != "cuda" && r.environment.device.backend != "rocm") {
+      fail(join(p, "joules") + ": measured, but environment.device.backend is " +
+           text::quoted(r.environment.device.backend) +
+           " (ftbench reads the board energy of cuda and rocm devices only; expected null with "
+           "a reason)");
+    }
+    // The sampler reads every device once at the start, then on a fixed schedule of one reading
+    // an interval (a stall skips readings, never adds any), then once at the end; a reading is
+    // stamped when it returns, so a slow one can bring the next stamp up to an interval closer.
+    const double max_readings = std::floor(with_slack(e.window_seconds) / e.interval_seconds) + 3.0;
+    std::map<int64_t, std::size_t> first_entry;  // device index -> its first energy.devices entry
+    int64_t samples = 0;
+    for (std::size_t i = 0; i < e.devices.size(); ++i) {
+      check_energy_device(e, i, max_readings, first_entry);
+      const int64_t n = e.devices[i].samples;
+      if (n > kMaxTotal - samples) fail("energy.devices[].samples: more than 10^18");
+      samples += n;
+    }
+    check_energy_totals(e, samples);
   }
 
   void check_consistency(const Report& r) const {
