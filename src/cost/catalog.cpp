@@ -23,6 +23,7 @@
 #include "ftbench/io/whole_file.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
 #include "gpu_words.h"
 #include "price_bounds.h"
 
@@ -116,47 +117,11 @@ bool has_exclude_word(const Gpu& gpu, const std::vector<std::string>& words) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scalar parsing: locale-independent and strict (decimal only).
+// Scalar parsing (text/parse_number.h).
 
-std::string_view strip_plus(std::string_view s) {
-  if (s.size() > 1 && s.front() == '+' && s[1] != '-') s.remove_prefix(1);
-  return s;
-}
+bool parse_int(std::string_view s, int64_t& out) { return text::parse_int(s, out) == std::errc(); }
 
-bool parse_int(std::string_view s, int64_t& out) {
-  s = strip_plus(s);
-  if (s.empty()) return false;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-// Any double, including YAML's .inf / .nan spellings, so that callers can say "not finite"
-// rather than "not a number". Values beyond the double range read as infinity.
-bool parse_any_double(std::string_view s, double& out) {
-  const std::string folded = lowercase(s);
-  if (folded == ".inf" || folded == "+.inf") {
-    out = std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (folded == "-.inf") {
-    out = -std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (folded == ".nan") {
-    out = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  s = strip_plus(s);
-  if (s.empty()) return false;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (end != s.data() + s.size()) return false;
-  if (ec == std::errc::result_out_of_range) {
-    out = s.front() == '-' ? -std::numeric_limits<double>::infinity()
-                           : std::numeric_limits<double>::infinity();
-    return true;
-  }
-  return ec == std::errc();
-}
+using text::parse_any_double;
 
 bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
 
