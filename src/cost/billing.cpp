@@ -1,11 +1,90 @@
 #include "ftbench/cost/billing.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace ftbench::cost {
+
+// ---- Billing names and increments, and dates (catalog.h).
+
+std::string to_string(Billing billing) {
+  switch (billing) {
+    case Billing::kPerSecond:
+      return "per-second";
+    case Billing::kPerMinute:
+      return "per-minute";
+    case Billing::kPerHour:
+      return "per-hour";
+    case Billing::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::optional<Billing> parse_billing(std::string_view text) {
+  std::string folded(text);
+  std::transform(folded.begin(), folded.end(), folded.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (folded == "per-second") return Billing::kPerSecond;
+  if (folded == "per-minute") return Billing::kPerMinute;
+  if (folded == "per-hour") return Billing::kPerHour;
+  if (folded == "unknown") return Billing::kUnknown;
+  return std::nullopt;
+}
+
+int64_t increment_seconds(Billing billing) {
+  switch (billing) {
+    case Billing::kPerSecond:
+      return 1;
+    case Billing::kPerMinute:
+      return 60;
+    case Billing::kPerHour:
+      return 3600;
+    case Billing::kUnknown:
+      break;
+  }
+  return 1;
+}
+
+std::optional<Date> parse_date(std::string_view text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  const auto number = [&](std::size_t pos, std::size_t len) -> int {
+    int value = 0;
+    for (std::size_t i = pos; i < pos + len; ++i) {
+      if (text[i] < '0' || text[i] > '9') return -1;
+      value = value * 10 + (text[i] - '0');
+    }
+    return value;
+  };
+  const Date date{number(0, 4), number(5, 2), number(8, 2)};
+  if (date.year < 0 || date.month < 1 || date.month > 12 || date.day < 1) return std::nullopt;
+  const bool leap = (date.year % 4 == 0 && date.year % 100 != 0) || date.year % 400 == 0;
+  constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const int days = kDaysInMonth[date.month - 1] + (date.month == 2 && leap ? 1 : 0);
+  if (date.day > days) return std::nullopt;
+  return date;
+}
+
+std::string to_string(const Date& date) {
+  return fmt::format("{:04d}-{:02d}-{:02d}", date.year, date.month, date.day);
+}
+
+int64_t days_since_epoch(const Date& date) {
+  // Howard Hinnant's days_from_civil: eras of 400 years (146097 days) counted from March, so
+  // that the leap day is the last day of a year.
+  const int64_t y = static_cast<int64_t>(date.year) - (date.month <= 2 ? 1 : 0);
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t year_of_era = y - era * 400;                                    // [0, 399]
+  const int64_t month_from_march = (date.month + 9) % 12;                       // [0, 11]
+  const int64_t day_of_year = (153 * month_from_march + 2) / 5 + date.day - 1;  // [0, 365]
+  const int64_t day_of_era =
+      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;  // [0, 146096]
+  return era * 146097 + day_of_era - 719468;
+}
 
 double billed_seconds(double seconds, Billing billing, int64_t min_billed_seconds) {
   if (!std::isfinite(seconds) || seconds < 0.0) {

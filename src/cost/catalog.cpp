@@ -31,21 +31,6 @@ namespace ftbench::cost {
 
 namespace detail {
 
-std::vector<std::string> words_of(std::string_view s) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
-}
-
 // configs/catalog.yaml, written into a generated source by cmake/EmbedFile.cmake at build time.
 extern const char kBuiltinCatalogYaml[];
 extern const std::size_t kBuiltinCatalogYamlSize;
@@ -58,62 +43,18 @@ constexpr const char* kBuiltinName = "configs/catalog.yaml (built in)";
 // ---------------------------------------------------------------------------------------------
 // Message text.
 
+using detail::fold;
+using detail::lowercase;
+using detail::tier_index;
+using detail::tier_names;
 using detail::words_of;
 using text::describe;
 using text::join;
 using text::not_one_of_message;
 using text::unknown_name_message;
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), lower);
-  return out;
-}
-
-std::vector<std::string> tier_names() { return {std::begin(kTiers), std::end(kTiers)}; }
-
 std::vector<std::string> billing_names() {
   return {"per-second", "per-minute", "per-hour", "unknown"};
-}
-
-// ---------------------------------------------------------------------------------------------
-// GPU name matching: case and punctuation folded away, words = runs of letters and digits.
-
-std::string fold(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (is_alnum(c)) out += lower(c);
-  }
-  return out;
-}
-
-// True when the folded alias equals some run of whole consecutive words of the device name:
-// "H100" is in "NVIDIA H100 80GB HBM3", "A100-SXM4-80GB" in "NVIDIA A100-SXM4-80GB", but
-// "H100" is not in "GH200".
-bool contains_word_run(const std::vector<std::string>& words, const std::string& folded_alias) {
-  if (folded_alias.empty()) return false;
-  for (std::size_t start = 0; start < words.size(); ++start) {
-    std::string run;
-    for (std::size_t end = start; end < words.size(); ++end) {
-      run += words[end];
-      if (run.size() >= folded_alias.size()) {
-        if (run == folded_alias) return true;
-        break;
-      }
-    }
-  }
-  return false;
-}
-
-bool has_exclude_word(const Gpu& gpu, const std::vector<std::string>& words) {
-  for (const std::string& exclude : gpu.exclude_words) {
-    const std::string folded = fold(exclude);
-    if (std::find(words.begin(), words.end(), folded) != words.end()) return true;
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -550,26 +491,6 @@ bool is_gpu_name(const Catalog& catalog, const std::string& name) {
                      [&](const Gpu& gpu) { return gpu.name == name; });
 }
 
-// Position in kTiers; past the end for anything else.
-std::size_t tier_index(std::string_view tier) {
-  std::size_t i = 0;
-  for (const char* known : kTiers) {
-    if (tier == known) break;
-    ++i;
-  }
-  return i;
-}
-
-// Cheapest per GPU-hour first; ties by provider, tier (kTiers order), region, then the rest of
-// the key so that the order never depends on the catalog's order.
-bool cheaper(const Offer* a, const Offer* b) {
-  if (a->usd_per_gpu_hour != b->usd_per_gpu_hour) return a->usd_per_gpu_hour < b->usd_per_gpu_hour;
-  const std::size_t tier_a = tier_index(a->tier);
-  const std::size_t tier_b = tier_index(b->tier);
-  return std::tie(a->provider, tier_a, a->region, a->instance_type, a->gpus_per_instance) <
-         std::tie(b->provider, tier_b, b->region, b->instance_type, b->gpus_per_instance);
-}
-
 bool ends_with_ci(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && lowercase(s.substr(s.size() - suffix.size())) == suffix;
 }
@@ -587,82 +508,6 @@ std::string read_file(const std::string& path, const io::FileKind& kind) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------------
-// Billing and dates.
-
-std::string to_string(Billing billing) {
-  switch (billing) {
-    case Billing::kPerSecond:
-      return "per-second";
-    case Billing::kPerMinute:
-      return "per-minute";
-    case Billing::kPerHour:
-      return "per-hour";
-    case Billing::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
-std::optional<Billing> parse_billing(std::string_view text) {
-  const std::string folded = lowercase(text);
-  if (folded == "per-second") return Billing::kPerSecond;
-  if (folded == "per-minute") return Billing::kPerMinute;
-  if (folded == "per-hour") return Billing::kPerHour;
-  if (folded == "unknown") return Billing::kUnknown;
-  return std::nullopt;
-}
-
-int64_t increment_seconds(Billing billing) {
-  switch (billing) {
-    case Billing::kPerSecond:
-      return 1;
-    case Billing::kPerMinute:
-      return 60;
-    case Billing::kPerHour:
-      return 3600;
-    case Billing::kUnknown:
-      break;
-  }
-  return 1;
-}
-
-std::optional<Date> parse_date(std::string_view text) {
-  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
-  const auto number = [&](std::size_t pos, std::size_t len) -> int {
-    int value = 0;
-    for (std::size_t i = pos; i < pos + len; ++i) {
-      if (text[i] < '0' || text[i] > '9') return -1;
-      value = value * 10 + (text[i] - '0');
-    }
-    return value;
-  };
-  const Date date{number(0, 4), number(5, 2), number(8, 2)};
-  if (date.year < 0 || date.month < 1 || date.month > 12 || date.day < 1) return std::nullopt;
-  const bool leap = (date.year % 4 == 0 && date.year % 100 != 0) || date.year % 400 == 0;
-  constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const int days = kDaysInMonth[date.month - 1] + (date.month == 2 && leap ? 1 : 0);
-  if (date.day > days) return std::nullopt;
-  return date;
-}
-
-std::string to_string(const Date& date) {
-  return fmt::format("{:04d}-{:02d}-{:02d}", date.year, date.month, date.day);
-}
-
-int64_t days_since_epoch(const Date& date) {
-  // Howard Hinnant's days_from_civil: eras of 400 years (146097 days) counted from March, so
-  // that the leap day is the last day of a year.
-  const int64_t y = static_cast<int64_t>(date.year) - (date.month <= 2 ? 1 : 0);
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t year_of_era = y - era * 400;                                    // [0, 399]
-  const int64_t month_from_march = (date.month + 9) % 12;                       // [0, 11]
-  const int64_t day_of_year = (153 * month_from_march + 2) / 5 + date.day - 1;  // [0, 365]
-  const int64_t day_of_era =
-      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;  // [0, 146096]
-  return era * 146097 + day_of_era - 719468;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Loading.
@@ -855,133 +700,6 @@ Catalog load_catalogs(const std::vector<std::string>& path_specs) {
     }
   }
   return catalog;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lookups.
-
-const Gpu* find_gpu(const Catalog& catalog, std::string_view name) {
-  const std::string folded = fold(name);
-  if (folded.empty()) return nullptr;
-  for (const Gpu& gpu : catalog.gpus) {
-    if (fold(gpu.name) == folded) return &gpu;
-  }
-  for (const Gpu& gpu : catalog.gpus) {
-    for (const std::string& alias : gpu.aliases) {
-      if (fold(alias) == folded) return &gpu;
-    }
-  }
-  const std::vector<std::string> words = words_of(name);
-  const Gpu* best = nullptr;
-  std::size_t best_length = 0;
-  for (const Gpu& gpu : catalog.gpus) {
-    if (has_exclude_word(gpu, words)) continue;
-    std::vector<std::string> names = gpu.aliases;
-    names.push_back(gpu.name);
-    for (const std::string& candidate : names) {
-      const std::string folded_candidate = fold(candidate);
-      if (folded_candidate.size() > best_length && contains_word_run(words, folded_candidate)) {
-        best = &gpu;
-        best_length = folded_candidate.size();
-      }
-    }
-  }
-  return best;
-}
-
-std::vector<const Offer*> offers_for(const Catalog& catalog, const Gpu* gpu) {
-  std::vector<const Offer*> offers;
-  for (const Offer& offer : catalog.offers) {
-    if (gpu == nullptr || offer.gpu == gpu->name) offers.push_back(&offer);
-  }
-  std::stable_sort(offers.begin(), offers.end(), cheaper);
-  return offers;
-}
-
-const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
-  std::vector<std::string> parts;
-  for (std::size_t start = 0;;) {
-    const std::size_t slash = text.find('/', start);
-    parts.emplace_back(text.substr(start, slash == std::string_view::npos ? slash : slash - start));
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  const std::string flag = "offer " + text::quoted(text);
-  if (parts.size() < 2 || parts.size() > 3 ||
-      std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
-    throw CatalogError(flag + ": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
-  }
-  const std::string& provider = parts[0];
-  const std::string& gpu_text = parts[1];
-
-  std::vector<const Offer*> of_provider;
-  std::vector<std::string> providers;
-  for (const Offer& offer : catalog.offers) {
-    if (lowercase(offer.provider) == lowercase(provider)) of_provider.push_back(&offer);
-    if (std::find(providers.begin(), providers.end(), offer.provider) == providers.end()) {
-      providers.push_back(offer.provider);
-    }
-  }
-  if (of_provider.empty()) {
-    throw CatalogError(flag + ": " + unknown_name_message("provider", provider, providers));
-  }
-
-  const Gpu* gpu = find_gpu(catalog, gpu_text);
-  std::vector<const Offer*> of_gpu;
-  std::vector<std::string> provider_gpus;
-  for (const Offer* offer : of_provider) {
-    if ((gpu != nullptr && offer->gpu == gpu->name) || fold(offer->gpu) == fold(gpu_text)) {
-      of_gpu.push_back(offer);
-    }
-    if (std::find(provider_gpus.begin(), provider_gpus.end(), offer->gpu) == provider_gpus.end()) {
-      provider_gpus.push_back(offer->gpu);
-    }
-  }
-  if (of_gpu.empty()) {
-    std::string message =
-        gpu != nullptr
-            ? fmt::format("{}: {} has no offer for {}", flag, text::quoted(provider), gpu->name)
-            : fmt::format("{}: unknown GPU {} for {}", flag, text::quoted(gpu_text),
-                          text::quoted(provider));
-    if (auto hint = text::closest(gpu_text, provider_gpus)) {
-      message += fmt::format("; did you mean {}?", text::quoted(*hint));
-    } else {
-      message += fmt::format("; it offers {}", join(provider_gpus));
-    }
-    throw CatalogError(message);
-  }
-
-  std::vector<const Offer*> matches = of_gpu;
-  if (parts.size() == 3) {
-    const std::string tier = lowercase(parts[2]);
-    if (tier_index(tier) >= std::size(kTiers)) {
-      throw CatalogError(
-          fmt::format("{}: tier: {}", flag, not_one_of_message(parts[2], tier_names())));
-    }
-    matches.clear();
-    std::vector<std::string> tiers;
-    for (const Offer* offer : of_gpu) {
-      if (offer->tier == tier) matches.push_back(offer);
-      if (std::find(tiers.begin(), tiers.end(), offer->tier) == tiers.end()) {
-        tiers.push_back(offer->tier);
-      }
-    }
-    if (matches.empty()) {
-      throw CatalogError(fmt::format("{}: {} has no {} offer for {}; tiers offered: {}", flag,
-                                     text::quoted(provider), tier, of_gpu.front()->gpu,
-                                     join(tiers)));
-    }
-  }
-  std::stable_sort(matches.begin(), matches.end(), cheaper);
-  for (const Offer* offer : matches) {
-    if (offer->tier == "on-demand") return *offer;
-  }
-  return *matches.front();
-}
-
-std::optional<int64_t> age_days(const Offer& offer, const Date& today) {
-  if (!offer.date) return std::nullopt;
-  return days_since_epoch(today) - days_since_epoch(*offer.date);
 }
 
 }  // namespace ftbench::cost
