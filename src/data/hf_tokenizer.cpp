@@ -1,8 +1,5 @@
 #include "ftbench/data/hf_tokenizer.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -21,10 +18,28 @@
 #include "ftbench/io/whole_file.h"
 #include "ftbench/text/json_errors.h"
 #include "ftbench/text/messages.h"
+#include "hf_tokenizer_parts.h"
 
 namespace ftbench::data {
 namespace {
 
+using detail::AddedToken;
+using detail::append_utf8;
+using detail::bool_or;
+using detail::byte_to_code_point;
+using detail::check_utf8;
+using detail::Matcher;
+using detail::parse_json;
+using detail::PreTokenizerStep;
+using detail::read_file;
+using detail::Regex;
+using detail::Section;
+using detail::SplitBehavior;
+using detail::TokenTrie;
+using detail::trim_space_end;
+using detail::trim_space_start;
+using detail::type_of;
+using detail::utf8_sequence;
 using nlohmann::json;
 
 // The pattern GPT-2's ByteLevel pre-tokenizer splits with when use_regex is true (hard-coded in
@@ -37,303 +52,8 @@ constexpr size_t kMaxCachedPieceBytes = 256;
 // The cache stops growing here (about 100 MB at worst); encode stays correct without it.
 constexpr size_t kMaxCacheEntries = 200000;
 
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes
-// are shifted to U+0100 and up, in byte order. Returns the code point of each byte.
-std::array<uint32_t, 256> byte_to_code_point() {
-  std::array<uint32_t, 256> cp{};
-  uint32_t next_shifted = 256;
-  for (uint32_t b = 0; b < 256; ++b) {
-    const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    cp[b] = printable ? b : next_shifted++;
-  }
-  return cp;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is invalid (overlong forms,
-// surrogates and code points above U+10FFFF included). `cp` receives the code point.
-size_t utf8_sequence(std::string_view s, size_t i, uint32_t& cp) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  size_t len = 0;
-  uint32_t min = 0;
-  if (b0 < 0x80) {
-    cp = b0;
-    return 1;
-  } else if ((b0 & 0xE0) == 0xC0) {
-    len = 2, cp = b0 & 0x1F, min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, cp = b0 & 0x0F, min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, cp = b0 & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
-// Throws TokenizerError naming the offset of the first byte that is not valid UTF-8.
-void check_utf8(std::string_view text) {
-  uint32_t cp = 0;
-  for (size_t i = 0; i < text.size();) {
-    const size_t len = utf8_sequence(text, i, cp);
-    if (len == 0) {
-      throw TokenizerError(fmt::format(
-          "text is not valid UTF-8: byte 0x{:02X} at offset {} does not start a valid sequence",
-          static_cast<unsigned char>(text[i]), i));
-    }
-    i += len;
-  }
-}
-
-// Unicode White_Space, as Rust's char::is_whitespace (used for lstrip / rstrip of added tokens).
-bool is_unicode_space(uint32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-         cp == 0x205F || cp == 0x3000;
-}
-
-std::string_view trim_space_end(std::string_view s) {
-  size_t end = s.size();
-  while (end > 0) {
-    size_t start = end - 1;
-    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
-    uint32_t cp = 0;
-    if (utf8_sequence(s, start, cp) == 0 || !is_unicode_space(cp)) break;
-    end = start;
-  }
-  return s.substr(0, end);
-}
-
-std::string_view trim_space_start(std::string_view s) {
-  size_t start = 0;
-  uint32_t cp = 0;
-  while (start < s.size()) {
-    const size_t len = utf8_sequence(s, start, cp);
-    if (len == 0 || !is_unicode_space(cp)) break;
-    start += len;
-  }
-  return s.substr(start);
-}
-
-// A compiled PCRE2 pattern (UTF + UCP, JIT when available). Immutable once built, so shared by
-// threads; each matching thread brings its own match data (Matcher).
-class Regex {
- public:
-  Regex(const std::string& pattern, const std::string& where) {
-    int error = 0;
-    PCRE2_SIZE offset = 0;
-    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                          PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
-    if (code_ == nullptr) {
-      std::array<PCRE2_UCHAR, 256> message{};
-      pcre2_get_error_message(error, message.data(), message.size());
-      throw TokenizerError(fmt::format("{}: regex cannot be compiled at offset {}: {}", where,
-                                       offset, reinterpret_cast<const char*>(message.data())));
-    }
-    pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);  // falls back to the interpreter on failure
-  }
-  ~Regex() { pcre2_code_free(code_); }
-  Regex(const Regex&) = delete;
-  Regex& operator=(const Regex&) = delete;
-
-  const pcre2_code* code() const { return code_; }
-
- private:
-  pcre2_code* code_ = nullptr;
-};
-
-// Match data for one Regex, owned by one encode call.
-class Matcher {
- public:
-  explicit Matcher(const Regex& regex)
-      : regex_(regex), data_(pcre2_match_data_create_from_pattern(regex.code(), nullptr)) {}
-  ~Matcher() { pcre2_match_data_free(data_); }
-  Matcher(const Matcher&) = delete;
-  Matcher& operator=(const Matcher&) = delete;
-
-  // Calls `on_match(begin, end)` for each non-empty match of the regex in `text`, left to right.
-  // `text` is valid UTF-8 (checked once by encode).
-  template <typename F>
-  void for_each_match(std::string_view text, F&& on_match) {
-    const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-    size_t start = 0;
-    while (start <= text.size()) {
-      int rc = pcre2_match(regex_.code(), subject, text.size(), start, PCRE2_NO_UTF_CHECK, data_,
-                           nullptr);
-      if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
-        rc = pcre2_match(regex_.code(), subject, text.size(), start,
-                         PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, data_, nullptr);
-      }
-      if (rc == PCRE2_ERROR_NOMATCH) return;
-      if (rc < 0) {
-        std::array<PCRE2_UCHAR, 256> message{};
-        pcre2_get_error_message(rc, message.data(), message.size());
-        throw TokenizerError(fmt::format("pre-tokenizer regex failed at byte {}: {}", start,
-                                         reinterpret_cast<const char*>(message.data())));
-      }
-      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data_);
-      const size_t begin = ovector[0];
-      const size_t end = ovector[1];
-      if (end > begin) {
-        on_match(begin, end);
-        start = end;
-      } else {
-        // An empty match yields no piece; step over one character so the scan advances.
-        if (begin >= text.size()) return;
-        uint32_t cp = 0;
-        start = begin + std::max<size_t>(1, utf8_sequence(text, begin, cp));
-      }
-    }
-  }
-
- private:
-  const Regex& regex_;
-  pcre2_match_data* data_;
-};
-
-enum class SplitBehavior { kIsolated, kRemoved };
-
-// One step of the pre-tokenizer pipeline; each step splits every piece the previous one made.
-struct PreTokenizerStep {
-  enum class Kind { kSplitRegex, kSplitString, kByteLevel } kind = Kind::kByteLevel;
-  std::shared_ptr<const Regex> regex;  // kSplitRegex, and kByteLevel with use_regex
-  std::string literal;                 // kSplitString
-  SplitBehavior behavior = SplitBehavior::kIsolated;
-  bool add_prefix_space = false;  // kByteLevel
-};
-
-struct AddedToken {
-  std::string content;
-  int32_t id = 0;
-  bool special = false;
-  bool lstrip = false;
-  bool rstrip = false;
-  bool normalized = false;
-};
-
-// Longest-first matcher for added tokens: a byte trie, searched at each position left to right
-// (as the leftmost-longest Aho-Corasick of the Rust crate).
-class TokenTrie {
- public:
-  void insert(const std::string& content, size_t token_index) {
-    if (content.empty()) return;
-    if (nodes_.empty()) nodes_.emplace_back();
-    starts_[static_cast<unsigned char>(content[0])] = true;
-    size_t node = 0;
-    for (const char c : content) {
-      const auto key = static_cast<unsigned char>(c);
-      auto it = nodes_[node].next.find(key);
-      if (it == nodes_[node].next.end()) {
-        nodes_.emplace_back();
-        it = nodes_[node].next.emplace(key, nodes_.size() - 1).first;
-      }
-      node = it->second;
-    }
-    nodes_[node].token = static_cast<int64_t>(token_index);
-  }
-  bool empty() const { return nodes_.empty(); }
-  // The longest token starting at text[pos]: {token index, length}, or {-1, 0}.
-  std::pair<int64_t, size_t> longest_at(std::string_view text, size_t pos) const {
-    std::pair<int64_t, size_t> best{-1, 0};
-    if (!starts_[static_cast<unsigned char>(text[pos])]) return best;
-    size_t node = 0;
-    for (size_t i = pos; i < text.size(); ++i) {
-      const auto it = nodes_[node].next.find(static_cast<unsigned char>(text[i]));
-      if (it == nodes_[node].next.end()) break;
-      node = it->second;
-      if (nodes_[node].token >= 0) best = {nodes_[node].token, i + 1 - pos};
-    }
-    return best;
-  }
-
- private:
-  struct Node {
-    std::unordered_map<unsigned char, size_t> next;
-    int64_t token = -1;
-  };
-  std::vector<Node> nodes_;
-  std::array<bool, 256> starts_{};  // first bytes of the tokens: most positions stop here
-};
-
-// A piece of text between added tokens, or an added token (token >= 0).
-struct Section {
-  std::string_view text;
-  int64_t token = -1;
-};
-
 uint64_t pair_key(int32_t a, int32_t b) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  try {
-    return io::read_whole_file(path.string(), io::kTokenizerFile);
-  } catch (const io::FileReadError& e) {
-    throw TokenizerError(fmt::format("{}: cannot be read: {}", path.string(), e.reason()));
-  }
-}
-
-json parse_json(const std::string& text, const std::string& source) {
-  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
-    throw TokenizerError(
-        fmt::format("{}: {}", source, ftbench::text::json_too_deep_message(*deep)));
-  }
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw TokenizerError(fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte,
-                                     ftbench::text::json_error_reason(e.what())));
-  } catch (const json::exception& e) {
-    throw TokenizerError(fmt::format("{}: {}", source, ftbench::text::json_error_reason(e.what())));
-  }
-}
-
-std::string type_of(const json& j, const std::string& source, const std::string& key) {
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
-    // The type's name, not the value: a model object holds the whole vocabulary, and dumping a
-    // deeply nested value would recurse as deep.
-    const char* found = !j.is_object()        ? j.type_name()
-                        : !j.contains("type") ? "no \"type\""
-                                              : j["type"].type_name();
-    throw TokenizerError(
-        fmt::format("{}: {}: expected an object with a string \"type\", found {}{}", source, key,
-                    j.is_object() && j.contains("type") ? "a \"type\" that is a " : "", found));
-  }
-  return j["type"].get<std::string>();
-}
-
-bool bool_or(const json& j, const char* key, bool fallback, const std::string& source,
-             const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_boolean()) {
-    throw TokenizerError(fmt::format("{}: {}.{}: expected true or false, found {}", source, where,
-                                     key, j[key].dump()));
-  }
-  return j[key].get<bool>();
 }
 
 // The largest token id of the file, and where it is, for the gap check.
