@@ -51,6 +51,12 @@ struct FieldReader {
   void optional_integer_since(const char* key, std::optional<int64_t>& out) {
     out = reader.optional_integer_since(obj, path, key);
   }
+  void string_since(const char* key, std::string& out) {
+    out = reader.string_since(obj, path, key);
+  }
+  void optional_non_negative(const char* key, std::optional<double>& out) {
+    out = reader.optional_non_negative(obj, path, key);
+  }
   void string_or_null(const char* key, std::string& out) {
     if (!reader.field(obj, path, key).is_null()) out = reader.string(obj, path, key);
   }
@@ -163,6 +169,15 @@ class Reader : public JsonFields<Json, ReportError> {
     if (v.is_null()) return std::nullopt;
     if (!v.is_number()) wrong_type(join(parent, key), "a number or null", v);
     return v.template get<double>();
+  }
+
+  std::optional<double> optional_non_negative(const Json& obj, const std::string& parent,
+                                              const char* key) const {
+    const std::optional<double> v = optional_number(obj, parent, key);
+    if (v && !(*v >= 0.0)) {
+      fail(join(parent, key) + ": expected a number >= 0 or null, found " + obj.at(key).dump());
+    }
+    return v;
   }
 
   // A record of report_fields.h from the object at `path`.
@@ -326,34 +341,9 @@ class Reader : public JsonFields<Json, ReportError> {
     out.sample_count = count(e, p, "sample_count");
     const Json& devices = array(e, p, "devices");
     for (std::size_t i = 0; i < devices.size(); ++i) {
-      const std::string path = index("energy.devices", i);
-      const Json& d = devices[i];
-      if (!d.is_object()) wrong_type(path, "an object", d);
-      DeviceEnergy x;
-      x.index = count(d, path, "index");
-      x.pci_bus_id = string(d, path, "pci_bus_id");
-      x.method = string(d, path, "method");
-      x.source = string(d, path, "source");
-      x.library = string(d, path, "library");
-      x.joules = non_negative_number(d, path, "joules");
-      x.sampled_seconds = non_negative_number(d, path, "sampled_seconds");
-      x.mean_watts = optional_non_negative(d, path, "mean_watts");
-      x.peak_watts = optional_non_negative(d, path, "peak_watts");
-      x.samples = count(d, path, "samples");
-      x.failed_reads = count(d, path, "failed_reads");
-      x.counter_resets = count(d, path, "counter_resets");
-      out.devices.push_back(std::move(x));
+      out.devices.push_back(read_record<DeviceEnergy>(devices[i], index("energy.devices", i)));
     }
     return out;
-  }
-
-  std::optional<double> optional_non_negative(const Json& obj, const std::string& parent,
-                                              const char* key) const {
-    const std::optional<double> v = optional_number(obj, parent, key);
-    if (v && !(*v >= 0.0)) {
-      fail(join(parent, key) + ": expected a number >= 0 or null, found " + obj.at(key).dump());
-    }
-    return v;
   }
 
   Batching read_batching(const Json& b) const {
@@ -362,66 +352,17 @@ class Reader : public JsonFields<Json, ReportError> {
     out.grad_accum_steps = count(b, "batching", "grad_accum_steps");
     const Json& fallbacks = array(b, "batching", "fallbacks");
     for (std::size_t i = 0; i < fallbacks.size(); ++i) {
-      const std::string path = index("batching.fallbacks", i);
-      const Json& f = fallbacks[i];
-      if (!f.is_object()) wrong_type(path, "an object", f);
-      Fallback fb;
-      fb.step = count(f, path, "step");
-      fb.from_micro_batch_size = count(f, path, "from_micro_batch_size");
-      fb.from_grad_accum_steps = count(f, path, "from_grad_accum_steps");
-      fb.to_micro_batch_size = count(f, path, "to_micro_batch_size");
-      fb.to_grad_accum_steps = count(f, path, "to_grad_accum_steps");
-      fb.seconds_lost = non_negative_number(f, path, "seconds_lost");
-      fb.error = string(f, path, "error");
-      out.fallbacks.push_back(std::move(fb));
+      out.fallbacks.push_back(read_record<Fallback>(fallbacks[i], index("batching.fallbacks", i)));
     }
     return out;
   }
 
  public:
   void read_environment(const Json& env, Environment& e) const {
-    const std::string hp = "environment.host";
-    const Json& host = object(env, "environment", "host");
-    e.host.hostname = string(host, hp, "hostname");
-    e.host.os = string(host, hp, "os");
-    e.host.kernel = string(host, hp, "kernel");
-    e.host.cpu_model = string(host, hp, "cpu_model");
-    e.host.cpu_logical_cores = count(host, hp, "cpu_logical_cores");
-    e.host.memory_bytes = count(host, hp, "memory_bytes");
-
-    const std::string dp = "environment.device";
-    const Json& device = object(env, "environment", "device");
-    e.device.backend = string(device, dp, "backend");
-    e.device.name = string(device, dp, "name");
-    e.device.arch = string(device, dp, "arch");
-    e.device.count = count(device, dp, "count");
-    e.device.index = count(device, dp, "index");
-    e.device.memory_bytes = optional_integer(device, dp, "memory_bytes");
-    e.device.multiprocessor_count = optional_integer(device, dp, "multiprocessor_count");
-    e.device.driver_version = string(device, dp, "driver_version");
-    e.device.runtime_version = string(device, dp, "runtime_version");
-    e.device.l2_cache_bytes = optional_integer_since(device, dp, "l2_cache_bytes");
-    e.device.clock_khz = optional_integer_since(device, dp, "clock_khz");
-    e.device.memory_clock_khz = optional_integer_since(device, dp, "memory_clock_khz");
-    e.device.memory_bus_width_bits = optional_integer_since(device, dp, "memory_bus_width_bits");
-    e.device.pci_bus_id = string_since(device, dp, "pci_bus_id");
-    e.device.kernel_driver_version = string_since(device, dp, "kernel_driver_version");
-    e.device.query_error = string_since(device, dp, "query_error");
-
     const std::string sp = "environment.software";
-    const Json& software = object(env, "environment", "software");
-    e.software.ftbench_version = string(software, sp, "ftbench_version");
-    e.software.git_commit = string(software, sp, "git_commit");
-    e.software.libtorch_version = string(software, sp, "libtorch_version");
-    e.software.compiler = string(software, sp, "compiler");
-    e.software.build_type = string(software, sp, "build_type");
-    e.software.intra_op_threads = count(software, sp, "intra_op_threads");
-    e.software.inter_op_threads = count(software, sp, "inter_op_threads");
-    e.software.blas = string(software, sp, "blas");
-    e.software.omp_wait_policy = string(software, sp, "omp_wait_policy");
-    e.software.host_allocator = string(software, sp, "host_allocator");
-    e.software.libtorch_build = string_since(software, sp, "libtorch_build");
-    e.software.container_image = string_since(software, sp, "container_image");
+    e.host = read_record<HostInfo>(object(env, "environment", "host"), "environment.host");
+    e.device = read_record<DeviceInfo>(object(env, "environment", "device"), "environment.device");
+    e.software = read_record<SoftwareInfo>(object(env, "environment", "software"), sp);
     if (const std::string why = container_image_problem(e.software.container_image); !why.empty()) {
       fail(sp +
            ".container_image: expected a container image reference such as "
@@ -453,17 +394,7 @@ class Reader : public JsonFields<Json, ReportError> {
     out.measured_at_utc = string(g, "gemm", "measured_at_utc");
     const Json& dtypes = array(g, "gemm", "dtypes");
     for (std::size_t i = 0; i < dtypes.size(); ++i) {
-      const std::string path = index("gemm.dtypes", i);
-      const Json& d = dtypes[i];
-      if (!d.is_object()) wrong_type(path, "an object", d);
-      MeasuredGemmDtype m;
-      m.dtype = string(d, path, "dtype");
-      m.max_tflops = non_negative_number(d, path, "max_tflops");
-      m.median_tflops = non_negative_number(d, path, "median_tflops");
-      m.best_m = count(d, path, "best_m");
-      m.best_n = count(d, path, "best_n");
-      m.best_k = count(d, path, "best_k");
-      out.dtypes.push_back(std::move(m));
+      out.dtypes.push_back(read_record<MeasuredGemmDtype>(dtypes[i], index("gemm.dtypes", i)));
     }
     return out;
   }

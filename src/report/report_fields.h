@@ -12,6 +12,8 @@
 //   optional_integer        an integer or null / null when unset
 //   optional_integer_since  as optional_integer, absent read as unset / null when unset
 //   string_or_null  a string, null read as "" / "" written as null
+//   string_since    a string when present, else "" / as is
+//   optional_non_negative   a number >= 0 or null / null when unset
 #pragma once
 
 #include <type_traits>
@@ -137,6 +139,89 @@ void visit_fields(V& v, R& m) {
   v.optional_integer_since("device_used_peak_bytes", m.device_used_peak_bytes);
   v.optional_integer_since("peak_rss_bytes", m.peak_rss_bytes);
   v.optional_integer_since("rss_at_end_bytes", m.rss_at_end_bytes);
+}
+
+template <class V, class R, IfRecord<R, HostInfo> = 0>
+void visit_fields(V& v, R& h) {
+  v.string("hostname", h.hostname);
+  v.string("os", h.os);
+  v.string("kernel", h.kernel);
+  v.string("cpu_model", h.cpu_model);
+  v.count("cpu_logical_cores", h.cpu_logical_cores);
+  v.count("memory_bytes", h.memory_bytes);
+}
+
+template <class V, class R, IfRecord<R, DeviceInfo> = 0>
+void visit_fields(V& v, R& d) {
+  v.string("backend", d.backend);
+  v.string("name", d.name);
+  v.string("arch", d.arch);
+  v.count("count", d.count);
+  v.count("index", d.index);
+  v.optional_integer("memory_bytes", d.memory_bytes);
+  v.optional_integer("multiprocessor_count", d.multiprocessor_count);
+  v.string("driver_version", d.driver_version);
+  v.string("runtime_version", d.runtime_version);
+  v.optional_integer_since("l2_cache_bytes", d.l2_cache_bytes);
+  v.optional_integer_since("clock_khz", d.clock_khz);
+  v.optional_integer_since("memory_clock_khz", d.memory_clock_khz);
+  v.optional_integer_since("memory_bus_width_bits", d.memory_bus_width_bits);
+  v.string_since("pci_bus_id", d.pci_bus_id);
+  v.string_since("kernel_driver_version", d.kernel_driver_version);
+  v.string_since("query_error", d.query_error);
+}
+
+template <class V, class R, IfRecord<R, SoftwareInfo> = 0>
+void visit_fields(V& v, R& s) {
+  v.string("ftbench_version", s.ftbench_version);
+  v.string("git_commit", s.git_commit);
+  v.string("libtorch_version", s.libtorch_version);
+  v.string("compiler", s.compiler);
+  v.string("build_type", s.build_type);
+  v.count("intra_op_threads", s.intra_op_threads);
+  v.count("inter_op_threads", s.inter_op_threads);
+  v.string("blas", s.blas);
+  v.string("omp_wait_policy", s.omp_wait_policy);
+  v.string("host_allocator", s.host_allocator);
+  v.string_since("libtorch_build", s.libtorch_build);
+  v.string_since("container_image", s.container_image);
+}
+
+template <class V, class R, IfRecord<R, Fallback> = 0>
+void visit_fields(V& v, R& f) {
+  v.count("step", f.step);
+  v.count("from_micro_batch_size", f.from_micro_batch_size);
+  v.count("from_grad_accum_steps", f.from_grad_accum_steps);
+  v.count("to_micro_batch_size", f.to_micro_batch_size);
+  v.count("to_grad_accum_steps", f.to_grad_accum_steps);
+  v.non_negative("seconds_lost", f.seconds_lost);
+  v.string("error", f.error);
+}
+
+template <class V, class R, IfRecord<R, MeasuredGemmDtype> = 0>
+void visit_fields(V& v, R& d) {
+  v.string("dtype", d.dtype);
+  v.non_negative("max_tflops", d.max_tflops);
+  v.non_negative("median_tflops", d.median_tflops);
+  v.count("best_m", d.best_m);
+  v.count("best_n", d.best_n);
+  v.count("best_k", d.best_k);
+}
+
+template <class V, class R, IfRecord<R, DeviceEnergy> = 0>
+void visit_fields(V& v, R& d) {
+  v.count("index", d.index);
+  v.string("pci_bus_id", d.pci_bus_id);
+  v.string("method", d.method);
+  v.string("source", d.source);
+  v.string("library", d.library);
+  v.non_negative("joules", d.joules);
+  v.non_negative("sampled_seconds", d.sampled_seconds);
+  v.optional_non_negative("mean_watts", d.mean_watts);
+  v.optional_non_negative("peak_watts", d.peak_watts);
+  v.count("samples", d.samples);
+  v.count("failed_reads", d.failed_reads);
+  v.count("counter_resets", d.counter_resets);
 }
 
 }  // namespace ftbench::report::detail

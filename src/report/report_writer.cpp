@@ -30,6 +30,10 @@ struct FieldWriter {
   void optional_integer_since(const char* key, const std::optional<int64_t>& v) {
     j[key] = text::optional_integer(v);
   }
+  void string_since(const char* key, const std::string& v) { j[key] = v; }
+  void optional_non_negative(const char* key, const std::optional<double>& v) {
+    j[key] = optional_number(v);
+  }
   void string_or_null(const char* key, const std::string& v) {
     j[key] = v.empty() ? OJson(nullptr) : OJson(v);
   }
@@ -65,50 +69,10 @@ OJson to_json(const SampleSummary& s) {
 }
 
 OJson environment_json(const Environment& e) {
-  OJson host;
-  host["hostname"] = e.host.hostname;
-  host["os"] = e.host.os;
-  host["kernel"] = e.host.kernel;
-  host["cpu_model"] = e.host.cpu_model;
-  host["cpu_logical_cores"] = e.host.cpu_logical_cores;
-  host["memory_bytes"] = e.host.memory_bytes;
-
-  OJson device;
-  device["backend"] = e.device.backend;
-  device["name"] = e.device.name;
-  device["arch"] = e.device.arch;
-  device["count"] = e.device.count;
-  device["index"] = e.device.index;
-  device["memory_bytes"] = optional_integer(e.device.memory_bytes);
-  device["multiprocessor_count"] = optional_integer(e.device.multiprocessor_count);
-  device["driver_version"] = e.device.driver_version;
-  device["runtime_version"] = e.device.runtime_version;
-  device["l2_cache_bytes"] = optional_integer(e.device.l2_cache_bytes);
-  device["clock_khz"] = optional_integer(e.device.clock_khz);
-  device["memory_clock_khz"] = optional_integer(e.device.memory_clock_khz);
-  device["memory_bus_width_bits"] = optional_integer(e.device.memory_bus_width_bits);
-  device["pci_bus_id"] = e.device.pci_bus_id;
-  device["kernel_driver_version"] = e.device.kernel_driver_version;
-  device["query_error"] = e.device.query_error;
-
-  OJson software;
-  software["ftbench_version"] = e.software.ftbench_version;
-  software["git_commit"] = e.software.git_commit;
-  software["libtorch_version"] = e.software.libtorch_version;
-  software["compiler"] = e.software.compiler;
-  software["build_type"] = e.software.build_type;
-  software["intra_op_threads"] = e.software.intra_op_threads;
-  software["inter_op_threads"] = e.software.inter_op_threads;
-  software["blas"] = e.software.blas;
-  software["omp_wait_policy"] = e.software.omp_wait_policy;
-  software["host_allocator"] = e.software.host_allocator;
-  software["libtorch_build"] = e.software.libtorch_build;
-  software["container_image"] = e.software.container_image;
-
   OJson j;
-  j["host"] = std::move(host);
-  j["device"] = std::move(device);
-  j["software"] = std::move(software);
+  j["host"] = record_json(e.host);
+  j["device"] = record_json(e.device);
+  j["software"] = record_json(e.software);
   if (e.variables) {
     OJson variables = OJson::object();
     for (const EnvironmentVariable& v : *e.variables) variables[v.name] = v.value;
@@ -173,22 +137,13 @@ OJson to_json(const Summary& s) {
 }
 
 OJson to_json(const MeasuredGemm& g) {
-  OJson dtypes = OJson::array();
-  for (const MeasuredGemmDtype& d : g.dtypes) {
-    dtypes.push_back({{"dtype", d.dtype},
-                      {"max_tflops", number_or_null(d.max_tflops)},
-                      {"median_tflops", number_or_null(d.median_tflops)},
-                      {"best_m", d.best_m},
-                      {"best_n", d.best_n},
-                      {"best_k", d.best_k}});
-  }
   OJson j;
   j["source"] = g.source;
   j["device_name"] = g.device_name;
   j["backend"] = g.backend;
   j["libtorch_version"] = g.libtorch_version;
   j["measured_at_utc"] = g.measured_at_utc;
-  j["dtypes"] = std::move(dtypes);
+  j["dtypes"] = records_json(g.dtypes);
   return j;
 }
 
@@ -196,22 +151,7 @@ OJson to_json(const Memory& m) { return record_json(m); }
 
 OJson to_json(const PhaseMemory& m) { return record_json(m); }
 
-OJson to_json(const DeviceEnergy& d) {
-  OJson j;
-  j["index"] = d.index;
-  j["pci_bus_id"] = d.pci_bus_id;
-  j["method"] = d.method;
-  j["source"] = d.source;
-  j["library"] = d.library;
-  j["joules"] = number_or_null(d.joules);
-  j["sampled_seconds"] = number_or_null(d.sampled_seconds);
-  j["mean_watts"] = optional_number(d.mean_watts);
-  j["peak_watts"] = optional_number(d.peak_watts);
-  j["samples"] = d.samples;
-  j["failed_reads"] = d.failed_reads;
-  j["counter_resets"] = d.counter_resets;
-  return j;
-}
+OJson to_json(const DeviceEnergy& d) { return record_json(d); }
 
 OJson to_json(const Energy& e) {
   OJson j;
@@ -274,19 +214,9 @@ nlohmann::ordered_json to_json(const Report& report) {
   j["derived"] = record_json(report.derived);
 
   if (report.batching) {
-    OJson fallbacks = OJson::array();
-    for (const Fallback& f : report.batching->fallbacks) {
-      fallbacks.push_back({{"step", f.step},
-                           {"from_micro_batch_size", f.from_micro_batch_size},
-                           {"from_grad_accum_steps", f.from_grad_accum_steps},
-                           {"to_micro_batch_size", f.to_micro_batch_size},
-                           {"to_grad_accum_steps", f.to_grad_accum_steps},
-                           {"seconds_lost", number_or_null(f.seconds_lost)},
-                           {"error", f.error}});
-    }
     j["batching"] = {{"micro_batch_size", report.batching->micro_batch_size},
                      {"grad_accum_steps", report.batching->grad_accum_steps},
-                     {"fallbacks", std::move(fallbacks)}};
+                     {"fallbacks", records_json(report.batching->fallbacks)}};
   } else {
     j["batching"] = nullptr;
   }
