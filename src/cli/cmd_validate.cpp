@@ -98,11 +98,6 @@ void print_json(const Validated& v) {
   const bool pack = v.spec.data.padding == "pack";
   const spec::RunSpec& s = v.spec;
   const spec::DerivedCounts& d = v.derived;
-  const std::optional<data::DataFileStats>& data_stats = v.data_stats;
-  const std::optional<int64_t>& validation_examples = v.validation_examples;
-  const std::optional<int64_t>& rows = v.rows;
-  const std::string& tokenizer_name = v.tokenizer_name;
-  const std::string& special_tokens = v.special_tokens;
   const model::ParamCounts p = model::count_parameters(s.model, s.lora);
   nlohmann::ordered_json out;
   out["spec"] = spec::to_json(s);
@@ -113,24 +108,24 @@ void print_json(const Validated& v) {
                     {"total_steps", d.total_steps},
                     {"max_tokens_per_step", d.max_tokens_per_step}};
   out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
-  if (data_stats) {
-    out["data"] = {{"tokenizer", tokenizer_name},
-                   {"special_tokens", special_tokens},
-                   {"records", data_stats->records},
-                   {"examples", data_stats->examples},
-                   {"skipped_bad", data_stats->skipped_bad},
-                   {"dropped_too_long", data_stats->dropped_too_long},
-                   {"truncated", data_stats->truncated},
-                   {"tokens", data_stats->tokens},
-                   {"loss_tokens", data_stats->loss_tokens},
-                   {"mean_length", data_stats->mean_length},
-                   {"p50_length", data_stats->p50_length},
-                   {"p90_length", data_stats->p90_length},
-                   {"max_length", data_stats->max_length},
-                   {"masked_fraction", data_stats->masked_fraction}};
-    if (validation_examples) out["data"]["validation_examples"] = *validation_examples;
+  if (v.data_stats) {
+    out["data"] = {{"tokenizer", v.tokenizer_name},
+                   {"v.special_tokens", v.special_tokens},
+                   {"records", v.data_stats->records},
+                   {"examples", v.data_stats->examples},
+                   {"skipped_bad", v.data_stats->skipped_bad},
+                   {"dropped_too_long", v.data_stats->dropped_too_long},
+                   {"truncated", v.data_stats->truncated},
+                   {"tokens", v.data_stats->tokens},
+                   {"loss_tokens", v.data_stats->loss_tokens},
+                   {"mean_length", v.data_stats->mean_length},
+                   {"p50_length", v.data_stats->p50_length},
+                   {"p90_length", v.data_stats->p90_length},
+                   {"max_length", v.data_stats->max_length},
+                   {"masked_fraction", v.data_stats->masked_fraction}};
+    if (v.validation_examples) out["data"]["v.validation_examples"] = *v.validation_examples;
   }
-  if (rows && pack) out["derived"]["packed_rows_per_epoch"] = *rows;
+  if (v.rows && pack) out["derived"]["packed_rows_per_epoch"] = *v.rows;
   std::cout << out.dump(2) << "\n";
 }
 
@@ -138,11 +133,6 @@ void print_text(const Validated& v, const std::string& spec_path) {
   const spec::RunSpec& s = v.spec;
   const spec::DerivedCounts& d = v.derived;
   const bool pack = v.spec.data.padding == "pack";
-  const std::optional<data::DataFileStats>& data_stats = v.data_stats;
-  const std::optional<int64_t>& validation_examples = v.validation_examples;
-  const std::optional<int64_t>& rows = v.rows;
-  const std::string& tokenizer_name = v.tokenizer_name;
-  const std::string& special_tokens = v.special_tokens;
   const model::ParamCounts p = model::count_parameters(s.model, s.lora);
   // "total" is base + trainable here, in the JSON, in the report and in the run's summary.
   const double trainable_percent = 100.0 * double(p.lora) / double(p.total());
@@ -160,26 +150,26 @@ void print_text(const Validated& v, const std::string& spec_path) {
     std::cout << fmt::format("{:<30}{}\n", label, text::printable(value));
   };
   line("spec fingerprint", spec::fingerprint(s));
-  if (data_stats) {
-    line("tokenizer", tokenizer_name);
-    line("special tokens", special_tokens);
-    line("data file",
-         fmt::format("{} examples of {} records ({} bad skipped, {} too long "
-                     "dropped, {} truncated)",
-                     group_thousands(data_stats->examples), group_thousands(data_stats->records),
-                     data_stats->skipped_bad, data_stats->dropped_too_long, data_stats->truncated));
+  if (v.data_stats) {
+    line("tokenizer", v.tokenizer_name);
+    line("special tokens", v.special_tokens);
+    line("data file", fmt::format("{} examples of {} records ({} bad skipped, {} too long "
+                                  "dropped, {} truncated)",
+                                  group_thousands(v.data_stats->examples),
+                                  group_thousands(v.data_stats->records), v.data_stats->skipped_bad,
+                                  v.data_stats->dropped_too_long, v.data_stats->truncated));
     line("example length (tokens)",
-         fmt::format("mean {:.1f}, p50 {:.1f}, p90 {:.1f}, max {}", data_stats->mean_length,
-                     data_stats->p50_length, data_stats->p90_length, data_stats->max_length));
-    line("tokens", fmt::format("{} ({:.1f}% without loss)", group_thousands(data_stats->tokens),
-                               100.0 * data_stats->masked_fraction));
-    if (validation_examples) {
-      line("validation examples", group_thousands(*validation_examples));
+         fmt::format("mean {:.1f}, p50 {:.1f}, p90 {:.1f}, max {}", v.data_stats->mean_length,
+                     v.data_stats->p50_length, v.data_stats->p90_length, v.data_stats->max_length));
+    line("tokens", fmt::format("{} ({:.1f}% without loss)", group_thousands(v.data_stats->tokens),
+                               100.0 * v.data_stats->masked_fraction));
+    if (v.validation_examples) {
+      line("validation examples", group_thousands(*v.validation_examples));
     }
   } else if (s.data.source == "file") {
     line("data file", "not read (--no-data): steps below assume data.num_examples");
   }
-  if (rows && pack) line("packed rows per epoch", group_thousands(*rows));
+  if (v.rows && pack) line("packed v.rows per epoch", group_thousands(*v.rows));
   line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
                                       s.train.micro_batch_size, s.train.grad_accum_steps));
   // The splits an out-of-memory fallback would go through (train/oom_fallback.h).

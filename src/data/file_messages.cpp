@@ -94,26 +94,14 @@ std::string_view trim_ascii_space(std::string_view s) {
 std::vector<std::size_t> array_element_offsets(std::string_view text) {
   std::vector<std::size_t> offsets;
   int depth = 0;
-  bool in_string = false;
   bool expecting = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+  text::for_each_byte_outside_strings(text, [&](std::size_t i, char c) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return true;
     if (expecting && c != ']') {
       offsets.push_back(i);
       expecting = false;
     }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+    if (c == '[' || c == '{') {
       ++depth;
       if (depth == 1) expecting = true;
     } else if (c == ']' || c == '}') {
@@ -121,7 +109,8 @@ std::vector<std::size_t> array_element_offsets(std::string_view text) {
     } else if (c == ',' && depth == 1) {
       expecting = true;
     }
-  }
+    return true;
+  });
   return offsets;
 }
 

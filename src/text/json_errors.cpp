@@ -22,24 +22,16 @@ std::string_view tail(std::string_view s, std::size_t n) {
 
 std::optional<std::size_t> json_too_deep_at(std::string_view text, int max_depth) {
   int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return i;
+  std::optional<std::size_t> at;
+  for_each_byte_outside_strings(text, [&](std::size_t i, char c) {
+    if (c == '[' || c == '{') {
+      if (++depth > max_depth) at = i;
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
-  }
-  return std::nullopt;
+    return !at;
+  });
+  return at;
 }
 
 std::string json_too_deep_message(std::size_t offset, int max_depth) {

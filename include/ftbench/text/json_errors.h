@@ -20,6 +20,27 @@ std::string json_error_reason(std::string_view what);
 // few hundred thousand levels overflow the stack. Readers refuse deeper files before parsing.
 inline constexpr int kMaxJsonDepth = 128;
 
+// Calls on_byte(i, c) for each byte of `text` outside JSON strings, a string's opening quote
+// included (its contents, escapes and closing quote are skipped), until on_byte returns false:
+// for scanners of JSON structure that brackets and commas inside strings must not fool.
+template <class F>
+void for_each_byte_outside_strings(std::string_view text, F&& on_byte) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (!on_byte(i, c)) return;
+  }
+}
+
 // The offset of the first '[' or '{' (outside strings) that opens level `max_depth` + 1, or
 // nullopt when `text` nests no deeper than `max_depth`. Works on any bytes, valid JSON or not.
 std::optional<std::size_t> json_too_deep_at(std::string_view text, int max_depth = kMaxJsonDepth);
