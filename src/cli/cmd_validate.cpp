@@ -110,7 +110,7 @@ void print_json(const Validated& v) {
   out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
   if (v.data_stats) {
     out["data"] = {{"tokenizer", v.tokenizer_name},
-                   {"v.special_tokens", v.special_tokens},
+                   {"special_tokens", v.special_tokens},
                    {"records", v.data_stats->records},
                    {"examples", v.data_stats->examples},
                    {"skipped_bad", v.data_stats->skipped_bad},
@@ -123,7 +123,7 @@ void print_json(const Validated& v) {
                    {"p90_length", v.data_stats->p90_length},
                    {"max_length", v.data_stats->max_length},
                    {"masked_fraction", v.data_stats->masked_fraction}};
-    if (v.validation_examples) out["data"]["v.validation_examples"] = *v.validation_examples;
+    if (v.validation_examples) out["data"]["validation_examples"] = *v.validation_examples;
   }
   if (v.rows && pack) out["derived"]["packed_rows_per_epoch"] = *v.rows;
   std::cout << out.dump(2) << "\n";

@@ -16,11 +16,9 @@ namespace ftbench::cli {
 namespace {
 
 struct GemmFlags {
-  std::string dtypes;  // "" : the backend's defaults
-  std::string device = "auto";
-  int64_t device_index = 0;
-  int64_t threads = 0;
-  std::string shapes;  // "" : the backend's default sweep
+  std::string dtypes;         // "" : the backend's defaults
+  spec::BackendSpec backend;  // --device, --device-index, --threads
+  std::string shapes;         // "" : the backend's default sweep
   bool quick = false;
   std::optional<int64_t> warmup;
   std::optional<int64_t> iterations;
@@ -33,6 +31,15 @@ struct GemmFlags {
 
 }  // namespace
 
+void add_backend_options(CLI::App* cmd, spec::BackendSpec& backend) {
+  cmd->add_option("--device", backend.device, "auto, cpu, cuda or rocm (default auto)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "rocm"}));
+  cmd->add_option("--device-index", backend.device_index, "GPU to use (default 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1023}));
+  cmd->add_option("--threads", backend.threads, "CPU threads (default: all hardware threads)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+}
+
 Action add_gemm_command(CLI::App& app) {
   auto f = std::make_shared<GemmFlags>();
   CLI::App* cmd = app.add_subcommand(
@@ -42,12 +49,7 @@ Action add_gemm_command(CLI::App& app) {
   cmd->add_option("--dtype", f->dtypes,
                   "bf16, fp8, fp16, tf32, fp32, comma-separated, or all (default: bf16,fp32 on "
                   "CPU; bf16,fp8,fp16,tf32,fp32 on a GPU)");
-  cmd->add_option("--device", f->device, "auto, cpu, cuda or rocm (default auto)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda", "rocm"}));
-  cmd->add_option("--device-index", f->device_index, "GPU to use (default 0)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1023}));
-  cmd->add_option("--threads", f->threads, "CPU threads (default: all hardware threads)")
-      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  add_backend_options(cmd, f->backend);
   cmd->add_option("--shapes", f->shapes,
                   "Sweep: groups 'M x N x K' or cubes 'D', ';'-separated; each dimension a size, "
                   "a list a,b,c or start:stop:step (stop included). Default depends on the "
@@ -78,11 +80,7 @@ Action add_gemm_command(CLI::App& app) {
     if (!f->shapes.empty()) shapes = bench::parse_shape_sweep(f->shapes, "--shapes");
     if (!f->output.empty()) io::check_writable(f->output, f->force);
 
-    spec::BackendSpec backend_spec;
-    backend_spec.device = f->device;
-    backend_spec.device_index = f->device_index;
-    backend_spec.threads = f->threads;
-    const device::Backend backend(backend_spec);
+    const device::Backend backend(f->backend);
 
     const bench::SweepDefaults defaults = bench::default_sweep(backend.kind(), f->quick);
     bench::GemmRunOptions o;

@@ -32,9 +32,7 @@ struct LogitsFlags {
   std::string adapter;
   std::string ids;
   std::string dtype = "fp32";
-  std::string device = "auto";
-  int64_t device_index = 0;
-  int64_t threads = 0;
+  spec::BackendSpec backend;  // --device, --device-index, --threads
   std::string output;
   bool force = false;
 };
@@ -90,12 +88,7 @@ Action add_logits_command(CLI::App& app) {
       ->required();
   cmd->add_option("--dtype", f->dtype, "Model dtype: fp32 (default), bf16, fp16")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  cmd->add_option("--device", f->device, "auto, cpu, cuda or rocm (default auto)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda", "rocm"}));
-  cmd->add_option("--device-index", f->device_index, "GPU to use (default 0)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1023}));
-  cmd->add_option("--threads", f->threads, "CPU threads (default: all hardware threads)")
-      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  add_backend_options(cmd, f->backend);
   cmd->add_option("-o,--output", f->output, "Write the JSON here instead of standard output");
   cmd->add_flag("--force", f->force, "Overwrite an existing output file");
 
@@ -115,11 +108,7 @@ Action add_logits_command(CLI::App& app) {
     const auto batch = static_cast<int64_t>(rows.size());
     const auto seq = static_cast<int64_t>(rows.front().size());
 
-    spec::BackendSpec backend_spec;
-    backend_spec.device = f->device;
-    backend_spec.device_index = f->device_index;
-    backend_spec.threads = f->threads;
-    const device::Backend backend(backend_spec);
+    const device::Backend backend(f->backend);
     backend.check_dtype_supported(f->dtype);
 
     nlohmann::ordered_json doc;

@@ -3,6 +3,7 @@
 
 #include "../cli/commands.h"
 #include "ftbench/metrics/process_clock.h"
+#include "ftbench/spec/run_spec.h"
 #include "ftbench/train/stop_signals.h"
 
 namespace ftbench::cli {
@@ -12,5 +13,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                        const train::StopSignals& signals);
 Action add_gemm_command(CLI::App& app);
 Action add_logits_command(CLI::App& app);
+
+// --device, --device-index and --threads of `gemm` and `logits`, into the backend they pick.
+void add_backend_options(CLI::App* cmd, spec::BackendSpec& backend);
 
 }  // namespace ftbench::cli
