@@ -75,29 +75,21 @@ text::Table gpu_table(const cost::Catalog& catalog, bool plain) {
   return t;
 }
 
-void print_gpus(const cost::Catalog& catalog, text::Format format, bool color) {
-  if (format == text::Format::kJson) {
-    OJson out = OJson::array();
-    for (const cost::Gpu& g : catalog.gpus) {
-      out.push_back({{"name", g.name},
-                     {"aliases", g.aliases},
-                     {"vendor", g.vendor},
-                     {"memory_gb", text::optional_number(g.memory_gb)},
-                     {"memory_type", g.memory_type},
-                     {"bandwidth_tb_per_second", text::optional_number(g.bandwidth_tb_per_second)},
-                     {"dense_bf16_tflops", text::optional_number(g.dense_bf16_tflops)},
-                     {"dense_fp16_tflops", text::optional_number(g.dense_fp16_tflops)},
-                     {"dense_fp8_tflops", text::optional_number(g.dense_fp8_tflops)},
-                     {"source", g.source}});
-    }
-    std::cout << out.dump(2) << "\n";
-  } else if (format == text::Format::kCsv) {
-    std::cout << text::render_csv(gpu_table(catalog, true));
-  } else if (format == text::Format::kMarkdown) {
-    std::cout << text::render_markdown(gpu_table(catalog, false));
-  } else {
-    std::cout << text::render_text(gpu_table(catalog, false), color);
+OJson gpus_json(const cost::Catalog& catalog) {
+  OJson out = OJson::array();
+  for (const cost::Gpu& g : catalog.gpus) {
+    out.push_back({{"name", g.name},
+                   {"aliases", g.aliases},
+                   {"vendor", g.vendor},
+                   {"memory_gb", text::optional_number(g.memory_gb)},
+                   {"memory_type", g.memory_type},
+                   {"bandwidth_tb_per_second", text::optional_number(g.bandwidth_tb_per_second)},
+                   {"dense_bf16_tflops", text::optional_number(g.dense_bf16_tflops)},
+                   {"dense_fp16_tflops", text::optional_number(g.dense_fp16_tflops)},
+                   {"dense_fp8_tflops", text::optional_number(g.dense_fp8_tflops)},
+                   {"source", g.source}});
   }
+  return out;
 }
 
 // The GPU --gpu names; an unknown name is an InputError with a hint: a name the user typed part
@@ -234,33 +226,29 @@ int run_catalog(const CatalogFlags& f) {
   const cost::Catalog catalog = cost::load_catalogs(f.common.catalogs);
   const cost::Date today = today_or(f.common.today);
   check_max_age_days(f.common.max_age_days);
-  const bool color = format == text::Format::kTable && text::use_color(f.common.color);
   if (f.gpus) {
-    print_gpus(catalog, format, color);
-    return kExitOk;
+    return print_as(
+        format, f.common.color,
+        {[&] { std::cout << gpus_json(catalog).dump(2) << "\n"; },
+         [&] { std::cout << text::render_csv(gpu_table(catalog, true)); },
+         [&] { std::cout << text::render_markdown(gpu_table(catalog, false)); },
+         [&](bool color) { std::cout << text::render_text(gpu_table(catalog, false), color); }});
   }
   const cost::Gpu* gpu = f.gpu.empty() ? nullptr : find_gpu_or_throw(catalog, f.gpu);
   check_tier(f.tier);
   const std::vector<const cost::Offer*> offers = select_offers(f, catalog, gpu);
   const int64_t max_age = f.common.max_age_days;
-  switch (format) {
-    case text::Format::kJson: {
-      OJson out = OJson::array();
-      for (const cost::Offer* o : offers) out.push_back(offer_json(*o, today, max_age));
-      std::cout << out.dump(2) << "\n";
-      break;
-    }
-    case text::Format::kCsv:
-      std::cout << text::render_csv(offers_table(offers, today, max_age, true));
-      break;
-    case text::Format::kMarkdown:
-      std::cout << text::render_markdown(offers_table(offers, today, max_age, false));
-      break;
-    case text::Format::kTable:
-      std::cout << text::render_text(offers_table(offers, today, max_age, false), color);
-      break;
-  }
-  return kExitOk;
+  const auto table = [&](bool plain) { return offers_table(offers, today, max_age, plain); };
+  return print_as(format, f.common.color,
+                  {[&] {
+                     OJson out = OJson::array();
+                     for (const cost::Offer* o : offers)
+                       out.push_back(offer_json(*o, today, max_age));
+                     std::cout << out.dump(2) << "\n";
+                   },
+                   [&] { std::cout << text::render_csv(table(true)); },
+                   [&] { std::cout << text::render_markdown(table(false)); },
+                   [&](bool color) { std::cout << text::render_text(table(false), color); }});
 }
 
 }  // namespace

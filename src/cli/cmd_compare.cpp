@@ -529,21 +529,10 @@ int run_compare(const CompareFlags& f) {
   }
   c.verdicts = compare::verdicts(c.columns, f.alpha);
   c.alpha = f.alpha;
-  switch (format) {
-    case text::Format::kJson:
-      print_json(c);
-      break;
-    case text::Format::kCsv:
-      std::cout << text::render_csv(csv_table(c.columns));
-      break;
-    case text::Format::kMarkdown:
-      print_markdown(c);
-      break;
-    case text::Format::kTable:
-      print_text(c, text::use_color(f.common.color));
-      break;
-  }
-  return kExitOk;
+  return print_as(
+      format, f.common.color,
+      {[&] { print_json(c); }, [&] { std::cout << text::render_csv(csv_table(c.columns)); },
+       [&] { print_markdown(c); }, [&](bool color) { print_text(c, color); }});
 }
 
 }  // namespace

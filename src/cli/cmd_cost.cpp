@@ -336,21 +336,10 @@ int run_cost(const CostFlags& f) {
     throw InputError(f.report_path + ": " + e.what());
   }
   const CostResult result{f, rep, pricing};
-  switch (format) {
-    case text::Format::kJson:
-      print_json(result);
-      break;
-    case text::Format::kCsv:
-      print_csv(result);
-      break;
-    case text::Format::kMarkdown:
-      print_markdown(result);
-      break;
-    case text::Format::kTable:
-      print_text(result, text::use_color(f.common.color));
-      break;
-  }
-  return kExitOk;
+  return print_as(
+      format, f.common.color,
+      {[&] { print_json(result); }, [&] { print_csv(result); }, [&] { print_markdown(result); },
+       [&](bool color) { print_text(result, color); }});
 }
 
 }  // namespace

@@ -124,6 +124,24 @@ cost::Date today_or(const std::string& flag_value) {
   return cost::Date{utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday};
 }
 
+int print_as(text::Format format, const std::string& color_flag, const Printers& printers) {
+  switch (format) {
+    case text::Format::kJson:
+      printers.json();
+      break;
+    case text::Format::kCsv:
+      printers.csv();
+      break;
+    case text::Format::kMarkdown:
+      printers.markdown();
+      break;
+    case text::Format::kTable:
+      printers.text(text::use_color(color_flag));
+      break;
+  }
+  return kExitOk;
+}
+
 void check_max_age_days(int64_t days) {
   if (days < 0) {
     throw InputError(fmt::format("--max-age-days: expected a number of days >= 0, found {}", days));

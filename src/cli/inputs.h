@@ -1,6 +1,7 @@
 // Input handling shared by cost, compare and catalog: reports, rates, counts, today's date.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,18 @@ cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,
 
 // --today YYYY-MM-DD, or today's UTC date when empty.
 cost::Date today_or(const std::string& flag_value);
+
+// The printers of one command's result, one per --format; `text` is told whether to colour.
+struct Printers {
+  std::function<void()> json;
+  std::function<void()> csv;
+  std::function<void()> markdown;
+  std::function<void(bool color)> text;
+};
+
+// Prints the result with the printer of `format`, in colour when it is a table and --color
+// (`color_flag`) says so; returns kExitOk.
+int print_as(text::Format format, const std::string& color_flag, const Printers& printers);
 
 // Throws InputError unless 0 <= days.
 void check_max_age_days(int64_t days);
