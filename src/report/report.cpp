@@ -60,6 +60,14 @@ struct FieldReader {
   void string_or_null(const char* key, std::string& out) {
     if (!reader.field(obj, path, key).is_null()) out = reader.string(obj, path, key);
   }
+  template <class R>
+  void records(const char* key, std::vector<R>& out) {
+    const Json& items = reader.array(obj, path, key);
+    const std::string items_path = reader.join(path, key);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      out.push_back(reader.template read_record<R>(items[i], reader.index(items_path, i)));
+    }
+  }
 };
 
 // Checks "ftbench.report/<major>[.<minor>]" and returns the major version, or -1 when the
@@ -319,32 +327,7 @@ class Reader : public JsonFields<Json, ReportError> {
   }
 
  private:
-  Energy read_energy(const Json& e) const {
-    const std::string p = "energy";
-    Energy out;
-    out.reason = string(e, p, "reason");
-    out.method = string(e, p, "method");
-    out.source = string(e, p, "source");
-    out.segment = count(e, p, "segment");
-    out.interval_seconds = non_negative_number(e, p, "interval_seconds");
-    out.window_start_seconds = non_negative_number(e, p, "window_start_seconds");
-    out.window_seconds = non_negative_number(e, p, "window_seconds");
-    out.steps = count(e, p, "steps");
-    out.tokens = count(e, p, "tokens");
-    out.joules = optional_non_negative(e, p, "joules");
-    out.joules_per_step = optional_non_negative(e, p, "joules_per_step");
-    out.joules_per_million_tokens = optional_non_negative(e, p, "joules_per_million_tokens");
-    out.mean_watts = optional_non_negative(e, p, "mean_watts");
-    out.peak_watts = optional_non_negative(e, p, "peak_watts");
-    out.sampled_seconds = optional_non_negative(e, p, "sampled_seconds");
-    out.coverage = optional_non_negative(e, p, "coverage");
-    out.sample_count = count(e, p, "sample_count");
-    const Json& devices = array(e, p, "devices");
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      out.devices.push_back(read_record<DeviceEnergy>(devices[i], index("energy.devices", i)));
-    }
-    return out;
-  }
+  Energy read_energy(const Json& e) const { return read_record<Energy>(e, "energy"); }
 
   Batching read_batching(const Json& b) const {
     Batching out;

@@ -14,6 +14,7 @@
 //   string_or_null  a string, null read as "" / "" written as null
 //   string_since    a string when present, else "" / as is
 //   optional_non_negative   a number >= 0 or null / null when unset
+//   records         an array of records of their own field list / the same
 #pragma once
 
 #include <type_traits>
@@ -222,6 +223,28 @@ void visit_fields(V& v, R& d) {
   v.count("samples", d.samples);
   v.count("failed_reads", d.failed_reads);
   v.count("counter_resets", d.counter_resets);
+}
+
+template <class V, class R, IfRecord<R, Energy> = 0>
+void visit_fields(V& v, R& e) {
+  v.string("reason", e.reason);
+  v.string("method", e.method);
+  v.string("source", e.source);
+  v.count("segment", e.segment);
+  v.non_negative("interval_seconds", e.interval_seconds);
+  v.non_negative("window_start_seconds", e.window_start_seconds);
+  v.non_negative("window_seconds", e.window_seconds);
+  v.count("steps", e.steps);
+  v.count("tokens", e.tokens);
+  v.optional_non_negative("joules", e.joules);
+  v.optional_non_negative("joules_per_step", e.joules_per_step);
+  v.optional_non_negative("joules_per_million_tokens", e.joules_per_million_tokens);
+  v.optional_non_negative("mean_watts", e.mean_watts);
+  v.optional_non_negative("peak_watts", e.peak_watts);
+  v.optional_non_negative("sampled_seconds", e.sampled_seconds);
+  v.optional_non_negative("coverage", e.coverage);
+  v.count("sample_count", e.sample_count);
+  v.records("devices", e.devices);
 }
 
 }  // namespace ftbench::report::detail

@@ -15,6 +15,9 @@ using text::number_or_null;
 using text::optional_integer;
 using text::optional_number;
 
+template <class R>
+OJson records_json(const std::vector<R>& records);
+
 // Writes a record's fields (report_fields.h) into a JSON object, in their order.
 struct FieldWriter {
   OJson& j;
@@ -36,6 +39,10 @@ struct FieldWriter {
   }
   void string_or_null(const char* key, const std::string& v) {
     j[key] = v.empty() ? OJson(nullptr) : OJson(v);
+  }
+  template <class R>
+  void records(const char* key, const std::vector<R>& v) {
+    j[key] = records_json(v);
   }
 };
 
@@ -151,32 +158,7 @@ OJson to_json(const Memory& m) { return record_json(m); }
 
 OJson to_json(const PhaseMemory& m) { return record_json(m); }
 
-OJson to_json(const DeviceEnergy& d) { return record_json(d); }
-
-OJson to_json(const Energy& e) {
-  OJson j;
-  j["reason"] = e.reason;
-  j["method"] = e.method;
-  j["source"] = e.source;
-  j["segment"] = e.segment;
-  j["interval_seconds"] = number_or_null(e.interval_seconds);
-  j["window_start_seconds"] = number_or_null(e.window_start_seconds);
-  j["window_seconds"] = number_or_null(e.window_seconds);
-  j["steps"] = e.steps;
-  j["tokens"] = e.tokens;
-  j["joules"] = optional_number(e.joules);
-  j["joules_per_step"] = optional_number(e.joules_per_step);
-  j["joules_per_million_tokens"] = optional_number(e.joules_per_million_tokens);
-  j["mean_watts"] = optional_number(e.mean_watts);
-  j["peak_watts"] = optional_number(e.peak_watts);
-  j["sampled_seconds"] = optional_number(e.sampled_seconds);
-  j["coverage"] = optional_number(e.coverage);
-  j["sample_count"] = e.sample_count;
-  OJson devices = OJson::array();
-  for (const DeviceEnergy& d : e.devices) devices.push_back(to_json(d));
-  j["devices"] = std::move(devices);
-  return j;
-}
+OJson to_json(const Energy& e) { return record_json(e); }
 
 }  // namespace
 
