@@ -84,10 +84,6 @@ struct EvalResult {
 EvalResult evaluate(model::Llama& model, const std::vector<data::Batcher*>& batchers,
                     device::Backend& backend, int64_t max_batches);
 
-// Whether a validation pass follows optimizer step `step` (1-based) of `total_steps`: every
-// `every` steps when `every` > 0, and after the last step.
-bool evaluation_due(int64_t step, int64_t total_steps, int64_t every);
-
 // Where a resumed run continues (train/checkpoint.h reads it from a checkpoint): the trainer
 // restores it before its first step. Tensors in the trainer's parameter order, on its device.
 struct ResumeState {

@@ -45,6 +45,7 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/train/cadence.h"
 #include "ftbench/train/checkpoint.h"
 #include "ftbench/train/stop_signals.h"
 #include "ftbench/train/trainer.h"
@@ -96,7 +97,7 @@ class Run {
   void on_step(const report::StepRecord& r);
   void end_training_phase_at(int64_t step);
   void evaluate_after(int64_t step);
-  std::string save_checkpoint(int64_t step, const std::string& reason, bool stopping);
+  std::string save_checkpoint(int64_t step, train::SaveReason why, bool stopping);
   // After training.
   void export_outputs();
   void export_to(const char* kind, const char* phase_name, const std::string& dir);
@@ -161,7 +162,8 @@ class Run {
   std::unique_ptr<train::Trainer> trainer_;
   std::unique_ptr<Progress> progress_;
 
-  // The step loop's state.
+  // The step loop's state: when it pauses for a validation pass, a save or a stop.
+  std::optional<train::Cadence> cadence_;
   int64_t first_step_ = 1;
   int64_t training_split_at_ = 1;  // the step whose end last ended a phase
   double last_save_ = 0.0;

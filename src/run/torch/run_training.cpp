@@ -28,6 +28,8 @@ void Run::train() {
   training_split_at_ = first_step_;
   progress_ = std::make_unique<Progress>(rep_.derived.total_steps, spec_.output.progress,
                                          spec_.output.log_every_steps);
+  cadence_.emplace(rep_.derived.total_steps, spec_.train, !validation_.empty(),
+                   o_.stop_after_steps);
   last_save_ = clock_.now();
   energy_->start(*backend_, clock_);
   train_start_ = clock_.now();
@@ -35,12 +37,12 @@ void Run::train() {
   progress_->finish();
   rep_.energy = energy_->finish(segment_steps());
   phases_->end(phase::kTraining);
-  if (!validation_.empty() && !result_.steps.empty()) evaluate_after(result_.steps.back().step);
+  if (cadence_->evaluation_after_training(static_cast<int64_t>(result_.steps.size()))) {
+    evaluate_after(result_.steps.back().step);
+  }
 }
 
 void Run::on_step(const report::StepRecord& r) {
-  const int64_t total_steps = rep_.derived.total_steps;
-  const spec::CheckpointSpec& cp = spec_.train.checkpoint;
   const double now = clock_.now();
   if (r.step == first_step_) {
     first_step_end_ = now;
@@ -48,41 +50,37 @@ void Run::on_step(const report::StepRecord& r) {
   }
   if (now - journal_written_ >= 60.0) update_journal("unfinished");
   progress_->update(r, now - train_start_);
-  // The pass after the last step follows the training phase (train()).
-  if (!validation_.empty() && r.step < total_steps &&
-      train::evaluation_due(r.step, total_steps, spec_.train.eval_every_steps)) {
+  if (cadence_->evaluation_after(r.step)) {
     end_training_phase_at(r.step);
     evaluate_after(r.step);
   }
-  // Periodic saves include the last step (the trained adapters are then on disk); a stop
-  // request at the last step is moot.
   int signal = signals_.received();
-  bool stopping = r.step < total_steps &&
-                  (signal != 0 || (o_.stop_after_steps > 0 && r.step == o_.stop_after_steps));
+  std::optional<train::SaveReason> stop = cadence_->stop(r.step, signal);
   std::string saved;
-  const bool by_steps = cp.every_steps > 0 && r.step % cp.every_steps == 0;
-  const bool by_time = cp.every_minutes > 0.0 && now - last_save_ >= cp.every_minutes * 60.0;
-  if (by_steps || by_time) {
+  if (const std::optional<train::SaveReason> periodic =
+          cadence_->periodic_save(r.step, now - last_save_)) {
     end_training_phase_at(r.step);
-    saved = save_checkpoint(r.step, by_steps ? "every_steps" : "every_minutes", stopping);
+    saved = save_checkpoint(r.step, *periodic, stop.has_value());
     // A stop asked for during the save: the checkpoint just written is the one to resume from,
     // rather than one more step and another save.
-    if (!stopping && r.step < total_steps && (signal = signals_.received()) != 0) {
-      stopping = true;
+    if (!stop) {
+      signal = signals_.received();
+      stop = cadence_->stop(r.step, signal);
     }
   }
-  if (!stopping) return;
+  if (!stop) return;
   if (saved.empty()) {
     end_training_phase_at(r.step);
-    saved = save_checkpoint(r.step, signal != 0 ? "signal" : "stop_after_steps", true);
+    saved = save_checkpoint(r.step, *stop, true);
   }
   progress_->finish();
-  throw train::Interrupted(fmt::format(
-      "{} after step {} of {}; checkpoint {}; to continue, run the same command with "
-      "--resume latest",
-      signal != 0 ? "stopped by " + train::StopSignals::name(signal)
-                  : fmt::format("stopped by --stop-after-steps {}", o_.stop_after_steps),
-      r.step, total_steps, saved));
+  throw train::Interrupted(
+      fmt::format("{} after step {} of {}; checkpoint {}; to continue, run the same command with "
+                  "--resume latest",
+                  *stop == train::SaveReason::kSignal
+                      ? "stopped by " + train::StopSignals::name(signal)
+                      : fmt::format("stopped by --stop-after-steps {}", o_.stop_after_steps),
+                  r.step, cadence_->total_steps(), saved));
 }
 
 void Run::end_training_phase_at(int64_t step) {
@@ -99,8 +97,9 @@ void Run::evaluate_after(int64_t step) {
                e.loss, e.loss_tokens, e.batches, e.seconds);
 }
 
-std::string Run::save_checkpoint(int64_t step, const std::string& reason, bool stopping) {
+std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopping) {
   const spec::CheckpointSpec& cp = spec_.train.checkpoint;
+  const std::string reason(train::to_string(why));
   // A run that saves only on a stop signal takes the folder's lock now.
   if (!cp_lock_) {
     try {

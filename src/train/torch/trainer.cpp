@@ -98,10 +98,6 @@ EvalResult evaluate(model::Llama& model, const std::vector<data::Batcher*>& batc
   return out;
 }
 
-bool evaluation_due(int64_t step, int64_t total_steps, int64_t every) {
-  return step == total_steps || (every > 0 && step % every == 0);
-}
-
 Diverged::Diverged(int64_t step, double loss)
     : RunFailed(fmt::format(
           "step {}: the training loss is {} (not finite): the run diverged; lower train.lr, "

@@ -327,19 +327,6 @@ TEST(Evaluate, LossIsTheTokenMeanOfAnIndependentForwardPass) {
   EXPECT_NEAR(all.loss, reference_loss(model, every), 1e-6);
 }
 
-TEST(Evaluate, IsDueEveryNStepsAndAfterTheLast) {
-  std::vector<int64_t> due;
-  for (int64_t step = 1; step <= 7; ++step) {
-    if (evaluation_due(step, 7, 2)) due.push_back(step);
-  }
-  EXPECT_EQ(due, (std::vector<int64_t>{2, 4, 6, 7}));
-  due.clear();
-  for (int64_t step = 1; step <= 7; ++step) {
-    if (evaluation_due(step, 7, 0)) due.push_back(step);
-  }
-  EXPECT_EQ(due, (std::vector<int64_t>{7}));
-}
-
 // ---- out-of-memory fallback ----------------------------------------------------------------
 
 // The message of the OutOfMemoryFailure that training `s` throws; the result keeps what ran.
