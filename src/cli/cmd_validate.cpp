@@ -5,11 +5,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "ftbench/data/byte_tokenizer.h"
 #include "ftbench/data/data_from_spec.h"
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/packing.h"
-#include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
@@ -41,61 +39,34 @@ struct Validated {
   std::string special_tokens;
 };
 
-// A data file's size decides the step counts: read it (and its tokenizer) as the run will, so
-// that a bad file or tokenizer is found before any machine time is spent. The counts come from
-// the same rows the run's batcher makes: the training side of a validation split, packed when
-// data.padding is pack.
+// A data file's size decides the step counts: read it (and its tokenizer) as the run will
+// (data::load_spec_data), so that a bad file or tokenizer is found before any machine time is
+// spent. The counts come from the same rows the run's batcher makes: the training side of a
+// validation split, packed when data.padding is pack. Synthetic data is generated only when it
+// is packed (otherwise its rows are data.num_examples).
 Validated validate(const spec::RunSpec& s, bool read_data) {
   Validated v;
   v.spec = s;
-  const bool pack = s.data.padding == "pack";
-  std::optional<data::DataFileStats>& data_stats = v.data_stats;
-  std::optional<int64_t>& validation_examples = v.validation_examples;
-  std::optional<int64_t>& rows = v.rows;
-  std::string& tokenizer_name = v.tokenizer_name;
-  std::string& special_tokens = v.special_tokens;
-  if (s.data.source == "file" && read_data) {
-    std::unique_ptr<data::Tokenizer> tokenizer;
-    try {
-      tokenizer = data::tokenizer_for(s);
-    } catch (const data::TokenizerError& e) {
-      throw data::TokenizerError(std::string("data.tokenizer: ") + e.what());
-    }
-    tokenizer_name = tokenizer->name();
-    special_tokens = data::describe_special_tokens(*tokenizer);
-    data::check_tokenizer_fits(s, *tokenizer);
-    data::ValidationOptions vo;
-    vo.fraction = s.data.validation_fraction;
-    vo.path = s.data.validation_path;
-    data::TrainValidationData split;
-    try {
-      split = data::load_train_validation(data::data_file_options(s), vo, *tokenizer);
-    } catch (const data::DataError& e) {
-      throw data::DataError(std::string("data.path: ") + e.what());
-    }
-    data_stats = split.train->stats();
-    if (split.validation) validation_examples = split.validation->size();
-    rows = data::rows_per_epoch(*split.train, pack, s.data.seq_len);
-  } else if (s.data.source == "synthetic" && pack) {
-    const data::ByteTokenizer byte;
-    rows = data::rows_per_epoch(data::SyntheticDataset(s.data, byte), true, s.data.seq_len);
+  const bool file = data::source_of(s.data) == data::Source::kFile;
+  const bool pack = data::padding_of(s.data) == data::Padding::kPack;
+  if (file ? !read_data : !pack) {
+    v.derived = spec::derive_counts(s);
+    return v;
   }
-  v.derived = rows ? spec::derive_counts_from_batches(s, *rows / s.train.micro_batch_size)
-                   : spec::derive_counts(s);
-  if (rows && v.derived.steps_per_epoch < 1) {
-    throw spec::SpecError(
-        {{s.source_path, s.data.source == "file" ? "data.path" : "data.num_examples", 0,
-          fmt::format("{} examples make {} {}: 0 optimizer steps with micro_batch_size {} x "
-                      "grad_accum_steps {}",
-                      data_stats ? data_stats->examples : s.data.num_examples, *rows,
-                      pack ? "packed rows" : "rows", s.train.micro_batch_size,
-                      s.train.grad_accum_steps)}});
+  const data::SpecData loaded = data::load_spec_data(s);
+  if (file) {
+    v.tokenizer_name = loaded.tokenizer->name();
+    v.special_tokens = data::describe_special_tokens(*loaded.tokenizer);
+    v.data_stats = loaded.file_stats;
+    if (loaded.validation) v.validation_examples = loaded.validation->size();
   }
+  v.rows = data::rows_per_epoch(*loaded.train, pack, s.data.seq_len);
+  v.derived = data::counts_from_rows(s, *v.rows, loaded.train->size());
   return v;
 }
 
 void print_json(const Validated& v) {
-  const bool pack = v.spec.data.padding == "pack";
+  const bool pack = data::padding_of(v.spec.data) == data::Padding::kPack;
   const spec::RunSpec& s = v.spec;
   const spec::DerivedCounts& d = v.derived;
   const model::ParamCounts p = model::count_parameters(s.model, s.lora);
@@ -132,7 +103,7 @@ void print_json(const Validated& v) {
 void print_text(const Validated& v, const std::string& spec_path) {
   const spec::RunSpec& s = v.spec;
   const spec::DerivedCounts& d = v.derived;
-  const bool pack = v.spec.data.padding == "pack";
+  const bool pack = data::padding_of(v.spec.data) == data::Padding::kPack;
   const model::ParamCounts p = model::count_parameters(s.model, s.lora);
   // "total" is base + trainable here, in the JSON, in the report and in the run's summary.
   const double trainable_percent = 100.0 * double(p.lora) / double(p.total());
@@ -166,10 +137,10 @@ void print_text(const Validated& v, const std::string& spec_path) {
     if (v.validation_examples) {
       line("validation examples", group_thousands(*v.validation_examples));
     }
-  } else if (s.data.source == "file") {
+  } else if (data::source_of(s.data) == data::Source::kFile) {
     line("data file", "not read (--no-data): steps below assume data.num_examples");
   }
-  if (v.rows && pack) line("packed v.rows per epoch", group_thousands(*v.rows));
+  if (v.rows && pack) line("packed rows per epoch", group_thousands(*v.rows));
   line("effective batch", fmt::format("{} ({} micro-batch x {} accumulation)", d.effective_batch,
                                       s.train.micro_batch_size, s.train.grad_accum_steps));
   // The splits an out-of-memory fallback would go through (train/oom_fallback.h).

@@ -4,6 +4,7 @@
 
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/pretokenized.h"
+#include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/spec/spec_error.h"
 
 namespace ftbench::data {
@@ -36,6 +37,60 @@ void check_tokenizer_fits(const spec::RunSpec& spec, const Tokenizer& tokenizer)
       {{spec.source_path, "model.vocab_size", 0,
         fmt::format("must hold the tokenizer's {} tokens ({}), found {}", tokenizer.vocab_size(),
                     tokenizer.name(), spec.model.vocab_size)}});
+}
+
+Source source_of(const spec::DataSpec& data) {
+  return data.source == "file" ? Source::kFile : Source::kSynthetic;
+}
+
+Padding padding_of(const spec::DataSpec& data) {
+  if (data.padding == "pack") return Padding::kPack;
+  if (data.padding == "max_length") return Padding::kMaxLength;
+  return Padding::kLongest;
+}
+
+SpecData load_spec_data(const spec::RunSpec& spec) {
+  SpecData out;
+  try {
+    out.tokenizer = tokenizer_for(spec);
+  } catch (const TokenizerError& e) {
+    throw TokenizerError(std::string("data.tokenizer: ") + e.what());
+  }
+  check_tokenizer_fits(spec, *out.tokenizer);
+  if (source_of(spec.data) == Source::kSynthetic) {
+    out.train = std::make_unique<SyntheticDataset>(spec.data, *out.tokenizer);
+    return out;
+  }
+  ValidationOptions validation;
+  validation.fraction = spec.data.validation_fraction;
+  validation.path = spec.data.validation_path;
+  TrainValidationData split;
+  try {
+    split = load_train_validation(data_file_options(spec), validation, *out.tokenizer);
+  } catch (const DataError& e) {
+    throw DataError(std::string("data.path: ") + e.what());
+  }
+  out.file_stats = split.train->stats();
+  out.file_format = split.train->format();
+  out.train = std::move(split.train);
+  out.validation = std::move(split.validation);
+  return out;
+}
+
+spec::DerivedCounts counts_from_rows(const spec::RunSpec& spec, int64_t rows, int64_t examples) {
+  const spec::TrainSpec& t = spec.train;
+  const spec::DerivedCounts counts =
+      spec::derive_counts_from_batches(spec, rows / t.micro_batch_size);
+  if (counts.steps_per_epoch >= 1) return counts;
+  const bool pack = padding_of(spec.data) == Padding::kPack;
+  throw spec::SpecError(
+      {{spec.source_path, source_of(spec.data) == Source::kFile ? "data.path" : "data.num_examples",
+        0,
+        fmt::format("{} examples make {} {}: 0 optimizer steps with micro_batch_size {} x "
+                    "grad_accum_steps {} (need at least {} {})",
+                    examples, rows, pack ? "packed rows" : "rows", t.micro_batch_size,
+                    t.grad_accum_steps, t.micro_batch_size * t.grad_accum_steps,
+                    pack ? "packed rows" : "rows")}});
 }
 
 }  // namespace ftbench::data

@@ -647,6 +647,19 @@ TEST_F(Cli, PacksAnAlpacaJsonArrayWithAndWithoutPromptMasking) {
   EXPECT_EQ(validated["data"]["special_tokens"],
             "BOS <|begin_of_text|> = 258 (starts each example), EOS <|end_of_text|> = 259, PAD = "
             "EOS");
+  // And says so in its text form, on the line the JSON's packed_rows_per_epoch is.
+  const Result text =
+      ftbench("validate configs/ci-tiny.yaml --set data.source=file --set data.path='" +
+              (dir_ / "alpaca.json").string() + "' --set data.tokenizer='" +
+              (dir_ / "tokenizer.json").string() +
+              "' --set model.max_seq_len=1024 --set data.seq_len=1024 --set "
+              "data.padding=pack --set train.micro_batch_size=1 --set train.grad_accum_steps=1");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  const std::string label = "packed rows per epoch";
+  EXPECT_NE(text.output.find("\n" + label + std::string(30 - label.size(), ' ') +
+                             std::to_string(packed.steps) + "\n"),
+            std::string::npos)
+      << text.output;
 
   // Without masking: a different fingerprint, and every token after each example's first.
   const nlohmann::json& all = packed_all.report["data"];

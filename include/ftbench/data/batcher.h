@@ -12,13 +12,7 @@
 
 namespace ftbench::data {
 
-// kLongest: one example per row, rows padded to the micro-batch's longest example.
-// kMaxLength: one example per row, rows padded to seq_len.
-// kPack: several whole examples per row of seq_len tokens (torchtune's PackedDataset): the
-// examples are packed greedily once, in data set order (pack_greedy, data/packing.h), and the
-// packed rows are shuffled per epoch. Position ids restart at 0 for each example and attention
-// stays inside each example.
-enum class Padding { kLongest, kMaxLength, kPack };
+// Padding (kLongest, kMaxLength, kPack) is in data/packing.h.
 
 struct MicroBatch {
   at::Tensor input_ids;       // [B, S] int64 on the target device

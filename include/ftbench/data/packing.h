@@ -9,6 +9,14 @@
 
 namespace ftbench::data {
 
+// kLongest: one example per row, rows padded to the micro-batch's longest example.
+// kMaxLength: one example per row, rows padded to seq_len.
+// kPack: several whole examples per row of seq_len tokens (torchtune's PackedDataset): the
+// examples are packed greedily once, in data set order (pack_greedy, below), and the
+// packed rows are shuffled per epoch. Position ids restart at 0 for each example and attention
+// stays inside each example.
+enum class Padding { kLongest, kMaxLength, kPack };
+
 // Row r holds the examples items[offsets[r] .. offsets[r + 1]); rows() == offsets.size() - 1.
 struct PackedRows {
   std::vector<int64_t> offsets{0};

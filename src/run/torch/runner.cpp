@@ -187,7 +187,7 @@ void Run::start_report() {
 
   params_ = model::count_parameters(spec_.model, spec_.lora);
   // A data file's counts are known once it is read (data_prepare); until then none.
-  const spec::DerivedCounts derived = spec_.data.source == "file"
+  const spec::DerivedCounts derived = data::source_of(spec_.data) == data::Source::kFile
                                           ? spec::derive_counts_from_batches(spec_, 0)
                                           : spec::derive_counts(spec_);
   rep_.parameters = {params_.base, params_.lora, params_.total()};
@@ -271,7 +271,9 @@ void check_needed_files(const spec::RunSpec& spec) {
   if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none") {
     needed.emplace_back("data.tokenizer", spec.data.tokenizer);
   }
-  if (spec.data.source == "file") needed.emplace_back("data.path", spec.data.path);
+  if (data::source_of(spec.data) == data::Source::kFile) {
+    needed.emplace_back("data.path", spec.data.path);
+  }
   if (!spec.data.validation_path.empty()) {
     needed.emplace_back("data.validation_path", spec.data.validation_path);
   }
@@ -344,31 +346,15 @@ void Run::load_weights() {
 // The tokenizer and the data set. A data file's size is known only now: the step counts are
 // derived again, from the batcher's micro-batches.
 void Run::prepare_data() {
-  tokenizer_ = data::tokenizer_for(spec_);
-  data::check_tokenizer_fits(spec_, *tokenizer_);
-  std::optional<data::DataFileStats> file_stats;
-  std::string file_format;
-  if (spec_.data.source == "file") {
-    const data::DataFileOptions fo = data::data_file_options(spec_);
-    data::ValidationOptions vo;
-    vo.fraction = spec_.data.validation_fraction;
-    vo.path = spec_.data.validation_path;
-    data::TrainValidationData split = data::load_train_validation(fo, vo, *tokenizer_);
-    std::unique_ptr<data::FileDataset> file = std::move(split.train);
-    validation_data_ = std::move(split.validation);
-    file_stats = file->stats();
-    file_format = file->format();
-    dataset_ = std::move(file);
-  } else {
-    dataset_ = std::make_unique<data::SyntheticDataset>(spec_.data, *tokenizer_);
-  }
+  data::SpecData loaded = data::load_spec_data(spec_);
+  tokenizer_ = std::move(loaded.tokenizer);
+  dataset_ = std::move(loaded.train);
+  validation_data_ = std::move(loaded.validation);
   const data::Dataset& dataset = *dataset_;
   data::BatcherOptions bo;
   bo.micro_batch_size = spec_.train.micro_batch_size;
   bo.seq_len = spec_.data.seq_len;
-  bo.padding = spec_.data.padding == "pack"         ? data::Padding::kPack
-               : spec_.data.padding == "max_length" ? data::Padding::kMaxLength
-                                                    : data::Padding::kLongest;
+  bo.padding = data::padding_of(spec_.data);
   bo.shuffle = spec_.data.shuffle;
   bo.train_on_input = spec_.data.train_on_input;
   bo.seed = spec_.data.seed;
@@ -377,28 +363,19 @@ void Run::prepare_data() {
   // The step counts the run will make: from the data set's real size and, with packing, from
   // the packed rows.
   const spec::DerivedCounts counts =
-      spec::derive_counts_from_batches(spec_, batcher_->batches_per_epoch());
-  if (counts.steps_per_epoch < 1) {
-    throw spec::SpecError(
-        {{spec_.source_path, spec_.data.source == "file" ? "data.path" : "data.num_examples", 0,
-          fmt::format("{} examples make {} micro-batches{}: 0 optimizer steps with "
-                      "micro_batch_size {} x grad_accum_steps {}",
-                      dataset.size(), batcher_->batches_per_epoch(),
-                      spec_.data.padding == "pack" ? " of packed rows" : "",
-                      spec_.train.micro_batch_size, spec_.train.grad_accum_steps)}});
-  }
+      data::counts_from_rows(spec_, batcher_->rows_per_epoch(), dataset.size());
   rep_.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
                   counts.total_steps, counts.max_tokens_per_step};
   const data::DataStats data_stats = data::fingerprint(dataset, spec_.data.train_on_input);
   rep_.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
                                data_stats.loss_tokens, data_stats.fingerprint};
   report::DataStatistics statistics = length_statistics(dataset, data_stats, spec_.data.seq_len);
-  if (file_stats) {
-    statistics.format = file_format;
-    statistics.records = file_stats->records;
-    statistics.skipped_bad = file_stats->skipped_bad;
-    statistics.dropped_too_long = file_stats->dropped_too_long;
-    statistics.truncated = file_stats->truncated;
+  if (const std::optional<data::DataFileStats>& file = loaded.file_stats) {
+    statistics.format = loaded.file_format;
+    statistics.records = file->records;
+    statistics.skipped_bad = file->skipped_bad;
+    statistics.dropped_too_long = file->dropped_too_long;
+    statistics.truncated = file->truncated;
   }
   rep_.data->statistics = statistics;
   prepare_validation(bo);
@@ -418,7 +395,7 @@ void Run::prepare_validation(const data::BatcherOptions& train_options) {
       std::make_unique<data::Batcher>(*validation_data_, vbo, backend_->device()));
   const int64_t n = validation_data_->size();
   const int64_t covered = validation_batchers_.back()->batches_per_epoch() * vbo.micro_batch_size;
-  if (spec_.data.padding != "pack" && covered < n) {
+  if (vbo.padding != data::Padding::kPack && covered < n) {
     validation_parts_.push_back(
         std::make_unique<data::SliceDataset>(*validation_data_, covered, n - covered));
     data::BatcherOptions tail = vbo;
