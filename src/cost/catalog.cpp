@@ -24,7 +24,8 @@
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/parse_number.h"
-#include "gpu_words.h"
+#include "ftbench/text/yaml_fields.h"
+#include "offer_names.h"
 #include "price_bounds.h"
 
 namespace ftbench::cost {
@@ -58,246 +59,46 @@ std::vector<std::string> billing_names() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scalar parsing (text/parse_number.h).
+// Reading (text/yaml_fields.h), and the catalog's own kinds of value.
 
-bool parse_int(std::string_view s, int64_t& out) { return text::parse_int(s, out) == std::errc(); }
+using text::Field;
+using text::Fields;
+using text::Issues;
+using text::line_of;
 
-using text::parse_any_double;
-
-bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
-
-int64_t line_of(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() ? 0 : static_cast<int64_t>(mark.line) + 1;
+void throw_if_any(const Issues& issues) {
+  if (!issues.empty()) throw CatalogError(issues.text());
 }
 
-// ---------------------------------------------------------------------------------------------
-// Problems of one file, reported together.
-
-struct Issue {
-  int64_t line = 0;  // 1-based; 0 = the whole file
-  std::string path;  // "offers[3].tier"; "" = the whole file
-  std::string message;
-};
-
-class Issues {
- public:
-  explicit Issues(std::string file) : file_(std::move(file)) {}
-
-  void add(int64_t line, std::string path, std::string message) {
-    issues_.push_back(Issue{line, std::move(path), std::move(message)});
-  }
-
-  // In file order, one per line: "configs/catalog.yaml:12: offers[3].tier: expected ...".
-  void throw_if_any() {
-    if (issues_.empty()) return;
-    std::stable_sort(issues_.begin(), issues_.end(),
-                     [](const Issue& a, const Issue& b) { return a.line < b.line; });
-    std::string text;
-    for (const Issue& issue : issues_) {
-      if (!text.empty()) text += '\n';
-      text += file_;
-      if (issue.line > 0) text += ':' + std::to_string(issue.line);
-      text += ": ";
-      if (!issue.path.empty()) text += issue.path + ": ";
-      text += issue.message;
-    }
-    throw CatalogError(text);
-  }
-
- private:
-  std::string file_;
-  std::vector<Issue> issues_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Reading YAML mappings: the keys of one mapping, checked against the names it allows.
-
-struct Field {
-  YAML::Node value;
-  int64_t line = 0;
-  std::string path;
-};
-
-class Fields {
- public:
-  // Unknown and repeated keys are reported; the others are kept for the typed getters below.
-  Fields(Issues& issues, const YAML::Node& map, const std::string& path,
-         const std::vector<std::string>& allowed)
-      : issues_(issues), path_(path), line_(line_of(map)) {
-    for (const auto& entry : map) {
-      const YAML::Node& key = entry.first;
-      if (!key.IsScalar()) {
-        issues_.add(line_of(key), path, "expected a key name, found " + describe(key));
-        continue;
-      }
-      const std::string name = key.Scalar();
-      const std::string key_path = path + "." + name;
-      const int64_t line = line_of(key);
-      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        issues_.add(line, key_path, unknown_name_message("key", name, allowed));
-        continue;
-      }
-      const auto [it, inserted] = fields_.emplace(name, Field{entry.second, line, key_path});
-      if (!inserted) {
-        issues_.add(line, key_path,
-                    fmt::format("duplicate key {} (first given at line {})", text::quoted(name),
-                                it->second.line));
-      }
-    }
-  }
-
-  bool has(const std::string& name) const { return fields_.count(name) > 0; }
-  const Field* find(const std::string& name) const {
-    const auto it = fields_.find(name);
-    return it == fields_.end() ? nullptr : &it->second;
-  }
-  int64_t line() const { return line_; }
-
-  void require(const std::string& name, std::string_view why = {}) {
-    if (has(name)) return;
-    std::string message = "missing required key " + text::quoted(name);
-    if (!why.empty()) message += fmt::format(" ({})", why);
-    issues_.add(line_, path_, std::move(message));
-  }
-
-  void fail(const Field& field, std::string message) {
-    issues_.add(field.line, field.path, std::move(message));
-  }
-
-  std::optional<std::string> string(const std::string& name) {
-    const Field* f = find(name);
-    if (f == nullptr) return std::nullopt;
-    if (!f->value.IsScalar()) {
-      fail(*f, "expected a string, found " + describe(f->value));
-      return std::nullopt;
-    }
-    if (!utf8(*f, f->value.Scalar())) return std::nullopt;
-    return f->value.Scalar();
-  }
-
-  // Catalog strings are also written as JSON (--format json), which holds UTF-8 only: other
-  // bytes are refused here rather than by the JSON writer after the command has started.
-  bool utf8(const Field& field, const std::string& value) {
-    if (const auto at = text::first_invalid_utf8(value)) {
-      fail(field, fmt::format("expected UTF-8 text, found {} (byte {} is not UTF-8; catalogs "
-                              "are printed as JSON too, which holds UTF-8 only)",
-                              text::quoted(value), *at + 1));
-      return false;
-    }
-    return true;
-  }
-
-  // min_billed_seconds: 0 to kMaxMinBilledSeconds, as --min-seconds.
-  std::optional<int64_t> min_billed_seconds() {
-    const std::optional<int64_t> value = integer("min_billed_seconds", 0);
-    if (value && *value > kMaxMinBilledSeconds) {
-      fail(*find("min_billed_seconds"),
+// min_billed_seconds: 0 to kMaxMinBilledSeconds, as --min-seconds.
+std::optional<int64_t> min_billed_seconds(Fields& f) {
+  const std::optional<int64_t> value = f.integer("min_billed_seconds", 0);
+  if (value && *value > kMaxMinBilledSeconds) {
+    f.fail(*f.find("min_billed_seconds"),
            fmt::format("must be an integer between 0 and {} (366 days), found {}",
                        kMaxMinBilledSeconds, *value));
-      return std::nullopt;
-    }
-    return value;
+    return std::nullopt;
   }
+  return value;
+}
 
-  std::optional<std::string> nonempty_string(const std::string& name) {
-    std::optional<std::string> value = string(name);
-    if (value && value->empty()) {
-      fail(*find(name), "expected a non-empty string, found \"\"");
-      return std::nullopt;
-    }
-    return value;
+std::optional<Billing> billing(Fields& f, const std::string& name) {
+  std::optional<std::string> value = f.string(name);
+  if (!value) return std::nullopt;
+  std::optional<Billing> billing = parse_billing(*value);
+  if (!billing) f.fail(*f.find(name), not_one_of_message(*value, billing_names()));
+  return billing;
+}
+
+std::optional<Date> date(Fields& f, const std::string& name) {
+  const Field* field = f.find(name);
+  if (field == nullptr) return std::nullopt;
+  std::optional<Date> date;
+  if (field->value.IsScalar()) date = parse_date(field->value.Scalar());
+  if (!date) {
+    f.fail(*field, "expected a calendar date YYYY-MM-DD, found " + describe(field->value));
   }
-
-  std::optional<std::vector<std::string>> string_list(const std::string& name) {
-    const Field* f = find(name);
-    if (f == nullptr) return std::nullopt;
-    if (!f->value.IsSequence()) {
-      fail(*f, "expected a list of strings, found " + describe(f->value));
-      return std::nullopt;
-    }
-    std::vector<std::string> items;
-    for (const YAML::Node& item : f->value) {
-      if (!item.IsScalar()) {
-        fail(*f, "expected a list of strings, found an item that is " + describe(item));
-        return std::nullopt;
-      }
-      if (!utf8(*f, item.Scalar())) return std::nullopt;
-      items.push_back(item.Scalar());
-    }
-    return items;
-  }
-
-  // A finite number > 0 (prices, figures).
-  std::optional<double> positive_number(const std::string& name) {
-    const Field* f = find(name);
-    if (f == nullptr) return std::nullopt;
-    double value = 0.0;
-    if (!is_plain_scalar(f->value) || !parse_any_double(f->value.Scalar(), value)) {
-      fail(*f, "expected a number, found " + describe(f->value));
-      return std::nullopt;
-    }
-    if (!std::isfinite(value) || value <= 0.0) {
-      fail(*f, "expected a finite number > 0, found " + describe(f->value));
-      return std::nullopt;
-    }
-    return value;
-  }
-
-  std::optional<int64_t> integer(const std::string& name, int64_t min) {
-    const Field* f = find(name);
-    if (f == nullptr) return std::nullopt;
-    int64_t value = 0;
-    if (!is_plain_scalar(f->value) || !parse_int(f->value.Scalar(), value)) {
-      fail(*f, "expected an integer, found " + describe(f->value));
-      return std::nullopt;
-    }
-    if (value < min) {
-      fail(*f, fmt::format("must be an integer >= {}, found {}", min, value));
-      return std::nullopt;
-    }
-    return value;
-  }
-
-  std::optional<std::string> choice(const std::string& name,
-                                    const std::vector<std::string>& allowed) {
-    std::optional<std::string> value = string(name);
-    if (!value) return std::nullopt;
-    if (std::find(allowed.begin(), allowed.end(), *value) == allowed.end()) {
-      fail(*find(name), not_one_of_message(*value, allowed));
-      return std::nullopt;
-    }
-    return value;
-  }
-
-  std::optional<Billing> billing(const std::string& name) {
-    std::optional<std::string> value = string(name);
-    if (!value) return std::nullopt;
-    std::optional<Billing> billing = parse_billing(*value);
-    if (!billing) fail(*find(name), not_one_of_message(*value, billing_names()));
-    return billing;
-  }
-
-  std::optional<Date> date(const std::string& name) {
-    const Field* f = find(name);
-    if (f == nullptr) return std::nullopt;
-    std::optional<Date> date;
-    if (f->value.IsScalar()) date = parse_date(f->value.Scalar());
-    if (!date) {
-      fail(*f, "expected a calendar date YYYY-MM-DD, found " + describe(f->value));
-    }
-    return date;
-  }
-
- private:
-  Issues& issues_;
-  std::string path_;
-  int64_t line_ = 0;
-  std::map<std::string, Field> fields_;
-};
-
-std::string item_path(std::string_view section, std::size_t index) {
-  return fmt::format("{}[{}]", section, index);
+  return date;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,14 +107,6 @@ std::string item_path(std::string_view section, std::size_t index) {
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {"gpus", "providers", "offers"};
   return names;
-}
-
-const std::vector<std::string>& gpu_keys() {
-  static const std::vector<std::string> keys = {
-      "name",      "aliases",     "exclude_words",           "vendor",
-      "memory_gb", "memory_type", "bandwidth_tb_per_second", "dense_tflops",
-      "source"};
-  return keys;
 }
 
 const std::vector<std::string>& provider_keys() {
@@ -338,44 +131,14 @@ const std::vector<std::string>& offer_keys() {
   return keys;
 }
 
-Gpu read_gpu(Issues& issues, const YAML::Node& node, const std::string& path,
-             const std::string& origin_file) {
-  Gpu gpu;
-  Fields f(issues, node, path, gpu_keys());
-  f.require("name");
-  gpu.name = f.nonempty_string("name").value_or("");
-  gpu.aliases = f.string_list("aliases").value_or(std::vector<std::string>{});
-  gpu.exclude_words = f.string_list("exclude_words").value_or(std::vector<std::string>{});
-  gpu.vendor = f.string("vendor").value_or("");
-  gpu.memory_gb = f.positive_number("memory_gb");
-  gpu.memory_type = f.string("memory_type").value_or("");
-  gpu.bandwidth_tb_per_second = f.positive_number("bandwidth_tb_per_second");
-  if (const Field* tflops = f.find("dense_tflops")) {
-    if (tflops->value.IsMap()) {
-      Fields t(issues, tflops->value, tflops->path, {"bf16", "fp16", "fp8"});
-      gpu.dense_bf16_tflops = t.positive_number("bf16");
-      gpu.dense_fp16_tflops = t.positive_number("fp16");
-      gpu.dense_fp8_tflops = t.positive_number("fp8");
-    } else {
-      f.fail(*tflops, "expected a mapping of bf16, fp16, fp8, found " + describe(tflops->value));
-    }
-  }
-  gpu.source = f.string("source").value_or("");
-  const bool has_figures = f.has("memory_gb") || f.has("bandwidth_tb_per_second") ||
-                           f.has("dense_tflops") || f.has("memory_type");
-  if (has_figures) f.require("source", "where the figures come from");
-  gpu.origin = fmt::format("{}:{}", origin_file, f.line());
-  return gpu;
-}
-
 ProviderDefaults read_provider(Issues& issues, const YAML::Node& node, const std::string& path,
                                const std::string& origin_file) {
   ProviderDefaults provider;
   Fields f(issues, node, path, provider_keys());
   f.require("name");
   provider.name = f.nonempty_string("name").value_or("");
-  provider.billing = f.billing("billing");
-  provider.min_billed_seconds = f.min_billed_seconds();
+  provider.billing = billing(f, "billing");
+  provider.min_billed_seconds = min_billed_seconds(f);
   provider.origin = fmt::format("{}:{}", origin_file, f.line());
   return provider;
 }
@@ -413,69 +176,16 @@ Offer read_offer(Issues& issues, const YAML::Node& node, const std::string& path
     if (!problem.empty()) f.fail(price, problem);
   }
 
-  offer.billing = f.billing("billing").value_or(Billing::kUnknown);
-  offer.min_billed_seconds = f.min_billed_seconds().value_or(0);
+  offer.billing = billing(f, "billing").value_or(Billing::kUnknown);
+  offer.min_billed_seconds = min_billed_seconds(f).value_or(0);
   offer.region = f.string("region").value_or("");
   offer.instance_type = f.string("instance_type").value_or("");
   f.require("source", "where the price comes from");
   offer.source = f.nonempty_string("source").value_or("");
-  offer.date = f.date("date");
+  offer.date = date(f, "date");
   offer.note = f.string("note").value_or("");
   offer.origin = fmt::format("{}:{}", origin_file, f.line());
   return offer;
-}
-
-// The items of one top-level section; `read` is called for each mapping item.
-template <class Read>
-void read_section(Issues& issues, const std::string& name, const YAML::Node& value, Read read) {
-  if (value.IsNull()) return;
-  if (!value.IsSequence()) {
-    issues.add(line_of(value), name, "expected a list, found " + describe(value));
-    return;
-  }
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const YAML::Node item = value[i];
-    const std::string path = item_path(name, i);
-    if (!item.IsMap()) {
-      issues.add(line_of(item), path, "expected a mapping, found " + describe(item));
-      continue;
-    }
-    read(item, path);
-  }
-}
-
-// A GPU's names, folded, with where each came from, to catch two GPUs claiming one name.
-void check_gpu_names(Issues& issues, const std::vector<Gpu>& gpus,
-                     const std::vector<std::pair<std::string, int64_t>>& where) {
-  std::map<std::string, std::size_t> owner;  // folded name or alias -> gpu index
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    if (gpus[i].name.empty()) continue;
-    const std::string folded = fold(gpus[i].name);
-    const auto [it, inserted] = owner.emplace(folded, i);
-    if (!inserted && gpus[it->second].name == gpus[i].name) {
-      issues.add(where[i].second, where[i].first + ".name",
-                 fmt::format("duplicate GPU {} (first given at line {})",
-                             text::quoted(gpus[i].name), where[it->second].second));
-    } else if (!inserted) {
-      issues.add(where[i].second, where[i].first + ".name",
-                 fmt::format("GPU name {} is the same as {} (line {}) once case and punctuation "
-                             "are ignored",
-                             text::quoted(gpus[i].name), text::quoted(gpus[it->second].name),
-                             where[it->second].second));
-    }
-  }
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    for (const std::string& alias : gpus[i].aliases) {
-      const auto it = owner.find(fold(alias));
-      if (it != owner.end() && it->second != i) {
-        issues.add(where[i].second, where[i].first + ".aliases",
-                   fmt::format("alias {} also names GPU {} (line {})", text::quoted(alias),
-                               text::quoted(gpus[it->second].name), where[it->second].second));
-      } else if (it == owner.end()) {
-        owner.emplace(fold(alias), i);
-      }
-    }
-  }
 }
 
 using OfferKey =
@@ -531,7 +241,7 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
     issues.add(line_of(root), "",
                fmt::format("expected a mapping with keys {}, found {}", join(section_names()),
                            describe(root)));
-    issues.throw_if_any();
+    throw_if_any(issues);
   }
 
   std::vector<std::pair<std::string, int64_t>> gpu_where;  // path, line of each GPU
@@ -558,32 +268,35 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
       continue;
     }
     if (name == "gpus") {
-      read_section(issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
-        catalog.gpus.push_back(read_gpu(issues, item, p, source_name));
-        gpu_where.emplace_back(p, line_of(item));
-      });
+      text::read_list(issues, name, entry.second,
+                      [&](const YAML::Node& item, const std::string& p) {
+                        catalog.gpus.push_back(gpus::read_gpu(issues, item, p, source_name));
+                        gpu_where.emplace_back(p, line_of(item));
+                      });
     } else if (name == "providers") {
-      read_section(issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
-        ProviderDefaults provider = read_provider(issues, item, p, source_name);
-        if (!provider.name.empty()) {
-          const auto [first, fresh] = provider_line.emplace(provider.name, line_of(item));
-          if (!fresh) {
-            issues.add(line_of(item), p + ".name",
-                       fmt::format("duplicate provider {} (first given at line {})",
-                                   text::quoted(provider.name), first->second));
-          }
-        }
-        catalog.providers.push_back(std::move(provider));
-      });
+      text::read_list(
+          issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
+            ProviderDefaults provider = read_provider(issues, item, p, source_name);
+            if (!provider.name.empty()) {
+              const auto [first, fresh] = provider_line.emplace(provider.name, line_of(item));
+              if (!fresh) {
+                issues.add(line_of(item), p + ".name",
+                           fmt::format("duplicate provider {} (first given at line {})",
+                                       text::quoted(provider.name), first->second));
+              }
+            }
+            catalog.providers.push_back(std::move(provider));
+          });
     } else {
-      read_section(issues, name, entry.second, [&](const YAML::Node& item, const std::string& p) {
-        catalog.offers.push_back(read_offer(issues, item, p, source_name));
-        offer_where.emplace_back(p, line_of(item));
-      });
+      text::read_list(issues, name, entry.second,
+                      [&](const YAML::Node& item, const std::string& p) {
+                        catalog.offers.push_back(read_offer(issues, item, p, source_name));
+                        offer_where.emplace_back(p, line_of(item));
+                      });
     }
   }
 
-  check_gpu_names(issues, catalog.gpus, gpu_where);
+  gpus::check_gpu_names(issues, catalog.gpus, gpu_where);
 
   // Offers naming one of this file's GPUs by an alias get its canonical name; a GPU this file
   // does not define is mapped by merge() against the GPUs loaded before.
@@ -603,13 +316,19 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
     }
   }
 
-  issues.throw_if_any();
+  throw_if_any(issues);
   return catalog;
 }
 
+// The datasheets of configs/gpus.yaml, then the offers of configs/catalog.yaml (named by the
+// datasheets' names or aliases).
 Catalog builtin_catalog() {
-  return parse_catalog_yaml(
-      std::string_view(detail::kBuiltinCatalogYaml, detail::kBuiltinCatalogYamlSize), kBuiltinName);
+  Catalog catalog;
+  catalog.gpus = gpus::builtin_gpus();
+  merge(catalog, parse_catalog_yaml(
+                     std::string_view(detail::kBuiltinCatalogYaml, detail::kBuiltinCatalogYamlSize),
+                     kBuiltinName));
+  return catalog;
 }
 
 Catalog load_catalog_file(const std::string& path_spec, const Catalog& known) {

@@ -15,7 +15,7 @@
 #include "ftbench/cost/billing.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
-#include "gpu_words.h"
+#include "offer_names.h"
 #include "price_bounds.h"
 
 namespace ftbench::cost {

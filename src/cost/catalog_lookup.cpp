@@ -10,18 +10,15 @@
 #include "ftbench/cost/catalog.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
-#include "gpu_words.h"
+#include "offer_names.h"
 
 namespace ftbench::cost {
 namespace {
 
-using detail::contains_word_run;
 using detail::fold;
-using detail::has_exclude_word;
 using detail::lowercase;
 using detail::tier_index;
 using detail::tier_names;
-using detail::words_of;
 using text::join;
 using text::not_one_of_message;
 using text::unknown_name_message;
@@ -39,32 +36,7 @@ bool cheaper(const Offer* a, const Offer* b) {
 }  // namespace
 
 const Gpu* find_gpu(const Catalog& catalog, std::string_view name) {
-  const std::string folded = fold(name);
-  if (folded.empty()) return nullptr;
-  for (const Gpu& gpu : catalog.gpus) {
-    if (fold(gpu.name) == folded) return &gpu;
-  }
-  for (const Gpu& gpu : catalog.gpus) {
-    for (const std::string& alias : gpu.aliases) {
-      if (fold(alias) == folded) return &gpu;
-    }
-  }
-  const std::vector<std::string> words = words_of(name);
-  const Gpu* best = nullptr;
-  std::size_t best_length = 0;
-  for (const Gpu& gpu : catalog.gpus) {
-    if (has_exclude_word(gpu, words)) continue;
-    std::vector<std::string> names = gpu.aliases;
-    names.push_back(gpu.name);
-    for (const std::string& candidate : names) {
-      const std::string folded_candidate = fold(candidate);
-      if (folded_candidate.size() > best_length && contains_word_run(words, folded_candidate)) {
-        best = &gpu;
-        best_length = folded_candidate.size();
-      }
-    }
-  }
-  return best;
+  return gpus::find_gpu(catalog.gpus, name);
 }
 
 std::vector<const Offer*> offers_for(const Catalog& catalog, const Gpu* gpu) {

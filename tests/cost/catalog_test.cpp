@@ -197,7 +197,7 @@ TEST(CatalogBuiltin, HasTheDatasheetFigures) {
   EXPECT_EQ(h100->dense_bf16_tflops, 989.0);
   EXPECT_EQ(h100->dense_fp16_tflops, 989.0);
   EXPECT_EQ(h100->dense_fp8_tflops, 1979.0);
-  EXPECT_EQ(h100->origin.rfind("configs/catalog.yaml (built in):", 0), 0u) << h100->origin;
+  EXPECT_EQ(h100->origin.rfind("configs/gpus.yaml (built in):", 0), 0u) << h100->origin;
 
   const Gpu* h200 = find_gpu(c, "H200-SXM");
   ASSERT_NE(h200, nullptr);

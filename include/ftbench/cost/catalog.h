@@ -1,4 +1,5 @@
-// The provider catalog: GPUs (datasheet figures) and offers (what a provider charges for them).
+// The provider catalog: offers (what a provider charges for a GPU) and the GPUs they name (the
+// datasheets of gpus/datasheet.h, plus any a catalog file adds).
 //
 // Sources, later wins: the catalog built into the binary (configs/catalog.yaml, compiled in), then
 // each file given with --catalog, in order. A file is either ftbench's YAML catalog
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ftbench/error.h"
+#include "ftbench/gpus/datasheet.h"
 
 namespace ftbench::cost {
 
@@ -48,23 +50,9 @@ std::string to_string(const Date& date);  // "YYYY-MM-DD"
 // Days since 1970-01-01 (negative before).
 int64_t days_since_epoch(const Date& date);
 
-struct Gpu {
-  std::string name;  // canonical catalog name, e.g. "H100-SXM"
-  // Other names: clouds' ("H100"), drivers' ("NVIDIA H100 80GB HBM3").
-  std::vector<std::string> aliases;
-  // Words that mark another part of the same family ("PCIe", "NVL"): a device name containing
-  // one of them as a whole word never matches this GPU through an alias it merely contains.
-  std::vector<std::string> exclude_words;
-  std::string vendor;                             // nvidia, amd, ...
-  std::optional<double> memory_gb;                // 10^9 bytes, as datasheets print it
-  std::string memory_type;                        // "HBM3", ...; "" unknown
-  std::optional<double> bandwidth_tb_per_second;  // 10^12 bytes/s
-  std::optional<double> dense_bf16_tflops;        // dense (no sparsity) datasheet peaks
-  std::optional<double> dense_fp16_tflops;
-  std::optional<double> dense_fp8_tflops;
-  std::string source;  // where the figures come from
-  std::string origin;  // "file:line" of the entry
-};
+// A GPU's datasheet (gpus/datasheet.h): the catalog's GPUs are the built-in datasheets and
+// those of its files; offers name them.
+using Gpu = gpus::Gpu;
 
 inline constexpr const char* kTiers[] = {"on-demand", "spot", "reserved", "marketplace"};
 
@@ -102,7 +90,8 @@ struct Catalog {
   std::vector<ProviderDefaults> providers;
 };
 
-// The catalog compiled into the binary from configs/catalog.yaml.
+// The catalog compiled into the binary: the datasheets of configs/gpus.yaml and the offers and
+// providers of configs/catalog.yaml.
 Catalog builtin_catalog();
 
 // Parses ftbench's YAML catalog. `source_name` is used in messages ("configs/catalog.yaml").
@@ -144,12 +133,8 @@ void merge(Catalog& into, Catalog later);
 // to offers with Billing::kUnknown.
 Catalog load_catalogs(const std::vector<std::string>& path_specs);
 
-// Finds a GPU by canonical name, alias or a device name as a driver reports it
-// ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"). Matching ignores case, spaces, hyphens and
-// underscores (any character other than a letter or digit); a device name matches when it
-// contains an alias as a whole word sequence, unless it also contains one of that GPU's
-// exclude_words ("NVIDIA H100 PCIe" is not the H100-SXM). An exact name or alias wins; among
-// contained aliases the longest wins, then catalog order. nullptr when none matches.
+// gpus::find_gpu over the catalog's GPUs: by canonical name, alias or a device name as a driver
+// reports it; nullptr when none matches.
 const Gpu* find_gpu(const Catalog& catalog, std::string_view name);
 
 // Offers of one GPU (nullptr: all), cheapest per GPU-hour first; ties by provider, tier, region.
