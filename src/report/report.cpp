@@ -25,7 +25,6 @@ namespace {
 using OJson = nlohmann::ordered_json;
 
 using detail::kMaxCount;
-using detail::kMaxWorldSize;
 
 // Reads a record's fields (report_fields.h) from the JSON object at `path`, through the reader's
 // checks for each kind.
@@ -38,21 +37,53 @@ struct FieldReader {
   void string(const char* key, std::string& out) { out = reader.string(obj, path, key); }
   void count(const char* key, int64_t& out) { out = reader.count(obj, path, key); }
   void count_since(const char* key, int64_t& out) {
-    if (obj.find(key) != obj.end()) out = reader.count(obj, path, key);
+    if (present(key)) out = reader.count(obj, path, key);
   }
+  void count_in_range_since(const char* key, int64_t& out, int64_t lo, int64_t hi) {
+    if (!present(key)) return;
+    out = reader.integer(obj, path, key);
+    if (out < lo || out > hi) {
+      reader.fail(reader.join(path, key) + ": expected an integer between " + std::to_string(lo) +
+                  " and " + std::to_string(hi) + ", found " + std::to_string(out));
+    }
+  }
+  void positive_integer_since(const char* key, int64_t& out) {
+    if (!present(key)) return;
+    out = reader.integer(obj, path, key);
+    if (out < 1) {
+      reader.fail(reader.join(path, key) + ": expected an integer >= 1, found " +
+                  std::to_string(out));
+    }
+  }
+  void boolean(const char* key, bool& out) { out = reader.boolean(obj, path, key); }
   void non_negative(const char* key, double& out) {
     out = reader.non_negative_number(obj, path, key);
   }
   void number(const char* key, double& out) { out = reader.number(obj, path, key); }
   void number_or_nan(const char* key, double& out) { out = reader.number_or_nan(obj, path, key); }
+  void optional_number(const char* key, std::optional<double>& out) {
+    out = reader.optional_number(obj, path, key);
+  }
+  void optional_number_since(const char* key, std::optional<double>& out) {
+    if (present(key)) out = reader.optional_number(obj, path, key);
+  }
   void optional_integer(const char* key, std::optional<int64_t>& out) {
     out = reader.optional_integer(obj, path, key);
   }
   void optional_integer_since(const char* key, std::optional<int64_t>& out) {
-    out = reader.optional_integer_since(obj, path, key);
+    if (present(key)) out = reader.optional_integer(obj, path, key);
   }
   void string_since(const char* key, std::string& out) {
-    out = reader.string_since(obj, path, key);
+    if (present(key)) out = reader.string(obj, path, key);
+  }
+  void container_image(const char* key, std::string& out) {
+    string_since(key, out);
+    if (const std::string why = container_image_problem(out); !why.empty()) {
+      reader.fail(reader.join(path, key) +
+                  ": expected a container image reference such as "
+                  "rocm/pytorch-training:v25.6, found " +
+                  text::quoted(out) + " (" + why + ")");
+    }
   }
   void optional_non_negative(const char* key, std::optional<double>& out) {
     out = reader.optional_non_negative(obj, path, key);
@@ -60,13 +91,63 @@ struct FieldReader {
   void string_or_null(const char* key, std::string& out) {
     if (!reader.field(obj, path, key).is_null()) out = reader.string(obj, path, key);
   }
+  void json_object(const char* key, nlohmann::ordered_json& out) {
+    out = reader.object(obj, path, key);
+  }
+  void variables(const char* key, std::optional<std::vector<EnvironmentVariable>>& out) {
+    if (!present_and_not_null(key)) return;
+    const Json& variables = reader.object(obj, path, key);
+    std::vector<EnvironmentVariable> read;
+    for (auto it = variables.begin(); it != variables.end(); ++it) {
+      if (!it.value().is_string()) {
+        // The name is the file's: escaped, as every message quoting a file does.
+        reader.wrong_type(reader.join(path, key) + "." + text::printable(it.key()), "a string",
+                          it.value());
+      }
+      read.push_back({it.key(), it.value().template get<std::string>()});
+    }
+    out = std::move(read);
+  }
+  template <class R>
+  void record(const char* key, R& out) {
+    out = reader.template read_record<R>(reader.object(obj, path, key), reader.join(path, key));
+  }
+  template <class R>
+  void optional_record_since(const char* key, std::optional<R>& out) {
+    if (present_and_not_null(key)) {
+      R read;
+      record(key, read);
+      out = std::move(read);
+    }
+  }
   template <class R>
   void records(const char* key, std::vector<R>& out) {
     const Json& items = reader.array(obj, path, key);
     const std::string items_path = reader.join(path, key);
+    out.reserve(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
       out.push_back(reader.template read_record<R>(items[i], reader.index(items_path, i)));
     }
+  }
+  template <class R>
+  void records_since(const char* key, std::vector<R>& out) {
+    if (present(key)) records(key, out);
+  }
+  template <class Fields>
+  void group(const char* key, Fields&& fields) {
+    const std::string group_path = reader.join(path, key);
+    FieldReader group_reader{reader, reader.object(obj, path, key), group_path};
+    fields(group_reader);
+  }
+  // Derived from other fields when written; nothing to read.
+  template <class Figure>
+  void computed(const char*, Figure&&) {}
+
+ private:
+  bool present(const char* key) const { return obj.find(key) != obj.end(); }
+  bool present_and_not_null(const char* key) const {
+    const auto it = obj.find(key);
+    return it != obj.end() && !it->is_null();
   }
 };
 
@@ -133,16 +214,6 @@ class Reader : public JsonFields<Json, ReportError> {
     return integer_value(v, join(parent, key));
   }
 
-  // A field added in a minor version: absent reads as unset.
-  std::optional<int64_t> optional_integer_since(const Json& obj, const std::string& parent,
-                                                const char* key) const {
-    return obj.find(key) == obj.end() ? std::nullopt : optional_integer(obj, parent, key);
-  }
-
-  std::string string_since(const Json& obj, const std::string& parent, const char* key) const {
-    return obj.find(key) == obj.end() ? std::string() : string(obj, parent, key);
-  }
-
   // Durations, counts and rates cannot be negative; counts are bounded so that sums over a
   // report cannot overflow.
   double non_negative_number(const Json& obj, const std::string& parent, const char* key) const {
@@ -198,18 +269,6 @@ class Reader : public JsonFields<Json, ReportError> {
     return out;
   }
 
-  // The records of the array `key` of the report; absent: none (a later minor version).
-  template <class R>
-  std::vector<R> read_records_since(const Json& j, const char* key) const {
-    std::vector<R> out;
-    if (j.find(key) == j.end()) return out;
-    const Json& items = array(j, "", key);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      out.push_back(read_record<R>(items[i], index(key, i)));
-    }
-    return out;
-  }
-
   void check_schema(const Json& j) const {
     if (!j.is_object()) {
       fail(std::string("not an ftbench report (expected a JSON object, found ") + j.type_name() +
@@ -229,240 +288,10 @@ class Reader : public JsonFields<Json, ReportError> {
     check_schema(j);
     Report r;
     r.schema = j.at("schema").template get<std::string>();
-
-    const Json& run = object(j, "", "run");
-    r.run_name = string(run, "run", "name");
-    r.status = string(run, "run", "status");
-    r.error = string(run, "run", "error");
-    r.started_at_utc = string(run, "run", "started_at_utc");
-    r.finished_at_utc = string(run, "run", "finished_at_utc");
-    r.spec_path = string(run, "run", "spec_path");
-    if (run.find("world_size") != run.end()) {
-      r.world_size = integer(run, "run", "world_size");
-      // What billing takes (cost::kMaxGpus): a larger count is this file's fault, said here.
-      if (r.world_size < 1 || r.world_size > kMaxWorldSize) {
-        fail("run.world_size: expected an integer between 1 and " + std::to_string(kMaxWorldSize) +
-             ", found " + std::to_string(r.world_size));
-      }
-    }
-
-    r.spec = object(j, "", "spec");
-    r.spec_fingerprint = string(j, "", "spec_fingerprint");
-
-    read_environment(object(j, "", "environment"), r.environment);
-
-    if (const auto it = j.find("data"); it != j.end() && !it->is_null()) {
-      const Json& d = object(j, "", "data");
-      DataInfo info;
-      info.source = string(d, "data", "source");
-      info.examples = count(d, "data", "examples");
-      info.tokens = count(d, "data", "tokens");
-      info.loss_tokens = count(d, "data", "loss_tokens");
-      info.fingerprint = string(d, "data", "fingerprint");
-      if (const auto st = d.find("statistics"); st != d.end() && !st->is_null()) {
-        info.statistics =
-            read_record<DataStatistics>(object(d, "data", "statistics"), "data.statistics");
-      }
-      if (const auto v = d.find("validation"); v != d.end() && !v->is_null()) {
-        info.validation =
-            read_record<ValidationDataInfo>(object(d, "data", "validation"), "data.validation");
-      }
-      r.data = std::move(info);
-    }
-
-    r.parameters = read_record<ParameterInfo>(object(j, "", "parameters"), "parameters");
-    r.derived = read_record<Derived>(object(j, "", "derived"), "derived");
-
-    if (const auto it = j.find("batching"); it != j.end() && !it->is_null()) {
-      r.batching = read_batching(object(j, "", "batching"));
-    }
-
-    const Json& timing = object(j, "", "timing");
-    r.t0_source = string(timing, "timing", "t0_source");
-    r.t0_before_process_seconds =
-        non_negative_number(timing, "timing", "t0_before_process_seconds");
-    r.time_to_first_step_seconds =
-        non_negative_number(timing, "timing", "time_to_first_step_seconds");
-    const Json& phases = array(timing, "timing", "phases");
-    for (std::size_t i = 0; i < phases.size(); ++i) {
-      const std::string path = index("timing.phases", i);
-      const Json& p = phases[i];
-      if (!p.is_object()) wrong_type(path, "an object", p);
-      Phase phase;
-      phase.name = string(p, path, "name");
-      phase.start_seconds = non_negative_number(p, path, "start_seconds");
-      phase.seconds = non_negative_number(p, path, "seconds");
-      if (const auto m = p.find("memory"); m != p.end() && !m->is_null()) {
-        phase.memory = read_record<PhaseMemory>(object(p, path, "memory"), join(path, "memory"));
-      }
-      r.phases.push_back(std::move(phase));
-    }
-
-    const Json& steps = array(j, "", "steps");
-    r.steps.reserve(steps.size());
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      r.steps.push_back(read_step(steps[i], index("steps", i)));
-    }
-
-    r.evaluations = read_records_since<Evaluation>(j, "evaluations");
-
-    if (const auto it = j.find("gemm"); it != j.end() && !it->is_null()) {
-      r.gemm = read_gemm(object(j, "", "gemm"));
-    }
-    r.segments = read_records_since<Segment>(j, "segments");
-    r.checkpoints = read_records_since<CheckpointSave>(j, "checkpoints");
-    if (const auto it = j.find("weights"); it != j.end() && !it->is_null()) {
-      r.weights = read_record<WeightsInfo>(object(j, "", "weights"), "weights");
-    }
-    r.exports = read_records_since<ExportRecord>(j, "exports");
-
-    read_summary(object(j, "", "summary"), r.summary);
-
-    r.memory = read_record<Memory>(object(j, "", "memory"), "memory");
-    if (const auto it = j.find("energy"); it != j.end() && !it->is_null()) {
-      r.energy = read_energy(object(j, "", "energy"));
-    }
+    FieldReader<Reader, Json> fields{*this, j, ""};
+    detail::visit_fields(fields, r);
     detail::check_consistency(r, this->source());
     return r;
-  }
-
- private:
-  Energy read_energy(const Json& e) const { return read_record<Energy>(e, "energy"); }
-
-  Batching read_batching(const Json& b) const {
-    Batching out;
-    out.micro_batch_size = count(b, "batching", "micro_batch_size");
-    out.grad_accum_steps = count(b, "batching", "grad_accum_steps");
-    const Json& fallbacks = array(b, "batching", "fallbacks");
-    for (std::size_t i = 0; i < fallbacks.size(); ++i) {
-      out.fallbacks.push_back(read_record<Fallback>(fallbacks[i], index("batching.fallbacks", i)));
-    }
-    return out;
-  }
-
- public:
-  void read_environment(const Json& env, Environment& e) const {
-    const std::string sp = "environment.software";
-    e.host = read_record<HostInfo>(object(env, "environment", "host"), "environment.host");
-    e.device = read_record<DeviceInfo>(object(env, "environment", "device"), "environment.device");
-    e.software = read_record<SoftwareInfo>(object(env, "environment", "software"), sp);
-    if (const std::string why = container_image_problem(e.software.container_image); !why.empty()) {
-      fail(sp +
-           ".container_image: expected a container image reference such as "
-           "rocm/pytorch-training:v25.6, found " +
-           text::quoted(e.software.container_image) + " (" + why + ")");
-    }
-
-    if (const auto v = env.find("variables"); v != env.end() && !v->is_null()) {
-      const Json& variables = object(env, "environment", "variables");
-      std::vector<EnvironmentVariable> out;
-      for (auto it = variables.begin(); it != variables.end(); ++it) {
-        if (!it.value().is_string()) {
-          // The name is the file's: escaped, as every message quoting a file does.
-          wrong_type("environment.variables." + text::printable(it.key()), "a string", it.value());
-        }
-        out.push_back({it.key(), it.value().template get<std::string>()});
-      }
-      e.variables = std::move(out);
-    }
-  }
-
- private:
-  MeasuredGemm read_gemm(const Json& g) const {
-    MeasuredGemm out;
-    out.source = string(g, "gemm", "source");
-    out.device_name = string(g, "gemm", "device_name");
-    out.backend = string(g, "gemm", "backend");
-    out.libtorch_version = string(g, "gemm", "libtorch_version");
-    out.measured_at_utc = string(g, "gemm", "measured_at_utc");
-    const Json& dtypes = array(g, "gemm", "dtypes");
-    for (std::size_t i = 0; i < dtypes.size(); ++i) {
-      out.dtypes.push_back(read_record<MeasuredGemmDtype>(dtypes[i], index("gemm.dtypes", i)));
-    }
-    return out;
-  }
-
- public:
-  Segment read_segment(const Json& e, const std::string& path) const {
-    return read_record<Segment>(e, path);
-  }
-
- private:
-  StepRecord read_step(const Json& s, const std::string& path) const {
-    if (!s.is_object()) wrong_type(path, "an object", s);
-    StepRecord step;
-    step.step = count(s, path, "step");
-    step.epoch = count(s, path, "epoch");
-    step.wall_seconds = non_negative_number(s, path, "wall_seconds");
-    step.data_wait_seconds = non_negative_number(s, path, "data_wait_seconds");
-    step.real_tokens = count(s, path, "real_tokens");
-    step.padded_tokens = count(s, path, "padded_tokens");
-    step.loss_tokens = count(s, path, "loss_tokens");
-    // A diverged run writes its non-finite losses and norms as null; they read back as NaN.
-    step.loss = number_or_nan(s, path, "loss");
-    step.lr = number(s, path, "lr");
-    step.grad_norm = number_or_nan(s, path, "grad_norm");
-    step.model_flops = number(s, path, "model_flops");
-    if (s.find("segment") != s.end()) {
-      step.segment = integer(s, path, "segment");
-      if (step.segment < 1) {
-        fail(join(path, "segment") + ": expected an integer >= 1, found " +
-             std::to_string(step.segment));
-      }
-    }
-    return step;
-  }
-
-  void read_summary(const Json& s, Summary& out) const {
-    out.warmup_steps_excluded = count(s, "summary", "warmup_steps_excluded");
-    out.measured_steps = count(s, "summary", "measured_steps");
-
-    const std::string tp = "summary.step_seconds";
-    const Json& t = object(s, "summary", "step_seconds");
-    out.step_seconds.count = count(t, tp, "count");
-    out.step_seconds.mean = non_negative_number(t, tp, "mean");
-    out.step_seconds.median = non_negative_number(t, tp, "median");
-    out.step_seconds.p90 = non_negative_number(t, tp, "p90");
-    out.step_seconds.p99 = non_negative_number(t, tp, "p99");
-    out.step_seconds.min = non_negative_number(t, tp, "min");
-    out.step_seconds.max = non_negative_number(t, tp, "max");
-    out.step_seconds.stddev = non_negative_number(t, tp, "stddev");
-    out.step_seconds.cv = non_negative_number(t, tp, "cv");
-
-    const Json& tps = object(s, "summary", "tokens_per_second");
-    out.tokens_per_second_real = non_negative_number(tps, "summary.tokens_per_second", "real");
-    out.tokens_per_second_padded = non_negative_number(tps, "summary.tokens_per_second", "padded");
-    out.padding_fraction = number(s, "summary", "padding_fraction");
-    out.data_wait_fraction = number(s, "summary", "data_wait_fraction");
-
-    const Json& mfu = object(s, "summary", "mfu");
-    out.peak_tflops = optional_number(mfu, "summary.mfu", "peak_tflops");
-    out.peak_source = string(mfu, "summary.mfu", "peak_source");
-    if (mfu.find("gemm_peak_tflops") != mfu.end()) {
-      out.gemm_peak_tflops = optional_number(mfu, "summary.mfu", "gemm_peak_tflops");
-    }
-    if (mfu.find("gemm_peak_source") != mfu.end()) {
-      out.gemm_peak_source = string(mfu, "summary.mfu", "gemm_peak_source");
-    }
-    const Json& entries = array(mfu, "summary.mfu", "entries");
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const std::string path = index("summary.mfu.entries", i);
-      const Json& e = entries[i];
-      if (!e.is_object()) wrong_type(path, "an object", e);
-      MfuEntry entry;
-      entry.formula = string(e, path, "formula");
-      entry.recompute = boolean(e, path, "recompute");
-      entry.flops_per_step = number(e, path, "flops_per_step");
-      entry.achieved_tflops = number(e, path, "achieved_tflops");
-      entry.mfu = optional_number(e, path, "mfu");
-      if (e.find("mfu_gemm") != e.end()) entry.mfu_gemm = optional_number(e, path, "mfu_gemm");
-      out.mfu.push_back(std::move(entry));
-    }
-
-    const Json& loss = object(s, "summary", "loss");
-    out.final_loss = number_or_nan(loss, "summary.loss", "final");
-    out.loss_window = count(loss, "summary.loss", "window");
-    out.mean_last_losses = number_or_nan(loss, "summary.loss", "mean_last");
   }
 };
 
@@ -470,7 +299,7 @@ class Reader : public JsonFields<Json, ReportError> {
 
 Segment segment_from_json(const nlohmann::json& json, const std::string& source,
                           const std::string& path) {
-  return Reader<nlohmann::json>(source).read_segment(json, path);
+  return Reader<nlohmann::json>(source).template read_record<Segment>(json, path);
 }
 
 DeviceEnergyTotals sum_device_energy(const std::vector<DeviceEnergy>& devices) {
@@ -538,11 +367,7 @@ Report from_json(const nlohmann::ordered_json& json, const std::string& source) 
 }
 
 Environment environment_from_json(const nlohmann::json& json, const std::string& source) {
-  const Reader<nlohmann::json> reader(source);
-  if (!json.is_object()) reader.wrong_type("environment", "an object", json);
-  Environment e;
-  reader.read_environment(json, e);
-  return e;
+  return Reader<nlohmann::json>(source).read_record<Environment>(json, "environment");
 }
 
 }  // namespace ftbench::report

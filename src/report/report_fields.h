@@ -1,6 +1,8 @@
-// The fields of the report's flat records, each named once in its schema order, with the kind
-// that says how it is read and written: the reader (report.cpp, Reader) and the writer
-// (to_json) visit these functions, so a field added here is read and written alike.
+// The fields of the report and of each of its records, named once in their schema order, with
+// the kind that says how each is read and written: the reader (report.cpp, FieldReader) and the
+// writer (report_writer.cpp, FieldWriter) visit these functions, so a field added here is read
+// and written alike. Only "schema" is outside: the reader checks it first, the writer always
+// writes the version it produces.
 //
 // Kinds, for the reader / the writer:
 //   string          a string / as is
@@ -12,19 +14,45 @@
 //   optional_integer        an integer or null / null when unset
 //   optional_integer_since  as optional_integer, absent read as unset / null when unset
 //   string_or_null  a string, null read as "" / "" written as null
-//   string_since    a string when present, else "" / as is
+//   string_since    a string when present, else the default / as is
 //   optional_non_negative   a number >= 0 or null / null when unset
+//   boolean         true or false / as is
+//   optional_number         a number or null / null when unset
+//   optional_number_since   as optional_number, absent read as unset / null when unset
+//   positive_integer_since  an integer >= 1 when present, else the default / as is
+//   count_in_range_since    an integer in [lo, hi] when present, else the default / as is
+//   container_image a string_since that is a container image reference / as is
+//   record          an object of the record's own field list / the same
+//   optional_record_since   such an object, or null or absent for unset / null when unset
 //   records         an array of records of their own field list / the same
+//   records_since   as records, absent read as none / the same
+//   group           an object whose fields are listed in place (a part of the record that the
+//                   schema nests) / the same
+//   json_object     any JSON object (the resolved spec) / as is
+//   variables       an object of string values, or null or absent for unset / null when unset
+//   computed        not read / a figure the writer derives from other fields
 #pragma once
 
+#include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "ftbench/report/report.h"
+#include "report_bounds.h"
 
 namespace ftbench::report::detail {
 
 template <class R, class T>
 using IfRecord = std::enable_if_t<std::is_same_v<std::remove_const_t<R>, T>, int>;
+
+// Every segment's run_seconds together, for a reader that wants the whole run's rented time
+// without summing (null in a report without segments).
+inline std::optional<double> total_run_seconds(const std::vector<Segment>& segments) {
+  if (segments.empty()) return std::nullopt;
+  double total = 0.0;
+  for (const Segment& g : segments) total += g.run_seconds;
+  return total;
+}
 
 template <class V, class R, IfRecord<R, ParameterInfo> = 0>
 void visit_fields(V& v, R& p) {
@@ -185,7 +213,7 @@ void visit_fields(V& v, R& s) {
   v.string("omp_wait_policy", s.omp_wait_policy);
   v.string("host_allocator", s.host_allocator);
   v.string_since("libtorch_build", s.libtorch_build);
-  v.string_since("container_image", s.container_image);
+  v.container_image("container_image", s.container_image);
 }
 
 template <class V, class R, IfRecord<R, Fallback> = 0>
@@ -245,6 +273,153 @@ void visit_fields(V& v, R& e) {
   v.optional_non_negative("coverage", e.coverage);
   v.count("sample_count", e.sample_count);
   v.records("devices", e.devices);
+}
+
+template <class V, class R, IfRecord<R, StepRecord> = 0>
+void visit_fields(V& v, R& s) {
+  v.count("step", s.step);
+  v.count("epoch", s.epoch);
+  v.non_negative("wall_seconds", s.wall_seconds);
+  v.non_negative("data_wait_seconds", s.data_wait_seconds);
+  v.count("real_tokens", s.real_tokens);
+  v.count("padded_tokens", s.padded_tokens);
+  v.count("loss_tokens", s.loss_tokens);
+  // A diverged run writes its non-finite losses and norms as null; they read back as NaN.
+  v.number_or_nan("loss", s.loss);
+  v.number("lr", s.lr);
+  v.number_or_nan("grad_norm", s.grad_norm);
+  v.number("model_flops", s.model_flops);
+  v.positive_integer_since("segment", s.segment);
+}
+
+template <class V, class R, IfRecord<R, SampleSummary> = 0>
+void visit_fields(V& v, R& s) {
+  v.count("count", s.count);
+  v.non_negative("mean", s.mean);
+  v.non_negative("median", s.median);
+  v.non_negative("p90", s.p90);
+  v.non_negative("p99", s.p99);
+  v.non_negative("min", s.min);
+  v.non_negative("max", s.max);
+  v.non_negative("stddev", s.stddev);
+  v.non_negative("cv", s.cv);
+}
+
+template <class V, class R, IfRecord<R, MfuEntry> = 0>
+void visit_fields(V& v, R& e) {
+  v.string("formula", e.formula);
+  v.boolean("recompute", e.recompute);
+  v.number("flops_per_step", e.flops_per_step);
+  v.number("achieved_tflops", e.achieved_tflops);
+  v.optional_number("mfu", e.mfu);
+  v.optional_number_since("mfu_gemm", e.mfu_gemm);
+}
+
+template <class V, class R, IfRecord<R, Summary> = 0>
+void visit_fields(V& v, R& s) {
+  v.count("warmup_steps_excluded", s.warmup_steps_excluded);
+  v.count("measured_steps", s.measured_steps);
+  v.record("step_seconds", s.step_seconds);
+  v.group("tokens_per_second", [&](auto& g) {
+    g.non_negative("real", s.tokens_per_second_real);
+    g.non_negative("padded", s.tokens_per_second_padded);
+  });
+  v.number("padding_fraction", s.padding_fraction);
+  v.number("data_wait_fraction", s.data_wait_fraction);
+  v.group("mfu", [&](auto& g) {
+    g.optional_number("peak_tflops", s.peak_tflops);
+    g.string("peak_source", s.peak_source);
+    g.optional_number_since("gemm_peak_tflops", s.gemm_peak_tflops);
+    g.string_since("gemm_peak_source", s.gemm_peak_source);
+    g.records("entries", s.mfu);
+  });
+  v.group("loss", [&](auto& g) {
+    g.number_or_nan("final", s.final_loss);
+    g.count("window", s.loss_window);
+    g.number_or_nan("mean_last", s.mean_last_losses);
+  });
+}
+
+template <class V, class R, IfRecord<R, MeasuredGemm> = 0>
+void visit_fields(V& v, R& g) {
+  v.string("source", g.source);
+  v.string("device_name", g.device_name);
+  v.string("backend", g.backend);
+  v.string("libtorch_version", g.libtorch_version);
+  v.string("measured_at_utc", g.measured_at_utc);
+  v.records("dtypes", g.dtypes);
+}
+
+template <class V, class R, IfRecord<R, Batching> = 0>
+void visit_fields(V& v, R& b) {
+  v.count("micro_batch_size", b.micro_batch_size);
+  v.count("grad_accum_steps", b.grad_accum_steps);
+  v.records("fallbacks", b.fallbacks);
+}
+
+template <class V, class R, IfRecord<R, Phase> = 0>
+void visit_fields(V& v, R& p) {
+  v.string("name", p.name);
+  v.non_negative("start_seconds", p.start_seconds);
+  v.non_negative("seconds", p.seconds);
+  v.optional_record_since("memory", p.memory);
+}
+
+template <class V, class R, IfRecord<R, DataInfo> = 0>
+void visit_fields(V& v, R& d) {
+  v.string("source", d.source);
+  v.count("examples", d.examples);
+  v.count("tokens", d.tokens);
+  v.count("loss_tokens", d.loss_tokens);
+  v.string("fingerprint", d.fingerprint);
+  v.optional_record_since("statistics", d.statistics);
+  v.optional_record_since("validation", d.validation);
+}
+
+template <class V, class R, IfRecord<R, Environment> = 0>
+void visit_fields(V& v, R& e) {
+  v.record("host", e.host);
+  v.record("device", e.device);
+  v.record("software", e.software);
+  v.variables("variables", e.variables);
+}
+
+template <class V, class R, IfRecord<R, Report> = 0>
+void visit_fields(V& v, R& r) {
+  v.group("run", [&](auto& g) {
+    g.string("name", r.run_name);
+    g.string("status", r.status);
+    g.string("error", r.error);
+    g.string("started_at_utc", r.started_at_utc);
+    g.string("finished_at_utc", r.finished_at_utc);
+    g.string("spec_path", r.spec_path);
+    // What billing takes (cost::kMaxGpus).
+    g.count_in_range_since("world_size", r.world_size, 1, kMaxWorldSize);
+  });
+  v.json_object("spec", r.spec);
+  v.string("spec_fingerprint", r.spec_fingerprint);
+  v.record("environment", r.environment);
+  v.optional_record_since("data", r.data);
+  v.record("parameters", r.parameters);
+  v.record("derived", r.derived);
+  v.optional_record_since("batching", r.batching);
+  v.group("timing", [&](auto& g) {
+    g.string("t0_source", r.t0_source);
+    g.non_negative("t0_before_process_seconds", r.t0_before_process_seconds);
+    g.non_negative("time_to_first_step_seconds", r.time_to_first_step_seconds);
+    g.records("phases", r.phases);
+    g.computed("total_run_seconds", [&] { return total_run_seconds(r.segments); });
+  });
+  v.records("steps", r.steps);
+  v.records_since("evaluations", r.evaluations);
+  v.optional_record_since("gemm", r.gemm);
+  v.records_since("segments", r.segments);
+  v.records_since("checkpoints", r.checkpoints);
+  v.optional_record_since("weights", r.weights);
+  v.records_since("exports", r.exports);
+  v.record("summary", r.summary);
+  v.record("memory", r.memory);
+  v.optional_record_since("energy", r.energy);
 }
 
 }  // namespace ftbench::report::detail

@@ -542,6 +542,45 @@ TEST(ReportJson, ReadsOnePointFiveWithoutTheContainerImage) {
             "\"https://u:TOKEN@registry/x:1\" (a URL, not an image reference)");
 }
 
+// Fields added in minor versions, now read through the report's field list: absent, each keeps
+// its documented default (a step of segment 1, no gemm peak, world size 1); present, each is
+// checked.
+TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
+  OJson j = to_json(full_report());
+  j["schema"] = "ftbench.report/1.0";
+  j["run"].erase("world_size");
+  for (auto& step : j["steps"]) step.erase("segment");
+  j["summary"]["mfu"].erase("gemm_peak_tflops");
+  j["summary"]["mfu"].erase("gemm_peak_source");
+  for (auto& entry : j["summary"]["mfu"]["entries"]) entry.erase("mfu_gemm");
+  for (const char* key :
+       {"evaluations", "segments", "checkpoints", "exports", "weights", "energy"}) {
+    j.erase(key);
+  }
+  j["timing"].erase("total_run_seconds");
+  const Report r = report::from_json(j, "old.json");
+  EXPECT_EQ(r.world_size, 1);
+  ASSERT_FALSE(r.steps.empty());
+  for (const StepRecord& s : r.steps) EXPECT_EQ(s.segment, 1) << s.step;
+  EXPECT_FALSE(r.summary.gemm_peak_tflops.has_value());
+  EXPECT_EQ(r.summary.gemm_peak_source, "none");
+  for (const MfuEntry& e : r.summary.mfu) EXPECT_FALSE(e.mfu_gemm.has_value()) << e.formula;
+  EXPECT_TRUE(r.segments.empty());
+  EXPECT_FALSE(r.weights.has_value());
+
+  j = to_json(full_report());
+  j["steps"][2]["segment"] = 0;
+  EXPECT_EQ(read_error(j), "r.json: steps[2].segment: expected an integer >= 1, found 0");
+  j = to_json(full_report());
+  j["summary"]["tokens_per_second"]["padded"] = -1.0;
+  EXPECT_EQ(read_error(j),
+            "r.json: summary.tokens_per_second.padded: expected a number >= 0, found -1.0");
+  j = to_json(full_report());
+  j["summary"]["mfu"]["entries"][0]["recompute"] = "no";
+  EXPECT_EQ(read_error(j),
+            "r.json: summary.mfu.entries[0].recompute: expected a boolean, found string");
+}
+
 TEST(ReportJson, RejectsBadOnePointTwoFields) {
   OJson j = to_json(full_report());
   j["environment"]["variables"]["OMP_NUM_THREADS"] = 16;
