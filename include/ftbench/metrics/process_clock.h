@@ -15,6 +15,16 @@ class ProcessClock {
   // since boot, 10 ms resolution) against CLOCK_BOOTTIME; call it first thing in main(). Where
   // /proc is unavailable the launch time is taken as 0.
   static ProcessClock from_process_start();
+  // A clock whose process started at `start`, `start_epoch_seconds` on the wall clock (what the
+  // tests of the clock's readers set).
+  static ProcessClock started_at(std::chrono::steady_clock::time_point start,
+                                 double start_epoch_seconds, double launch_seconds = 0.0) {
+    ProcessClock c;
+    c.start_ = start;
+    c.start_epoch_seconds_ = start_epoch_seconds;
+    c.launch_seconds_ = launch_seconds;
+    return c;
+  }
 
   // Seconds from process start to `t`.
   double since_start(std::chrono::steady_clock::time_point t) const;

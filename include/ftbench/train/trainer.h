@@ -27,6 +27,7 @@
 #include "ftbench/train/loss_scaler.h"
 #include "ftbench/train/lr_schedule.h"
 #include "ftbench/train/oom_fallback.h"
+#include "ftbench/train/train_result.h"
 
 namespace ftbench::train {
 
@@ -45,20 +46,6 @@ class Diverged : public RunFailed {
 
  private:
   int64_t step_;
-};
-
-struct TrainResult {
-  std::vector<report::StepRecord> steps;
-  std::vector<metrics::StepFlops> flops;  // per step, every formula
-  // Out-of-memory fallbacks in order, appended as they happen (a run that then fails keeps
-  // them), and the split in effect after the last one (the batcher's and the spec's before).
-  std::vector<report::Fallback> fallbacks;
-  int64_t micro_batch_size = 0;
-  int64_t grad_accum_steps = 0;
-  // Updates the optimizer applied, read from its own state when the run finished (AdamW's
-  // per-parameter step count, the smallest over the parameters): total_steps less fp16 steps
-  // skipped for overflow. 0 until the last step finished.
-  int64_t optimizer_updates = 0;
 };
 
 // Whether `e` is LibTorch running out of memory: a c10::OutOfMemoryError (CUDA and ROCm

@@ -40,6 +40,7 @@
 #include "ftbench/run/outputs.h"
 #include "ftbench/run/phase_timer.h"
 #include "ftbench/run/progress.h"
+#include "ftbench/run/recorder.h"
 #include "ftbench/run/resume_point.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
@@ -108,8 +109,8 @@ class Run {
   // Shared by the phases.
   void end_setup_phase(const char* name);
   void stop_if_asked(const char* phase_name) const;
+  std::optional<int64_t> intra_op_threads() const;
   report::Segment current_segment(const std::string& status) const;
-  std::vector<report::StepRecord> segment_steps() const;
   std::vector<metrics::StepFlops> assemble(const std::string& status);
   void update_journal(const std::string& status, const report::Segment* recorded = nullptr);
 
@@ -125,13 +126,12 @@ class Run {
   // refused at once, not at a save). A run that saves only on a stop signal takes it then.
   std::optional<train::CheckpointDirLock> cp_lock_;
   std::optional<ResumePoint> resume_;
-  std::vector<report::Segment> previous_segments_;
-  std::vector<metrics::StepFlops> previous_flops_;
   std::optional<report::Report> old_report_;
   bool replace_report_ = false;
 
-  report::Report rep_;
-  int64_t segment_index_ = 1;
+  // The report, fed by the phases and assembled from what they measured.
+  Recorder recorder_;
+  report::Report& rep_ = recorder_.report();
   model::ParamCounts params_;
   std::optional<PhaseTimer> phases_;
   std::optional<device::MemoryMeter> memory_;
@@ -140,7 +140,6 @@ class Run {
   train::TrainResult result_;
   std::unique_ptr<device::Backend> backend_;
   std::optional<device::EnergyMeter> energy_;
-  double first_step_end_ = 0.0;
   // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the
   // start by a resumed run and from its first save by a fresh one (before, there is nothing to
   // resume from), updated at every phase's end, every save, every minute of training and at

@@ -35,7 +35,7 @@ void Run::train() {
   train_start_ = clock_.now();
   trainer_->run(result_, [this](const report::StepRecord& r) { on_step(r); });
   progress_->finish();
-  rep_.energy = energy_->finish(segment_steps());
+  rep_.energy = energy_->finish(recorder_.segment_steps(result_));
   phases_->end(phase::kTraining);
   if (cadence_->evaluation_after_training(static_cast<int64_t>(result_.steps.size()))) {
     evaluate_after(result_.steps.back().step);
@@ -45,7 +45,7 @@ void Run::train() {
 void Run::on_step(const report::StepRecord& r) {
   const double now = clock_.now();
   if (r.step == first_step_) {
-    first_step_end_ = now;
+    recorder_.first_step_ended(now);
     phases_->end_at(phase::kFirstStep, now);
   }
   if (now - journal_written_ >= 60.0) update_journal("unfinished");
@@ -132,13 +132,14 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
   const train::SavedCheckpointFolder saved = train::save_checkpoint(
       cp_dir_, cp.keep_last, *trainer_, std::move(m), rep_.derived.steps_per_epoch,
       backend_->device(), [&](train::CheckpointManifest& full) {
-        rep_.checkpoints.push_back(
-            {step, segment_index_, reason, path, full.tensors_bytes, clock_.now() - start});
+        rep_.checkpoints.push_back({step, recorder_.segment_index(), reason, path,
+                                    full.tensors_bytes, clock_.now() - start});
         full.report = report::to_json(rep_);
         rep_.checkpoints.pop_back();
       });
   const double seconds = clock_.now() - start;
-  rep_.checkpoints.push_back({step, segment_index_, reason, saved.path, saved.bytes, seconds});
+  rep_.checkpoints.push_back(
+      {step, recorder_.segment_index(), reason, saved.path, saved.bytes, seconds});
   journal_on_ = true;
   phases_->end(phase::kCheckpoint);  // and the journal, with this save
   last_save_ = clock_.now();
@@ -205,7 +206,7 @@ void Run::record_failure(const std::exception& e) {
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
   rep_.error = first_line(e.what());
   const std::string status = interrupted ? "interrupted" : diverged ? "diverged" : "failed";
-  if (!rep_.energy) rep_.energy = energy_->finish(segment_steps());
+  if (!rep_.energy) rep_.energy = energy_->finish(recorder_.segment_steps(result_));
   phases_->after_each_phase(nullptr);
   phases_->end(interrupted ? phase::kInterrupted : phase::kFailed);
   assemble(status);
@@ -218,7 +219,7 @@ void Run::record_failure(const std::exception& e) {
       resume_ && !interrupted && old_report_ && old_report_->status == "interrupted";
   if (keep_interrupted_report) {
     spdlog::warn("{} is kept as the interrupted run left it; this attempt is segment {} in {}",
-                 o_.output_path, segment_index_,
+                 o_.output_path, recorder_.segment_index(),
                  (std::filesystem::path(cp_dir_) / train::kSegmentJournal).string());
   }
   if (keep_interrupted_report || dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
@@ -234,64 +235,33 @@ void Run::record_failure(const std::exception& e) {
   }
 }
 
+// The trainer's threads once the backend is up.
+std::optional<int64_t> Run::intra_op_threads() const {
+  if (!backend_) return std::nullopt;
+  return at::get_num_threads();
+}
+
 // This process's record among the run's segments, as of now.
 report::Segment Run::current_segment(const std::string& status) const {
-  const double now = clock_.now();
-  report::Segment g;
-  g.index = segment_index_;
-  g.status = status;
-  g.started_at_utc = rep_.started_at_utc;
-  g.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + now);
-  if (!result_.steps.empty()) {
-    g.first_step = result_.steps.front().step;
-    g.last_step = result_.steps.back().step;
-  }
-  g.run_seconds = rep_.t0_before_process_seconds + now;
-  g.time_to_first_step_seconds =
-      first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
-  g.resumed_from = resume_ ? resume_->folder : "";
-  if (backend_) g.intra_op_threads = at::get_num_threads();
-  return g;
+  return recorder_.segment(status, result_, intra_op_threads());
 }
 
-// This segment's steps as the report numbers them, for the energy per step and token.
-std::vector<report::StepRecord> Run::segment_steps() const {
-  std::vector<report::StepRecord> out = result_.steps;
-  for (report::StepRecord& s : out) s.segment = segment_index_;
-  return out;
-}
-
-// Everything measured so far into the report, for the final report, a failed or interrupted
-// one, and the partial report a checkpoint carries: the earlier segments' steps and this
-// one's, the summary over them, and this segment's record. Returns every step's FLOPs.
+// Everything measured so far into the report (Recorder::assemble), for the final report, a
+// failed or interrupted one, and the partial report a checkpoint carries. Returns every step's
+// FLOPs.
 std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
-  rep_.status = status;
-  rep_.time_to_first_step_seconds =
-      first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
-  rep_.steps = resume_ ? resume_->previous.steps : std::vector<report::StepRecord>{};
-  std::vector<metrics::StepFlops> flops = previous_flops_;
-  for (report::StepRecord s : result_.steps) {
-    s.segment = segment_index_;
-    rep_.steps.push_back(s);
-  }
-  flops.insert(flops.end(), result_.flops.begin(), result_.flops.end());
-  rep_.batching =
-      report::Batching{result_.micro_batch_size, result_.grad_accum_steps, result_.fallbacks};
   if (backend_) resolve_peak(o_, backend_->info(), summary_options_);
-  rep_.summary = metrics::summarize_run(rep_.steps, flops, summary_options_);
-  rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
-  rep_.environment = device::describe_environment(backend_.get());
-  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
-  rep_.segments = previous_segments_;
-  rep_.segments.push_back(current_segment(status));
-  return flops;
+  return recorder_.assemble(
+      status, result_, summary_options_,
+      {device::describe_environment(backend_.get()),
+       device::run_memory(rep_.phases, *memory_, backend_.get()), intra_op_threads()});
 }
 
 // `recorded`: this segment as the report records it (so that the two agree), else as of now.
 void Run::update_journal(const std::string& status, const report::Segment* recorded) {
   if (!journal_on_ || journal_failed_) return;
-  std::vector<report::Segment> all = previous_segments_;
-  all.push_back(recorded != nullptr ? *recorded : current_segment(status));
+  const std::vector<report::Segment> all =
+      recorder_.all_segments(recorded != nullptr ? *recorded : current_segment(status));
   try {
     train::write_segment_journal(cp_dir_, spec_fingerprint_, all);
     journal_written_ = clock_.now();

@@ -80,7 +80,8 @@ Run::Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::S
       spec_fingerprint_(spec::fingerprint(o.spec)),
       cp_dir_(checkpoint_dir(o.spec)),
       adapter_dir_(adapter_export_dir(o.spec)),
-      merged_dir_(merged_export_dir(o.spec)) {
+      merged_dir_(merged_export_dir(o.spec)),
+      recorder_(clock) {
   claim_checkpoint_folder();
   read_resume_point();
   check_outputs();
@@ -123,8 +124,15 @@ void Run::read_resume_point() {
                                  "; the segment journal is damaged: remove it to resume without "
                                  "the processes it records (they are then not billed)");
   }
-  previous_segments_ =
+  EarlierSegments earlier;
+  earlier.segments =
       train::segments_to_resume(resume_->previous.segments, journal, resume_->manifest.step);
+  earlier.steps = resume_->previous.steps;
+  for (const std::vector<double>& f : resume_->manifest.step_flops) {
+    earlier.flops.push_back({f[0], f[1], f[2], f[3]});
+  }
+  earlier.resumed_from = resume_->folder;
+  recorder_.resume(std::move(earlier));
 }
 
 // The report in the way: the one of the run being resumed may be replaced, and so may one of a
@@ -162,8 +170,8 @@ void Run::start_report() {
   // An external start before the end of an earlier segment overlaps it: a new machine booted
   // while the old one still ran is billed twice rightly; the same machine, given its boot time
   // again, is not (leave --t0 out on a resume there).
-  if (o_.t0_epoch_seconds && !previous_segments_.empty()) {
-    const report::Segment& last = previous_segments_.back();
+  if (o_.t0_epoch_seconds && !recorder_.earlier_segments().empty()) {
+    const report::Segment& last = recorder_.earlier_segments().back();
     const std::optional<double> ended = metrics::parse_iso8601_utc(last.finished_at_utc);
     if (ended && *o_.t0_epoch_seconds < *ended) {
       spdlog::warn(
@@ -174,16 +182,12 @@ void Run::start_report() {
           last.finished_at_utc, o_.t0_source);
     }
   }
-  // Earlier segments of a resumed run: their steps, evaluations, checkpoints and segments.
+  // Earlier segments of a resumed run: their evaluations and checkpoints (their segments and
+  // steps are the recorder's).
   if (resume_) {
     rep_.evaluations = resume_->previous.evaluations;
-    rep_.segments = previous_segments_;
     rep_.checkpoints = resume_->previous.checkpoints;
-    for (const std::vector<double>& f : resume_->manifest.step_flops) {
-      previous_flops_.push_back({f[0], f[1], f[2], f[3]});
-    }
   }
-  segment_index_ = static_cast<int64_t>(rep_.segments.size()) + 1;
 
   params_ = model::count_parameters(spec_.model, spec_.lora);
   // A data file's counts are known once it is read (data_prepare); until then none.
@@ -206,7 +210,7 @@ void Run::start_report() {
   rep_.gemm = o_.gemm;
   result_.micro_batch_size = spec_.train.micro_batch_size;
   result_.grad_accum_steps = spec_.train.grad_accum_steps;
-  energy_.emplace(spec_.backend, segment_index_);
+  energy_.emplace(spec_.backend, recorder_.segment_index());
 
   journal_on_ = resume_.has_value();
   phases_->after_each_phase([this] { update_journal("unfinished"); });

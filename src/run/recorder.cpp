@@ -1,0 +1,69 @@
+#include "ftbench/run/recorder.h"
+
+#include <utility>
+
+#include "ftbench/metrics/process_clock.h"
+
+namespace ftbench::run {
+
+void Recorder::resume(EarlierSegments earlier) {
+  earlier_ = std::move(earlier);
+  rep_.segments = earlier_.segments;
+}
+
+double Recorder::time_to_first_step_seconds() const {
+  return first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
+}
+
+std::vector<report::StepRecord> Recorder::segment_steps(const train::TrainResult& result) const {
+  std::vector<report::StepRecord> out = result.steps;
+  for (report::StepRecord& s : out) s.segment = segment_index();
+  return out;
+}
+
+report::Segment Recorder::segment(const std::string& status, const train::TrainResult& result,
+                                  std::optional<int64_t> intra_op_threads) const {
+  const double now = clock_.now();
+  report::Segment g;
+  g.index = segment_index();
+  g.status = status;
+  g.started_at_utc = rep_.started_at_utc;
+  g.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + now);
+  if (!result.steps.empty()) {
+    g.first_step = result.steps.front().step;
+    g.last_step = result.steps.back().step;
+  }
+  g.run_seconds = rep_.t0_before_process_seconds + now;
+  g.time_to_first_step_seconds = time_to_first_step_seconds();
+  g.resumed_from = earlier_.resumed_from;
+  g.intra_op_threads = intra_op_threads;
+  return g;
+}
+
+std::vector<report::Segment> Recorder::all_segments(const report::Segment& current) const {
+  std::vector<report::Segment> all = earlier_.segments;
+  all.push_back(current);
+  return all;
+}
+
+std::vector<metrics::StepFlops> Recorder::assemble(const std::string& status,
+                                                   const train::TrainResult& result,
+                                                   const metrics::SummaryOptions& summary,
+                                                   DeviceReadings readings) {
+  rep_.status = status;
+  rep_.time_to_first_step_seconds = time_to_first_step_seconds();
+  rep_.steps = earlier_.steps;
+  for (const report::StepRecord& s : segment_steps(result)) rep_.steps.push_back(s);
+  std::vector<metrics::StepFlops> flops = earlier_.flops;
+  flops.insert(flops.end(), result.flops.begin(), result.flops.end());
+  rep_.batching =
+      report::Batching{result.micro_batch_size, result.grad_accum_steps, result.fallbacks};
+  rep_.summary = metrics::summarize_run(rep_.steps, flops, summary);
+  rep_.memory = std::move(readings.memory);
+  rep_.environment = std::move(readings.environment);
+  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
+  rep_.segments = all_segments(segment(status, result, readings.intra_op_threads));
+  return flops;
+}
+
+}  // namespace ftbench::run
