@@ -160,7 +160,7 @@ void print_text(const Validated& v, const std::string& spec_path) {
   line("micro-batches per epoch", group_thousands(d.micro_batches_per_epoch));
   line("steps per epoch", group_thousands(d.steps_per_epoch));
   line("total steps", fmt::format("{}{}", group_thousands(d.total_steps),
-                                  s.train.max_steps > 0 ? " (capped by train.max_steps)" : ""));
+                                  d.capped_by_max_steps ? " (capped by train.max_steps)" : ""));
   line("tokens per step (max)", group_thousands(d.max_tokens_per_step));
   line("base parameters", group_thousands(p.base) + " (frozen)");
   line("trainable parameters",

@@ -1,5 +1,7 @@
 #include "ftbench/data/data_from_spec.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include "ftbench/data/load_tokenizer.h"
@@ -82,15 +84,15 @@ spec::DerivedCounts counts_from_rows(const spec::RunSpec& spec, int64_t rows, in
   const spec::DerivedCounts counts =
       spec::derive_counts_from_batches(spec, rows / t.micro_batch_size);
   if (counts.steps_per_epoch >= 1) return counts;
-  const bool pack = padding_of(spec.data) == Padding::kPack;
+  const std::string row = padding_of(spec.data) == Padding::kPack ? "packed row" : "row";
   throw spec::SpecError(
       {{spec.source_path, source_of(spec.data) == Source::kFile ? "data.path" : "data.num_examples",
         0,
-        fmt::format("{} examples make {} {}: 0 optimizer steps with micro_batch_size {} x "
-                    "grad_accum_steps {} (need at least {} {})",
-                    examples, rows, pack ? "packed rows" : "rows", t.micro_batch_size,
-                    t.grad_accum_steps, t.micro_batch_size * t.grad_accum_steps,
-                    pack ? "packed rows" : "rows")}});
+        fmt::format("{} {} {} {}: 0 optimizer steps with micro_batch_size {} x "
+                    "grad_accum_steps {} (need at least {} {}s)",
+                    examples, examples == 1 ? "example makes" : "examples make", rows,
+                    rows == 1 ? row : row + "s", t.micro_batch_size, t.grad_accum_steps,
+                    t.micro_batch_size * t.grad_accum_steps, row)}});
 }
 
 }  // namespace ftbench::data

@@ -93,8 +93,8 @@ DerivedCounts derive_counts_from_batches(const RunSpec& spec, int64_t micro_batc
   d.micro_batches_per_epoch = micro_batches_per_epoch;
   d.steps_per_epoch = t.grad_accum_steps > 0 ? d.micro_batches_per_epoch / t.grad_accum_steps : 0;
   const std::optional<int64_t> uncapped = checked_mul(d.steps_per_epoch, t.epochs);
-  d.total_steps = t.max_steps > 0 && (!uncapped || *uncapped > t.max_steps) ? t.max_steps
-                                                                            : uncapped.value_or(0);
+  d.capped_by_max_steps = t.max_steps > 0 && (!uncapped || *uncapped > t.max_steps);
+  d.total_steps = d.capped_by_max_steps ? t.max_steps : uncapped.value_or(0);
   d.max_tokens_per_step = d.effective_batch * spec.data.seq_len;
   return d;
 }

@@ -302,9 +302,10 @@ void validate_counts(Checker& c, const RunSpec& spec) {
   if (!issues.empty() || !micro_batches || t.grad_accum_steps < 1) return;
   if (*micro_batches / t.grad_accum_steps < 1) {
     c.fail("data.num_examples",
-           fmt::format("{} examples make 0 optimizer steps with micro_batch_size {} x "
+           fmt::format("{} {} 0 optimizer steps with micro_batch_size {} x "
                        "grad_accum_steps {} (need at least {})",
-                       d.num_examples, t.micro_batch_size, t.grad_accum_steps,
+                       d.num_examples, d.num_examples == 1 ? "example makes" : "examples make",
+                       t.micro_batch_size, t.grad_accum_steps,
                        t.micro_batch_size * t.grad_accum_steps));
   }
 }

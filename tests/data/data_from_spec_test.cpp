@@ -53,6 +53,13 @@ TEST(DataFromSpec, NoOptimizerStepNamesTheKeyAndWhatIsNeeded) {
   EXPECT_EQ(message_of(spec_with("synthetic", "pack"), 3, 40),
             "t.yaml: data.num_examples: 40 examples make 3 packed rows: 0 optimizer steps with "
             "micro_batch_size 4 x grad_accum_steps 2 (need at least 8 packed rows)");
+  // One of each is said as one.
+  EXPECT_EQ(message_of(spec_with("file", "longest"), 1, 1),
+            "t.yaml: data.path: 1 example makes 1 row: 0 optimizer steps with micro_batch_size 4 "
+            "x grad_accum_steps 2 (need at least 8 rows)");
+  EXPECT_EQ(message_of(spec_with("synthetic", "pack"), 1, 3),
+            "t.yaml: data.num_examples: 3 examples make 1 packed row: 0 optimizer steps with "
+            "micro_batch_size 4 x grad_accum_steps 2 (need at least 8 packed rows)");
   EXPECT_EQ(message_of(spec_with("file", "longest"), 8, 8), "no error");
 }
 

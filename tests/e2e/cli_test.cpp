@@ -178,6 +178,24 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   }
 }
 
+// validate says the run is capped only where train.max_steps cuts it short (ci-tiny trains 8
+// steps).
+TEST_F(Cli, ValidateSaysCappedOnlyWhereMaxStepsCutsTheRun) {
+  const auto total_line = [](const std::string& out) {
+    const std::size_t at = out.find("total steps");
+    return at == std::string::npos ? std::string("no total steps line")
+                                   : out.substr(at, out.find('\n', at) - at);
+  };
+  const Result roomy = ftbench("validate configs/ci-tiny.yaml --set train.max_steps=100");
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.output;
+  EXPECT_EQ(total_line(roomy.output).find("capped"), std::string::npos) << total_line(roomy.output);
+  EXPECT_NE(total_line(roomy.output).find(" 8"), std::string::npos) << total_line(roomy.output);
+  const Result cut = ftbench("validate configs/ci-tiny.yaml --set train.max_steps=3");
+  ASSERT_EQ(cut.exit_code, 0) << cut.output;
+  EXPECT_NE(total_line(cut.output).find(" 3 (capped by train.max_steps)"), std::string::npos)
+      << total_line(cut.output);
+}
+
 TEST_F(Cli, SameSpecAndSeedGiveIdenticalLosses) {
   std::vector<double> losses[2];
   for (int i = 0; i < 2; ++i) {

@@ -881,6 +881,10 @@ TEST(SpecValidate, AtLeastOneOptimizerStepPerEpoch) {
                       "  grad_accum_steps: 4\n"),
             "t.yaml:2 [data.num_examples] 10 examples make 0 optimizer steps with "
             "micro_batch_size 4 x grad_accum_steps 4 (need at least 16)");
+  EXPECT_EQ(OnlyIssue("data:\n  num_examples: 1\ntrain:\n  micro_batch_size: 1\n"
+                      "  grad_accum_steps: 2\n"),
+            "t.yaml:2 [data.num_examples] 1 example makes 0 optimizer steps with "
+            "micro_batch_size 1 x grad_accum_steps 2 (need at least 2)");
   EXPECT_EQ(Load("data:\n  num_examples: 16\ntrain:\n  micro_batch_size: 4\n"
                  "  grad_accum_steps: 4\n")
                 .data.num_examples,

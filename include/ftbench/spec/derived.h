@@ -16,6 +16,7 @@ struct DerivedCounts {
   int64_t steps_per_epoch = 0;          // floor(micro_batches_per_epoch / grad_accum_steps)
   int64_t total_steps = 0;              // steps_per_epoch * epochs, capped by max_steps
   int64_t max_tokens_per_step = 0;      // effective_batch * seq_len (upper bound, padded)
+  bool capped_by_max_steps = false;     // train.max_steps cut the epochs' steps short
 };
 
 // A count that does not fit: the key to blame and why ("4 steps per epoch x ... epochs = ...").
