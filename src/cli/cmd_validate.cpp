@@ -39,12 +39,14 @@ struct Validated {
   std::string special_tokens;
 };
 
-// A data file's size decides the step counts: read it (and its tokenizer) as the run will
+// The files the spec names must be there, as for the run, --no-data or not. A data file's size
+// decides the step counts: read it (and its tokenizer) as the run will
 // (data::load_spec_data), so that a bad file or tokenizer is found before any machine time is
 // spent. The counts come from the same rows the run's batcher makes: the training side of a
 // validation split, packed when data.padding is pack. Synthetic data is generated only when it
 // is packed (otherwise its rows are data.num_examples).
 Validated validate(const spec::RunSpec& s, bool read_data) {
+  data::check_named_files(s);
   Validated v;
   v.spec = s;
   const bool file = data::source_of(s.data) == data::Source::kFile;
@@ -180,7 +182,7 @@ Action add_validate_command(CLI::App& app) {
   cmd->add_flag("--json", flags->json, "Print one JSON object instead of text");
   cmd->add_flag("--no-data", flags->no_data,
                 "With data.source: file, do not read the tokenizer and the data file (steps then "
-                "assume data.num_examples)");
+                "assume data.num_examples; the files must still be there)");
   return [flags]() {
     const Validated v =
         validate(spec::load_spec(flags->spec_path, flags->overrides), !flags->no_data);

@@ -1,6 +1,10 @@
 #include "ftbench/data/data_from_spec.h"
 
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -77,6 +81,25 @@ SpecData load_spec_data(const spec::RunSpec& spec) {
   out.train = std::move(split.train);
   out.validation = std::move(split.validation);
   return out;
+}
+
+void check_named_files(const spec::RunSpec& spec) {
+  std::vector<std::pair<const char*, std::string>> named;
+  if (!spec.model.checkpoint.empty()) named.emplace_back("model.checkpoint", spec.model.checkpoint);
+  if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none") {
+    named.emplace_back("data.tokenizer", spec.data.tokenizer);
+  }
+  if (source_of(spec.data) == Source::kFile) named.emplace_back("data.path", spec.data.path);
+  if (!spec.data.validation_path.empty()) {
+    named.emplace_back("data.validation_path", spec.data.validation_path);
+  }
+  for (const auto& [key, path] : named) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      throw spec::SpecError(
+          {{spec.source_path, key, 0, fmt::format("{}: no such file or folder", path)}});
+    }
+  }
 }
 
 spec::DerivedCounts counts_from_rows(const spec::RunSpec& spec, int64_t rows, int64_t examples) {

@@ -196,6 +196,23 @@ TEST_F(Cli, ValidateSaysCappedOnlyWhereMaxStepsCutsTheRun) {
       << total_line(cut.output);
 }
 
+// A file the spec names that is not there: validate (with or without --no-data) and run refuse
+// it with the same message, before reading anything.
+TEST_F(Cli, ValidateAndRunRefuseAMissingDataFileAlike) {
+  const std::string missing = (dir_ / "nope.jsonl").string();
+  const std::string set = " --set data.source=file --set data.path='" + missing + "'";
+  const std::string said = "data.path: " + missing + ": no such file or folder";
+  const Result run =
+      ftbench("run configs/ci-tiny.yaml" + set + " -o '" + (dir_ / "missing.json").string() + "'");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find(said), std::string::npos) << run.output;
+  for (const char* flags : {"", " --no-data"}) {
+    const Result v = ftbench(std::string("validate configs/ci-tiny.yaml") + flags + set);
+    EXPECT_EQ(v.exit_code, 2) << flags << v.output;
+    EXPECT_NE(v.output.find(said), std::string::npos) << flags << v.output;
+  }
+}
+
 TEST_F(Cli, SameSpecAndSeedGiveIdenticalLosses) {
   std::vector<double> losses[2];
   for (int i = 0; i < 2; ++i) {

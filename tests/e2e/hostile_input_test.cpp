@@ -338,7 +338,8 @@ std::vector<Case> cases() {
            [](const fs::path& scratch) {
              return validate_data_args((scratch / "absent.jsonl").string());
            },
-           {"absent.jsonl: cannot read: No such file or directory"}},
+           // Refused before reading, as the run refuses it (check_named_files).
+           {"data.path: ", "absent.jsonl: no such file or folder"}},
 
       // ---- tokenizer.json files (ftbench tokenize) ----
       tokenizer_case("truncated.json", {"tokenizers/truncated.json: invalid JSON at byte"}),

@@ -33,6 +33,11 @@ enum class Source { kSynthetic, kFile };
 Source source_of(const spec::DataSpec& data);
 Padding padding_of(const spec::DataSpec& data);
 
+// Throws spec::SpecError "<spec>: <key>: <path>: no such file or folder" for the first file the
+// spec names that is not there: model.checkpoint, data.tokenizer, data.path (data.source: file),
+// data.validation_path. What they hold is checked when they are read.
+void check_named_files(const spec::RunSpec& spec);
+
 // The data a spec names, as the run trains on it.
 struct SpecData {
   std::unique_ptr<Tokenizer> tokenizer;

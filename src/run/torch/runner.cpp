@@ -264,36 +264,9 @@ void Run::stop_if_asked(const char* phase_name) const {
   }
 }
 
-// Files the run needs must be there before any machine time goes into the model (an 8B model
-// takes minutes to build); their content is checked when they are read.
-namespace {
-
-void check_needed_files(const spec::RunSpec& spec) {
-  std::vector<std::pair<const char*, std::string>> needed;
-  if (!spec.model.checkpoint.empty())
-    needed.emplace_back("model.checkpoint", spec.model.checkpoint);
-  if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none") {
-    needed.emplace_back("data.tokenizer", spec.data.tokenizer);
-  }
-  if (data::source_of(spec.data) == data::Source::kFile) {
-    needed.emplace_back("data.path", spec.data.path);
-  }
-  if (!spec.data.validation_path.empty()) {
-    needed.emplace_back("data.validation_path", spec.data.validation_path);
-  }
-  for (const auto& [key, path] : needed) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-      throw spec::SpecError(
-          {{spec.source_path, key, 0, fmt::format("{}: no such file or folder", path)}});
-    }
-  }
-}
-
-}  // namespace
-
 void Run::init_backend() {
-  check_needed_files(spec_);
+  // Before any machine time goes into the model (an 8B model takes minutes to build).
+  data::check_named_files(spec_);
   backend_ = std::make_unique<device::Backend>(spec_.backend);
   memory_->set_backend(backend_.get());
   backend_->check_dtype_supported(spec_.model.dtype);
