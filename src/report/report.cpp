@@ -291,7 +291,29 @@ class Reader : public JsonFields<Json, ReportError> {
     FieldReader<Reader, Json> fields{*this, j, ""};
     detail::visit_fields(fields, r);
     detail::check_consistency(r, this->source());
+    check_total_run_seconds(j.at("timing"), r);
     return r;
+  }
+
+ private:
+  // The one computed field: what the writer would write for these segments, or absent.
+  void check_total_run_seconds(const Json& timing, const Report& r) const {
+    const auto it = timing.find("total_run_seconds");
+    if (it == timing.end()) return;
+    const std::string path = "timing.total_run_seconds";
+    if (!it->is_null() && !it->is_number()) wrong_type(path, "a number or null", *it);
+    const std::optional<double> expected = detail::total_run_seconds(r.segments);
+    if (!expected) {
+      if (!it->is_null())
+        fail(path + ": expected null (the report has no segments), found " + it->dump());
+      return;
+    }
+    const bool same = it->is_number() && std::abs(it->template get<double>() - *expected) <=
+                                             1e-9 * std::max(1.0, std::abs(*expected));
+    if (!same) {
+      fail(path + ": expected the segments' run_seconds together (" +
+           text::number_or_null(*expected).dump() + "), found " + it->dump());
+    }
   }
 };
 

@@ -581,6 +581,33 @@ TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
             "r.json: summary.mfu.entries[0].recompute: expected a boolean, found string");
 }
 
+// timing.total_run_seconds is the segments' run_seconds together (100.5 in full_report): a
+// report that says otherwise, or gives it without segments, is refused; absent, it is fine.
+TEST(ReportJson, TotalRunSecondsMustBeTheSegmentsTogether) {
+  OJson j = to_json(full_report());
+  j["timing"]["total_run_seconds"] = -10;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.total_run_seconds: expected the segments' run_seconds together "
+            "(100.5), found -10");
+  j["timing"]["total_run_seconds"] = "100.5";
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.total_run_seconds: expected a number or null, found string");
+  j["timing"]["total_run_seconds"] = nullptr;
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.total_run_seconds: expected the segments' run_seconds together "
+            "(100.5), found null");
+  j["timing"].erase("total_run_seconds");
+  EXPECT_NO_THROW(report::from_json(j, "r.json"));
+  j = to_json(full_report());
+  j.erase("segments");
+  j.erase("checkpoints");
+  j.erase("energy");
+  for (auto& step : j["steps"]) step.erase("segment");
+  EXPECT_EQ(read_error(j),
+            "r.json: timing.total_run_seconds: expected null (the report has no segments), found "
+            "100.5");
+}
+
 TEST(ReportJson, RejectsBadOnePointTwoFields) {
   OJson j = to_json(full_report());
   j["environment"]["variables"]["OMP_NUM_THREADS"] = 16;
@@ -841,6 +868,7 @@ OJson one_process_json() {
   j.erase("checkpoints");
   j.erase("energy");
   for (OJson& step : j["steps"]) step.erase("segment");
+  j["timing"]["total_run_seconds"] = nullptr;  // as written without segments
   // The run: t0 1.25 s before the process, whose last phase ends at 47 + 1800 s.
   j["timing"]["phases"][3]["seconds"] = 1800.0;
   return j;
@@ -1239,6 +1267,7 @@ TEST(ReportConsistency, TotalsStayWithinRange) {
   j.erase("segments");
   j.erase("checkpoints");
   j.erase("energy");
+  j["timing"]["total_run_seconds"] = nullptr;  // as written without segments
   // A run of 1001 steps of no time: no summary over them.
   j["derived"]["total_steps"] = 1001;
   j["summary"]["measured_steps"] = 0;
