@@ -222,7 +222,8 @@ std::string read_file(const std::string& path, const io::FileKind& kind) {
 // ---------------------------------------------------------------------------------------------
 // Loading.
 
-Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name) {
+Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name,
+                           const Catalog* known) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -299,15 +300,22 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
   gpus::check_gpu_names(issues, catalog.gpus, gpu_where);
 
   // Offers naming one of this file's GPUs by an alias get its canonical name; a GPU this file
-  // does not define is mapped by merge() against the GPUs loaded before.
+  // does not define is mapped by merge() against the GPUs loaded before, and by that name here
+  // two offers of this file are the same offer.
   std::map<OfferKey, std::size_t> first_offer;
   for (std::size_t i = 0; i < catalog.offers.size(); ++i) {
     Offer& offer = catalog.offers[i];
+    Offer as_merged = offer;
     if (!offer.gpu.empty() && !is_gpu_name(catalog, offer.gpu)) {
-      if (const Gpu* gpu = find_gpu(catalog, offer.gpu)) offer.gpu = gpu->name;
+      if (const Gpu* gpu = find_gpu(catalog, offer.gpu)) {
+        offer.gpu = gpu->name;
+        as_merged.gpu = gpu->name;
+      } else if (known != nullptr && !is_gpu_name(*known, offer.gpu)) {
+        if (const Gpu* earlier = find_gpu(*known, offer.gpu)) as_merged.gpu = earlier->name;
+      }
     }
     if (offer.provider.empty() || offer.gpu.empty() || offer.tier.empty()) continue;
-    const auto [it, inserted] = first_offer.emplace(key_of(offer), i);
+    const auto [it, inserted] = first_offer.emplace(key_of(as_merged), i);
     if (!inserted) {
       issues.add(offer_where[i].second, offer_where[i].first,
                  fmt::format("same provider, gpu, tier, region, instance_type and "
@@ -327,7 +335,7 @@ Catalog builtin_catalog() {
   catalog.gpus = gpus::builtin_gpus();
   merge(catalog, parse_catalog_yaml(
                      std::string_view(detail::kBuiltinCatalogYaml, detail::kBuiltinCatalogYamlSize),
-                     kBuiltinName));
+                     kBuiltinName, &catalog));
   return catalog;
 }
 
@@ -350,7 +358,7 @@ Catalog load_catalog_file(const std::string& path_spec, const Catalog& known) {
         path_spec));
   }
   const std::string text = read_file(path, is_csv ? io::kSkyPilotCsvFile : io::kCatalogFile);
-  if (!is_csv) return parse_catalog_yaml(text, path);
+  if (!is_csv) return parse_catalog_yaml(text, path, &known);
 
   if (provider.empty()) {
     // SkyPilot keeps one folder per cloud: .../aws/vms.csv. Otherwise the stem: lambda.csv.

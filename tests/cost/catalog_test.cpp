@@ -785,6 +785,27 @@ TEST(CatalogFile, ProviderFromFolderStemOrSpec) {
             "my-cloud");
 }
 
+// Two offers of one file that name the same GPU of the catalog loaded before, once by its name
+// and once by an alias, are the same offer: refused as two with the same name are, not merged
+// into the later one.
+TEST(CatalogFile, OffersNamingOneGpuByTwoNamesAreDuplicates) {
+  TempDir dir;
+  const std::string yaml = dir.Write(
+      "dup.yaml",
+      "offers:\n"
+      "  - {provider: p, gpu: H100-SXM, tier: on-demand, usd_per_gpu_hour: 1, source: s}\n"
+      "  - {provider: p, gpu: H100, tier: on-demand, usd_per_gpu_hour: 2, source: s}\n");
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file(yaml, builtin_catalog()); }),
+            yaml +
+                ":3: offers[1]: same provider, gpu, tier, region, instance_type and "
+                "gpus_per_instance as offers[0] (line 2)");
+  // Apart, each is an offer of its own GPU name: fine.
+  const std::string one = dir.Write(
+      "one.yaml",
+      "offers:\n  - {provider: p, gpu: H100, tier: on-demand, usd_per_gpu_hour: 2, source: s}\n");
+  ASSERT_EQ(load_catalog_file(one, builtin_catalog()).offers.size(), 1u);
+}
+
 TEST(CatalogFile, YamlFilesAndErrors) {
   TempDir dir;
   const std::string yaml = dir.Write(

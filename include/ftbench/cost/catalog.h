@@ -95,8 +95,11 @@ struct Catalog {
 Catalog builtin_catalog();
 
 // Parses ftbench's YAML catalog. `source_name` is used in messages ("configs/catalog.yaml").
-// Throws CatalogError listing every problem with line numbers.
-Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name);
+// `known`: the catalog it will be merged into, whose GPU names and aliases make two offers of
+// this file that name one GPU two ways the same offer. Throws CatalogError listing every
+// problem with line numbers.
+Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name,
+                           const Catalog* known = nullptr);
 
 // What parse_skypilot_csv() read and what it skipped (rows are data rows, header not counted).
 struct SkyPilotCsvStats {
