@@ -155,37 +155,29 @@ std::vector<std::string> parse_dtypes(std::string_view list, std::string_view op
 }
 
 SweepDefaults default_sweep(std::string_view backend, bool quick) {
+  const bool cpu = backend == "cpu";
+  // By device (CPU, GPU) and depth (quick, full): shapes, warm-up calls, timed calls, budget.
+  // On GPUs the full sweep takes cubes up to 16k, then the token counts x projection shapes of
+  // an 8B Llama (d = 4096, FFN 14336): square peaks and the shapes a fine-tune actually runs.
+  struct Depth {
+    const char* shapes;
+    int64_t warmup_iterations;
+    int64_t iterations;
+    double max_seconds;
+  };
+  static constexpr Depth kDepths[2][2] = {
+      {{"128,256,512", 1, 3, 60.0}, {"256:2048:256", 2, 10, 600.0}},
+      {{"2048:8192:2048", 10, 30, 300.0},
+       {"1024:16384:1024; 4096,8192,16384 x 4096,14336 x 4096,14336", 50, 100, 1800.0}}};
+  const Depth& depth = kDepths[cpu ? 0 : 1][quick ? 0 : 1];
   SweepDefaults d;
-  if (backend == "cpu") {
-    // fp16 has no CPU matmul in LibTorch 1.13 and fp8 none at all; tf32 is a GPU mode.
-    d.dtypes = {"bf16", "fp32"};
-    if (quick) {
-      d.shapes = "128,256,512";
-      d.warmup_iterations = 1;
-      d.iterations = 3;
-      d.max_seconds = 60.0;
-    } else {
-      d.shapes = "256:2048:256";
-      d.warmup_iterations = 2;
-      d.iterations = 10;
-      d.max_seconds = 600.0;
-    }
-    return d;
-  }
-  d.dtypes = {"bf16", "fp8", "fp16", "tf32", "fp32"};
-  if (quick) {
-    d.shapes = "2048:8192:2048";
-    d.warmup_iterations = 10;
-    d.iterations = 30;
-    d.max_seconds = 300.0;
-  } else {
-    // Cubes up to 16k, then the token counts x projection shapes of an 8B Llama (d = 4096,
-    // FFN 14336): square peaks and the shapes a fine-tune actually runs.
-    d.shapes = "1024:16384:1024; 4096,8192,16384 x 4096,14336 x 4096,14336";
-    d.warmup_iterations = 50;
-    d.iterations = 100;
-    d.max_seconds = 1800.0;
-  }
+  d.shapes = depth.shapes;
+  d.warmup_iterations = depth.warmup_iterations;
+  d.iterations = depth.iterations;
+  d.max_seconds = depth.max_seconds;
+  // fp16 has no CPU matmul in LibTorch 1.13 and fp8 none at all; tf32 is a GPU mode.
+  d.dtypes = cpu ? std::vector<std::string>{"bf16", "fp32"}
+                 : std::vector<std::string>{"bf16", "fp8", "fp16", "tf32", "fp32"};
   return d;
 }
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "ftbench/report/report.h"
+#include "ftbench/report/external_start.h"
 
 namespace ftbench::metrics {
 
@@ -40,7 +40,7 @@ class ProcessClock {
   double start_epoch_seconds_ = 0.0;
 };
 
-// The most an external start may lie before the process start (report/report.h says why).
+// The most an external start may lie before the process start (report/external_start.h says why).
 using report::kMaxExternalStartSeconds;
 
 // Why `t0_epoch_seconds` cannot be the external start of a process that started at

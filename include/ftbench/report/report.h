@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/report/external_start.h"
 #include "ftbench/report/sample_summary.h"
 
 namespace ftbench::report {
@@ -21,12 +22,6 @@ namespace ftbench::report {
 inline constexpr const char* kSchema = "ftbench.report/1.6";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
-
-// The most an external start (`run --t0`, FTBENCH_T0: instance boot, image pull, queueing) may lie
-// before the process start. Set-up takes minutes to days; a start weeks before, or before 2000,
-// or after the process start, is a wrong clock or a wrong number, and would be billed. A report
-// whose run began earlier than this before its process is refused.
-inline constexpr double kMaxExternalStartSeconds = 30.0 * 24.0 * 3600.0;
 
 struct HostInfo {
   std::string hostname;
