@@ -3,6 +3,8 @@
 #include <cctype>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -227,12 +229,23 @@ int run_catalog(const CatalogFlags& f) {
   const cost::Date today = today_or(f.common.today);
   check_max_age_days(f.common.max_age_days);
   if (f.gpus) {
+    for (const auto& [flag, value] :
+         {std::pair<const char*, const std::string&>{"--provider", f.provider},
+          {"--tier", f.tier}}) {
+      if (!value.empty()) {
+        throw InputError(
+            fmt::format("{} filters offers; --gpus lists GPUs (give one of the two)", flag));
+      }
+    }
+    // --gpu: that GPU alone, found as the offers' filter finds it.
+    cost::Catalog shown = catalog;
+    if (!f.gpu.empty()) shown.gpus = {*find_gpu_or_throw(catalog, f.gpu)};
     return print_as(
         format, f.common.color,
-        {[&] { std::cout << gpus_json(catalog).dump(2) << "\n"; },
-         [&] { std::cout << text::render_csv(gpu_table(catalog, true)); },
-         [&] { std::cout << text::render_markdown(gpu_table(catalog, false)); },
-         [&](bool color) { std::cout << text::render_text(gpu_table(catalog, false), color); }});
+        {[&] { std::cout << gpus_json(shown).dump(2) << "\n"; },
+         [&] { std::cout << text::render_csv(gpu_table(shown, true)); },
+         [&] { std::cout << text::render_markdown(gpu_table(shown, false)); },
+         [&](bool color) { std::cout << text::render_text(gpu_table(shown, false), color); }});
   }
   const cost::Gpu* gpu = f.gpu.empty() ? nullptr : find_gpu_or_throw(catalog, f.gpu);
   check_tier(f.tier);
@@ -260,7 +273,8 @@ Action add_catalog_command(CLI::App& app) {
   cmd->add_option("--gpu", f->gpu, "Only offers of this GPU (name, alias or driver name)");
   cmd->add_option("--provider", f->provider, "Only offers of this provider");
   cmd->add_option("--tier", f->tier, "Only this tier: on-demand, spot, reserved, marketplace");
-  cmd->add_flag("--gpus", f->gpus, "List the GPUs (datasheet figures) instead of offers");
+  cmd->add_flag("--gpus", f->gpus,
+                "List the GPUs (datasheet figures) instead of offers; with --gpu, that one");
 
   add_common_options(cmd, f->common, /*with_dates=*/true);
 

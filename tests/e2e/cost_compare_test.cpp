@@ -370,6 +370,10 @@ TEST_F(CostCompare, CatalogListsOffersCheapestFirstAndFlagsAge) {
   EXPECT_TRUE(saw_reference);
 
   // A price dated after --today is flagged too.
+  // --gpus --gpu: that GPU's datasheet alone, found by an alias as offers are.
+  const json one = ftbench_json("catalog --gpus --gpu H100");
+  ASSERT_EQ(one.size(), 1u) << one.dump(2);
+  EXPECT_EQ(one[0]["name"], "H100-SXM");
   const json early = ftbench_json("catalog --gpu H100 --provider Reference-Run --today 2026-09-01");
   ASSERT_EQ(early.size(), 1u);
   EXPECT_EQ(early[0]["age_days"], -12);
@@ -413,6 +417,10 @@ TEST_F(CostCompare, BadInputIsExitCodeTwoWithAClearMessage) {
       {"compare " + kH100 + " " + truncated, truncated + ": not valid JSON"},
       {"compare " + kH100 + " " + kMi300x + " --rate 2 --rate 3 --rate 4", "--rate: give one"},
       {"catalog --gpu H1OO", "unknown GPU \"H1OO\"; did you mean \"H100\"?"},
+      // --gpus lists GPUs: --gpu picks one, the offer filters have nothing to filter.
+      {"catalog --gpus --gpu H1OO", "unknown GPU \"H1OO\"; did you mean \"H100\"?"},
+      {"catalog --gpus --provider aws", "--provider filters offers; --gpus lists GPUs"},
+      {"catalog --gpus --tier spot", "--tier filters offers; --gpus lists GPUs"},
       {"catalog --catalog /nonexistent.yaml", "/nonexistent.yaml"},
       {"catalog --catalog /tmp", "/tmp: is a folder, not a catalog file"},
       {"catalog --max-age-days -1", "--max-age-days: expected a number of days >= 0, found -1"},
