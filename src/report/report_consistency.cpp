@@ -11,6 +11,7 @@
 
 #include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/iso8601.h"
 #include "ftbench/text/messages.h"
 #include "report_bounds.h"
 
@@ -279,6 +280,18 @@ class Consistency : public JsonFields<nlohmann::json, ReportError> {
              ": expected one of completed, interrupted, diverged, failed, unfinished, found " +
              text::quoted(r.segments[i].status));
       }
+    }
+    const auto check_time = [&](const std::string& path, const std::string& time) {
+      if (!time.empty() && !text::parse_iso8601_utc(time)) {
+        fail(path + ": expected a UTC time such as 2026-11-29T22:34:05.123Z, found " +
+             text::quoted(time));
+      }
+    };
+    check_time("run.started_at_utc", r.started_at_utc);
+    check_time("run.finished_at_utc", r.finished_at_utc);
+    for (std::size_t i = 0; i < r.segments.size(); ++i) {
+      check_time(join(index("segments", i), "started_at_utc"), r.segments[i].started_at_utc);
+      check_time(join(index("segments", i), "finished_at_utc"), r.segments[i].finished_at_utc);
     }
     if (!r.started_at_utc.empty() && !r.finished_at_utc.empty() &&
         r.finished_at_utc < r.started_at_utc) {

@@ -1135,6 +1135,18 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
   EXPECT_NE(read_error(j).find("r.json: run.finished_at_utc: \"2020-01-01T00:00:00.000Z\" is "
                                "before run.started_at_utc"),
             std::string::npos);
+  // A time that is not one is said to be so, not compared (a review found "yesterday" reported
+  // as later than the finish).
+  j = to_json(full_report());
+  j["run"]["started_at_utc"] = "yesterday";
+  EXPECT_EQ(read_error(j),
+            "r.json: run.started_at_utc: expected a UTC time such as 2026-11-29T22:34:05.123Z, "
+            "found \"yesterday\"");
+  j = to_json(full_report());
+  j["segments"][1]["finished_at_utc"] = "2024-05-01 12:00";
+  EXPECT_EQ(read_error(j),
+            "r.json: segments[1].finished_at_utc: expected a UTC time such as "
+            "2026-11-29T22:34:05.123Z, found \"2024-05-01 12:00\"");
 }
 
 // Totals over the report stay far from int64 overflow.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ftbench/report/external_start.h"
+#include "ftbench/text/iso8601.h"
 
 namespace ftbench::metrics {
 
@@ -48,12 +49,9 @@ using report::kMaxExternalStartSeconds;
 // "more than 30 days before the process start"; "" when it can.
 std::string external_start_problem(double t0_epoch_seconds, double process_start_epoch_seconds);
 
-// Unix epoch seconds of what iso8601_utc() writes ("2026-11-29T22:34:05.123Z", or without the
-// fraction); nullopt for any other text.
-std::optional<double> parse_iso8601_utc(const std::string& text);
-
-// ISO 8601 UTC with milliseconds, e.g. "2026-11-29T22:34:05.123Z".
-std::string iso8601_utc(double epoch_seconds);
+// The report's times (text/iso8601.h).
+using text::iso8601_utc;
+using text::parse_iso8601_utc;
 double epoch_seconds_now();
 
 }  // namespace ftbench::metrics
