@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -139,9 +141,16 @@ struct FieldReader {
     FieldReader group_reader{reader, reader.object(obj, path, key), group_path};
     fields(group_reader);
   }
-  // Derived from other fields when written; nothing to read.
+  // Derived from other fields when written: checked against them once they are all read.
   template <class Figure>
-  void computed(const char*, Figure&&) {}
+  void computed(const char* key, const char* what, const char* why_null, Figure figure) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return;
+    reader.after_reading(
+        [&reader = reader, found = &*it, where = reader.join(path, key), what, why_null, figure] {
+          reader.check_computed(where, *found, figure(), what, why_null);
+        });
+  }
 
  private:
   bool present(const char* key) const { return obj.find(key) != obj.end(); }
@@ -291,30 +300,38 @@ class Reader : public JsonFields<Json, ReportError> {
     FieldReader<Reader, Json> fields{*this, j, ""};
     detail::visit_fields(fields, r);
     detail::check_consistency(r, this->source());
-    check_total_run_seconds(j.at("timing"), r);
+    for (const std::function<void()>& check : after_reading_) check();
+    after_reading_.clear();
     return r;
   }
 
- private:
-  // The one computed field: what the writer would write for these segments, or absent.
-  void check_total_run_seconds(const Json& timing, const Report& r) const {
-    const auto it = timing.find("total_run_seconds");
-    if (it == timing.end()) return;
-    const std::string path = "timing.total_run_seconds";
-    if (!it->is_null() && !it->is_number()) wrong_type(path, "a number or null", *it);
-    const std::optional<double> expected = detail::total_run_seconds(r.segments);
+  // A check that needs the whole report, run at the end of read().
+  void after_reading(std::function<void()> check) const {
+    after_reading_.push_back(std::move(check));
+  }
+
+  // A computed field: `expected` as the writer would write it (null when unset), within
+  // rounding.
+  void check_computed(const std::string& path, const Json& found,
+                      const std::optional<double>& expected, const char* what,
+                      const char* why_null) const {
+    if (!found.is_null() && !found.is_number()) wrong_type(path, "a number or null", found);
     if (!expected) {
-      if (!it->is_null())
-        fail(path + ": expected null (the report has no segments), found " + it->dump());
+      if (!found.is_null()) {
+        fail(path + ": expected null (" + why_null + "), found " + found.dump());
+      }
       return;
     }
-    const bool same = it->is_number() && std::abs(it->template get<double>() - *expected) <=
-                                             1e-9 * std::max(1.0, std::abs(*expected));
+    const bool same = found.is_number() && std::abs(found.template get<double>() - *expected) <=
+                                               1e-9 * std::max(1.0, std::abs(*expected));
     if (!same) {
-      fail(path + ": expected the segments' run_seconds together (" +
-           text::number_or_null(*expected).dump() + "), found " + it->dump());
+      fail(path + ": expected " + what + " (" + text::number_or_null(*expected).dump() +
+           "), found " + found.dump());
     }
   }
+
+ private:
+  mutable std::vector<std::function<void()>> after_reading_;
 };
 
 }  // namespace

@@ -30,7 +30,9 @@
 //                   schema nests) / the same
 //   json_object     any JSON object (the resolved spec) / as is
 //   variables       an object of string values, or null or absent for unset / null when unset
-//   computed        not read / a figure the writer derives from other fields
+//   computed        checked, once the whole report is read, to be the figure or absent / the
+//                   figure the writer derives from other fields (with what it is, and why it
+//                   can be null, for the reader's messages)
 #pragma once
 
 #include <optional>
@@ -408,7 +410,8 @@ void visit_fields(V& v, R& r) {
     g.non_negative("t0_before_process_seconds", r.t0_before_process_seconds);
     g.non_negative("time_to_first_step_seconds", r.time_to_first_step_seconds);
     g.records("phases", r.phases);
-    g.computed("total_run_seconds", [&] { return total_run_seconds(r.segments); });
+    g.computed("total_run_seconds", "the segments' run_seconds together",
+               "the report has no segments", [&] { return total_run_seconds(r.segments); });
   });
   v.records("steps", r.steps);
   v.records_since("evaluations", r.evaluations);

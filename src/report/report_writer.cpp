@@ -84,7 +84,7 @@ struct FieldWriter {
     j[key] = std::move(sub);
   }
   template <class Figure>
-  void computed(const char* key, Figure&& figure) {
+  void computed(const char* key, const char*, const char*, Figure&& figure) {
     j[key] = text::optional_number(figure());
   }
 };
