@@ -11,6 +11,7 @@
 #include "ftbench/device/env_knobs.h"
 #include "ftbench/device/gpu_query.h"
 #include "ftbench/text/json_values.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::cli {
 namespace {
@@ -23,16 +24,13 @@ struct DevicesFlags {
   bool json = false;
 };
 
+constexpr text::Spelling<GpuSurvey::Status> kStatusSpellings[] = {
+    {GpuSurvey::Status::kDevices, "devices"},
+    {GpuSurvey::Status::kNoDevice, "no_device"},
+    {GpuSurvey::Status::kNoModule, "no_module"}};
+
 const char* status_name(GpuSurvey::Status status) {
-  switch (status) {
-    case GpuSurvey::Status::kDevices:
-      return "devices";
-    case GpuSurvey::Status::kNoDevice:
-      return "no_device";
-    case GpuSurvey::Status::kNoModule:
-      break;
-  }
-  return "no_module";
+  return text::spelling_of(kStatusSpellings, status).data();
 }
 
 OJson to_json(const GpuSurvey& s) {

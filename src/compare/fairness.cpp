@@ -149,15 +149,7 @@ std::string describe_fallbacks(const report::Report& r) {
 }
 
 const char* to_string(Severity severity) {
-  switch (severity) {
-    case Severity::kJob:
-      return "job";
-    case Severity::kExecution:
-      return "execution";
-    case Severity::kPlatform:
-      return "platform";
-  }
-  return "job";
+  return text::spelling_of(kSeveritySpellings, severity).data();
 }
 
 namespace {

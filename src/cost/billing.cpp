@@ -12,28 +12,14 @@ namespace ftbench::cost {
 // ---- Billing names and increments, and dates (catalog.h).
 
 std::string to_string(Billing billing) {
-  switch (billing) {
-    case Billing::kPerSecond:
-      return "per-second";
-    case Billing::kPerMinute:
-      return "per-minute";
-    case Billing::kPerHour:
-      return "per-hour";
-    case Billing::kUnknown:
-      break;
-  }
-  return "unknown";
+  return std::string(text::spelling_of(kBillingSpellings, billing));
 }
 
 std::optional<Billing> parse_billing(std::string_view text) {
   std::string folded(text);
   std::transform(folded.begin(), folded.end(), folded.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (folded == "per-second") return Billing::kPerSecond;
-  if (folded == "per-minute") return Billing::kPerMinute;
-  if (folded == "per-hour") return Billing::kPerHour;
-  if (folded == "unknown") return Billing::kUnknown;
-  return std::nullopt;
+  return text::parse_spelling(kBillingSpellings, folded);
 }
 
 int64_t increment_seconds(Billing billing) {

@@ -54,10 +54,6 @@ using text::join;
 using text::not_one_of_message;
 using text::unknown_name_message;
 
-std::vector<std::string> billing_names() {
-  return {"per-second", "per-minute", "per-hour", "unknown"};
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading (text/yaml_fields.h), and the catalog's own kinds of value.
 
@@ -86,7 +82,8 @@ std::optional<Billing> billing(Fields& f, const std::string& name) {
   std::optional<std::string> value = f.string(name);
   if (!value) return std::nullopt;
   std::optional<Billing> billing = parse_billing(*value);
-  if (!billing) f.fail(*f.find(name), not_one_of_message(*value, billing_names()));
+  if (!billing)
+    f.fail(*f.find(name), not_one_of_message(*value, text::spellings(kBillingSpellings)));
   return billing;
 }
 

@@ -21,7 +21,7 @@ double trapezoid_watts(const PowerReading& a, const PowerReading& b) {
 }  // namespace
 
 const char* to_string(EnergyMethod method) {
-  return method == EnergyMethod::kEnergyCounter ? "energy_counter" : "power_integration";
+  return text::spelling_of(kEnergyMethodSpellings, method).data();
 }
 
 EnergyIntegrator::EnergyIntegrator(EnergyMethod method) { sum_.method = method; }

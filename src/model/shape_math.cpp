@@ -90,13 +90,7 @@ ParamCounts count_parameters(const spec::ModelSpec& m, const spec::LoraSpec& lor
 }
 
 std::string to_string(FlopFormula formula) {
-  switch (formula) {
-    case FlopFormula::kLoraFrozenBase:
-      return "lora_frozen_base";
-    case FlopFormula::kSixN:
-      return "six_n";
-  }
-  return "unknown";
+  return std::string(text::spelling_of(kFlopFormulaSpellings, formula));
 }
 
 double training_flops_per_token(const spec::ModelSpec& m, const ParamCounts& c, int64_t seq_len,

@@ -7,17 +7,7 @@ bool evaluation_due(int64_t step, int64_t total_steps, int64_t every) {
 }
 
 std::string_view to_string(SaveReason reason) {
-  switch (reason) {
-    case SaveReason::kEverySteps:
-      return "every_steps";
-    case SaveReason::kEveryMinutes:
-      return "every_minutes";
-    case SaveReason::kSignal:
-      return "signal";
-    case SaveReason::kStopAfterSteps:
-      return "stop_after_steps";
-  }
-  return "every_steps";
+  return text::spelling_of(kSaveReasonSpellings, reason);
 }
 
 Cadence::Cadence(int64_t total_steps, const spec::TrainSpec& train, bool validation,

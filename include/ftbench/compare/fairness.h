@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ftbench/report/report.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::compare {
 
@@ -15,6 +16,10 @@ enum class Severity {
   kExecution,  // the same job run differently (micro-batch split, checkpointing, warm-up...)
   kPlatform,   // what is being compared: GPU, backend, software versions, threads
 };
+inline constexpr text::Spelling<Severity> kSeveritySpellings[] = {
+    {Severity::kJob, "job"},
+    {Severity::kExecution, "execution"},
+    {Severity::kPlatform, "platform"}};
 
 // "job", "execution", "platform".
 const char* to_string(Severity severity);

@@ -16,6 +16,7 @@
 
 #include "ftbench/error.h"
 #include "ftbench/gpus/datasheet.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::cost {
 
@@ -30,6 +31,10 @@ class CatalogError : public BadInput {
 // How a provider rounds the rented time up. kUnknown: the source does not say; billed cost is
 // then the linear cost and is flagged as such.
 enum class Billing { kPerSecond, kPerMinute, kPerHour, kUnknown };
+inline constexpr text::Spelling<Billing> kBillingSpellings[] = {{Billing::kPerSecond, "per-second"},
+                                                                {Billing::kPerMinute, "per-minute"},
+                                                                {Billing::kPerHour, "per-hour"},
+                                                                {Billing::kUnknown, "unknown"}};
 
 // "per-second", "per-minute", "per-hour", "unknown".
 std::string to_string(Billing billing);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ftbench/report/report.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::metrics {
 
@@ -21,6 +22,9 @@ struct PowerReading {
 };
 
 enum class EnergyMethod { kEnergyCounter, kPowerIntegration };
+inline constexpr text::Spelling<EnergyMethod> kEnergyMethodSpellings[] = {
+    {EnergyMethod::kEnergyCounter, "energy_counter"},
+    {EnergyMethod::kPowerIntegration, "power_integration"}};
 
 // "energy_counter" / "power_integration": as the report names them.
 const char* to_string(EnergyMethod method);

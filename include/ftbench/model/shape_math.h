@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ftbench/spec/run_spec.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::model {
 
@@ -34,6 +35,8 @@ enum class FlopFormula {
   kLoraFrozenBase,  // forward 2N, input grads 2N, LoRA weight grads; see methodology.md
   kSixN,            // the common 6N count (all weights treated as trained)
 };
+inline constexpr text::Spelling<FlopFormula> kFlopFormulaSpellings[] = {
+    {FlopFormula::kLoraFrozenBase, "lora_frozen_base"}, {FlopFormula::kSixN, "six_n"}};
 
 std::string to_string(FlopFormula formula);
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "ftbench/spec/run_spec.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::train {
 
@@ -19,6 +20,11 @@ bool evaluation_due(int64_t step, int64_t total_steps, int64_t every);
 
 // Why a checkpoint is saved; the names are the report's `checkpoints[].reason`.
 enum class SaveReason { kEverySteps, kEveryMinutes, kSignal, kStopAfterSteps };
+inline constexpr text::Spelling<SaveReason> kSaveReasonSpellings[] = {
+    {SaveReason::kEverySteps, "every_steps"},
+    {SaveReason::kEveryMinutes, "every_minutes"},
+    {SaveReason::kSignal, "signal"},
+    {SaveReason::kStopAfterSteps, "stop_after_steps"}};
 std::string_view to_string(SaveReason reason);  // "every_steps", ..., "stop_after_steps"
 
 class Cadence {

@@ -22,6 +22,7 @@
 #include "ftbench/io/output_file.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/model/safetensors_dtype.h"
+#include "ftbench/text/spellings.h"
 
 namespace ftbench::hf {
 using model::DecoderLayer;
@@ -115,16 +116,10 @@ std::string safetensors_dtype(at::ScalarType t) {
 }
 
 std::string torch_dtype_name(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat:
-      return "float32";
-    case at::kBFloat16:
-      return "bfloat16";
-    case at::kHalf:
-      return "float16";
-    default:
-      throw std::invalid_argument(fmt::format("cannot export tensors of dtype {}", toString(t)));
-  }
+  constexpr text::Spelling<at::ScalarType> kTorchDtypeSpellings[] = {
+      {at::kFloat, "float32"}, {at::kBFloat16, "bfloat16"}, {at::kHalf, "float16"}};
+  if (const auto name = text::find_spelling(kTorchDtypeSpellings, t)) return std::string(*name);
+  throw std::invalid_argument(fmt::format("cannot export tensors of dtype {}", toString(t)));
 }
 
 // Writes `text` to `path`, fsync'd; std::runtime_error "<path>: <what failed>: <strerror>".
