@@ -83,6 +83,28 @@ std::string shown(std::string_view message) {
 
 }  // namespace
 
+namespace {
+
+const CommandInfo* find_command(std::string_view name) {
+  for (const CommandInfo& c : kCommands) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+CLI::App* add_subcommand(CLI::App& app, std::string_view name) {
+  const CommandInfo* c = find_command(name);
+  if (c == nullptr) throw std::logic_error("no such command in kCommands: " + std::string(name));
+  return app.add_subcommand(std::string(c->name), std::string(c->summary));
+}
+
+bool needs_torch(std::string_view name) {
+  const CommandInfo* c = find_command(name);
+  return c != nullptr && c->needs_torch;
+}
+
 std::string subcommand_of(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -268,8 +268,7 @@ int run_catalog(const CatalogFlags& f) {
 
 Action add_catalog_command(CLI::App& app) {
   auto f = std::make_shared<CatalogFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "catalog", "List provider offers, cheapest per GPU-hour first; stale prices flagged");
+  CLI::App* cmd = add_subcommand(app, "catalog");
   cmd->add_option("--gpu", f->gpu, "Only offers of this GPU (name, alias or driver name)");
   cmd->add_option("--provider", f->provider, "Only offers of this provider");
   cmd->add_option("--tier", f->tier, "Only this tier: on-demand, spot, reserved, marketplace");

@@ -539,10 +539,7 @@ int run_compare(const CompareFlags& f) {
 
 Action add_compare_command(CLI::App& app) {
   auto f = std::make_shared<CompareFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
-      "Reports side by side: is it a fair comparison, which is faster and cheaper, "
-      "is the step-time difference significant, the break-even price");
+  CLI::App* cmd = add_subcommand(app, "compare");
   // Any number from 2 for CLI11 (its help would say "x 2" for a range), at most 26 below.
   cmd->add_option("reports", f->reports,
                   "Report JSON files, two or more reports (up to 26, labelled A to Z); the "

@@ -346,10 +346,7 @@ int run_cost(const CostFlags& f) {
 
 Action add_cost_command(CLI::App& app) {
   auto f = std::make_shared<CostFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "cost",
-      "What a run cost (per run, epoch, step, 1M tokens), projected to a larger job, "
-      "at a rate or at every catalog offer of its GPU");
+  CLI::App* cmd = add_subcommand(app, "cost");
   cmd->add_option("report", f->report_path, "Report JSON written by ftbench run")->required();
   auto* offer = cmd->add_option("--offer", f->offer,
                                 "Price from the catalog: PROVIDER/GPU[/TIER] "

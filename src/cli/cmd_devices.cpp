@@ -111,10 +111,7 @@ void print_text(const GpuSurvey& s) {
 
 Action add_devices_command(CLI::App& app) {
   auto f = std::make_shared<DevicesFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "devices",
-      "List the GPUs the CUDA and HIP runtimes find, the LibTorch `run` uses, and the "
-      "environment variables a report records");
+  CLI::App* cmd = add_subcommand(app, "devices");
   cmd->add_flag("--json", f->json, "Print one JSON object instead of text");
   return [f]() {
     std::vector<GpuSurvey> surveys;

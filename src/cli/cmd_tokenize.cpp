@@ -50,8 +50,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 Action add_tokenize_command(CLI::App& app) {
   auto flags = std::make_shared<TokenizeFlags>();
-  CLI::App* cmd =
-      app.add_subcommand("tokenize", "Print the token ids of a text with a run's tokenizer");
+  CLI::App* cmd = add_subcommand(app, "tokenize");
   cmd->add_option("--tokenizer", flags->tokenizer,
                   "\"byte\", a Hugging Face tokenizer.json file or a folder holding one, or a "
                   "SentencePiece .model file")

@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -37,6 +38,43 @@ class RunFailure : public RunFailed {
 };
 
 using Action = std::function<int()>;
+
+// Every subcommand, once: its name, the line `ftbench --help` shows for it, and whether
+// ftbench-bin (LibTorch) runs it: the launcher execs ftbench-bin for those.
+struct CommandInfo {
+  std::string_view name;
+  std::string_view summary;
+  bool needs_torch = false;
+};
+inline constexpr CommandInfo kCommands[] = {
+    {"run", "Run a spec: train, time every phase and step, write the JSON report", true},
+    {"validate", "Check a spec; print it resolved, with batch sizes, steps and parameters"},
+    {"cost",
+     "What a run cost (per run, epoch, step, 1M tokens), projected to a larger job, at a rate or "
+     "at every catalog offer of its GPU"},
+    {"compare",
+     "Reports side by side: is it a fair comparison, which is faster and cheaper, is the "
+     "step-time difference significant, the break-even price"},
+    {"catalog", "List provider offers, cheapest per GPU-hour first; stale prices flagged"},
+    {"gemm",
+     "Achievable matmul TFLOP/s of the device over a sweep of shapes, per dtype: warm-up, then "
+     "timed calls each after a cache flush; max, median and the best shape",
+     true},
+    {"logits",
+     "Logits and next-token loss of a Hugging Face Llama checkpoint in ftbench's model, with an "
+     "optional PEFT adapter, as JSON for comparison with other implementations",
+     true},
+    {"tokenize", "Print the token ids of a text with a run's tokenizer"},
+    {"devices",
+     "List the GPUs the CUDA and HIP runtimes find, the LibTorch `run` uses, and the "
+     "environment variables a report records"},
+};
+
+// The subcommand `name` of kCommands, added to `app` with its summary (std::logic_error for a
+// name the table lacks: a programming error).
+CLI::App* add_subcommand(CLI::App& app, std::string_view name);
+// Whether kCommands says ftbench-bin runs `name` (false for a name it lacks).
+bool needs_torch(std::string_view name);
 
 // Each adds its subcommand to `app` and returns the action to run when it was chosen.
 Action add_validate_command(CLI::App& app);

@@ -33,29 +33,15 @@ std::string sibling(const std::string& name) {
   return path.substr(0, path.rfind('/') + 1) + name;
 }
 
-// The subcommands ftbench-bin runs.
-bool needs_torch(const std::string& subcommand) {
-  return subcommand == "run" || subcommand == "gemm" || subcommand == "logits";
-}
-
 // Stand in for `run`, `gemm` and `logits` in the help; never reached, the launcher exec()s
 // ftbench-bin first.
 std::map<std::string, ftbench::cli::Action> add_torch_placeholders(CLI::App& app) {
   std::map<std::string, ftbench::cli::Action> actions;
-  const std::pair<const char*, const char*> commands[] = {
-      {"run",
-       "Run a spec: train, time every phase and step, write the JSON report "
-       "(ftbench run --help lists its options)"},
-      {"gemm",
-       "Achievable matmul TFLOP/s of the device over a sweep of shapes, per dtype "
-       "(ftbench gemm --help lists its options)"},
-      {"logits",
-       "Logits and loss of a Hugging Face checkpoint (and PEFT adapter) in ftbench's model, as "
-       "JSON for comparison with other implementations (ftbench logits --help)"}};
-  for (const auto& [name, help] : commands) {
-    app.add_subcommand(name, help)->allow_extras();
-    const std::string command = name;
-    actions[name] = [command]() -> int {
+  for (const ftbench::cli::CommandInfo& c : ftbench::cli::kCommands) {
+    if (!c.needs_torch) continue;
+    ftbench::cli::add_subcommand(app, c.name)->allow_extras();
+    const std::string command(c.name);
+    actions[command] = [command]() -> int {
       throw ftbench::cli::RunFailure(command + ": ftbench-bin did not start");
     };
   }
@@ -74,7 +60,7 @@ __attribute__((constructor(101))) static void block_stop_signals_first() {
 
 int main(int argc, char** argv) {
   const std::string subcommand = ftbench::cli::subcommand_of(argc, argv);
-  if (needs_torch(subcommand)) {
+  if (ftbench::cli::needs_torch(subcommand)) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
     const std::string target = sibling("ftbench-bin");
     execv(target.c_str(), argv);

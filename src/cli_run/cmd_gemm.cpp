@@ -42,10 +42,7 @@ void add_backend_options(CLI::App* cmd, spec::BackendSpec& backend) {
 
 Action add_gemm_command(CLI::App& app) {
   auto f = std::make_shared<GemmFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "gemm",
-      "Achievable matmul TFLOP/s of the device over a sweep of shapes, per dtype: warm-up, "
-      "then timed calls each after a cache flush; max, median and the best shape");
+  CLI::App* cmd = add_subcommand(app, "gemm");
   cmd->add_option("--dtype", f->dtypes,
                   "bf16, fp8, fp16, tf32, fp32, comma-separated, or all (default: bf16,fp32 on "
                   "CPU; bf16,fp8,fp16,tf32,fp32 on a GPU)");

@@ -78,10 +78,7 @@ std::vector<std::vector<int64_t>> parse_ids(const std::string& text, int64_t voc
 
 Action add_logits_command(CLI::App& app) {
   auto f = std::make_shared<LogitsFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "logits",
-      "Logits and next-token loss of a Hugging Face Llama checkpoint in ftbench's model, with an "
-      "optional PEFT adapter, as JSON for comparison with other implementations");
+  CLI::App* cmd = add_subcommand(app, "logits");
   cmd->add_option("--checkpoint", f->checkpoint, "Hugging Face checkpoint folder")->required();
   cmd->add_option("--adapter", f->adapter, "PEFT adapter folder to apply on top");
   cmd->add_option("--ids", f->ids, "Token ids: rows of equal length, e.g. \"1,2,3;4,5,6\"")

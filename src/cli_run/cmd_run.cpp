@@ -76,9 +76,7 @@ std::optional<train::OomInjection> oom_injection_from_environment() {
 Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                        const train::StopSignals& signals) {
   auto flags = std::make_shared<RunFlags>();
-  CLI::App* cmd = app.add_subcommand("run",
-                                     "Run a spec: train, time every phase and step, "
-                                     "write the JSON report");
+  CLI::App* cmd = add_subcommand(app, "run");
   cmd->add_option("spec", flags->spec_path, "YAML run spec")->required();
   cmd->add_option("--set", flags->overrides, "Override a key: --set lora.rank=8 (repeatable)");
   cmd->add_option("-o,--output", flags->output, "Report path (default: the spec's output.report)");
