@@ -27,8 +27,6 @@ using Json = nlohmann::json;
 using text::number_or_null;
 using text::optional_number;
 
-OJson shape_json(const GemmShape& s) { return {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
-
 // "ftbench.gemm/1" or "ftbench.gemm/1.<minor>".
 bool supported_schema(const std::string& schema) {
   const std::string family = "ftbench.gemm/1";
@@ -286,6 +284,29 @@ bool checks_passed(const GemmResult& result, std::string* failure) {
   return true;
 }
 
+// The JSON forms of a result's parts, as docs/report-schema.md ("ftbench gemm") lists them (static:
+// nlohmann finds them by their types' namespace).
+static void to_json(OJson& j, const GemmShape& s) { j = {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+
+static void to_json(OJson& j, const GemmShapeResult& s) {
+  j = s.shape;
+  FTBENCH_JSON_MEMBERS(j, s, flops, error, mean_seconds, median_seconds, min_seconds, mean_tflops,
+                       median_tflops, max_tflops, check_error, check_tolerance);
+  j["samples_seconds"] = s.seconds;
+}
+
+static void to_json(OJson& j, const GemmDtypeResult& d) {
+  j = OJson::object();
+  FTBENCH_JSON_MEMBERS(j, d, dtype, supported, unsupported_reason, setting, check_rule, max_tflops,
+                       best_shape, median_tflops, shapes_skipped, shapes);
+}
+
+static void to_json(OJson& j, const GemmSettings& s) {
+  j = OJson::object();
+  FTBENCH_JSON_MEMBERS(j, s, shapes, shape_count, warmup_iterations, iterations, cache_flush_bytes,
+                       max_seconds, timer, check_rows, check_columns);
+}
+
 nlohmann::ordered_json to_json(const GemmResult& r) {
   OJson j;
   j["schema"] = kGemmSchema;
@@ -293,50 +314,8 @@ nlohmann::ordered_json to_json(const GemmResult& r) {
   j["finished_at_utc"] = r.finished_at_utc;
   j["total_seconds"] = number_or_null(r.total_seconds);
   j["environment"] = report::to_json(r.environment);
-  j["settings"] = {{"shapes", r.settings.shapes},
-                   {"shape_count", r.settings.shape_count},
-                   {"warmup_iterations", r.settings.warmup_iterations},
-                   {"iterations", r.settings.iterations},
-                   {"cache_flush_bytes", r.settings.cache_flush_bytes},
-                   {"max_seconds", number_or_null(r.settings.max_seconds)},
-                   {"timer", r.settings.timer},
-                   {"check_rows", r.settings.check_rows},
-                   {"check_columns", r.settings.check_columns}};
-  OJson dtypes = OJson::array();
-  for (const GemmDtypeResult& d : r.dtypes) {
-    OJson dj;
-    dj["dtype"] = d.dtype;
-    dj["supported"] = d.supported;
-    dj["unsupported_reason"] = d.unsupported_reason;
-    dj["setting"] = d.setting;
-    dj["check_rule"] = d.check_rule;
-    dj["max_tflops"] = optional_number(d.max_tflops);
-    dj["best_shape"] = d.best_shape ? shape_json(*d.best_shape) : OJson(nullptr);
-    dj["median_tflops"] = optional_number(d.median_tflops);
-    dj["shapes_skipped"] = d.shapes_skipped;
-    OJson shapes = OJson::array();
-    for (const GemmShapeResult& s : d.shapes) {
-      OJson sj;
-      sj["m"] = s.shape.m;
-      sj["n"] = s.shape.n;
-      sj["k"] = s.shape.k;
-      sj["flops"] = number_or_null(s.flops);
-      sj["error"] = s.error;
-      sj["mean_seconds"] = number_or_null(s.mean_seconds);
-      sj["median_seconds"] = number_or_null(s.median_seconds);
-      sj["min_seconds"] = number_or_null(s.min_seconds);
-      sj["mean_tflops"] = number_or_null(s.mean_tflops);
-      sj["median_tflops"] = number_or_null(s.median_tflops);
-      sj["max_tflops"] = number_or_null(s.max_tflops);
-      sj["check_error"] = optional_number(s.check_error);
-      sj["check_tolerance"] = optional_number(s.check_tolerance);
-      sj["samples_seconds"] = s.seconds;
-      shapes.push_back(std::move(sj));
-    }
-    dj["shapes"] = std::move(shapes);
-    dtypes.push_back(std::move(dj));
-  }
-  j["dtypes"] = std::move(dtypes);
+  j["settings"] = r.settings;
+  j["dtypes"] = r.dtypes;
   return j;
 }
 

@@ -19,6 +19,22 @@
 #include "ftbench/text/units.h"
 #include "inputs.h"
 
+namespace ftbench::metrics {
+
+// `compare --format json`'s step_test (docs/cost-and-compare.md).
+inline void to_json(nlohmann::ordered_json& j, const MannWhitneyResult& r) {
+  j = {{"test", "mann-whitney-u, two-sided"}};
+  FTBENCH_JSON_MEMBERS(j, r, n1, n2, u1, p_value, exact, too_few_samples);
+}
+
+}  // namespace ftbench::metrics
+
+namespace ftbench::compare {
+
+FTBENCH_JSON_WRITER(LossGap, max_abs_gap, at_step, steps_compared)
+
+}  // namespace ftbench::compare
+
 namespace ftbench::cli {
 namespace {
 
@@ -267,56 +283,23 @@ text::Table side_table(const std::vector<Column>& cols) {
 constexpr std::size_t kMaxReports = 26;
 
 OJson column_json(const Column& c) {
-  OJson j;
-  j["label"] = c.label;
-  j["report"] = c.source;
-  j["run_name"] = c.run_name;
-  j["device"] = c.gpu;
-  j["backend"] = c.backend;
-  j["gpus"] = c.gpus;
-  j["times"] = times_json(c.times);
-  j["step_p50_seconds"] = c.step_p50_seconds;
-  j["step_p90_seconds"] = c.step_p90_seconds;
-  j["measured_steps"] = c.measured_steps;
-  j["mfu"] = text::optional_number(c.mfu);
-  j["mfu_formula"] = c.mfu_formula;
-  j["gemm_peak_tflops"] = text::optional_number(c.gemm_peak_tflops);
-  j["mfu_gemm"] = text::optional_number(c.mfu_gemm);
-  j["peak_memory_bytes"] = c.peak_memory_bytes ? OJson(*c.peak_memory_bytes) : OJson(nullptr);
-  j["peak_memory_kind"] = c.peak_memory_kind;
-  j["final_loss"] = text::optional_number(c.final_loss);
+  OJson j = {{"label", c.label},
+             {"report", c.source},
+             {"run_name", c.run_name},
+             {"device", c.gpu},
+             {"backend", c.backend}};
+  FTBENCH_JSON_MEMBERS(j, c, gpus, times, step_p50_seconds, step_p90_seconds, measured_steps, mfu,
+                       mfu_formula, gemm_peak_tflops, mfu_gemm, peak_memory_bytes, peak_memory_kind,
+                       final_loss);
   j["energy"] = {
       {"joules", text::optional_number(c.energy_joules)},
       {"joules_per_million_tokens", text::optional_number(c.energy_joules_per_million_tokens)},
       {"mean_watts", text::optional_number(c.energy_mean_watts)},
       {"method", c.energy_method},
       {"reason", c.energy_reason}};
-  j["rate"] = c.rate ? rate_json(*c.rate) : OJson(nullptr);
-  j["cost"] = c.cost ? cost_json(*c.cost) : OJson(nullptr);
-  j["run_time_ratio"] = text::optional_number(c.run_time_ratio);
-  j["throughput_ratio"] = text::optional_number(c.throughput_ratio);
-  j["step_p50_change"] = text::optional_number(c.step_p50_change);
-  j["cost_ratio"] = text::optional_number(c.cost_ratio);
-  j["energy_per_token_ratio"] = text::optional_number(c.energy_per_token_ratio);
-  j["break_even_usd_per_gpu_hour"] = text::optional_number(c.break_even_usd_per_gpu_hour);
-  if (c.step_test) {
-    j["step_test"] = {{"test", "mann-whitney-u, two-sided"},
-                      {"n1", c.step_test->n1},
-                      {"n2", c.step_test->n2},
-                      {"u1", c.step_test->u1},
-                      {"p_value", c.step_test->p_value},
-                      {"exact", c.step_test->exact},
-                      {"too_few_samples", c.step_test->too_few_samples}};
-  } else {
-    j["step_test"] = nullptr;
-  }
-  if (c.loss_gap) {
-    j["loss_gap"] = {{"max_abs_gap", c.loss_gap->max_abs_gap},
-                     {"at_step", c.loss_gap->at_step},
-                     {"steps_compared", c.loss_gap->steps_compared}};
-  } else {
-    j["loss_gap"] = nullptr;
-  }
+  FTBENCH_JSON_MEMBERS(j, c, rate, cost, run_time_ratio, throughput_ratio, step_p50_change,
+                       cost_ratio, energy_per_token_ratio, break_even_usd_per_gpu_hour, step_test,
+                       loss_gap);
   return j;
 }
 

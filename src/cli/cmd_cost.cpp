@@ -198,10 +198,10 @@ text::Table summary_table(const report::Report& rep, const cost::RunTimes& times
 
 OJson priced_json(const PricedOffer& p) {
   OJson j;
-  j["rate"] = rate_json(p.rate);
+  j["rate"] = p.rate;
   j["chosen"] = p.chosen;
   j["flags"] = p.flags;
-  j["cost"] = cost_json(p.cost);
+  j["cost"] = p.cost;
   if (p.projection) {
     j["projection"] = {{"tokens", p.projection->tokens},
                        {"fixed_seconds", p.projection->fixed_seconds},
@@ -256,7 +256,7 @@ void print_json(const CostResult& r) {
   out["status"] = r.report.status;
   out["device"] = r.report.environment.device.name;
   out["gpu"] = r.pricing.gpu ? OJson(r.pricing.gpu->name) : OJson(nullptr);
-  out["times"] = times_json(r.pricing.times);
+  out["times"] = r.pricing.times;
   out["projected_tokens"] = text::optional_number(r.pricing.projected_tokens);
   out["chosen"] = priced_json(r.pricing.chosen);
   OJson offers = OJson::array();

@@ -154,13 +154,9 @@ void create_checkpoint_dir(const std::string& dir, const std::string& what) {
 }  // namespace
 
 OJson to_json(const CheckpointManifest& m) {
-  OJson j;
-  j["format"] = m.format;
-  j["created_at_utc"] = m.created_at_utc;
-  j["reason"] = m.reason;
-  j["ftbench_version"] = m.ftbench_version;
-  j["spec_fingerprint"] = m.spec_fingerprint;
-  j["data_fingerprint"] = m.data_fingerprint;
+  OJson j = OJson::object();
+  FTBENCH_JSON_MEMBERS(j, m, format, created_at_utc, reason, ftbench_version, spec_fingerprint,
+                       data_fingerprint);
   j["position"] = {{"step", m.step},
                    {"epoch", m.epoch},
                    {"micro_batches_done", m.micro_batches_done},
