@@ -38,11 +38,6 @@ class RunFailed : public Error {
   explicit RunFailed(const std::string& message) : Error(ExitCode::kRunFailed, message) {}
 };
 
-class OutputExists : public Error {
- public:
-  explicit OutputExists(const std::string& message) : Error(ExitCode::kOutputExists, message) {}
-};
-
 // Not a failure: the run stopped at a signal's request after saving what it could; the
 // message says so, without "error: ".
 class InterruptedRun : public Error {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "ftbench/error.h"
+#include "ftbench/io/output_file.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/spec/run_spec.h"
 
@@ -23,13 +24,6 @@ namespace ftbench::hf {
 struct ExportStats {
   int64_t tensors = 0;  // tensors written
   int64_t bytes = 0;    // total size of the files written (JSON included)
-};
-
-// The export's folder exists and replacing it was not asked for (exit code 5 at the CLI, as
-// io::FileExistsError). The folder is untouched.
-class OutputExistsError : public OutputExists {
- public:
-  using OutputExists::OutputExists;
 };
 
 // Writes `dir`: adapter_config.json (peft_adapter_config_json(lora, base_model)) and
@@ -41,10 +35,10 @@ class OutputExistsError : public OutputExists {
 //
 // Atomic: the files are written into a hidden temporary folder next to `dir` (.<name>.tmp-<pid>),
 // each fsync'd, the folder fsync'd, then renamed to `dir` and the parent fsync'd. When `dir`
-// exists: OutputExistsError unless `replace`; with it, the old folder is moved aside and removed
-// only once the new one is complete and in place. Any write error (full disk, no permission):
-// std::runtime_error "<dir>: cannot export: <path>: <reason>" (strerror), the temporary folder
-// removed and `dir` as it was. Writes go through io::write_all, kind "export"
+// exists: io::FileExistsError (exit 5) unless `replace`; with it, the old folder is moved aside and
+// removed only once the new one is complete and in place. Any write error (full disk, no
+// permission): std::runtime_error "<dir>: cannot export: <path>: <reason>" (strerror), the
+// temporary folder removed and `dir` as it was. Writes go through io::write_all, kind "export"
 // (FTBENCH_INJECT_WRITE_FAILURE).
 ExportStats write_peft_adapter(model::Llama& model, const spec::ModelSpec& shape,
                                const spec::LoraSpec& lora, const std::string& base_model,

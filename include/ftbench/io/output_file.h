@@ -20,7 +20,7 @@ class FileWriteError : public Error {
       : Error(code, message) {}
 };
 
-// The destination exists and overwriting was not asked for (exit 5).
+// The destination (a file, or an export folder) exists and overwriting was not asked for (exit 5).
 class FileExistsError : public FileWriteError {
  public:
   explicit FileExistsError(const std::string& message)

@@ -166,7 +166,7 @@ ExportStats write_folder_atomically(
   std::error_code ec;
   const bool exists = fs::symlink_status(target, ec).type() != fs::file_type::not_found && !ec;
   if (exists && !replace) {
-    throw OutputExistsError(fmt::format("{} exists; pass --force to replace it", dir));
+    throw io::FileExistsError(fmt::format("{} exists; pass --force to replace it", dir));
   }
   fs::create_directories(parent, ec);
   if (ec) {

@@ -288,8 +288,8 @@ TEST_F(PeftAdapter, ExistingFolderIsKeptUnlessReplacingAndFailedWritesLeaveNothi
   std::ofstream(out / "mine.txt") << "keep me";
 
   EXPECT_THROW(write_peft_adapter(model, config.shape, lora, "", out.string(), false),
-               OutputExistsError);
-  EXPECT_THROW(write_merged_hf(model, config.shape, out.string(), false), OutputExistsError);
+               io::FileExistsError);
+  EXPECT_THROW(write_merged_hf(model, config.shape, out.string(), false), io::FileExistsError);
   EXPECT_TRUE(fs::exists(out / "mine.txt"));
   EXPECT_FALSE(fs::exists(out / "adapter_config.json"));
 
