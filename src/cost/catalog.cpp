@@ -214,6 +214,40 @@ std::string read_file(const std::string& path, const io::FileKind& kind) {
   }
 }
 
+// A name or alias of this file's GPUs that already stands for another GPU of `known` (by its
+// name or an alias) is refused: lookups would take the one loaded first, and the file's offers
+// its own. Restating a GPU under its name is allowed (merge() replaces it).
+void check_names_are_free(Issues& issues, const std::vector<Gpu>& gpus,
+                          const std::vector<std::pair<std::string, int64_t>>& where,
+                          const Catalog& known) {
+  const auto other_owner = [&](const Gpu& gpu, const std::string& name) -> const Gpu* {
+    for (const Gpu& k : known.gpus) {
+      if (fold(k.name) == fold(gpu.name)) continue;
+      if (fold(k.name) == fold(name)) return &k;
+      for (const std::string& alias : k.aliases) {
+        if (fold(alias) == fold(name)) return &k;
+      }
+    }
+    return nullptr;
+  };
+  const auto refuse = [&](std::size_t i, const std::string& key, const std::string& what,
+                          const Gpu& owner) {
+    issues.add(where[i].second, where[i].first + key,
+               fmt::format("{} already names GPU {} ({}); a name stands for one GPU", what,
+                           text::quoted(owner.name), owner.origin));
+  };
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (const Gpu* owner = other_owner(gpus[i], gpus[i].name)) {
+      refuse(i, ".name", text::quoted(gpus[i].name), *owner);
+    }
+    for (const std::string& alias : gpus[i].aliases) {
+      if (const Gpu* owner = other_owner(gpus[i], alias)) {
+        refuse(i, ".aliases", "alias " + text::quoted(alias), *owner);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -295,6 +329,7 @@ Catalog parse_catalog_yaml(std::string_view text, const std::string& source_name
   }
 
   gpus::check_gpu_names(issues, catalog.gpus, gpu_where);
+  if (known != nullptr) check_names_are_free(issues, catalog.gpus, gpu_where, *known);
 
   // Offers naming one of this file's GPUs by an alias get its canonical name; a GPU this file
   // does not define is mapped by merge() against the GPUs loaded before, and by that name here

@@ -806,6 +806,30 @@ TEST(CatalogFile, OffersNamingOneGpuByTwoNamesAreDuplicates) {
   ASSERT_EQ(load_catalog_file(one, builtin_catalog()).offers.size(), 1u);
 }
 
+// A GPU of a catalog file may not take a name that already stands for another GPU: `catalog`
+// read the offers of the file by its own GPU while `cost` resolved the name to the one loaded
+// first (found by a review).
+TEST(CatalogFile, AGpuMayNotTakeANameOfAnotherGpu) {
+  TempDir dir;
+  const std::string alias = dir.Write(
+      "alias.yaml",
+      "gpus:\n  - {name: My-H100, aliases: [H100], vendor: nvidia}\n"
+      "offers:\n  - {provider: p, gpu: H100, tier: on-demand, usd_per_gpu_hour: 2, source: s}\n");
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file(alias, builtin_catalog()); }),
+            alias +
+                ":2: gpus[0].aliases: alias \"H100\" already names GPU \"H100-SXM\" "
+                "(configs/gpus.yaml (built in):26); a name stands for one GPU");
+  const std::string name = dir.Write("name.yaml", "gpus:\n  - {name: h100 sxm5, vendor: nvidia}\n");
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file(name, builtin_catalog()); }),
+            name +
+                ":2: gpus[0].name: \"h100 sxm5\" already names GPU \"H100-SXM\" "
+                "(configs/gpus.yaml (built in):26); a name stands for one GPU");
+  // Restating a GPU under its own name, with its own aliases, is how a file corrects figures.
+  const std::string same = dir.Write(
+      "same.yaml", "gpus:\n  - {name: H100-SXM, aliases: [H100, Hopper], vendor: nvidia}\n");
+  EXPECT_EQ(load_catalog_file(same, builtin_catalog()).gpus.size(), 1u);
+}
+
 TEST(CatalogFile, YamlFilesAndErrors) {
   TempDir dir;
   const std::string yaml = dir.Write(
