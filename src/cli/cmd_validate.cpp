@@ -23,7 +23,8 @@ namespace {
 struct ValidateFlags {
   std::string spec_path;
   std::vector<std::string> overrides;
-  bool json = false;
+  std::string format = "text";
+  bool json = false;  // --json: --format json
   bool no_data = false;
 };
 
@@ -73,6 +74,7 @@ void print_json(const Validated& v) {
   const spec::DerivedCounts& d = v.derived;
   const model::ParamCounts p = model::count_parameters(s.model, s.lora);
   nlohmann::ordered_json out;
+  out["valid"] = true;
   out["spec"] = spec::to_json(s);
   out["spec_fingerprint"] = spec::fingerprint(s);
   out["derived"] = {{"effective_batch", d.effective_batch},
@@ -171,25 +173,58 @@ void print_text(const Validated& v, const std::string& spec_path) {
   std::cout << "spec is valid\n";
 }
 
+// What `--format json` prints for a spec that is not valid: every problem with its file, line
+// (null when the key is absent or came from --set) and key; any other bad input (a data file, a
+// tokenizer) as one problem of its message alone.
+void print_json_errors(const BadInput& e) {
+  nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+  if (const auto* spec_error = dynamic_cast<const spec::SpecError*>(&e)) {
+    for (const spec::SpecIssue& issue : spec_error->issues()) {
+      errors.push_back({{"file", issue.file},
+                        {"line", issue.line > 0 ? nlohmann::ordered_json(issue.line) : nullptr},
+                        {"key", issue.key_path},
+                        {"message", issue.message}});
+    }
+  } else {
+    errors.push_back(
+        {{"file", nullptr}, {"line", nullptr}, {"key", nullptr}, {"message", e.what()}});
+  }
+  const nlohmann::ordered_json out = {{"valid", false}, {"errors", errors}};
+  std::cout << out.dump(2) << "\n";
+}
+
 }  // namespace
 
 Action add_validate_command(CLI::App& app) {
   auto flags = std::make_shared<ValidateFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "validate", "Check a spec; print it resolved, with batch sizes, steps and parameters");
+  CLI::App* cmd = add_subcommand(app, "validate");
   cmd->add_option("spec", flags->spec_path, "YAML run spec")->required();
   cmd->add_option("--set", flags->overrides, "Override a key: --set lora.rank=8 (repeatable)");
-  cmd->add_flag("--json", flags->json, "Print one JSON object instead of text");
+  auto* format = cmd->add_option("--format", flags->format,
+                                 "text (default) or json: one JSON object, also for an invalid "
+                                 "spec (its problems with file, line and key; exit 2)");
+  cmd->add_flag("--json", flags->json, "Short for --format json")->excludes(format);
   cmd->add_flag("--no-data", flags->no_data,
                 "With data.source: file, do not read the tokenizer and the data file (steps then "
                 "assume data.num_examples; the files must still be there)");
   return [flags]() {
-    const Validated v =
-        validate(spec::load_spec(flags->spec_path, flags->overrides), !flags->no_data);
-    if (flags->json) {
-      print_json(v);
+    if (flags->format != "text" && flags->format != "json") {
+      throw InputError(
+          fmt::format("--format: {}", text::not_one_of_message(flags->format, {"text", "json"})));
+    }
+    const bool json = flags->json || flags->format == "json";
+    std::optional<Validated> v;
+    try {
+      v = validate(spec::load_spec(flags->spec_path, flags->overrides), !flags->no_data);
+    } catch (const BadInput& e) {
+      if (!json) throw;
+      print_json_errors(e);
+      return kExitBadInput;
+    }
+    if (json) {
+      print_json(*v);
     } else {
-      print_text(v, flags->spec_path);
+      print_text(*v, flags->spec_path);
     }
     return kExitOk;
   };

@@ -94,6 +94,44 @@ TEST_F(ValidateData, ParameterCountsAreBaseTrainableAndTheirTotal) {
   EXPECT_EQ(p["total"], 8041271296);
 }
 
+// `validate --format json` as the other commands spell it (--json stays its short form), and a
+// spec that is not valid gives JSON too, every problem with its file, line and key, exit 2: a
+// script reading the JSON got plain text before (found by a review).
+TEST_F(ValidateData, FormatJsonAlsoForAnInvalidSpec) {
+  const Result ok = ftbench("validate configs/llama3.1-8b-lora-synthetic.yaml --format json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const nlohmann::json valid = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(valid["valid"], true);
+  EXPECT_EQ(valid["parameters"]["trainable"], 11010048);
+
+  std::ofstream(dir_ / "bad.yaml") << "model:\n  preset: tiny\nlora:\n  rank: 0\n";
+  const std::string bad = (dir_ / "bad.yaml").string();
+  for (const std::string flag : {"--format json", "--json"}) {
+    const Result r = ftbench("validate " + bad + " " + flag + " --set train.lr=-1");
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_EQ(r.err, "") << flag;
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    EXPECT_EQ(out["valid"], false);
+    ASSERT_EQ(out["errors"].size(), 2u) << r.out;
+    // In the order the text gives them: --set problems first, then the file's by line.
+    EXPECT_EQ(out["errors"][0]["key"], "train.lr");
+    EXPECT_EQ(out["errors"][0]["line"], nullptr);  // from --set: no line of the file
+    EXPECT_EQ(out["errors"][1]["file"], bad);
+    EXPECT_EQ(out["errors"][1]["line"], 4);
+    EXPECT_EQ(out["errors"][1]["key"], "lora.rank");
+    EXPECT_NE(out["errors"][1]["message"].get<std::string>().find("found 0"), std::string::npos)
+        << r.out;
+  }
+  const Result text = ftbench("validate " + bad + " --format text");
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_NE(text.err.find("lora.rank"), std::string::npos) << text.err;
+  const Result wrong = ftbench("validate " + bad + " --format yaml");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("--format: expected one of text, json, found \"yaml\""),
+            std::string::npos)
+      << wrong.err;
+}
+
 // A shared spec's strings reach the terminal in the resolved spec validate prints: C1 and
 // bidirectional controls there are shown escaped (as JSON escapes, so the text stays JSON), as
 // every text printer does.
