@@ -408,10 +408,19 @@ class FileReader {
     }
     if (result_.records == 0) throw DataError(fmt::format("{}: the file has no records", path));
     if (result_.examples.empty()) {
+      std::string why;
+      if (result_.dropped_too_long > 0) {
+        why = options_.too_long == "drop"
+                  ? fmt::format(" (over {} tokens, data.too_long: drop)", options_.max_tokens)
+                  : fmt::format(
+                        " (cut to {} tokens, no target token was left: the prompt fills "
+                        "data.seq_len)",
+                        options_.max_tokens);
+      }
       throw DataError(fmt::format(
-          "{}: no usable example: {} record{}, {} skipped as bad, {} dropped as too long", path,
+          "{}: no usable example: {} record{}, {} skipped as bad, {} dropped as too long{}", path,
           result_.records, result_.records == 1 ? "" : "s", result_.skipped_bad,
-          result_.dropped_too_long));
+          result_.dropped_too_long, why));
     }
     result_.format = format_;
     return std::move(result_);

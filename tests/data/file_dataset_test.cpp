@@ -429,11 +429,19 @@ TEST_F(FileDatasetTest, TruncationThatLeavesNoTargetDrops) {
   EXPECT_EQ(dataset.stats().truncated, 1);
   EXPECT_EQ(dataset.stats().dropped_too_long, 1);
 
+  // Under too_long: truncate the message says why a cut example went: its prompt fills the
+  // limit (it read as if truncate had been ignored; found by a review).
   DataFileOptions short_limit;
   short_limit.max_tokens = 20;  // inside the Alpaca prompt
   EXPECT_EQ(Error("a.jsonl", "{\"instruction\": \"Say hi\", \"output\": \"hi\"}\n", short_limit),
             (dir_ / "a.jsonl").string() +
-                ": no usable example: 1 record, 0 skipped as bad, 1 dropped as too long");
+                ": no usable example: 1 record, 0 skipped as bad, 1 dropped as too long (cut "
+                "to 20 tokens, no target token was left: the prompt fills data.seq_len)");
+  short_limit.too_long = "drop";
+  EXPECT_EQ(Error("a.jsonl", "{\"instruction\": \"Say hi\", \"output\": \"hi\"}\n", short_limit),
+            (dir_ / "a.jsonl").string() +
+                ": no usable example: 1 record, 0 skipped as bad, 1 dropped as too long (over "
+                "20 tokens, data.too_long: drop)");
 }
 
 TEST_F(FileDatasetTest, OnErrorSkipCountsAndKeepsMessages) {
