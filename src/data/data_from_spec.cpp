@@ -12,6 +12,7 @@
 #include "ftbench/data/pretokenized.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/spec/spec_loader.h"
 
 namespace ftbench::data {
 
@@ -39,10 +40,10 @@ std::unique_ptr<Tokenizer> tokenizer_for(const spec::RunSpec& spec) {
 
 void check_tokenizer_fits(const spec::RunSpec& spec, const Tokenizer& tokenizer) {
   if (tokenizer.vocab_size() <= spec.model.vocab_size) return;
-  throw spec::SpecError(
-      {{spec.source_path, "model.vocab_size", 0,
-        fmt::format("must hold the tokenizer's {} tokens ({}), found {}", tokenizer.vocab_size(),
-                    tokenizer.name(), spec.model.vocab_size)}});
+  throw spec::SpecError({spec::issue_at(
+      spec, "model.vocab_size",
+      fmt::format("must hold the tokenizer's {} tokens ({}), found {}", tokenizer.vocab_size(),
+                  tokenizer.name(), spec.model.vocab_size))});
 }
 
 Source source_of(const spec::DataSpec& data) {
@@ -97,7 +98,7 @@ void check_named_files(const spec::RunSpec& spec) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
       throw spec::SpecError(
-          {{spec.source_path, key, 0, fmt::format("{}: no such file or folder", path)}});
+          {spec::issue_at(spec, key, fmt::format("{}: no such file or folder", path))});
     }
   }
 }
@@ -108,14 +109,13 @@ spec::DerivedCounts counts_from_rows(const spec::RunSpec& spec, int64_t rows, in
       spec::derive_counts_from_batches(spec, rows / t.micro_batch_size);
   if (counts.steps_per_epoch >= 1) return counts;
   const std::string row = padding_of(spec.data) == Padding::kPack ? "packed row" : "row";
-  throw spec::SpecError(
-      {{spec.source_path, source_of(spec.data) == Source::kFile ? "data.path" : "data.num_examples",
-        0,
-        fmt::format("{} {} {} {}: 0 optimizer steps with micro_batch_size {} x "
-                    "grad_accum_steps {} (need at least {} {}s)",
-                    examples, examples == 1 ? "example makes" : "examples make", rows,
-                    rows == 1 ? row : row + "s", t.micro_batch_size, t.grad_accum_steps,
-                    t.micro_batch_size * t.grad_accum_steps, row)}});
+  throw spec::SpecError({spec::issue_at(
+      spec, source_of(spec.data) == Source::kFile ? "data.path" : "data.num_examples",
+      fmt::format("{} {} {} {}: 0 optimizer steps with micro_batch_size {} x "
+                  "grad_accum_steps {} (need at least {} {}s)",
+                  examples, examples == 1 ? "example makes" : "examples make", rows,
+                  rows == 1 ? row : row + "s", t.micro_batch_size, t.grad_accum_steps,
+                  t.micro_batch_size * t.grad_accum_steps, row))});
 }
 
 }  // namespace ftbench::data

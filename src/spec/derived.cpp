@@ -4,6 +4,7 @@
 
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/spec/spec_loader.h"
 
 namespace ftbench::spec {
 namespace {
@@ -83,7 +84,7 @@ DerivedCounts derive_counts_from_batches(const RunSpec& spec, int64_t micro_batc
   if (!issues.empty()) {
     std::vector<SpecIssue> spec_issues;
     for (CountIssue& i : issues) {
-      spec_issues.push_back({spec.source_path, i.key_path, 0, std::move(i.message)});
+      spec_issues.push_back(issue_at(spec, i.key_path, std::move(i.message)));
     }
     throw SpecError(std::move(spec_issues));
   }

@@ -631,6 +631,7 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
 
   RunSpec spec = read_run_spec(reader, root);
   spec.source_path = source_name;
+  for (const auto& [key, loc] : reader.locations()) spec.key_origins[key] = {loc.file, loc.line};
 
   std::vector<SpecIssue> issues = std::move(reader.issues());
   for (SpecIssue& issue : validate(spec)) {
@@ -662,6 +663,12 @@ RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& s
                                            SpecReader::kMaxIssues)});
   }
   throw SpecError(std::move(issues));
+}
+
+SpecIssue issue_at(const RunSpec& spec, const std::string& key, std::string message) {
+  const auto it = spec.key_origins.find(key);
+  if (it == spec.key_origins.end()) return SpecIssue{spec.source_path, key, 0, std::move(message)};
+  return SpecIssue{it->second.first, key, it->second.second, std::move(message)};
 }
 
 RunSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {

@@ -53,6 +53,8 @@ class SpecReader {
 
   void remember(const std::string& path, const Location& loc) { locations_[path] = loc; }
 
+  const std::map<std::string, Location>& locations() const { return locations_; }
+
   Location location_of(const std::string& path) const {
     const auto it = locations_.find(path);
     return it != locations_.end() ? it->second : where_absent(path);

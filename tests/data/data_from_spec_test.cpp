@@ -61,6 +61,14 @@ TEST(DataFromSpec, NoOptimizerStepNamesTheKeyAndWhatIsNeeded) {
             "t.yaml: data.num_examples: 3 examples make 1 packed row: 0 optimizer steps with "
             "micro_batch_size 4 x grad_accum_steps 2 (need at least 8 packed rows)");
   EXPECT_EQ(message_of(spec_with("file", "longest"), 8, 8), "no error");
+  // Where the key was given: its line, or --set.
+  spec::RunSpec placed = spec_with("file", "longest");
+  placed.key_origins["data.path"] = {"t.yaml", 7};
+  EXPECT_EQ(message_of(placed, 1, 1).rfind("t.yaml:7: data.path: 1 example makes 1 row", 0), 0u)
+      << message_of(placed, 1, 1);
+  placed.key_origins["data.path"] = {"--set", 0};
+  EXPECT_EQ(message_of(placed, 1, 1).rfind("--set: data.path: 1 example makes 1 row", 0), 0u)
+      << message_of(placed, 1, 1);
 }
 
 }  // namespace

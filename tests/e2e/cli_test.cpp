@@ -197,11 +197,20 @@ TEST_F(Cli, ValidateSaysCappedOnlyWhereMaxStepsCutsTheRun) {
 }
 
 // A file the spec names that is not there: validate (with or without --no-data) and run refuse
-// it with the same message, before reading anything.
+// it with the same message, before reading anything; the message says where the key was given:
+// --set, or the spec's line (it named the spec file for a --set value; found by a review).
 TEST_F(Cli, ValidateAndRunRefuseAMissingDataFileAlike) {
   const std::string missing = (dir_ / "nope.jsonl").string();
   const std::string set = " --set data.source=file --set data.path='" + missing + "'";
-  const std::string said = "data.path: " + missing + ": no such file or folder";
+  const std::string said = "--set: data.path: " + missing + ": no such file or folder";
+  std::ofstream(dir_ / "named.yaml") << "model:\n  preset: tiny\ndata:\n  source: file\n"
+                                     << "  path: " << missing << "\n";
+  const Result in_file = ftbench("validate '" + (dir_ / "named.yaml").string() + "'");
+  EXPECT_EQ(in_file.exit_code, 2) << in_file.output;
+  EXPECT_NE(in_file.output.find((dir_ / "named.yaml").string() + ":5: data.path: " + missing +
+                                ": no such file or folder"),
+            std::string::npos)
+      << in_file.output;
   const Result run =
       ftbench("run configs/ci-tiny.yaml" + set + " -o '" + (dir_ / "missing.json").string() + "'");
   EXPECT_EQ(run.exit_code, 2) << run.output;

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftbench::spec {
@@ -168,6 +170,10 @@ struct RunSpec {
   BackendSpec backend;
   OutputSpec output;
   std::string source_path;  // the YAML file it came from ("" for built-in)
+  // Where each key read came from, for problems found after loading (a file it names that is
+  // not there): "--set" with line 0 for an override, else source_path and the key's 1-based
+  // line. Not part of the spec: never written, compared or fingerprinted.
+  std::map<std::string, std::pair<std::string, int64_t>> key_origins;
 };
 
 }  // namespace ftbench::spec

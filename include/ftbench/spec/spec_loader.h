@@ -20,6 +20,10 @@ RunSpec load_spec(const std::string& path, const std::vector<std::string>& overr
 RunSpec load_spec_from_string(const std::string& yaml_text, const std::string& source_name,
                               const std::vector<std::string>& overrides = {});
 
+// A problem with `key` of a loaded spec, placed where the key was given (RunSpec::key_origins:
+// "--set", or the file's line; the spec's file without a line for a key it does not give).
+SpecIssue issue_at(const RunSpec& spec, const std::string& key, std::string message);
+
 // Every cross-field and range rule, on an already-filled spec. Empty when valid.
 std::vector<SpecIssue> validate(const RunSpec& spec);
 
