@@ -11,9 +11,9 @@
 #include "ftbench/bench/gemm_check.h"
 #include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
-#include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
-#include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_fields.h"
+#include "ftbench/text/json_parse.h"
 #include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/table.h"
@@ -40,7 +40,7 @@ bool supported_schema(const std::string& schema) {
 }
 
 // Reads a gemm result; the first problem throws, naming the file and the JSON path.
-class Reader : public report::JsonFields<Json, GemmFileError> {
+class Reader : public text::JsonFields<Json, GemmFileError> {
  public:
   using JsonFields::JsonFields;
 
@@ -334,20 +334,13 @@ GemmResult read_gemm_result(const std::string& path) {
 }
 
 GemmResult parse_gemm_result(std::string_view text, const std::string& source) {
-  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
-    throw GemmFileError(
-        source + ": not a readable gemm result: " + ftbench::text::json_too_deep_message(*deep));
-  }
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw GemmFileError(source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                        ftbench::text::json_error_reason(e.what()));
-  } catch (const Json::exception& e) {
-    throw GemmFileError(
-        source + ": not a readable gemm result: " + ftbench::text::json_error_reason(e.what()));
-  }
+  using ftbench::text::JsonTextError;
+  const Json json = ftbench::text::parse_json_text<Json>(text, [&](const JsonTextError& e) {
+    throw GemmFileError(e.kind == JsonTextError::Kind::kSyntax
+                            ? source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+                                  e.reason
+                            : source + ": not a readable gemm result: " + e.reason);
+  });
   return gemm_from_json(json, source);
 }
 

@@ -17,12 +17,13 @@
 #include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/spec/limits.h"
-#include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_parse.h"
 #include "ftbench/text/messages.h"
 
 namespace ftbench::data {
 
 using json = nlohmann::json;
+using ftbench::text::JsonTextError;
 using text::not_one_of_message;
 
 namespace {
@@ -433,17 +434,18 @@ class FileReader {
       throw DataError(fmt::format("{}:{}: {}", path, line_column(text, bad).first,
                                   invalid_utf8_message(text, bad)));
     }
-    json root;
-    try {
-      root = json::parse(text);
-    } catch (const json::parse_error& e) {
-      const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    const json root = ftbench::text::parse_json_text<json>(text, [&](const JsonTextError& e) {
+      if (e.kind == JsonTextError::Kind::kOutOfRange) {
+        // Valid JSON that no record can hold, such as a number past a double's range (1e999):
+        // the error's path says where.
+        throw DataError(fmt::format("{}: {}", path, e.reason));
+      }
+      // nlohmann's syntax error byte is 1-based; the too-deep offset 0-based.
+      const std::size_t offset =
+          e.kind == JsonTextError::Kind::kSyntax && e.byte > 0 ? e.byte - 1 : e.byte;
       throw DataError(fmt::format("{}:{}: {}", path, line_column(text, offset).first,
                                   malformed_json_message(text, e)));
-    } catch (const json::exception& e) {
-      // Valid JSON that no record can hold, such as a number past a double's range (1e999).
-      throw DataError(fmt::format("{}: {}", path, ftbench::text::json_error_reason(e.what())));
-    }
+    });
     const std::vector<std::size_t> offsets = array_element_offsets(text);
     for (std::size_t i = 0; i < root.size(); ++i) {
       const int64_t line = i < offsets.size() ? line_column(text, offsets[i]).first : 0;
@@ -519,14 +521,8 @@ class FileReader {
       if (const std::size_t bad = invalid_utf8_at(line); bad != std::string_view::npos) {
         throw BadRecord(invalid_utf8_message(line, bad));
       }
-      json record;
-      try {
-        record = json::parse(line);
-      } catch (const json::parse_error& e) {
-        throw BadRecord(malformed_json_message(line, e));
-      } catch (const json::exception& e) {
-        throw BadRecord(ftbench::text::json_error_reason(e.what()));
-      }
+      const json record = ftbench::text::parse_json_text<json>(
+          line, [&](const JsonTextError& e) { throw BadRecord(malformed_json_message(line, e)); });
       add(record, where);
     } catch (const BadRecord& e) {
       bad(where + e.what());

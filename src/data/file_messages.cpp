@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/json_errors.h"
 #include "ftbench/text/messages.h"
 
 namespace ftbench::data::detail {
@@ -71,12 +70,12 @@ std::string invalid_utf8_message(std::string_view text, std::size_t offset) {
 }
 
 // "malformed JSON at column C: <the parser's reason>", C in the line that `text` starts.
-std::string malformed_json_message(std::string_view text, const json::parse_error& e) {
+std::string malformed_json_message(std::string_view text, const ftbench::text::JsonTextError& e) {
+  if (e.kind != ftbench::text::JsonTextError::Kind::kSyntax) return e.reason;
   // nlohmann's byte is the 1-based position of the last character read.
   const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
   const int64_t column = line_column(text, offset).second;
-  return fmt::format("malformed JSON at column {}: {}", column,
-                     ftbench::text::json_error_reason(e.what()));
+  return fmt::format("malformed JSON at column {}: {}", column, e.reason);
 }
 
 bool is_blank(std::string_view line) {

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/text/json_parse.h"
+
 namespace ftbench::data::detail {
 
 // Strings quoted in messages are cut after this many bytes.
@@ -32,8 +34,9 @@ std::pair<int64_t, int64_t> line_column(std::string_view text, std::size_t offse
 // "invalid UTF-8 at column C (byte 0xNN)", C in the line that holds `offset`.
 std::string invalid_utf8_message(std::string_view text, std::size_t offset);
 
-// "malformed JSON at column C: <the parser's reason>", C in the line that `text` starts.
-std::string malformed_json_message(std::string_view text, const nlohmann::json::parse_error& e);
+// Why `text` did not parse: "malformed JSON at column C: <the parser's reason>", C in the line
+// that `text` starts, for a syntax error; else the error's reason (too deep, out of range).
+std::string malformed_json_message(std::string_view text, const ftbench::text::JsonTextError& e);
 
 bool is_blank(std::string_view line);
 

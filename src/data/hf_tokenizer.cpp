@@ -25,7 +25,6 @@ namespace {
 
 using detail::AddedToken;
 using detail::append_utf8;
-using detail::bool_or;
 using detail::byte_to_code_point;
 using detail::check_utf8;
 using detail::Matcher;
@@ -38,7 +37,6 @@ using detail::SplitBehavior;
 using detail::TokenTrie;
 using detail::trim_space_end;
 using detail::trim_space_start;
-using detail::type_of;
 using detail::utf8_sequence;
 using nlohmann::json;
 
@@ -64,7 +62,8 @@ struct IdRange {
 
 }  // namespace
 
-struct HfTokenizer::Impl {
+struct HfTokenizer::Impl : detail::TokenizerFields {
+  explicit Impl(const std::string& source) : TokenizerFields(source), source(source) {}
   std::string source;
   std::unordered_map<std::string, int32_t> vocab;  // token text (byte-level form) -> id
   // Vocabulary tokens by the raw bytes they stand for (byte-level form decoded); only tokens
@@ -95,9 +94,6 @@ struct HfTokenizer::Impl {
 
   // Reading tokenizer.json, a section of the format each; every problem is a TokenizerError
   // naming `source` and the key.
-  [[noreturn]] void fail(const std::string& message) const {
-    throw TokenizerError(fmt::format("{}: {}", source, message));
-  }
   void read_model(const json& model, IdRange& ids);
   std::array<int, 0x144> read_byte_symbols();
   void read_merges(const json& model);
@@ -289,9 +285,9 @@ namespace {
 // `single` starting with a SpecialToken, RobertaProcessing's `cls`), or nullopt when it puts
 // none. Sequence post-processors are searched in order.
 std::optional<int32_t> leading_special_token(const HfTokenizer& tokenizer, const json& processor,
-                                             const std::string& source) {
+                                             const detail::TokenizerFields& fields) {
   if (processor.is_null()) return std::nullopt;
-  const std::string type = type_of(processor, source, "post_processor");
+  const std::string type = fields.type_of(processor, "post_processor");
   const auto id_of = [&](const std::string& token, const std::string& where) {
     if (processor.contains("special_tokens") && processor["special_tokens"].is_object()) {
       const auto it = processor["special_tokens"].find(token);
@@ -303,25 +299,25 @@ std::optional<int32_t> leading_special_token(const HfTokenizer& tokenizer, const
     }
     const std::optional<int32_t> id = tokenizer.token_id(token);
     if (!id) {
-      throw TokenizerError(fmt::format("{}: post_processor.{}: {} is not a token of the file",
-                                       source, where, text::quoted(token)));
+      fields.fail(fmt::format("post_processor.{}: {} is not a token of the file", where,
+                              text::quoted(token)));
     }
     return *id;
   };
   if (type == "Sequence") {
     if (!processor.contains("processors") || !processor["processors"].is_array()) {
-      throw TokenizerError(fmt::format("{}: post_processor.processors: expected an array", source));
+      fields.fail("post_processor.processors: expected an array");
     }
     for (const json& p : processor["processors"]) {
-      if (const auto id = leading_special_token(tokenizer, p, source)) return id;
+      if (const auto id = leading_special_token(tokenizer, p, fields)) return id;
     }
     return std::nullopt;
   }
   if (type == "TemplateProcessing") {
     if (!processor.contains("single") || !processor["single"].is_array()) {
-      throw TokenizerError(fmt::format(
-          "{}: post_processor.single: expected an array of template pieces, found {}", source,
-          processor.contains("single") ? processor["single"].dump() : "nothing"));
+      fields.fail(
+          fmt::format("post_processor.single: expected an array of template pieces, found {}",
+                      processor.contains("single") ? processor["single"].dump() : "nothing"));
     }
     const json& single = processor["single"];
     if (single.empty() || !single[0].is_object() || !single[0].contains("SpecialToken")) {
@@ -329,17 +325,17 @@ std::optional<int32_t> leading_special_token(const HfTokenizer& tokenizer, const
     }
     const json& special = single[0]["SpecialToken"];
     if (!special.is_object() || !special.contains("id") || !special["id"].is_string()) {
-      throw TokenizerError(fmt::format(
-          "{}: post_processor.single[0].SpecialToken: expected {{\"id\": \"...\"}}, found {}",
-          source, special.dump()));
+      fields.fail(fmt::format(
+          "post_processor.single[0].SpecialToken: expected {{\"id\": \"...\"}}, found {}",
+          special.dump()));
     }
     return id_of(special["id"].get<std::string>(), "single[0]");
   }
   if (type == "RobertaProcessing" || type == "BertProcessing") {
     const json& cls = processor.contains("cls") ? processor["cls"] : json();
     if (!cls.is_array() || cls.size() != 2 || !cls[0].is_string()) {
-      throw TokenizerError(fmt::format("{}: post_processor.cls: expected [\"token\", id], found {}",
-                                       source, cls.dump()));
+      fields.fail(
+          fmt::format("post_processor.cls: expected [\"token\", id], found {}", cls.dump()));
     }
     return id_of(cls[0].get<std::string>(), "cls");
   }
@@ -366,12 +362,12 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_file(const std::string& path) {
 // model: a byte-level BPE's vocabulary and options; `ids` gets the largest id seen.
 void HfTokenizer::Impl::read_model(const json& model, IdRange& ids) {
   const std::string model_type = model.is_object() && model.contains("type")
-                                     ? type_of(model, source, "model")
+                                     ? type_of(model, "model")
                                      : std::string("BPE");  // older files omit it
   if (model_type != "BPE") {
     fail(fmt::format("model.type: {} is not supported (only \"BPE\")", text::quoted(model_type)));
   }
-  if (bool_or(model, "byte_fallback", false, source, "model")) {
+  if (bool_or(model, "byte_fallback", false, "model")) {
     fail("model.byte_fallback: true is not supported (byte-level BPE needs no fallback)");
   }
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
@@ -383,7 +379,7 @@ void HfTokenizer::Impl::read_model(const json& model, IdRange& ids) {
     fail(fmt::format("model.dropout: {} is not supported (encode is deterministic)",
                      model["dropout"].dump()));
   }
-  ignore_merges = bool_or(model, "ignore_merges", false, source, "model");
+  ignore_merges = bool_or(model, "ignore_merges", false, "model");
   if (!model.contains("vocab") || !model["vocab"].is_object()) {
     fail("model.vocab: missing or not an object of token -> id");
   }
@@ -476,7 +472,7 @@ void HfTokenizer::Impl::read_pre_tokenizer(const json& root) {
   std::vector<std::pair<json, std::string>> steps;
   {
     const json& pt = root["pre_tokenizer"];
-    if (type_of(pt, source, "pre_tokenizer") == "Sequence") {
+    if (type_of(pt, "pre_tokenizer") == "Sequence") {
       if (!pt.contains("pretokenizers") || !pt["pretokenizers"].is_array()) {
         fail("pre_tokenizer.pretokenizers: missing or not an array");
       }
@@ -490,18 +486,17 @@ void HfTokenizer::Impl::read_pre_tokenizer(const json& root) {
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& [j, where] = steps[i];
-    const std::string type = type_of(j, source, where);
+    const std::string type = type_of(j, where);
     PreTokenizerStep step;
     if (type == "ByteLevel") {
       if (i + 1 != steps.size()) fail(where + ": ByteLevel must be the last pre-tokenizer");
       step.kind = PreTokenizerStep::Kind::kByteLevel;
-      step.add_prefix_space = bool_or(j, "add_prefix_space", false, source, where);
-      if (bool_or(j, "use_regex", true, source, where)) {
+      step.add_prefix_space = bool_or(j, "add_prefix_space", false, where);
+      if (bool_or(j, "use_regex", true, where)) {
         step.regex = std::make_shared<const Regex>(kGpt2Pattern, source + ": " + where);
       }
     } else if (type == "Split") {
-      if (bool_or(j, "invert", false, source, where))
-        fail(where + ".invert: true is not supported");
+      if (bool_or(j, "invert", false, where)) fail(where + ".invert: true is not supported");
       const std::string behavior = j.value("behavior", std::string("Isolated"));
       if (behavior == "Isolated") {
         step.behavior = SplitBehavior::kIsolated;
@@ -551,11 +546,11 @@ void HfTokenizer::Impl::read_added_tokens(const json& root, IdRange& ids) {
       AddedToken t;
       t.content = a["content"].get<std::string>();
       t.id = a["id"].get<int32_t>();
-      t.special = bool_or(a, "special", false, source, where);
-      t.lstrip = bool_or(a, "lstrip", false, source, where);
-      t.rstrip = bool_or(a, "rstrip", false, source, where);
-      t.normalized = bool_or(a, "normalized", !t.special, source, where);
-      if (bool_or(a, "single_word", false, source, where)) {
+      t.special = bool_or(a, "special", false, where);
+      t.lstrip = bool_or(a, "lstrip", false, where);
+      t.rstrip = bool_or(a, "rstrip", false, where);
+      t.normalized = bool_or(a, "normalized", !t.special, where);
+      if (bool_or(a, "single_word", false, where)) {
         fail(where + ".single_word: true is not supported");
       }
       if (t.id > ids.max_id) {
@@ -660,15 +655,11 @@ void HfTokenizer::Impl::read_special_tokens(const HfTokenizer& self, const json&
   // Does an example start with BOS? add_bos_token says so where the config has it (the Llama
   // tokenizer classes rebuild their post-processor from it); else the post-processor decides.
   const std::optional<int32_t> template_bos =
-      root.contains("post_processor") ? leading_special_token(self, root["post_processor"], source)
+      root.contains("post_processor") ? leading_special_token(self, root["post_processor"], *this)
                                       : std::nullopt;
   if (config.is_object() && config.contains("add_bos_token") &&
       !config["add_bos_token"].is_null()) {
-    if (!config["add_bos_token"].is_boolean()) {
-      throw TokenizerError(fmt::format("{}: add_bos_token: expected true or false, found {}",
-                                       config_source, config["add_bos_token"].dump()));
-    }
-    add_bos = config["add_bos_token"].get<bool>();
+    add_bos = detail::TokenizerFields(config_source).bool_or(config, "add_bos_token", false, "");
     if (add_bos && bos < 0) {
       throw TokenizerError(fmt::format(
           "{}: add_bos_token is true, but there is no BOS token: set bos_token", config_source));
@@ -682,11 +673,10 @@ void HfTokenizer::Impl::read_special_tokens(const HfTokenizer& self, const json&
 std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer_json,
                                                     const std::string& config_json,
                                                     const std::string& source) {
-  auto impl = std::make_unique<Impl>();
-  impl->source = source;
+  auto impl = std::make_unique<Impl>(source);
   const json root = parse_json(tokenizer_json, source);
   if (!root.is_object()) {
-    throw TokenizerError(fmt::format("{}: expected a JSON object at the top", source));
+    impl->fail("expected a JSON object at the top");
   }
   if (!root.contains("model")) impl->fail("model: missing");
   const json& model = root["model"];
@@ -697,13 +687,13 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const std::string& tokenizer
   // normalizer
   if (root.contains("normalizer") && !root["normalizer"].is_null()) {
     impl->fail(fmt::format("normalizer: {} is not supported (only null)",
-                           text::quoted(type_of(root["normalizer"], source, "normalizer"))));
+                           text::quoted(impl->type_of(root["normalizer"], "normalizer"))));
   }
 
   impl->read_pre_tokenizer(root);
   // decoder
   if (!root.contains("decoder") || root["decoder"].is_null() ||
-      type_of(root["decoder"], source, "decoder") != "ByteLevel") {
+      impl->type_of(root["decoder"], "decoder") != "ByteLevel") {
     impl->fail(fmt::format("decoder: expected ByteLevel, found {}",
                            root.contains("decoder") ? root["decoder"].dump() : "nothing"));
   }

@@ -1,7 +1,7 @@
 #include "hf_tokenizer_parts.h"
 
 #include "ftbench/io/whole_file.h"
-#include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_parse.h"
 
 namespace ftbench::data::detail {
 
@@ -130,40 +130,33 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 nlohmann::json parse_json(const std::string& text, const std::string& source) {
-  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
+  using ftbench::text::JsonTextError;
+  return ftbench::text::parse_json_text<nlohmann::json>(text, [&](const JsonTextError& e) {
     throw TokenizerError(
-        fmt::format("{}: {}", source, ftbench::text::json_too_deep_message(*deep)));
-  }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw TokenizerError(fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte,
-                                     ftbench::text::json_error_reason(e.what())));
-  } catch (const nlohmann::json::exception& e) {
-    throw TokenizerError(fmt::format("{}: {}", source, ftbench::text::json_error_reason(e.what())));
-  }
+        e.kind == JsonTextError::Kind::kSyntax
+            ? fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte, e.reason)
+            : fmt::format("{}: {}", source, e.reason));
+  });
 }
 
-std::string type_of(const nlohmann::json& j, const std::string& source, const std::string& key) {
+std::string TokenizerFields::type_of(const nlohmann::json& j, const std::string& where) const {
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
     // The type's name, not the value: a model object holds the whole vocabulary, and dumping a
     // deeply nested value would recurse as deep.
     const char* found = !j.is_object()        ? j.type_name()
                         : !j.contains("type") ? "no \"type\""
                                               : j["type"].type_name();
-    throw TokenizerError(
-        fmt::format("{}: {}: expected an object with a string \"type\", found {}{}", source, key,
-                    j.is_object() && j.contains("type") ? "a \"type\" that is a " : "", found));
+    fail(fmt::format("{}: expected an object with a string \"type\", found {}{}", where,
+                     j.is_object() && j.contains("type") ? "a \"type\" that is a " : "", found));
   }
   return j["type"].get<std::string>();
 }
 
-bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std::string& source,
-             const std::string& where) {
+bool TokenizerFields::bool_or(const nlohmann::json& j, const char* key, bool fallback,
+                              const std::string& where) const {
   if (!j.contains(key) || j[key].is_null()) return fallback;
   if (!j[key].is_boolean()) {
-    throw TokenizerError(fmt::format("{}: {}.{}: expected true or false, found {}", source, where,
-                                     key, j[key].dump()));
+    fail(fmt::format("{}: expected true or false, found {}", join(where, key), j[key].dump()));
   }
   return j[key].get<bool>();
 }

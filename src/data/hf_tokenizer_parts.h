@@ -20,6 +20,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/text/json_fields.h"
+
 #include "ftbench/data/hf_tokenizer.h"
 
 namespace ftbench::data::detail {
@@ -182,11 +184,17 @@ struct Section {
 std::string read_file(const std::filesystem::path& path);
 nlohmann::json parse_json(const std::string& text, const std::string& source);
 
-// The string "type" of the object `j` at `key`; TokenizerError naming `key` otherwise.
-std::string type_of(const nlohmann::json& j, const std::string& source, const std::string& key);
+// Field access for tokenizer.json: text::JsonFields (the file and the JSON path in every
+// message, TokenizerError) with the two kinds of field the format adds.
+class TokenizerFields : public text::JsonFields<nlohmann::json, TokenizerError> {
+ public:
+  using JsonFields::JsonFields;
 
-// j[key] as a boolean, `fallback` when absent or null; TokenizerError naming `where.key`.
-bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std::string& source,
-             const std::string& where);
+  // The string "type" of the component `j` at `where` ("pre_tokenizer", "decoder").
+  std::string type_of(const nlohmann::json& j, const std::string& where) const;
+  // j[key] as true or false, `fallback` when absent or null; the error names `where.key`.
+  bool bool_or(const nlohmann::json& j, const char* key, bool fallback,
+               const std::string& where) const;
+};
 
 }  // namespace ftbench::data::detail

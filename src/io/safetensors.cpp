@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/text/json_parse.h"
+
 namespace ftbench::io {
 namespace {
 
@@ -139,12 +141,18 @@ SafetensorsIndex parse_safetensors_index(std::string_view file_start, uint64_t f
   if (header_text.empty() || header_text.front() != '{') {
     fail(source, "not a safetensors file: the header does not start with '{'");
   }
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(source, fmt::format("the header is not valid JSON: {}", e.what()));
-  }
+  const auto header =
+      text::parse_json_text<nlohmann::json>(header_text, [&](const text::JsonTextError& e) {
+        // Bytes counted in the file, whose header follows its 8-byte length.
+        using Kind = text::JsonTextError::Kind;
+        if (e.kind == Kind::kSyntax) {
+          fail(source,
+               fmt::format("the header is not valid JSON at byte {}: {}", 8 + e.byte, e.reason));
+        }
+        fail(source,
+             "the header: " +
+                 (e.kind == Kind::kTooDeep ? text::json_too_deep_message(8 + e.byte) : e.reason));
+      });
   if (!header.is_object()) fail(source, "the header is not a JSON object");
 
   SafetensorsIndex index;

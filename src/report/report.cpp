@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/text/json_fields.h"
 #include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "report_bounds.h"
@@ -187,8 +187,8 @@ int schema_major(const std::string& schema) {
 // the JSON path ("summary.step_seconds.p90", "steps[3].loss"). Templated on the JSON type so a
 // report parsed as ordered_json keeps its spec's key order.
 template <class Json>
-class Reader : public JsonFields<Json, ReportError> {
-  using Fields = JsonFields<Json, ReportError>;
+class Reader : public text::JsonFields<Json, ReportError> {
+  using Fields = text::JsonFields<Json, ReportError>;
 
  public:
   using Fields::array;

@@ -9,17 +9,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/report/run_status.h"
 #include "ftbench/text/iso8601.h"
+#include "ftbench/text/json_fields.h"
 #include "ftbench/text/messages.h"
 #include "report_bounds.h"
 
 namespace ftbench::report::detail {
 namespace {
 
-class Consistency : public JsonFields<nlohmann::json, ReportError> {
-  using Fields = JsonFields<nlohmann::json, ReportError>;
+class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
+  using Fields = text::JsonFields<nlohmann::json, ReportError>;
 
  public:
   using Fields::fail;

@@ -6,7 +6,7 @@
 
 #include "ftbench/io/output_file.h"
 #include "ftbench/io/whole_file.h"
-#include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_parse.h"
 
 namespace ftbench::report {
 
@@ -27,21 +27,15 @@ std::string read_whole_file(const std::string& path) {
 Report read_report(const std::string& path) { return parse_report(read_whole_file(path), path); }
 
 Report parse_report(std::string_view text, const std::string& source) {
-  if (const auto deep = ftbench::text::json_too_deep_at(text)) {
-    throw ReportError(source +
-                      ": not a readable report: " + ftbench::text::json_too_deep_message(*deep));
-  }
-  nlohmann::ordered_json json;
-  try {
-    json = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ReportError(source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                      ftbench::text::json_error_reason(e.what()));
-  } catch (const nlohmann::json::exception& e) {
-    // A number too large for a double (1e999) is valid JSON but no report's.
-    throw ReportError(source +
-                      ": not a readable report: " + ftbench::text::json_error_reason(e.what()));
-  }
+  using ftbench::text::JsonTextError;
+  const auto json =
+      ftbench::text::parse_json_text<nlohmann::ordered_json>(text, [&](const JsonTextError& e) {
+        // Too deep, or a number too large for a double (1e999): valid JSON but no report's.
+        throw ReportError(e.kind == JsonTextError::Kind::kSyntax
+                              ? source + ": not valid JSON at byte " + std::to_string(e.byte) +
+                                    ": " + e.reason
+                              : source + ": not a readable report: " + e.reason);
+      });
   // Qualified: argument-dependent lookup would also find nlohmann's own from_json(json, T&).
   return report::from_json(json, source);
 }

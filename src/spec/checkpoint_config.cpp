@@ -7,7 +7,7 @@
 
 #include "ftbench/io/whole_file.h"
 #include "ftbench/spec/limits.h"
-#include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_parse.h"
 
 namespace ftbench::spec {
 namespace {
@@ -84,15 +84,11 @@ std::string read_hf_file(const std::string& path) {
 }
 
 Json parse_hf_json_object(std::string_view text, const std::string& source) {
-  if (const auto deep = text::json_too_deep_at(text)) {
-    throw HfCheckpointError(source + ": " + text::json_too_deep_message(*deep));
-  }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw HfCheckpointError(source + ": not valid JSON: " + text::json_error_reason(e.what()));
-  }
+  const Json j = text::parse_json_text<Json>(text, [&](const text::JsonTextError& e) {
+    throw HfCheckpointError(
+        source + (e.kind == text::JsonTextError::Kind::kTooDeep ? ": " : ": not valid JSON: ") +
+        e.reason);
+  });
   if (!j.is_object()) throw HfCheckpointError(source + ": expected a JSON object");
   return j;
 }

@@ -1,5 +1,9 @@
 #include "ftbench/text/json_errors.h"
 
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 namespace ftbench::text {
 namespace {
 
@@ -18,7 +22,76 @@ std::string_view tail(std::string_view s, std::size_t n) {
   return s.substr(start);
 }
 
+// A SAX reader that keeps the path to the value being read and stops at the first error.
+class PathTracker : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(false); }
+  bool key(string_t& key) override {
+    frames_.back().key = key;
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    failed_ = true;
+    return false;
+  }
+
+  bool failed() const { return failed_; }
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.array) {
+        out += "[" + std::to_string(f.index) + "]";
+      } else if (!f.key.empty() || !out.empty()) {
+        out += (out.empty() ? "" : ".") + f.key;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;
+    std::string key;
+  };
+  bool value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    return true;
+  }
+  bool open(bool array) {
+    frames_.push_back({array, 0, ""});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return value();
+  }
+  std::vector<Frame> frames_;
+  bool failed_ = false;
+};
+
 }  // namespace
+
+std::string json_error_path(std::string_view text) {
+  PathTracker tracker;
+  nlohmann::json::sax_parse(text, &tracker);
+  return tracker.failed() ? tracker.path() : "";
+}
+
+std::string json_error_at(std::string_view text, std::string_view what) {
+  const std::string path = json_error_path(text);
+  return (path.empty() ? "" : path + ": ") + json_error_reason(what);
+}
 
 std::optional<std::size_t> json_too_deep_at(std::string_view text, int max_depth) {
   int depth = 0;

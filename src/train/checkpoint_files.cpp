@@ -19,10 +19,12 @@
 #include <openssl/evp.h>
 
 #include "ftbench/io/whole_file.h"
-#include "ftbench/report/json_fields.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/report/run_status.h"
 #include "ftbench/spec/canonical.h"
-#include "ftbench/text/json_errors.h"
+#include "ftbench/text/json_fields.h"
+#include "ftbench/text/json_parse.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/train/oom_fallback.h"
 
@@ -39,7 +41,7 @@ constexpr io::FileKind kChecksumFile{"checksum file", 4096};
 constexpr io::FileKind kSegmentJournalFile{"segment journal", 64 * io::kMiB};
 constexpr std::size_t kMaxSegments = 10'000;
 
-class ManifestReader : public report::JsonFields<Json, CheckpointError> {
+class ManifestReader : public text::JsonFields<Json, CheckpointError> {
  public:
   using JsonFields::JsonFields;
 
@@ -60,15 +62,13 @@ class ManifestReader : public report::JsonFields<Json, CheckpointError> {
 // The JSON document of a checkpoint folder's file; CheckpointError "<source>: ..." when it nests
 // too deep (`what` heads that message) or is not JSON.
 Json parse_json_file(std::string_view text, const std::string& source, const char* what) {
-  if (const auto deep = text::json_too_deep_at(text)) {
-    throw CheckpointError(source + ": " + what + text::json_too_deep_message(*deep));
-  }
-  try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw CheckpointError(source + ": not valid JSON (truncated or corrupted?): " +
-                          text::json_error_reason(e.what()));
-  }
+  return text::parse_json_text<Json>(text, [&](const text::JsonTextError& e) {
+    throw CheckpointError(source + ": " +
+                          (e.kind == text::JsonTextError::Kind::kTooDeep
+                               ? what
+                               : "not valid JSON (truncated or corrupted?): ") +
+                          e.reason);
+  });
 }
 
 // "step-" followed by digits only: the step, else nullopt.

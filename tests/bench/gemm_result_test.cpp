@@ -128,7 +128,7 @@ TEST(GemmResult, NumberBeyondDoubleIsInvalidJson) {
     FAIL() << "no GemmFileError";
   } catch (const GemmFileError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "g.json: not a readable gemm result: number out of range: -1e400");
+              "g.json: not a readable gemm result: total_seconds: number out of range: -1e400");
   }
 }
 

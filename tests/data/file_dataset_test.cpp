@@ -731,9 +731,21 @@ TEST_F(FileDatasetTest, JsonArrayErrorsNameLineAndRecordIndex) {
 // bad record like any malformed JSON (found by fuzz/data_file.cpp).
 TEST_F(FileDatasetTest, NumberBeyondDoubleIsMalformedJson) {
   EXPECT_EQ(Error("t.jsonl", "{\"text\": \"a\"}\n{\"text\": 1e309}\n"),
-            (dir_ / "t.jsonl").string() + ":2: number out of range: 1e309");
+            (dir_ / "t.jsonl").string() + ":2: text: number out of range: 1e309");
   EXPECT_EQ(Error("a.json", "[{\"text\": 1e400}]"),
-            (dir_ / "a.json").string() + ": number out of range: 1e400");
+            (dir_ / "a.json").string() + ": [0].text: number out of range: 1e400");
+}
+
+// A record nested past text::kMaxJsonDepth is refused before parsing, as reports and
+// tokenizer.json are: printing or copying such a value recurses once per level.
+TEST_F(FileDatasetTest, ARecordNestedTooDeepIsRefusedBeforeParsing) {
+  const std::string deep = "{\"text\": " + std::string(200, '[') + std::string(200, ']') + "}";
+  EXPECT_EQ(Error("t.jsonl", "{\"text\": \"a\"}\n" + deep + "\n"),
+            (dir_ / "t.jsonl").string() +
+                ":2: arrays or objects nested deeper than 128 levels (at byte 137)");
+  EXPECT_EQ(Error("a.json", "[\n{\"text\": \"a\"},\n" + deep + "]"),
+            (dir_ / "a.json").string() +
+                ":3: arrays or objects nested deeper than 128 levels (at byte 153)");
 }
 
 TEST_F(FileDatasetTest, FromTextReadsTheTextAndNamesThePath) {

@@ -101,6 +101,15 @@ TEST(Safetensors, RejectsBrokenFilesNamingWhat) {
   EXPECT_NE(error_of(le64(500) + "{}").find("truncated"), std::string::npos);
   EXPECT_NE(error_of(file_of("[1]", "")).find("does not start with '{'"), std::string::npos);
   EXPECT_NE(error_of(file_of("{\"a\":", "")).find("not valid JSON"), std::string::npos);
+  // The parser's own wording without nlohmann's "[json.exception...]" head, at the file's byte.
+  EXPECT_EQ(error_of(file_of("{\"a\" 1}", "")),
+            "x.safetensors: the header is not valid JSON at byte 14: syntax error while parsing "
+            "object separator - unexpected number literal; expected ':'");
+  // Refused before parsing, as every JSON file ftbench reads is (text::kMaxJsonDepth).
+  const std::string deep = "{\"a\":" + std::string(200, '[') + std::string(200, ']') + "}";
+  EXPECT_EQ(
+      error_of(file_of(deep, "")),
+      "x.safetensors: the header: arrays or objects nested deeper than 128 levels (at byte 141)");
   // Data shorter or longer than the tensors say.
   EXPECT_NE(error_of(file_of(ok, std::string(7, 'x'))).find("truncated"), std::string::npos);
   EXPECT_NE(error_of(file_of(ok, std::string(9, 'x'))).find("trailing bytes"), std::string::npos);

@@ -85,6 +85,18 @@ TEST(YamlErrorText, DepthLimitIsSaidInWords) {
   }
 }
 
+// The path to where the parser stopped: nlohmann's out-of-range error has no position.
+TEST(JsonErrorPath, NamesTheValueWhereParsingStopped) {
+  EXPECT_EQ(json_error_path(R"({"a": 1, "b": {"c": [0, 1, 1e999]}})"), "b.c[2]");
+  EXPECT_EQ(json_error_path(R"([{"text": "x"}, {"text": 1e400}])"), "[1].text");
+  EXPECT_EQ(json_error_path(R"({"a": [[1], [2, {"b": -1e400}]]})"), "a[1][1].b");
+  EXPECT_EQ(json_error_path("1e999"), "");
+  EXPECT_EQ(json_error_path(R"({"a": 1})"), "");  // parses
+  EXPECT_EQ(json_error_at(R"({"x": 1e999})",
+                          "[json.exception.out_of_range.406] number overflow parsing '1e999'"),
+            "x: number out of range: 1e999");
+}
+
 TEST(JsonErrorReason, DropsTheLibraryPrefix) {
   EXPECT_EQ(json_error_reason("[json.exception.parse_error.101] parse error at line 1, column 2: "
                               "syntax error while parsing value - invalid literal; last read: "

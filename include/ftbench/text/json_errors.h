@@ -15,6 +15,13 @@ namespace ftbench::text {
 // grammar allows but a double cannot hold) reads "number out of range: 1e999".
 std::string json_error_reason(std::string_view what);
 
+// The path of the value where nlohmann's parser stops in `text` ("summary.loss[3]", "[0].text"):
+// what json_error_reason cannot say for a number out of range, which nlohmann reports without a
+// position. "" when the text parses or the parser stops outside any array or object.
+std::string json_error_path(std::string_view text);
+// json_error_reason(what), after "<path>: " when json_error_path(text) has one.
+std::string json_error_at(std::string_view text, std::string_view what);
+
 // No file ftbench reads nests deeper than a handful of levels; nlohmann-json parses any depth
 // without recursion, but copying, comparing or printing a value recurses once per level, and a
 // few hundred thousand levels overflow the stack. Readers refuse deeper files before parsing.

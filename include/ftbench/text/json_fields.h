@@ -1,10 +1,11 @@
-// Typed field access for the readers of ftbench's JSON files (run reports, gemm results): the
-// first problem throws `Error` naming the source file and the JSON path ("steps[3].loss").
+// Typed field access for the readers of JSON files (run reports, gemm results, checkpoint
+// manifests, tokenizer.json): the first problem throws `Error` naming the source file and the
+// JSON path ("steps[3].loss").
 #pragma once
 
 #include <string>
 
-namespace ftbench::report {
+namespace ftbench::text {
 
 template <class Json, class Error>
 class JsonFields {
@@ -66,4 +67,4 @@ class JsonFields {
   std::string source_;
 };
 
-}  // namespace ftbench::report
+}  // namespace ftbench::text

@@ -1,0 +1,51 @@
+// Parsing a JSON document from a user's file, once for every reader: the depth limit first, then
+// nlohmann's parser, and each way it can fail told apart, so that a reader only words the error
+// in its own terms (its error type, its file's name, its prefix).
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "ftbench/text/json_errors.h"
+
+namespace ftbench::text {
+
+// Why a JSON text was not parsed.
+struct JsonTextError {
+  enum class Kind {
+    kTooDeep,     // nested deeper than kMaxJsonDepth; refused before parsing
+    kSyntax,      // not JSON (nlohmann's parse_error)
+    kOutOfRange,  // valid JSON that a value cannot hold, such as the number 1e999
+  };
+  Kind kind;
+  // kSyntax: nlohmann's 1-based byte of the error; kTooDeep: the 0-based offset of the bracket
+  // that opens one level too many; kOutOfRange: 0 (nlohmann gives no position).
+  std::size_t byte = 0;
+  // The message without any "<file>: " head: json_too_deep_message, json_error_reason (kSyntax)
+  // or json_error_at, whose path says where the value is (kOutOfRange).
+  std::string reason;
+};
+
+// `text` parsed as a `Json` (nlohmann::json or nlohmann::ordered_json). When it cannot be,
+// calls fail(const JsonTextError&), which must throw.
+template <class Json, class Fail>
+Json parse_json_text(std::string_view text, Fail&& fail) {
+  if (const auto deep = json_too_deep_at(text)) {
+    fail(JsonTextError{JsonTextError::Kind::kTooDeep, *deep, json_too_deep_message(*deep)});
+  } else {
+    try {
+      return Json::parse(text);
+    } catch (const typename Json::parse_error& e) {
+      fail(JsonTextError{JsonTextError::Kind::kSyntax, e.byte, json_error_reason(e.what())});
+    } catch (const typename Json::exception& e) {
+      fail(JsonTextError{JsonTextError::Kind::kOutOfRange, 0, json_error_at(text, e.what())});
+    }
+  }
+  throw std::logic_error("parse_json_text: the fail callback returned");
+}
+
+}  // namespace ftbench::text
