@@ -264,22 +264,19 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
   // What the run says of itself: a known status, a completed run with all its steps, steps
   // within the job's shape (tokens, epochs, learning rate, FLOPs), an end after its start.
   void check_run(const Report& r) const {
-    static const std::vector<std::string> kStatuses = {"completed", "interrupted", "diverged",
-                                                       "failed"};
+    const std::vector<std::string> run_statuses = status::run_statuses();
+    const std::vector<std::string> segment_statuses = status::segment_statuses();
     const auto known = [](const std::vector<std::string>& set, const std::string& v) {
       return std::find(set.begin(), set.end(), v) != set.end();
     };
-    if (!known(kStatuses, r.status)) {
-      fail("run.status: expected one of completed, interrupted, diverged, failed, found " +
+    if (!known(run_statuses, r.status)) {
+      fail("run.status: expected one of " + text::join(run_statuses) + ", found " +
            text::quoted(r.status));
     }
-    std::vector<std::string> segment_statuses = kStatuses;
-    segment_statuses.push_back("unfinished");
     for (std::size_t i = 0; i < r.segments.size(); ++i) {
       if (!known(segment_statuses, r.segments[i].status)) {
-        fail(join(index("segments", i), "status") +
-             ": expected one of completed, interrupted, diverged, failed, unfinished, found " +
-             text::quoted(r.segments[i].status));
+        fail(join(index("segments", i), "status") + ": expected one of " +
+             text::join(segment_statuses) + ", found " + text::quoted(r.segments[i].status));
       }
     }
     const auto check_time = [&](const std::string& path, const std::string& time) {
@@ -300,7 +297,8 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
            "run.started_at_utc " + text::quoted(r.started_at_utc));
     }
     const auto steps = static_cast<int64_t>(r.steps.size());
-    if (r.status == "completed" && r.derived.total_steps > 0 && steps != r.derived.total_steps) {
+    if (r.status == status::kCompleted && r.derived.total_steps > 0 &&
+        steps != r.derived.total_steps) {
       fail("steps: a completed run has its derived.total_steps " +
            std::to_string(r.derived.total_steps) + " steps, found " + std::to_string(steps));
     }

@@ -412,8 +412,8 @@ TEST(CheckpointFiles, TheSegmentJournalKeepsTheReportsRules) {
   bad = ok;
   bad[1].status = "x\x1b[2J";
   EXPECT_EQ(error_of(bad),
-            "segments.json: segments[1].status: expected one of completed, interrupted, failed, "
-            "diverged, unfinished, found \"x\\x1B[2J\"");
+            "segments.json: segments[1].status: expected one of completed, interrupted, diverged, "
+            "failed, unfinished, found \"x\\x1B[2J\"");
   bad = ok;
   bad[0].discarded_steps = 5;
   EXPECT_EQ(error_of(bad), "segments.json: segments[0].discarded_steps: 5 of the 4 steps it ran");

@@ -12,6 +12,7 @@
 
 #include "ftbench/io/output_file.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/report/run_status.h"
 
 namespace ftbench::run {
 namespace {
@@ -100,7 +101,7 @@ std::optional<report::Report> existing_report(const std::string& path) {
 }
 
 bool may_replace_report(const std::optional<report::Report>& old, const std::string& fingerprint) {
-  return old && old->spec_fingerprint == fingerprint && old->status != "completed";
+  return old && old->spec_fingerprint == fingerprint && old->status != report::status::kCompleted;
 }
 
 }  // namespace ftbench::run

@@ -37,6 +37,7 @@
 #include "ftbench/model/shape_math.h"
 #include "ftbench/report/phase_names.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/report/run_status.h"
 #include "ftbench/run/outputs.h"
 #include "ftbench/run/phase_timer.h"
 #include "ftbench/run/progress.h"

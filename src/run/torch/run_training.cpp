@@ -48,7 +48,7 @@ void Run::on_step(const report::StepRecord& r) {
     recorder_.first_step_ended(now);
     phases_->end_at(phase::kFirstStep, now);
   }
-  if (now - journal_written_ >= 60.0) update_journal("unfinished");
+  if (now - journal_written_ >= 60.0) update_journal(report::status::kUnfinished);
   progress_->update(r, now - train_start_);
   if (cadence_->evaluation_after(r.step)) {
     end_training_phase_at(r.step);
@@ -120,7 +120,8 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
   m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(spec_));
   // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
   // goes on (a process that then dies records nothing more).
-  const std::vector<metrics::StepFlops> flops = assemble(stopping ? "interrupted" : "unfinished");
+  const std::vector<metrics::StepFlops> flops =
+      assemble(stopping ? report::status::kInterrupted : report::status::kUnfinished);
   for (const metrics::StepFlops& f : flops) {
     m.step_flops.push_back(
         {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute});
@@ -185,16 +186,16 @@ void Run::release_run_objects() {
 // The summary, then the report: the write is timed on the real file, then the file is
 // rewritten with that time in it (the second write, of the same size, is not counted).
 report::Report Run::finish() {
-  assemble("completed");
+  assemble(report::status::kCompleted);
   phases_->end(phase::kSummarize);
   phases_->after_each_phase(nullptr);
-  update_journal("completed");
+  update_journal(report::status::kCompleted);
   rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
   const double write_start = clock_.now();
   rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + write_start);
   report::write_report(rep_, o_.output_path, replace_report_);
   phases_->end(phase::kReportWrite);
-  assemble("completed");
+  assemble(report::status::kCompleted);
   report::write_report(rep_, o_.output_path, /*force=*/true);
   return rep_;
 }
@@ -205,7 +206,9 @@ void Run::record_failure(const std::exception& e) {
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
   rep_.error = first_line(e.what());
-  const std::string status = interrupted ? "interrupted" : diverged ? "diverged" : "failed";
+  const std::string status = interrupted ? report::status::kInterrupted
+                             : diverged  ? report::status::kDiverged
+                                         : report::status::kFailed;
   if (!rep_.energy) rep_.energy = energy_->finish(recorder_.segment_steps(result_));
   phases_->after_each_phase(nullptr);
   phases_->end(interrupted ? phase::kInterrupted : phase::kFailed);
@@ -216,7 +219,7 @@ void Run::record_failure(const std::exception& e) {
   // interrupted run's report as it was (its own time is in the segment journal, billed by the
   // next resume).
   const bool keep_interrupted_report =
-      resume_ && !interrupted && old_report_ && old_report_->status == "interrupted";
+      resume_ && !interrupted && old_report_ && old_report_->status == report::status::kInterrupted;
   if (keep_interrupted_report) {
     spdlog::warn("{} is kept as the interrupted run left it; this attempt is segment {} in {}",
                  o_.output_path, recorder_.segment_index(),

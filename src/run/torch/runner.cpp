@@ -141,7 +141,7 @@ void Run::read_resume_point() {
 // and then find it may not write its adapter.
 void Run::check_outputs() {
   old_report_ = existing_report(o_.output_path);
-  const bool old_report_failed = old_report_ && old_report_->status == "failed";
+  const bool old_report_failed = old_report_ && old_report_->status == report::status::kFailed;
   replace_report_ = o_.force || old_report_failed ||
                     (resume_ && may_replace_report(old_report_, spec_fingerprint_));
   // What a process killed while writing the report left beside it.
@@ -213,9 +213,9 @@ void Run::start_report() {
   energy_.emplace(spec_.backend, recorder_.segment_index());
 
   journal_on_ = resume_.has_value();
-  phases_->after_each_phase([this] { update_journal("unfinished"); });
+  phases_->after_each_phase([this] { update_journal(report::status::kUnfinished); });
   // A resumed process is in the journal from now on, whatever becomes of it.
-  update_journal("unfinished");
+  update_journal(report::status::kUnfinished);
 }
 
 report::Report Run::execute() {
