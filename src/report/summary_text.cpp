@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/report/phase_names.h"
 #include "ftbench/text/messages.h"
 
 namespace ftbench::report {
@@ -105,11 +106,11 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   double evaluation_seconds = 0.0;
   bool trained = false;
   for (const Phase& p : r.phases) {
-    if (p.name == "training") {
+    if (p.name == phase::kTraining) {
       training_seconds += p.seconds;
       trained = true;
     }
-    if (p.name == "evaluation") evaluation_seconds += p.seconds;
+    if (p.name == phase::kEvaluation) evaluation_seconds += p.seconds;
   }
   if (trained) line("training", fmt::format("{:.2f} s", training_seconds));
   line("step time", fmt::format("median {:.4f} s, mean {:.4f} s, p90 {:.4f} s, cv {:.1f}%",

@@ -16,8 +16,6 @@
 
 namespace ftbench::model {
 
-at::ScalarType parse_dtype(const std::string& name);  // bf16, fp16, fp32
-
 class DecoderLayerImpl : public torch::nn::Module {
  public:
   DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, at::TensorOptions options);

@@ -12,6 +12,7 @@
 #include <torch/version.h>
 
 #include "ftbench/device/allocator_stats.h"
+#include "ftbench/device/dtype.h"
 #include "ftbench/device/host_info.h"
 
 namespace ftbench::device {
@@ -128,9 +129,7 @@ Backend::Backend(const spec::BackendSpec& spec) {
 }
 
 void Backend::check_dtype_supported(const std::string& dtype) const {
-  const at::ScalarType type = dtype == "bf16"   ? at::kBFloat16
-                              : dtype == "fp16" ? at::kHalf
-                                                : at::kFloat;
+  const at::ScalarType type = scalar_type_of(dtype);
   try {
     const at::Tensor a = at::ones({2, 2}, at::TensorOptions().dtype(type).device(device_));
     (void)at::mm(a, a);

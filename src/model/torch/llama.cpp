@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 #include <torch/custom_class.h>
 
+#include "ftbench/device/dtype.h"
 #include "ftbench/model/chunked_loss.h"
 #include "ftbench/model/sdpa.h"
 
@@ -32,7 +33,7 @@ LinearSlice slice(const std::string& name, int64_t out, const spec::LoraSpec& lo
     s.lora.rank = lora.rank;
     s.lora.alpha = lora.alpha;
     s.lora.dropout = lora.dropout;
-    s.lora.dtype = lora.dtype == "base" ? base_dtype : parse_dtype(lora.dtype);
+    s.lora.dtype = lora.dtype == "base" ? base_dtype : device::scalar_type_of(lora.dtype);
   }
   return s;
 }
@@ -99,13 +100,6 @@ class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
 
 }  // namespace
 
-at::ScalarType parse_dtype(const std::string& name) {
-  if (name == "bf16") return at::kBFloat16;
-  if (name == "fp16") return at::kHalf;
-  if (name == "fp32") return at::kFloat;
-  throw std::invalid_argument("unknown dtype \"" + name + "\" (expected bf16, fp16 or fp32)");
-}
-
 DecoderLayerImpl::DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora,
                                    at::TensorOptions options)
     : n_heads_(m.n_heads), n_kv_heads_(m.n_kv_heads), head_dim_(m.dim / m.n_heads) {
@@ -161,7 +155,8 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
 LlamaImpl::LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64_t max_positions,
                      at::Device device)
     : spec_(m), checkpointing_(m.activation_checkpointing) {
-  const at::TensorOptions options = at::TensorOptions().dtype(parse_dtype(m.dtype)).device(device);
+  const at::TensorOptions options =
+      at::TensorOptions().dtype(device::scalar_type_of(m.dtype)).device(device);
   const at::ScalarType dt = options.dtype().toScalarType();
   for (int64_t i = 0; i < m.n_layers; ++i) {
     layers.push_back(register_module("layer" + std::to_string(i), DecoderLayer(m, lora, options)));

@@ -10,6 +10,7 @@
 #include <ATen/Context.h>
 #include <torch/utils.h>
 
+#include "ftbench/device/dtype.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/model/safetensors_dtype.h"
 
@@ -112,7 +113,7 @@ void check_checkpoint_for_resume(const std::string& folder, const CheckpointMani
         fmt::join(spec.lora.targets, ", ")));
   }
   const std::string& lora_dtype = spec.lora.dtype == "base" ? spec.model.dtype : spec.lora.dtype;
-  const std::string dtype = lora_dtype == "bf16" ? "BF16" : lora_dtype == "fp16" ? "F16" : "F32";
+  const std::string dtype = *model::safetensors_dtype_name(device::scalar_type_of(lora_dtype));
   for (const std::string& name : m.parameters) {
     const io::TensorInfo* weight = nullptr;
     for (const std::string prefix : {"model.", "optimizer.exp_avg.", "optimizer.exp_avg_sq."}) {
