@@ -132,12 +132,8 @@ void check_tier(const std::string& tier) {
       std::find(std::begin(cost::kTiers), std::end(cost::kTiers), tier) != std::end(cost::kTiers)) {
     return;
   }
-  std::string message = fmt::format(
-      "--tier: expected one of on-demand, spot, reserved, marketplace, found \"{}\"", tier);
-  if (auto hint = text::closest(tier, {"on-demand", "spot", "reserved", "marketplace"})) {
-    message += fmt::format("; did you mean \"{}\"?", *hint);
-  }
-  throw InputError(message);
+  throw InputError("--tier: " + text::not_one_of_message(
+                                    tier, {std::begin(cost::kTiers), std::end(cost::kTiers)}));
 }
 
 bool same_name(const std::string& a, const std::string& b) {

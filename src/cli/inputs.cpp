@@ -75,20 +75,18 @@ double parse_count(const std::string& text, const std::string& flag) {
 
 text::Format parse_format_flag(const std::string& value) {
   if (auto f = text::parse_format(value)) return *f;
-  const std::vector<std::string> names = {"table", "markdown", "json", "csv"};
-  std::string message =
-      fmt::format("--format: expected one of table, markdown, json, csv, found \"{}\"", value);
-  if (auto hint = text::closest(value, names)) message += "; did you mean \"" + *hint + "\"?";
-  throw InputError(message);
+  throw InputError("--format: " +
+                   text::not_one_of_message(value, text::spellings(text::kFormatSpellings)));
 }
 
 cost::Billing parse_billing_flag(const std::string& value, const std::string& flag) {
   if (auto b = cost::parse_billing(value); b && *b != cost::Billing::kUnknown) return *b;
-  const std::vector<std::string> names = {"per-second", "per-minute", "per-hour"};
-  std::string message = fmt::format(
-      "{}: expected one of per-second, per-minute, per-hour, found \"{}\"", flag, value);
-  if (auto hint = text::closest(value, names)) message += "; did you mean \"" + *hint + "\"?";
-  throw InputError(message);
+  // A flag names a known billing: the catalog's "unknown" is not one to give.
+  std::vector<std::string> names;
+  for (const auto& s : cost::kBillingSpellings) {
+    if (s.value != cost::Billing::kUnknown) names.emplace_back(s.name);
+  }
+  throw InputError(flag + ": " + text::not_one_of_message(value, names));
 }
 
 cost::Rate rate_from_flags(double usd_per_gpu_hour, const std::string& billing,

@@ -350,12 +350,12 @@ void RowReader::read(const Record& record, std::size_t header_fields) {
   name_gpu(offer, accelerator);
   if (price) {
     Offer on_demand = offer;
-    on_demand.tier = "on-demand";
+    on_demand.tier = kOnDemand;
     on_demand.usd_per_gpu_hour = *price;
     add_offer(std::move(on_demand));
   }
   if (spot) {
-    offer.tier = "spot";
+    offer.tier = kSpot;
     offer.usd_per_gpu_hour = *spot;
     add_offer(std::move(offer));
   }

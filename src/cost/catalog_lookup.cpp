@@ -124,7 +124,7 @@ const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
   }
   std::stable_sort(matches.begin(), matches.end(), cheaper);
   for (const Offer* offer : matches) {
-    if (offer->tier == "on-demand") return *offer;
+    if (offer->tier == kOnDemand) return *offer;
   }
   return *matches.front();
 }

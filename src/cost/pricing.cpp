@@ -50,7 +50,7 @@ const Offer* default_offer(const Catalog& catalog, const Gpu* gpu) {
   if (gpu == nullptr) return nullptr;
   const Offer* any_on_demand = nullptr;
   for (const Offer* o : offers_for(catalog, gpu)) {
-    if (o->tier != "on-demand") continue;
+    if (o->tier != kOnDemand) continue;
     if (o->billing != Billing::kUnknown) return o;
     if (any_on_demand == nullptr) any_on_demand = o;
   }

@@ -31,11 +31,7 @@ Table printable_table(const Table& table) {
 }  // namespace
 
 std::optional<Format> parse_format(std::string_view name) {
-  if (name == "table") return Format::kTable;
-  if (name == "markdown") return Format::kMarkdown;
-  if (name == "json") return Format::kJson;
-  if (name == "csv") return Format::kCsv;
-  return std::nullopt;
+  return parse_spelling(kFormatSpellings, name);
 }
 
 bool use_color(std::string_view mode) {

@@ -59,7 +59,10 @@ int64_t days_since_epoch(const Date& date);
 // those of its files; offers name them.
 using Gpu = gpus::Gpu;
 
-inline constexpr const char* kTiers[] = {"on-demand", "spot", "reserved", "marketplace"};
+// An offer's tier, as catalogs spell it; the first two are the ones ftbench's rules name.
+inline constexpr const char* kOnDemand = "on-demand";
+inline constexpr const char* kSpot = "spot";
+inline constexpr const char* kTiers[] = {kOnDemand, kSpot, "reserved", "marketplace"};
 
 struct Offer {
   std::string provider;  // e.g. "reference-run", "aws"

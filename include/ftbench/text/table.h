@@ -7,9 +7,15 @@
 #include <string_view>
 #include <vector>
 
+#include "ftbench/text/spellings.h"
+
 namespace ftbench::text {
 
 enum class Format { kTable, kMarkdown, kJson, kCsv };
+inline constexpr Spelling<Format> kFormatSpellings[] = {{Format::kTable, "table"},
+                                                        {Format::kMarkdown, "markdown"},
+                                                        {Format::kJson, "json"},
+                                                        {Format::kCsv, "csv"}};
 // "table", "markdown", "json", "csv"; nullopt for anything else.
 std::optional<Format> parse_format(std::string_view name);
 
