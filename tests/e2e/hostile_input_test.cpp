@@ -566,6 +566,11 @@ std::vector<Case> cases() {
                   {"array.json: not an ftbench report (expected a JSON object, found array)"}),
       report_case("nul-bytes", [](std::string text) { return text.replace(100, 1, 1, '\0'); },
                   {"nul-bytes.json: not valid JSON at byte 101"}),
+      // The parser stops at a NUL as at the end: what follows was ignored (found by a review).
+      report_case("nul-then-garbage",
+                  [](std::string text) { return text + std::string(1, '\0') + "garbage"; },
+                  {"nul-then-garbage.json: not valid JSON at byte ",
+                   ": a NUL byte, which no JSON text holds"}),
       report_case(
           "invalid-utf8",
           [](std::string text) { return text.replace(text.find("h100-reference"), 1, "\xFF"); },

@@ -31,10 +31,20 @@ struct JsonTextError {
 };
 
 // `text` parsed as a `Json` (nlohmann::json or nlohmann::ordered_json). When it cannot be,
-// calls fail(const JsonTextError&), which must throw.
+// calls fail(const JsonTextError&), which must throw. A NUL byte outside a string is a syntax
+// error: nlohmann's parser takes it for the end of the text and would ignore what follows (in
+// a string, the parser itself refuses it as an unescaped control character).
 template <class Json, class Fail>
 Json parse_json_text(std::string_view text, Fail&& fail) {
-  if (const auto deep = json_too_deep_at(text)) {
+  std::size_t nul = std::string_view::npos;
+  for_each_byte_outside_strings(text, [&](std::size_t i, char c) {
+    if (c == '\0') nul = i;
+    return c != '\0';
+  });
+  if (nul != std::string_view::npos) {
+    fail(JsonTextError{JsonTextError::Kind::kSyntax, nul + 1,
+                       "a NUL byte, which no JSON text holds"});
+  } else if (const auto deep = json_too_deep_at(text)) {
     fail(JsonTextError{JsonTextError::Kind::kTooDeep, *deep, json_too_deep_message(*deep)});
   } else {
     try {
