@@ -283,4 +283,23 @@ void write_file_atomically(const std::string& text, const std::string& path, boo
   sync_directory(parent);
 }
 
+fs::path absolute_normal(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  const fs::path normal = (ec ? fs::path(path) : absolute).lexically_normal();
+  // "/a/b/." and "/a/b/c/.." are "/a/b/": the folder, without the trailing separator.
+  return normal.has_filename() || normal == normal.root_path() ? normal : normal.parent_path();
+}
+
+bool path_within(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o) {
+    if (o->empty()) continue;  // a trailing separator
+    if (i != inner.end() && i->empty()) ++i;
+    if (i == inner.end() || *i != *o) return false;
+    ++i;
+  }
+  return true;
+}
+
 }  // namespace ftbench::io

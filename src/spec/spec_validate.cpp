@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/io/output_file.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/presets.h"
@@ -348,7 +349,8 @@ void validate_output(Checker& c, const OutputSpec& o) {
 
 // The folders a run writes or reads as a whole must not overlap: replacing an export folder
 // (--force) removes everything in it, and a merged export over the checkpoint it was loaded
-// from would destroy it.
+// from would destroy it. Nor may an export folder hold what the run reads (its spec, data and
+// tokenizer files: they go with it) or the folder ftbench runs in.
 void validate_folders(Checker& c, const RunSpec& spec) {
   namespace fs = std::filesystem;
   const auto expand = [&](std::string path) {
@@ -356,43 +358,48 @@ void validate_folders(Checker& c, const RunSpec& spec) {
     for (size_t pos = path.find(key); pos != std::string::npos; pos = path.find(key)) {
       path.replace(pos, key.size(), spec.output.name);
     }
-    std::error_code ec;
-    const fs::path absolute = fs::absolute(path, ec);
-    return (ec ? fs::path(path) : absolute).lexically_normal();
+    return io::absolute_normal(path);
   };
-  // True when `inner` is `outer` or inside it.
-  const auto within = [](const fs::path& inner, const fs::path& outer) {
-    auto i = inner.begin();
-    for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-      if (o->empty()) continue;  // a trailing separator
-      if (i == inner.end() || *i != *o) return false;
-    }
-    return true;
-  };
+  constexpr std::string_view kOwn =
+      ": an export folder is written (and with --force replaced) as a whole; give it a folder "
+      "of its own";
   struct Folder {
     const char* key;
     std::string value;
+    bool inside_only;  // only an export folder that holds it overlaps it (a file)
   };
-  const std::vector<Folder> exports = {{"output.adapter", spec.output.adapter},
-                                       {"output.merged", spec.output.merged}};
-  const std::vector<Folder> others = {{"model.checkpoint", spec.model.checkpoint},
-                                      {"train.checkpoint.dir", spec.train.checkpoint.dir},
-                                      {"output.report", spec.output.report}};
+  const std::vector<Folder> exports = {{"output.adapter", spec.output.adapter, false},
+                                       {"output.merged", spec.output.merged, false}};
+  std::vector<Folder> others = {{"model.checkpoint", spec.model.checkpoint, false},
+                                {"train.checkpoint.dir", spec.train.checkpoint.dir, false},
+                                {"output.report", spec.output.report, true},
+                                {"the spec file", spec.source_path, true},
+                                {"data.path", spec.data.path, false},
+                                {"data.validation_path", spec.data.validation_path, false}};
+  if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none" &&
+      spec.data.tokenizer != spec.model.checkpoint) {
+    others.push_back({"data.tokenizer", spec.data.tokenizer, false});
+  }
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
   for (size_t i = 0; i < exports.size(); ++i) {
     if (exports[i].value.empty()) continue;
     const fs::path dir = expand(exports[i].value);
+    if (!ec && io::path_within(cwd.lexically_normal(), dir)) {
+      c.fail(exports[i].key,
+             fmt::format("{} is or holds the folder ftbench runs in ({}){}",
+                         text::quoted(dir.string()), text::quoted(cwd.string()), kOwn));
+      continue;
+    }
     std::vector<Folder> against(exports.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                                 exports.end());
     against.insert(against.end(), others.begin(), others.end());
     for (const Folder& other : against) {
       if (other.value.empty()) continue;
       const fs::path path = expand(other.value);
-      const bool report = std::string(other.key) == "output.report";
-      if (within(path, dir) || (!report && within(dir, path))) {
-        c.fail(exports[i].key,
-               fmt::format("{} and {} ({}) overlap: an export folder is written (and with "
-                           "--force replaced) as a whole; give it a folder of its own",
-                           text::quoted(dir.string()), other.key, text::quoted(path.string())));
+      if (io::path_within(path, dir) || (!other.inside_only && io::path_within(dir, path))) {
+        c.fail(exports[i].key, fmt::format("{} and {} ({}) overlap{}", text::quoted(dir.string()),
+                                           other.key, text::quoted(path.string()), kOwn));
       }
     }
   }

@@ -608,6 +608,43 @@ TEST_F(Cli, TrainsOnAnAlpacaFileThroughATokenizerJson) {
       << bad.output;
 }
 
+// --force replaces an export folder as a whole: one that holds the spec, or the report named by
+// -o, is refused before anything runs, and nothing in it is touched (a review lost a spec and
+// the notes beside it so).
+TEST_F(Cli, AForcedExportMayNotRemoveTheRunsOwnFiles) {
+  const fs::path work = dir_ / "w";
+  fs::create_directories(work);
+  fs::copy_file(fs::path(FTBENCH_SOURCE_DIR) / "configs/ci-tiny.yaml", work / "ci-tiny.yaml");
+  std::ofstream(work / "notes.txt") << "keep\n";
+  const std::string outside = " --set 'output.report=" + (dir_ / "r.json").string() +
+                              "' --set 'train.checkpoint.dir=" + (dir_ / "ck").string() + "'";
+  const Result spec_inside =
+      ftbench("run '" + (work / "ci-tiny.yaml").string() +
+              "' --force --set 'output.adapter=" + work.string() + "'" + outside);
+  EXPECT_EQ(spec_inside.exit_code, 2) << spec_inside.output;
+  EXPECT_NE(
+      spec_inside.output.find("output.adapter: \"" + work.string() + "\" and the spec file (\"" +
+                              (work / "ci-tiny.yaml").string() + "\") overlap"),
+      std::string::npos)
+      << spec_inside.output;
+  EXPECT_TRUE(fs::exists(work / "notes.txt"));
+  EXPECT_TRUE(fs::exists(work / "ci-tiny.yaml"));
+  EXPECT_FALSE(fs::exists(dir_ / "r.json"));
+
+  const fs::path exp = dir_ / "exp";
+  const Result report_inside =
+      ftbench("run configs/ci-tiny.yaml --force -o '" + (exp / "r.json").string() +
+              "' --set 'output.adapter=" + exp.string() +
+              "' --set 'train.checkpoint.dir=" + (dir_ / "ck").string() + "'");
+  EXPECT_EQ(report_inside.exit_code, 2) << report_inside.output;
+  EXPECT_NE(
+      report_inside.output.find("output.adapter: \"" + exp.string() + "\" and the report (-o \"" +
+                                (exp / "r.json").string() + "\") overlap"),
+      std::string::npos)
+      << report_inside.output;
+  EXPECT_FALSE(fs::exists(exp / "r.json"));
+}
+
 // The same Alpaca JSON array (not JSONL) trained with packing on and off, prompt masked and
 // not: packing changes the batches but not what is trained, so the data fingerprint and the loss
 // tokens stay; it cuts the padding. With train_on_input every token but each example's first is

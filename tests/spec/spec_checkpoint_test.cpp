@@ -251,5 +251,40 @@ TEST_F(SpecCheckpoint, ExportFoldersMayNotOverlapOtherFolders) {
             "out/merged");
 }
 
+// --force replaces an export folder with all it holds: the folder ftbench runs in, the spec
+// file and the data may not be in it (a review removed a spec and the notes beside it so).
+TEST_F(SpecCheckpoint, ExportFoldersMayNotHoldWhatTheRunReadsOrTheFolderItRunsIn) {
+  const std::string base =
+      "model:\n  checkpoint: " + dir_ + "\ndata:\n  seq_len: 64\n  max_tokens: 64\n";
+  const std::string own =
+      ": an export folder is written (and with --force replaced) as a whole; give it a folder of "
+      "its own";
+  const std::string cwd = fs::current_path().string();
+  EXPECT_EQ(only_issue(base + "output:\n  adapter: .\n"),
+            "t.yaml:7 [output.adapter] \"" + cwd +
+                "\" is or holds the folder ftbench runs in (\"" + cwd + "\")" + own);
+  EXPECT_EQ(only_issue(base + "output:\n  merged: ..\n"),
+            "t.yaml:7 [output.merged] \"" + fs::current_path().parent_path().string() +
+                "\" is or holds the folder ftbench runs in (\"" + cwd + "\")" + own);
+  const std::string data = (root_ / "data" / "d.jsonl").string();
+  const std::string with_data = "model:\n  checkpoint: " + dir_ +
+                                "\ndata:\n  seq_len: 64\n  max_tokens: 64\n  source: file\n"
+                                "  tokenizer: byte\n  path: " +
+                                data + "\n";
+  EXPECT_EQ(only_issue(with_data + "output:\n  adapter: " + (root_ / "data").string() + "\n"),
+            "t.yaml:10 [output.adapter] \"" + (root_ / "data").string() + "\" and data.path (\"" +
+                data + "\") overlap" + own);
+  // The spec file itself.
+  const std::string spec_file = (root_ / "w" / "t.yaml").string();
+  try {
+    load_spec_from_string(base + "output:\n  adapter: " + (root_ / "w").string() + "\n", spec_file);
+    ADD_FAILURE() << "loaded";
+  } catch (const SpecError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].message, "\"" + (root_ / "w").string() + "\" and the spec file (\"" +
+                                         spec_file + "\") overlap" + own);
+  }
+}
+
 }  // namespace
 }  // namespace ftbench::spec

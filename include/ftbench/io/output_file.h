@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,5 +75,14 @@ std::optional<WriteFailureInjection> write_failure_injection_from_environment();
 // them all. Throws BadInput when the variable does not parse.
 // `kind`: which kind of file this is, for an injection limited to one kind.
 bool write_all(int fd, std::string_view bytes, std::string_view kind = "report");
+
+// `path` made absolute (against the current folder) and lexically normal, without a trailing
+// separator ("." is the current folder's path); as given, normal, when the current folder
+// cannot be read.
+std::filesystem::path absolute_normal(const std::string& path);
+
+// True when `inner` is `outer` or lies inside it; both absolute_normal. Lexical: what a link
+// points to is not looked at.
+bool path_within(const std::filesystem::path& inner, const std::filesystem::path& outer);
 
 }  // namespace ftbench::io

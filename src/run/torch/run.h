@@ -46,6 +46,7 @@
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
+#include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/train/cadence.h"
 #include "ftbench/train/checkpoint.h"

@@ -152,7 +152,19 @@ void Run::check_outputs() {
   for (const auto& [key, dir] :
        {std::pair<const char*, std::string>{"output.adapter", adapter_dir_},
         {"output.merged", merged_dir_}}) {
-    if (!dir.empty()) check_export_writable(dir, key, o_.force);
+    if (dir.empty()) continue;
+    // A report that -o puts inside an export folder (the spec's own report path was checked
+    // with the spec) would go with the folder, or be replaced by it.
+    const std::string report = io::absolute_normal(o_.output_path).string();
+    const std::string folder = io::absolute_normal(dir).string();
+    if (io::path_within(report, folder)) {
+      throw spec::SpecError({spec::issue_at(
+          spec_, key,
+          fmt::format("{} and the report (-o {}) overlap: an export folder is written (and with "
+                      "--force replaced) as a whole; give it a folder of its own",
+                      text::quoted(folder), text::quoted(report)))});
+    }
+    check_export_writable(dir, key, o_.force);
   }
 }
 
