@@ -61,7 +61,7 @@ SpecData load_spec_data(const spec::RunSpec& spec) {
   try {
     out.tokenizer = tokenizer_for(spec);
   } catch (const TokenizerError& e) {
-    throw TokenizerError(std::string("data.tokenizer: ") + e.what());
+    throw spec::NamedFileError(spec::issue_at(spec, "data.tokenizer", e.what()));
   }
   check_tokenizer_fits(spec, *out.tokenizer);
   if (source_of(spec.data) == Source::kSynthetic) {
@@ -75,7 +75,8 @@ SpecData load_spec_data(const spec::RunSpec& spec) {
   try {
     split = load_train_validation(data_file_options(spec), validation, *out.tokenizer);
   } catch (const DataError& e) {
-    throw DataError(std::string("data.path: ") + e.what());
+    const std::string key = e.spec_key().empty() ? "data.path" : e.spec_key();
+    throw spec::NamedFileError(spec::issue_at(spec, key, e.what()));
   }
   out.file_stats = split.train->stats();
   out.file_format = split.train->format();

@@ -691,7 +691,11 @@ TrainValidationData load_train_validation(const DataFileOptions& options,
       DataFileOptions validation_options = options;
       validation_options.path = validation.path;
       validation_options.max_examples = 0;
-      out.validation = std::make_unique<FileDataset>(validation_options, tokenizer);
+      try {
+        out.validation = std::make_unique<FileDataset>(validation_options, tokenizer);
+      } catch (const DataError& e) {
+        throw DataError(e.what(), "data.validation_path");
+      }
     }
     return out;
   }

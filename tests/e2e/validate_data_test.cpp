@@ -132,6 +132,49 @@ TEST_F(ValidateData, FormatJsonAlsoForAnInvalidSpec) {
       << wrong.err;
 }
 
+// A problem inside a file the spec names (the data, the validation file, the tokenizer) is placed
+// at the key that names that file, in the text and in the JSON: it had no file, line or key
+// (found by a review).
+TEST_F(ValidateData, AProblemInANamedFileIsPlacedAtItsKey) {
+  const std::string data = (dir_ / "alpaca.jsonl").string();
+  std::ofstream(dir_ / "good.jsonl") << "{\"text\": \"hello there\"}\n";
+  std::ofstream(dir_ / "d.yaml") << "model:\n  preset: tiny\ndata:\n  source: file\n"
+                                 << "  path: " << data << "\n";
+  const std::string spec = (dir_ / "d.yaml").string();
+  Result r = ftbench("validate '" + spec + "' --format json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  nlohmann::json out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out["errors"].size(), 1u) << r.out;
+  EXPECT_EQ(out["errors"][0]["file"], spec);
+  EXPECT_EQ(out["errors"][0]["line"], 5);
+  EXPECT_EQ(out["errors"][0]["key"], "data.path");
+  EXPECT_EQ(out["errors"][0]["message"].get<std::string>().rfind(data + ":10: ", 0), 0u) << r.out;
+  r = ftbench("validate '" + spec + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("error: " + spec + ":5: data.path: " + data + ":10: ", 0), 0u) << r.err;
+
+  // The validation file's problems are its key's, not data.path's.
+  r = ftbench("validate '" + spec + "' --set data.path='" + (dir_ / "good.jsonl").string() +
+              "' --set data.validation_path='" + data + "' --format json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out["errors"].size(), 1u) << r.out;
+  EXPECT_EQ(out["errors"][0]["file"], "--set");
+  EXPECT_EQ(out["errors"][0]["line"], nullptr);
+  EXPECT_EQ(out["errors"][0]["key"], "data.validation_path");
+
+  // A tokenizer that is not one.
+  std::ofstream(dir_ / "tokenizer.json") << "{\"model\": ";
+  r = ftbench("validate '" + spec + "' --set data.path='" + (dir_ / "good.jsonl").string() +
+              "' --set data.tokenizer='" + (dir_ / "tokenizer.json").string() + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("error: --set: data.tokenizer: " + (dir_ / "tokenizer.json").string() +
+                            ": invalid JSON at byte ",
+                        0),
+            0u)
+      << r.err;
+}
+
 // A shared spec's strings reach the terminal in the resolved spec validate prints: C1 and
 // bidirectional controls there are shown escaped (as JSON escapes, so the text stays JSON), as
 // every text printer does.

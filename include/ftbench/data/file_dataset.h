@@ -43,6 +43,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ftbench/data/dataset.h"
@@ -57,6 +58,14 @@ namespace ftbench::data {
 class DataError : public BadInput {
  public:
   using BadInput::BadInput;
+  // `spec_key`: the spec key that names the file, when it is not the training data's
+  // (data.path): "data.validation_path".
+  DataError(const std::string& message, std::string spec_key)
+      : BadInput(message), spec_key_(std::move(spec_key)) {}
+  const std::string& spec_key() const { return spec_key_; }
+
+ private:
+  std::string spec_key_;
 };
 
 // The Alpaca prompt templates, with {instruction} and {input} filled in. These are the

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ftbench/error.h"
@@ -32,6 +33,15 @@ class SpecError : public BadInput {
 
  private:
   std::vector<SpecIssue> issues_;
+};
+
+// A problem in a file the spec names (its data, its tokenizer) rather than in the spec: its one
+// issue is placed at the key that names the file, "d.yaml:3: data.path: d.jsonl:4: ...", so
+// that validate --format json gives its file, line and key like any spec problem.
+class NamedFileError : public SpecError {
+ public:
+  explicit NamedFileError(SpecIssue issue) : SpecError({std::move(issue)}) {}
+  const char* lead() const noexcept override { return "error: "; }
 };
 
 }  // namespace ftbench::spec
