@@ -184,6 +184,10 @@ class Reader : public text::JsonFields<Json, GemmFileError> {
       if (!(x > 0.0) || !std::isfinite(x)) {
         fail(fmt::format("{}: expected a time > 0, found {}", sample_path, v.dump()));
       }
+      if (x > kMaxGemmCallSeconds) {
+        fail(fmt::format("{}: expected at most {:.0f} s (a day) for one call, found {}",
+                         sample_path, kMaxGemmCallSeconds, v.dump()));
+      }
       seconds.push_back(x);
     }
     GemmShapeResult out = summarize_shape(shape, std::move(seconds));

@@ -314,6 +314,12 @@ TEST(GemmResult, ReaderNamesTheFileAndThePath) {
   EXPECT_EQ(read_error(j),
             "g.json: dtypes[0].shapes[1].samples_seconds[2]: expected a time > 0, "
             "found 0");
+  // Nor a call of more than a day: 1e300 s made a peak of 1e-304 TFLOP/s and a 300-digit MFU
+  // (found by a review).
+  j["dtypes"][0]["shapes"][1]["samples_seconds"][2] = 1e300;
+  EXPECT_EQ(read_error(j),
+            "g.json: dtypes[0].shapes[1].samples_seconds[2]: expected at most 86400 s (a day) for "
+            "one call, found 1e+300");
   j = good;
   j["dtypes"][2]["shapes"][0].erase("k");
   EXPECT_EQ(read_error(j), "g.json: missing required field \"dtypes[2].shapes[0].k\"");

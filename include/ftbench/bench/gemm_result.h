@@ -29,6 +29,10 @@ inline constexpr const char* kGemmSchema = "ftbench.gemm/1.1";
 // the densest figure any accelerator's datasheet gives today. A faster "measurement" is refused
 // as a time no device took.
 inline constexpr double kMaxPlausibleTflops = 1e5;
+// The longest time a gemm file may give one timed call: a day, far beyond any call a sweep
+// makes; a longer "measurement" (1e300 s) would make a peak near zero and every utilisation
+// measured against it absurd.
+inline constexpr double kMaxGemmCallSeconds = 86400.0;
 
 // A file that is not a readable gemm result; the message names the file and the JSON path.
 class GemmFileError : public BadInput {
