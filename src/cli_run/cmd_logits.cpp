@@ -121,6 +121,17 @@ Action add_logits_command(CLI::App& app) {
       for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
       const at::Tensor ids = at::tensor(flat, at::kLong).reshape({batch, seq}).to(backend.device());
       const at::Tensor logits = llama->forward(ids).to(at::kDouble).cpu().contiguous();
+      // JSON has no NaN or infinity: such logits would be written as null.
+      const int64_t not_finite = logits.numel() - at::isfinite(logits).sum().item<int64_t>();
+      if (not_finite > 0) {
+        throw RunFailure(
+            fmt::format("the logits are not all finite: {} of {} are NaN or infinite in {}{}",
+                        not_finite, logits.numel(), f->dtype,
+                        f->adapter.empty()
+                            ? std::string()
+                            : fmt::format(" (the adapter scales by lora_alpha {:g} / r {} = {:g})",
+                                          lora.alpha, lora.rank, lora.alpha / double(lora.rank))));
+      }
       // Next-token loss as transformers computes it with labels = input_ids: the mean over
       // every position but the last of each row.
       double loss = std::nan("");

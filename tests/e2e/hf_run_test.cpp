@@ -196,6 +196,23 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
   }
   EXPECT_LT(max_diff, 1e-5);
   EXPECT_NEAR(a["loss"].get<double>(), b["loss"].get<double>(), 1e-5);
+
+  // An adapter that scales by 1e308 / r overflows: an error, not logits and a loss of null
+  // with exit 0 (found by a review).
+  const fs::path huge = dir_ / "huge-alpha";
+  fs::copy(adapter, huge);
+  json huge_config = adapter_config;
+  huge_config["lora_alpha"] = 1e308;
+  std::ofstream(huge / "adapter_config.json") << huge_config.dump(2);
+  const fs::path none = dir_ / "huge-logits.json";
+  logits = ftbench("logits --checkpoint " + shell_quote(ck.string()) + " --adapter " +
+                   shell_quote(huge.string()) + " --ids '" + ids + "' --device cpu -o " +
+                   shell_quote(none.string()));
+  EXPECT_EQ(logits.exit_code, 3) << logits.output;
+  EXPECT_NE(logits.output.find("error: the logits are not all finite: "), std::string::npos)
+      << logits.output;
+  EXPECT_NE(logits.output.find("lora_alpha 1e+308 / r 8"), std::string::npos) << logits.output;
+  EXPECT_FALSE(fs::exists(none));
 }
 
 // The same checkpoint in another folder is the same job with the same weights; other weights of
