@@ -1,8 +1,12 @@
 #include "ftbench/text/json_errors.h"
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "ftbench/text/messages.h"
 
 namespace ftbench::text {
 namespace {
@@ -46,13 +50,22 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
   }
 
   bool failed() const { return failed_; }
+  // A key written after a dot: a letter or '_', then letters, digits and '_'.
+  static bool is_name(const std::string& key) {
+    if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
+    return std::all_of(key.begin(), key.end(), [](char c) {
+      return c == '_' || std::isalnum(static_cast<unsigned char>(c));
+    });
+  }
   std::string path() const {
     std::string out;
     for (const Frame& f : frames_) {
       if (f.array) {
         out += "[" + std::to_string(f.index) + "]";
-      } else if (!f.key.empty() || !out.empty()) {
+      } else if (is_name(f.key)) {
         out += (out.empty() ? "" : ".") + f.key;
+      } else {
+        out += "[" + text::quoted(f.key) + "]";
       }
     }
     return out;

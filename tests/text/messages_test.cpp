@@ -92,6 +92,11 @@ TEST(JsonErrorPath, NamesTheValueWhereParsingStopped) {
   EXPECT_EQ(json_error_path(R"({"a": [[1], [2, {"b": -1e400}]]})"), "a[1][1].b");
   EXPECT_EQ(json_error_path("1e999"), "");
   EXPECT_EQ(json_error_path(R"({"a": 1})"), "");  // parses
+  // A key that is no name is quoted in brackets, as the tokenizer's messages write it
+  // (model.vocab["!"] in one message and model.vocab.! in another; found by a review).
+  EXPECT_EQ(json_error_path(R"({"model": {"vocab": {"!": 1e999}}})"), R"(model.vocab["!"])");
+  EXPECT_EQ(json_error_path(R"({"a b": {"": [1e999]}})"), R"(["a b"][""][0])");
+  EXPECT_EQ(json_error_path(R"({"_x9": 1e999})"), "_x9");
   EXPECT_EQ(json_error_at(R"({"x": 1e999})",
                           "[json.exception.out_of_range.406] number overflow parsing '1e999'"),
             "x: number out of range: 1e999");
