@@ -178,17 +178,16 @@ class SpecReader {
       return;
     }
     std::vector<std::string> items;
-    bool ok = true;
     for (const YAML::Node& item : v) {
+      // The first such item only: a key's problem is reported once.
       if (!item.IsScalar()) {
         add(path, where(path, item),
             "expected a list of strings, found an item that is " + text::describe(item));
-        ok = false;
-        continue;
+        return;
       }
       items.push_back(item.Scalar());
     }
-    if (ok) out = std::move(items);
+    out = std::move(items);
   }
 
  private:

@@ -408,6 +408,10 @@ TEST(SpecLoader, ListRejectsScalar) {
 TEST(SpecLoader, ListItemMustBeScalarReportedAtItsLine) {
   EXPECT_EQ(OnlyIssue("lora:\n  targets:\n    - q\n    - [v]\n"),
             "t.yaml:4 [lora.targets] expected a list of strings, found an item that is a list");
+  // Once for the key, however many items are wrong (it was said once per item; found by a
+  // review).
+  EXPECT_EQ(OnlyIssue("lora:\n  targets: [[q], [v], {a: 1}]\n"),
+            "t.yaml:2 [lora.targets] expected a list of strings, found an item that is a list");
 }
 
 TEST(SpecLoader, SeedIsUnsigned) {
