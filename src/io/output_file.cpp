@@ -291,6 +291,31 @@ fs::path absolute_normal(const std::string& path) {
   return normal.has_filename() || normal == normal.root_path() ? normal : normal.parent_path();
 }
 
+namespace {
+
+// Where `path` leads, every link resolved (weakly_canonical); `path` when that fails.
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(path, ec);
+  return ec ? path : absolute_normal(out.string());
+}
+
+// Where a folder written at `folder` lands: its parent resolved, then its own name.
+fs::path landing(const fs::path& folder) {
+  if (!folder.has_parent_path() || folder == folder.root_path()) return folder;
+  return resolved(folder.parent_path()) / folder.filename();
+}
+
+}  // namespace
+
+bool folder_holds(const fs::path& folder, const fs::path& path) {
+  return path_within(path, folder) || path_within(resolved(path), landing(folder));
+}
+
+bool folder_inside(const fs::path& folder, const fs::path& path) {
+  return path_within(folder, path) || path_within(landing(folder), resolved(path));
+}
+
 bool path_within(const fs::path& inner, const fs::path& outer) {
   auto i = inner.begin();
   for (auto o = outer.begin(); o != outer.end(); ++o) {

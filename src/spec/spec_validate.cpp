@@ -376,16 +376,24 @@ void validate_folders(Checker& c, const RunSpec& spec) {
                                 {"the spec file", spec.source_path, true},
                                 {"data.path", spec.data.path, false},
                                 {"data.validation_path", spec.data.validation_path, false}};
-  if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none" &&
+  if (spec.data.tokenizer != choice::tokenizer::kByte &&
+      spec.data.tokenizer != choice::tokenizer::kNone &&
       spec.data.tokenizer != spec.model.checkpoint) {
     others.push_back({"data.tokenizer", spec.data.tokenizer, false});
+    // A tokenizer.json is read with the tokenizer_config.json beside it.
+    std::error_code file_ec;
+    if (fs::is_regular_file(spec.data.tokenizer, file_ec)) {
+      others.push_back(
+          {"data.tokenizer's tokenizer_config.json",
+           (fs::path(spec.data.tokenizer).parent_path() / "tokenizer_config.json").string(), true});
+    }
   }
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
   for (size_t i = 0; i < exports.size(); ++i) {
     if (exports[i].value.empty()) continue;
     const fs::path dir = expand(exports[i].value);
-    if (!ec && io::path_within(cwd.lexically_normal(), dir)) {
+    if (!ec && io::folder_holds(dir, cwd.lexically_normal())) {
       c.fail(exports[i].key,
              fmt::format("{} is or holds the folder ftbench runs in ({}){}",
                          text::quoted(dir.string()), text::quoted(cwd.string()), kOwn));
@@ -397,7 +405,7 @@ void validate_folders(Checker& c, const RunSpec& spec) {
     for (const Folder& other : against) {
       if (other.value.empty()) continue;
       const fs::path path = expand(other.value);
-      if (io::path_within(path, dir) || (!other.inside_only && io::path_within(dir, path))) {
+      if (io::folder_holds(dir, path) || (!other.inside_only && io::folder_inside(dir, path))) {
         c.fail(exports[i].key, fmt::format("{} and {} ({}) overlap{}", text::quoted(dir.string()),
                                            other.key, text::quoted(path.string()), kOwn));
       }

@@ -274,6 +274,25 @@ TEST_F(SpecCheckpoint, ExportFoldersMayNotHoldWhatTheRunReadsOrTheFolderItRunsIn
   EXPECT_EQ(only_issue(with_data + "output:\n  adapter: " + (root_ / "data").string() + "\n"),
             "t.yaml:10 [output.adapter] \"" + (root_ / "data").string() + "\" and data.path (\"" +
                 data + "\") overlap" + own);
+  // Through a link to the data's folder: where the export would land holds the data (a review
+  // lost its data so); a link at the export's own name is replaced, not followed.
+  fs::create_directory_symlink(root_, root_.string() + "-link");
+  const std::string linked = root_.string() + "-link/data";
+  EXPECT_EQ(only_issue(with_data + "output:\n  adapter: " + linked + "\n"),
+            "t.yaml:10 [output.adapter] \"" + linked + "\" and data.path (\"" + data +
+                "\") overlap" + own);
+  fs::create_directory_symlink(root_ / "data", root_ / "dl");
+  EXPECT_EQ(only_issue(with_data + "output:\n  adapter: " + (root_ / "dl").string() + "\n"), "");
+  fs::remove(root_.string() + "-link");
+  // A tokenizer.json's tokenizer_config.json beside it is read too.
+  fs::create_directories(root_ / "tok");
+  std::ofstream(root_ / "tok" / "tokenizer.json") << "{}";
+  const std::string config = (root_ / "tok" / "tokenizer_config.json").string();
+  EXPECT_EQ(only_issue(base + "  tokenizer: " + (root_ / "tok" / "tokenizer.json").string() +
+                       "\n  source: file\n  path: " + data + "\noutput:\n  adapter: " + config +
+                       "\n"),
+            "t.yaml:10 [output.adapter] \"" + config +
+                "\" and data.tokenizer's tokenizer_config.json (\"" + config + "\") overlap" + own);
   // The spec file itself.
   const std::string spec_file = (root_ / "w" / "t.yaml").string();
   try {

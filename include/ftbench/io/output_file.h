@@ -85,4 +85,12 @@ std::filesystem::path absolute_normal(const std::string& path);
 // points to is not looked at.
 bool path_within(const std::filesystem::path& inner, const std::filesystem::path& outer);
 
+// For a folder written as a whole at `folder` (an export, replaced by --force) and a path that
+// is read or written beside it, both absolute_normal: true when `folder` holds `path` or is
+// it (folder_holds), or lies inside it (folder_inside), by their names or by where links lead:
+// `folder`'s parent resolved (a link at `folder` itself is replaced, not followed), `path`
+// resolved whole. "/tmp/lnk/w" holds "/tmp/real/w/spec.yaml" when lnk leads to real.
+bool folder_holds(const std::filesystem::path& folder, const std::filesystem::path& path);
+bool folder_inside(const std::filesystem::path& folder, const std::filesystem::path& path);
+
 }  // namespace ftbench::io

@@ -157,7 +157,7 @@ void Run::check_outputs() {
     // with the spec) would go with the folder, or be replaced by it.
     const std::string report = io::absolute_normal(o_.output_path).string();
     const std::string folder = io::absolute_normal(dir).string();
-    if (io::path_within(report, folder)) {
+    if (io::folder_holds(folder, report)) {
       throw spec::SpecError({spec::issue_at(
           spec_, key,
           fmt::format("{} and the report (-o {}) overlap: an export folder is written (and with "
