@@ -6,8 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/text/messages.h"
-
 namespace ftbench::text {
 namespace {
 
@@ -65,7 +63,12 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
       } else if (is_name(f.key)) {
         out += (out.empty() ? "" : ".") + f.key;
       } else {
-        out += "[" + text::quoted(f.key) + "]";
+        // As a JSON string: a quote, a backslash or a control byte in the key stays unambiguous
+        // (text::quoted leaves '"' and '\\' as they are).
+        out +=
+            "[" +
+            nlohmann::json(f.key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+            "]";
       }
     }
     return out;

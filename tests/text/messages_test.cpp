@@ -97,6 +97,10 @@ TEST(JsonErrorPath, NamesTheValueWhereParsingStopped) {
   EXPECT_EQ(json_error_path(R"({"model": {"vocab": {"!": 1e999}}})"), R"(model.vocab["!"])");
   EXPECT_EQ(json_error_path(R"({"a b": {"": [1e999]}})"), R"(["a b"][""][0])");
   EXPECT_EQ(json_error_path(R"({"_x9": 1e999})"), "_x9");
+  // Written as JSON strings, so that no two keys read alike (a review).
+  EXPECT_EQ(json_error_path(R"({"a\"]b": 1e999})"), R"(["a\"]b"])");
+  EXPECT_EQ(json_error_path(R"({"\\x01": 1e999})"), R"(["\\x01"])");
+  EXPECT_EQ(json_error_path(R"({"\u0001": 1e999})"), R"(["\u0001"])");
   EXPECT_EQ(json_error_at(R"({"x": 1e999})",
                           "[json.exception.out_of_range.406] number overflow parsing '1e999'"),
             "x: number out of range: 1e999");
