@@ -11,6 +11,7 @@
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/pretokenized.h"
 #include "ftbench/data/synthetic_dataset.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
 
@@ -33,7 +34,7 @@ DataFileOptions data_file_options(const spec::RunSpec& spec) {
 }
 
 std::unique_ptr<Tokenizer> tokenizer_for(const spec::RunSpec& spec) {
-  if (spec.data.tokenizer == "none")
+  if (spec.data.tokenizer == spec::choice::tokenizer::kNone)
     return std::make_unique<PretokenizedIds>(spec.model.vocab_size);
   return load_tokenizer(spec.data.tokenizer);
 }
@@ -47,12 +48,12 @@ void check_tokenizer_fits(const spec::RunSpec& spec, const Tokenizer& tokenizer)
 }
 
 Source source_of(const spec::DataSpec& data) {
-  return data.source == "file" ? Source::kFile : Source::kSynthetic;
+  return data.source == spec::choice::data_source::kFile ? Source::kFile : Source::kSynthetic;
 }
 
 Padding padding_of(const spec::DataSpec& data) {
-  if (data.padding == "pack") return Padding::kPack;
-  if (data.padding == "max_length") return Padding::kMaxLength;
+  if (data.padding == spec::choice::padding::kPack) return Padding::kPack;
+  if (data.padding == spec::choice::padding::kMaxLength) return Padding::kMaxLength;
   return Padding::kLongest;
 }
 
@@ -88,7 +89,8 @@ SpecData load_spec_data(const spec::RunSpec& spec) {
 void check_named_files(const spec::RunSpec& spec) {
   std::vector<std::pair<const char*, std::string>> named;
   if (!spec.model.checkpoint.empty()) named.emplace_back("model.checkpoint", spec.model.checkpoint);
-  if (spec.data.tokenizer != "byte" && spec.data.tokenizer != "none") {
+  if (spec.data.tokenizer != spec::choice::tokenizer::kByte &&
+      spec.data.tokenizer != spec::choice::tokenizer::kNone) {
     named.emplace_back("data.tokenizer", spec.data.tokenizer);
   }
   if (source_of(spec.data) == Source::kFile) named.emplace_back("data.path", spec.data.path);

@@ -16,6 +16,7 @@
 #include "ftbench/data/rng.h"
 #include "ftbench/io/whole_file.h"
 #include "ftbench/metrics/stats.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/text/json_parse.h"
 #include "ftbench/text/messages.h"
@@ -24,6 +25,7 @@ namespace ftbench::data {
 
 using json = nlohmann::json;
 using ftbench::text::JsonTextError;
+namespace formats = spec::choice::data_format;
 using text::not_one_of_message;
 
 namespace {
@@ -38,10 +40,6 @@ using detail::malformed_json_message;
 using detail::missing_key;
 using detail::trim_ascii_space;
 
-const std::vector<std::string> kFormats = {"auto", "alpaca", "chat", "text", "tokenized"};
-const std::vector<std::string> kTooLong = {"truncate", "drop"};
-const std::vector<std::string> kOnError = {"fail", "skip"};
-const std::vector<std::string> kSubsets = {"first", "random"};
 const std::vector<std::string> kRoles = {"system", "user", "assistant"};
 
 constexpr int64_t kIgnoreLabel = -100;
@@ -104,18 +102,19 @@ class RecordBuilder {
         add_bos_(options.add_bos && tokenizer.adds_bos()) {}
 
   Example build(const std::string& format, const json& record) const {
-    if (options_.add_eos && tokenizer_.eos_id() < 0 && (format == "alpaca" || format == "text")) {
+    if (options_.add_eos && tokenizer_.eos_id() < 0 &&
+        (format == formats::kAlpaca || format == formats::kText)) {
       throw DataError(fmt::format(
           "{}: the tokenizer ({}) has no EOS token to end {} examples with; set eos_token in "
           "tokenizer_config.json",
           options_.path, tokenizer_.name(), format));
     }
     Example example;
-    if (format == "alpaca") {
+    if (format == formats::kAlpaca) {
       example = alpaca(record);
-    } else if (format == "chat") {
+    } else if (format == formats::kChat) {
       example = chat(record);
-    } else if (format == "text") {
+    } else if (format == formats::kText) {
       example = plain_text(record);
     } else {
       example = tokenized(record);
@@ -287,10 +286,10 @@ void check_one_of(const std::string& path, const char* key, const std::string& v
 
 void check_options(const DataFileOptions& options) {
   const std::string& path = options.path;
-  check_one_of(path, "format", options.format, kFormats);
-  check_one_of(path, "too_long", options.too_long, kTooLong);
-  check_one_of(path, "on_error", options.on_error, kOnError);
-  check_one_of(path, "subset", options.subset, kSubsets);
+  check_one_of(path, "format", options.format, spec::choice::data_format::kAll);
+  check_one_of(path, "too_long", options.too_long, spec::choice::too_long::kAll);
+  check_one_of(path, "on_error", options.on_error, spec::choice::on_error::kAll);
+  check_one_of(path, "subset", options.subset, spec::choice::subset::kAll);
   if (options.max_tokens < 2) {
     throw DataError(
         fmt::format("{}: max_tokens: must be an integer >= 2, found {}", path, options.max_tokens));
@@ -390,7 +389,7 @@ class FileReader {
     check_options(options_);
     const std::string& path = options_.path;
     format_ = options_.format;
-    if (format_ == "chat") builder_.set_chat_tokens(chat_tokens(path, tokenizer_));
+    if (format_ == formats::kChat) builder_.set_chat_tokens(chat_tokens(path, tokenizer_));
     try {
       if (content) {
         read_text(*content);
@@ -411,7 +410,7 @@ class FileReader {
     if (result_.examples.empty()) {
       std::string why;
       if (result_.dropped_too_long > 0) {
-        why = options_.too_long == "drop"
+        why = options_.too_long == spec::choice::too_long::kDrop
                   ? fmt::format(" (over {} tokens, data.too_long: drop)", options_.max_tokens)
                   : fmt::format(
                         " (cut to {} tokens, no target token was left: the prompt fills "
@@ -530,7 +529,7 @@ class FileReader {
   }
 
   void bad(std::string message) {
-    if (options_.on_error != "skip") throw DataError(message);
+    if (options_.on_error != spec::choice::on_error::kSkip) throw DataError(message);
     ++result_.skipped_bad;
     if (result_.skip_messages.size() < DataFileStats::kMaxSkipMessages) {
       result_.skip_messages.push_back(std::move(message));
@@ -541,7 +540,7 @@ class FileReader {
     if (!record.is_object()) {
       throw BadRecord(fmt::format("expected a JSON object, found {}", describe(record)));
     }
-    if (format_ == "auto") {
+    if (format_ == formats::kAuto) {
       const std::optional<std::string> detected = detect_format(record);
       if (!detected) {
         std::vector<std::string> keys;
@@ -552,13 +551,15 @@ class FileReader {
             where, keys.empty() ? "of an empty object" : text::join(keys)));
       }
       format_ = *detected;
-      if (format_ == "chat") builder_.set_chat_tokens(chat_tokens(options_.path, tokenizer_));
+      if (format_ == formats::kChat) {
+        builder_.set_chat_tokens(chat_tokens(options_.path, tokenizer_));
+      }
     }
     Example example = builder_.build(format_, record);
     const auto max_tokens = static_cast<std::size_t>(options_.max_tokens);
     bool cut = false;
     if (example.tokens.size() > max_tokens) {
-      if (options_.too_long == "drop") {
+      if (options_.too_long == spec::choice::too_long::kDrop) {
         ++result_.dropped_too_long;
         return;
       }
@@ -598,7 +599,7 @@ class FileReader {
 std::vector<int64_t> choose_subset(const DataFileOptions& options, int64_t usable,
                                    std::string& description) {
   if (options.max_examples == 0 || options.max_examples >= usable) return all_indices(usable);
-  if (options.subset == "first") {
+  if (options.subset == spec::choice::subset::kFirst) {
     description = fmt::format("subset=first {} of {}", options.max_examples, usable);
     return all_indices(options.max_examples);
   }

@@ -7,6 +7,7 @@
 #include "ftbench/data/byte_tokenizer.h"
 #include "ftbench/data/hf_tokenizer.h"
 #include "ftbench/data/sentencepiece_tokenizer.h"
+#include "ftbench/spec/choices.h"
 
 namespace ftbench::data {
 namespace {
@@ -19,7 +20,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
-  if (spec == "byte") return std::make_unique<ByteTokenizer>();
+  if (spec == ftbench::spec::choice::tokenizer::kByte) return std::make_unique<ByteTokenizer>();
   if (ends_with(spec, ".model")) return SentencePieceTokenizer::from_file(spec);
   std::error_code ec;
   if (!std::filesystem::exists(spec, ec)) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ftbench/data/rng.h"
+#include "ftbench/spec/choices.h"
 
 namespace ftbench::data {
 namespace {
@@ -39,9 +40,9 @@ int64_t synthetic_example_length(const spec::DataSpec& spec, int64_t index) {
   const int64_t lo = std::min(spec.min_tokens, spec.seq_len);
   const int64_t hi = std::min(spec.max_tokens, spec.seq_len);
   int64_t length = hi;
-  if (spec.length_distribution == "uniform") {
+  if (spec.length_distribution == ftbench::spec::choice::length_distribution::kUniform) {
     length = lo + static_cast<int64_t>(rng.below(static_cast<uint64_t>(hi - lo + 1)));
-  } else if (spec.length_distribution == "lognormal") {
+  } else if (spec.length_distribution == ftbench::spec::choice::length_distribution::kLognormal) {
     const double x = spec.lognormal_median_tokens * std::exp(spec.lognormal_sigma * rng.normal());
     length = static_cast<int64_t>(std::llround(x));
   }

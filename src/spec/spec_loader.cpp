@@ -23,6 +23,7 @@
 
 #include "ftbench/io/whole_file.h"
 #include "ftbench/spec/checkpoint_config.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/presets.h"
@@ -470,9 +471,10 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
   // Pre-tokenized data needs no tokenizer unless the spec names one: its ids are checked against
   // the model's vocabulary. Other data files are tokenized with the checkpoint's own tokenizer
   // unless the spec names one (synthetic data is made of byte tokens).
-  if (!tokenizer_given && spec.data.source == "file" && spec.data.format == "tokenized") {
-    spec.data.tokenizer = "none";
-  } else if (!spec.model.checkpoint.empty() && !tokenizer_given && spec.data.source == "file") {
+  const bool file = spec.data.source == choice::data_source::kFile;
+  if (!tokenizer_given && file && spec.data.format == choice::data_format::kTokenized) {
+    spec.data.tokenizer = choice::tokenizer::kNone;
+  } else if (!spec.model.checkpoint.empty() && !tokenizer_given && file) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path dir(spec.model.checkpoint);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ftbench/io/output_file.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/presets.h"
@@ -99,7 +100,7 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   // its issue at model.checkpoint and leaves the shape at zero.
   const bool shape_known =
       c.one_of("model.preset", m.preset, presets) && (m.checkpoint.empty() || m.dim > 0);
-  c.one_of("model.dtype", m.dtype, {"bf16", "fp16", "fp32"});
+  c.one_of("model.dtype", m.dtype, choice::dtype::kAll);
   // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
   // the one real mistake.
   if (!shape_known) return;
@@ -113,7 +114,7 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   c.int_in_range("model.n_kv_heads", m.n_kv_heads, 1, kMaxModelSize, kSizeCeiling);
   c.int_in_range("model.ffn_dim", m.ffn_dim, 1, kMaxModelSize, kSizeCeiling);
   // A tokenizer file's vocabulary is checked against the model when the run loads it.
-  if (d.tokenizer == "byte" && m.vocab_size < 259) {
+  if (d.tokenizer == choice::tokenizer::kByte && m.vocab_size < 259) {
     c.fail("model.vocab_size",
            fmt::format("must be an integer >= 259 (the byte tokenizer's 256 bytes + BOS, EOS, "
                        "PAD), found {}",
@@ -176,51 +177,53 @@ void validate_lora(Checker& c, const LoraSpec& l, const std::string& model_dtype
              fmt::format("target {} is listed more than once", text::quoted(target)));
     }
   }
-  c.one_of("lora.dtype", l.dtype, {"bf16", "fp16", "fp32", "base"});
+  c.one_of("lora.dtype", l.dtype, choice::dtype::kLora);
   // AdamW keeps its state in the adapters' dtype: in fp16, eps (1e-8) is below the smallest
   // subnormal and small squared gradients flush to zero, so updates blow up to inf or NaN.
-  if (l.dtype == "fp16" || (l.dtype == "base" && model_dtype == "fp16")) {
+  if (l.dtype == choice::dtype::kFp16 ||
+      (l.dtype == choice::dtype::kBase && model_dtype == choice::dtype::kFp16)) {
     c.fail("lora.dtype",
            fmt::format("fp16 adapters are not supported: AdamW's state underflows in fp16; use "
                        "fp32 (the default) or bf16, found {}",
-                       text::quoted(l.dtype == "base" ? "base (model.dtype fp16)" : l.dtype)));
+                       text::quoted(l.dtype == choice::dtype::kBase ? "base (model.dtype fp16)"
+                                                                    : l.dtype)));
   }
 }
 
 void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
-  c.one_of("data.source", d.source, {"synthetic", "file"});
+  c.one_of("data.source", d.source, choice::data_source::kAll);
   if (d.tokenizer.empty()) {
     c.fail("data.tokenizer",
            "expected \"byte\", a tokenizer.json file or folder, a SentencePiece .model file, or "
            "\"none\" for pre-tokenized data, found \"\"");
   }
-  if (d.tokenizer == "none" && d.format != "tokenized") {
+  if (d.tokenizer == choice::tokenizer::kNone && d.format != choice::data_format::kTokenized) {
     c.fail("data.tokenizer",
            fmt::format("none reads pre-tokenized data only: set data.format: tokenized, or give a "
                        "tokenizer for data.format {}",
                        text::quoted(d.format)));
   }
-  if (d.source == "file" && d.path.empty()) {
+  if (d.source == choice::data_source::kFile && d.path.empty()) {
     c.fail("data.path", "data.source is file: give the data file (.json or .jsonl)");
   }
-  if (d.source == "synthetic" && d.tokenizer != "byte" && !d.tokenizer.empty() &&
-      d.tokenizer != "none") {
+  if (d.source == choice::data_source::kSynthetic && d.tokenizer != choice::tokenizer::kByte &&
+      !d.tokenizer.empty() && d.tokenizer != choice::tokenizer::kNone) {
     c.fail("data.tokenizer",
            fmt::format("synthetic data is generated in the byte tokenizer's tokens; use "
                        "\"byte\" or data.source: file, found {}",
                        text::quoted(d.tokenizer)));
   }
-  if (d.source == "synthetic" && !d.path.empty()) {
+  if (d.source == choice::data_source::kSynthetic && !d.path.empty()) {
     c.fail("data.path", fmt::format("is only read with data.source: file (data.source is "
                                     "synthetic), found {}",
                                     text::quoted(d.path)));
   }
-  c.one_of("data.format", d.format, {"auto", "alpaca", "chat", "text", "tokenized"});
+  c.one_of("data.format", d.format, choice::data_format::kAll);
   c.int_at_least("data.max_examples", d.max_examples, 0);
-  c.one_of("data.subset", d.subset, {"first", "random"});
-  c.one_of("data.too_long", d.too_long, {"truncate", "drop"});
-  c.one_of("data.on_error", d.on_error, {"fail", "skip"});
-  if (d.source == "synthetic") {
+  c.one_of("data.subset", d.subset, choice::subset::kAll);
+  c.one_of("data.too_long", d.too_long, choice::too_long::kAll);
+  c.one_of("data.on_error", d.on_error, choice::on_error::kAll);
+  if (d.source == choice::data_source::kSynthetic) {
     c.int_in_range("data.num_examples", d.num_examples, 1, kMaxSyntheticExamples,
                    "synthetic examples are generated before the first step");
   } else {
@@ -231,7 +234,7 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
     c.fail("data.seq_len",
            fmt::format("must be <= model.max_seq_len ({}), found {}", m.max_seq_len, d.seq_len));
   }
-  c.one_of("data.length_distribution", d.length_distribution, {"fixed", "uniform", "lognormal"});
+  c.one_of("data.length_distribution", d.length_distribution, choice::length_distribution::kAll);
   c.int_at_least("data.min_tokens", d.min_tokens, 2);
   if (d.min_tokens > d.max_tokens) {
     c.fail("data.min_tokens",
@@ -244,13 +247,14 @@ void validate_data(Checker& c, const DataSpec& d, const ModelSpec& m) {
   c.positive("data.lognormal_median_tokens", d.lognormal_median_tokens);
   c.at_least("data.lognormal_sigma", d.lognormal_sigma, 0.0);
   c.fraction("data.prompt_fraction", d.prompt_fraction, false);
-  c.one_of("data.padding", d.padding, {"longest", "max_length", "pack"});
+  c.one_of("data.padding", d.padding, choice::padding::kAll);
   c.fraction("data.validation_fraction", d.validation_fraction, false);
   if (d.validation_fraction > 0.0 && !d.validation_path.empty()) {
     c.fail("data.validation_path",
            "give data.validation_fraction or data.validation_path, not both");
   }
-  if (d.source != "file" && (d.validation_fraction > 0.0 || !d.validation_path.empty())) {
+  if (d.source != choice::data_source::kFile &&
+      (d.validation_fraction > 0.0 || !d.validation_path.empty())) {
     c.fail(d.validation_path.empty() ? "data.validation_fraction" : "data.validation_path",
            "validation data needs data.source: file");
   }
@@ -267,7 +271,7 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
   c.fraction("train.beta1", t.beta1, false);
   c.fraction("train.beta2", t.beta2, false);
   c.positive("train.eps", t.eps);
-  c.one_of("train.lr_schedule", t.lr_schedule, {"cosine", "linear", "constant"});
+  c.one_of("train.lr_schedule", t.lr_schedule, choice::lr_schedule::kAll);
   c.int_at_least("train.lr_warmup_steps", t.lr_warmup_steps, 0);
   c.fraction("train.min_lr_ratio", t.min_lr_ratio, true);
   c.at_least("train.max_grad_norm", t.max_grad_norm, 0.0);
@@ -294,8 +298,8 @@ void validate_train(Checker& c, const TrainSpec& t, const DataSpec& d) {
 void validate_counts(Checker& c, const RunSpec& spec) {
   const DataSpec& d = spec.data;
   const TrainSpec& t = spec.train;
-  const bool synthetic =
-      d.source == "synthetic" && d.num_examples >= 1 && d.num_examples <= kMaxSyntheticExamples;
+  const bool synthetic = d.source == choice::data_source::kSynthetic && d.num_examples >= 1 &&
+                         d.num_examples <= kMaxSyntheticExamples;
   std::optional<int64_t> micro_batches;
   if (synthetic && t.micro_batch_size >= 1) micro_batches = d.num_examples / t.micro_batch_size;
   const std::vector<CountIssue> issues = count_issues(spec, micro_batches);
@@ -312,7 +316,7 @@ void validate_counts(Checker& c, const RunSpec& spec) {
 }
 
 void validate_backend(Checker& c, const BackendSpec& b) {
-  c.one_of("backend.device", b.device, {"auto", "cpu", "cuda", "rocm"});
+  c.one_of("backend.device", b.device, choice::device::kAll);
   // LibTorch takes an int; far more than any machine has is a typo, not a thread count.
   c.int_in_range("backend.device_index", b.device_index, 0, 65535, "more GPUs than a machine has");
   c.int_in_range("backend.threads", b.threads, 0, 65536, "more threads than a machine has");
@@ -343,7 +347,7 @@ void validate_output(Checker& c, const OutputSpec& o) {
     c.fail("output.name",
            fmt::format("must be at most {} characters, found {}", kMaxNameChars, o.name.size()));
   }
-  c.one_of("output.progress", o.progress, {"auto", "on", "off"});
+  c.one_of("output.progress", o.progress, choice::progress::kAll);
   c.int_at_least("output.log_every_steps", o.log_every_steps, 1);
 }
 

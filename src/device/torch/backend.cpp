@@ -14,6 +14,7 @@
 #include "ftbench/device/allocator_stats.h"
 #include "ftbench/device/dtype.h"
 #include "ftbench/device/host_info.h"
+#include "ftbench/spec/choices.h"
 
 namespace ftbench::device {
 namespace {
@@ -86,10 +87,11 @@ Backend::Backend(const spec::BackendSpec& spec) {
   inter_op_threads_ = at::get_num_interop_threads();
 
   const std::string build = torch_build_backend();
-  const bool gpu_available = build != "cpu" && torch::cuda::is_available();
+  namespace devices = ftbench::spec::choice::device;
+  const bool gpu_available = build != devices::kCpu && torch::cuda::is_available();
   std::string want = spec.device;
-  if (want == "auto") want = gpu_available ? build : "cpu";
-  if (want == "cuda" || want == "rocm") {
+  if (want == devices::kAuto) want = gpu_available ? build : devices::kCpu;
+  if (want == devices::kCuda || want == devices::kRocm) {
     if (build != want) {
       throw BackendError("backend.device: \"" + want +
                          "\" requested but this ftbench was built "
@@ -109,7 +111,7 @@ Backend::Backend(const spec::BackendSpec& spec) {
     info_.backend = want;
     info_.count = count;
     info_.index = spec.device_index;
-    const GpuRuntime runtime = want == "rocm" ? GpuRuntime::kHip : GpuRuntime::kCuda;
+    const GpuRuntime runtime = want == devices::kRocm ? GpuRuntime::kHip : GpuRuntime::kCuda;
     try {
       query_ = GpuQuery::load(runtime);
       fill_device_info(*query_, spec.device_index, info_);

@@ -11,6 +11,7 @@
 #include "ftbench/device/dtype.h"
 #include "ftbench/model/chunked_loss.h"
 #include "ftbench/model/sdpa.h"
+#include "ftbench/spec/choices.h"
 
 namespace ftbench::model {
 namespace {
@@ -33,7 +34,8 @@ LinearSlice slice(const std::string& name, int64_t out, const spec::LoraSpec& lo
     s.lora.rank = lora.rank;
     s.lora.alpha = lora.alpha;
     s.lora.dropout = lora.dropout;
-    s.lora.dtype = lora.dtype == "base" ? base_dtype : device::scalar_type_of(lora.dtype);
+    s.lora.dtype =
+        lora.dtype == spec::choice::dtype::kBase ? base_dtype : device::scalar_type_of(lora.dtype);
   }
   return s;
 }

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "ftbench/spec/choices.h"
+
 namespace ftbench::run {
 
 std::string format_duration(double seconds) {
@@ -18,7 +20,8 @@ std::string format_duration(double seconds) {
 
 Progress::Progress(int64_t total_steps, const std::string& mode, int64_t log_every_steps)
     : total_steps_(total_steps),
-      live_(mode == "on" || (mode == "auto" && isatty(STDERR_FILENO))),
+      live_(mode == spec::choice::progress::kOn ||
+            (mode == spec::choice::progress::kAuto && isatty(STDERR_FILENO))),
       log_every_(std::max<int64_t>(1, log_every_steps)) {}
 
 void Progress::update(const report::StepRecord& r, double elapsed_seconds) {

@@ -13,6 +13,7 @@
 #include "ftbench/device/dtype.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/model/safetensors_dtype.h"
+#include "ftbench/spec/choices.h"
 
 namespace ftbench::train {
 namespace {
@@ -112,7 +113,8 @@ void check_checkpoint_for_resume(const std::string& folder, const CheckpointMani
         folder, m.parameters.size(), adapters, spec.model.n_layers,
         fmt::join(spec.lora.targets, ", ")));
   }
-  const std::string& lora_dtype = spec.lora.dtype == "base" ? spec.model.dtype : spec.lora.dtype;
+  const std::string& lora_dtype =
+      spec.lora.dtype == ftbench::spec::choice::dtype::kBase ? spec.model.dtype : spec.lora.dtype;
   const std::string dtype = *model::safetensors_dtype_name(device::scalar_type_of(lora_dtype));
   for (const std::string& name : m.parameters) {
     const io::TensorInfo* weight = nullptr;
