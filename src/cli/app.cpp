@@ -124,6 +124,10 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
                        std::string(ftbench::version()) + " (" + ftbench::git_commit() + ")");
   app.require_subcommand(1);
   app.fallthrough();  // --log-level also after the subcommand
+  // CLI11's refusals start "error: " as every other of ftbench's do.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return "error: " + CLI::FailureMessage::simple(failed, e);
+  });
   std::string log_level = "info";
   add_log_level_option(&app, log_level);
   std::map<std::string, Action> actions = add_torch_commands(app);
@@ -138,7 +142,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   refuse_empty_values(app);
 
   if (const std::string option = empty_inline_value(argc, argv); !option.empty()) {
-    std::cerr << text::printable(option) << ": " << kEmptyValue
+    std::cerr << "error: " << text::printable(option) << ": " << kEmptyValue
               << "\nRun with --help for more information.\n";
     return kExitBadInput;
   }

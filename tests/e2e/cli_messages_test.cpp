@@ -21,6 +21,29 @@ Outcome ftbench(const std::string& args) {
   return run_ftbench(args, scratch.path(), "", 60.0);
 }
 
+// Every refusal of the command line starts "error: ", as the library's do; CLI11's own (a
+// missing argument or value) came without it (found by a review).
+TEST(CliMessages, EveryArgumentErrorStartsWithError) {
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"", "error: A subcommand is required\n"},
+           {"validate", "error: spec is required\n"},
+           {"cost --rate", "error: --rate: 1 required FLOAT missing\n"},
+           {"validate configs/ci-tiny.yaml --nope",
+            "error: The following argument was not "
+            "expected: --nope\n"},
+           {"cost --rate=", "error: --rate: expected a value, found an empty string\n"}}) {
+    SCOPED_TRACE(args);
+    const Outcome r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
+  }
+  // Help is no error.
+  const Outcome help = ftbench("validate --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out.rfind("Check a spec", 0), 0u) << help.out;
+}
+
 TEST(CliMessages, AMistypedSubcommandGetsADidYouMean) {
   struct Case {
     std::string args;
