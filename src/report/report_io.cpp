@@ -28,14 +28,16 @@ Report read_report(const std::string& path) { return parse_report(read_whole_fil
 
 Report parse_report(std::string_view text, const std::string& source) {
   using ftbench::text::JsonTextError;
-  const auto json =
-      ftbench::text::parse_json_text<nlohmann::ordered_json>(text, [&](const JsonTextError& e) {
+  const auto json = ftbench::text::parse_json_text<nlohmann::ordered_json>(
+      text,
+      [&](const JsonTextError& e) {
         // Too deep, or a number too large for a double (1e999): valid JSON but no report's.
         throw ReportError(e.kind == JsonTextError::Kind::kSyntax
                               ? source + ": not valid JSON at byte " + std::to_string(e.byte) +
                                     ": " + e.reason
                               : source + ": not a readable report: " + e.reason);
-      });
+      },
+      /*unique_keys=*/true);
   // Qualified: argument-dependent lookup would also find nlohmann's own from_json(json, T&).
   return report::from_json(json, source);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,9 @@ std::string_view tail(std::string_view s, std::size_t n) {
 // A SAX reader that keeps the path to the value being read and stops at the first error.
 class PathTracker : public nlohmann::json_sax<nlohmann::json> {
  public:
+  // `stop_at_duplicate_key`: also stop at the first key an object gives twice.
+  explicit PathTracker(bool stop_at_duplicate_key = false)
+      : stop_at_duplicate_key_(stop_at_duplicate_key) {}
   bool null() override { return value(); }
   bool boolean(bool) override { return value(); }
   bool number_integer(number_integer_t) override { return value(); }
@@ -37,6 +41,10 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
   bool start_object(std::size_t) override { return open(false); }
   bool key(string_t& key) override {
     frames_.back().key = key;
+    if (stop_at_duplicate_key_ && !frames_.back().keys.insert(key).second) {
+      duplicate_key_ = true;
+      return false;
+    }
     return true;
   }
   bool end_object() override { return close(); }
@@ -48,6 +56,7 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
   }
 
   bool failed() const { return failed_; }
+  bool found_duplicate_key() const { return duplicate_key_; }
   // A key written after a dot: a letter or '_', then letters, digits and '_'.
   static bool is_name(const std::string& key) {
     if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
@@ -79,13 +88,14 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
     bool array = false;
     std::size_t index = 0;
     std::string key;
+    std::set<std::string> keys;  // an object's keys so far, when duplicates are looked for
   };
   bool value() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
     return true;
   }
   bool open(bool array) {
-    frames_.push_back({array, 0, ""});
+    frames_.push_back({array, 0, "", {}});
     return true;
   }
   bool close() {
@@ -93,7 +103,9 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
     return value();
   }
   std::vector<Frame> frames_;
+  bool stop_at_duplicate_key_ = false;
   bool failed_ = false;
+  bool duplicate_key_ = false;
 };
 
 }  // namespace
@@ -102,6 +114,13 @@ std::string json_error_path(std::string_view text) {
   PathTracker tracker;
   nlohmann::json::sax_parse(text, &tracker);
   return tracker.failed() ? tracker.path() : "";
+}
+
+std::optional<std::string> json_duplicate_key_path(std::string_view text) {
+  PathTracker tracker(/*stop_at_duplicate_key=*/true);
+  nlohmann::json::sax_parse(text, &tracker);
+  if (!tracker.found_duplicate_key()) return std::nullopt;
+  return tracker.path();
 }
 
 std::string json_error_at(std::string_view text, std::string_view what) {

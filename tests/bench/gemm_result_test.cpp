@@ -130,6 +130,16 @@ TEST(GemmResult, NumberBeyondDoubleIsInvalidJson) {
     EXPECT_EQ(std::string(e.what()),
               "g.json: not a readable gemm result: total_seconds: number out of range: -1e400");
   }
+  // A key given twice is refused, not resolved to its last value (found by a review).
+  try {
+    parse_gemm_result(
+        R"({"schema": "ftbench.gemm/1.1", "dtypes": [{"shapes": [{"m": 1, "m": 2}]}]})", "g.json");
+    FAIL() << "no GemmFileError";
+  } catch (const GemmFileError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "g.json: not a readable gemm result: dtypes[0].shapes[0].m: a key given twice in one "
+              "object");
+  }
 }
 
 TEST(GemmResult, ShapeFiguresFromTheCallTimes) {

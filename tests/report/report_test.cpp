@@ -1832,6 +1832,21 @@ TEST_F(ReportFile, ReadErrorsNameTheFile) {
     EXPECT_EQ(std::string(e.what()),
               "big.json: not a readable report: schema: number out of range: 1e309");
   }
+  // A report that gives a figure twice is not read as either value: nlohmann kept the last
+  // without a word (found by a review).
+  const std::string text = to_json(full_report()).dump(2);
+  const std::size_t at = text.find("\"wall_seconds\": ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string twice = text.substr(0, at) + "\"wall_seconds\": 1e-9, " + text.substr(at);
+  try {
+    parse_report(twice, "twice.json");
+    FAIL() << "no ReportError";
+  } catch (const ReportError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("twice.json: not a readable report: ", 0), 0u) << message;
+    EXPECT_NE(message.find(".wall_seconds: a key given twice in one object"), std::string::npos)
+        << message;
+  }
 
   const fs::path path = dir_ / "v2.json";
   OJson j = to_json(full_report());

@@ -17,9 +17,10 @@ namespace ftbench::text {
 // Why a JSON text was not parsed.
 struct JsonTextError {
   enum class Kind {
-    kTooDeep,     // nested deeper than kMaxJsonDepth; refused before parsing
-    kSyntax,      // not JSON (nlohmann's parse_error)
-    kOutOfRange,  // valid JSON that a value cannot hold, such as the number 1e999
+    kTooDeep,       // nested deeper than kMaxJsonDepth; refused before parsing
+    kSyntax,        // not JSON (nlohmann's parse_error)
+    kOutOfRange,    // valid JSON that a value cannot hold, such as the number 1e999
+    kDuplicateKey,  // an object gives a key twice (asked for with unique_keys)
   };
   Kind kind;
   // kSyntax: nlohmann's 1-based byte of the error; kTooDeep: the 0-based offset of the bracket
@@ -30,12 +31,14 @@ struct JsonTextError {
   std::string reason;
 };
 
-// `text` parsed as a `Json` (nlohmann::json or nlohmann::ordered_json). When it cannot be,
+// `text` parsed as a `Json` (nlohmann::json or nlohmann::ordered_json). With `unique_keys`
+// (for ftbench's own files: reports, gemm results), an object that gives a key twice is refused
+// as well (kDuplicateKey) instead of keeping its last value. When it cannot be parsed,
 // calls fail(const JsonTextError&), which must throw. A NUL byte outside a string is a syntax
 // error: nlohmann's parser takes it for the end of the text and would ignore what follows (in
 // a string, the parser itself refuses it as an unescaped control character).
 template <class Json, class Fail>
-Json parse_json_text(std::string_view text, Fail&& fail) {
+Json parse_json_text(std::string_view text, Fail&& fail, bool unique_keys = false) {
   std::size_t nul = std::string_view::npos;
   for_each_byte_outside_strings(text, [&](std::size_t i, char c) {
     if (c == '\0') nul = i;
@@ -48,7 +51,14 @@ Json parse_json_text(std::string_view text, Fail&& fail) {
     fail(JsonTextError{JsonTextError::Kind::kTooDeep, *deep, json_too_deep_message(*deep)});
   } else {
     try {
-      return Json::parse(text);
+      Json json = Json::parse(text);
+      if (unique_keys) {
+        if (const auto path = json_duplicate_key_path(text)) {
+          fail(JsonTextError{JsonTextError::Kind::kDuplicateKey, 0,
+                             *path + ": a key given twice in one object"});
+        }
+      }
+      return json;
     } catch (const typename Json::parse_error& e) {
       fail(JsonTextError{JsonTextError::Kind::kSyntax, e.byte, json_error_reason(e.what())});
     } catch (const typename Json::exception& e) {
