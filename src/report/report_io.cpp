@@ -27,15 +27,12 @@ std::string read_whole_file(const std::string& path) {
 Report read_report(const std::string& path) { return parse_report(read_whole_file(path), path); }
 
 Report parse_report(std::string_view text, const std::string& source) {
-  using ftbench::text::JsonTextError;
+  // Too deep, a number too large for a double (1e999) or a key given twice: valid JSON perhaps,
+  // but no report's.
   const auto json = ftbench::text::parse_json_text<nlohmann::ordered_json>(
       text,
-      [&](const JsonTextError& e) {
-        // Too deep, or a number too large for a double (1e999): valid JSON but no report's.
-        throw ReportError(e.kind == JsonTextError::Kind::kSyntax
-                              ? source + ": not valid JSON at byte " + std::to_string(e.byte) +
-                                    ": " + e.reason
-                              : source + ": not a readable report: " + e.reason);
+      [&](const ftbench::text::JsonTextError& e) {
+        throw ReportError(ftbench::text::own_file_message(e, source, "report"));
       },
       /*unique_keys=*/true);
   // Qualified: argument-dependent lookup would also find nlohmann's own from_json(json, T&).

@@ -68,4 +68,15 @@ Json parse_json_text(std::string_view text, Fail&& fail, bool unique_keys = fals
   throw std::logic_error("parse_json_text: the fail callback returned");
 }
 
+// How the readers of ftbench's own files word `e`: "<source>: not valid JSON at byte N:
+// <reason>" for a syntax error, else "<source>: not a readable <what>: <reason>" (what = "report",
+// "gemm result").
+inline std::string own_file_message(const JsonTextError& e, const std::string& source,
+                                    const std::string& what) {
+  if (e.kind == JsonTextError::Kind::kSyntax) {
+    return source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " + e.reason;
+  }
+  return source + ": not a readable " + what + ": " + e.reason;
+}
+
 }  // namespace ftbench::text
