@@ -261,8 +261,8 @@ TEST_F(SpecCheckpoint, ExportFoldersMayNotHoldWhatTheRunReadsOrTheFolderItRunsIn
       "its own";
   const std::string cwd = fs::current_path().string();
   EXPECT_EQ(only_issue(base + "output:\n  adapter: .\n"),
-            "t.yaml:7 [output.adapter] \"" + cwd +
-                "\" is or holds the folder ftbench runs in (\"" + cwd + "\")" + own);
+            "t.yaml:7 [output.adapter] \"" + cwd + "\" is or holds the folder ftbench runs in (\"" +
+                cwd + "\")" + own);
   EXPECT_EQ(only_issue(base + "output:\n  merged: ..\n"),
             "t.yaml:7 [output.merged] \"" + fs::current_path().parent_path().string() +
                 "\" is or holds the folder ftbench runs in (\"" + cwd + "\")" + own);
@@ -288,11 +288,11 @@ TEST_F(SpecCheckpoint, ExportFoldersMayNotHoldWhatTheRunReadsOrTheFolderItRunsIn
   fs::create_directories(root_ / "tok");
   std::ofstream(root_ / "tok" / "tokenizer.json") << "{}";
   const std::string config = (root_ / "tok" / "tokenizer_config.json").string();
-  EXPECT_EQ(only_issue(base + "  tokenizer: " + (root_ / "tok" / "tokenizer.json").string() +
-                       "\n  source: file\n  path: " + data + "\noutput:\n  adapter: " + config +
-                       "\n"),
-            "t.yaml:10 [output.adapter] \"" + config +
-                "\" and data.tokenizer's tokenizer_config.json (\"" + config + "\") overlap" + own);
+  EXPECT_EQ(
+      only_issue(base + "  tokenizer: " + (root_ / "tok" / "tokenizer.json").string() +
+                 "\n  source: file\n  path: " + data + "\noutput:\n  adapter: " + config + "\n"),
+      "t.yaml:10 [output.adapter] \"" + config +
+          "\" and data.tokenizer's tokenizer_config.json (\"" + config + "\") overlap" + own);
   // The spec file itself.
   const std::string spec_file = (root_ / "w" / "t.yaml").string();
   try {

@@ -32,7 +32,8 @@ TEST(JsonParse, TellsEachWayAParseFailsApart) {
   const JsonTextError syntax = error_of("{\"a\": tru}");
   EXPECT_EQ(syntax.kind, JsonTextError::Kind::kSyntax);
   EXPECT_EQ(syntax.byte, 10u);
-  EXPECT_EQ(syntax.reason, "syntax error while parsing value - invalid literal; last read: '\"a\": tru}'");
+  EXPECT_EQ(syntax.reason,
+            "syntax error while parsing value - invalid literal; last read: '\"a\": tru}'");
 
   const JsonTextError range = error_of(R"({"a": [1, 1e999]})");
   EXPECT_EQ(range.kind, JsonTextError::Kind::kOutOfRange);
