@@ -81,10 +81,6 @@ std::string shown(std::string_view message) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 const CommandInfo* find_command(std::string_view name) {
   for (const CommandInfo& c : kCommands) {
     if (c.name == name) return &c;

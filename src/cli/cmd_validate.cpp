@@ -174,8 +174,9 @@ void print_text(const Validated& v, const std::string& spec_path) {
 }
 
 // What `--format json` prints for a spec that is not valid: every problem with its file, line
-// (null when the key is absent or came from --set) and key; any other bad input (a data file, a
-// tokenizer) as one problem of its message alone.
+// (null when the key is absent or came from --set) and key, a problem inside a file the spec
+// names at the key that names it (spec::NamedFileError); any other bad input (a spec file that
+// cannot be read, say) as one problem of its message alone.
 void print_json_errors(const BadInput& e) {
   nlohmann::ordered_json errors = nlohmann::ordered_json::array();
   if (const auto* spec_error = dynamic_cast<const spec::SpecError*>(&e)) {

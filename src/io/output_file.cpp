@@ -317,6 +317,7 @@ bool folder_inside(const fs::path& folder, const fs::path& path) {
 }
 
 bool path_within(const fs::path& inner, const fs::path& outer) {
+  if (outer.empty()) return false;  // no path holds everything
   auto i = inner.begin();
   for (auto o = outer.begin(); o != outer.end(); ++o) {
     if (o->empty()) continue;  // a trailing separator

@@ -264,8 +264,8 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
   // What the run says of itself: a known status, a completed run with all its steps, steps
   // within the job's shape (tokens, epochs, learning rate, FLOPs), an end after its start.
   void check_run(const Report& r) const {
-    const std::vector<std::string> run_statuses = status::run_statuses();
-    const std::vector<std::string> segment_statuses = status::segment_statuses();
+    const std::vector<std::string>& run_statuses = status::run_statuses();
+    const std::vector<std::string>& segment_statuses = status::segment_statuses();
     const auto known = [](const std::vector<std::string>& set, const std::string& v) {
       return std::find(set.begin(), set.end(), v) != set.end();
     };

@@ -351,6 +351,10 @@ void validate_output(Checker& c, const OutputSpec& o) {
   c.int_at_least("output.log_every_steps", o.log_every_steps, 1);
 }
 
+constexpr std::string_view kOwnFolder =
+    ": an export folder is written (and with --force replaced) as a whole; give it a folder of "
+    "its own";
+
 // The folders a run writes or reads as a whole must not overlap: replacing an export folder
 // (--force) removes everything in it, and a merged export over the checkpoint it was loaded
 // from would destroy it. Nor may an export folder hold what the run reads (its spec, data and
@@ -364,9 +368,6 @@ void validate_folders(Checker& c, const RunSpec& spec) {
     }
     return io::absolute_normal(path);
   };
-  constexpr std::string_view kOwn =
-      ": an export folder is written (and with --force replaced) as a whole; give it a folder "
-      "of its own";
   struct Folder {
     const char* key;
     std::string value;
@@ -380,9 +381,12 @@ void validate_folders(Checker& c, const RunSpec& spec) {
                                 {"the spec file", spec.source_path, true},
                                 {"data.path", spec.data.path, false},
                                 {"data.validation_path", spec.data.validation_path, false}};
+  // A tokenizer inside model.checkpoint (the loader's default) is the checkpoint's entry.
+  const bool in_checkpoint =
+      !spec.model.checkpoint.empty() &&
+      io::path_within(expand(spec.data.tokenizer), expand(spec.model.checkpoint));
   if (spec.data.tokenizer != choice::tokenizer::kByte &&
-      spec.data.tokenizer != choice::tokenizer::kNone &&
-      spec.data.tokenizer != spec.model.checkpoint) {
+      spec.data.tokenizer != choice::tokenizer::kNone && !in_checkpoint) {
     others.push_back({"data.tokenizer", spec.data.tokenizer, false});
     // A tokenizer.json is read with the tokenizer_config.json beside it.
     std::error_code file_ec;
@@ -400,7 +404,7 @@ void validate_folders(Checker& c, const RunSpec& spec) {
     if (!ec && io::folder_holds(dir, cwd.lexically_normal())) {
       c.fail(exports[i].key,
              fmt::format("{} is or holds the folder ftbench runs in ({}){}",
-                         text::quoted(dir.string()), text::quoted(cwd.string()), kOwn));
+                         text::quoted(dir.string()), text::quoted(cwd.string()), kOwnFolder));
       continue;
     }
     std::vector<Folder> against(exports.begin() + static_cast<std::ptrdiff_t>(i) + 1,
@@ -410,14 +414,19 @@ void validate_folders(Checker& c, const RunSpec& spec) {
       if (other.value.empty()) continue;
       const fs::path path = expand(other.value);
       if (io::folder_holds(dir, path) || (!other.inside_only && io::folder_inside(dir, path))) {
-        c.fail(exports[i].key, fmt::format("{} and {} ({}) overlap{}", text::quoted(dir.string()),
-                                           other.key, text::quoted(path.string()), kOwn));
+        c.fail(exports[i].key, export_overlap_message(dir.string(), other.key, path.string()));
       }
     }
   }
 }
 
 }  // namespace
+
+std::string export_overlap_message(const std::string& folder, const std::string& what,
+                                   const std::string& path) {
+  return fmt::format("{} and {} ({}) overlap{}", text::quoted(folder), what, text::quoted(path),
+                     kOwnFolder);
+}
 
 std::vector<SpecIssue> validate(const RunSpec& spec) {
   Checker c(spec.source_path);

@@ -41,6 +41,7 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
   bool start_object(std::size_t) override { return open(false); }
   bool key(string_t& key) override {
     frames_.back().key = key;
+    frames_.back().has_key = true;
     if (stop_at_duplicate_key_ && !frames_.back().keys.insert(key).second) {
       duplicate_key_ = true;
       return false;
@@ -69,6 +70,8 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
     for (const Frame& f : frames_) {
       if (f.array) {
         out += "[" + std::to_string(f.index) + "]";
+      } else if (!f.has_key) {
+        // An object whose first key is not read yet: the path ends at the object.
       } else if (is_name(f.key)) {
         out += (out.empty() ? "" : ".") + f.key;
       } else {
@@ -88,6 +91,7 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
     bool array = false;
     std::size_t index = 0;
     std::string key;
+    bool has_key = false;
     std::set<std::string> keys;  // an object's keys so far, when duplicates are looked for
   };
   bool value() {
@@ -95,7 +99,7 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool open(bool array) {
-    frames_.push_back({array, 0, "", {}});
+    frames_.push_back({array, 0, "", false, {}});
     return true;
   }
   bool close() {

@@ -531,7 +531,7 @@ void check_journal_segment(const ManifestReader& r, const std::vector<report::Se
   const report::Segment& g = segments.back();
   const auto i = static_cast<int64_t>(segments.size());
   if (g.index != i) r.fail(fmt::format("{}.index: expected {}, found {}", path, i, g.index));
-  const std::vector<std::string> kStatuses = report::status::segment_statuses();
+  const std::vector<std::string>& kStatuses = report::status::segment_statuses();
   if (std::find(kStatuses.begin(), kStatuses.end(), g.status) == kStatuses.end()) {
     r.fail(fmt::format("{}.status: expected one of {}, found {}", path, text::join(kStatuses),
                        text::quoted(g.status)));

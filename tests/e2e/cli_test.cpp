@@ -637,10 +637,9 @@ TEST_F(Cli, AForcedExportMayNotRemoveTheRunsOwnFiles) {
               "' --set 'output.adapter=" + exp.string() +
               "' --set 'train.checkpoint.dir=" + (dir_ / "ck").string() + "'");
   EXPECT_EQ(report_inside.exit_code, 2) << report_inside.output;
-  EXPECT_NE(
-      report_inside.output.find("output.adapter: \"" + exp.string() + "\" and the report (-o \"" +
-                                (exp / "r.json").string() + "\") overlap"),
-      std::string::npos)
+  EXPECT_NE(report_inside.output.find("output.adapter: \"" + exp.string() + "\" and -o (\"" +
+                                      (exp / "r.json").string() + "\") overlap"),
+            std::string::npos)
       << report_inside.output;
   EXPECT_FALSE(fs::exists(exp / "r.json"));
 }

@@ -15,12 +15,15 @@ inline constexpr const char* kFailed = "failed";
 inline constexpr const char* kUnfinished = "unfinished";
 
 // The statuses of a run, in the order messages list them.
-inline std::vector<std::string> run_statuses() {
-  return {kCompleted, kInterrupted, kDiverged, kFailed};
+inline const std::vector<std::string>& run_statuses() {
+  static const std::vector<std::string> statuses = {kCompleted, kInterrupted, kDiverged, kFailed};
+  return statuses;
 }
 // A segment's: a run's, or kUnfinished.
-inline std::vector<std::string> segment_statuses() {
-  return {kCompleted, kInterrupted, kDiverged, kFailed, kUnfinished};
+inline const std::vector<std::string>& segment_statuses() {
+  static const std::vector<std::string> statuses = {kCompleted, kInterrupted, kDiverged, kFailed,
+                                                    kUnfinished};
+  return statuses;
 }
 
 }  // namespace ftbench::report::status

@@ -27,4 +27,10 @@ SpecIssue issue_at(const RunSpec& spec, const std::string& key, std::string mess
 // Every cross-field and range rule, on an already-filled spec. Empty when valid.
 std::vector<SpecIssue> validate(const RunSpec& spec);
 
+// `"<folder>" and <what> ("<path>") overlap: an export folder is written (and with --force
+// replaced) as a whole; ...`: validate's words for an export folder over another path the run
+// uses, also for the one checked later (the report -o names).
+std::string export_overlap_message(const std::string& folder, const std::string& what,
+                                   const std::string& path);
+
 }  // namespace ftbench::spec

@@ -50,19 +50,22 @@ Json parse_json_text(std::string_view text, Fail&& fail, bool unique_keys = fals
   } else if (const auto deep = json_too_deep_at(text)) {
     fail(JsonTextError{JsonTextError::Kind::kTooDeep, *deep, json_too_deep_message(*deep)});
   } else {
+    Json json;
+    bool parsed = false;
     try {
-      Json json = Json::parse(text);
-      if (unique_keys) {
-        if (const auto path = json_duplicate_key_path(text)) {
-          fail(JsonTextError{JsonTextError::Kind::kDuplicateKey, 0,
-                             *path + ": a key given twice in one object"});
-        }
-      }
-      return json;
+      json = Json::parse(text);
+      parsed = true;
     } catch (const typename Json::parse_error& e) {
       fail(JsonTextError{JsonTextError::Kind::kSyntax, e.byte, json_error_reason(e.what())});
     } catch (const typename Json::exception& e) {
       fail(JsonTextError{JsonTextError::Kind::kOutOfRange, 0, json_error_at(text, e.what())});
+    }
+    // Outside the try: what `fail` throws is the caller's, never taken for the parser's.
+    if (parsed) {
+      const auto duplicate = unique_keys ? json_duplicate_key_path(text) : std::nullopt;
+      if (!duplicate) return json;
+      fail(JsonTextError{JsonTextError::Kind::kDuplicateKey, 0,
+                         *duplicate + ": a key given twice in one object"});
     }
   }
   throw std::logic_error("parse_json_text: the fail callback returned");

@@ -158,11 +158,8 @@ void Run::check_outputs() {
     const std::string report = io::absolute_normal(o_.output_path).string();
     const std::string folder = io::absolute_normal(dir).string();
     if (io::folder_holds(folder, report)) {
-      throw spec::SpecError({spec::issue_at(
-          spec_, key,
-          fmt::format("{} and the report (-o {}) overlap: an export folder is written (and with "
-                      "--force replaced) as a whole; give it a folder of its own",
-                      text::quoted(folder), text::quoted(report)))});
+      throw spec::SpecError(
+          {spec::issue_at(spec_, key, spec::export_overlap_message(folder, "-o", report))});
     }
     check_export_writable(dir, key, o_.force);
   }
