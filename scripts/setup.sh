@@ -34,6 +34,8 @@ packages=(
   libssl-dev              # SHA-256 of the spec (OpenSSL EVP)
   libpcre2-dev            # Unicode regex for BPE pre-tokenization (tokenizer.json)
   libsentencepiece-dev    # SentencePiece .model tokenizers (Llama 2)
+  libgloo-dev             # the gloo headers c10d's Gloo group needs (jobs of several processes);
+                          # libtorch-dev ships none
   pkg-config
 )
 # What only the tests, the sanitizer build and fuzzing need (not --demo).

@@ -1,0 +1,113 @@
+// One rank's view of a job's process group on PyTorch's c10d: a Gloo group for CPU tensors and
+// CPU-side metadata, and every collective ftbench uses, each wrapped once for what LibTorch's
+// versions and Gloo do differently (DISTRIBUTED.md): Gloo on 1.13 has no AVG, no bf16, no
+// all-gather into one tensor and no reduce-scatter, so AVG is SUM then a division, bf16 travels
+// as fp32, all-gather is a list all-gather and a cat, reduce-scatter an all-reduce and a slice.
+// Each call blocks until its result is there and counts its host time and bytes (stats()).
+//
+// Where LibTorch has no c10d Gloo (its headers or USE_C10D_GLOO missing: available() is false)
+// a Communicator is only ever of one rank, and every collective is the identity.
+//
+// Not thread safe: one thread per rank calls it (tests run ranks as threads, one Communicator
+// each, over one HashStore).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/intrusive_ptr.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "ftbench/dist/launch.h"
+#include "ftbench/error.h"
+
+namespace ftbench::dist {
+
+// A peer failed, a collective or the rendezvous timed out, or the transport broke. Exit 3.
+class CollectiveError : public RunFailed {
+ public:
+  explicit CollectiveError(const std::string& message) : RunFailed(message) {}
+};
+
+// Whether this build has c10d's Gloo group (so can run jobs of several processes).
+bool available();
+
+struct CommunicatorOptions {
+  // How long the rendezvous (every rank's store connection and the group's first handshake) may
+  // take: ranks start at different times, a slow node loads LibTorch later.
+  std::chrono::milliseconds init_timeout{std::chrono::seconds(300)};
+  // How long one collective may wait for its peers before the job is failed.
+  std::chrono::milliseconds timeout{std::chrono::seconds(600)};
+};
+
+// What the collectives of one Communicator cost so far.
+struct CollectiveStats {
+  int64_t calls = 0;
+  double blocked_seconds = 0.0;  // host steady clock inside the collectives
+  int64_t bytes = 0;             // of the tensors given to them (a rank's share, not the wire's)
+};
+
+class Communicator {
+ public:
+  // A group of one: every collective returns its input.
+  Communicator();
+  // Rank `rank` of `size` over `store` (shared by the group's ranks: a TCPStore, FileStore or,
+  // in tests, one HashStore for every thread). Every key it writes is under `prefix`. Gloo's
+  // device binds `interface_host` ("127.0.0.1" for one machine; GLOO_SOCKET_IFNAME wins when
+  // set). Throws CollectiveError when the group cannot be formed within init_timeout.
+  Communicator(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix,
+               int64_t rank, int64_t size, const std::string& interface_host,
+               const CommunicatorOptions& options);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int64_t rank() const { return rank_; }
+  int64_t size() const { return size_; }
+
+  // In place, on CPU tensors (contiguous; any floating or integer dtype, bf16 and fp16 through
+  // fp32 and back). Sum and average are of every rank's tensor.
+  void all_reduce_sum(at::Tensor& tensor);
+  void all_reduce_avg(at::Tensor& tensor);
+  void all_reduce_max(at::Tensor& tensor);
+  // Every rank ends with `root`'s tensor (same shape and dtype on every rank).
+  void broadcast(at::Tensor& tensor, int64_t root);
+  // The ranks' tensors (same shape on every rank) concatenated along dim 0, in rank order.
+  at::Tensor all_gather(const at::Tensor& tensor);
+  // This rank's slice (dim 0, size() equal parts; dim 0 must divide) of the sum of every rank's
+  // tensor.
+  at::Tensor reduce_scatter_sum(const at::Tensor& tensor);
+  // Every rank's values, rank by rank: metadata (step times, counters) for the report.
+  std::vector<std::vector<double>> all_gather_values(const std::vector<double>& values);
+  // Returns once every rank has called it; CollectiveError after `timeout` naming the ranks that
+  // did not arrive (Gloo's monitored barrier).
+  void barrier();
+
+  const CollectiveStats& stats() const { return stats_; }
+
+ private:
+  struct Group;
+  void count(const at::Tensor& tensor, std::chrono::steady_clock::time_point start);
+
+  int64_t rank_ = 0;
+  int64_t size_ = 1;
+  CommunicatorOptions options_;
+  std::unique_ptr<Group> group_;
+  CollectiveStats stats_;
+};
+
+// The store a launched job meets at: a TCPStore at launch.master_addr:master_port, served by
+// rank 0 (a client everywhere under torchrun's agent store), waiting `timeout` for the others.
+c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
+                                              std::chrono::milliseconds timeout);
+
+// The Communicator of a launched job: its store, its key prefix, rank and size; a group of one
+// for a single process.
+std::unique_ptr<Communicator> communicator_for(const Launch& launch,
+                                               const CommunicatorOptions& options);
+
+}  // namespace ftbench::dist

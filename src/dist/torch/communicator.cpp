@@ -1,0 +1,308 @@
+#include "ftbench/dist/communicator.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#if FTBENCH_HAVE_C10D_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+
+namespace ftbench::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string first_line(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string message = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  return message.substr(0, message.find('\n'));
+}
+
+double seconds(std::chrono::milliseconds ms) { return double(ms.count()) / 1000.0; }
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+// Gloo reduces and moves fp32, fp64 and integers on every LibTorch; bf16 and fp16 go as fp32.
+bool needs_fp32(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf;
+}
+
+}  // namespace
+
+#if FTBENCH_HAVE_C10D_GLOO
+struct Communicator::Group {
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+};
+
+bool available() { return true; }
+#else
+struct Communicator::Group {};
+
+bool available() { return false; }
+#endif
+
+Communicator::Communicator() = default;
+
+Communicator::~Communicator() = default;
+
+Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix,
+                           int64_t rank, int64_t size, const std::string& interface_host,
+                           const CommunicatorOptions& options)
+    : rank_(rank), size_(size), options_(options) {
+  if (size_ == 1) return;
+#if FTBENCH_HAVE_C10D_GLOO
+  try {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options_.init_timeout);
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname != nullptr && *ifname != '\0') {
+      const std::string first(ifname, std::strcspn(ifname, ","));
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(first));
+    } else if (is_loopback(interface_host)) {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    gloo_options->threads = 1;
+    auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo", store);
+    group_ = std::make_unique<Group>();
+    group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        group_store, static_cast<int>(rank_), static_cast<int>(size_), gloo_options);
+  } catch (const std::exception& e) {
+    throw CollectiveError(fmt::format(
+        "rank {} of {}: the process group did not form within {} s (distributed.init_timeout"
+        "_seconds): {}",
+        rank_, size_, seconds(options_.init_timeout), first_line(e)));
+  }
+#else
+  (void)store;
+  (void)prefix;
+  (void)interface_host;
+  throw CollectiveError(
+      fmt::format("this ftbench was built without c10d's Gloo group (LibTorch's "
+                  "torch/csrc/distributed/c10d/ProcessGroupGloo.hpp and the gloo headers, Debian's "
+                  "libgloo-dev), so it runs one process only, not rank {} of {}",
+                  rank, size));
+#endif
+}
+
+void Communicator::count(const at::Tensor& tensor, Clock::time_point start) {
+  ++stats_.calls;
+  stats_.bytes +=
+      static_cast<int64_t>(tensor.numel()) * static_cast<int64_t>(tensor.element_size());
+  stats_.blocked_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+#if FTBENCH_HAVE_C10D_GLOO
+namespace {
+
+// Waits for `work`; a failure or a timeout becomes a CollectiveError naming the collective.
+void finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what, int64_t rank,
+            int64_t size, std::chrono::milliseconds timeout) {
+  try {
+    work->wait();
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        fmt::format("rank {} of {}: {} failed (a peer stopped, or did not come "
+                    "within distributed.timeout_seconds, {} s): {}",
+                    rank, size, what, seconds(timeout), first_line(e)));
+  }
+}
+
+}  // namespace
+#endif
+
+namespace {
+// Reduce with `op` in place through Gloo, with bf16/fp16 as fp32.
+template <typename Run>
+void through_fp32(at::Tensor& tensor, Run run) {
+  if (!needs_fp32(tensor)) {
+    at::Tensor t = tensor.is_contiguous() ? tensor : tensor.contiguous();
+    run(t);
+    if (!t.is_same(tensor)) tensor.copy_(t);
+    return;
+  }
+  at::Tensor wide = tensor.to(at::kFloat).contiguous();
+  run(wide);
+  tensor.copy_(wide);
+}
+}  // namespace
+
+#if FTBENCH_HAVE_C10D_GLOO
+namespace {
+// In place through Gloo, bf16/fp16 as fp32; `divide_by` > 1 makes the sum an average.
+void gloo_all_reduce(c10d::ProcessGroupGloo& gloo, at::Tensor& tensor, c10d::ReduceOp op,
+                     const char* what, int64_t rank, int64_t size,
+                     std::chrono::milliseconds timeout, int64_t divide_by) {
+  through_fp32(tensor, [&](at::Tensor& t) {
+    std::vector<at::Tensor> tensors{t};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = op;
+    opts.timeout = timeout;
+    finish(gloo.allreduce(tensors, opts), what, rank, size, timeout);
+    if (divide_by > 1) t.div_(double(divide_by));
+  });
+}
+}  // namespace
+#endif
+
+void Communicator::all_reduce_sum(at::Tensor& tensor) {
+  if (size_ == 1) return;
+  const Clock::time_point start = Clock::now();
+#if FTBENCH_HAVE_C10D_GLOO
+  gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, "all-reduce (sum)", rank_, size_,
+                  options_.timeout, 1);
+#endif
+  count(tensor, start);
+}
+
+void Communicator::all_reduce_max(at::Tensor& tensor) {
+  if (size_ == 1) return;
+  const Clock::time_point start = Clock::now();
+#if FTBENCH_HAVE_C10D_GLOO
+  gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, "all-reduce (max)", rank_, size_,
+                  options_.timeout, 1);
+#endif
+  count(tensor, start);
+}
+
+void Communicator::all_reduce_avg(at::Tensor& tensor) {
+  if (!at::isFloatingType(tensor.scalar_type())) {
+    throw std::invalid_argument("all_reduce_avg: a floating-point tensor is needed");
+  }
+  if (size_ == 1) return;
+  // Gloo on LibTorch 1.13 has no ReduceOp::AVG: the sum, divided here (in fp32 for bf16).
+  const Clock::time_point start = Clock::now();
+#if FTBENCH_HAVE_C10D_GLOO
+  gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, "all-reduce (average)", rank_, size_,
+                  options_.timeout, size_);
+#endif
+  count(tensor, start);
+}
+
+void Communicator::broadcast(at::Tensor& tensor, int64_t root) {
+  if (root < 0 || root >= size_) {
+    throw std::invalid_argument(fmt::format("broadcast: root {} of {} ranks", root, size_));
+  }
+  if (size_ == 1) return;
+  const Clock::time_point start = Clock::now();
+#if FTBENCH_HAVE_C10D_GLOO
+  through_fp32(tensor, [&](at::Tensor& t) {
+    std::vector<at::Tensor> tensors{t};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    opts.timeout = options_.timeout;
+    finish(group_->gloo->broadcast(tensors, opts), "broadcast", rank_, size_, options_.timeout);
+  });
+#endif
+  count(tensor, start);
+}
+
+at::Tensor Communicator::all_gather(const at::Tensor& tensor) {
+  if (size_ == 1) return tensor.clone();
+  const Clock::time_point start = Clock::now();
+  at::Tensor out;
+#if FTBENCH_HAVE_C10D_GLOO
+  // Gloo on 1.13 has no all-gather into one tensor: a list all-gather, then a cat.
+  at::Tensor input = (needs_fp32(tensor) ? tensor.to(at::kFloat) : tensor).contiguous();
+  std::vector<at::Tensor> inputs{input};
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int64_t r = 0; r < size_; ++r) outputs[0].push_back(at::empty_like(input));
+  c10d::AllgatherOptions opts;
+  opts.timeout = options_.timeout;
+  finish(group_->gloo->allgather(outputs, inputs, opts), "all-gather", rank_, size_,
+         options_.timeout);
+  out = at::cat(outputs[0], 0).to(tensor.scalar_type());
+#endif
+  count(tensor, start);
+  return out;
+}
+
+at::Tensor Communicator::reduce_scatter_sum(const at::Tensor& tensor) {
+  if (tensor.dim() == 0 || tensor.size(0) % size_ != 0) {
+    throw std::invalid_argument(
+        fmt::format("reduce_scatter_sum: dim 0 of {} does not split into {} equal parts",
+                    tensor.dim() == 0 ? 0 : tensor.size(0), size_));
+  }
+  // Gloo has no reduce-scatter on 1.13: the whole sum, of which this rank keeps its slice.
+  at::Tensor sum = tensor.clone();
+  all_reduce_sum(sum);
+  const int64_t part = tensor.size(0) / size_;
+  return sum.narrow(0, rank_ * part, part).clone();
+}
+
+std::vector<std::vector<double>> Communicator::all_gather_values(
+    const std::vector<double>& values) {
+  if (size_ == 1) return {values};
+  // Lengths first, so that ranks may give different numbers of values.
+  at::Tensor length = at::full({1}, static_cast<int64_t>(values.size()), at::kLong);
+  const at::Tensor lengths = all_gather(length);
+  const int64_t longest = lengths.max().item<int64_t>();
+  at::Tensor padded = at::zeros({longest}, at::kDouble);
+  std::copy(values.begin(), values.end(), padded.data_ptr<double>());
+  const at::Tensor all = all_gather(padded.unsqueeze(0)).contiguous();
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(size_));
+  for (int64_t r = 0; r < size_; ++r) {
+    const double* row = all[r].data_ptr<double>();
+    out[static_cast<std::size_t>(r)].assign(row, row + lengths[r].item<int64_t>());
+  }
+  return out;
+}
+
+void Communicator::barrier() {
+  if (size_ == 1) return;
+  const Clock::time_point start = Clock::now();
+#if FTBENCH_HAVE_C10D_GLOO
+  c10d::BarrierOptions opts;
+  opts.timeout = options_.timeout;
+  try {
+    // Rank 0 waits for each peer and names those that did not come.
+    group_->gloo->monitoredBarrier(opts, /*waitAllRanks=*/true);
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        fmt::format("rank {} of {}: barrier failed within {} s "
+                    "(distributed.timeout_seconds): {}",
+                    rank_, size_, seconds(options_.timeout), first_line(e)));
+  }
+#endif
+  ++stats_.calls;
+  stats_.blocked_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
+                                              std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions opts;
+  opts.port = static_cast<std::uint16_t>(launch.master_port);
+  opts.isServer = launch.rank == 0 && !launch.agent_store;
+  opts.numWorkers = static_cast<std::size_t>(launch.world_size);
+  opts.waitWorkers = false;
+  opts.timeout = timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(launch.master_addr, opts);
+  } catch (const std::exception& e) {
+    throw CollectiveError(fmt::format(
+        "{}: {} the job's store at {}:{} within {} s (distributed.init_timeout_seconds): {}",
+        describe(launch), opts.isServer ? "cannot serve" : "cannot reach", launch.master_addr,
+        launch.master_port, seconds(timeout), first_line(e)));
+  }
+}
+
+std::unique_ptr<Communicator> communicator_for(const Launch& launch,
+                                               const CommunicatorOptions& options) {
+  if (!launch.distributed()) return std::make_unique<Communicator>();
+  return std::make_unique<Communicator>(connect_store(launch, options.init_timeout),
+                                        launch.store_prefix(), launch.rank, launch.world_size,
+                                        launch.master_addr, options);
+}
+
+}  // namespace ftbench::dist
