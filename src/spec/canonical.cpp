@@ -71,10 +71,12 @@ nlohmann::ordered_json to_json(const RunSpec& spec) {
 std::string canonical_job_json(const RunSpec& spec) {
   nlohmann::json j = build_json<nlohmann::json>(spec);
   // Left out: where the report goes and how progress is shown (output), which machine and how
-  // many threads run it (backend), and where the spec file lives (source_path). Two runs of
-  // the same job on different clouds must hash the same so that `compare` can pair them.
+  // many threads run it (backend), how many processes share it (distributed), and where the spec
+  // file lives (source_path). Two runs of the same job on different clouds must hash the same so
+  // that `compare` can pair them.
   j.erase("output");
   j.erase("backend");
+  j.erase("distributed");
   j.erase("source_path");
   // Where the data file and the tokenizer live differs between machines; what they hold is in the
   // report's data fingerprint (token ids and loss masks), which compare checks as well.

@@ -463,6 +463,8 @@ RunSpec read_run_spec(SpecReader& r, const YAML::Node& root) {
       read_mapping(r, name, body, spec.train);
     } else if (name == "backend") {
       read_mapping(r, name, body, spec.backend);
+    } else if (name == "distributed") {
+      read_mapping(r, name, body, spec.distributed);
     } else if (name == "output") {
       read_mapping(r, name, body, spec.output);
     }

@@ -327,6 +327,21 @@ void validate_backend(Checker& c, const BackendSpec& b) {
                  "readings further apart than 10 s");
 }
 
+void validate_distributed(Checker& c, const DistributedSpec& d) {
+  c.one_of("distributed.backend", d.backend, choice::dist_backend::kAll);
+  // Below a second a loaded machine's ranks miss each other; above a day a hung job bills on.
+  for (const auto& [key, value] :
+       {std::pair<const char*, double>{"distributed.init_timeout_seconds", d.init_timeout_seconds},
+        {"distributed.timeout_seconds", d.timeout_seconds}}) {
+    if (!(value >= 1.0 && value <= 86400.0)) {
+      c.fail(key,
+             "must be a number of seconds from 1 to 86400 (a day), found " + number_text(value));
+    }
+  }
+  c.int_in_range("distributed.check_every_steps", d.check_every_steps, 0, kMaxTotalSteps,
+                 "the most steps a run has");
+}
+
 bool is_name_char(char ch) {
   return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
 }
@@ -436,6 +451,7 @@ std::vector<SpecIssue> validate(const RunSpec& spec) {
   validate_train(c, spec.train, spec.data);
   validate_counts(c, spec);
   validate_backend(c, spec.backend);
+  validate_distributed(c, spec.distributed);
   validate_output(c, spec.output);
   validate_folders(c, spec);
   return c.take();

@@ -30,8 +30,8 @@ TEST(Canonical, Sha256OfKnownVectors) {
 
 TEST(Canonical, ToJsonSectionOrder) {
   EXPECT_EQ(Keys(to_json(Defaults())),
-            (std::vector<std::string>{"model", "lora", "data", "train", "backend", "output",
-                                      "source_path"}));
+            (std::vector<std::string>{"model", "lora", "data", "train", "backend", "distributed",
+                                      "output", "source_path"}));
 }
 
 TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
@@ -152,10 +152,12 @@ TEST(Canonical, FingerprintIsSha256OfJobJson) {
   EXPECT_EQ(fingerprint(s), fingerprint(Defaults()));
 }
 
-TEST(Canonical, FingerprintIgnoresOutputBackendAndSourcePath) {
+TEST(Canonical, FingerprintIgnoresOutputBackendDistributedAndSourcePath) {
   const RunSpec a = load_spec_from_string("lora:\n", "a.yaml");
   const RunSpec b = load_spec_from_string(
       "backend:\n  device: cuda\n  device_index: 3\n  threads: 8\n  peak_tflops: 989\n"
+      "distributed:\n  backend: nccl\n  init_timeout_seconds: 60\n  timeout_seconds: 30\n"
+      "  check_every_steps: 10\n"
       "output:\n  report: elsewhere.json\n  name: other\n  progress: off\n  log_every_steps: 5\n",
       "b.yaml");
   EXPECT_EQ(fingerprint(a), fingerprint(b));

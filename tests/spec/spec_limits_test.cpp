@@ -141,14 +141,14 @@ TEST(SpecLimits, DeriveCountsThrowsRatherThanWrap) {
 
 TEST(SpecLimits, EmptyAndCommentOnlySpecsAreRefused) {
   EXPECT_EQ(IssuesOf(""), Issues({"t.yaml:0 [] the spec is empty: expected a mapping of sections "
-                                  "(model, lora, data, train, backend, output)"}));
+                                  "(model, lora, data, train, backend, distributed, output)"}));
   EXPECT_EQ(IssuesOf("# nothing here\n\n  # still nothing\n"),
             Issues({"t.yaml:0 [] the spec is empty (only comments): expected a mapping of "
-                    "sections (model, lora, data, train, backend, output)"}));
+                    "sections (model, lora, data, train, backend, distributed, output)"}));
   // --set does not make an empty file a spec: the file is still a mistake.
   EXPECT_EQ(IssuesOf("", {"lora.rank=8"}),
             Issues({"t.yaml:0 [] the spec is empty: expected a mapping of sections (model, lora, "
-                    "data, train, backend, output)"}));
+                    "data, train, backend, distributed, output)"}));
 }
 
 TEST(SpecLimits, ASecondYamlDocumentIsRefused) {

@@ -247,7 +247,7 @@ TEST(SpecLoader, DirectoryIsUnreadable) {
 TEST(SpecLoader, RootMustBeAMapping) {
   EXPECT_EQ(OnlyIssue("- a\n- b\n"),
             "t.yaml:1 [] expected a mapping of sections (model, lora, data, train, backend, "
-            "output), found a list");
+            "distributed, output), found a list");
 }
 
 // ---- unknown and duplicate keys ---------------------------------------------------------------
@@ -285,7 +285,7 @@ TEST(SpecLoader, UnknownSectionSuggestsClosest) {
 TEST(SpecLoader, UnknownSectionWithoutCloseMatchListsSections) {
   EXPECT_EQ(OnlyIssue("optimizer:\n  lr: 1\n"),
             "t.yaml:1 [optimizer] unknown section \"optimizer\"; valid sections: model, lora, "
-            "data, train, backend, output");
+            "data, train, backend, distributed, output");
 }
 
 TEST(SpecLoader, UnknownRopeScalingKey) {
@@ -513,6 +513,26 @@ TEST(SpecValidate, ModelDtypeEnum) {
   EXPECT_EQ(OnlyIssue("model:\n  dtype: bf61\n"),
             "t.yaml:2 [model.dtype] expected one of bf16, fp16, fp32, found \"bf61\"; did you "
             "mean \"bf16\"?");
+}
+
+TEST(SpecValidate, DistributedSectionIsReadAndChecked) {
+  const RunSpec s = Load(
+      "distributed:\n  backend: gloo\n  init_timeout_seconds: 20\n  timeout_seconds: 5.5\n"
+      "  check_every_steps: 4\n");
+  EXPECT_EQ(s.distributed.backend, "gloo");
+  EXPECT_EQ(s.distributed.init_timeout_seconds, 20.0);
+  EXPECT_EQ(s.distributed.timeout_seconds, 5.5);
+  EXPECT_EQ(s.distributed.check_every_steps, 4);
+  EXPECT_EQ(OnlyIssue("distributed:\n  backend: mpi\n"),
+            "t.yaml:2 [distributed.backend] expected one of auto, gloo, nccl, found \"mpi\"");
+  EXPECT_EQ(OnlyIssue("distributed:\n  timeout_seconds: 0.5\n"),
+            "t.yaml:2 [distributed.timeout_seconds] must be a number of seconds from 1 to 86400 "
+            "(a day), found 0.5");
+  EXPECT_EQ(OnlyIssue("distributed:\n  timeoutseconds: 5\n"),
+            "t.yaml:2 [distributed.timeoutseconds] unknown key \"timeoutseconds\"; did you mean "
+            "\"timeout_seconds\"?");
+  EXPECT_EQ(OnlyIssue("distributed:\n  check_every_steps: -1\n"),
+            "t.yaml:2 [distributed.check_every_steps] must be an integer >= 0, found -1");
 }
 
 TEST(SpecValidate, EnumSuggestionIgnoresCase) {

@@ -85,6 +85,13 @@ inline constexpr const char* kRocm = "rocm";
 inline const std::vector<std::string> kAll = {kAuto, kCpu, kCuda, kRocm};
 }  // namespace device
 
+namespace dist_backend {  // distributed.backend
+inline constexpr const char* kAuto = "auto";
+inline constexpr const char* kGloo = "gloo";
+inline constexpr const char* kNccl = "nccl";
+inline const std::vector<std::string> kAll = {kAuto, kGloo, kNccl};
+}  // namespace dist_backend
+
 namespace progress {                          // output.progress
 inline constexpr const char* kAuto = "auto";  // the live line on a terminal
 inline constexpr const char* kOn = "on";

@@ -150,6 +150,17 @@ struct BackendSpec {
   int64_t energy_sample_ms = 100;
 };
 
+// How a job of several processes (torchrun, srun, `run --nproc-per-node`) runs: how long its
+// ranks wait for each other. Left out of the fingerprint: the same job on 1 or 8 GPUs is the
+// same job run differently.
+struct DistributedSpec {
+  std::string backend = "auto";       // auto (NCCL on GPUs where built, else Gloo), gloo, nccl
+  double init_timeout_seconds = 300;  // the rendezvous: every rank's store connection and handshake
+  double timeout_seconds = 600;       // one collective waiting for its peers
+  // Adapters compared bitwise across ranks every this many optimizer steps (0: at the end only).
+  int64_t check_every_steps = 0;
+};
+
 struct OutputSpec {
   std::string report = "reports/{name}.json";  // "{name}" expands to the run name
   // Folders the trained adapter is exported to when the run completes ("" = none; "{name}"
@@ -168,6 +179,7 @@ struct RunSpec {
   DataSpec data;
   TrainSpec train;
   BackendSpec backend;
+  DistributedSpec distributed;
   OutputSpec output;
   std::string source_path;  // the YAML file it came from ("" for built-in)
   // Where each key read came from, for problems found after loading (a file it names that is

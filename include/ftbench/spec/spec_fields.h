@@ -123,6 +123,14 @@ void visit_fields(V& v, S& b) {
   v.field("energy_sample_ms", b.energy_sample_ms);
 }
 
+template <class V, class S, IfSection<S, DistributedSpec> = 0>
+void visit_fields(V& v, S& d) {
+  v.field("backend", d.backend);
+  v.field("init_timeout_seconds", d.init_timeout_seconds);
+  v.field("timeout_seconds", d.timeout_seconds);
+  v.field("check_every_steps", d.check_every_steps);
+}
+
 template <class V, class S, IfSection<S, OutputSpec> = 0>
 void visit_fields(V& v, S& o) {
   v.field("report", o.report);
@@ -141,6 +149,7 @@ void visit_sections(V& v, S& spec) {
   v.section("data", spec.data);
   v.section("train", spec.train);
   v.section("backend", spec.backend);
+  v.section("distributed", spec.distributed);
   v.section("output", spec.output);
 }
 
