@@ -19,18 +19,29 @@ namespace ftbench::data {
 // take them: step k uses micro-batches (k mod steps_per_epoch) x grad_accum_steps onwards of
 // epoch k / steps_per_epoch + 1. Computed on demand, so a run of a million steps with a large
 // accumulation holds no list of them.
+//
+// Data parallel: of each step's grad_accum_steps micro-batches (the whole job's), rank `rank` of
+// `ranks` takes the consecutive share rank x a/N .. (rank + 1) x a/N - 1 (a/N = grad_accum_steps
+// / ranks, which must divide), so the ranks together train exactly the examples one process
+// trains, in the same steps. Consecutive shares keep the out-of-memory fallback's property: at
+// a split (m/2, 2a) a rank's share holds the rows it held at (m, a).
 struct StepOrder {
   int64_t first_step = 0;
   int64_t end_step = 0;
   int64_t steps_per_epoch = 1;
-  int64_t grad_accum_steps = 1;
+  int64_t grad_accum_steps = 1;  // the job's micro-batches per step, over every rank
+  int64_t rank = 0;
+  int64_t ranks = 1;
 
-  int64_t size() const { return (end_step - first_step) * grad_accum_steps; }
-  // (epoch, index within the epoch) of the i-th micro-batch, 0 <= i < size().
+  // This rank's micro-batches per step.
+  int64_t per_rank() const { return grad_accum_steps / ranks; }
+  int64_t size() const { return (end_step - first_step) * per_rank(); }
+  // (epoch, index within the epoch) of this rank's i-th micro-batch, 0 <= i < size().
   std::pair<int64_t, int64_t> at(int64_t i) const {
-    const int64_t step = first_step + i / grad_accum_steps;
+    const int64_t share = per_rank();
+    const int64_t step = first_step + i / share;
     return {step / steps_per_epoch + 1,
-            (step % steps_per_epoch) * grad_accum_steps + i % grad_accum_steps};
+            (step % steps_per_epoch) * grad_accum_steps + rank * share + i % share};
   }
 };
 

@@ -16,6 +16,7 @@
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/prefetcher.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/dist/communicator.h"
 #include "ftbench/error.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/model/llama.h"
@@ -92,8 +93,17 @@ class Trainer {
   // The objects must outlive the trainer. The model's adapters must be initialised.
   // `inject_oom`, a testing aid (FTBENCH_INJECT_OOM), raises a simulated c10::OutOfMemoryError
   // wherever its rule matches.
+  //
+  // Data parallel (`comm` of several ranks; it must outlive the trainer): spec.train's
+  // grad_accum_steps is the job's, over every rank, and must be a multiple of the world size;
+  // each rank runs its consecutive share of each step's micro-batches (data::StepOrder), the
+  // step's token counts are summed over the ranks first so every token weighs the same as in
+  // one process, and the adapter gradients (with the loss) are summed once per step in one flat
+  // fp32 buffer before clipping, which therefore sees the global norm. The adapters must start
+  // equal on every rank (broadcast_parameters).
   Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
-          device::Backend& backend, std::optional<OomInjection> inject_oom = std::nullopt);
+          device::Backend& backend, std::optional<OomInjection> inject_oom = std::nullopt,
+          dist::Communicator* comm = nullptr);
 
   // Runs spec.train's optimizer steps (derive_counts().total_steps), appending one record per
   // finished step to `result` as it goes, so a step that throws (out of memory, a callback)
@@ -120,6 +130,12 @@ class Trainer {
   // std::invalid_argument when the state does not fit the trainable parameters.
   void resume(ResumeState state);
 
+  // Data parallel: rank 0's adapters to every rank (before the first step).
+  void broadcast_parameters();
+  // Data parallel: throws RunFailed naming the first parameter whose bits differ from rank 0's
+  // on some rank (every rank gets the same answer). `when` goes into the message.
+  void check_parameters_equal(const std::string& when);
+
   // The live training state, for a checkpoint taken from the step callback. Names and tensors
   // in the same, fixed order.
   const std::vector<std::string>& parameter_names() const { return names_; }
@@ -142,6 +158,13 @@ class Trainer {
   // update may have begun.
   Attempt attempt_step(int64_t k, report::StepRecord& rec, metrics::StepFlops& flops,
                        bool& updating);
+  // Data parallel: the step's token counts and FLOPs summed over the ranks.
+  void sum_step_counts(report::StepRecord& rec, metrics::StepFlops& flops);
+  // Data parallel: every adapter gradient and `loss_sum` summed over the ranks, in place; returns
+  // how many ranks ran out of memory in the step (this one when `out_of_memory`), their
+  // gradients then being left undefined.
+  int64_t sum_gradients(at::Tensor& loss_sum, bool out_of_memory);
+  int64_t ranks() const { return comm_ != nullptr ? comm_->size() : 1; }
   // After an out-of-memory error in step `step` (1-based) before its update: frees what the
   // attempt left, checks the fallback is allowed (OutOfMemoryFailure otherwise), switches to
   // the smaller micro-batch and restores the loss scale and generator the step began with.
@@ -178,6 +201,7 @@ class Trainer {
   LossScaler scaler_{false};
   MicroBatching split_;
   int64_t steps_done_ = 0;
+  dist::Communicator* comm_ = nullptr;  // null: one process
   std::unique_ptr<data::Prefetcher> prefetcher_;
   at::Generator generator_;  // the device's: it draws the dropout masks
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,17 @@ metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::Para
           tokens * per_token(FlopFormula::kLoraFrozenBase, true),
           tokens * per_token(FlopFormula::kSixN, false),
           tokens * per_token(FlopFormula::kSixN, true)};
+}
+
+// The seed of the dropout masks of micro-batch `index` (of the job's, over every rank) of
+// optimizer step `step` (0-based): a function of where the micro-batch is in the run, not of
+// how many masks the process drew before, so one process and N data-parallel ranks draw the same
+// masks for the same examples, and no two ranks draw the same ones (splitmix64's finaliser).
+uint64_t dropout_seed(uint64_t seed, int64_t step, int64_t index) {
+  uint64_t z = seed ^ (uint64_t(step) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(index) << 40);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
 
 // The first line of the error's message, without LibTorch's backtrace.
@@ -106,7 +118,8 @@ Diverged::Diverged(int64_t step, double loss)
       step_(step) {}
 
 Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
-                 device::Backend& backend, std::optional<OomInjection> inject_oom)
+                 device::Backend& backend, std::optional<OomInjection> inject_oom,
+                 dist::Communicator* comm)
     : spec_(spec),
       model_(model),
       batcher_(batcher),
@@ -124,8 +137,15 @@ Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& 
       // Steps per epoch stay the same: floor(rows / (B x A)) depends on the effective batch
       // only.
       split_{batcher.micro_batch_size(), spec.train.grad_accum_steps},
+      comm_(comm),
       generator_(at::globalContext().defaultGenerator(backend.device())) {
   const spec::TrainSpec& t = spec_.train;
+  if (t.grad_accum_steps % ranks() != 0) {
+    throw std::invalid_argument(
+        fmt::format("train.grad_accum_steps {} does not split over {} ranks: it counts the job's "
+                    "micro-batches per step, over every rank; use a multiple of {}",
+                    t.grad_accum_steps, ranks(), ranks()));
+  }
   if (counts_.steps_per_epoch < 1) {
     throw std::invalid_argument(
         fmt::format("an epoch has {} micro-batches: 0 optimizer steps with grad_accum_steps {}",
@@ -168,10 +188,14 @@ void Trainer::resume(ResumeState state) {
 std::unique_ptr<data::Prefetcher> Trainer::start_prefetcher(int64_t first_step,
                                                             const MicroBatching& split) {
   // Step k uses micro-batches (k mod steps_per_epoch) x A onwards of its epoch.
-  const data::StepOrder order{first_step, counts_.total_steps, counts_.steps_per_epoch,
-                              split.grad_accum_steps};
+  data::StepOrder order{first_step, counts_.total_steps, counts_.steps_per_epoch,
+                        split.grad_accum_steps};
+  if (comm_ != nullptr) {
+    order.rank = comm_->rank();
+    order.ranks = comm_->size();
+  }
   return std::make_unique<data::Prefetcher>(batcher_, order,
-                                            static_cast<std::size_t>(split.grad_accum_steps));
+                                            static_cast<std::size_t>(order.per_rank()));
 }
 
 void Trainer::inject_out_of_memory(const OomSiteState& state) const {
@@ -197,7 +221,8 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   // The step's micro-batches are fetched first so the loss can be normalised by the number of
   // loss tokens of the whole step (every token weighs the same under accumulation);
   // data_wait_seconds is what the step still waits for them.
-  std::vector<data::MicroBatch> micro_batches(static_cast<size_t>(split_.grad_accum_steps));
+  std::vector<data::MicroBatch> micro_batches(
+      static_cast<size_t>(split_.grad_accum_steps / ranks()));
   const Clock::time_point data_start = Clock::now();
   for (data::MicroBatch& mb : micro_batches) {
     mb = prefetcher_->next();
@@ -211,19 +236,44 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
     flops.six_n_recompute += f.six_n_recompute;
   }
   rec.data_wait_seconds = seconds_between(data_start, Clock::now());
+  sum_step_counts(rec, flops);
 
   Attempt out;
   out.token_weight = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
   out.loss_sum = at::zeros({}, f32_);
-  for (size_t i = 0; i < micro_batches.size(); ++i) {
-    data::MicroBatch& mb = micro_batches[i];
-    const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
-                                             mb.position_ids, mb.segment_ids);
-    inject_out_of_memory({OomSite::kForward, rec.step, split_.micro_batch_size,
-                          static_cast<int64_t>(i), mb.padded_tokens});
-    (loss * (out.token_weight * scaler_.scale())).backward();
-    out.loss_sum.add_(loss.detach());
-    mb = data::MicroBatch{};  // release the batch's tensors before the next forward
+  // Data parallel: a rank out of memory says so through the gradient sum, which every rank
+  // reaches, so that all of them redo the step at the smaller split together.
+  std::string out_of_memory;
+  try {
+    for (size_t i = 0; i < micro_batches.size(); ++i) {
+      data::MicroBatch& mb = micro_batches[i];
+      if (spec_.lora.dropout > 0.0) {
+        const int64_t share = static_cast<int64_t>(micro_batches.size());
+        const int64_t index = (comm_ != nullptr ? comm_->rank() : 0) * share + int64_t(i);
+        std::lock_guard<std::mutex> lock(generator_.mutex());
+        generator_.set_current_seed(dropout_seed(uint64_t(spec_.train.seed), k, index));
+      }
+      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
+                                               mb.position_ids, mb.segment_ids);
+      inject_out_of_memory({OomSite::kForward, rec.step, split_.micro_batch_size,
+                            static_cast<int64_t>(i), mb.padded_tokens});
+      (loss * (out.token_weight * scaler_.scale())).backward();
+      out.loss_sum.add_(loss.detach());
+      mb = data::MicroBatch{};  // release the batch's tensors before the next forward
+    }
+  } catch (const std::exception& e) {
+    if (ranks() == 1 || !is_out_of_memory(e)) throw;
+    out_of_memory = error_first_line(e);
+    micro_batches.clear();
+    for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();
+  }
+  const int64_t ranks_out_of_memory = sum_gradients(out.loss_sum, !out_of_memory.empty());
+  if (ranks_out_of_memory > 0) {
+    const c10::SourceLocation where{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
+    throw c10::OutOfMemoryError(
+        where, fmt::format("out of memory on {} of {} ranks{}", ranks_out_of_memory, ranks(),
+                           out_of_memory.empty() ? std::string(" (not this one)")
+                                                 : " (this one: " + out_of_memory + ")"));
   }
 
   if (scaler_.enabled()) {
@@ -264,6 +314,100 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   backend_.synchronize();
   out.end = Clock::now();
   return out;
+}
+
+void Trainer::sum_step_counts(report::StepRecord& rec, metrics::StepFlops& flops) {
+  if (ranks() == 1) return;
+  // fp64 holds every count exactly up to 2^53 tokens.
+  at::Tensor counts =
+      at::tensor({double(rec.real_tokens), double(rec.padded_tokens), double(rec.loss_tokens),
+                  flops.lora_frozen_base, flops.lora_frozen_base_recompute, flops.six_n,
+                  flops.six_n_recompute},
+                 at::kDouble);
+  comm_->all_reduce_sum(counts);
+  const double* c = counts.data_ptr<double>();
+  rec.real_tokens = static_cast<int64_t>(c[0]);
+  rec.padded_tokens = static_cast<int64_t>(c[1]);
+  rec.loss_tokens = static_cast<int64_t>(c[2]);
+  flops = {c[3], c[4], c[5], c[6]};
+}
+
+// One flat fp32 buffer: one collective per step, whatever the number of adapter tensors. A
+// parameter without a gradient on this rank (none of its examples reached it) counts as zero, so
+// every rank's buffer has the same layout.
+int64_t Trainer::sum_gradients(at::Tensor& loss_sum, bool out_of_memory) {
+  if (ranks() == 1) return 0;
+  std::vector<at::Tensor> parts;
+  parts.reserve(trainable_.size() + 1);
+  for (const at::Tensor& p : trainable_) {
+    parts.push_back(p.grad().defined() ? p.grad().reshape(-1).to(at::kFloat)
+                                       : at::zeros({p.numel()}, f32_));
+  }
+  parts.push_back(loss_sum.reshape(-1).to(at::kFloat));
+  parts.push_back(at::full({1}, out_of_memory ? 1.0 : 0.0, f32_));
+  at::Tensor flat = at::cat(parts).to(at::kCPU);
+  comm_->all_reduce_sum(flat);
+  flat = flat.to(backend_.device());
+  int64_t offset = 0;
+  torch::NoGradGuard no_grad;
+  for (at::Tensor& p : trainable_) {
+    const at::Tensor summed = flat.narrow(0, offset, p.numel()).view_as(p).to(p.scalar_type());
+    if (p.grad().defined()) {
+      p.mutable_grad().copy_(summed);
+    } else {
+      p.mutable_grad() = summed.clone();
+    }
+    offset += p.numel();
+  }
+  loss_sum.copy_(flat[offset]);
+  return static_cast<int64_t>(flat[offset + 1].item<float>());
+}
+
+void Trainer::broadcast_parameters() {
+  if (ranks() == 1) return;
+  torch::NoGradGuard no_grad;
+  for (at::Tensor& p : trainable_) {
+    at::Tensor host = p.detach().to(at::kCPU).contiguous();
+    comm_->broadcast(host, 0);
+    p.copy_(host);
+  }
+}
+
+void Trainer::check_parameters_equal(const std::string& when) {
+  if (ranks() == 1) return;
+  std::vector<at::Tensor> parts;
+  for (const at::Tensor& p : trainable_) parts.push_back(p.detach().to(at::kCPU).reshape(-1));
+  const at::Tensor mine = at::cat(parts).contiguous();
+  at::Tensor root = mine.clone();
+  comm_->broadcast(root, 0);
+  // Bits, not values: a NaN equals nothing, and -0 would pass for +0. The index + 1 of the first
+  // parameter that differs from rank 0's; 0: none.
+  int64_t first_different = 0;
+  int64_t offset = 0;
+  const auto* a = static_cast<const char*>(mine.data_ptr());
+  const auto* b = static_cast<const char*>(root.data_ptr());
+  const auto bytes = static_cast<int64_t>(mine.element_size());
+  for (size_t i = 0; i < trainable_.size() && first_different == 0; ++i) {
+    const int64_t n = trainable_[i].numel();
+    if (std::memcmp(a + offset * bytes, b + offset * bytes, static_cast<size_t>(n * bytes)) != 0) {
+      first_different = static_cast<int64_t>(i) + 1;
+    }
+    offset += n;
+  }
+  // Every rank learns the first parameter that differs anywhere: the largest 2^40 - index.
+  const int64_t kBig = int64_t(1) << 40;
+  at::Tensor key =
+      at::full({1}, first_different == 0 ? int64_t(0) : kBig - first_different, at::kLong);
+  comm_->all_reduce_max(key);
+  const int64_t k = key.item<int64_t>();
+  if (k != 0) {
+    const int64_t index = kBig - k - 1;
+    throw RunFailed(fmt::format(
+        "{}: the adapters differ between ranks ({} is not bitwise equal to rank 0's on some "
+        "rank): the ranks no longer train one model; a rank computed differently (hardware, "
+        "LibTorch or its settings differ between the nodes)",
+        when, names_[static_cast<size_t>(index)]));
+  }
 }
 
 Clock::time_point Trainer::recover_from_out_of_memory(
@@ -393,11 +537,16 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     // report) and the run stops, rather than spending machine time on NaN weights.
     if (!std::isfinite(rec.loss)) throw Diverged(rec.step, rec.loss);
     steps_done_ = k + 1;
+    const int64_t check_every = spec_.distributed.check_every_steps;
+    if (check_every > 0 && steps_done_ % check_every == 0 && steps_done_ < counts_.total_steps) {
+      check_parameters_equal(fmt::format("after step {}", steps_done_));
+    }
     if (on_step) on_step(rec);
     // The callback (progress, logging) is host work outside the measured step.
     step_start = Clock::now();
   }
 
+  check_parameters_equal(fmt::format("after the last step ({})", counts_.total_steps));
   const std::vector<int64_t>& updates = optimizer_->param_steps();
   result.optimizer_updates =
       updates.empty() ? 0 : *std::min_element(updates.begin(), updates.end());

@@ -361,6 +361,32 @@ TEST(Batcher, ASmallerMicroBatchSplitsTheSameRows) {
 
 // The prefetcher hands out exactly what the batcher builds, in the order asked, and passes an
 // error of the background thread on to the caller.
+// Data parallel: steps 3 to 6 of 5 an epoch, 4 micro-batches each over 2 ranks: rank 0 takes the
+// first two of each step, rank 1 the last two; together the one-process order, in each step.
+TEST(StepOrder, RanksTakeConsecutiveDisjointSharesOfEachStep) {
+  const StepOrder whole{3, 7, 5, 4};
+  StepOrder r0 = whole;
+  r0.ranks = 2;
+  StepOrder r1 = r0;
+  r1.rank = 1;
+  ASSERT_EQ(r0.size(), 8);
+  ASSERT_EQ(r1.size(), 8);
+  const std::vector<std::pair<int64_t, int64_t>> rank0 = {{1, 12}, {1, 13}, {1, 16}, {1, 17},
+                                                          {2, 0},  {2, 1},  {2, 4},  {2, 5}};
+  const std::vector<std::pair<int64_t, int64_t>> rank1 = {{1, 14}, {1, 15}, {1, 18}, {1, 19},
+                                                          {2, 2},  {2, 3},  {2, 6},  {2, 7}};
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(r0.at(i), rank0[size_t(i)]) << i;
+    EXPECT_EQ(r1.at(i), rank1[size_t(i)]) << i;
+  }
+  for (int64_t step = 0; step < 4; ++step) {
+    for (int64_t j = 0; j < 4; ++j) {
+      const StepOrder& r = j < 2 ? r0 : r1;
+      EXPECT_EQ(whole.at(step * 4 + j), r.at(step * 2 + j % 2)) << step << "/" << j;
+    }
+  }
+}
+
 TEST(Prefetcher, GivesTheBatchersMicroBatchesInOrder) {
   const ByteTokenizer tok;
   const SyntheticDataset ds(data_spec(), tok);
