@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ftbench/bench/gemm_result.h"
+#include "ftbench/dist/launch.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/runner.h"
 #include "ftbench/spec/spec_error.h"
@@ -30,6 +31,7 @@ struct RunFlags {
   std::string gemm_path;
   std::string resume;
   int64_t stop_after_steps = 0;
+  int64_t nproc_per_node = 1;  // taken out by the launcher (src/cli/launcher.cpp) when > 1
 };
 
 // The external start from --t0 or FTBENCH_T0 (`source` names which), checked: Unix epoch
@@ -97,14 +99,31 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                   "Stop after this optimizer step as if interrupted: checkpoint, partial report "
                   "(status interrupted), exit code 4")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--nproc-per-node", flags->nproc_per_node,
+                  "Run the job as N data-parallel ranks on this machine (Gloo on CPU), without "
+                  "torchrun: the ranks share each step's micro-batches, so train.grad_accum_steps "
+                  "must be a multiple of N; rank 0 writes the report (docs/distributed.md)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   return [flags, &clock, &signals]() {
+    if (flags->nproc_per_node > 1) {
+      throw InputError(
+          "--nproc-per-node: ranks are started by the ftbench command (ftbench run "
+          "--nproc-per-node N), not by ftbench-bin");
+    }
     run::RunOptions o;
+    o.launch = dist::launch_from_environment(dist::environment_snapshot());
+    if (o.launch.distributed()) {
+      // Every rank logs to the same terminal under torchrun and srun: each line says whose.
+      spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] %^%l%$ %v", o.launch.rank));
+      spdlog::info("{}", dist::describe(o.launch));
+    }
     o.spec = spec::load_spec(flags->spec_path, flags->overrides);
     o.spec_loaded_seconds = clock.now();
     o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
     o.force = flags->force;
     o.peak_tflops = flags->peak_tflops;
     o.inject_oom = oom_injection_from_environment();
+    o.inject_rank_fault = dist::rank_fault_from_environment();
     o.resume = flags->resume;
     o.stop_after_steps = flags->stop_after_steps;
     if (!flags->gemm_path.empty()) {
@@ -140,7 +159,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
       // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
       throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());
     }
-    std::cout << report::render_summary(rep, o.output_path);
+    // Rank 0 wrote the job's report; the others' share is in it.
+    if (o.launch.rank == 0) std::cout << report::render_summary(rep, o.output_path);
     return kExitOk;
   };
 }

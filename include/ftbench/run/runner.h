@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "ftbench/dist/launch.h"
+#include "ftbench/dist/rank_fault.h"
 #include "ftbench/metrics/process_clock.h"
 #include "ftbench/report/report.h"
 #include "ftbench/run/outputs.h"
@@ -36,6 +38,12 @@ struct RunOptions {
   // --stop-after-steps: stop after this optimizer step as if interrupted (checkpoint, partial
   // report, exit code 4), to split a run into segments; 0: no such stop.
   int64_t stop_after_steps = 0;
+  // How this process was launched (dist/launch.h): one process, or rank `rank` of a job of
+  // `world_size` (data parallel). Rank 0 alone writes the report, checkpoints, the journal and
+  // exports; every rank trains its share and stops, fails and finishes with the others.
+  dist::Launch launch;
+  // Testing aid (FTBENCH_INJECT_RANK_FAULT): one rank exits, hangs or gets SIGTERM after a step.
+  std::optional<dist::RankFault> inject_rank_fault;
 };
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws

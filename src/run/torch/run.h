@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 #include "ftbench/run/runner.h"
@@ -15,6 +16,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <torch/cuda.h>
 
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/data_from_spec.h"
@@ -27,6 +29,7 @@
 #include "ftbench/device/energy_meter.h"
 #include "ftbench/device/environment.h"
 #include "ftbench/device/memory_meter.h"
+#include "ftbench/dist/communicator.h"
 #include "ftbench/hf/hf_load.h"
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/io/output_file.h"
@@ -44,6 +47,7 @@
 #include "ftbench/run/recorder.h"
 #include "ftbench/run/resume_point.h"
 #include "ftbench/spec/canonical.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
@@ -112,6 +116,13 @@ class Run {
   void end_setup_phase(const char* name);
   void stop_if_asked(const char* phase_name) const;
   std::optional<int64_t> intra_op_threads() const;
+  // Rank 0 (or the only process): the one that writes the report, checkpoints and exports.
+  bool lead() const { return o_.launch.rank == 0; }
+  // Data parallel: the ranks agree at each step's end whether to stop (a signal on any rank) and
+  // whether a periodic save is due (by rank 0's clock). Returns the signal to stop for (0: none)
+  // and sets `since_save` to rank 0's seconds since the last save.
+  int agree_on_stop(double& since_save);
+  void check_launch() const;
   report::Segment current_segment(const std::string& status) const;
   std::vector<metrics::StepFlops> assemble(const std::string& status);
   void update_journal(const std::string& status, const report::Segment* recorded = nullptr);
@@ -141,6 +152,7 @@ class Run {
   // Filled step by step, so that a run that fails part-way still reports what it measured.
   train::TrainResult result_;
   std::unique_ptr<device::Backend> backend_;
+  std::unique_ptr<dist::Communicator> comm_;  // a group of one for a single process
   std::optional<device::EnergyMeter> energy_;
   // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the
   // start by a resumed run and from its first save by a fresh one (before, there is nothing to

@@ -43,6 +43,7 @@ void Run::train() {
 }
 
 void Run::on_step(const report::StepRecord& r) {
+  comm_->heartbeat(r.step);
   const double now = clock_.now();
   if (r.step == first_step_) {
     recorder_.first_step_ended(now);
@@ -50,20 +51,22 @@ void Run::on_step(const report::StepRecord& r) {
   }
   if (now - journal_written_ >= 60.0) update_journal(report::status::kUnfinished);
   progress_->update(r, now - train_start_);
+  dist::inject_rank_fault(o_.inject_rank_fault, o_.launch.rank, r.step);
   if (cadence_->evaluation_after(r.step)) {
     end_training_phase_at(r.step);
     evaluate_after(r.step);
   }
-  int signal = signals_.received();
+  double since_save = now - last_save_;
+  int signal = agree_on_stop(since_save);
   std::optional<train::SaveReason> stop = cadence_->stop(r.step, signal);
   std::string saved;
   if (const std::optional<train::SaveReason> periodic =
-          cadence_->periodic_save(r.step, now - last_save_)) {
+          cadence_->periodic_save(r.step, since_save)) {
     end_training_phase_at(r.step);
     saved = save_checkpoint(r.step, *periodic, stop.has_value());
     // A stop asked for during the save: the checkpoint just written is the one to resume from,
-    // rather than one more step and another save.
-    if (!stop) {
+    // rather than one more step and another save. (Several ranks agree at the next step.)
+    if (!stop && !o_.launch.distributed()) {
       signal = signals_.received();
       stop = cadence_->stop(r.step, signal);
     }
@@ -83,6 +86,17 @@ void Run::on_step(const report::StepRecord& r) {
                   r.step, cadence_->total_steps(), saved));
 }
 
+int Run::agree_on_stop(double& since_save) {
+  const int signal = signals_.received();
+  if (!o_.launch.distributed()) return signal;
+  // One small collective per step: the largest signal number of any rank, and rank 0's time
+  // since its last save (the others give -1).
+  at::Tensor agreed = at::tensor({double(signal), lead() ? since_save : -1.0}, at::kDouble);
+  comm_->all_reduce_max(agreed);
+  since_save = agreed[1].item<double>();
+  return static_cast<int>(agreed[0].item<double>());
+}
+
 void Run::end_training_phase_at(int64_t step) {
   if (step > training_split_at_) phases_->end(phase::kTraining);
   training_split_at_ = step;
@@ -98,6 +112,13 @@ void Run::evaluate_after(int64_t step) {
 }
 
 std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopping) {
+  if (!lead()) {
+    // The ranks' states are equal: rank 0's checkpoint is the job's.
+    last_save_ = clock_.now();
+    return fmt::format(
+        "{} (written by rank 0)",
+        (std::filesystem::path(cp_dir_) / train::checkpoint_folder_name(step)).string());
+  }
   const spec::CheckpointSpec& cp = spec_.train.checkpoint;
   const std::string reason(train::to_string(why));
   // A run that saves only on a stop signal takes the folder's lock now.
@@ -151,6 +172,7 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
 
 // The trained adapter for the serving stack: PEFT's format, and merged full weights.
 void Run::export_outputs() {
+  if (!lead()) return;  // the adapters are bitwise equal on every rank (Trainer::run checked)
   if (!adapter_dir_.empty()) export_to("peft_adapter", phase::kAdapterExport, adapter_dir_);
   if (!merged_dir_.empty()) export_to("merged", phase::kMergedExport, merged_dir_);
 }
@@ -193,6 +215,7 @@ report::Report Run::finish() {
   rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
   const double write_start = clock_.now();
   rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + write_start);
+  if (!lead()) return rep_;  // rank 0 writes the job's report
   report::write_report(rep_, o_.output_path, replace_report_);
   phases_->end(phase::kReportWrite);
   assemble(report::status::kCompleted);
@@ -225,7 +248,8 @@ void Run::record_failure(const std::exception& e) {
                  o_.output_path, recorder_.segment_index(),
                  (std::filesystem::path(cp_dir_) / train::kSegmentJournal).string());
   }
-  if (keep_interrupted_report || dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
+  if (!lead() || keep_interrupted_report ||
+      dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
       dynamic_cast<const hf::HfCheckpointError*>(&e) != nullptr) {
     return;
   }

@@ -82,10 +82,41 @@ Run::Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::S
       adapter_dir_(adapter_export_dir(o.spec)),
       merged_dir_(merged_export_dir(o.spec)),
       recorder_(clock) {
-  claim_checkpoint_folder();
+  check_launch();
+  // Rank 0 alone writes: the other ranks neither lock nor check what they do not touch.
+  if (lead()) claim_checkpoint_folder();
   read_resume_point();
-  check_outputs();
+  if (lead()) check_outputs();
   start_report();
+}
+
+// A job of several processes needs c10d's Gloo group in this build and an accumulation that
+// splits over its ranks; refused before any machine time goes into it.
+void Run::check_launch() const {
+  const dist::Launch& l = o_.launch;
+  if (!l.distributed()) return;
+  if (!dist::available()) {
+    throw dist::LaunchError(fmt::format(
+        "{}: this ftbench was built without c10d's Gloo group (LibTorch's ProcessGroupGloo.hpp "
+        "with the gloo headers, Debian's libgloo-dev), so it runs one process only",
+        dist::describe(l)));
+  }
+  if (spec_.distributed.backend == spec::choice::dist_backend::kNccl) {
+    throw spec::SpecError({spec::issue_at(
+        spec_, "distributed.backend",
+        "nccl is not built into this ftbench yet: use gloo or auto (Gloo for every tensor)")});
+  }
+  const int64_t a = spec_.train.grad_accum_steps;
+  if (a % l.world_size != 0) {
+    throw spec::SpecError({spec::issue_at(
+        spec_, "train.grad_accum_steps",
+        fmt::format("{} micro-batches per step do not split over {} ranks: the key counts the "
+                    "job's micro-batches per optimizer step, over every rank, so each rank runs "
+                    "grad_accum_steps / {}; use a multiple of {} (e.g. {}) and keep "
+                    "micro_batch_size x grad_accum_steps the effective batch",
+                    a, l.world_size, l.world_size, l.world_size,
+                    (a / l.world_size + 1) * l.world_size))});
+  }
 }
 
 // Whatever a killed process left in the checkpoint folder is cleaned first.
@@ -115,6 +146,14 @@ void Run::claim_checkpoint_folder() {
 void Run::read_resume_point() {
   if (o_.resume.empty()) return;
   resume_ = find_resume_point(spec_, o_.resume, cp_dir_);
+  if (resume_->previous.world_size != o_.launch.world_size) {
+    throw train::CheckpointError(fmt::format(
+        "{}: saved by a job of {} process{}, this one has {}: resume with the same number of "
+        "processes (the same world size), so that every rank continues its own share of the "
+        "data bit for bit",
+        resume_->folder, resume_->previous.world_size,
+        resume_->previous.world_size == 1 ? "" : "es", o_.launch.world_size));
+  }
   std::optional<std::vector<report::Segment>> journal;
   try {
     journal = train::read_segment_journal(cp_dir_, spec_fingerprint_,
@@ -169,6 +208,7 @@ void Run::check_outputs() {
 // phases, and the meters.
 void Run::start_report() {
   rep_.run_name = spec_.output.name;
+  rep_.world_size = o_.launch.world_size;
   rep_.started_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds());
   rep_.spec_path = spec_.source_path;
   rep_.spec = spec::to_json(spec_);
@@ -221,7 +261,7 @@ void Run::start_report() {
   result_.grad_accum_steps = spec_.train.grad_accum_steps;
   energy_.emplace(spec_.backend, recorder_.segment_index());
 
-  journal_on_ = resume_.has_value();
+  journal_on_ = resume_.has_value() && lead();
   phases_->after_each_phase([this] { update_journal(report::status::kUnfinished); });
   // A resumed process is in the journal from now on, whatever becomes of it.
   update_journal(report::status::kUnfinished);
@@ -240,7 +280,11 @@ report::Report Run::execute() {
     end_setup_phase(phase::kWeightLoad);
     prepare_data();
     end_setup_phase(phase::kDataPrepare);
-    trainer_ = std::make_unique<train::Trainer>(spec_, model_, *batcher_, *backend_, o_.inject_oom);
+    trainer_ = std::make_unique<train::Trainer>(spec_, model_, *batcher_, *backend_, o_.inject_oom,
+                                                comm_.get());
+    // Every rank starts from rank 0's adapters (a resumed run's come from the checkpoint,
+    // which every rank reads).
+    trainer_->broadcast_parameters();
     if (resume_) {
       load_checkpoint();
       phases_->end(phase::kCheckpointLoad);
@@ -276,7 +320,36 @@ void Run::stop_if_asked(const char* phase_name) const {
 void Run::init_backend() {
   // Before any machine time goes into the model (an 8B model takes minutes to build).
   data::check_named_files(spec_);
-  backend_ = std::make_unique<device::Backend>(spec_.backend);
+  spec::BackendSpec backend = spec_.backend;
+  const dist::Launch& launch = o_.launch;
+  if (launch.distributed() && backend.threads == 0 && launch.local_world_size > 1) {
+    // The node's cores shared between its ranks, as torchrun does with OMP_NUM_THREADS.
+    const int64_t hardware = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    backend.threads = std::max<int64_t>(1, hardware / launch.local_world_size);
+  }
+  // Each rank its own GPU: LOCAL_RANK, or the only one it sees.
+  const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
+  if (launch.distributed() && backend.device != spec::choice::device::kCpu && gpus > 0) {
+    backend.device_index = dist::device_index(launch, gpus);
+  }
+  backend_ = std::make_unique<device::Backend>(backend);
+  if (launch.distributed() && !backend_->device().is_cpu()) {
+    spdlog::warn(
+        "{}: the gradients travel through host memory over Gloo (NCCL is not built into this "
+        "ftbench yet): correct, but the collectives cost more than they would",
+        dist::describe(launch));
+  }
+  if (launch.distributed()) {
+    dist::CommunicatorOptions co;
+    co.init_timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(spec_.distributed.init_timeout_seconds * 1000.0));
+    co.timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(spec_.distributed.timeout_seconds * 1000.0));
+    comm_ = dist::communicator_for(launch, co);
+    spdlog::info("{}: process group formed (Gloo)", dist::describe(launch));
+  } else {
+    comm_ = std::make_unique<dist::Communicator>();
+  }
   memory_->set_backend(backend_.get());
   backend_->check_dtype_supported(spec_.model.dtype);
   if (resume_) {
