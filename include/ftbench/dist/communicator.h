@@ -89,14 +89,23 @@ class Communicator {
 
   const CollectiveStats& stats() const { return stats_; }
 
+  // Says in the store that this rank finished optimizer step `step` (one small write), so that
+  // when a collective fails the others can name the rank that fell behind.
+  void heartbeat(int64_t step);
+
  private:
   struct Group;
+  // "; last heard of: rank 1 after step 3 (12.5 s ago), rank 0 after step 4": from the ranks'
+  // heartbeats, read with a short timeout; "" where the store cannot be read either.
+  std::string last_heard_of();
+  [[noreturn]] void fail(const char* what, const std::exception& e);
   void count(const at::Tensor& tensor, std::chrono::steady_clock::time_point start);
 
   int64_t rank_ = 0;
   int64_t size_ = 1;
   CommunicatorOptions options_;
   std::unique_ptr<Group> group_;
+  c10::intrusive_ptr<c10d::Store> store_;  // the group's own keys (prefix applied)
   CollectiveStats stats_;
 };
 

@@ -63,7 +63,9 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
   if (size_ == 1) return;
 #if FTBENCH_HAVE_C10D_GLOO
   try {
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options_.init_timeout);
+    // Gloo applies its group's timeout to every operation (not the per-call one) and to
+    // connecting the full mesh; a late rank is waited for by the store (init_timeout).
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options_.timeout);
     const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
     if (ifname != nullptr && *ifname != '\0') {
       const std::string first(ifname, std::strcspn(ifname, ","));
@@ -74,6 +76,7 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
       gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     gloo_options->threads = 1;
+    store_ = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
     auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo", store);
     group_ = std::make_unique<Group>();
     group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
@@ -106,18 +109,8 @@ void Communicator::count(const at::Tensor& tensor, Clock::time_point start) {
 #if FTBENCH_HAVE_C10D_GLOO
 namespace {
 
-// Waits for `work`; a failure or a timeout becomes a CollectiveError naming the collective.
-void finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what, int64_t rank,
-            int64_t size, std::chrono::milliseconds timeout) {
-  try {
-    work->wait();
-  } catch (const std::exception& e) {
-    throw CollectiveError(
-        fmt::format("rank {} of {}: {} failed (a peer stopped, or did not come "
-                    "within distributed.timeout_seconds, {} s): {}",
-                    rank, size, what, seconds(timeout), first_line(e)));
-  }
-}
+// Waits for `work`; a failure or a timeout is rethrown for Communicator::fail.
+void finish(const c10::intrusive_ptr<c10d::Work>& work) { work->wait(); }
 
 }  // namespace
 #endif
@@ -142,14 +135,13 @@ void through_fp32(at::Tensor& tensor, Run run) {
 namespace {
 // In place through Gloo, bf16/fp16 as fp32; `divide_by` > 1 makes the sum an average.
 void gloo_all_reduce(c10d::ProcessGroupGloo& gloo, at::Tensor& tensor, c10d::ReduceOp op,
-                     const char* what, int64_t rank, int64_t size,
                      std::chrono::milliseconds timeout, int64_t divide_by) {
   through_fp32(tensor, [&](at::Tensor& t) {
     std::vector<at::Tensor> tensors{t};
     c10d::AllreduceOptions opts;
     opts.reduceOp = op;
     opts.timeout = timeout;
-    finish(gloo.allreduce(tensors, opts), what, rank, size, timeout);
+    finish(gloo.allreduce(tensors, opts));
     if (divide_by > 1) t.div_(double(divide_by));
   });
 }
@@ -160,8 +152,11 @@ void Communicator::all_reduce_sum(at::Tensor& tensor) {
   if (size_ == 1) return;
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
-  gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, "all-reduce (sum)", rank_, size_,
-                  options_.timeout, 1);
+  try {
+    gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+  } catch (const std::exception& e) {
+    fail("all-reduce (sum)", e);
+  }
 #endif
   count(tensor, start);
 }
@@ -170,8 +165,11 @@ void Communicator::all_reduce_max(at::Tensor& tensor) {
   if (size_ == 1) return;
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
-  gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, "all-reduce (max)", rank_, size_,
-                  options_.timeout, 1);
+  try {
+    gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
+  } catch (const std::exception& e) {
+    fail("all-reduce (max)", e);
+  }
 #endif
   count(tensor, start);
 }
@@ -184,8 +182,11 @@ void Communicator::all_reduce_avg(at::Tensor& tensor) {
   // Gloo on LibTorch 1.13 has no ReduceOp::AVG: the sum, divided here (in fp32 for bf16).
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
-  gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, "all-reduce (average)", rank_, size_,
-                  options_.timeout, size_);
+  try {
+    gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
+  } catch (const std::exception& e) {
+    fail("all-reduce (average)", e);
+  }
 #endif
   count(tensor, start);
 }
@@ -202,7 +203,11 @@ void Communicator::broadcast(at::Tensor& tensor, int64_t root) {
     c10d::BroadcastOptions opts;
     opts.rootRank = root;
     opts.timeout = options_.timeout;
-    finish(group_->gloo->broadcast(tensors, opts), "broadcast", rank_, size_, options_.timeout);
+    try {
+      finish(group_->gloo->broadcast(tensors, opts));
+    } catch (const std::exception& e) {
+      fail("broadcast", e);
+    }
   });
 #endif
   count(tensor, start);
@@ -220,8 +225,11 @@ at::Tensor Communicator::all_gather(const at::Tensor& tensor) {
   for (int64_t r = 0; r < size_; ++r) outputs[0].push_back(at::empty_like(input));
   c10d::AllgatherOptions opts;
   opts.timeout = options_.timeout;
-  finish(group_->gloo->allgather(outputs, inputs, opts), "all-gather", rank_, size_,
-         options_.timeout);
+  try {
+    finish(group_->gloo->allgather(outputs, inputs, opts));
+  } catch (const std::exception& e) {
+    fail("all-gather", e);
+  }
   out = at::cat(outputs[0], 0).to(tensor.scalar_type());
 #endif
   count(tensor, start);
@@ -269,14 +277,55 @@ void Communicator::barrier() {
     // Rank 0 waits for each peer and names those that did not come.
     group_->gloo->monitoredBarrier(opts, /*waitAllRanks=*/true);
   } catch (const std::exception& e) {
-    throw CollectiveError(
-        fmt::format("rank {} of {}: barrier failed within {} s "
-                    "(distributed.timeout_seconds): {}",
-                    rank_, size_, seconds(options_.timeout), first_line(e)));
+    fail("barrier", e);
   }
 #endif
   ++stats_.calls;
   stats_.blocked_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Communicator::fail(const char* what, const std::exception& e) {
+  throw CollectiveError(
+      fmt::format("rank {} of {}: {} failed (a peer stopped, or did not answer within "
+                  "distributed.timeout_seconds, {} s): {}{}",
+                  rank_, size_, what, seconds(options_.timeout), first_line(e), last_heard_of()));
+}
+
+void Communicator::heartbeat(int64_t step) {
+  if (size_ == 1 || !store_) return;
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string value = fmt::format("{} {:.3f}", step, now);
+  store_->set(fmt::format("heartbeat/{}", rank_), std::vector<uint8_t>(value.begin(), value.end()));
+}
+
+std::string Communicator::last_heard_of() {
+  if (size_ == 1 || !store_) return "";
+  try {
+    store_->setTimeout(std::chrono::seconds(2));
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::vector<std::string> parts;
+    for (int64_t r = 0; r < size_; ++r) {
+      const std::string key = fmt::format("heartbeat/{}", r);
+      if (!store_->check({key})) {
+        parts.push_back(fmt::format("rank {} before its first step", r));
+        continue;
+      }
+      const std::vector<uint8_t> raw = store_->get(key);
+      const std::string text(raw.begin(), raw.end());
+      long long step = 0;
+      double when = 0.0;
+      if (std::sscanf(text.c_str(), "%lld %lf", &step, &when) == 2) {
+        parts.push_back(fmt::format("rank {} after step {} ({:.1f} s ago)", r, step, now - when));
+      }
+    }
+    std::string out = "; last heard of:";
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? " " : ", ") + parts[i];
+    return out;
+  } catch (const std::exception&) {
+    return "; the job's store does not answer either (rank 0, which serves it, may be gone)";
+  }
 }
 
 c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,

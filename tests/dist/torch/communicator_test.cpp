@@ -224,8 +224,35 @@ TEST(Communicator, ABarrierNamesTheRankThatDidNotCome) {
   } catch (const CollectiveError& e) {
     message = e.what();
   }
-  EXPECT_NE(message.find("rank 0 of 2: barrier failed within 1.5 s"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 0 of 2: barrier failed (a peer stopped, or did not answer within "
+                         "distributed.timeout_seconds, 1.5 s)"),
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("Ranks 1 failed to pass monitoredBarrier"), std::string::npos) << message;
+}
+
+TEST(Communicator, AFailedCollectiveSaysWhenEachRankWasLastHeardOf) {
+  CommunicatorOptions o = short_timeouts();
+  o.timeout = std::chrono::milliseconds(1000);
+  std::string message;
+  try {
+    run_ranks(
+        2,
+        [&](Communicator& c) {
+          c.heartbeat(1);
+          at::Tensor t = at::zeros({1});
+          c.all_reduce_sum(t);
+          if (c.rank() == 1) return;  // rank 1 is gone after step 1
+          c.heartbeat(2);
+          c.all_reduce_sum(t);
+        },
+        o);
+  } catch (const CollectiveError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("rank 0 of 2: all-reduce (sum) failed"), std::string::npos) << message;
+  EXPECT_NE(message.find("; last heard of: rank 0 after step 2 ("), std::string::npos) << message;
+  EXPECT_NE(message.find(", rank 1 after step 1 ("), std::string::npos) << message;
 }
 
 TEST(Communicator, ReduceScatterRefusesAnUnevenSplit) {
