@@ -16,11 +16,18 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.h"
+#include "ftbench/dist/launch.h"
+#include "ftbench/dist/local_launch.h"
 #include "ftbench/train/stop_signals.h"
+#include "local_launcher.h"
 
 namespace {
 
@@ -58,12 +65,53 @@ __attribute__((constructor(101))) static void block_stop_signals_first() {
   ftbench::train::StopSignals::block_before_exec();
 }
 
+// `ftbench run --nproc-per-node N`: N ranks of ftbench-bin on this machine; the flag is taken
+// out of the command line the ranks get. Returns the exit code, or -1 when the flag is absent or
+// 1 (the run then goes on in this process, exec'd as usual, with `args` rid of the flag).
+int launch_local_ranks(std::vector<std::string>& args, const std::string& target) {
+  std::optional<int64_t> ranks;
+  try {
+    ranks = ftbench::dist::take_nproc_per_node(args);
+    if (!ranks || *ranks == 1) return -1;
+    const ftbench::dist::Launch outer =
+        ftbench::dist::launch_from_environment(ftbench::dist::environment_snapshot());
+    if (outer.kind != ftbench::dist::LaunchKind::kSingle) {
+      throw ftbench::dist::LaunchError(fmt::format(
+          "--nproc-per-node starts ranks itself, but this process is already one ({}): leave "
+          "--nproc-per-node out under torchrun or srun",
+          ftbench::dist::describe(outer)));
+    }
+  } catch (const ftbench::dist::LaunchError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return static_cast<int>(ftbench::ExitCode::kBadInput);
+  }
+  try {
+    // How long the ranks have to stop after one failed before they are killed.
+    double grace_seconds = 30.0;
+    if (const char* g = std::getenv("FTBENCH_STOP_GRACE_SECONDS"); g != nullptr && *g != '\0') {
+      grace_seconds = std::strtod(g, nullptr);
+      if (!(grace_seconds >= 0.0 && grace_seconds <= 86400.0)) grace_seconds = 30.0;
+    }
+    return ftbench::cli::run_local_ranks(target, args, *ranks, grace_seconds);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return ftbench::cli::kExitFailure;
+  }
+}
+
 int main(int argc, char** argv) {
   const std::string subcommand = ftbench::cli::subcommand_of(argc, argv);
   if (ftbench::cli::needs_torch(subcommand)) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
     const std::string target = sibling("ftbench-bin");
-    execv(target.c_str(), argv);
+    std::vector<std::string> args(argv, argv + argc);
+    if (subcommand == "run") {
+      if (const int code = launch_local_ranks(args, target); code >= 0) return code;
+    }
+    std::vector<char*> exec_argv;
+    for (std::string& a : args) exec_argv.push_back(a.data());
+    exec_argv.push_back(nullptr);
+    execv(target.c_str(), exec_argv.data());
     const int error = errno;
     if (error == ENOENT) {
       std::fprintf(stderr,
