@@ -1,0 +1,307 @@
+// A job of several processes, end to end on CPU (Gloo over 127.0.0.1): through the launcher
+// (`ftbench run --nproc-per-node N`), through torchrun's raw variables, and with torchrun's agent
+// store; N ranks against one process at the same effective batch; a rank that dies, hangs or
+// gets SIGTERM. ci-tiny at micro-batch 2 x accumulation 4 (8 steps), so 1, 2 and 4 ranks run the
+// same job.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ftbench_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ftbench::e2e::Outcome;
+using ftbench::e2e::run_ftbench;
+using ftbench::e2e::ScratchDir;
+using ftbench::e2e::shell_quote;
+using ftbench::e2e::slurp;
+
+constexpr const char* kJob =
+    "configs/ci-tiny.yaml --set train.micro_batch_size=2 --set train.grad_accum_steps=4";
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
+
+// The tensors of a safetensors file as fp32 values by name (the adapters are fp32 here).
+std::map<std::string, std::vector<float>> read_f32_tensors(const fs::path& p) {
+  const std::string bytes = slurp(p);
+  uint64_t header = 0;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  const nlohmann::json h = nlohmann::json::parse(bytes.substr(8, header));
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& [name, t] : h.items()) {
+    if (name == "__metadata__") continue;
+    EXPECT_EQ(t["dtype"], "F32") << name;
+    const auto begin = t["data_offsets"][0].get<std::size_t>();
+    const auto end = t["data_offsets"][1].get<std::size_t>();
+    std::vector<float> v((end - begin) / sizeof(float));
+    std::memcpy(v.data(), bytes.data() + 8 + header + begin, end - begin);
+    out[name] = std::move(v);
+  }
+  return out;
+}
+
+class DataParallel : public ::testing::Test {
+ protected:
+  fs::path dir() const { return scratch_.path(); }
+  std::string in_dir(const std::string& name) const { return shell_quote((dir() / name).string()); }
+
+  // `ftbench run` of the job with `extra` arguments, in `ranks` ranks through the launcher.
+  Outcome run(int ranks, const std::string& extra, const std::string& env = "",
+              double timeout_seconds = 120.0) {
+    const std::string launch = ranks > 1 ? "--nproc-per-node " + std::to_string(ranks) + " " : "";
+    return run_ftbench("run " + launch + kJob + " " + extra, dir(), env, timeout_seconds);
+  }
+
+  ScratchDir scratch_{"ftbench-dp"};
+};
+
+TEST_F(DataParallel, TwoAndFourRanksTrainWhatOneProcessTrains) {
+  std::map<int, nlohmann::json> reports;
+  std::map<int, std::map<std::string, std::vector<float>>> adapters;
+  for (const int ranks : {1, 2, 4}) {
+    const std::string name = "r" + std::to_string(ranks);
+    const Outcome o = run(ranks, "-o " + in_dir(name + ".json") +
+                                     " --set output.adapter=" + in_dir(name + "-adapter"));
+    ASSERT_EQ(o.exit_code, 0) << ranks << " ranks\n" << o.err;
+    reports[ranks] = read_json(dir() / (name + ".json"));
+    adapters[ranks] = read_f32_tensors(dir() / (name + "-adapter") / "adapter_model.safetensors");
+    // Only rank 0 writes: one report, one adapter export, one summary.
+    EXPECT_EQ(reports[ranks]["run"]["world_size"], ranks);
+  }
+  const nlohmann::json& one = reports[1];
+  ASSERT_EQ(one["steps"].size(), 8u);
+  for (const int ranks : {2, 4}) {
+    const nlohmann::json& many = reports[ranks];
+    ASSERT_EQ(many["steps"].size(), 8u) << ranks;
+    EXPECT_EQ(many["spec_fingerprint"], one["spec_fingerprint"]);
+    for (std::size_t i = 0; i < 8; ++i) {
+      const nlohmann::json& a = one["steps"][i];
+      const nlohmann::json& b = many["steps"][i];
+      // The same examples, counted over every rank.
+      EXPECT_EQ(b["real_tokens"], a["real_tokens"]) << ranks << " ranks, step " << i + 1;
+      EXPECT_EQ(b["loss_tokens"], a["loss_tokens"]) << ranks << " ranks, step " << i + 1;
+      const double la = a["loss"].get<double>();
+      EXPECT_NEAR(b["loss"].get<double>(), la, 1e-5 * std::abs(la)) << ranks << " ranks";
+    }
+    for (const auto& [name, want] : adapters[1]) {
+      const std::vector<float>& got = adapters[ranks][name];
+      ASSERT_EQ(got.size(), want.size()) << name;
+      double max_abs = 0.0;
+      double max_diff = 0.0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        max_abs = std::max(max_abs, double(std::abs(want[i])));
+        max_diff = std::max(max_diff, double(std::abs(got[i] - want[i])));
+      }
+      EXPECT_LE(max_diff, 1e-5 * max_abs) << ranks << " ranks, " << name;
+    }
+  }
+}
+
+// One micro-batch per rank: the ranks' sum of two gradients is the one process's sum (addition
+// of two numbers commutes), so the runs are equal bit for bit.
+TEST_F(DataParallel, OneMicroBatchPerRankIsBitExact) {
+  for (const int ranks : {1, 2}) {
+    const Outcome o =
+        run_ftbench("run " + std::string(ranks > 1 ? "--nproc-per-node 2 " : "") +
+                        "configs/ci-tiny.yaml -o " + in_dir("b" + std::to_string(ranks) + ".json"),
+                    dir());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+  }
+  const nlohmann::json one = read_json(dir() / "b1.json");
+  const nlohmann::json two = read_json(dir() / "b2.json");
+  ASSERT_EQ(one["steps"].size(), two["steps"].size());
+  for (std::size_t i = 0; i < one["steps"].size(); ++i) {
+    EXPECT_EQ(two["steps"][i]["loss"], one["steps"][i]["loss"]) << "step " << i + 1;
+    EXPECT_EQ(two["steps"][i]["grad_norm"], one["steps"][i]["grad_norm"]) << "step " << i + 1;
+  }
+}
+
+TEST_F(DataParallel, TorchrunsVariablesWithoutTheLauncher) {
+  const int port = free_port();
+  std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " && ";
+  for (int r = 0; r < 2; ++r) {
+    script += "(RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +
+              " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+              std::to_string(port) + " TORCHELASTIC_RESTART_COUNT=0 timeout 120 " +
+              shell_quote(FTBENCH_BINARY) + " run " + kJob + " -o " + in_dir("t.json") + " >" +
+              in_dir("rank" + std::to_string(r) + ".log") + " 2>&1; echo $? >" +
+              in_dir("rc" + std::to_string(r)) + ") & ";
+  }
+  script += "wait";
+  ASSERT_EQ(std::system(("sh -c " + shell_quote(script)).c_str()), 0);
+  EXPECT_EQ(slurp(dir() / "rc0"), "0\n") << slurp(dir() / "rank0.log");
+  EXPECT_EQ(slurp(dir() / "rc1"), "0\n") << slurp(dir() / "rank1.log");
+  const nlohmann::json two = read_json(dir() / "t.json");
+  EXPECT_EQ(two["run"]["world_size"], 2);
+  EXPECT_NE(slurp(dir() / "rank1.log").find("[rank 1] info torchrun, rank 1 of 2"),
+            std::string::npos);
+  ASSERT_EQ(run(1, "-o " + in_dir("one.json")).exit_code, 0);
+  const nlohmann::json one = read_json(dir() / "one.json");
+  for (std::size_t i = 0; i < 8; ++i) {
+    const double l = one["steps"][i]["loss"].get<double>();
+    EXPECT_NEAR(two["steps"][i]["loss"].get<double>(), l, 1e-5 * std::abs(l)) << "step " << i + 1;
+  }
+}
+
+// TORCHELASTIC_USE_AGENT_STORE=True: torchrun's agent serves the store and every rank, rank 0
+// too, is its client. The agent here is PyTorch's own TCPStore (Debian's python3-torch).
+TEST_F(DataParallel, EveryRankIsAClientOfTorchrunsAgentStore) {
+  const fs::path port_file = dir() / "port";
+  const fs::path done = dir() / "done";
+  const std::string agent =
+      "import datetime, os, sys, time\n"
+      "import torch.distributed as d\n"
+      "s = d.TCPStore('127.0.0.1', 0, 3, True, datetime.timedelta(seconds=60), "
+      "wait_for_workers=False)\n"
+      "open(sys.argv[1] + '.tmp', 'w').write(str(s.port)); os.rename(sys.argv[1] + '.tmp', "
+      "sys.argv[1])\n"
+      "t = time.time()\n"
+      "while not os.path.exists(sys.argv[2]) and time.time() - t < 120: time.sleep(0.05)\n";
+  const std::string start = "/usr/bin/python3 -c " + shell_quote(agent) + " " +
+                            shell_quote(port_file.string()) + " " + shell_quote(done.string()) +
+                            " >" + in_dir("agent.log") + " 2>&1 &";
+  ASSERT_EQ(std::system(start.c_str()), 0);
+  for (int i = 0; i < 600 && !fs::exists(port_file); ++i) usleep(50'000);
+  if (!fs::exists(port_file)) {
+    const std::string log = slurp(dir() / "agent.log");
+    if (std::getenv("CI") == nullptr && log.find("No module named") != std::string::npos) {
+      GTEST_SKIP() << "no PyTorch for /usr/bin/python3 (python3-torch): " << log;
+    }
+    FAIL() << "the agent's store did not start: " << log;
+  }
+  const std::string port = slurp(port_file);
+  std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " && ";
+  for (int r = 0; r < 2; ++r) {
+    script += "(RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +
+              " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+              " TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RESTART_COUNT=1 "
+              "TORCHELASTIC_RUN_ID=e2e timeout 120 " +
+              shell_quote(FTBENCH_BINARY) + " run " + kJob + " -o " + in_dir("a.json") + " >" +
+              in_dir("rank" + std::to_string(r) + ".log") + " 2>&1; echo $? >" +
+              in_dir("rc" + std::to_string(r)) + ") & ";
+  }
+  script += "wait";
+  const int status = std::system(("sh -c " + shell_quote(script)).c_str());
+  std::ofstream(done.string()) << "done";
+  ASSERT_EQ(status, 0);
+  EXPECT_EQ(slurp(dir() / "rc0"), "0\n") << slurp(dir() / "rank0.log");
+  EXPECT_EQ(slurp(dir() / "rc1"), "0\n") << slurp(dir() / "rank1.log");
+  EXPECT_NE(slurp(dir() / "rank0.log").find("(torchrun's agent)"), std::string::npos);
+  EXPECT_EQ(read_json(dir() / "a.json")["run"]["world_size"], 2);
+}
+
+TEST_F(DataParallel, AKilledRankEndsTheJobAndTheReportSaysWhichRank) {
+  const Outcome o = run(2, "-o " + in_dir("k.json"), "FTBENCH_INJECT_RANK_FAULT=1:3:exit");
+  EXPECT_EQ(o.exit_code, 9) << o.err;  // the first failure: rank 1's own exit
+  EXPECT_LT(o.seconds, 60.0);
+  EXPECT_NE(o.err.find("ftbench: rank 1 exited with code 9; stopping the other ranks"),
+            std::string::npos)
+      << o.err;
+  const nlohmann::json r = read_json(dir() / "k.json");
+  EXPECT_EQ(r["run"]["status"], "failed");
+  const std::string error = r["run"]["error"];
+  EXPECT_NE(error.find("rank 0 of 2: "), std::string::npos) << error;
+  EXPECT_NE(error.find("rank 1 after step 3"), std::string::npos) << error;
+  EXPECT_EQ(r["steps"].size(), 3u);
+}
+
+TEST_F(DataParallel, AHungRankFailsTheJobWithinTheTimeoutAndNoRankIsLeft) {
+  const std::string report = (dir() / "h.json").string();
+  const Outcome o = run(2, "-o " + shell_quote(report) + " --set distributed.timeout_seconds=2",
+                        "FTBENCH_INJECT_RANK_FAULT=1:3:hang FTBENCH_STOP_GRACE_SECONDS=1");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_LT(o.seconds, 60.0);
+  EXPECT_NE(o.err.find("did not answer within distributed.timeout_seconds, 2 s"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("still running 1 s after the stop: killed"), std::string::npos) << o.err;
+  EXPECT_EQ(read_json(report)["run"]["status"], "failed");
+  // No rank of this job is left: none has the report's path on its command line (the bracket
+  // keeps the pattern from matching the shell that runs pgrep).
+  EXPECT_NE(
+      std::system(
+          ("pgrep -f " + shell_quote("[f]tbench-bin run .*" + report) + " >/dev/null").c_str()),
+      0);
+}
+
+TEST_F(DataParallel, SigtermOnOneRankStopsEveryRankAtOneStepAndResumesBitExact) {
+  const std::string cp = " --set train.checkpoint.dir=" + in_dir("ck");
+  ASSERT_EQ(run(2, "-o " + in_dir("whole.json")).exit_code, 0);
+  const Outcome stopped =
+      run(2, "-o " + in_dir("s.json") + cp, "FTBENCH_INJECT_RANK_FAULT=1:3:sigterm");
+  EXPECT_EQ(stopped.exit_code, 4) << stopped.err;
+  // Both ranks stopped after step 3; rank 0 wrote the one checkpoint.
+  EXPECT_NE(stopped.err.find("stopped by SIGTERM after step 3 of 8; checkpoint "),
+            std::string::npos)
+      << stopped.err;
+  std::vector<std::string> saved;
+  for (const auto& e : fs::directory_iterator(dir() / "ck")) {
+    if (e.is_directory()) saved.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(saved, std::vector<std::string>{"step-00000003"});
+  EXPECT_EQ(read_json(dir() / "s.json")["run"]["status"], "interrupted");
+
+  // Another world size is refused, naming both.
+  const Outcome other = run(1, "-o " + in_dir("s.json") + cp + " --resume latest");
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_NE(other.err.find("saved by a job of 2 processes, this one has 1"), std::string::npos)
+      << other.err;
+
+  const Outcome resumed = run(2, "-o " + in_dir("s.json") + cp + " --resume latest");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const nlohmann::json whole = read_json(dir() / "whole.json");
+  const nlohmann::json both = read_json(dir() / "s.json");
+  ASSERT_EQ(both["steps"].size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(both["steps"][i]["loss"], whole["steps"][i]["loss"]) << "step " << i + 1;
+  }
+}
+
+TEST_F(DataParallel, AnAccumulationThatDoesNotSplitIsRefusedBeforeTraining) {
+  const Outcome o = run(3, "-o " + in_dir("x.json"));
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--set: train.grad_accum_steps: 4 micro-batches per step do not split over "
+                       "3 ranks: the key counts the job's micro-batches per optimizer step, over "
+                       "every rank, so each rank runs grad_accum_steps / 3; use a multiple of 3 "
+                       "(e.g. 6)"),
+            std::string::npos)
+      << o.err;
+  EXPECT_FALSE(fs::exists(dir() / "x.json"));
+}
+
+TEST_F(DataParallel, TheLauncherRefusesToNestUnderTorchrun) {
+  const Outcome o = run(2, "-o " + in_dir("n.json"),
+                        "RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("error: --nproc-per-node starts ranks itself, but this process is already "
+                       "one (torchrun, rank 0 of 1"),
+            std::string::npos)
+      << o.err;
+}
+
+}  // namespace
