@@ -70,9 +70,12 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
     e.recompute = recompute;
     e.flops_per_step = s.measured_steps > 0 ? total_flops / double(s.measured_steps) : 0.0;
     e.achieved_tflops = wall > 0.0 ? total_flops / wall / 1e12 : 0.0;
-    if (o.peak_tflops && *o.peak_tflops > 0.0) e.mfu = e.achieved_tflops / *o.peak_tflops;
+    const double devices = double(std::max<int64_t>(1, o.devices));
+    if (o.peak_tflops && *o.peak_tflops > 0.0) {
+      e.mfu = e.achieved_tflops / (*o.peak_tflops * devices);
+    }
     if (o.gemm_peak_tflops && *o.gemm_peak_tflops > 0.0) {
-      e.mfu_gemm = e.achieved_tflops / *o.gemm_peak_tflops;
+      e.mfu_gemm = e.achieved_tflops / (*o.gemm_peak_tflops * devices);
     }
     s.mfu.push_back(e);
   };

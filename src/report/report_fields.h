@@ -128,6 +128,36 @@ void visit_fields(V& v, R& c) {
   v.non_negative("seconds", c.seconds);
 }
 
+template <class V, class R, IfRecord<R, RankStep> = 0>
+void visit_fields(V& v, R& s) {
+  v.non_negative("wall_seconds", s.wall_seconds);
+  v.non_negative("collective_seconds", s.collective_seconds);
+}
+
+template <class V, class R, IfRecord<R, RankRecord> = 0>
+void visit_fields(V& v, R& r) {
+  v.count("rank", r.rank);
+  v.string("host", r.host);
+  v.string("device", r.device);
+  v.records("steps", r.steps);
+  v.non_negative("collective_seconds", r.collective_seconds);
+  v.count("collective_bytes", r.collective_bytes);
+  v.count("collective_calls", r.collective_calls);
+  v.optional_integer("peak_rss_bytes", r.peak_rss_bytes);
+}
+
+template <class V, class R, IfRecord<R, Distributed> = 0>
+void visit_fields(V& v, R& d) {
+  v.string("launch", d.launch);
+  v.string("backend", d.backend);
+  v.records("ranks", d.ranks);
+  v.non_negative("step_skew_seconds", d.step_skew_seconds);
+  v.optional_integer("straggler_rank", d.straggler_rank);
+  v.non_negative("collective_share", d.collective_share);
+  v.non_negative("tokens_per_second", d.tokens_per_second);
+  v.non_negative("tokens_per_second_per_device", d.tokens_per_second_per_device);
+}
+
 template <class V, class R, IfRecord<R, WeightsInfo> = 0>
 void visit_fields(V& v, R& w) {
   v.string("source", w.source);
@@ -423,6 +453,7 @@ void visit_fields(V& v, R& r) {
   v.record("summary", r.summary);
   v.record("memory", r.memory);
   v.optional_record_since("energy", r.energy);
+  v.optional_record_since("distributed", r.distributed);
 }
 
 }  // namespace ftbench::report::detail

@@ -72,6 +72,16 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                    group_thousands(r.parameters.base), group_thousands(r.parameters.trainable)));
   line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
                             s.warmup_steps_excluded));
+  if (r.distributed) {
+    const Distributed& g = *r.distributed;
+    line("ranks", fmt::format("{} ({}, {}), {:.0f} tokens/s per device", r.world_size, g.launch,
+                              g.backend, g.tokens_per_second_per_device));
+    line("between ranks",
+         fmt::format("step skew {:.4f} s (median), {:.1f}% of the step in collectives{}",
+                     g.step_skew_seconds, 100.0 * g.collective_share,
+                     g.straggler_rank ? fmt::format(", slowest rank {}", *g.straggler_rank)
+                                      : std::string()));
+  }
   // What ran differs from the spec after an out-of-memory fallback: said before any figure.
   if (r.batching) {
     for (const Fallback& f : r.batching->fallbacks) {

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench_process.h"
+#include "report_docs.h"
 
 namespace {
 
@@ -96,6 +97,28 @@ TEST_F(DataParallel, TwoAndFourRanksTrainWhatOneProcessTrains) {
   }
   const nlohmann::json& one = reports[1];
   ASSERT_EQ(one["steps"].size(), 8u);
+  EXPECT_TRUE(one["distributed"].is_null());
+  // Every rank's record, gathered by rank 0; each field documented.
+  for (const int ranks : {2, 4}) {
+    const nlohmann::json& d = reports[ranks]["distributed"];
+    EXPECT_EQ(d["launch"], "local");
+    EXPECT_EQ(d["backend"], "gloo");
+    ASSERT_EQ(d["ranks"].size(), static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      const nlohmann::json& rec = d["ranks"][r];
+      EXPECT_EQ(rec["rank"], r);
+      EXPECT_EQ(rec["device"], "cpu");
+      EXPECT_EQ(rec["steps"].size(), 8u);
+      EXPECT_EQ(rec["collective_calls"], 16);  // the token counts and the gradients, each step
+      EXPECT_EQ(rec["collective_bytes"], d["ranks"][0]["collective_bytes"]);
+    }
+    // Rank 0's own step times are the report's.
+    EXPECT_EQ(d["ranks"][0]["steps"][3]["wall_seconds"],
+              reports[ranks]["steps"][3]["wall_seconds"]);
+    EXPECT_NEAR(d["tokens_per_second_per_device"].get<double>() * ranks,
+                reports[ranks]["summary"]["tokens_per_second"]["real"].get<double>(), 1e-6);
+  }
+  ftbench::e2e::expect_documented(reports[2]);
   for (const int ranks : {2, 4}) {
     const nlohmann::json& many = reports[ranks];
     ASSERT_EQ(many["steps"].size(), 8u) << ranks;

@@ -95,6 +95,21 @@ TEST(RunSummary, MfuAgainstTheMeasuredGemmPeak) {
   EXPECT_TRUE(summarize_run(steps, {}, o).mfu[0].mfu.has_value());
 }
 
+// A job of 4 devices: the steps' FLOPs are the job's, so MFU is over 4 peaks.
+TEST(RunSummary, MfuOfAJobOfSeveralDevicesIsOverEveryDevicesPeak) {
+  const std::vector<report::StepRecord> steps = {step(1, 2.0, 0.0, 100, 100, 1.0),
+                                                 step(2, 2.0, 0.0, 100, 100, 1.0)};
+  SummaryOptions o;
+  o.peak_tflops = 10.0;
+  o.gemm_peak_tflops = 8.0;
+  o.devices = 4;
+  const report::Summary s = summarize_run(steps, {{4e12, 0, 5e12, 0}, {4e12, 0, 5e12, 0}}, o);
+  EXPECT_EQ(s.peak_tflops, 10.0);  // one device's
+  EXPECT_EQ(s.mfu[0].achieved_tflops, 2.0);
+  EXPECT_EQ(*s.mfu[0].mfu, 0.05);         // 2 / (10 x 4)
+  EXPECT_EQ(*s.mfu[0].mfu_gemm, 0.0625);  // 2 / (8 x 4)
+}
+
 TEST(RunSummary, RecomputeEntriesAndNoPeak) {
   const std::vector<report::StepRecord> steps = {step(1, 1.0, 0.0, 10, 10, 1.0)};
   SummaryOptions o;

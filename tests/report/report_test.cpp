@@ -205,6 +205,17 @@ Report full_report() {
   r.exports = {{"peft_adapter", "adapters/x", 128, 27295744, 0.25},
                {"merged", "merged/x", 291, 16060530000, 40.0}};
   r.energy = measured_energy();
+  Distributed dist;
+  dist.launch = "local";
+  dist.backend = "gloo";
+  dist.ranks = {RankRecord{0, "node-a", "cpu", {{1.5, 0.5}}, 0.5, 4096, 3, std::nullopt},
+                RankRecord{1, "node-a", "cpu", {{1.75, 0.25}}, 0.25, 4096, 3, int64_t{1} << 30}};
+  dist.step_skew_seconds = 0.25;
+  dist.straggler_rank = 1;
+  dist.collective_share = 0.25;
+  dist.tokens_per_second = 100.0;
+  dist.tokens_per_second_per_device = 50.0;
+  r.distributed = dist;
   return r;
 }
 
@@ -328,11 +339,21 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
   EXPECT_EQ(keys(j), (std::vector<std::string>{
-                         "schema",  "run",         "spec",    "spec_fingerprint", "environment",
-                         "data",    "parameters",  "derived", "batching",         "timing",
-                         "steps",   "evaluations", "gemm",    "segments",         "checkpoints",
-                         "weights", "exports",     "summary", "memory",           "energy"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.6");
+                         "schema",     "run",         "spec",    "spec_fingerprint", "environment",
+                         "data",       "parameters",  "derived", "batching",         "timing",
+                         "steps",      "evaluations", "gemm",    "segments",         "checkpoints",
+                         "weights",    "exports",     "summary", "memory",           "energy",
+                         "distributed"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.7");
+  EXPECT_EQ(keys(j["distributed"]),
+            (std::vector<std::string>{"launch", "backend", "ranks", "step_skew_seconds",
+                                      "straggler_rank", "collective_share", "tokens_per_second",
+                                      "tokens_per_second_per_device"}));
+  EXPECT_EQ(keys(j["distributed"]["ranks"][1]),
+            (std::vector<std::string>{"rank", "host", "device", "steps", "collective_seconds",
+                                      "collective_bytes", "collective_calls", "peak_rss_bytes"}));
+  EXPECT_EQ(j["distributed"]["ranks"][1]["steps"][0]["collective_seconds"], 0.25);
+  EXPECT_TRUE(j["distributed"]["ranks"][0]["peak_rss_bytes"].is_null());
   EXPECT_EQ(keys(j["energy"]),
             (std::vector<std::string>{"reason", "method", "source", "segment", "interval_seconds",
                                       "window_start_seconds", "window_seconds", "steps", "tokens",
@@ -480,7 +501,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.6") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.7") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -1492,7 +1513,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.6\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.7\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

@@ -22,6 +22,29 @@ TEST(SummaryText, ParametersSayTotalBaseAndTrainable) {
       << out;
 }
 
+TEST(SummaryText, AJobOfSeveralRanksSaysHowTheyDid) {
+  Report r;
+  r.run_name = "dp";
+  r.status = "completed";
+  r.world_size = 2;
+  Distributed d;
+  d.launch = "torchrun";
+  d.backend = "gloo";
+  d.step_skew_seconds = 0.0125;
+  d.straggler_rank = 1;
+  d.collective_share = 0.25;
+  d.tokens_per_second_per_device = 5000.0;
+  r.distributed = d;
+  const std::string out = render_summary(r, "r.json");
+  EXPECT_NE(out.find("  ranks                     2 (torchrun, gloo), 5000 tokens/s per device\n"
+                     "  between ranks             step skew 0.0125 s (median), 25.0% of the "
+                     "step in collectives, slowest rank 1\n"),
+            std::string::npos)
+      << out;
+  r.distributed.reset();
+  EXPECT_EQ(render_summary(r, "r.json").find("ranks"), std::string::npos);
+}
+
 // The run name and device come from the spec and the driver: printed escaped, like every text
 // printer's file-derived strings.
 TEST(SummaryText, ControlCharactersAreEscaped) {

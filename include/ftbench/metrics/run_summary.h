@@ -29,6 +29,9 @@ struct SummaryOptions {
   std::optional<double> gemm_peak_tflops;
   std::string gemm_peak_source = "none";
   bool recompute = false;  // activation checkpointing was on: also give hardware-FLOP entries
+  // Devices the job ran on (run.world_size): the steps' FLOPs are the job's, over every device,
+  // so MFU is achieved / (peak x devices); peak_tflops stays one device's.
+  int64_t devices = 1;
 };
 
 // Timing figures use the steps after the warm-up, which is left out of each segment (the first

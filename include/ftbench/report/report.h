@@ -1,6 +1,6 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1.6", every field documented in docs/report-schema.md. Unknown values
+// Schema "ftbench.report/1.7", every field documented in docs/report-schema.md. Unknown values
 // are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
 // any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
 // added in a minor version are optional when reading (absent in older reports).
@@ -19,7 +19,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.6";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.7";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -287,6 +287,45 @@ struct CheckpointSave {
   double seconds = 0.0;  // host clock, device synchronised before: gathering, writing, fsync
 };
 
+// One optimizer step as one rank of a job of several processes saw it.
+struct RankStep {
+  double wall_seconds = 0.0;        // this rank's step time (host clock, device synchronised)
+  double collective_seconds = 0.0;  // of which host time blocked in collectives
+};
+
+// One rank of a job of several processes, as measured by itself and gathered by rank 0 at the
+// end (since 1.7).
+struct RankRecord {
+  int64_t rank = 0;
+  std::string host;                 // host name
+  std::string device;               // "cpu", "cuda:3"
+  std::vector<RankStep> steps;      // this process's steps, in order (those of `steps`)
+  double collective_seconds = 0.0;  // in those steps, together
+  int64_t collective_bytes = 0;     // given to the collectives in those steps (this rank's share)
+  int64_t collective_calls = 0;
+  std::optional<int64_t> peak_rss_bytes;
+};
+
+// A job of several processes (since 1.7; null for one process): how it was launched, every
+// rank's record and what they say together, over this process's steps after the warm-up (all
+// of them when no step is left).
+struct Distributed {
+  std::string launch;   // local, torchrun, slurm
+  std::string backend;  // the process group's: gloo
+  // Every rank in order; only this one's when the others could not be reached at the end (a
+  // failed run).
+  std::vector<RankRecord> ranks;
+  // Median over the steps of (slowest rank's time - fastest rank's time).
+  double step_skew_seconds = 0.0;
+  std::optional<int64_t> straggler_rank;  // the rank with the largest step time together
+  // Host time in collectives over step time, the ranks' mean: an upper bound of the
+  // communication a step exposes (on CPU all of it is exposed; on GPUs some overlaps).
+  double collective_share = 0.0;
+  // Real tokens per second of the job, and per device (the job's over world_size).
+  double tokens_per_second = 0.0;
+  double tokens_per_second_per_device = 0.0;
+};
+
 // The base weights (since 1.4; optional when reading: absent = not recorded).
 struct WeightsInfo {
   std::string source;  // "random", or "checkpoint" (a Hugging Face folder, model.checkpoint)
@@ -416,7 +455,8 @@ struct Report {
   std::vector<ExportRecord> exports;        // in order; empty when nothing was exported
   Summary summary;
   Memory memory;
-  std::optional<Energy> energy;  // nullopt: not recorded (reports before 1.6)
+  std::optional<Energy> energy;            // nullopt: not recorded (reports before 1.6)
+  std::optional<Distributed> distributed;  // nullopt: one process (and reports before 1.7)
 };
 
 // Why `value` is not a container image reference as environment.software.container_image

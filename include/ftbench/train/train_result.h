@@ -22,6 +22,11 @@ struct TrainResult {
   // per-parameter step count, the smallest over the parameters): total_steps less fp16 steps
   // skipped for overflow. 0 until the last step finished.
   int64_t optimizer_updates = 0;
+  // Data parallel: this rank's host time blocked in collectives in each of `steps`, and the
+  // collectives' bytes and calls in them together (zero for one process).
+  std::vector<double> collective_seconds;
+  int64_t collective_bytes = 0;
+  int64_t collective_calls = 0;
 };
 
 }  // namespace ftbench::train

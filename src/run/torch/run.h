@@ -3,6 +3,8 @@
 // what follows it.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -28,12 +30,14 @@
 #include "ftbench/device/backend.h"
 #include "ftbench/device/energy_meter.h"
 #include "ftbench/device/environment.h"
+#include "ftbench/device/host_memory.h"
 #include "ftbench/device/memory_meter.h"
 #include "ftbench/dist/communicator.h"
 #include "ftbench/hf/hf_load.h"
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/metrics/gpu_peaks.h"
+#include "ftbench/metrics/rank_figures.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/model/llama.h"
@@ -123,6 +127,11 @@ class Run {
   // and sets `since_save` to rank 0's seconds since the last save.
   int agree_on_stop(double& since_save);
   void check_launch() const;
+  // Data parallel, after the last step and before the exports (which only rank 0 writes, and
+  // which may take longer than a collective may wait): every rank's record to rank 0, into the
+  // report's `distributed`. A failed run's report has only this rank's.
+  void gather_rank_records();
+  report::RankRecord own_rank_record() const;
   report::Segment current_segment(const std::string& status) const;
   std::vector<metrics::StepFlops> assemble(const std::string& status);
   void update_journal(const std::string& status, const report::Segment* recorded = nullptr);
@@ -153,6 +162,7 @@ class Run {
   train::TrainResult result_;
   std::unique_ptr<device::Backend> backend_;
   std::unique_ptr<dist::Communicator> comm_;  // a group of one for a single process
+  bool ranks_gathered_ = false;               // rep_.distributed holds every rank's record
   std::optional<device::EnergyMeter> energy_;
   // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the
   // start by a resumed run and from its first save by a fresh one (before, there is nothing to

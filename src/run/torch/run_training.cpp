@@ -97,6 +97,81 @@ int Run::agree_on_stop(double& since_save) {
   return static_cast<int>(agreed[0].item<double>());
 }
 
+report::RankRecord Run::own_rank_record() const {
+  report::RankRecord r;
+  r.rank = o_.launch.rank;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) r.host = host;
+  r.device = backend_ ? backend_->device().str() : "";
+  for (std::size_t i = 0; i < result_.steps.size(); ++i) {
+    const double collective =
+        i < result_.collective_seconds.size() ? result_.collective_seconds[i] : 0.0;
+    r.steps.push_back({result_.steps[i].wall_seconds, collective});
+    r.collective_seconds += collective;
+  }
+  r.collective_bytes = result_.collective_bytes;
+  r.collective_calls = result_.collective_calls;
+  r.peak_rss_bytes = device::read_host_memory().peak_rss_bytes;
+  return r;
+}
+
+namespace {
+
+// A rank record as numbers, for the Gloo all-gather of doubles: counts, the steps, then the
+// host and device names a character a number (exact in fp64).
+std::vector<double> encode(const report::RankRecord& r) {
+  std::vector<double> v = {double(r.rank), double(r.steps.size())};
+  for (const report::RankStep& s : r.steps) {
+    v.push_back(s.wall_seconds);
+    v.push_back(s.collective_seconds);
+  }
+  v.push_back(r.collective_seconds);
+  v.push_back(double(r.collective_bytes));
+  v.push_back(double(r.collective_calls));
+  v.push_back(r.peak_rss_bytes ? double(*r.peak_rss_bytes) : -1.0);
+  for (const std::string* text : {&r.host, &r.device}) {
+    v.push_back(double(text->size()));
+    for (const char c : *text) v.push_back(double(static_cast<unsigned char>(c)));
+  }
+  return v;
+}
+
+report::RankRecord decode(const std::vector<double>& v) {
+  report::RankRecord r;
+  std::size_t i = 0;
+  const auto next = [&] { return i < v.size() ? v[i++] : 0.0; };
+  r.rank = static_cast<int64_t>(next());
+  const auto steps = static_cast<std::size_t>(next());
+  for (std::size_t k = 0; k < steps; ++k) {
+    const double wall = next();
+    r.steps.push_back({wall, next()});
+  }
+  r.collective_seconds = next();
+  r.collective_bytes = static_cast<int64_t>(next());
+  r.collective_calls = static_cast<int64_t>(next());
+  const double rss = next();
+  if (rss >= 0.0) r.peak_rss_bytes = static_cast<int64_t>(rss);
+  for (std::string* text : {&r.host, &r.device}) {
+    const auto n = static_cast<std::size_t>(next());
+    for (std::size_t k = 0; k < n; ++k) text->push_back(static_cast<char>(int(next())));
+  }
+  return r;
+}
+
+}  // namespace
+
+void Run::gather_rank_records() {
+  if (!o_.launch.distributed()) return;
+  report::Distributed d;
+  d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
+  d.backend = "gloo";
+  for (const std::vector<double>& v : comm_->all_gather_values(encode(own_rank_record()))) {
+    d.ranks.push_back(decode(v));
+  }
+  rep_.distributed = std::move(d);
+  ranks_gathered_ = true;
+}
+
 void Run::end_training_phase_at(int64_t step) {
   if (step > training_split_at_) phases_->end(phase::kTraining);
   training_split_at_ = step;
@@ -278,10 +353,24 @@ report::Segment Run::current_segment(const std::string& status) const {
 // FLOPs.
 std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
   if (backend_) resolve_peak(o_, backend_->info(), summary_options_);
-  return recorder_.assemble(
+  std::vector<metrics::StepFlops> flops = recorder_.assemble(
       status, result_, summary_options_,
       {device::describe_environment(backend_.get()),
        device::run_memory(rep_.phases, *memory_, backend_.get()), intra_op_threads()});
+  if (o_.launch.distributed()) {
+    // A run that ends before the ranks' records were gathered (failed, interrupted) has this
+    // rank's own.
+    if (!ranks_gathered_) {
+      report::Distributed d;
+      d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
+      d.backend = "gloo";
+      d.ranks.push_back(own_rank_record());
+      rep_.distributed = std::move(d);
+    }
+    metrics::summarize_ranks(*rep_.distributed, spec_.train.timing_warmup_steps,
+                             rep_.summary.tokens_per_second_real, o_.launch.world_size);
+  }
+  return flops;
 }
 
 // `recorded`: this segment as the report records it (so that the two agree), else as of now.

@@ -254,6 +254,7 @@ void Run::start_report() {
   phases_->measure_memory(&*memory_);
 
   summary_options_.warmup_steps = spec_.train.timing_warmup_steps;
+  summary_options_.devices = o_.launch.world_size;
   summary_options_.loss_window = spec_.train.loss_window;
   summary_options_.recompute = spec_.model.activation_checkpointing;
   rep_.gemm = o_.gemm;
@@ -291,6 +292,7 @@ report::Report Run::execute() {
       spdlog::info("resuming after step {} from {}", resume_->manifest.step, resume_->folder);
     }
     train();
+    gather_rank_records();
     export_outputs();
   } catch (const std::exception& e) {
     release_run_objects();

@@ -512,6 +512,8 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     report::StepRecord rec;
     metrics::StepFlops flops;
     Attempt done;
+    const dist::CollectiveStats before =
+        comm_ != nullptr ? comm_->stats() : dist::CollectiveStats{};
     for (;;) {
       bool updating = false;
       std::string oom_error;  // first line of the out-of-memory error; empty: the step ran
@@ -533,6 +535,14 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     rec.model_flops = flops.lora_frozen_base;
     result.steps.push_back(rec);
     result.flops.push_back(flops);
+    if (comm_ != nullptr) {
+      const dist::CollectiveStats& after = comm_->stats();
+      result.collective_seconds.push_back(after.blocked_seconds - before.blocked_seconds);
+      result.collective_bytes += after.bytes - before.bytes;
+      result.collective_calls += after.calls - before.calls;
+    } else {
+      result.collective_seconds.push_back(0.0);
+    }
     // A non-finite loss does not recover: the step is recorded (its loss reads null in the
     // report) and the run stops, rather than spending machine time on NaN weights.
     if (!std::isfinite(rec.loss)) throw Diverged(rec.step, rec.loss);
