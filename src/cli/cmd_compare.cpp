@@ -242,6 +242,12 @@ void against_baseline_rows(SideTable& s) {
     return Cell(base_only_blank(c, ratio_text(c.throughput_ratio)),
                 better(c.throughput_ratio, false));
   });
+  s.row("scaling efficiency vs A", [&](const Column& c) {
+    if (!c.scaling_efficiency) return Cell("");
+    // Of linear speed-up: 100% is N devices N times as fast as A's.
+    return Cell(fmt::format("{} ({} scaling)", format_percent(*c.scaling_efficiency), c.scaling),
+                *c.scaling_efficiency >= 0.8 ? Color::kNone : Color::kRed);
+  });
   s.row("step p50 vs A", [&](const Column& c) {
     if (!c.step_p50_change) return Cell("");
     return Cell(format_percent(*c.step_p50_change, true), better(1.0 + *c.step_p50_change, true));
@@ -299,7 +305,7 @@ OJson column_json(const Column& c) {
       {"reason", c.energy_reason}};
   FTBENCH_JSON_MEMBERS(j, c, rate, cost, run_time_ratio, throughput_ratio, step_p50_change,
                        cost_ratio, energy_per_token_ratio, break_even_usd_per_gpu_hour, step_test,
-                       loss_gap);
+                       loss_gap, scaling_efficiency, scaling);
   return j;
 }
 
@@ -340,7 +346,9 @@ text::Table csv_table(const std::vector<Column>& cols) {
               "energy_method",
               "energy_scope",
               "energy_reason",
-              "energy_per_token_ratio"};
+              "energy_per_token_ratio",
+              "scaling_efficiency",
+              "scaling"};
   auto num = [](const std::optional<double>& v) { return v ? text::format_number(*v) : ""; };
   for (const Column& c : cols) {
     t.rows.push_back({c.label,
@@ -380,7 +388,9 @@ text::Table csv_table(const std::vector<Column>& cols) {
                       c.energy_method,
                       c.energy_scope,
                       c.energy_reason,
-                      num(c.energy_per_token_ratio)});
+                      num(c.energy_per_token_ratio),
+                      num(c.scaling_efficiency),
+                      c.scaling});
   }
   return t;
 }

@@ -35,6 +35,25 @@ std::vector<double> measured_step_seconds(const report::Report& r) {
   return out;
 }
 
+// Scaling: the same device (name and backend) in another number, the same job at the same
+// effective batch (strong) or the same batch per device (weak).
+void scale_against(const report::Report& base_report, const Column& base, const report::Report& r,
+                   Column& c) {
+  if (c.gpus == base.gpus || c.gpu != base.gpu || c.backend != base.backend) return;
+  if (!c.throughput_ratio || base.gpus < 1 || c.gpus < 1) return;
+  const int64_t base_batch = base_report.derived.effective_batch;
+  const int64_t batch = r.derived.effective_batch;
+  if (base_batch <= 0 || batch <= 0) return;
+  if (r.spec_fingerprint == base_report.spec_fingerprint && batch == base_batch) {
+    c.scaling = "strong";
+  } else if (batch * base.gpus == base_batch * c.gpus) {
+    c.scaling = "weak";
+  } else {
+    return;
+  }
+  c.scaling_efficiency = finite_or_unset(*c.throughput_ratio * double(base.gpus) / double(c.gpus));
+}
+
 }  // namespace
 
 std::vector<double> smooth_losses(const std::vector<report::StepRecord>& steps, int64_t window) {
@@ -164,6 +183,7 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
         c.energy_per_token_ratio = finite_or_unset(*c.energy_joules_per_million_tokens /
                                                    *base.energy_joules_per_million_tokens);
       }
+      scale_against(reports.front(), base, r, c);
       const std::vector<double> steps = measured_step_seconds(r);
       if (!base_steps.empty() && !steps.empty()) {
         c.step_test = metrics::mann_whitney_u(base_steps, steps);

@@ -43,7 +43,9 @@ std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha)
   const Column& a = cols.front();
   for (std::size_t i = 1; i < cols.size(); ++i) {
     const Column& b = cols[i];
-    std::string v = fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
+    std::string v = b.gpus != a.gpus ? fmt::format("{} ({} x {}) vs A ({} x {}): ", b.label, b.gpus,
+                                                   b.gpu, a.gpus, a.gpu)
+                                     : fmt::format("{} ({}) vs A ({}): ", b.label, b.gpu, a.gpu);
     const double tb = b.times.run_seconds;
     const double ta = a.times.run_seconds;
     // No ratio against a run of 0 s (every phase 0 s long): "took longer", not "infx".
@@ -56,6 +58,11 @@ std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha)
                     : std::string("finished sooner");
     }
     v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
+    if (b.scaling_efficiency) {
+      v += fmt::format("; {} scaling efficiency {} (throughput {:.2f}x on {:.2g}x the devices)",
+                       b.scaling, format_percent(*b.scaling_efficiency),
+                       b.throughput_ratio.value_or(0.0), double(b.gpus) / double(a.gpus));
+    }
     if (b.step_p50_change) {
       v += fmt::format("; step time p50 {}", format_percent(*b.step_p50_change, true));
       if (b.step_test) v += " (" + significance(*b.step_test, alpha) + ")";

@@ -2,6 +2,7 @@
 // the reference run of /work/shared/design/FIELD.md: H100 18 min at $2.97/h, MI300X 34 min at
 // $2.39/h, both billed per minute.
 #include "ftbench/compare/side_by_side.h"
+#include "ftbench/compare/verdicts.h"
 
 #include <cmath>
 #include <limits>
@@ -410,6 +411,47 @@ TEST(SideBySide, EdgeCases) {
   const std::vector<Column> one = side_by_side({h100()}, SideBySideOptions{});
   ASSERT_EQ(one.size(), 1u);
   EXPECT_FALSE(one[0].run_time_ratio.has_value());
+}
+
+// ---------------------------------------------------------------------------------------------
+// scaling
+
+// 1 H100 at 3000 tokens/s against 4 at 9600: 3.2x on 4x the devices, 80 % of linear.
+TEST(SideBySide, ScalingEfficiencyIsStrongAtTheSameJobAndWeakAtTheSameBatchPerDevice) {
+  report::Report one = h100();
+  one.spec_fingerprint = "job";
+  report::Report four = make_report("H100", 400.0, {1.0, 1.0, 1.0, 1.0, 1.0, 1.0},
+                                    {2.0, 2.0, 2.0, 2.0, 2.0, 2.0}, 2, 9600.0, 1.0);
+  four.world_size = 4;
+  four.spec_fingerprint = "job";
+  std::vector<Column> cols = side_by_side({one, four}, {});
+  ASSERT_TRUE(cols[1].scaling_efficiency.has_value());
+  EXPECT_NEAR(*cols[1].scaling_efficiency, 0.8, kTol);
+  EXPECT_EQ(cols[1].scaling, "strong");
+  EXPECT_FALSE(cols[0].scaling_efficiency.has_value());
+  const std::vector<std::string> v = verdicts(cols, 0.05);
+  EXPECT_NE(v[0].find("B (4 x H100) vs A (1 x H100): "), std::string::npos) << v[0];
+  EXPECT_NE(v[0].find("; strong scaling efficiency 80.0% (throughput 3.20x on 4x the devices)"),
+            std::string::npos)
+      << v[0];
+
+  // The batch per device held (16 on one, 64 over four): weak scaling, the same figure.
+  four.spec_fingerprint = "bigger job";
+  four.derived.effective_batch = 64;
+  cols = side_by_side({one, four}, {});
+  EXPECT_EQ(cols[1].scaling, "weak");
+  EXPECT_NEAR(*cols[1].scaling_efficiency, 0.8, kTol);
+
+  // Neither batch kept, or other devices, or the same count: no scaling figure.
+  four.derived.effective_batch = 32;
+  EXPECT_FALSE(side_by_side({one, four}, {})[1].scaling_efficiency.has_value());
+  four.derived.effective_batch = 16;
+  four.spec_fingerprint = "job";
+  four.environment.device.name = "H200";
+  EXPECT_FALSE(side_by_side({one, four}, {})[1].scaling_efficiency.has_value());
+  four.environment.device.name = "H100";
+  four.world_size = 1;
+  EXPECT_FALSE(side_by_side({one, four}, {})[1].scaling_efficiency.has_value());
 }
 
 }  // namespace ftbench::compare

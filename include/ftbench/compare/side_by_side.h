@@ -73,6 +73,12 @@ struct Column {
   // run's billing rules.
   std::optional<double> break_even_usd_per_gpu_hour;
   std::optional<metrics::MannWhitneyResult> step_test;  // measured step times vs baseline
+  // Against a baseline on another number of the same devices: throughput_ratio x base gpus /
+  // gpus, the share of linear speed-up kept. `scaling` says which kind: "strong" (the same job,
+  // the same effective batch, spread over more devices) or "weak" (the same batch per device);
+  // both unset for reports on other devices, the same device count, or neither batch kept.
+  std::optional<double> scaling_efficiency;
+  std::string scaling;
   std::optional<LossGap> loss_gap;
 };
 
