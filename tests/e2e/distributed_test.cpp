@@ -180,12 +180,15 @@ TEST_F(DataParallel, TorchrunsVariablesWithoutTheLauncher) {
   ASSERT_EQ(std::system(("sh -c " + shell_quote(script)).c_str()), 0);
   EXPECT_EQ(slurp(dir() / "rc0"), "0\n") << slurp(dir() / "rank0.log");
   EXPECT_EQ(slurp(dir() / "rc1"), "0\n") << slurp(dir() / "rank1.log");
+  ASSERT_TRUE(fs::exists(dir() / "t.json")) << slurp(dir() / "rank0.log");
   const nlohmann::json two = read_json(dir() / "t.json");
   EXPECT_EQ(two["run"]["world_size"], 2);
   EXPECT_NE(slurp(dir() / "rank1.log").find("[rank 1] info torchrun, rank 1 of 2"),
             std::string::npos);
   ASSERT_EQ(run(1, "-o " + in_dir("one.json")).exit_code, 0);
   const nlohmann::json one = read_json(dir() / "one.json");
+  ASSERT_EQ(two["steps"].size(), 8u);
+  ASSERT_EQ(one["steps"].size(), 8u);
   for (std::size_t i = 0; i < 8; ++i) {
     const double l = one["steps"][i]["loss"].get<double>();
     EXPECT_NEAR(two["steps"][i]["loss"].get<double>(), l, 1e-5 * std::abs(l)) << "step " << i + 1;
@@ -200,8 +203,11 @@ TEST_F(DataParallel, EveryRankIsAClientOfTorchrunsAgentStore) {
   const std::string agent =
       "import datetime, os, sys, time\n"
       "import torch.distributed as d\n"
-      "s = d.TCPStore('127.0.0.1', 0, 3, True, datetime.timedelta(seconds=60), "
-      "wait_for_workers=False)\n"
+      "args = ('127.0.0.1', 0, 3, True, datetime.timedelta(seconds=60))\n"
+      "try:\n"  // PyTorch 2.4 on: libuv by default, which Debian's 2.6 is built without
+      "    s = d.TCPStore(*args, wait_for_workers=False, use_libuv=False)\n"
+      "except TypeError:\n"
+      "    s = d.TCPStore(*args, wait_for_workers=False)\n"
       "open(sys.argv[1] + '.tmp', 'w').write(str(s.port)); os.rename(sys.argv[1] + '.tmp', "
       "sys.argv[1])\n"
       "t = time.time()\n"

@@ -328,6 +328,23 @@ std::string Communicator::last_heard_of() {
   }
 }
 
+namespace {
+
+// LibTorch 2.4 on serves and connects TCPStores through libuv by default (TCPStoreOptions
+// ::useLibUV), and throws where it was built without it (Debian's 2.6): the classic socket
+// backend then, which every version has.
+template <class Options>
+auto without_libuv(Options& o, int) -> decltype(o.useLibUV = false, bool()) {
+  o.useLibUV = false;
+  return true;
+}
+template <class Options>
+bool without_libuv(Options&, long) {
+  return false;
+}
+
+}  // namespace
+
 c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
                                               std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions opts;
@@ -337,7 +354,14 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
   opts.waitWorkers = false;
   opts.timeout = timeout;
   try {
-    return c10::make_intrusive<c10d::TCPStore>(launch.master_addr, opts);
+    try {
+      return c10::make_intrusive<c10d::TCPStore>(launch.master_addr, opts);
+    } catch (const std::exception& e) {
+      if (std::string(e.what()).find("libuv") == std::string::npos || !without_libuv(opts, 0)) {
+        throw;
+      }
+      return c10::make_intrusive<c10d::TCPStore>(launch.master_addr, opts);
+    }
   } catch (const std::exception& e) {
     throw CollectiveError(fmt::format(
         "{}: {} the job's store at {}:{} within {} s (distributed.init_timeout_seconds): {}",
