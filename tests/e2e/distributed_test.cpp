@@ -167,7 +167,9 @@ TEST_F(DataParallel, OneMicroBatchPerRankIsBitExact) {
 
 TEST_F(DataParallel, TorchrunsVariablesWithoutTheLauncher) {
   const int port = free_port();
-  std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " && ";
+  // Every rank in the source tree, so that configs/ resolves: "cd X && A & B" would leave B
+  // where the test runs.
+  std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " || exit 1; ";
   for (int r = 0; r < 2; ++r) {
     script += "(RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +
               " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
@@ -225,7 +227,9 @@ TEST_F(DataParallel, EveryRankIsAClientOfTorchrunsAgentStore) {
     FAIL() << "the agent's store did not start: " << log;
   }
   const std::string port = slurp(port_file);
-  std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " && ";
+  // Every rank in the source tree, so that configs/ resolves: "cd X && A & B" would leave B
+  // where the test runs.
+  std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " || exit 1; ";
   for (int r = 0; r < 2; ++r) {
     script += "(RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +
               " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
