@@ -111,13 +111,15 @@ if(FTBENCH_WITH_TORCH)
   endif()
   ftbench_torch_allocator_api(${FTBENCH_TORCH_BACKEND} FTBENCH_ALLOCATOR_API)
   ftbench_torch_tf32_api(FTBENCH_TF32_API)
+  # Only the headers: the group and gloo's code come with LibTorch's own libraries (a CUDA
+  # LibTorch links its own build of gloo; linking the system's beside it is asking for trouble).
   ftbench_torch_c10d_gloo(FTBENCH_HAVE_C10D_GLOO)
-  if(FTBENCH_HAVE_C10D_GLOO)
-    # Gloo's own symbols that the headers' inline code names (its exception types); LibTorch
-    # links the same library.
-    find_library(FTBENCH_GLOO_LIBRARY NAMES gloo PATHS ${TORCH_INSTALL_PREFIX}/lib)
+  message(STATUS "ftbench: c10d Gloo group: ${FTBENCH_HAVE_C10D_GLOO}")
+  set(FTBENCH_HAVE_C10D_NCCL OFF)
+  if(FTBENCH_TORCH_BACKEND STREQUAL "cuda")
+    ftbench_torch_c10d_nccl(FTBENCH_HAVE_C10D_NCCL)
   endif()
-  message(STATUS "ftbench: c10d Gloo group: ${FTBENCH_HAVE_C10D_GLOO} ${FTBENCH_GLOO_LIBRARY}")
+  message(STATUS "ftbench: c10d NCCL group: ${FTBENCH_HAVE_C10D_NCCL}")
   message(STATUS "ftbench: torch side in C++${FTBENCH_TORCH_CXX_STANDARD}; caching allocator: "
                  "${FTBENCH_ALLOCATOR_API}; TF32 switch: ${FTBENCH_TF32_API}")
 endif()

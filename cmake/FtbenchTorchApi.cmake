@@ -160,3 +160,19 @@ int main() {
 }")
   set(${out_var} ${FTBENCH_HAVE_C10D_GLOO_HEADERS} PARENT_SCOPE)
 endfunction()
+
+# ftbench_torch_c10d_nccl(<out-var>): whether a CUDA build of LibTorch has c10d's NCCL group for
+# src/dist/torch/communicator.cpp: its ProcessGroupNCCL.hpp compiles with USE_C10D_NCCL (which
+# torch_cuda exports in 2.x) and nccl.h (the wheel's nvidia-nccl, Debian's libnccl-dev), the very
+# header torch was built with (its Options hold an ncclConfig_t for some NCCL versions).
+function(ftbench_torch_c10d_nccl out_var)
+  set(FTBENCH_TORCH_PROBE_DEFINITIONS ${FTBENCH_TORCH_PROBE_DEFINITIONS} -DUSE_C10D_NCCL)
+  _ftbench_torch_compiles(FTBENCH_HAVE_C10D_NCCL_HEADERS "
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+int main() {
+  auto o = c10d::ProcessGroupNCCL::Options::create();
+  o->timeout = std::chrono::milliseconds(1000);
+  return 0;
+}")
+  set(${out_var} ${FTBENCH_HAVE_C10D_NCCL_HEADERS} PARENT_SCOPE)
+endfunction()

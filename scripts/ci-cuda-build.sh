@@ -75,7 +75,7 @@ libdir_in=$tree_in/usr/lib/x86_64-linux-gnu
 
 # The contrib and non-free packages unpacked with dpkg -x (the header says why not installed).
 unpacked_packages=(
-  libtorch-cuda-dev libtorch-cuda-2.6 libgloo-cuda-0 libtensorpipe-cuda-0 libnccl2
+  libtorch-cuda-dev libtorch-cuda-2.6 libgloo-cuda-0 libtensorpipe-cuda-0 libnccl2 libnccl-dev
   libcudart12 libcublas12 libcublaslt12 libcufft11 libcurand10 libcusolver11 libcusparse12
   libnvjitlink12 libnvrtc12 libnvrtc-builtins12.4 libnvtoolsext1
 )

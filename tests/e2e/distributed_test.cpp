@@ -327,6 +327,17 @@ TEST_F(DataParallel, AnAccumulationThatDoesNotSplitIsRefusedBeforeTraining) {
   EXPECT_FALSE(fs::exists(dir() / "x.json"));
 }
 
+TEST_F(DataParallel, NcclIsRefusedWhereItCannotRun) {
+  const Outcome o = run(2, "-o " + in_dir("n.json") + " --set distributed.backend=nccl");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  // This CPU build has no NCCL group; a CUDA build on a CPU run says the run is on the CPU.
+  EXPECT_TRUE(o.err.find("--set: distributed.backend: nccl: this ftbench was built without "
+                         "c10d's NCCL group") != std::string::npos ||
+              o.err.find("nccl moves GPU tensors, and this run is on the CPU") != std::string::npos)
+      << o.err;
+  EXPECT_FALSE(fs::exists(dir() / "n.json"));
+}
+
 TEST_F(DataParallel, TheLauncherRefusesToNestUnderTorchrun) {
   const Outcome o = run(2, "-o " + in_dir("n.json"),
                         "RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500");

@@ -35,6 +35,8 @@ class CollectiveError : public RunFailed {
 
 // Whether this build has c10d's Gloo group (so can run jobs of several processes).
 bool available();
+// Whether this build has c10d's NCCL group (RCCL on ROCm is the same class) for GPU tensors.
+bool nccl_available();
 
 struct CommunicatorOptions {
   // How long the rendezvous (every rank's store connection and the group's first handshake) may
@@ -42,6 +44,11 @@ struct CommunicatorOptions {
   std::chrono::milliseconds init_timeout{std::chrono::seconds(300)};
   // How long one collective may wait for its peers before the job is failed.
   std::chrono::milliseconds timeout{std::chrono::seconds(600)};
+  // The rank's device. A GPU's tensors go through an NCCL group where this build has one and
+  // `device_collectives` is on (distributed.backend auto or nccl), else through host memory
+  // over Gloo.
+  at::Device device = at::kCPU;
+  bool device_collectives = true;
 };
 
 // What the collectives of one Communicator cost so far.
@@ -67,10 +74,14 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   int64_t rank() const { return rank_; }
+  // "nccl" when GPU tensors go through NCCL, else "gloo".
+  const char* backend_name() const;
   int64_t size() const { return size_; }
 
-  // In place, on CPU tensors (contiguous; any floating or integer dtype, bf16 and fp16 through
-  // fp32 and back). Sum and average are of every rank's tensor.
+  // In place (any floating or integer dtype). On Gloo, bf16 and fp16 travel as fp32 and a GPU
+  // tensor through host memory; on NCCL a GPU tensor stays where it is, and the call returns
+  // once the collective is queued on the current stream (the step's synchronisation waits for
+  // it). Sum and average are of every rank's tensor.
   void all_reduce_sum(at::Tensor& tensor);
   void all_reduce_avg(at::Tensor& tensor);
   void all_reduce_max(at::Tensor& tensor);

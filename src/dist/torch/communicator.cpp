@@ -15,6 +15,17 @@
 #if FTBENCH_HAVE_C10D_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
+#if FTBENCH_HAVE_C10D_NCCL
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#ifndef FTBENCH_HAVE_C10D_GLOO
+#define FTBENCH_HAVE_C10D_GLOO 0
+#endif
+#ifndef FTBENCH_HAVE_C10D_NCCL
+#define FTBENCH_HAVE_C10D_NCCL 0
+#endif
 
 namespace ftbench::dist {
 namespace {
@@ -40,21 +51,52 @@ bool needs_fp32(const at::Tensor& t) {
 
 }  // namespace
 
-#if FTBENCH_HAVE_C10D_GLOO
 struct Communicator::Group {
+#if FTBENCH_HAVE_C10D_GLOO
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#endif
+#if FTBENCH_HAVE_C10D_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
 };
 
-bool available() { return true; }
-#else
-struct Communicator::Group {};
+bool available() { return FTBENCH_HAVE_C10D_GLOO != 0; }
 
-bool available() { return false; }
+bool nccl_available() { return FTBENCH_HAVE_C10D_NCCL != 0; }
+
+const char* Communicator::backend_name() const {
+#if FTBENCH_HAVE_C10D_NCCL
+  if (group_ && group_->nccl) return "nccl";
 #endif
+  return "gloo";
+}
 
 Communicator::Communicator() = default;
 
-Communicator::~Communicator() = default;
+#if FTBENCH_HAVE_C10D_NCCL
+namespace {
+// LibTorch 2.x ends an NCCL group's communicators with shutdown() (else they are left to the
+// process's exit, which NCCL warns about); older ones have none.
+template <class Group>
+auto shut_down(Group& g, int) -> decltype(g.shutdown(), void()) {
+  g.shutdown();
+}
+template <class Group>
+void shut_down(Group&, long) {}
+}  // namespace
+#endif
+
+Communicator::~Communicator() {
+#if FTBENCH_HAVE_C10D_NCCL
+  if (group_ && group_->nccl) {
+    try {
+      shut_down(*group_->nccl, 0);
+    } catch (const std::exception&) {
+      // A peer gone already: nothing left to end cleanly.
+    }
+  }
+#endif
+}
 
 Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix,
                            int64_t rank, int64_t size, const std::string& interface_host,
@@ -81,6 +123,21 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
     group_ = std::make_unique<Group>();
     group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
         group_store, static_cast<int>(rank_), static_cast<int>(size_), gloo_options);
+#if FTBENCH_HAVE_C10D_NCCL
+    if (options_.device.is_cuda() && options_.device_collectives) {
+      // The rank's GPU first: NCCL binds a communicator to the current device.
+      const c10::cuda::CUDAGuard guard(options_.device);
+      auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+      nccl_options->timeout = options_.timeout;
+      auto nccl_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "nccl", store);
+      group_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          nccl_store, static_cast<int>(rank_), static_cast<int>(size_), nccl_options);
+      // Communicators are created by the first collective: here, outside every timing.
+      std::vector<at::Tensor> warm{at::zeros({1}, at::TensorOptions().device(options_.device))};
+      group_->nccl->allreduce(warm)->wait();
+      (void)warm[0].item<float>();
+    }
+#endif
   } catch (const std::exception& e) {
     throw CollectiveError(fmt::format(
         "rank {} of {}: the process group did not form within {} s (distributed.init_timeout"
@@ -116,20 +173,39 @@ void finish(const c10::intrusive_ptr<c10d::Work>& work) { work->wait(); }
 #endif
 
 namespace {
-// Reduce with `op` in place through Gloo, with bf16/fp16 as fp32.
+// `run` on a contiguous host tensor holding `tensor`'s values, bf16/fp16 as fp32 (what Gloo
+// moves on every LibTorch), then the result back into `tensor`.
 template <typename Run>
 void through_fp32(at::Tensor& tensor, Run run) {
-  if (!needs_fp32(tensor)) {
+  if (!needs_fp32(tensor) && tensor.device().is_cpu()) {
     at::Tensor t = tensor.is_contiguous() ? tensor : tensor.contiguous();
     run(t);
     if (!t.is_same(tensor)) tensor.copy_(t);
     return;
   }
-  at::Tensor wide = tensor.to(at::kFloat).contiguous();
+  at::Tensor wide =
+      tensor.to(at::kCPU, needs_fp32(tensor) ? at::kFloat : tensor.scalar_type()).contiguous();
   run(wide);
   tensor.copy_(wide);
 }
 }  // namespace
+
+#if FTBENCH_HAVE_C10D_NCCL
+namespace {
+// In place on the GPU through NCCL; `divide_by` > 1 makes the sum an average.
+void nccl_all_reduce(c10d::ProcessGroupNCCL& nccl, at::Tensor& tensor, c10d::ReduceOp op,
+                     std::chrono::milliseconds timeout, int64_t divide_by) {
+  at::Tensor t = tensor.is_contiguous() ? tensor : tensor.contiguous();
+  std::vector<at::Tensor> tensors{t};
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = op;
+  opts.timeout = timeout;
+  nccl.allreduce(tensors, opts)->wait();  // the current stream waits; the host does not
+  if (divide_by > 1) t.div_(double(divide_by));
+  if (!t.is_same(tensor)) tensor.copy_(t);
+}
+}  // namespace
+#endif
 
 #if FTBENCH_HAVE_C10D_GLOO
 namespace {
@@ -153,7 +229,15 @@ void Communicator::all_reduce_sum(at::Tensor& tensor) {
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
   try {
+#if FTBENCH_HAVE_C10D_NCCL
+    if (tensor.is_cuda() && group_->nccl) {
+      nccl_all_reduce(*group_->nccl, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+    } else {
+      gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+    }
+#else
     gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+#endif
   } catch (const std::exception& e) {
     fail("all-reduce (sum)", e);
   }
@@ -166,7 +250,15 @@ void Communicator::all_reduce_max(at::Tensor& tensor) {
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
   try {
+#if FTBENCH_HAVE_C10D_NCCL
+    if (tensor.is_cuda() && group_->nccl) {
+      nccl_all_reduce(*group_->nccl, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
+    } else {
+      gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
+    }
+#else
     gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
+#endif
   } catch (const std::exception& e) {
     fail("all-reduce (max)", e);
   }
@@ -183,7 +275,15 @@ void Communicator::all_reduce_avg(at::Tensor& tensor) {
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
   try {
+#if FTBENCH_HAVE_C10D_NCCL
+    if (tensor.is_cuda() && group_->nccl) {
+      nccl_all_reduce(*group_->nccl, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
+    } else {
+      gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
+    }
+#else
     gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
+#endif
   } catch (const std::exception& e) {
     fail("all-reduce (average)", e);
   }
@@ -197,6 +297,21 @@ void Communicator::broadcast(at::Tensor& tensor, int64_t root) {
   }
   if (size_ == 1) return;
   const Clock::time_point start = Clock::now();
+#if FTBENCH_HAVE_C10D_NCCL
+  if (tensor.is_cuda() && group_->nccl && tensor.is_contiguous()) {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    opts.timeout = options_.timeout;
+    try {
+      group_->nccl->broadcast(tensors, opts)->wait();
+    } catch (const std::exception& e) {
+      fail("broadcast", e);
+    }
+    count(tensor, start);
+    return;
+  }
+#endif
 #if FTBENCH_HAVE_C10D_GLOO
   through_fp32(tensor, [&](at::Tensor& t) {
     std::vector<at::Tensor> tensors{t};
@@ -218,8 +333,10 @@ at::Tensor Communicator::all_gather(const at::Tensor& tensor) {
   const Clock::time_point start = Clock::now();
   at::Tensor out;
 #if FTBENCH_HAVE_C10D_GLOO
-  // Gloo on 1.13 has no all-gather into one tensor: a list all-gather, then a cat.
-  at::Tensor input = (needs_fp32(tensor) ? tensor.to(at::kFloat) : tensor).contiguous();
+  // Gloo on 1.13 has no all-gather into one tensor: a list all-gather, then a cat (on the
+  // host; the result goes back to the tensor's device).
+  at::Tensor input =
+      tensor.to(at::kCPU, needs_fp32(tensor) ? at::kFloat : tensor.scalar_type()).contiguous();
   std::vector<at::Tensor> inputs{input};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int64_t r = 0; r < size_; ++r) outputs[0].push_back(at::empty_like(input));
@@ -230,7 +347,7 @@ at::Tensor Communicator::all_gather(const at::Tensor& tensor) {
   } catch (const std::exception& e) {
     fail("all-gather", e);
   }
-  out = at::cat(outputs[0], 0).to(tensor.scalar_type());
+  out = at::cat(outputs[0], 0).to(tensor.device(), tensor.scalar_type());
 #endif
   count(tensor, start);
   return out;

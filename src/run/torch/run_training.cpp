@@ -164,7 +164,7 @@ void Run::gather_rank_records() {
   if (!o_.launch.distributed()) return;
   report::Distributed d;
   d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
-  d.backend = "gloo";
+  d.backend = comm_->backend_name();
   for (const std::vector<double>& v : comm_->all_gather_values(encode(own_rank_record()))) {
     d.ranks.push_back(decode(v));
   }
@@ -363,7 +363,7 @@ std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
     if (!ranks_gathered_) {
       report::Distributed d;
       d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
-      d.backend = "gloo";
+      d.backend = comm_->backend_name();
       d.ranks.push_back(own_rank_record());
       rep_.distributed = std::move(d);
     }

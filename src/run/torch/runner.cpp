@@ -101,10 +101,12 @@ void Run::check_launch() const {
         "with the gloo headers, Debian's libgloo-dev), so it runs one process only",
         dist::describe(l)));
   }
-  if (spec_.distributed.backend == spec::choice::dist_backend::kNccl) {
+  if (spec_.distributed.backend == spec::choice::dist_backend::kNccl && !dist::nccl_available()) {
     throw spec::SpecError({spec::issue_at(
         spec_, "distributed.backend",
-        "nccl is not built into this ftbench yet: use gloo or auto (Gloo for every tensor)")});
+        "nccl: this ftbench was built without c10d's NCCL group (a CUDA or ROCm LibTorch with "
+        "ProcessGroupNCCL.hpp and nccl.h or rccl.h); use auto or gloo (the GPU tensors then "
+        "go through host memory)")});
   }
   const int64_t a = spec_.train.grad_accum_steps;
   if (a % l.world_size != 0) {
@@ -335,20 +337,31 @@ void Run::init_backend() {
     backend.device_index = dist::device_index(launch, gpus);
   }
   backend_ = std::make_unique<device::Backend>(backend);
-  if (launch.distributed() && !backend_->device().is_cpu()) {
-    spdlog::warn(
-        "{}: the gradients travel through host memory over Gloo (NCCL is not built into this "
-        "ftbench yet): correct, but the collectives cost more than they would",
-        dist::describe(launch));
+  const std::string& wanted = spec_.distributed.backend;
+  if (launch.distributed() && wanted == spec::choice::dist_backend::kNccl &&
+      backend_->device().is_cpu()) {
+    throw spec::SpecError(
+        {spec::issue_at(spec_, "distributed.backend",
+                        "nccl moves GPU tensors, and this run is on the CPU: use auto or gloo")});
   }
   if (launch.distributed()) {
     dist::CommunicatorOptions co;
+    co.device = backend_->device();
+    co.device_collectives = wanted != spec::choice::dist_backend::kGloo;
     co.init_timeout = std::chrono::milliseconds(
         static_cast<int64_t>(spec_.distributed.init_timeout_seconds * 1000.0));
     co.timeout =
         std::chrono::milliseconds(static_cast<int64_t>(spec_.distributed.timeout_seconds * 1000.0));
     comm_ = dist::communicator_for(launch, co);
-    spdlog::info("{}: process group formed (Gloo)", dist::describe(launch));
+    spdlog::info("{}: process group formed ({})", dist::describe(launch), comm_->backend_name());
+    if (!backend_->device().is_cpu() && std::string(comm_->backend_name()) == "gloo") {
+      spdlog::warn(
+          "{}: the gradients travel through host memory over Gloo{}: correct, but the "
+          "collectives cost more than NCCL's",
+          dist::describe(launch),
+          dist::nccl_available() ? " (distributed.backend: gloo)"
+                                 : " (this ftbench has no NCCL group)");
+    }
   } else {
     comm_ = std::make_unique<dist::Communicator>();
   }

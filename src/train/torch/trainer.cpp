@@ -345,9 +345,9 @@ int64_t Trainer::sum_gradients(at::Tensor& loss_sum, bool out_of_memory) {
   }
   parts.push_back(loss_sum.reshape(-1).to(at::kFloat));
   parts.push_back(at::full({1}, out_of_memory ? 1.0 : 0.0, f32_));
-  at::Tensor flat = at::cat(parts).to(at::kCPU);
+  // On the device: NCCL sums it there, Gloo through host memory.
+  at::Tensor flat = at::cat(parts);
   comm_->all_reduce_sum(flat);
-  flat = flat.to(backend_.device());
   int64_t offset = 0;
   torch::NoGradGuard no_grad;
   for (at::Tensor& p : trainable_) {
