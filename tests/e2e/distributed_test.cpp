@@ -327,6 +327,32 @@ TEST_F(DataParallel, AnAccumulationThatDoesNotSplitIsRefusedBeforeTraining) {
   EXPECT_FALSE(fs::exists(dir() / "x.json"));
 }
 
+// Ranks started with different specs or data (a stale copy on one node) are not one job: refused
+// before any training, on every rank, naming the rank and what differs.
+TEST_F(DataParallel, RanksOfDifferentJobsAreRefusedBeforeTraining) {
+  for (const char* other : {"--set data.seed=7", "--set lora.rank=4", "--set train.epochs=2"}) {
+    const int port = free_port();
+    std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " || exit 1; ";
+    for (int r = 0; r < 2; ++r) {
+      script += "(RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +
+                " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+                " timeout 60 " + shell_quote(FTBENCH_BINARY) + " run " + kJob + " " +
+                (r == 1 ? other : "") + " --set distributed.timeout_seconds=20 -o " +
+                in_dir("d.json") + " --force >" + in_dir("rank" + std::to_string(r) + ".log") +
+                " 2>&1; echo $? >" + in_dir("rc" + std::to_string(r)) + ") & ";
+    }
+    script += "wait";
+    ASSERT_EQ(std::system(("sh -c " + shell_quote(script)).c_str()), 0);
+    for (int r = 0; r < 2; ++r) {
+      const std::string log = slurp(dir() / ("rank" + std::to_string(r) + ".log"));
+      EXPECT_EQ(slurp(dir() / ("rc" + std::to_string(r))), "2\n") << other << "\n" << log;
+      EXPECT_NE(log.find("rank 1 runs another job than rank 0"), std::string::npos) << other << "\n"
+                                                                                    << log;
+    }
+    EXPECT_FALSE(fs::exists(dir() / "d.json")) << other;
+  }
+}
+
 TEST_F(DataParallel, NcclIsRefusedWhereItCannotRun) {
   const Outcome o = run(2, "-o " + in_dir("n.json") + " --set distributed.backend=nccl");
   EXPECT_EQ(o.exit_code, 2) << o.err;

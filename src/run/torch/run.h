@@ -127,6 +127,9 @@ class Run {
   // and sets `since_save` to rank 0's seconds since the last save.
   int agree_on_stop(double& since_save);
   void check_launch() const;
+  // Data parallel: every rank runs rank 0's job (spec and data fingerprints), checked before any
+  // collective whose shape depends on it; dist::LaunchError on every rank otherwise.
+  void check_same_job();
   // Data parallel, after the last step and before the exports (which only rank 0 writes, and
   // which may take longer than a collective may wait): every rank's record to rank 0, into the
   // report's `distributed`. A failed run's report has only this rank's.

@@ -323,8 +323,11 @@ void Run::record_failure(const std::exception& e) {
                  o_.output_path, recorder_.segment_index(),
                  (std::filesystem::path(cp_dir_) / train::kSegmentJournal).string());
   }
+  // A launch that is not one job (dist::LaunchError) is bad input, found before training: no
+  // report either.
   if (!lead() || keep_interrupted_report ||
       dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
+      dynamic_cast<const dist::LaunchError*>(&e) != nullptr ||
       dynamic_cast<const hf::HfCheckpointError*>(&e) != nullptr) {
     return;
   }

@@ -283,6 +283,7 @@ report::Report Run::execute() {
     end_setup_phase(phase::kWeightLoad);
     prepare_data();
     end_setup_phase(phase::kDataPrepare);
+    check_same_job();
     trainer_ = std::make_unique<train::Trainer>(spec_, model_, *batcher_, *backend_, o_.inject_oom,
                                                 comm_.get());
     // Every rank starts from rank 0's adapters (a resumed run's come from the checkpoint,
@@ -478,6 +479,39 @@ void Run::prepare_validation(const data::BatcherOptions& train_options) {
         std::make_unique<data::Batcher>(*validation_parts_.back(), tail, backend_->device()));
   }
   for (const auto& b : validation_batchers_) validation_.push_back(b.get());
+}
+
+void Run::check_same_job() {
+  if (!o_.launch.distributed()) return;
+  // The two fingerprints, a character a number (exact in fp64), for the Gloo all-gather.
+  std::vector<double> mine;
+  const std::string& data_fingerprint = rep_.data->fingerprint;
+  for (const std::string* f : {&spec_fingerprint_, &data_fingerprint}) {
+    mine.push_back(double(f->size()));
+    for (const char c : *f) mine.push_back(double(static_cast<unsigned char>(c)));
+  }
+  const std::vector<std::vector<double>> all = comm_->all_gather_values(mine);
+  const auto text_at = [](const std::vector<double>& v, std::size_t which) {
+    std::size_t i = 0;
+    for (std::size_t k = 0; k < which && i < v.size(); ++k) i += 1 + std::size_t(v[i]);
+    std::string out;
+    const std::size_t n = i < v.size() ? std::size_t(v[i]) : 0;
+    for (std::size_t k = 1; k <= n && i + k < v.size(); ++k) out += char(int(v[i + k]));
+    return out;
+  };
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    if (all[r] == all[0]) continue;
+    const bool spec_differs = text_at(all[r], 0) != text_at(all[0], 0);
+    const std::size_t which = spec_differs ? 0 : 1;
+    throw dist::LaunchError(fmt::format(
+        "rank {} runs another job than rank 0: its {} fingerprint {} is not rank 0's {} ({}); "
+        "every rank must be started with the same spec, --set options and files",
+        r, spec_differs ? "spec" : "data", text_at(all[r], which).substr(0, 12),
+        text_at(all[0], which).substr(0, 12),
+        spec_differs ? "a key of the job differs: compare the ranks' command lines and spec files"
+                     : "the training data or the tokenizer differs: compare the files each "
+                       "rank reads"));
+  }
 }
 
 void Run::load_checkpoint() {
