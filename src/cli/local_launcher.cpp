@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -57,7 +58,14 @@ int run_local_ranks(const std::string& program, const std::vector<std::string>& 
   std::vector<std::string> base;
   for (char** e = environ; *e != nullptr; ++e) base.emplace_back(*e);
   std::vector<std::string> argv_strings = args;
+  // The ranks are ftbench-bin, and say so in ps and pgrep.
+  if (!argv_strings.empty()) argv_strings[0] = program;
   std::vector<char*> argv = c_strings(argv_strings);
+  base.erase(
+      std::remove_if(base.begin(), base.end(),
+                     [](const std::string& e) { return e.rfind("FTBENCH_LAUNCHER_PID=", 0) == 0; }),
+      base.end());
+  base.push_back("FTBENCH_LAUNCHER_PID=" + std::to_string(getpid()));
 
   // The ranks in a process group of their own: a terminal's Ctrl-C reaches this launcher only,
   // which passes it on once (a rank that got it twice would stop at once, without its
@@ -94,6 +102,11 @@ int run_local_ranks(const std::string& program, const std::vector<std::string>& 
 
   std::vector<dist::RankExit> ends;
   bool ending = false;  // a rank failed: the others were told to stop
+  // The ranks were asked to stop (a signal passed on): a failure then tells them nothing new,
+  // and a signal right after the first (GNU timeout sends one to its child, then to its group)
+  // is the same stop, not the second that ends them at once.
+  std::chrono::steady_clock::time_point stop_passed_at{};
+  bool stop_passed = false;
   std::chrono::steady_clock::time_point kill_at{};
   while (!running.empty()) {
     // Reap first: a rank may have ended before SIGCHLD was blocked.
@@ -109,7 +122,7 @@ int run_local_ranks(const std::string& program, const std::vector<std::string>& 
       // Exit 4 is a rank that stopped as asked (a signal), with the others at the same step.
       const bool failed =
           end.signal != 0 || (end.exit_code != 0 && end.exit_code != dist::kStoppedExitCode);
-      if (failed && !ending && !running.empty()) {
+      if (failed && !ending && !stop_passed && !running.empty()) {
         std::fprintf(stderr, "ftbench: %s; stopping the other ranks\n",
                      dist::describe(end).c_str());
         ending = true;
@@ -128,7 +141,13 @@ int run_local_ranks(const std::string& program, const std::vector<std::string>& 
     }
     timespec wait{0, 200'000'000};  // also wakes to check the grace deadline
     const int sig = sigtimedwait(&wanted, nullptr, &wait);
-    if (sig == SIGTERM || sig == SIGINT) kill(-group, sig);
+    if (sig == SIGTERM || sig == SIGINT) {
+      const auto now = std::chrono::steady_clock::now();
+      if (stop_passed && now - stop_passed_at < std::chrono::seconds(2)) continue;
+      kill(-group, sig);
+      stop_passed = true;
+      stop_passed_at = now;
+    }
   }
   return dist::launcher_exit_code(ends);
 }

@@ -10,6 +10,7 @@
 
 #include "ftbench/bench/gemm_result.h"
 #include "ftbench/dist/launch.h"
+#include "ftbench/dist/local_launch.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/runner.h"
 #include "ftbench/spec/spec_error.h"
@@ -111,6 +112,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
           "--nproc-per-node N), not by ftbench-bin");
     }
     run::RunOptions o;
+    dist::follow_launcher();
     o.launch = dist::launch_from_environment(dist::environment_snapshot());
     if (o.launch.distributed()) {
       // Every rank logs to the same terminal under torchrun and srun: each line says whose.

@@ -1,5 +1,11 @@
 #include "ftbench/dist/local_launch.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include <algorithm>
 #include <system_error>
 
@@ -77,6 +83,17 @@ std::vector<std::string> rank_environment(const std::vector<std::string>& base, 
     env.push_back(fmt::format("OMP_NUM_THREADS={}", std::max<int64_t>(1, cores / ranks)));
   }
   return env;
+}
+
+void follow_launcher() {
+  const char* launcher = std::getenv("FTBENCH_LAUNCHER_PID");
+  const char* kind = std::getenv("FTBENCH_LAUNCH");
+  if (launcher == nullptr || *launcher == '\0' || kind == nullptr || std::string(kind) != "local") {
+    return;
+  }
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // Gone before the line above: the parent is someone else now.
+  if (std::to_string(getppid()) != launcher) kill(getpid(), SIGTERM);
 }
 
 int launcher_exit_code(const std::vector<RankExit>& ends) {

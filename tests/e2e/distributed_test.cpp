@@ -353,6 +353,45 @@ TEST_F(DataParallel, RanksOfDifferentJobsAreRefusedBeforeTraining) {
   }
 }
 
+// A launcher killed outright (SIGKILL, an out-of-memory kill) takes its ranks with it, and a
+// stop signal that reaches it twice in a row (GNU timeout sends it to the child and then to its
+// group) is passed on once: the ranks stop with their checkpoint, not at once without one.
+TEST_F(DataParallel, TheRanksEndWithTheirLauncherAndOneStopIsPassedOnOnce) {
+  const std::string report = (dir() / "k.json").string();
+  const std::string start = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " || exit 1; " +
+                            shell_quote(FTBENCH_BINARY) + " run --nproc-per-node 2 " + kJob +
+                            " --set train.epochs=200 -o " + shell_quote(report) +
+                            " >/dev/null 2>&1 & echo $! >" + in_dir("pid");
+  ASSERT_EQ(std::system(("sh -c " + shell_quote(start)).c_str()), 0);
+  usleep(2'500'000);
+  const std::string pid = slurp(dir() / "pid");
+  ASSERT_FALSE(pid.empty());
+  ASSERT_EQ(std::system(("kill -KILL " + pid).c_str()), 0);
+  const std::string ranks_left =
+      "pgrep -f " + shell_quote("[f]tbench-bin run .*" + report) + " >/dev/null";
+  bool gone = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    gone = std::system(ranks_left.c_str()) != 0;
+    if (!gone) usleep(100'000);
+  }
+  EXPECT_TRUE(gone) << "ranks still running 30 s after their launcher was killed";
+
+  // SIGINT twice within a few milliseconds: one stop, one checkpoint, exit 4.
+  const std::string cp = (dir() / "ck").string();
+  const std::string twice =
+      "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " || exit 1; " + shell_quote(FTBENCH_BINARY) +
+      " run --nproc-per-node 2 " + kJob +
+      " --set train.epochs=200 --set train.checkpoint.dir=" + shell_quote(cp) + " -o " +
+      in_dir("t.json") + " >" + in_dir("t.log") +
+      " 2>&1 & p=$!; sleep 2.5; kill -INT $p; kill -INT " + "$p; wait $p; echo $? >" + in_dir("rc");
+  ASSERT_EQ(std::system(("sh -c " + shell_quote(twice)).c_str()), 0);
+  EXPECT_EQ(slurp(dir() / "rc"), "4\n") << slurp(dir() / "t.log");
+  EXPECT_EQ(read_json(dir() / "t.json")["run"]["status"], "interrupted");
+  std::size_t saved = 0;
+  for (const auto& e : fs::directory_iterator(cp)) saved += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(saved, 1u);
+}
+
 TEST_F(DataParallel, NcclIsRefusedWhereItCannotRun) {
   const Outcome o = run(2, "-o " + in_dir("n.json") + " --set distributed.backend=nccl");
   EXPECT_EQ(o.exit_code, 2) << o.err;

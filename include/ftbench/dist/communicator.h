@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ class CollectiveError : public RunFailed {
   explicit CollectiveError(const std::string& message) : RunFailed(message) {}
 };
 
+// A stop signal arrived while this rank waited for the others to meet: exit 4.
+class RendezvousStopped : public InterruptedRun {
+ public:
+  explicit RendezvousStopped(const std::string& message) : InterruptedRun(message) {}
+};
+
 // Whether this build has c10d's Gloo group (so can run jobs of several processes).
 bool available();
 // Whether this build has c10d's NCCL group (RCCL on ROCm is the same class) for GPU tensors.
@@ -49,6 +56,8 @@ struct CommunicatorOptions {
   // over Gloo.
   at::Device device = at::kCPU;
   bool device_collectives = true;
+  // Asked about every second of the rendezvous: true ends it with RendezvousStopped.
+  std::function<bool()> stop_requested;
 };
 
 // What the collectives of one Communicator cost so far.
@@ -110,6 +119,8 @@ class Communicator {
   // heartbeats, read with a short timeout; "" where the store cannot be read either.
   std::string last_heard_of();
   [[noreturn]] void fail(const char* what, const std::exception& e);
+  // Every rank's arrival in the store, waited for up to init_timeout.
+  void meet(const c10::intrusive_ptr<c10d::Store>& store);
   void count(const at::Tensor& tensor, std::chrono::steady_clock::time_point start);
 
   int64_t rank_ = 0;

@@ -28,6 +28,11 @@ std::optional<int64_t> take_nproc_per_node(std::vector<std::string>& args);
 std::vector<std::string> rank_environment(const std::vector<std::string>& base, int64_t rank,
                                           int64_t ranks, int port, int64_t cores);
 
+// In a rank of `--nproc-per-node` (FTBENCH_LAUNCHER_PID set): SIGTERM when the launcher dies
+// (PR_SET_PDEATHSIG), so a launcher killed outright (SIGKILL, the OOM killer) leaves no rank
+// training on; at once when it is gone already. Does nothing elsewhere.
+void follow_launcher();
+
 // How one rank ended: its exit code, or the signal that killed it.
 struct RankExit {
   int64_t rank = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -119,6 +120,7 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
     }
     gloo_options->threads = 1;
     store_ = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+    meet(store_);
     auto group_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo", store);
     group_ = std::make_unique<Group>();
     group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
@@ -138,11 +140,16 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
       (void)warm[0].item<float>();
     }
 #endif
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const RendezvousStopped&) {
+    throw;
   } catch (const std::exception& e) {
-    throw CollectiveError(fmt::format(
-        "rank {} of {}: the process group did not form within {} s (distributed.init_timeout"
-        "_seconds): {}",
-        rank_, size_, seconds(options_.init_timeout), first_line(e)));
+    // Every rank had arrived: the handshake itself failed.
+    throw CollectiveError(
+        fmt::format("rank {} of {}: the process group did not form within {} s "
+                    "(distributed.timeout_seconds), though every rank had arrived: {}",
+                    rank_, size_, seconds(options_.timeout), first_line(e)));
   }
 #else
   (void)store;
@@ -399,6 +406,35 @@ void Communicator::barrier() {
 #endif
   ++stats_.calls;
   stats_.blocked_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Communicator::meet(const c10::intrusive_ptr<c10d::Store>& store) {
+  const auto key = [](int64_t r) { return fmt::format("arrived/{}", r); };
+  store->set(key(rank_), std::vector<uint8_t>{1});
+  std::vector<std::string> keys;
+  for (int64_t r = 0; r < size_; ++r) keys.push_back(key(r));
+  const Clock::time_point deadline = Clock::now() + options_.init_timeout;
+  for (;;) {
+    if (store->check(keys)) return;
+    if (options_.stop_requested && options_.stop_requested()) {
+      throw RendezvousStopped(fmt::format(
+          "stopped by a signal while rank {} of {} waited for the others to meet", rank_, size_));
+    }
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::vector<std::string> missing;
+  for (int64_t r = 0; r < size_; ++r) {
+    if (!store->check({key(r)})) missing.push_back(std::to_string(r));
+  }
+  std::string who;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    who += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  }
+  throw CollectiveError(fmt::format(
+      "rank {} of {}: rank{} {} did not come within {} s "
+      "(distributed.init_timeout_seconds)",
+      rank_, size_, missing.size() == 1 ? "" : "s", who, seconds(options_.init_timeout)));
 }
 
 void Communicator::fail(const char* what, const std::exception& e) {

@@ -353,7 +353,15 @@ void Run::init_backend() {
         static_cast<int64_t>(spec_.distributed.init_timeout_seconds * 1000.0));
     co.timeout =
         std::chrono::milliseconds(static_cast<int64_t>(spec_.distributed.timeout_seconds * 1000.0));
-    comm_ = dist::communicator_for(launch, co);
+    co.stop_requested = [this] { return signals_.received() != 0; };
+    try {
+      comm_ = dist::communicator_for(launch, co);
+    } catch (const std::exception&) {
+      // A stop asked for while the ranks met (it also interrupts the store's connection) is a
+      // stop, not a failure.
+      stop_if_asked(phase::kBackendInit);
+      throw;
+    }
     spdlog::info("{}: process group formed ({})", dist::describe(launch), comm_->backend_name());
     if (!backend_->device().is_cpu() && std::string(comm_->backend_name()) == "gloo") {
       spdlog::warn(

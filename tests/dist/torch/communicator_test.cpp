@@ -255,6 +255,33 @@ TEST(Communicator, AFailedCollectiveSaysWhenEachRankWasLastHeardOf) {
   EXPECT_NE(message.find(", rank 1 after step 1 ("), std::string::npos) << message;
 }
 
+// The rendezvous waits distributed.init_timeout_seconds for late ranks (not the collective
+// timeout) and names the ones that did not come; a stop signal ends the wait.
+TEST(Communicator, TheRendezvousWaitsTheInitTimeoutAndNamesWhoIsMissing) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  CommunicatorOptions o;
+  o.init_timeout = std::chrono::milliseconds(1000);
+  o.timeout = std::chrono::seconds(60);
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    Communicator c(store, "late/", 0, 3, "127.0.0.1", o);
+  } catch (const CollectiveError& e) {
+    message = e.what();
+  }
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(waited, 30.0);
+  EXPECT_EQ(message,
+            "rank 0 of 3: ranks 1 and 2 did not come within 1 s "
+            "(distributed.init_timeout_seconds)");
+
+  o.init_timeout = std::chrono::seconds(60);
+  int polls = 0;
+  o.stop_requested = [&polls] { return ++polls > 2; };
+  EXPECT_THROW(Communicator(store, "stopped/", 0, 2, "127.0.0.1", o), RendezvousStopped);
+}
+
 TEST(Communicator, ReduceScatterRefusesAnUnevenSplit) {
   EXPECT_THROW(run_ranks(2, [](Communicator& c) { c.reduce_scatter_sum(at::zeros({3})); }),
                std::invalid_argument);
