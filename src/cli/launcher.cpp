@@ -88,9 +88,17 @@ int launch_local_ranks(std::vector<std::string>& args, const std::string& target
   try {
     // How long the ranks have to stop after one failed before they are killed.
     double grace_seconds = 30.0;
-    if (const char* g = std::getenv("FTBENCH_STOP_GRACE_SECONDS"); g != nullptr && *g != '\0') {
-      grace_seconds = std::strtod(g, nullptr);
-      if (!(grace_seconds >= 0.0 && grace_seconds <= 86400.0)) grace_seconds = 30.0;
+    if (const char* g = std::getenv("FTBENCH_STOP_GRACE_SECONDS"); g != nullptr) {
+      char* end = nullptr;
+      grace_seconds = std::strtod(g, &end);
+      if (*g == '\0' || end == nullptr || *end != '\0' ||
+          !(grace_seconds >= 0.0 && grace_seconds <= 86400.0)) {
+        std::fprintf(stderr,
+                     "error: FTBENCH_STOP_GRACE_SECONDS=\"%s\": expected a number of seconds "
+                     "from 0 to 86400\n",
+                     g);
+        return static_cast<int>(ftbench::ExitCode::kBadInput);
+      }
     }
     return ftbench::cli::run_local_ranks(target, args, *ranks, grace_seconds);
   } catch (const std::exception& e) {

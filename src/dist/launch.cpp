@@ -23,7 +23,9 @@ std::optional<std::string> get(const Env& env, std::string_view name) {
 // A variable's whole value as a non-negative integer within [low, high].
 int64_t read_count(std::string_view name, const std::string& value, int64_t low, int64_t high) {
   int64_t n = 0;
-  const std::errc ec = text::parse_int(value, n);
+  // Digits only: "+1" and " 1" are no launcher's spelling of a rank.
+  const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+  const std::errc ec = digits ? text::parse_int(value, n) : std::errc::invalid_argument;
   if (ec != std::errc{} || n < low || n > high) {
     throw LaunchError(fmt::format("{}={}: expected a whole number from {} to {}", name,
                                   text::quoted(value), low, high));
@@ -47,6 +49,13 @@ int64_t read_required(const Env& env, std::string_view name, int64_t low, int64_
 
 int read_port(std::string_view name, const std::string& value) {
   return static_cast<int>(read_count(name, value, 1, 65535));
+}
+
+constexpr int64_t kMaxRank = kMaxWorldSize - 1;
+
+// "RANK=\"02\"": the variable as it was given.
+std::string given(const Env& env, std::string_view name) {
+  return fmt::format("{}={}", name, text::quoted(get(env, name).value_or("")));
 }
 
 void check_rank(std::string_view what, int64_t rank, std::string_view size_name, int64_t size) {
@@ -82,8 +91,8 @@ Launch torchrun_launch(const Env& env) {
         has_rank ? "RANK" : "WORLD_SIZE", has_rank ? "WORLD_SIZE" : "RANK"));
   }
   l.world_size = read_count("WORLD_SIZE", env.at("WORLD_SIZE"), 1, kMaxWorldSize);
-  l.rank = read_count("RANK", env.at("RANK"), 0, kMaxWorldSize);
-  check_rank(fmt::format("RANK={}", l.rank), l.rank, "WORLD_SIZE", l.world_size);
+  l.rank = read_count("RANK", env.at("RANK"), 0, kMaxRank);
+  check_rank(given(env, "RANK"), l.rank, "WORLD_SIZE", l.world_size);
   l.rank_source = fmt::format("RANK={}", l.rank);
   l.local_world_size =
       read_optional(env, "LOCAL_WORLD_SIZE", 1, kMaxWorldSize).value_or(l.world_size);
@@ -92,21 +101,21 @@ Launch torchrun_launch(const Env& env) {
                                   l.local_world_size, l.world_size));
   }
   if (l.world_size > 1) {
-    l.local_rank = read_required(env, "LOCAL_RANK", 0, kMaxWorldSize,
+    l.local_rank = read_required(env, "LOCAL_RANK", 0, kMaxRank,
                                  "it says which of the node's GPUs this rank uses");
   } else {
-    l.local_rank = read_optional(env, "LOCAL_RANK", 0, kMaxWorldSize).value_or(0);
+    l.local_rank = read_optional(env, "LOCAL_RANK", 0, kMaxRank).value_or(0);
   }
-  check_rank(fmt::format("LOCAL_RANK={}", l.local_rank), l.local_rank, "LOCAL_WORLD_SIZE",
-             l.local_world_size);
-  l.node_rank = read_optional(env, "GROUP_RANK", 0, kMaxWorldSize).value_or(0);
+  check_rank(given(env, "LOCAL_RANK"), l.local_rank, "LOCAL_WORLD_SIZE", l.local_world_size);
+  l.node_rank = read_optional(env, "GROUP_RANK", 0, kMaxRank).value_or(0);
   l.restart_count = read_optional(env, "TORCHELASTIC_RESTART_COUNT", 0, 1'000'000).value_or(0);
   l.run_id = get(env, "TORCHELASTIC_RUN_ID").value_or("");
   const std::optional<std::string> agent = get(env, "TORCHELASTIC_USE_AGENT_STORE");
   l.agent_store = agent == std::optional<std::string>("True") ||
                   agent == std::optional<std::string>("true") ||
                   agent == std::optional<std::string>("1");
-  if (l.world_size > 1 || env.count("MASTER_ADDR") > 0 || env.count("MASTER_PORT") > 0) {
+  // A world of one meets nobody: MASTER_* are not read.
+  if (l.world_size > 1) {
     l.master_addr = master_addr_of(env, who);
     const std::optional<std::string> port = get(env, "MASTER_PORT");
     if (!port) {
@@ -153,19 +162,31 @@ Launch slurm_launch(const Env& env) {
   Launch l;
   l.kind = LaunchKind::kSlurm;
   const char* why = "srun sets it for every task of a job step";
-  l.rank = read_required(env, "SLURM_PROCID", 0, kMaxWorldSize, why);
+  l.rank = read_required(env, "SLURM_PROCID", 0, kMaxRank, why);
   l.rank_source = fmt::format("SLURM_PROCID={}", l.rank);
   const std::string_view world_name =
       env.count("SLURM_STEP_NUM_TASKS") > 0 ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
   l.world_size = read_required(env, world_name, 1, kMaxWorldSize, why);
-  check_rank(fmt::format("SLURM_PROCID={}", l.rank), l.rank, world_name, l.world_size);
-  l.node_rank = read_optional(env, "SLURM_NODEID", 0, kMaxWorldSize).value_or(0);
-  l.local_rank = read_optional(env, "SLURM_LOCALID", 0, kMaxWorldSize).value_or(0);
-  l.local_world_size =
-      tasks_on_node(env, l.node_rank,
-                    {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE"})
-          .value_or(l.world_size);
-  check_rank(fmt::format("SLURM_LOCALID={}", l.local_rank), l.local_rank,
+  check_rank(given(env, "SLURM_PROCID"), l.rank, world_name, l.world_size);
+  l.node_rank = read_optional(env, "SLURM_NODEID", 0, kMaxRank).value_or(0);
+  l.local_rank = read_optional(env, "SLURM_LOCALID", 0, kMaxRank).value_or(0);
+  std::string_view per_node_name;
+  for (std::string_view name :
+       {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE"}) {
+    if (env.count(std::string(name)) > 0) {
+      per_node_name = name;
+      break;
+    }
+  }
+  l.local_world_size = per_node_name.empty()
+                           ? l.world_size
+                           : tasks_on_node(env, l.node_rank, {per_node_name}).value_or(1);
+  if (l.local_world_size > l.world_size) {
+    throw LaunchError(fmt::format("{}={} gives node {} {} tasks, more than the step's {} ({})",
+                                  per_node_name, text::quoted(get(env, per_node_name).value_or("")),
+                                  l.node_rank, l.local_world_size, l.world_size, world_name));
+  }
+  check_rank(given(env, "SLURM_LOCALID"), l.local_rank,
              "the node's task count (SLURM_STEP_TASKS_PER_NODE)", l.local_world_size);
   l.run_id = get(env, "SLURM_JOB_ID").value_or(get(env, "SLURM_JOBID").value_or(""));
   if (const std::optional<std::string> step = get(env, "SLURM_STEP_ID")) {
@@ -179,7 +200,8 @@ Launch slurm_launch(const Env& env) {
     for (std::string_view name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
       const std::optional<std::string> list = get(env, name);
       if (!list) continue;
-      l.master_addr = expand_hostlist(*list, name, 1).front();
+      // The whole list is read, so a malformed one is refused wherever its fault lies.
+      l.master_addr = expand_hostlist(*list, name, std::size_t{1} << 20).front();
       break;
     }
     if (l.master_addr.empty()) {
@@ -197,7 +219,12 @@ Launch slurm_launch(const Env& env) {
           "neither MASTER_PORT nor SLURM_JOB_ID is set: set MASTER_PORT to a free port, the "
           "same for every task");
     }
-    l.master_port = port_from_job_id(read_count("SLURM_JOB_ID", *job, 0, INT64_MAX));
+    // The job step too: two steps of one allocation may share a node.
+    int64_t step = 0;
+    if (const std::optional<std::string> s = get(env, "SLURM_STEP_ID")) {
+      if (text::parse_int(*s, step) != std::errc{} || step < 0) step = 0;
+    }
+    l.master_port = port_from_job_id(read_count("SLURM_JOB_ID", *job, 0, INT64_MAX), step);
   }
   return l;
 }
@@ -361,7 +388,10 @@ std::vector<int64_t> expand_tasks_per_node(std::string_view list, std::string_vi
   return counts;
 }
 
-int port_from_job_id(int64_t job_id) { return static_cast<int>(15000 + job_id % 20000); }
+int port_from_job_id(int64_t job_id, int64_t step_id) {
+  // 7919 is prime to 20000: the steps of one job walk through every port before one repeats.
+  return static_cast<int>(15000 + (job_id % 20000 + (step_id % 20000) * 7919) % 20000);
+}
 
 int64_t device_index(const Launch& launch, int64_t visible_devices) {
   if (visible_devices == 1) return 0;

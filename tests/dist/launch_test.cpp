@@ -118,7 +118,8 @@ TEST(Launch, PartialOrInconsistentTorchrunVariablesAreRefused) {
             "(torchrun does); unset LOCAL_RANK, or set RANK and WORLD_SIZE");
   Env env = torchrun_env(0, 2);
   env["RANK"] = "2";
-  EXPECT_EQ(error_of(env), "RANK=2 is outside the job: WORLD_SIZE is 2, so ranks run from 0 to 1");
+  EXPECT_EQ(error_of(env),
+            "RANK=\"2\" is outside the job: WORLD_SIZE is 2, so ranks run from 0 to 1");
   env = torchrun_env(0, 2);
   env["WORLD_SIZE"] = "two";
   EXPECT_EQ(error_of(env), "WORLD_SIZE=\"two\": expected a whole number from 1 to 65536");
@@ -126,7 +127,7 @@ TEST(Launch, PartialOrInconsistentTorchrunVariablesAreRefused) {
   EXPECT_EQ(error_of(env), "WORLD_SIZE=\"0\": expected a whole number from 1 to 65536");
   env = torchrun_env(0, 2);
   env["RANK"] = "-1";
-  EXPECT_EQ(error_of(env), "RANK=\"-1\": expected a whole number from 0 to 65536");
+  EXPECT_EQ(error_of(env), "RANK=\"-1\": expected a whole number from 0 to 65535");
   env = torchrun_env(0, 2);
   env.erase("MASTER_ADDR");
   EXPECT_EQ(error_of(env),
@@ -145,7 +146,8 @@ TEST(Launch, PartialOrInconsistentTorchrunVariablesAreRefused) {
   env = torchrun_env(0, 2);
   env["LOCAL_RANK"] = "2";
   EXPECT_EQ(error_of(env),
-            "LOCAL_RANK=2 is outside the job: LOCAL_WORLD_SIZE is 2, so ranks run from 0 to 1");
+            "LOCAL_RANK=\"2\" is outside the job: LOCAL_WORLD_SIZE is 2, so ranks run from 0 to "
+            "1");
 }
 
 TEST(Launch, SrunGivesRankNodeAndItsFirstHost) {
@@ -215,8 +217,8 @@ TEST(Launch, SrunProblemsAreNamed) {
   Env env = srun_env();
   env["SLURM_PROCID"] = "8";
   EXPECT_EQ(error_of(env),
-            "SLURM_PROCID=8 is outside the job: SLURM_STEP_NUM_TASKS is 8, so ranks run from 0 "
-            "to 7");
+            "SLURM_PROCID=\"8\" is outside the job: SLURM_STEP_NUM_TASKS is 8, so ranks run from "
+            "0 to 7");
   env = srun_env();
   env.erase("SLURM_JOB_ID");
   EXPECT_EQ(error_of(env),
@@ -236,6 +238,44 @@ TEST(Launch, SrunProblemsAreNamed) {
   env = srun_env();
   env["SLURM_STEP_TASKS_PER_NODE"] = "4";
   EXPECT_EQ(error_of(env), "SLURM_STEP_TASKS_PER_NODE=\"4\" names 1 node, but SLURM_NODEID is 1");
+}
+
+// Found by a review: each of these was accepted, or said something other than what was given.
+TEST(Launch, ValuesAreCheckedAsGivenAndTheWholeHostListIsRead) {
+  Env env = torchrun_env(0, 2);
+  env["RANK"] = "+1";
+  EXPECT_EQ(error_of(env), "RANK=\"+1\": expected a whole number from 0 to 65535");
+  env["RANK"] = "02";
+  EXPECT_EQ(error_of(env),
+            "RANK=\"02\" is outside the job: WORLD_SIZE is 2, so ranks run from 0 to 1");
+  // A world of one needs no rendezvous, whatever MASTER_* say.
+  EXPECT_EQ(error_of({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "29500"}}), "");
+  // The whole node list is checked, not only its first host.
+  Env slurm = srun_env();
+  slurm.erase("SLURM_STEP_NODELIST");
+  slurm["SLURM_JOB_NODELIST"] = "gpu1,[";
+  EXPECT_EQ(error_of(slurm),
+            "SLURM_JOB_NODELIST=\"gpu1,[\": a '[' without its ']'; expected host names like "
+            "gpu[01-04,07],login1");
+  // A node's task count larger than the step's.
+  slurm = srun_env();
+  slurm["SLURM_STEP_NUM_TASKS"] = "2";
+  slurm["SLURM_PROCID"] = "1";
+  slurm["SLURM_NODEID"] = "0";
+  slurm["SLURM_STEP_TASKS_PER_NODE"] = "4";
+  slurm["SLURM_LOCALID"] = "3";
+  EXPECT_EQ(error_of(slurm),
+            "SLURM_STEP_TASKS_PER_NODE=\"4\" gives node 0 4 tasks, more than the step's 2 "
+            "(SLURM_STEP_NUM_TASKS)");
+}
+
+// Two job steps of one allocation on one node get different ports.
+TEST(PortFromJobId, DiffersBetweenTheStepsOfAJob) {
+  Env a = srun_env();
+  Env b = srun_env();
+  b["SLURM_STEP_ID"] = "1";
+  EXPECT_NE(launch_from_environment(a).master_port, launch_from_environment(b).master_port);
+  EXPECT_EQ(launch_from_environment(a).master_port, 15000 + 4242);
 }
 
 TEST(Hostlist, ExpandsRangesListsAndPadding) {

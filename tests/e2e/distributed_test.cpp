@@ -392,6 +392,23 @@ TEST_F(DataParallel, TheRanksEndWithTheirLauncherAndOneStopIsPassedOnOnce) {
   EXPECT_EQ(saved, 1u);
 }
 
+// FTBENCH_INJECT_OOM's micro_step is the job's micro-batch of the step, whichever rank runs it:
+// the same rule makes the same fallbacks with one process and with two ranks.
+TEST_F(DataParallel, AnInjectedOutOfMemoryFallsBackAsInOneProcess) {
+  for (const int ranks : {1, 2}) {
+    const std::string name = "oom" + std::to_string(ranks) + ".json";
+    const Outcome o =
+        run(ranks, "-o " + in_dir(name), "FTBENCH_INJECT_OOM=step=1,micro_step=2,micro_batch=2");
+    ASSERT_EQ(o.exit_code, 0) << ranks << " ranks\n" << o.err;
+  }
+  const nlohmann::json one = read_json(dir() / "oom1.json");
+  const nlohmann::json two = read_json(dir() / "oom2.json");
+  ASSERT_EQ(one["batching"]["fallbacks"].size(), 1u);
+  ASSERT_EQ(two["batching"]["fallbacks"].size(), 1u);
+  EXPECT_EQ(two["batching"]["micro_batch_size"], one["batching"]["micro_batch_size"]);
+  EXPECT_EQ(two["batching"]["grad_accum_steps"], one["batching"]["grad_accum_steps"]);
+}
+
 TEST_F(DataParallel, NcclIsRefusedWhereItCannotRun) {
   const Outcome o = run(2, "-o " + in_dir("n.json") + " --set distributed.backend=nccl");
   EXPECT_EQ(o.exit_code, 2) << o.err;
@@ -401,6 +418,18 @@ TEST_F(DataParallel, NcclIsRefusedWhereItCannotRun) {
               o.err.find("nccl moves GPU tensors, and this run is on the CPU") != std::string::npos)
       << o.err;
   EXPECT_FALSE(fs::exists(dir() / "n.json"));
+}
+
+TEST_F(DataParallel, ABadGraceIsRefused) {
+  for (const char* grace : {"abc", "-5", ""}) {
+    const Outcome o = run(2, "-o " + in_dir("g.json"),
+                          std::string("FTBENCH_STOP_GRACE_SECONDS=") + shell_quote(grace));
+    EXPECT_EQ(o.exit_code, 2) << grace << "\n" << o.err;
+    EXPECT_NE(o.err.find(std::string("error: FTBENCH_STOP_GRACE_SECONDS=\"") + grace +
+                         "\": expected a number of seconds from 0 to 86400"),
+              std::string::npos)
+        << o.err;
+  }
 }
 
 TEST_F(DataParallel, TheLauncherRefusesToNestUnderTorchrun) {

@@ -96,9 +96,10 @@ std::vector<std::string> expand_hostlist(std::string_view list, std::string_view
 // Slurm's tasks-per-node syntax: "4(x2),3" -> 4 4 3. Throws LaunchError naming `variable`.
 std::vector<int64_t> expand_tasks_per_node(std::string_view list, std::string_view variable);
 
-// The master port Slurm jobs use when MASTER_PORT is unset: 15000 + job id mod 20000 (so two
-// jobs on one node rarely meet, and every rank derives the same port).
-int port_from_job_id(int64_t job_id);
+// The master port Slurm jobs use when MASTER_PORT is unset: 15000 + (job id + 7919 x step id)
+// mod 20000, so that two jobs, or two steps of one job, on one node rarely meet, and every rank
+// of a step derives the same port.
+int port_from_job_id(int64_t job_id, int64_t step_id = 0);
 
 // The GPU a rank uses: local_rank, or 0 when exactly one is visible (Slurm and container
 // masking: CUDA_VISIBLE_DEVICES names the rank's own GPU). Throws LaunchError when local_rank

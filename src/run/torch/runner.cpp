@@ -151,8 +151,8 @@ void Run::read_resume_point() {
   if (resume_->previous.world_size != o_.launch.world_size) {
     throw train::CheckpointError(fmt::format(
         "{}: saved by a job of {} process{}, this one has {}: resume with the same number of "
-        "processes (the same world size), so that every rank continues its own share of the "
-        "data bit for bit",
+        "processes (the same world size); on another, the ranks' gradient sums would add in "
+        "another order and the run would not continue bit for bit",
         resume_->folder, resume_->previous.world_size,
         resume_->previous.world_size == 1 ? "" : "es", o_.launch.world_size));
   }

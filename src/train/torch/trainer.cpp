@@ -255,8 +255,11 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
       }
       const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
                                                mb.position_ids, mb.segment_ids);
-      inject_out_of_memory({OomSite::kForward, rec.step, split_.micro_batch_size,
-                            static_cast<int64_t>(i), mb.padded_tokens});
+      // The job's micro-batch of the step, whichever rank runs it.
+      const int64_t job_index =
+          (comm_ != nullptr ? comm_->rank() : 0) * int64_t(micro_batches.size()) + int64_t(i);
+      inject_out_of_memory(
+          {OomSite::kForward, rec.step, split_.micro_batch_size, job_index, mb.padded_tokens});
       (loss * (out.token_weight * scaler_.scale())).backward();
       out.loss_sum.add_(loss.detach());
       mb = data::MicroBatch{};  // release the batch's tensors before the next forward
