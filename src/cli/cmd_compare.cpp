@@ -340,15 +340,15 @@ text::Table csv_table(const std::vector<Column>& cols) {
               "cost_ratio",
               "break_even_usd_per_gpu_hour",
               "max_loss_gap",
+              "scaling_efficiency",
+              "scaling",
               "energy_joules",
               "energy_joules_per_million_tokens",
               "energy_mean_watts",
               "energy_method",
               "energy_scope",
               "energy_reason",
-              "energy_per_token_ratio",
-              "scaling_efficiency",
-              "scaling"};
+              "energy_per_token_ratio"};
   auto num = [](const std::optional<double>& v) { return v ? text::format_number(*v) : ""; };
   for (const Column& c : cols) {
     t.rows.push_back({c.label,
@@ -382,15 +382,15 @@ text::Table csv_table(const std::vector<Column>& cols) {
                       c.loss_gap && c.loss_gap->steps_compared > 0
                           ? text::format_number(c.loss_gap->max_abs_gap)
                           : "",
+                      num(c.scaling_efficiency),
+                      c.scaling,
                       num(c.energy_joules),
                       num(c.energy_joules_per_million_tokens),
                       num(c.energy_mean_watts),
                       c.energy_method,
                       c.energy_scope,
                       c.energy_reason,
-                      num(c.energy_per_token_ratio),
-                      num(c.scaling_efficiency),
-                      c.scaling});
+                      num(c.energy_per_token_ratio)});
   }
   return t;
 }

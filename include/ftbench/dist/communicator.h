@@ -119,6 +119,9 @@ class Communicator {
   // heartbeats, read with a short timeout; "" where the store cannot be read either.
   std::string last_heard_of();
   [[noreturn]] void fail(const char* what, const std::exception& e);
+  // Sum (or max) in place over the ranks, divided by `divide_by` (> 1: an average); `what`
+  // names it in errors.
+  void all_reduce(at::Tensor& tensor, bool max, int64_t divide_by, const char* what);
   // Every rank's arrival in the store, waited for up to init_timeout.
   void meet(const c10::intrusive_ptr<c10d::Store>& store);
   void count(const at::Tensor& tensor, std::chrono::steady_clock::time_point start);

@@ -231,71 +231,46 @@ void gloo_all_reduce(c10d::ProcessGroupGloo& gloo, at::Tensor& tensor, c10d::Red
 }  // namespace
 #endif
 
-void Communicator::all_reduce_sum(at::Tensor& tensor) {
+void Communicator::all_reduce(at::Tensor& tensor, bool max, int64_t divide_by, const char* what) {
   if (size_ == 1) return;
   const Clock::time_point start = Clock::now();
 #if FTBENCH_HAVE_C10D_GLOO
+  const c10d::ReduceOp op = max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
   try {
 #if FTBENCH_HAVE_C10D_NCCL
     if (tensor.is_cuda() && group_->nccl) {
-      nccl_all_reduce(*group_->nccl, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+      nccl_all_reduce(*group_->nccl, tensor, op, options_.timeout, divide_by);
     } else {
-      gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+      gloo_all_reduce(*group_->gloo, tensor, op, options_.timeout, divide_by);
     }
 #else
-    gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, 1);
+    gloo_all_reduce(*group_->gloo, tensor, op, options_.timeout, divide_by);
 #endif
   } catch (const std::exception& e) {
-    fail("all-reduce (sum)", e);
+    fail(what, e);
   }
+#else
+  (void)max;
+  (void)divide_by;
+  (void)what;
 #endif
   count(tensor, start);
 }
 
+void Communicator::all_reduce_sum(at::Tensor& tensor) {
+  all_reduce(tensor, false, 1, "all-reduce (sum)");
+}
+
 void Communicator::all_reduce_max(at::Tensor& tensor) {
-  if (size_ == 1) return;
-  const Clock::time_point start = Clock::now();
-#if FTBENCH_HAVE_C10D_GLOO
-  try {
-#if FTBENCH_HAVE_C10D_NCCL
-    if (tensor.is_cuda() && group_->nccl) {
-      nccl_all_reduce(*group_->nccl, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
-    } else {
-      gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
-    }
-#else
-    gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::MAX, options_.timeout, 1);
-#endif
-  } catch (const std::exception& e) {
-    fail("all-reduce (max)", e);
-  }
-#endif
-  count(tensor, start);
+  all_reduce(tensor, true, 1, "all-reduce (max)");
 }
 
 void Communicator::all_reduce_avg(at::Tensor& tensor) {
   if (!at::isFloatingType(tensor.scalar_type())) {
     throw std::invalid_argument("all_reduce_avg: a floating-point tensor is needed");
   }
-  if (size_ == 1) return;
-  // Gloo on LibTorch 1.13 has no ReduceOp::AVG: the sum, divided here (in fp32 for bf16).
-  const Clock::time_point start = Clock::now();
-#if FTBENCH_HAVE_C10D_GLOO
-  try {
-#if FTBENCH_HAVE_C10D_NCCL
-    if (tensor.is_cuda() && group_->nccl) {
-      nccl_all_reduce(*group_->nccl, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
-    } else {
-      gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
-    }
-#else
-    gloo_all_reduce(*group_->gloo, tensor, c10d::ReduceOp::SUM, options_.timeout, size_);
-#endif
-  } catch (const std::exception& e) {
-    fail("all-reduce (average)", e);
-  }
-#endif
-  count(tensor, start);
+  // Gloo on LibTorch 1.13 has no ReduceOp::AVG: the sum, divided (in fp32 for bf16).
+  all_reduce(tensor, false, size_, "all-reduce (average)");
 }
 
 void Communicator::broadcast(at::Tensor& tensor, int64_t root) {
