@@ -73,6 +73,11 @@ int launch_local_ranks(std::vector<std::string>& args, const std::string& target
   try {
     ranks = ftbench::dist::take_nproc_per_node(args);
     if (!ranks || *ranks == 1) return -1;
+    // Help is printed once, by one process.
+    for (const std::string& a : args) {
+      if (a == "--") break;
+      if (a == "-h" || a == "--help") return -1;
+    }
     const ftbench::dist::Launch outer =
         ftbench::dist::launch_from_environment(ftbench::dist::environment_snapshot());
     if (outer.kind != ftbench::dist::LaunchKind::kSingle) {

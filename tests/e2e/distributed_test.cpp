@@ -420,6 +420,15 @@ TEST_F(DataParallel, NcclIsRefusedWhereItCannotRun) {
   EXPECT_FALSE(fs::exists(dir() / "n.json"));
 }
 
+TEST_F(DataParallel, HelpIsPrintedOnce) {
+  const Outcome o = run_ftbench("run --nproc-per-node 2 --help", dir());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::string all = o.out + o.err;
+  const std::size_t first = all.find("--nproc-per-node");
+  ASSERT_NE(first, std::string::npos) << all;
+  EXPECT_EQ(all.find("Usage", all.find("Usage") + 1), std::string::npos) << all;
+}
+
 TEST_F(DataParallel, ABadGraceIsRefused) {
   for (const char* grace : {"abc", "-5", ""}) {
     const Outcome o = run(2, "-o " + in_dir("g.json"),
