@@ -77,6 +77,9 @@ void Run::on_step(const report::StepRecord& r) {
     saved = save_checkpoint(r.step, *stop, true);
   }
   progress_->finish();
+  // Every rank waits for rank 0's checkpoint before it ends: a launcher (torchrun) that takes a
+  // rank's exit 4 for a failure and stops the others must not stop rank 0 in its save.
+  if (o_.launch.distributed()) comm_->barrier();
   throw train::Interrupted(
       fmt::format("{} after step {} of {}; checkpoint {}; to continue, run the same command with "
                   "--resume latest",
