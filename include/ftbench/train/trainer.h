@@ -158,6 +158,10 @@ class Trainer {
   // update may have begun.
   Attempt attempt_step(int64_t k, report::StepRecord& rec, metrics::StepFlops& flops,
                        bool& updating);
+  // The forward and backward passes of the step's micro-batches (0-based step k, 1-based
+  // `step`), then the data-parallel gradient sum; the batches are released as they go.
+  void forward_backward(int64_t k, int64_t step, std::vector<data::MicroBatch>& micro_batches,
+                        Attempt& out);
   // Data parallel: the step's token counts and FLOPs summed over the ranks.
   void sum_step_counts(report::StepRecord& rec, metrics::StepFlops& flops);
   // Data parallel: every adapter gradient and `loss_sum` summed over the ranks, in place; returns

@@ -209,6 +209,46 @@ void Trainer::inject_out_of_memory(const OomSiteState& state) const {
                          state.micro_batch, state.micro_step, state.tokens));
 }
 
+// The step's forward and backward passes, this rank's micro-batches in turn, then (data
+// parallel) the gradient sum. A rank out of memory says so through that sum, which every rank
+// reaches, so that all of them redo the step at the smaller split together.
+void Trainer::forward_backward(int64_t k, int64_t step,
+                               std::vector<data::MicroBatch>& micro_batches, Attempt& out) {
+  // The job's index of this rank's first micro-batch of the step.
+  const int64_t first = (comm_ != nullptr ? comm_->rank() : 0) * int64_t(micro_batches.size());
+  std::string out_of_memory;
+  try {
+    for (size_t i = 0; i < micro_batches.size(); ++i) {
+      data::MicroBatch& mb = micro_batches[i];
+      if (spec_.lora.dropout > 0.0) {
+        std::lock_guard<std::mutex> lock(generator_.mutex());
+        generator_.set_current_seed(
+            dropout_seed(uint64_t(spec_.train.seed), k, first + int64_t(i)));
+      }
+      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
+                                               mb.position_ids, mb.segment_ids);
+      inject_out_of_memory(
+          {OomSite::kForward, step, split_.micro_batch_size, first + int64_t(i), mb.padded_tokens});
+      (loss * (out.token_weight * scaler_.scale())).backward();
+      out.loss_sum.add_(loss.detach());
+      mb = data::MicroBatch{};  // release the batch's tensors before the next forward
+    }
+  } catch (const std::exception& e) {
+    if (ranks() == 1 || !is_out_of_memory(e)) throw;
+    out_of_memory = error_first_line(e);
+    micro_batches.clear();
+    for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();
+  }
+  const int64_t ranks_out_of_memory = sum_gradients(out.loss_sum, !out_of_memory.empty());
+  if (ranks_out_of_memory > 0) {
+    const c10::SourceLocation where{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
+    throw c10::OutOfMemoryError(
+        where, fmt::format("out of memory on {} of {} ranks{}", ranks_out_of_memory, ranks(),
+                           out_of_memory.empty() ? std::string(" (not this one)")
+                                                 : " (this one: " + out_of_memory + ")"));
+  }
+}
+
 // The host reads of loss and norm come after the attempt, outside the step's time.
 Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
                                        metrics::StepFlops& flops, bool& updating) {
@@ -241,43 +281,7 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   Attempt out;
   out.token_weight = 1.0 / double(std::max<int64_t>(1, rec.loss_tokens));
   out.loss_sum = at::zeros({}, f32_);
-  // Data parallel: a rank out of memory says so through the gradient sum, which every rank
-  // reaches, so that all of them redo the step at the smaller split together.
-  std::string out_of_memory;
-  try {
-    for (size_t i = 0; i < micro_batches.size(); ++i) {
-      data::MicroBatch& mb = micro_batches[i];
-      if (spec_.lora.dropout > 0.0) {
-        const int64_t share = static_cast<int64_t>(micro_batches.size());
-        const int64_t index = (comm_ != nullptr ? comm_->rank() : 0) * share + int64_t(i);
-        std::lock_guard<std::mutex> lock(generator_.mutex());
-        generator_.set_current_seed(dropout_seed(uint64_t(spec_.train.seed), k, index));
-      }
-      const at::Tensor loss = model_->loss_sum(mb.input_ids, mb.labels, mb.loss_positions,
-                                               mb.position_ids, mb.segment_ids);
-      // The job's micro-batch of the step, whichever rank runs it.
-      const int64_t job_index =
-          (comm_ != nullptr ? comm_->rank() : 0) * int64_t(micro_batches.size()) + int64_t(i);
-      inject_out_of_memory(
-          {OomSite::kForward, rec.step, split_.micro_batch_size, job_index, mb.padded_tokens});
-      (loss * (out.token_weight * scaler_.scale())).backward();
-      out.loss_sum.add_(loss.detach());
-      mb = data::MicroBatch{};  // release the batch's tensors before the next forward
-    }
-  } catch (const std::exception& e) {
-    if (ranks() == 1 || !is_out_of_memory(e)) throw;
-    out_of_memory = error_first_line(e);
-    micro_batches.clear();
-    for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();
-  }
-  const int64_t ranks_out_of_memory = sum_gradients(out.loss_sum, !out_of_memory.empty());
-  if (ranks_out_of_memory > 0) {
-    const c10::SourceLocation where{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
-    throw c10::OutOfMemoryError(
-        where, fmt::format("out of memory on {} of {} ranks{}", ranks_out_of_memory, ranks(),
-                           out_of_memory.empty() ? std::string(" (not this one)")
-                                                 : " (this one: " + out_of_memory + ")"));
-  }
+  forward_backward(k, rec.step, micro_batches, out);
 
   if (scaler_.enabled()) {
     for (const at::Tensor& p : trainable_) {
