@@ -1,5 +1,9 @@
 #include "ftbench/report/summary_text.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "ftbench/report/phase_names.h"
@@ -55,6 +59,22 @@ std::string energy_scope(const Report& r) {
   return fmt::format("process {} of {} only: {} of {} steps", e.segment, processes, e.steps, all);
 }
 
+namespace {
+
+// The lines of a job of several processes: its ranks, and how they did together.
+std::vector<std::pair<std::string, std::string>> rank_lines(int64_t world_size,
+                                                            const Distributed& g) {
+  return {{"ranks", fmt::format("{} ({}, {}), {:.0f} tokens/s per device", world_size, g.launch,
+                                g.backend, g.tokens_per_second_per_device)},
+          {"between ranks",
+           fmt::format("step skew {:.4f} s (median), {:.1f}% of the step in collectives{}",
+                       g.step_skew_seconds, 100.0 * g.collective_share,
+                       g.straggler_rank ? fmt::format(", slowest rank {}", *g.straggler_rank)
+                                        : std::string())}};
+}
+
+}  // namespace
+
 std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
@@ -73,14 +93,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
                             s.warmup_steps_excluded));
   if (r.distributed) {
-    const Distributed& g = *r.distributed;
-    line("ranks", fmt::format("{} ({}, {}), {:.0f} tokens/s per device", r.world_size, g.launch,
-                              g.backend, g.tokens_per_second_per_device));
-    line("between ranks",
-         fmt::format("step skew {:.4f} s (median), {:.1f}% of the step in collectives{}",
-                     g.step_skew_seconds, 100.0 * g.collective_share,
-                     g.straggler_rank ? fmt::format(", slowest rank {}", *g.straggler_rank)
-                                      : std::string()));
+    for (const auto& [label, value] : rank_lines(r.world_size, *r.distributed)) line(label, value);
   }
   // What ran differs from the spec after an out-of-memory fallback: said before any figure.
   if (r.batching) {
