@@ -340,6 +340,7 @@ void validate_distributed(Checker& c, const DistributedSpec& d) {
   }
   c.int_in_range("distributed.check_every_steps", d.check_every_steps, 0, kMaxTotalSteps,
                  "the most steps a run has");
+  c.one_of("distributed.shard_base", d.shard_base, choice::shard_base::kAll);
 }
 
 bool is_name_char(char ch) {

@@ -157,7 +157,7 @@ TEST(Canonical, FingerprintIgnoresOutputBackendDistributedAndSourcePath) {
   const RunSpec b = load_spec_from_string(
       "backend:\n  device: cuda\n  device_index: 3\n  threads: 8\n  peak_tflops: 989\n"
       "distributed:\n  backend: nccl\n  init_timeout_seconds: 60\n  timeout_seconds: 30\n"
-      "  check_every_steps: 10\n"
+      "  check_every_steps: 10\n  shard_base: all\n"
       "output:\n  report: elsewhere.json\n  name: other\n  progress: off\n  log_every_steps: 5\n",
       "b.yaml");
   EXPECT_EQ(fingerprint(a), fingerprint(b));

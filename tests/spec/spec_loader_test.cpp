@@ -518,8 +518,13 @@ TEST(SpecValidate, ModelDtypeEnum) {
 TEST(SpecValidate, DistributedSectionIsReadAndChecked) {
   const RunSpec s = Load(
       "distributed:\n  backend: gloo\n  init_timeout_seconds: 20\n  timeout_seconds: 5.5\n"
-      "  check_every_steps: 4\n");
+      "  check_every_steps: 4\n  shard_base: node\n");
   EXPECT_EQ(s.distributed.backend, "gloo");
+  EXPECT_EQ(s.distributed.shard_base, "node");
+  EXPECT_EQ(Load("lora:\n").distributed.shard_base, "none");
+  EXPECT_EQ(OnlyIssue("distributed:\n  shard_base: nodes\n"),
+            "t.yaml:2 [distributed.shard_base] expected one of none, node, all, found \"nodes\"; "
+            "did you mean \"node\"?");
   EXPECT_EQ(s.distributed.init_timeout_seconds, 20.0);
   EXPECT_EQ(s.distributed.timeout_seconds, 5.5);
   EXPECT_EQ(s.distributed.check_every_steps, 4);

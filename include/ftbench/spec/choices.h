@@ -92,6 +92,13 @@ inline constexpr const char* kNccl = "nccl";
 inline const std::vector<std::string> kAll = {kAuto, kGloo, kNccl};
 }  // namespace dist_backend
 
+namespace shard_base {                           // distributed.shard_base
+inline constexpr const char* kNone = "none";     // every rank holds the whole base
+inline constexpr const char* kNode = "node";     // split among a node's ranks, whole on each node
+inline constexpr const char* kAllRanks = "all";  // split among every rank of the job
+inline const std::vector<std::string> kAll = {kNone, kNode, kAllRanks};
+}  // namespace shard_base
+
 namespace progress {                          // output.progress
 inline constexpr const char* kAuto = "auto";  // the live line on a terminal
 inline constexpr const char* kOn = "on";

@@ -159,6 +159,10 @@ struct DistributedSpec {
   double timeout_seconds = 600;       // one collective waiting for its peers
   // Adapters compared bitwise across ranks every this many optimizer steps (0: at the end only).
   int64_t check_every_steps = 0;
+  // The frozen base weights split across ranks, each block gathered whole only while it computes
+  // (dist/sharded_base.h): none (every rank holds all of it), node (split among the ranks of a
+  // node, whole on every node), all (split among every rank of the job).
+  std::string shard_base = "none";
 };
 
 struct OutputSpec {

@@ -129,6 +129,7 @@ void visit_fields(V& v, S& d) {
   v.field("init_timeout_seconds", d.init_timeout_seconds);
   v.field("timeout_seconds", d.timeout_seconds);
   v.field("check_every_steps", d.check_every_steps);
+  v.field("shard_base", d.shard_base);
 }
 
 template <class V, class S, IfSection<S, OutputSpec> = 0>
