@@ -58,6 +58,9 @@ struct CommunicatorOptions {
   bool device_collectives = true;
   // Asked about every second of the rendezvous: true ends it with RendezvousStopped.
   std::function<bool()> stop_requested;
+  // Whether the ranks write heartbeats into this group's keys (heartbeat()), which a failed
+  // collective's message then quotes; a group that has none quotes nothing.
+  bool heartbeats = true;
 };
 
 // What the collectives of one Communicator cost so far.
@@ -65,6 +68,28 @@ struct CollectiveStats {
   int64_t calls = 0;
   double blocked_seconds = 0.0;  // host steady clock inside the collectives
   int64_t bytes = 0;             // of the tensors given to them (a rank's share, not the wire's)
+};
+
+class Communicator;
+
+// An all-gather started by Communicator::start_all_gather, running in the background (Gloo's
+// thread, NCCL's stream) until wait(). Destroying one that was not waited for waits first (its
+// buffers are still being written), ignoring a failure.
+class PendingGather {
+ public:
+  ~PendingGather();
+  PendingGather(const PendingGather&) = delete;
+  PendingGather& operator=(const PendingGather&) = delete;
+  // Returns once the whole tensor holds every rank's shard (on NCCL: once the current stream
+  // waits for it). Throws CollectiveError, as the blocking collectives do. Once only.
+  void wait();
+
+ private:
+  friend class Communicator;
+  struct Work;
+  PendingGather(Communicator& comm, std::unique_ptr<Work> work);
+  Communicator& comm_;
+  std::unique_ptr<Work> work_;
 };
 
 class Communicator {
@@ -101,6 +126,12 @@ class Communicator {
   // This rank's slice (dim 0, size() equal parts; dim 0 must divide) of the sum of every rank's
   // tensor.
   at::Tensor reduce_scatter_sum(const at::Tensor& tensor);
+  // Starts gathering every rank's `shard` (contiguous; the same numel, dtype and device on every
+  // rank) into `whole` (contiguous, size() x shard's numel elements, the same dtype and device),
+  // in rank order, and returns without waiting. The bits are copied, never converted: bf16 stays
+  // bf16, also on LibTorch 1.13's Gloo, which has no bf16. Not counted in stats(): the caller
+  // counts what it waits for. Both tensors must live until the gather is waited for.
+  std::unique_ptr<PendingGather> start_all_gather(const at::Tensor& whole, const at::Tensor& shard);
   // Every rank's values, rank by rank: metadata (step times, counters) for the report.
   std::vector<std::vector<double>> all_gather_values(const std::vector<double>& values);
   // Returns once every rank has called it; CollectiveError after `timeout` naming the ranks that
@@ -108,12 +139,14 @@ class Communicator {
   void barrier();
 
   const CollectiveStats& stats() const { return stats_; }
+  const std::chrono::milliseconds& timeout() const { return options_.timeout; }
 
   // Says in the store that this rank finished optimizer step `step` (one small write), so that
   // when a collective fails the others can name the rank that fell behind.
   void heartbeat(int64_t step);
 
  private:
+  friend class PendingGather;
   struct Group;
   // "; last heard of: rank 1 after step 3 (12.5 s ago), rank 0 after step 4": from the ranks'
   // heartbeats, read with a short timeout; "" where the store cannot be read either.
@@ -143,5 +176,12 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
 // for a single process.
 std::unique_ptr<Communicator> communicator_for(const Launch& launch,
                                                const CommunicatorOptions& options);
+
+// The Communicator of the ranks on this rank's node (local rank of local world size), for what
+// is split within a node; its keys under the job's prefix and "node<node rank>/". Every rank of
+// the job calls it (after communicator_for, whose store rank 0 serves). A group of one where the
+// node has one rank.
+std::unique_ptr<Communicator> node_communicator_for(const Launch& launch,
+                                                    const CommunicatorOptions& options);
 
 }  // namespace ftbench::dist

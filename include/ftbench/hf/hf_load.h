@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ftbench/hf/hf_config.h"
@@ -27,8 +28,11 @@ struct HfLoadStats {
 // v into the fused qkv weight, gate and up into gate_up), shard by shard, so no second copy of
 // the model is held in host memory. Refuses, naming the file and the tensor: a missing tensor,
 // an unexpected one (except rotary inv_freq buffers), a wrong shape, a dtype other than F32,
-// F16 or BF16. The adapters are left as they are.
+// F16 or BF16; every tensor is checked before any is copied. The adapters are left as they are.
+// A split base (model::LlamaImpl::base_units()) is filled unit by unit: each unit given memory,
+// its tensors copied in, then handed to `filled` (which keeps a rank's slice and frees it).
 HfLoadStats load_hf_weights(model::Llama& model, const std::string& dir,
-                            const spec::ModelSpec& shape);
+                            const spec::ModelSpec& shape,
+                            const std::function<void(int64_t unit)>& filled = {});
 
 }  // namespace ftbench::hf

@@ -71,6 +71,9 @@ void load_peft_adapter(model::Llama& model, const spec::ModelSpec& shape,
 // generation_config.json and tokenizer files (tokenizer.json, tokenizer_config.json,
 // special_tokens_map.json, tokenizer.model, added_tokens.json, chat_template.jinja) are copied,
 // so that the merged folder loads and generates as the original.
+// A split base (model::LlamaImpl::base_gathers()): each unit is gathered while its tensors are
+// written, so every other rank of the group must follow the pass at the same time
+// (LlamaImpl::follow_pass(GatherPass::kMergedExport)); a failure here still makes every gather.
 ExportStats write_merged_hf(model::Llama& model, const spec::ModelSpec& shape,
                             const std::string& dir, bool replace,
                             int64_t max_shard_bytes = 5'000'000'000,

@@ -2,6 +2,7 @@
 // causal attention, SwiGLU MLP, tied or untied embeddings, optional activation checkpointing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -9,6 +10,8 @@
 
 #include <torch/nn/module.h>
 
+#include "ftbench/model/base_gathers.h"
+#include "ftbench/model/base_units.h"
 #include "ftbench/model/lora_linear.h"
 #include "ftbench/model/rms_norm.h"
 #include "ftbench/model/rope.h"
@@ -18,13 +21,17 @@ namespace ftbench::model {
 
 class DecoderLayerImpl : public torch::nn::Module {
  public:
-  DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, at::TensorOptions options);
+  // `allocate_base`: false leaves the four linear weights as placeholders for a split base
+  // (LoraLinearImpl); the norms are allocated either way.
+  DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, at::TensorOptions options,
+                   bool allocate_base = true);
   // x: [B, S, dim] -> [B, S, dim]. `segment_ids` ([B, S], optional): packed rows, attention
   // kept inside each segment (sdpa.h); `rope` then holds tables gathered at the position ids.
   at::Tensor forward(const at::Tensor& x, const RopeTables& rope,
                      const at::Tensor& segment_ids = {});
   void init_random(double std);
   void init_adapters();
+  bool has_adapter() const;
 
   RMSNorm attn_norm{nullptr};
   LoraLinear qkv{nullptr};  // fused q, k, v
@@ -40,12 +47,24 @@ class DecoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
+// The passes over a model whose frozen base is split across ranks, each gathering its units in
+// an order every rank follows (gather_order()).
+enum class GatherPass {
+  kForward,       // loss_sum() or forward() without gradients (evaluation, logits)
+  kTraining,      // loss_sum() with gradients and the backward pass after it
+  kMergedExport,  // the units in the order a merged Hugging Face export writes them
+};
+
 class LlamaImpl : public torch::nn::Module {
  public:
   // Allocates every weight (uninitialised) on `device` in the spec's dtype; rotary tables
   // cover `max_positions` (the data's sequence length, not the preset's full context).
+  // `shard_ranks` >= 1 lays the frozen base out in units for a split across that many ranks
+  // instead (base_units()), without memory: init_random() or hf::load_hf_weights() fill it unit
+  // by unit, so that the whole base is never held at once. Norms and adapters are allocated
+  // either way.
   LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64_t max_positions,
-            at::Device device);
+            at::Device device, int64_t shard_ranks = 0);
 
   // input_ids: [B, S] int64 -> logits [B, S, vocab] in the model dtype.
   // Packed rows (data::Padding::kPack) pass `position_ids` and `segment_ids` ([B, S] int64,
@@ -64,8 +83,10 @@ class LlamaImpl : public torch::nn::Module {
                       const at::Tensor& segment_ids = {});
 
   // Random initialisation: N(0, 0.02) for weights, ones for norms, adapters as LoRA wants.
-  // Seeded by the caller through the global generator.
-  void init_random();
+  // Seeded by the caller through the global generator. A split base: each unit is given memory,
+  // initialised, then handed to `filled` (which keeps a rank's slice and frees it), in
+  // init_order(); the generator draws the same numbers as for a whole base.
+  void init_random(const std::function<void(int64_t unit)>& filled = {});
   // The adapters only, as init_random() makes them, for base weights copied in from a
   // checkpoint (hf/hf_load.h).
   void init_adapters();
@@ -77,6 +98,28 @@ class LlamaImpl : public torch::nn::Module {
   std::vector<std::pair<std::string, at::Tensor>> trainable_named_parameters();
   void set_activation_checkpointing(bool on) { checkpointing_ = on; }
 
+  // A split base (shard_ranks >= 1): the units, 0 the embedding, 1 + i block i, then the output
+  // head unless it is tied to the embedding (then head_unit() is 0). Empty for a whole base.
+  std::vector<BaseUnit>& base_units() { return units_; }
+  int64_t head_unit() const;
+  // The units in the order init_random() draws their values.
+  std::vector<int64_t> init_order() const;
+  // The units `pass` gathers, in order: a block twice in training when it has adapters (forward,
+  // and backward: recomputed with activation checkpointing, else its saved graph run), the head
+  // twice when it has one; once otherwise.
+  std::vector<int64_t> gather_order(GatherPass pass) const;
+  // Who makes the units whole while they compute (not owned; null: the base is whole). Every
+  // pass over a split base goes through it.
+  void set_base_gathers(BaseGathers* gathers) { gathers_ = gathers; }
+  BaseGathers* base_gathers() const { return gathers_; }
+  // A rank that stopped part-way through a training step (out of memory) makes the rest of the
+  // pass's gathers and `more` whole training passes' without computing, so that its peers'
+  // gathers are met. A no-op for a whole base.
+  void complete_training_passes(int64_t more);
+  // Takes part in a pass that another rank computes (a merged export written by rank 0): its
+  // gathers, without computing. A no-op for a whole base.
+  void follow_pass(GatherPass pass);
+
   at::Tensor embedding;  // [vocab, dim], frozen
   std::vector<DecoderLayer> layers;
   RMSNorm final_norm{nullptr};
@@ -85,9 +128,17 @@ class LlamaImpl : public torch::nn::Module {
  private:
   at::Tensor hidden_states(const at::Tensor& input_ids, const at::Tensor& position_ids,
                            const at::Tensor& segment_ids);
+  // Lays the frozen base out in units (shard_ranks >= 1).
+  void make_units(int64_t shard_ranks, at::TensorOptions options);
+  // The values init_random() gives unit `unit` (the adapters of its layers too).
+  void init_unit_random(int64_t unit);
+  bool layers_adapted() const;
+  bool head_adapted() const;
   spec::ModelSpec spec_;
   RopeTables rope_;
   bool checkpointing_ = false;
+  std::vector<BaseUnit> units_;
+  BaseGathers* gathers_ = nullptr;
 };
 TORCH_MODULE(Llama);
 

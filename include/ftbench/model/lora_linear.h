@@ -29,8 +29,11 @@ struct LinearSlice {
 class LoraLinearImpl : public torch::nn::Module {
  public:
   // Weights are allocated uninitialised in `options` (dtype and device of the base); call
-  // init_random() or copy real weights in.
-  LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> slices, at::TensorOptions options);
+  // init_random() or copy real weights in. Without `allocate_weight` the base weight is an empty
+  // placeholder of weight_sizes() for a split base to lay out (base_units.h); the adapters are
+  // allocated either way.
+  LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> slices, at::TensorOptions options,
+                 bool allocate_weight = true);
 
   // x: [..., in]. One tensor per slice: [..., out_i].
   std::vector<at::Tensor> forward(const at::Tensor& x);
@@ -49,6 +52,9 @@ class LoraLinearImpl : public torch::nn::Module {
   at::Tensor merged_slice(size_t slice) const;
 
   const std::vector<LinearSlice>& slices() const { return slices_; }
+  // [sum(out_i), in]: the base weight's shape.
+  std::vector<int64_t> weight_sizes() const;
+  bool has_adapter() const { return has_adapter_; }
   at::Tensor weight;               // frozen base, [sum(out_i), in]
   std::vector<at::Tensor> lora_a;  // per slice: [rank, in] or undefined
   std::vector<at::Tensor> lora_b;  // per slice: [out_i, rank] or undefined

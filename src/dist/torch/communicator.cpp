@@ -10,6 +10,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <torch/utils.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -348,6 +349,111 @@ at::Tensor Communicator::reduce_scatter_sum(const at::Tensor& tensor) {
   return sum.narrow(0, rank_ * part, part).clone();
 }
 
+struct PendingGather::Work {
+#if FTBENCH_HAVE_C10D_GLOO
+  c10::intrusive_ptr<c10d::Work> work;
+#endif
+  at::Tensor whole;   // where the gathered bits go
+  at::Tensor staged;  // the gathered bits on the host, when `whole` is on a GPU and goes by Gloo
+  // The tensors given to the collective, alive until it is done.
+  std::vector<at::Tensor> inputs;
+  std::vector<std::vector<at::Tensor>> outputs;
+  bool waited = false;
+
+  // Blocks until the collective is done; rethrows its failure.
+  void finish() {
+    waited = true;
+#if FTBENCH_HAVE_C10D_GLOO
+    if (work) work->wait();
+#endif
+  }
+};
+
+namespace {
+// Gloo moves only the dtypes it knows (1.13: no bf16); an all-gather copies bits, so bf16 goes
+// as fp16 of the same bits.
+at::Tensor as_gloo_bits(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 ? t.view(at::kHalf) : t;
+}
+}  // namespace
+
+PendingGather::PendingGather(Communicator& comm, std::unique_ptr<Work> work)
+    : comm_(comm), work_(std::move(work)) {}
+
+PendingGather::~PendingGather() {
+  if (work_->waited) return;
+  try {
+    work_->finish();
+  } catch (const std::exception&) {
+    // Waited for only so that the buffers outlive the transfer; the failure was or will be
+    // reported by whoever stopped waiting for it.
+  }
+}
+
+void PendingGather::wait() {
+  if (work_->waited) return;
+  try {
+    work_->finish();
+  } catch (const std::exception& e) {
+    comm_.fail("all-gather", e);
+  }
+  if (work_->staged.defined()) {
+    torch::NoGradGuard no_grad;
+    as_gloo_bits(work_->whole).view(-1).copy_(work_->staged);
+  }
+  work_->inputs.clear();
+  work_->outputs.clear();
+  work_->staged = at::Tensor();
+}
+
+std::unique_ptr<PendingGather> Communicator::start_all_gather(const at::Tensor& whole,
+                                                              const at::Tensor& shard) {
+  if (!whole.is_contiguous() || !shard.is_contiguous() || whole.numel() != shard.numel() * size_ ||
+      whole.scalar_type() != shard.scalar_type() || whole.device() != shard.device()) {
+    throw std::invalid_argument(fmt::format(
+        "start_all_gather: a whole of {} elements ({}) for shards of {} ({}) over {} ranks",
+        whole.numel(), whole.toString(), shard.numel(), shard.toString(), size_));
+  }
+  auto work = std::make_unique<PendingGather::Work>();
+  work->whole = whole;
+  if (size_ == 1) {
+    torch::NoGradGuard no_grad;
+    at::Tensor(whole).view(-1).copy_(shard.view(-1));
+    work->waited = true;
+    return std::unique_ptr<PendingGather>(new PendingGather(*this, std::move(work)));
+  }
+#if FTBENCH_HAVE_C10D_GLOO
+  c10d::AllgatherOptions opts;
+  opts.timeout = options_.timeout;
+  try {
+#if FTBENCH_HAVE_C10D_NCCL
+    if (whole.is_cuda() && group_->nccl) {
+      at::Tensor out = whole;
+      at::Tensor in = shard;
+      work->inputs = {in, out};
+      work->work = group_->nccl->_allgather_base(out, in, opts);
+      return std::unique_ptr<PendingGather>(new PendingGather(*this, std::move(work)));
+    }
+#endif
+    at::Tensor in = as_gloo_bits(shard).view(-1);
+    at::Tensor out = as_gloo_bits(whole).view(-1);
+    if (!whole.device().is_cpu()) {
+      in = in.to(at::kCPU);
+      work->staged = at::empty({whole.numel()}, in.options());
+      out = work->staged;
+    }
+    const int64_t n = shard.numel();
+    work->inputs = {in};
+    work->outputs.resize(1);
+    for (int64_t r = 0; r < size_; ++r) work->outputs[0].push_back(out.narrow(0, r * n, n));
+    work->work = group_->gloo->allgather(work->outputs, work->inputs, opts);
+  } catch (const std::exception& e) {
+    fail("all-gather", e);
+  }
+#endif
+  return std::unique_ptr<PendingGather>(new PendingGather(*this, std::move(work)));
+}
+
 std::vector<std::vector<double>> Communicator::all_gather_values(
     const std::vector<double>& values) {
   if (size_ == 1) return {values};
@@ -428,7 +534,7 @@ void Communicator::heartbeat(int64_t step) {
 }
 
 std::string Communicator::last_heard_of() {
-  if (size_ == 1 || !store_) return "";
+  if (size_ == 1 || !store_ || !options_.heartbeats) return "";
   try {
     store_->setTimeout(std::chrono::seconds(2));
     const double now =
@@ -504,6 +610,20 @@ std::unique_ptr<Communicator> communicator_for(const Launch& launch,
   return std::make_unique<Communicator>(connect_store(launch, options.init_timeout),
                                         launch.store_prefix(), launch.rank, launch.world_size,
                                         launch.master_addr, options);
+}
+
+std::unique_ptr<Communicator> node_communicator_for(const Launch& launch,
+                                                    const CommunicatorOptions& options) {
+  if (launch.local_world_size <= 1) return std::make_unique<Communicator>();
+  // Rank 0 serves the job's store already (communicator_for): every rank a client here.
+  Launch client = launch;
+  client.agent_store = true;
+  CommunicatorOptions node = options;
+  node.heartbeats = false;  // the job's group has them
+  return std::make_unique<Communicator>(
+      connect_store(client, options.init_timeout),
+      launch.store_prefix() + fmt::format("node{}/", launch.node_rank), launch.local_rank,
+      launch.local_world_size, launch.master_addr, node);
 }
 
 }  // namespace ftbench::dist

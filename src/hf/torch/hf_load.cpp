@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -51,11 +53,36 @@ std::map<std::string, Destination> destinations(Llama& model, const spec::ModelS
 
 }  // namespace
 
-HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::ModelSpec& shape) {
+namespace {
+
+// A tensor of the checkpoint, checked, with where it goes.
+struct Planned {
+  const io::SafetensorsReader* reader = nullptr;
+  const io::TensorInfo* info = nullptr;
+  Destination destination;
+  int64_t unit = -1;  // the split base's unit it belongs to; -1: none (a norm, or a whole base)
+};
+
+// Rows of `planned`'s destination, converted from the mapped bytes in one copy.
+void copy_in(const Planned& planned) {
+  const io::TensorInfo& t = *planned.info;
+  const at::Tensor source =
+      at::from_blob(const_cast<void*>(planned.reader->tensor_data(t)), t.shape,
+                    at::TensorOptions().dtype(model::weight_scalar_type(t.dtype)));
+  at::Tensor target = planned.destination.tensor;
+  if (t.shape.size() == 2) target = target.narrow(0, planned.destination.first_row, t.shape[0]);
+  target.copy_(source);
+}
+
+}  // namespace
+
+HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::ModelSpec& shape,
+                            const std::function<void(int64_t unit)>& filled) {
   const std::vector<HfTensor> expected = hf_llama_tensors(shape);
   std::map<std::string, std::vector<int64_t>> expected_shape;
   for (const HfTensor& t : expected) expected_shape[t.name] = t.shape;
   std::map<std::string, Destination> where = destinations(model, shape);
+  std::vector<model::BaseUnit>& units = model->base_units();
 
   // The files, each with the tensors it is to hold (from the index) or holds (one file).
   std::vector<std::string> files;
@@ -77,20 +104,22 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
         dir));
   }
 
+  // Every file mapped and every tensor checked before any is copied.
   HfLoadStats stats;
+  std::vector<std::unique_ptr<io::SafetensorsReader>> readers;
+  std::vector<Planned> plan;
   std::set<std::string> loaded;
   std::map<std::string, std::string> fingerprint_records;  // by name: sorted
-  torch::NoGradGuard no_grad;
   for (const std::string& file : files) {
     const std::string path = (fs::path(dir) / file).string();
-    std::unique_ptr<io::SafetensorsReader> reader;
     try {
-      reader = std::make_unique<io::SafetensorsReader>(path);
+      readers.push_back(std::make_unique<io::SafetensorsReader>(path));
     } catch (const io::SafetensorsError& e) {
       throw HfCheckpointError(e.what());
     }
+    const io::SafetensorsReader& reader = *readers.back();
     ++stats.files;
-    for (const io::TensorInfo& t : reader->index().tensors) {
+    for (const io::TensorInfo& t : reader.index().tensors) {
       if (t.name.size() >= 20 && t.name.rfind("rotary_emb.inv_freq") == t.name.size() - 19) {
         continue;  // a buffer older transformers saved; recomputed from rope_theta
       }
@@ -124,18 +153,18 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
             fmt::format("{}: tensor \"{}\" has shape [{}], config.json implies [{}]", path, t.name,
                         fmt::join(t.shape, ", "), fmt::join(want, ", ")));
       }
-      const at::ScalarType dtype = model::weight_scalar_type(t.dtype);
-      if (dtype == at::ScalarType::Undefined) {
+      if (model::weight_scalar_type(t.dtype) == at::ScalarType::Undefined) {
         throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is {}; expected F32, F16 or BF16",
                                             path, t.name, t.dtype));
       }
-      // A view of the mapped bytes, converted into the destination rows in one copy.
-      const at::Tensor source = at::from_blob(const_cast<void*>(reader->tensor_data(t)), t.shape,
-                                              at::TensorOptions().dtype(dtype));
-      at::Tensor target = dest->second.tensor;
-      if (t.shape.size() == 2) target = target.narrow(0, dest->second.first_row, t.shape[0]);
-      target.copy_(source);
-      const auto* bytes = static_cast<const char*>(reader->tensor_data(t));
+      Planned planned{&reader, &t, dest->second, -1};
+      for (std::size_t u = 0; u < units.size() && planned.unit < 0; ++u) {
+        for (const at::Tensor& w : units[u].tensors()) {
+          if (w.is_same(dest->second.tensor)) planned.unit = static_cast<int64_t>(u);
+        }
+      }
+      plan.push_back(planned);
+      const auto* bytes = static_cast<const char*>(reader.tensor_data(t));
       const size_t size = static_cast<size_t>(t.end - t.begin);
       const size_t edge = std::min<size_t>(size, 4096);
       std::string& record = fingerprint_records[t.name];
@@ -157,6 +186,20 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
         "{}: {} tensor{} missing: {}{}", dir, missing.size(), missing.size() == 1 ? "" : "s",
         fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
         missing.size() > shown ? ", ..." : ""));
+  }
+
+  torch::NoGradGuard no_grad;
+  // A whole base: file by file, in the order the files hold them. A split base: unit by unit,
+  // each whole only while its tensors are copied in, so that the base is never whole at once.
+  for (const Planned& planned : plan) {
+    if (planned.unit < 0) copy_in(planned);
+  }
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    units[u].allocate();
+    for (const Planned& planned : plan) {
+      if (planned.unit == static_cast<int64_t>(u)) copy_in(planned);
+    }
+    if (filled) filled(static_cast<int64_t>(u));
   }
   std::string all;
   for (const auto& [name, record] : fingerprint_records) all += record;

@@ -365,9 +365,11 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   }
 }
 
-ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
-                            bool replace, int64_t max_shard_bytes,
-                            const std::string& source_checkpoint) {
+namespace {
+
+ExportStats write_merged(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
+                         bool replace, int64_t max_shard_bytes,
+                         const std::string& source_checkpoint, model::BaseGathers* gathers) {
   if (max_shard_bytes < 1) {
     throw std::invalid_argument(
         fmt::format("write_merged_hf: max_shard_bytes must be >= 1, found {}", max_shard_bytes));
@@ -378,9 +380,12 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
   const bool head_adapted = model->lm_head->lora_a.front().defined();
   if (shape.tie_embeddings && head_adapted) out_shape.tie_embeddings = false;
 
-  // How to make each HF tensor, merged, on the model's device.
+  // How to make each HF tensor, merged, on the model's device, and the unit of a split base it
+  // is made from (-1: a norm, whole on every rank).
   std::map<std::string, std::function<at::Tensor()>> make;
+  std::map<std::string, int64_t> unit_of;
   make["model.embed_tokens.weight"] = [&] { return model->embedding; };
+  unit_of["model.embed_tokens.weight"] = 0;
   for (size_t i = 0; i < model->layers.size(); ++i) {
     DecoderLayer& layer = model->layers[i];
     const std::string p = fmt::format("model.layers.{}.", i);
@@ -396,9 +401,16 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
     make[p + "mlp.down_proj.weight"] = merged(layer->down, 0);
     make[p + "input_layernorm.weight"] = [&layer] { return layer->attn_norm->weight; };
     make[p + "post_attention_layernorm.weight"] = [&layer] { return layer->mlp_norm->weight; };
+    for (const char* name :
+         {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+          "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+          "mlp.down_proj.weight"}) {
+      unit_of[p + name] = static_cast<int64_t>(i) + 1;
+    }
   }
   make["model.norm.weight"] = [&] { return model->final_norm->weight; };
   make["lm_head.weight"] = [&] { return model->lm_head->merged_slice(0); };
+  unit_of["lm_head.weight"] = model->head_unit();
 
   // Shards as transformers cuts them: consecutive tensors, a new shard when the next tensor
   // would take this one past the limit.
@@ -461,6 +473,16 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
     }
   }
 
+  // A split base: each unit gathered whole while its tensors are written, in the order the
+  // other ranks follow (model::GatherPass::kMergedExport).
+  int64_t whole = -1;
+  auto need_unit = [&](int64_t unit) {
+    if (gathers == nullptr || unit < 0 || unit == whole) return;
+    if (whole >= 0) gathers->release(whole);
+    whole = -1;
+    gathers->gather(unit);
+    whole = unit;
+  };
   return write_folder_atomically(dir, replace, [&](const fs::path& temp, ExportStats& stats) {
     torch::NoGradGuard no_grad;
     write_text_file(temp / "config.json", config);
@@ -471,17 +493,44 @@ ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const st
       io::SafetensorsWriter writer((temp / file_name(s)).string(), layout, {{"format", "pt"}},
                                    kWriteKind);
       for (size_t i : shards[s]) {
+        const auto unit = unit_of.find(tensors[i].name);
+        need_unit(unit == unit_of.end() ? -1 : unit->second);
         write_tensor(writer, make.at(tensors[i].name)().to(dtype));
         ++stats.tensors;
       }
       writer.finish();
     }
+    if (gathers != nullptr) gathers->complete_pass();
     if (shards.size() > 1) {
       const nlohmann::json index = {{"metadata", {{"total_size", total_bytes}}},
                                     {"weight_map", weight_map}};
       write_text_file(temp / "model.safetensors.index.json", index.dump(2) + "\n");
     }
   });
+}
+
+}  // namespace
+
+ExportStats write_merged_hf(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
+                            bool replace, int64_t max_shard_bytes,
+                            const std::string& source_checkpoint) {
+  model::BaseGathers* gathers = model->base_gathers();
+  if (gathers == nullptr) {
+    return write_merged(model, shape, dir, replace, max_shard_bytes, source_checkpoint, nullptr);
+  }
+  // A split base: the other ranks follow this pass (model::LlamaImpl::follow_pass); whatever
+  // fails here, its gathers are made to the end before the failure goes on, so they end too.
+  gathers->begin_pass(model->gather_order(model::GatherPass::kMergedExport));
+  try {
+    return write_merged(model, shape, dir, replace, max_shard_bytes, source_checkpoint, gathers);
+  } catch (...) {
+    try {
+      gathers->complete_pass();
+    } catch (const std::exception&) {
+      // The peers are gone too; the export's own failure is the one to report.
+    }
+    throw;
+  }
 }
 
 }  // namespace ftbench::hf

@@ -228,15 +228,12 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
 }
 
 LoraLinearImpl::LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> slices,
-                               at::TensorOptions options)
+                               at::TensorOptions options, bool allocate_weight)
     : in_features_(in_features), slices_(std::move(slices)) {
-  int64_t total_out = 0;
-  for (const LinearSlice& s : slices_) {
-    out_sizes_.push_back(s.out_features);
-    total_out += s.out_features;
-  }
-  weight = register_parameter("weight", at::empty({total_out, in_features}, options),
-                              /*requires_grad=*/false);
+  for (const LinearSlice& s : slices_) out_sizes_.push_back(s.out_features);
+  weight = register_parameter(
+      "weight", allocate_weight ? at::empty(weight_sizes(), options) : at::empty({0}, options),
+      /*requires_grad=*/false);
   for (const LinearSlice& s : slices_) {
     if (s.lora.rank > 0) {
       const at::TensorOptions lora_options = options.dtype(s.lora.dtype);
@@ -285,6 +282,12 @@ std::vector<at::Tensor> LoraLinearImpl::forward(const at::Tensor& x) {
     outs[i] = outs[i] + delta;
   }
   return outs;
+}
+
+std::vector<int64_t> LoraLinearImpl::weight_sizes() const {
+  int64_t total_out = 0;
+  for (int64_t out : out_sizes_) total_out += out;
+  return {total_out, in_features_};
 }
 
 at::Tensor LoraLinearImpl::forward_one(const at::Tensor& x) { return forward(x).front(); }

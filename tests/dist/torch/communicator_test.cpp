@@ -4,8 +4,10 @@
 #include "ftbench/dist/communicator.h"
 
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -15,61 +17,14 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include "thread_ranks.h"
+
 namespace ftbench::dist {
 namespace {
 
-CommunicatorOptions short_timeouts() {
-  CommunicatorOptions o;
-  o.init_timeout = std::chrono::seconds(20);
-  o.timeout = std::chrono::seconds(20);
-  return o;
-}
-
-// Runs `body` as ranks 0..n-1, one thread each; rethrows the first rank's exception.
-void run_ranks(int64_t n, const std::function<void(Communicator&)>& body,
-               CommunicatorOptions options = short_timeouts()) {
-  static std::atomic<int> group_number{0};
-  const std::string prefix = "test" + std::to_string(group_number++) + "/";
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int64_t r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        Communicator c(store, prefix, r, n, "127.0.0.1", options);
-        body(c);
-      } catch (...) {
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
-
-// Each rank's check of its own result; failures are gathered from every thread.
-class RankChecks {
- public:
-  void expect_equal(const at::Tensor& got, const at::Tensor& want, int64_t rank) {
-    if (got.scalar_type() == want.scalar_type() && got.sizes() == want.sizes() &&
-        at::equal(got, want)) {
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::ostringstream s;
-    s << "rank " << rank << ": got " << got << " want " << want;
-    failures_.push_back(s.str());
-  }
-  void verify() const {
-    for (const std::string& f : failures_) ADD_FAILURE() << f;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::string> failures_;
-};
+using testing::RankChecks;
+using testing::run_ranks;
+using testing::short_timeouts;
 
 class Collectives : public ::testing::TestWithParam<int64_t> {};
 
@@ -143,6 +98,37 @@ TEST_P(Collectives, AllGatherConcatenatesInRankOrder) {
     checks.expect_equal(got, at::tensor(want, at::kFloat).view({n, 2}), c.rank());
     const at::Tensor bf = c.all_gather(at::full({1}, r, at::kBFloat16));
     checks.expect_equal(bf, at::arange(double(n), at::kFloat).to(at::kBFloat16), c.rank());
+  });
+  checks.verify();
+}
+
+// Two gathers in flight at once, waited for in order; bf16 keeps its bits (on 1.13's Gloo it
+// travels as fp16 of the same bits, so a value fp16 cannot hold arrives unchanged).
+TEST_P(Collectives, StartedAllGathersFillTheWholeInRankOrderBitForBit) {
+  const int64_t n = GetParam();
+  RankChecks checks;
+  run_ranks(n, [&](Communicator& c) {
+    const double r = double(c.rank());
+    const at::Tensor shard = at::tensor({r, r + 0.5, -r}, at::kFloat);
+    at::Tensor whole = at::full({3 * n}, -7.0, at::kFloat);
+    // 1e30 and 2^-130 are far outside fp16's range: converted, they would not survive.
+    const at::Tensor bf_shard =
+        at::tensor({1e30 * (r + 1), std::ldexp(1.0, -130)}, at::kFloat).to(at::kBFloat16);
+    at::Tensor bf_whole = at::zeros({2 * n}, at::kBFloat16);
+    std::unique_ptr<PendingGather> first = c.start_all_gather(whole, shard);
+    std::unique_ptr<PendingGather> second = c.start_all_gather(bf_whole, bf_shard);
+    first->wait();
+    second->wait();
+    std::vector<double> want;
+    std::vector<double> bf_want;
+    for (int64_t k = 0; k < n; ++k) {
+      want.insert(want.end(), {double(k), double(k) + 0.5, -double(k)});
+      bf_want.insert(bf_want.end(), {1e30 * double(k + 1), std::ldexp(1.0, -130)});
+    }
+    checks.expect_equal(whole, at::tensor(want, at::kFloat), c.rank());
+    checks.expect_equal(bf_whole, at::tensor(bf_want, at::kFloat).to(at::kBFloat16), c.rank());
+    // Not counted in the Communicator's own figures: the caller counts what it waits for.
+    checks.expect_equal(at::tensor({c.stats().calls}), at::tensor({int64_t(0)}), c.rank());
   });
   checks.verify();
 }
@@ -280,6 +266,16 @@ TEST(Communicator, TheRendezvousWaitsTheInitTimeoutAndNamesWhoIsMissing) {
   int polls = 0;
   o.stop_requested = [&polls] { return ++polls > 2; };
   EXPECT_THROW(Communicator(store, "stopped/", 0, 2, "127.0.0.1", o), RendezvousStopped);
+}
+
+TEST(Communicator, StartAllGatherRefusesAWholeOfTheWrongSize) {
+  EXPECT_THROW(
+      run_ranks(2, [](Communicator& c) { c.start_all_gather(at::zeros({5}), at::zeros({2})); }),
+      std::invalid_argument);
+  Communicator one;
+  at::Tensor whole = at::zeros({2});
+  one.start_all_gather(whole, at::tensor({1.0, 2.0}, at::kFloat))->wait();
+  EXPECT_TRUE(at::equal(whole, at::tensor({1.0, 2.0}, at::kFloat)));
 }
 
 TEST(Communicator, ReduceScatterRefusesAnUnevenSplit) {

@@ -1,0 +1,84 @@
+#include "ftbench/model/base_units.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StorageImpl.h>
+#include <fmt/format.h>
+#include <torch/utils.h>
+
+namespace ftbench::model {
+namespace {
+
+// Every tensor starts at a multiple of this many elements (128 bytes of bf16), so that its rows
+// are as aligned for the GEMM kernels as a tensor of its own would be.
+constexpr int64_t kAlignElements = 64;
+
+int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+BaseUnit::BaseUnit(std::vector<at::Tensor> tensors, const std::vector<std::vector<int64_t>>& sizes,
+                   int64_t ranks, at::TensorOptions options)
+    : tensors_(std::move(tensors)),
+      element_bytes_(static_cast<int64_t>(c10::elementSize(options.dtype().toScalarType()))) {
+  if (tensors_.size() != sizes.size() || tensors_.empty() || ranks < 1) {
+    throw std::invalid_argument(fmt::format("BaseUnit: {} tensors, {} shapes, {} ranks",
+                                            tensors_.size(), sizes.size(), ranks));
+  }
+  std::vector<int64_t> offsets;
+  int64_t end = 0;
+  for (const std::vector<int64_t>& shape : sizes) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const int64_t start = round_up(end, kAlignElements);
+    if (start > end) gaps_.emplace_back(end, start - end);
+    offsets.push_back(start);
+    end = start + n;
+    tensor_numel_ += n;
+  }
+  numel_ = round_up(end, ranks);
+  if (numel_ > end) gaps_.emplace_back(end, numel_ - end);
+
+  // A storage of the whole length that has no memory yet: setting a tensor onto it allocates
+  // nothing, because the storage already claims enough bytes.
+  const at::Tensor probe = at::empty({0}, options);
+  at::Storage storage(at::Storage::use_byte_size_t(), static_cast<size_t>(bytes()),
+                      at::DataPtr(nullptr, probe.device()),
+                      probe.storage().unsafeGetStorageImpl()->allocator(),
+                      /*resizable=*/false);
+  torch::NoGradGuard no_grad;
+  flat_ = at::empty({0}, options).set_(storage, 0, {numel_}, {1});
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].scalar_type() != options.dtype().toScalarType() ||
+        tensors_[i].device() != probe.device()) {
+      throw std::invalid_argument("BaseUnit: a tensor of another dtype or device");
+    }
+    std::vector<int64_t> strides(sizes[i].size(), 1);
+    for (std::size_t d = sizes[i].size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[i][d];
+    tensors_[i].set_(storage, offsets[i], sizes[i], strides);
+  }
+}
+
+int64_t BaseUnit::bytes() const { return numel_ * element_bytes_; }
+
+bool BaseUnit::whole() const {
+  return flat_.storage().unsafeGetStorageImpl()->data_ptr().get() != nullptr;
+}
+
+void BaseUnit::allocate() {
+  if (whole()) return;
+  c10::StorageImpl* storage = flat_.storage().unsafeGetStorageImpl();
+  const c10::DeviceGuard guard(flat_.device());
+  storage->set_data_ptr_noswap(storage->allocator()->allocate(static_cast<size_t>(bytes())));
+  torch::NoGradGuard no_grad;
+  for (const auto& [first, count] : gaps_) flat_.narrow(0, first, count).zero_();
+}
+
+void BaseUnit::free() {
+  flat_.storage().unsafeGetStorageImpl()->set_data_ptr_noswap(at::DataPtr(nullptr, flat_.device()));
+}
+
+}  // namespace ftbench::model
