@@ -51,10 +51,6 @@ std::map<std::string, Destination> destinations(Llama& model, const spec::ModelS
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // A tensor of the checkpoint, checked, with where it goes.
 struct Planned {
   const io::SafetensorsReader* reader = nullptr;
@@ -74,113 +70,65 @@ void copy_in(const Planned& planned) {
   target.copy_(source);
 }
 
-}  // namespace
-
-HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::ModelSpec& shape,
-                            const std::function<void(int64_t unit)>& filled) {
-  const std::vector<HfTensor> expected = hf_llama_tensors(shape);
-  std::map<std::string, std::vector<int64_t>> expected_shape;
-  for (const HfTensor& t : expected) expected_shape[t.name] = t.shape;
-  std::map<std::string, Destination> where = destinations(model, shape);
-  std::vector<model::BaseUnit>& units = model->base_units();
-
-  // The files, each with the tensors it is to hold (from the index) or holds (one file).
-  std::vector<std::string> files;
-  std::map<std::string, std::string> shard_of;
+// The checkpoint's files in the order transformers reads them, and the index's file of each
+// tensor (empty for a single model.safetensors).
+std::pair<std::vector<std::string>, std::map<std::string, std::string>> checkpoint_files(
+    const std::string& dir) {
   const fs::path index_path = fs::path(dir) / "model.safetensors.index.json";
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
-    shard_of = parse_shard_index(read_hf_file(index_path.string()), index_path.string());
-    // In file-name order (model-00001-of-0000N first), as transformers reads them.
+    std::map<std::string, std::string> shard_of =
+        parse_shard_index(read_hf_file(index_path.string()), index_path.string());
+    // In file-name order (model-00001-of-0000N first).
     std::set<std::string> names;
     for (const auto& [name, file] : shard_of) names.insert(file);
-    files.assign(names.begin(), names.end());
-  } else if (fs::exists(fs::path(dir) / "model.safetensors", ec)) {
-    files.push_back("model.safetensors");
-  } else {
-    throw HfCheckpointError(fmt::format(
-        "{}: no model.safetensors or model.safetensors.index.json (a Hugging Face checkpoint "
-        "folder in safetensors format is expected)",
-        dir));
+    return {std::vector<std::string>(names.begin(), names.end()), shard_of};
+  }
+  if (fs::exists(fs::path(dir) / "model.safetensors", ec)) return {{"model.safetensors"}, {}};
+  throw HfCheckpointError(fmt::format(
+      "{}: no model.safetensors or model.safetensors.index.json (a Hugging Face checkpoint "
+      "folder in safetensors format is expected)",
+      dir));
+}
+
+// Every file of a checkpoint mapped and every tensor checked against the model before any is
+// copied: where each goes, the statistics and the weights fingerprint's records.
+class CheckpointPlan {
+ public:
+  CheckpointPlan(Llama& model, const spec::ModelSpec& shape)
+      : shape_(shape), where_(destinations(model, shape)), units_(model->base_units()) {
+    for (const HfTensor& t : hf_llama_tensors(shape)) {
+      expected_[t.name] = t.shape;
+      expected_order_.push_back(t.name);
+    }
   }
 
-  // Every file mapped and every tensor checked before any is copied.
-  HfLoadStats stats;
-  std::vector<std::unique_ptr<io::SafetensorsReader>> readers;
-  std::vector<Planned> plan;
-  std::set<std::string> loaded;
-  std::map<std::string, std::string> fingerprint_records;  // by name: sorted
-  for (const std::string& file : files) {
-    const std::string path = (fs::path(dir) / file).string();
+  void add_file(const std::string& path, const std::string& file,
+                const std::map<std::string, std::string>& shard_of) {
     try {
-      readers.push_back(std::make_unique<io::SafetensorsReader>(path));
+      readers_.push_back(std::make_unique<io::SafetensorsReader>(path));
     } catch (const io::SafetensorsError& e) {
       throw HfCheckpointError(e.what());
     }
-    const io::SafetensorsReader& reader = *readers.back();
-    ++stats.files;
-    for (const io::TensorInfo& t : reader.index().tensors) {
+    ++stats_.files;
+    for (const io::TensorInfo& t : readers_.back()->index().tensors) {
       if (t.name.size() >= 20 && t.name.rfind("rotary_emb.inv_freq") == t.name.size() - 19) {
         continue;  // a buffer older transformers saved; recomputed from rope_theta
       }
       // Some exporters write the output head of a tied model too; transformers ties it to the
       // embedding and never reads it, and so does ftbench.
-      if (shape.tie_embeddings && t.name == "lm_head.weight") continue;
-      const auto dest = where.find(t.name);
-      if (dest == where.end()) {
-        throw HfCheckpointError(fmt::format(
-            "{}: unexpected tensor \"{}\": not part of a Llama of this config.json's shape", path,
-            t.name));
-      }
-      if (!shard_of.empty()) {
-        const auto listed = shard_of.find(t.name);
-        if (listed == shard_of.end()) {
-          throw HfCheckpointError(
-              fmt::format("{}: tensor \"{}\" is not in the index (model.safetensors.index.json)",
-                          path, t.name));
-        }
-        if (listed->second != file) {
-          throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is in {}, the index says {}", path,
-                                              t.name, file, listed->second));
-        }
-      }
-      if (!loaded.insert(t.name).second) {
-        throw HfCheckpointError(fmt::format("{}: tensor \"{}\" appears twice", path, t.name));
-      }
-      const std::vector<int64_t>& want = expected_shape.at(t.name);
-      if (t.shape != want) {
-        throw HfCheckpointError(
-            fmt::format("{}: tensor \"{}\" has shape [{}], config.json implies [{}]", path, t.name,
-                        fmt::join(t.shape, ", "), fmt::join(want, ", ")));
-      }
-      if (model::weight_scalar_type(t.dtype) == at::ScalarType::Undefined) {
-        throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is {}; expected F32, F16 or BF16",
-                                            path, t.name, t.dtype));
-      }
-      Planned planned{&reader, &t, dest->second, -1};
-      for (std::size_t u = 0; u < units.size() && planned.unit < 0; ++u) {
-        for (const at::Tensor& w : units[u].tensors()) {
-          if (w.is_same(dest->second.tensor)) planned.unit = static_cast<int64_t>(u);
-        }
-      }
-      plan.push_back(planned);
-      const auto* bytes = static_cast<const char*>(reader.tensor_data(t));
-      const size_t size = static_cast<size_t>(t.end - t.begin);
-      const size_t edge = std::min<size_t>(size, 4096);
-      std::string& record = fingerprint_records[t.name];
-      record =
-          fmt::format("{}{}{}{}{}{}", t.name, '\0', t.dtype, '\0', fmt::join(t.shape, ","), '\0');
-      record.append(bytes, edge);
-      record.append(bytes + size - edge, edge);
-      ++stats.tensors;
-      stats.bytes += static_cast<int64_t>(t.end - t.begin);
+      if (shape_.tie_embeddings && t.name == "lm_head.weight") continue;
+      add_tensor(path, file, shard_of, t);
     }
   }
-  std::vector<std::string> missing;
-  for (const HfTensor& t : expected) {
-    if (!loaded.count(t.name)) missing.push_back(t.name);
-  }
-  if (!missing.empty()) {
+
+  // Refuses a checkpoint that lacks tensors the model needs.
+  void check_complete(const std::string& dir) const {
+    std::vector<std::string> missing;
+    for (const std::string& name : expected_order_) {
+      if (!loaded_.count(name)) missing.push_back(name);
+    }
+    if (missing.empty()) return;
     const size_t shown = std::min<size_t>(missing.size(), 4);
     throw HfCheckpointError(fmt::format(
         "{}: {} tensor{} missing: {}{}", dir, missing.size(), missing.size() == 1 ? "" : "s",
@@ -188,23 +136,106 @@ HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::Mo
         missing.size() > shown ? ", ..." : ""));
   }
 
-  torch::NoGradGuard no_grad;
   // A whole base: file by file, in the order the files hold them. A split base: unit by unit,
-  // each whole only while its tensors are copied in, so that the base is never whole at once.
-  for (const Planned& planned : plan) {
-    if (planned.unit < 0) copy_in(planned);
-  }
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    units[u].allocate();
-    for (const Planned& planned : plan) {
-      if (planned.unit == static_cast<int64_t>(u)) copy_in(planned);
+  // each whole only while its tensors are copied in, then handed to `filled`.
+  void copy(const std::function<void(int64_t unit)>& filled) const {
+    torch::NoGradGuard no_grad;
+    for (const Planned& planned : plan_) {
+      if (planned.unit < 0) copy_in(planned);
     }
-    if (filled) filled(static_cast<int64_t>(u));
+    for (std::size_t u = 0; u < units_.size(); ++u) {
+      units_[u].allocate();
+      for (const Planned& planned : plan_) {
+        if (planned.unit == static_cast<int64_t>(u)) copy_in(planned);
+      }
+      if (filled) filled(static_cast<int64_t>(u));
+    }
   }
-  std::string all;
-  for (const auto& [name, record] : fingerprint_records) all += record;
-  stats.fingerprint = spec::sha256_hex(all);
-  return stats;
+
+  HfLoadStats stats() const {
+    HfLoadStats out = stats_;
+    std::string all;
+    for (const auto& [name, record] : fingerprint_records_) all += record;
+    out.fingerprint = spec::sha256_hex(all);
+    return out;
+  }
+
+ private:
+  void add_tensor(const std::string& path, const std::string& file,
+                  const std::map<std::string, std::string>& shard_of, const io::TensorInfo& t) {
+    const auto dest = where_.find(t.name);
+    if (dest == where_.end()) {
+      throw HfCheckpointError(fmt::format(
+          "{}: unexpected tensor \"{}\": not part of a Llama of this config.json's shape", path,
+          t.name));
+    }
+    if (!shard_of.empty()) {
+      const auto listed = shard_of.find(t.name);
+      if (listed == shard_of.end()) {
+        throw HfCheckpointError(fmt::format(
+            "{}: tensor \"{}\" is not in the index (model.safetensors.index.json)", path, t.name));
+      }
+      if (listed->second != file) {
+        throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is in {}, the index says {}", path,
+                                            t.name, file, listed->second));
+      }
+    }
+    if (!loaded_.insert(t.name).second) {
+      throw HfCheckpointError(fmt::format("{}: tensor \"{}\" appears twice", path, t.name));
+    }
+    const std::vector<int64_t>& want = expected_.at(t.name);
+    if (t.shape != want) {
+      throw HfCheckpointError(
+          fmt::format("{}: tensor \"{}\" has shape [{}], config.json implies [{}]", path, t.name,
+                      fmt::join(t.shape, ", "), fmt::join(want, ", ")));
+    }
+    if (model::weight_scalar_type(t.dtype) == at::ScalarType::Undefined) {
+      throw HfCheckpointError(
+          fmt::format("{}: tensor \"{}\" is {}; expected F32, F16 or BF16", path, t.name, t.dtype));
+    }
+    Planned planned{readers_.back().get(), &t, dest->second, -1};
+    for (std::size_t u = 0; u < units_.size() && planned.unit < 0; ++u) {
+      for (const at::Tensor& w : units_[u].tensors()) {
+        if (w.is_same(dest->second.tensor)) planned.unit = static_cast<int64_t>(u);
+      }
+    }
+    plan_.push_back(planned);
+    const auto* bytes = static_cast<const char*>(readers_.back()->tensor_data(t));
+    const size_t size = static_cast<size_t>(t.end - t.begin);
+    const size_t edge = std::min<size_t>(size, 4096);
+    std::string& record = fingerprint_records_[t.name];
+    record =
+        fmt::format("{}{}{}{}{}{}", t.name, '\0', t.dtype, '\0', fmt::join(t.shape, ","), '\0');
+    record.append(bytes, edge);
+    record.append(bytes + size - edge, edge);
+    ++stats_.tensors;
+    stats_.bytes += static_cast<int64_t>(t.end - t.begin);
+  }
+
+  const spec::ModelSpec& shape_;
+  std::map<std::string, std::vector<int64_t>> expected_;
+  std::vector<std::string> expected_order_;  // as hf_llama_tensors lists them
+  std::map<std::string, Destination> where_;
+  std::vector<model::BaseUnit>& units_;
+  std::vector<std::unique_ptr<io::SafetensorsReader>> readers_;
+  std::vector<Planned> plan_;
+  std::set<std::string> loaded_;
+  std::map<std::string, std::string> fingerprint_records_;  // by name: sorted
+  HfLoadStats stats_;
+};
+
+}  // namespace
+
+HfLoadStats load_hf_weights(Llama& model, const std::string& dir, const spec::ModelSpec& shape,
+                            const std::function<void(int64_t unit)>& filled) {
+  const auto [files, shard_of] = checkpoint_files(dir);
+  CheckpointPlan plan(model, shape);
+  for (const std::string& file : files) {
+    plan.add_file((fs::path(dir) / file).string(), file, shard_of);
+  }
+  plan.check_complete(dir);
+  plan.copy(filled);
+  return plan.stats();
 }
 
 }  // namespace ftbench::hf

@@ -367,25 +367,18 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
 
 namespace {
 
-ExportStats write_merged(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
-                         bool replace, int64_t max_shard_bytes,
-                         const std::string& source_checkpoint, model::BaseGathers* gathers) {
-  if (max_shard_bytes < 1) {
-    throw std::invalid_argument(
-        fmt::format("write_merged_hf: max_shard_bytes must be >= 1, found {}", max_shard_bytes));
-  }
-  check_shape(model, shape, "write_merged_hf");
-  const at::ScalarType dtype = model->embedding.scalar_type();
-  spec::ModelSpec out_shape = shape;
-  const bool head_adapted = model->lm_head->lora_a.front().defined();
-  if (shape.tie_embeddings && head_adapted) out_shape.tie_embeddings = false;
-
-  // How to make each HF tensor, merged, on the model's device, and the unit of a split base it
-  // is made from (-1: a norm, whole on every rank).
+// How to make each HF tensor, merged, on the model's device, and the unit of a split base it is
+// made from (none: a norm, whole on every rank).
+struct MergedSources {
   std::map<std::string, std::function<at::Tensor()>> make;
   std::map<std::string, int64_t> unit_of;
+};
+
+MergedSources merged_sources(Llama& model) {
+  MergedSources out;
+  auto& make = out.make;
   make["model.embed_tokens.weight"] = [&] { return model->embedding; };
-  unit_of["model.embed_tokens.weight"] = 0;
+  out.unit_of["model.embed_tokens.weight"] = 0;
   for (size_t i = 0; i < model->layers.size(); ++i) {
     DecoderLayer& layer = model->layers[i];
     const std::string p = fmt::format("model.layers.{}.", i);
@@ -405,104 +398,139 @@ ExportStats write_merged(Llama& model, const spec::ModelSpec& shape, const std::
          {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
           "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
           "mlp.down_proj.weight"}) {
-      unit_of[p + name] = static_cast<int64_t>(i) + 1;
+      out.unit_of[p + name] = static_cast<int64_t>(i) + 1;
     }
   }
   make["model.norm.weight"] = [&] { return model->final_norm->weight; };
   make["lm_head.weight"] = [&] { return model->lm_head->merged_slice(0); };
-  unit_of["lm_head.weight"] = model->head_unit();
+  out.unit_of["lm_head.weight"] = model->head_unit();
+  return out;
+}
 
-  // Shards as transformers cuts them: consecutive tensors, a new shard when the next tensor
-  // would take this one past the limit.
-  const std::vector<HfTensor> tensors = hf_llama_tensors(out_shape);
-  const std::string st_dtype = safetensors_dtype(dtype);
-  const int64_t element_bytes = io::safetensors_dtype_bytes(st_dtype);
-  std::vector<std::vector<size_t>> shards;
-  int64_t shard_bytes = 0;
+// Shards as transformers cuts them: consecutive tensors, a new shard when the next tensor would
+// take this one past the limit.
+struct ShardPlan {
+  std::vector<std::vector<size_t>> shards;  // indices into the tensors, shard by shard
   int64_t total_bytes = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    int64_t bytes = element_bytes;
-    for (int64_t d : tensors[i].shape) bytes *= d;
-    if (shards.empty() || (!shards.back().empty() && shard_bytes + bytes > max_shard_bytes)) {
-      shards.emplace_back();
-      shard_bytes = 0;
-    }
-    shards.back().push_back(i);
-    shard_bytes += bytes;
-    total_bytes += bytes;
-  }
-  auto file_name = [&](size_t shard) {
+  std::string file_name(size_t shard) const {
     return shards.size() == 1
                ? std::string("model.safetensors")
                : fmt::format("model-{:05d}-of-{:05d}.safetensors", shard + 1, shards.size());
-  };
-  nlohmann::json weight_map = nlohmann::json::object();
-  for (size_t s = 0; s < shards.size(); ++s) {
-    for (size_t i : shards[s]) weight_map[tensors[i].name] = file_name(s);
   }
+};
+
+ShardPlan plan_shards(const std::vector<HfTensor>& tensors, int64_t element_bytes,
+                      int64_t max_shard_bytes) {
+  ShardPlan plan;
+  int64_t shard_bytes = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    int64_t bytes = element_bytes;
+    for (int64_t d : tensors[i].shape) bytes *= d;
+    if (plan.shards.empty() ||
+        (!plan.shards.back().empty() && shard_bytes + bytes > max_shard_bytes)) {
+      plan.shards.emplace_back();
+      shard_bytes = 0;
+    }
+    plan.shards.back().push_back(i);
+    shard_bytes += bytes;
+    plan.total_bytes += bytes;
+  }
+  return plan;
+}
+
+// config.json, and what the source checkpoint says beyond the shape: its special token ids
+// (transformers' defaults, 1 and 2, are wrong for Llama 3), and the files a user loads with the
+// weights (name, text).
+std::pair<std::string, std::vector<std::pair<std::string, std::string>>> merged_side_files(
+    const spec::ModelSpec& out_shape, at::ScalarType dtype, const std::string& source_checkpoint) {
   std::string config = hf_config_json(out_shape, torch_dtype_name(dtype));
-  // What the source checkpoint says beyond the shape: its special token ids (transformers'
-  // defaults, 1 and 2, are wrong for Llama 3), and the files a user loads with the weights.
   std::vector<std::pair<std::string, std::string>> copied;
-  if (!source_checkpoint.empty()) {
-    const fs::path from(source_checkpoint);
-    std::error_code ec;
-    if (fs::is_regular_file(from / "config.json", ec)) {
-      const nlohmann::json source =
-          nlohmann::json::parse(read_hf_file((from / "config.json").string()), nullptr,
-                                /*allow_exceptions=*/false);
-      nlohmann::json merged = nlohmann::json::parse(config);
-      bool changed = false;
-      // max_position_embeddings too: the spec's max_seq_len may have sized the rotary table
-      // differently for the run, but the model's context is the checkpoint's.
-      for (const char* key :
-           {"bos_token_id", "eos_token_id", "pad_token_id", "max_position_embeddings"}) {
-        if (source.is_object() && source.contains(key)) {
-          merged[key] = source.at(key);
-          changed = true;
-        }
+  if (source_checkpoint.empty()) return {config, copied};
+  const fs::path from(source_checkpoint);
+  std::error_code ec;
+  if (fs::is_regular_file(from / "config.json", ec)) {
+    const nlohmann::json source = nlohmann::json::parse(
+        read_hf_file((from / "config.json").string()), nullptr, /*allow_exceptions=*/false);
+    nlohmann::json merged = nlohmann::json::parse(config);
+    bool changed = false;
+    // max_position_embeddings too: the spec's max_seq_len may have sized the rotary table
+    // differently for the run, but the model's context is the checkpoint's.
+    for (const char* key :
+         {"bos_token_id", "eos_token_id", "pad_token_id", "max_position_embeddings"}) {
+      if (source.is_object() && source.contains(key)) {
+        merged[key] = source.at(key);
+        changed = true;
       }
-      if (changed) config = merged.dump(2) + "\n";
     }
-    for (const char* name : {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                             "special_tokens_map.json", "tokenizer.model", "added_tokens.json",
-                             "chat_template.jinja"}) {
-      if (fs::is_regular_file(from / name, ec)) {
-        copied.emplace_back(name, read_hf_file((from / name).string()));
-      }
+    if (changed) config = merged.dump(2) + "\n";
+  }
+  for (const char* name :
+       {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
+        "special_tokens_map.json", "tokenizer.model", "added_tokens.json", "chat_template.jinja"}) {
+    if (fs::is_regular_file(from / name, ec)) {
+      copied.emplace_back(name, read_hf_file((from / name).string()));
     }
   }
+  return {config, copied};
+}
+
+ExportStats write_merged(Llama& model, const spec::ModelSpec& shape, const std::string& dir,
+                         bool replace, int64_t max_shard_bytes,
+                         const std::string& source_checkpoint, model::BaseGathers* gathers) {
+  if (max_shard_bytes < 1) {
+    throw std::invalid_argument(
+        fmt::format("write_merged_hf: max_shard_bytes must be >= 1, found {}", max_shard_bytes));
+  }
+  check_shape(model, shape, "write_merged_hf");
+  const at::ScalarType dtype = model->embedding.scalar_type();
+  spec::ModelSpec out_shape = shape;
+  const bool head_adapted = model->lm_head->lora_a.front().defined();
+  if (shape.tie_embeddings && head_adapted) out_shape.tie_embeddings = false;
+  const MergedSources sources = merged_sources(model);
+  const std::vector<HfTensor> tensors = hf_llama_tensors(out_shape);
+  const std::string st_dtype = safetensors_dtype(dtype);
+  const ShardPlan plan =
+      plan_shards(tensors, io::safetensors_dtype_bytes(st_dtype), max_shard_bytes);
+  nlohmann::json weight_map = nlohmann::json::object();
+  for (size_t s = 0; s < plan.shards.size(); ++s) {
+    for (size_t i : plan.shards[s]) weight_map[tensors[i].name] = plan.file_name(s);
+  }
+  // Not a structured binding: the writer's lambda captures them (C++17).
+  const std::pair<std::string, std::vector<std::pair<std::string, std::string>>> side =
+      merged_side_files(out_shape, dtype, source_checkpoint);
 
   // A split base: each unit gathered whole while its tensors are written, in the order the
   // other ranks follow (model::GatherPass::kMergedExport).
   int64_t whole = -1;
-  auto need_unit = [&](int64_t unit) {
-    if (gathers == nullptr || unit < 0 || unit == whole) return;
+  auto need_unit = [&](const std::string& tensor) {
+    const auto unit = sources.unit_of.find(tensor);
+    if (gathers == nullptr || unit == sources.unit_of.end() || unit->second == whole) return;
     if (whole >= 0) gathers->release(whole);
     whole = -1;
-    gathers->gather(unit);
-    whole = unit;
+    gathers->gather(unit->second);
+    whole = unit->second;
   };
   return write_folder_atomically(dir, replace, [&](const fs::path& temp, ExportStats& stats) {
     torch::NoGradGuard no_grad;
-    write_text_file(temp / "config.json", config);
-    for (const auto& [name, text] : copied) write_text_file(temp / name, text);
-    for (size_t s = 0; s < shards.size(); ++s) {
+    write_text_file(temp / "config.json", side.first);
+    for (const auto& [name, text] : side.second) write_text_file(temp / name, text);
+    for (size_t s = 0; s < plan.shards.size(); ++s) {
       std::vector<io::TensorLayout> layout;
-      for (size_t i : shards[s]) layout.push_back({tensors[i].name, st_dtype, tensors[i].shape});
-      io::SafetensorsWriter writer((temp / file_name(s)).string(), layout, {{"format", "pt"}},
+      for (size_t i : plan.shards[s]) {
+        layout.push_back({tensors[i].name, st_dtype, tensors[i].shape});
+      }
+      io::SafetensorsWriter writer((temp / plan.file_name(s)).string(), layout, {{"format", "pt"}},
                                    kWriteKind);
-      for (size_t i : shards[s]) {
-        const auto unit = unit_of.find(tensors[i].name);
-        need_unit(unit == unit_of.end() ? -1 : unit->second);
-        write_tensor(writer, make.at(tensors[i].name)().to(dtype));
+      for (size_t i : plan.shards[s]) {
+        need_unit(tensors[i].name);
+        write_tensor(writer, sources.make.at(tensors[i].name)().to(dtype));
         ++stats.tensors;
       }
       writer.finish();
     }
     if (gathers != nullptr) gathers->complete_pass();
-    if (shards.size() > 1) {
-      const nlohmann::json index = {{"metadata", {{"total_size", total_bytes}}},
+    if (plan.shards.size() > 1) {
+      const nlohmann::json index = {{"metadata", {{"total_size", plan.total_bytes}}},
                                     {"weight_map", weight_map}};
       write_text_file(temp / "model.safetensors.index.json", index.dump(2) + "\n");
     }
