@@ -61,6 +61,9 @@ struct FieldReader {
   void non_negative(const char* key, double& out) {
     out = reader.non_negative_number(obj, path, key);
   }
+  void non_negative_since(const char* key, double& out) {
+    if (present(key)) out = reader.non_negative_number(obj, path, key);
+  }
   void number(const char* key, double& out) { out = reader.number(obj, path, key); }
   void number_or_nan(const char* key, double& out) { out = reader.number_or_nan(obj, path, key); }
   void optional_number(const char* key, std::optional<double>& out) {

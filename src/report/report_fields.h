@@ -9,6 +9,7 @@
 //   count           an integer 0..10^15 / as is
 //   count_since     a count when present (a later minor version), else the default / as is
 //   non_negative    a number >= 0 / null when not finite
+//   non_negative_since      a number >= 0 when present, else the default / null when not finite
 //   number          any number / null when not finite
 //   number_or_nan   a number, null read as NaN / null when not finite
 //   optional_integer        an integer or null / null when unset
@@ -144,12 +145,19 @@ void visit_fields(V& v, R& r) {
   v.count("collective_bytes", r.collective_bytes);
   v.count("collective_calls", r.collective_calls);
   v.optional_integer("peak_rss_bytes", r.peak_rss_bytes);
+  v.optional_integer_since("base_bytes", r.base_bytes);
+  v.count_since("gathers", r.gathers);
+  v.count_since("gather_bytes", r.gather_bytes);
+  v.non_negative_since("gather_wait_seconds", r.gather_wait_seconds);
+  v.optional_integer_since("peak_allocated_bytes", r.peak_allocated_bytes);
 }
 
 template <class V, class R, IfRecord<R, Distributed> = 0>
 void visit_fields(V& v, R& d) {
   v.string("launch", d.launch);
   v.string("backend", d.backend);
+  v.string_since("shard_base", d.shard_base);
+  v.positive_integer_since("shard_group_size", d.shard_group_size);
   v.records("ranks", d.ranks);
   v.non_negative("step_skew_seconds", d.step_skew_seconds);
   v.optional_integer("straggler_rank", d.straggler_rank);

@@ -28,6 +28,7 @@ struct FieldWriter {
   void positive_integer_since(const char* key, int64_t v) { j[key] = v; }
   void boolean(const char* key, bool v) { j[key] = v; }
   void non_negative(const char* key, double v) { j[key] = number_or_null(v); }
+  void non_negative_since(const char* key, double v) { j[key] = number_or_null(v); }
   void number(const char* key, double v) { j[key] = number_or_null(v); }
   void number_or_nan(const char* key, double v) { j[key] = number_or_null(v); }
   void optional_number(const char* key, const std::optional<double>& v) {

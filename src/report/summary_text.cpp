@@ -64,13 +64,26 @@ namespace {
 // The lines of a job of several processes: its ranks, and how they did together.
 std::vector<std::pair<std::string, std::string>> rank_lines(int64_t world_size,
                                                             const Distributed& g) {
-  return {{"ranks", fmt::format("{} ({}, {}), {:.0f} tokens/s per device", world_size, g.launch,
-                                g.backend, g.tokens_per_second_per_device)},
-          {"between ranks",
-           fmt::format("step skew {:.4f} s (median), {:.1f}% of the step in collectives{}",
-                       g.step_skew_seconds, 100.0 * g.collective_share,
-                       g.straggler_rank ? fmt::format(", slowest rank {}", *g.straggler_rank)
-                                        : std::string())}};
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {"ranks", fmt::format("{} ({}, {}), {:.0f} tokens/s per device", world_size, g.launch,
+                            g.backend, g.tokens_per_second_per_device)},
+      {"between ranks",
+       fmt::format("step skew {:.4f} s (median), {:.1f}% of the step in collectives{}",
+                   g.step_skew_seconds, 100.0 * g.collective_share,
+                   g.straggler_rank ? fmt::format(", slowest rank {}", *g.straggler_rank)
+                                    : std::string())}};
+  if (g.shard_group_size > 1 && !g.ranks.empty()) {
+    const RankRecord& first = g.ranks.front();
+    lines.emplace_back(
+        "base split",
+        fmt::format("over {} ranks ({}): rank {} holds {}, {} gathers, {:.3f} s waited for them",
+                    g.shard_group_size, g.shard_base, first.rank,
+                    first.base_bytes
+                        ? fmt::format("{:.1f} MB of it", double(*first.base_bytes) / 1e6)
+                        : std::string("an unrecorded share of it"),
+                    first.gathers, first.gather_wait_seconds));
+  }
+  return lines;
 }
 
 }  // namespace

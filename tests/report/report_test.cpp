@@ -208,8 +208,34 @@ Report full_report() {
   Distributed dist;
   dist.launch = "local";
   dist.backend = "gloo";
-  dist.ranks = {RankRecord{0, "node-a", "cpu", {{1.5, 0.5}}, 0.5, 4096, 3, std::nullopt},
-                RankRecord{1, "node-a", "cpu", {{1.75, 0.25}}, 0.25, 4096, 3, int64_t{1} << 30}};
+  dist.shard_base = "node";
+  dist.shard_group_size = 2;
+  dist.ranks = {RankRecord{0,
+                           "node-a",
+                           "cpu",
+                           {{1.5, 0.5}},
+                           0.5,
+                           4096,
+                           3,
+                           std::nullopt,
+                           std::nullopt,
+                           0,
+                           0,
+                           0.0,
+                           std::nullopt},
+                RankRecord{1,
+                           "node-a",
+                           "cpu",
+                           {{1.75, 0.25}},
+                           0.25,
+                           4096,
+                           3,
+                           int64_t{1} << 30,
+                           int64_t{5} << 20,
+                           6,
+                           int64_t{12} << 20,
+                           0.125,
+                           int64_t{3} << 30}};
   dist.step_skew_seconds = 0.25;
   dist.straggler_rank = 1;
   dist.collective_share = 0.25;
@@ -344,16 +370,22 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                          "steps",      "evaluations", "gemm",    "segments",         "checkpoints",
                          "weights",    "exports",     "summary", "memory",           "energy",
                          "distributed"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.7");
-  EXPECT_EQ(keys(j["distributed"]),
-            (std::vector<std::string>{"launch", "backend", "ranks", "step_skew_seconds",
-                                      "straggler_rank", "collective_share", "tokens_per_second",
-                                      "tokens_per_second_per_device"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.8");
+  EXPECT_EQ(
+      keys(j["distributed"]),
+      (std::vector<std::string>{"launch", "backend", "shard_base", "shard_group_size", "ranks",
+                                "step_skew_seconds", "straggler_rank", "collective_share",
+                                "tokens_per_second", "tokens_per_second_per_device"}));
   EXPECT_EQ(keys(j["distributed"]["ranks"][1]),
             (std::vector<std::string>{"rank", "host", "device", "steps", "collective_seconds",
-                                      "collective_bytes", "collective_calls", "peak_rss_bytes"}));
+                                      "collective_bytes", "collective_calls", "peak_rss_bytes",
+                                      "base_bytes", "gathers", "gather_bytes",
+                                      "gather_wait_seconds", "peak_allocated_bytes"}));
   EXPECT_EQ(j["distributed"]["ranks"][1]["steps"][0]["collective_seconds"], 0.25);
   EXPECT_TRUE(j["distributed"]["ranks"][0]["peak_rss_bytes"].is_null());
+  EXPECT_TRUE(j["distributed"]["ranks"][0]["base_bytes"].is_null());
+  EXPECT_EQ(j["distributed"]["ranks"][1]["gather_wait_seconds"], 0.125);
+  EXPECT_EQ(j["distributed"]["shard_base"], "node");
   EXPECT_EQ(keys(j["energy"]),
             (std::vector<std::string>{"reason", "method", "source", "segment", "interval_seconds",
                                       "window_start_seconds", "window_seconds", "steps", "tokens",
@@ -501,7 +533,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.7") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.8") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -579,7 +611,22 @@ TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
     j.erase(key);
   }
   j["timing"].erase("total_run_seconds");
+  for (const char* key : {"shard_base", "shard_group_size"}) j["distributed"].erase(key);
+  for (auto& rank : j["distributed"]["ranks"]) {
+    for (const char* key :
+         {"base_bytes", "gathers", "gather_bytes", "gather_wait_seconds", "peak_allocated_bytes"}) {
+      rank.erase(key);
+    }
+  }
   const Report r = report::from_json(j, "old.json");
+  ASSERT_TRUE(r.distributed.has_value());
+  EXPECT_EQ(r.distributed->shard_base, "none");
+  EXPECT_EQ(r.distributed->shard_group_size, 1);
+  EXPECT_FALSE(r.distributed->ranks[1].base_bytes.has_value());
+  EXPECT_EQ(r.distributed->ranks[1].gathers, 0);
+  EXPECT_EQ(r.distributed->ranks[1].gather_bytes, 0);
+  EXPECT_EQ(r.distributed->ranks[1].gather_wait_seconds, 0.0);
+  EXPECT_FALSE(r.distributed->ranks[1].peak_allocated_bytes.has_value());
   EXPECT_EQ(r.world_size, 1);
   ASSERT_FALSE(r.steps.empty());
   for (const StepRecord& s : r.steps) EXPECT_EQ(s.segment, 1) << s.step;
@@ -596,6 +643,14 @@ TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
   j["summary"]["tokens_per_second"]["padded"] = -1.0;
   EXPECT_EQ(read_error(j),
             "r.json: summary.tokens_per_second.padded: expected a number >= 0, found -1.0");
+  j = to_json(full_report());
+  j["distributed"]["shard_group_size"] = 0;
+  EXPECT_EQ(read_error(j),
+            "r.json: distributed.shard_group_size: expected an integer >= 1, found 0");
+  j = to_json(full_report());
+  j["distributed"]["ranks"][1]["gather_wait_seconds"] = -0.5;
+  EXPECT_EQ(read_error(j),
+            "r.json: distributed.ranks[1].gather_wait_seconds: expected a number >= 0, found -0.5");
   j = to_json(full_report());
   j["summary"]["mfu"]["entries"][0]["recompute"] = "no";
   EXPECT_EQ(read_error(j),
@@ -1513,7 +1568,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.7\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.8\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

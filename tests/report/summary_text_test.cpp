@@ -41,6 +41,19 @@ TEST(SummaryText, AJobOfSeveralRanksSaysHowTheyDid) {
                      "step in collectives, slowest rank 1\n"),
             std::string::npos)
       << out;
+  EXPECT_EQ(out.find("base split"), std::string::npos);
+  r.distributed->shard_base = "node";
+  r.distributed->shard_group_size = 2;
+  RankRecord rank0;
+  rank0.base_bytes = 12'345'678;
+  rank0.gathers = 48;
+  rank0.gather_wait_seconds = 0.0625;
+  r.distributed->ranks = {rank0};
+  EXPECT_NE(render_summary(r, "r.json")
+                .find("  base split                over 2 ranks (node): rank 0 holds 12.3 MB of "
+                      "it, 48 gathers, 0.062 s waited for them\n"),
+            std::string::npos)
+      << render_summary(r, "r.json");
   r.distributed.reset();
   EXPECT_EQ(render_summary(r, "r.json").find("ranks"), std::string::npos);
 }

@@ -1,6 +1,6 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1.7", every field documented in docs/report-schema.md. Unknown values
+// Schema "ftbench.report/1.8", every field documented in docs/report-schema.md. Unknown values
 // are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
 // any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
 // added in a minor version are optional when reading (absent in older reports).
@@ -19,7 +19,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.7";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.8";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -304,6 +304,16 @@ struct RankRecord {
   int64_t collective_bytes = 0;     // given to the collectives in those steps (this rank's share)
   int64_t collective_calls = 0;
   std::optional<int64_t> peak_rss_bytes;
+  // Since 1.8. The frozen base weights this rank holds between gathers (its slices of a split
+  // base, or the whole base; norms included); unset when not recorded.
+  std::optional<int64_t> base_bytes;
+  // A split base, in those steps: the units gathered, their bytes as assembled on this rank, and
+  // the host time waiting for them (also in collective_seconds). 0 for a whole base.
+  int64_t gathers = 0;
+  int64_t gather_bytes = 0;
+  double gather_wait_seconds = 0.0;
+  // The device allocator's peak over the run's phases; unset on CPU.
+  std::optional<int64_t> peak_allocated_bytes;
 };
 
 // A job of several processes (since 1.7; null for one process): how it was launched, every
@@ -312,6 +322,10 @@ struct RankRecord {
 struct Distributed {
   std::string launch;   // local, torchrun, slurm
   std::string backend;  // the process group's: gloo
+  // Since 1.8: distributed.shard_base as run (none, node, all) and the ranks one split spans (1:
+  // the base was whole on every rank).
+  std::string shard_base = "none";
+  int64_t shard_group_size = 1;
   // Every rank in order; only this one's when the others could not be reached at the end (a
   // failed run).
   std::vector<RankRecord> ranks;
