@@ -113,7 +113,7 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
       << run.output;
 
   const json report = json::parse(ftbench::e2e::slurp(dir_ / "run.json"));
-  EXPECT_EQ(report["schema"], "ftbench.report/1.7");
+  EXPECT_EQ(report["schema"], "ftbench.report/1.8");
   const json& w = report["weights"];
   EXPECT_EQ(w["source"], "checkpoint");
   EXPECT_EQ(w["path"], ck.string());
@@ -217,6 +217,30 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
 
 // The same checkpoint in another folder is the same job with the same weights; other weights of
 // the same shape are the same spec but a different weights fingerprint, which compare flags.
+// A base split across two ranks is read unit by unit from the checkpoint's two files: the
+// same weights (fingerprint), the same training, bit for bit, and the same merged export as two
+// ranks that each hold the whole base.
+TEST_F(HfRun, ASplitBaseLoadsTheCheckpointUnitByUnit) {
+  const fs::path ck = make_checkpoint("ck", 5);
+  for (const std::string how : {"none", "node"}) {
+    const Result run = ftbench("run --nproc-per-node 2 " + run_args(ck, how).substr(4) +
+                               " --set distributed.shard_base=" + how + " --set output.merged=" +
+                               shell_quote((dir_ / (how + "-merged")).string()));
+    ASSERT_EQ(run.exit_code, 0) << how << "\n" << run.output;
+  }
+  const json none = json::parse(ftbench::e2e::slurp(dir_ / "none.json"));
+  const json node = json::parse(ftbench::e2e::slurp(dir_ / "node.json"));
+  EXPECT_EQ(node["distributed"]["shard_group_size"], 2);
+  EXPECT_EQ(node["weights"]["fingerprint"], none["weights"]["fingerprint"]);
+  EXPECT_EQ(node["weights"]["tensors"], 21);
+  ASSERT_EQ(node["steps"].size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(node["steps"][i]["loss"], none["steps"][i]["loss"]) << "step " << i + 1;
+  }
+  EXPECT_TRUE(ftbench::e2e::slurp(dir_ / "none-merged" / "model.safetensors") ==
+              ftbench::e2e::slurp(dir_ / "node-merged" / "model.safetensors"));
+}
+
 TEST_F(HfRun, WeightsFingerprintFollowsTheContentNotThePath) {
   const fs::path ck = make_checkpoint("ck", 3);
   fs::copy(ck, dir_ / "copy", fs::copy_options::recursive);

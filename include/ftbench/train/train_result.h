@@ -27,6 +27,11 @@ struct TrainResult {
   std::vector<double> collective_seconds;
   int64_t collective_bytes = 0;
   int64_t collective_calls = 0;
+  // A split base: its gathers in those steps (their waits are in collective_seconds too): how
+  // many, the bytes of the units they assembled, and the host time waiting for them.
+  int64_t gather_calls = 0;
+  int64_t gather_bytes = 0;
+  double gather_seconds = 0.0;
 };
 
 }  // namespace ftbench::train

@@ -101,9 +101,14 @@ class Trainer {
   // one process, and the adapter gradients (with the loss) are summed once per step in one flat
   // fp32 buffer before clipping, which therefore sees the global norm. The adapters must start
   // equal on every rank (broadcast_parameters).
+  //
+  // A split base (model::LlamaImpl::base_gathers()): `gather_stats` are its gathers' running
+  // totals (dist::ShardedBase::stats(); they must outlive the trainer), whose waits count in each
+  // step's collective time. A rank out of memory makes the rest of the step's gathers before
+  // the gradient sum, so that its peers' gathers are met.
   Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
           device::Backend& backend, std::optional<OomInjection> inject_oom = std::nullopt,
-          dist::Communicator* comm = nullptr);
+          dist::Communicator* comm = nullptr, const dist::CollectiveStats* gather_stats = nullptr);
 
   // Runs spec.train's optimizer steps (derive_counts().total_steps), appending one record per
   // finished step to `result` as it goes, so a step that throws (out of memory, a callback)
@@ -205,7 +210,8 @@ class Trainer {
   LossScaler scaler_{false};
   MicroBatching split_;
   int64_t steps_done_ = 0;
-  dist::Communicator* comm_ = nullptr;  // null: one process
+  dist::Communicator* comm_ = nullptr;                   // null: one process
+  const dist::CollectiveStats* gather_stats_ = nullptr;  // null: a whole base
   std::unique_ptr<data::Prefetcher> prefetcher_;
   at::Generator generator_;  // the device's: it draws the dropout masks
 };

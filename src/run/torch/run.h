@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -33,10 +34,12 @@
 #include "ftbench/device/host_memory.h"
 #include "ftbench/device/memory_meter.h"
 #include "ftbench/dist/communicator.h"
+#include "ftbench/dist/sharded_base.h"
 #include "ftbench/hf/hf_load.h"
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/metrics/gpu_peaks.h"
+#include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/rank_figures.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
@@ -100,6 +103,7 @@ class Run {
   void init_backend();
   void build_model();
   void load_weights();
+  void count_base_bytes();
   void prepare_data();
   void prepare_validation(const data::BatcherOptions& train_options);
   void load_checkpoint();
@@ -130,11 +134,19 @@ class Run {
   // Data parallel: every rank runs rank 0's job (spec and data fingerprints), checked before any
   // collective whose shape depends on it; dist::LaunchError on every rank otherwise.
   void check_same_job();
+  // Data parallel, right after the process group formed: every rank runs the job the same way
+  // (the spec's distributed section, outside the fingerprint); dist::LaunchError otherwise.
+  void check_same_launch_settings();
+  // distributed.shard_base: the group the frozen base is split over (the node's ranks or the
+  // job's), formed in init_backend; null when the base stays whole on this rank.
+  dist::Communicator* shard_group() const;
   // Data parallel, after the last step and before the exports (which only rank 0 writes, and
   // which may take longer than a collective may wait): every rank's record to rank 0, into the
   // report's `distributed`. A failed run's report has only this rank's.
   void gather_rank_records();
   report::RankRecord own_rank_record() const;
+  // The report's `distributed` without its ranks: the launch, the group, the base's split.
+  report::Distributed distributed_header() const;
   report::Segment current_segment(const std::string& status) const;
   std::vector<metrics::StepFlops> assemble(const std::string& status);
   void update_journal(const std::string& status, const report::Segment* recorded = nullptr);
@@ -165,7 +177,10 @@ class Run {
   train::TrainResult result_;
   std::unique_ptr<device::Backend> backend_;
   std::unique_ptr<dist::Communicator> comm_;  // a group of one for a single process
-  bool ranks_gathered_ = false;               // rep_.distributed holds every rank's record
+  // The node's ranks, for distributed.shard_base node in a job of several nodes (within one
+  // node, comm_ is that group).
+  std::unique_ptr<dist::Communicator> node_comm_;
+  bool ranks_gathered_ = false;  // rep_.distributed holds every rank's record
   std::optional<device::EnergyMeter> energy_;
   // The segment journal next to the checkpoints (train/checkpoint_files.h): kept from the
   // start by a resumed run and from its first save by a fresh one (before, there is nothing to
@@ -177,6 +192,11 @@ class Run {
 
   // Built by the set-up phases, released in reverse order after training.
   model::Llama model_{nullptr};
+  // The frozen base split over shard_group() (distributed.shard_base); null: whole. Declared
+  // after the model, whose units it holds, so that it goes first.
+  std::unique_ptr<dist::ShardedBase> sharded_;
+  // The frozen base weights this rank holds between gathers, once they are loaded.
+  std::optional<int64_t> base_bytes_;
   std::unique_ptr<data::Tokenizer> tokenizer_;
   std::unique_ptr<data::Dataset> dataset_;
   std::unique_ptr<data::FileDataset> validation_data_;  // null without validation data

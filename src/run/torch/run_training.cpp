@@ -115,7 +115,22 @@ report::RankRecord Run::own_rank_record() const {
   r.collective_bytes = result_.collective_bytes;
   r.collective_calls = result_.collective_calls;
   r.peak_rss_bytes = device::read_host_memory().peak_rss_bytes;
+  r.base_bytes = base_bytes_;
+  r.gathers = result_.gather_calls;
+  r.gather_bytes = result_.gather_bytes;
+  r.gather_wait_seconds = result_.gather_seconds;
+  r.peak_allocated_bytes = metrics::memory_peaks_over_phases(rep_.phases).peak_allocated_bytes;
   return r;
+}
+
+report::Distributed Run::distributed_header() const {
+  report::Distributed d;
+  d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
+  d.backend = comm_ ? comm_->backend_name() : "gloo";
+  d.shard_base = spec_.distributed.shard_base;
+  const dist::Communicator* group = comm_ ? shard_group() : nullptr;
+  d.shard_group_size = group != nullptr ? group->size() : 1;
+  return d;
 }
 
 namespace {
@@ -131,7 +146,13 @@ std::vector<double> encode(const report::RankRecord& r) {
   v.push_back(r.collective_seconds);
   v.push_back(double(r.collective_bytes));
   v.push_back(double(r.collective_calls));
-  v.push_back(r.peak_rss_bytes ? double(*r.peak_rss_bytes) : -1.0);
+  for (const std::optional<int64_t>* bytes : {&r.peak_rss_bytes, &r.base_bytes}) {
+    v.push_back(*bytes ? double(**bytes) : -1.0);
+  }
+  v.push_back(double(r.gathers));
+  v.push_back(double(r.gather_bytes));
+  v.push_back(r.gather_wait_seconds);
+  v.push_back(r.peak_allocated_bytes ? double(*r.peak_allocated_bytes) : -1.0);
   for (const std::string* text : {&r.host, &r.device}) {
     v.push_back(double(text->size()));
     for (const char c : *text) v.push_back(double(static_cast<unsigned char>(c)));
@@ -152,8 +173,16 @@ report::RankRecord decode(const std::vector<double>& v) {
   r.collective_seconds = next();
   r.collective_bytes = static_cast<int64_t>(next());
   r.collective_calls = static_cast<int64_t>(next());
-  const double rss = next();
-  if (rss >= 0.0) r.peak_rss_bytes = static_cast<int64_t>(rss);
+  const auto optional_bytes = [&](std::optional<int64_t>& out) {
+    const double bytes = next();
+    if (bytes >= 0.0) out = static_cast<int64_t>(bytes);
+  };
+  optional_bytes(r.peak_rss_bytes);
+  optional_bytes(r.base_bytes);
+  r.gathers = static_cast<int64_t>(next());
+  r.gather_bytes = static_cast<int64_t>(next());
+  r.gather_wait_seconds = next();
+  optional_bytes(r.peak_allocated_bytes);
   for (std::string* text : {&r.host, &r.device}) {
     const auto n = static_cast<std::size_t>(next());
     for (std::size_t k = 0; k < n; ++k) text->push_back(static_cast<char>(int(next())));
@@ -165,9 +194,7 @@ report::RankRecord decode(const std::vector<double>& v) {
 
 void Run::gather_rank_records() {
   if (!o_.launch.distributed()) return;
-  report::Distributed d;
-  d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
-  d.backend = comm_->backend_name();
+  report::Distributed d = distributed_header();
   for (const std::vector<double>& v : comm_->all_gather_values(encode(own_rank_record()))) {
     d.ranks.push_back(decode(v));
   }
@@ -250,7 +277,12 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
 
 // The trained adapter for the serving stack: PEFT's format, and merged full weights.
 void Run::export_outputs() {
-  if (!lead()) return;  // the adapters are bitwise equal on every rank (Trainer::run checked)
+  if (!lead()) {
+    // The adapters are bitwise equal on every rank (Trainer::run checked); a split base's
+    // merged export gathers every unit from every rank while rank 0 writes it.
+    if (!merged_dir_.empty()) model_->follow_pass(model::GatherPass::kMergedExport);
+    return;
+  }
   if (!adapter_dir_.empty()) export_to("peft_adapter", phase::kAdapterExport, adapter_dir_);
   if (!merged_dir_.empty()) export_to("merged", phase::kMergedExport, merged_dir_);
 }
@@ -280,6 +312,7 @@ void Run::release_run_objects() {
   validation_data_.reset();
   dataset_.reset();
   tokenizer_.reset();
+  sharded_.reset();
   model_ = model::Llama(nullptr);
 }
 
@@ -367,9 +400,7 @@ std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
     // A run that ends before the ranks' records were gathered (failed, interrupted) has this
     // rank's own.
     if (!ranks_gathered_) {
-      report::Distributed d;
-      d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
-      d.backend = comm_->backend_name();
+      report::Distributed d = distributed_header();
       d.ranks.push_back(own_rank_record());
       rep_.distributed = std::move(d);
     }

@@ -284,8 +284,9 @@ report::Report Run::execute() {
     prepare_data();
     end_setup_phase(phase::kDataPrepare);
     check_same_job();
-    trainer_ = std::make_unique<train::Trainer>(spec_, model_, *batcher_, *backend_, o_.inject_oom,
-                                                comm_.get());
+    trainer_ =
+        std::make_unique<train::Trainer>(spec_, model_, *batcher_, *backend_, o_.inject_oom,
+                                         comm_.get(), sharded_ ? &sharded_->stats() : nullptr);
     // Every rank starts from rank 0's adapters (a resumed run's come from the checkpoint,
     // which every rank reads).
     trainer_->broadcast_parameters();
@@ -363,6 +364,16 @@ void Run::init_backend() {
       throw;
     }
     spdlog::info("{}: process group formed ({})", dist::describe(launch), comm_->backend_name());
+    check_same_launch_settings();
+    if (spec_.distributed.shard_base == spec::choice::shard_base::kNode &&
+        launch.local_world_size < launch.world_size) {
+      try {
+        node_comm_ = dist::node_communicator_for(launch, co);
+      } catch (const std::exception&) {
+        stop_if_asked(phase::kBackendInit);
+        throw;
+      }
+    }
     if (!backend_->device().is_cpu() && std::string(comm_->backend_name()) == "gloo") {
       spdlog::warn(
           "{}: the gradients travel through host memory over Gloo{}: correct, but the "
@@ -384,16 +395,37 @@ void Run::init_backend() {
   at::manual_seed(spec_.train.seed);
 }
 
+dist::Communicator* Run::shard_group() const {
+  const std::string& how = spec_.distributed.shard_base;
+  if (!o_.launch.distributed() || how == spec::choice::shard_base::kNone) return nullptr;
+  dist::Communicator* group = node_comm_ ? node_comm_.get() : comm_.get();
+  return group->size() > 1 ? group : nullptr;
+}
+
 void Run::build_model() {
-  model_ = model::Llama(spec_.model, spec_.lora, spec_.data.seq_len, backend_->device());
+  dist::Communicator* group = shard_group();
+  model_ = model::Llama(spec_.model, spec_.lora, spec_.data.seq_len, backend_->device(),
+                        group != nullptr ? group->size() : 0);
+  if (group != nullptr) {
+    sharded_ = std::make_unique<dist::ShardedBase>(*group, model_->base_units());
+    model_->set_base_gathers(sharded_.get());
+  } else if (spec_.distributed.shard_base != spec::choice::shard_base::kNone) {
+    spdlog::info("distributed.shard_base {}: {}, so the base stays whole",
+                 spec_.distributed.shard_base,
+                 o_.launch.distributed() ? "this node runs one rank of the job" : "one process");
+  }
   backend_->synchronize();
 }
 
 void Run::load_weights() {
+  // A split base: each unit keeps this rank's slice as soon as it is filled.
+  std::function<void(int64_t)> keep;
+  if (sharded_) keep = [this](int64_t unit) { sharded_->keep_shard(unit); };
   if (spec_.model.checkpoint.empty()) {
-    model_->init_random();
+    model_->init_random(keep);
     rep_.weights = report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
     backend_->synchronize();
+    count_base_bytes();
     return;
   }
   // Base weights from the checkpoint, file by file straight into the model's dtype and
@@ -401,7 +433,8 @@ void Run::load_weights() {
   model_->init_adapters();
   backend_->synchronize();
   const double load_start = clock_.now();
-  const hf::HfLoadStats loaded = hf::load_hf_weights(model_, spec_.model.checkpoint, spec_.model);
+  const hf::HfLoadStats loaded =
+      hf::load_hf_weights(model_, spec_.model.checkpoint, spec_.model, keep);
   backend_->synchronize();
   const double seconds = clock_.now() - load_start;
   rep_.weights =
@@ -424,6 +457,27 @@ void Run::load_weights() {
         spec_.model.checkpoint, loaded.fingerprint.substr(0, 12)));
   }
   backend_->synchronize();
+  count_base_bytes();
+}
+
+void Run::count_base_bytes() {
+  // The tensors a split base holds only while gathered count as this rank's slices.
+  std::set<const c10::TensorImpl*> split;
+  for (const model::BaseUnit& unit : model_->base_units()) {
+    for (const at::Tensor& t : unit.tensors()) split.insert(t.unsafeGetTensorImpl());
+  }
+  int64_t bytes = sharded_ ? sharded_->shard_bytes() : 0;
+  for (const auto& p : model_->named_parameters()) {
+    const at::Tensor& t = p.value();
+    if (p.key().find("lora_") != std::string::npos || split.count(t.unsafeGetTensorImpl()))
+      continue;
+    bytes += t.numel() * static_cast<int64_t>(t.element_size());
+  }
+  base_bytes_ = bytes;
+  if (sharded_) {
+    spdlog::info("base split over {} ranks ({}): this rank holds {:.1f} MB of it between gathers",
+                 sharded_->ranks(), spec_.distributed.shard_base, double(bytes) / 1e6);
+  }
 }
 
 // The tokenizer and the data set. A data file's size is known only now: the step counts are
@@ -489,37 +543,69 @@ void Run::prepare_validation(const data::BatcherOptions& train_options) {
   for (const auto& b : validation_batchers_) validation_.push_back(b.get());
 }
 
+namespace {
+
+// The first rank whose texts differ from rank 0's, and which text: none when all agree. The
+// texts travel as numbers (a character a number, exact in fp64) in one Gloo all-gather.
+std::optional<std::pair<std::size_t, std::size_t>> first_disagreement(
+    dist::Communicator& comm, const std::vector<std::string>& texts,
+    std::vector<std::vector<std::string>>& everyones) {
+  std::vector<double> mine;
+  for (const std::string& t : texts) {
+    mine.push_back(double(t.size()));
+    for (const char c : t) mine.push_back(double(static_cast<unsigned char>(c)));
+  }
+  for (const std::vector<double>& v : comm.all_gather_values(mine)) {
+    std::vector<std::string> theirs;
+    for (std::size_t i = 0; i < v.size();) {
+      const auto n = static_cast<std::size_t>(v[i]);
+      std::string t;
+      for (std::size_t k = 1; k <= n && i + k < v.size(); ++k) t += char(int(v[i + k]));
+      theirs.push_back(std::move(t));
+      i += 1 + n;
+    }
+    everyones.push_back(std::move(theirs));
+  }
+  for (std::size_t r = 1; r < everyones.size(); ++r) {
+    for (std::size_t which = 0; which < everyones[0].size(); ++which) {
+      if (which >= everyones[r].size() || everyones[r][which] != everyones[0][which]) {
+        return std::make_pair(r, which);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Run::check_same_launch_settings() {
+  if (!o_.launch.distributed()) return;
+  // How the job is run is left out of the spec fingerprint, but the ranks must agree on it: a
+  // rank with another distributed.shard_base would meet its peers' gathers with other
+  // collectives.
+  std::vector<std::vector<std::string>> all;
+  const auto differ = first_disagreement(*comm_, {spec::to_json(spec_)["distributed"].dump()}, all);
+  if (!differ) return;
+  throw dist::LaunchError(fmt::format(
+      "rank {} runs the job differently from rank 0: its distributed section is {}, rank 0's "
+      "is {}; every rank must be started with the same spec and --set options",
+      differ->first, all[differ->first][0], all[0][0]));
+}
+
 void Run::check_same_job() {
   if (!o_.launch.distributed()) return;
-  // The two fingerprints, a character a number (exact in fp64), for the Gloo all-gather.
-  std::vector<double> mine;
-  const std::string& data_fingerprint = rep_.data->fingerprint;
-  for (const std::string* f : {&spec_fingerprint_, &data_fingerprint}) {
-    mine.push_back(double(f->size()));
-    for (const char c : *f) mine.push_back(double(static_cast<unsigned char>(c)));
-  }
-  const std::vector<std::vector<double>> all = comm_->all_gather_values(mine);
-  const auto text_at = [](const std::vector<double>& v, std::size_t which) {
-    std::size_t i = 0;
-    for (std::size_t k = 0; k < which && i < v.size(); ++k) i += 1 + std::size_t(v[i]);
-    std::string out;
-    const std::size_t n = i < v.size() ? std::size_t(v[i]) : 0;
-    for (std::size_t k = 1; k <= n && i + k < v.size(); ++k) out += char(int(v[i + k]));
-    return out;
-  };
-  for (std::size_t r = 1; r < all.size(); ++r) {
-    if (all[r] == all[0]) continue;
-    const bool spec_differs = text_at(all[r], 0) != text_at(all[0], 0);
-    const std::size_t which = spec_differs ? 0 : 1;
-    throw dist::LaunchError(fmt::format(
-        "rank {} runs another job than rank 0: its {} fingerprint {} is not rank 0's {} ({}); "
-        "every rank must be started with the same spec, --set options and files",
-        r, spec_differs ? "spec" : "data", text_at(all[r], which).substr(0, 12),
-        text_at(all[0], which).substr(0, 12),
-        spec_differs ? "a key of the job differs: compare the ranks' command lines and spec files"
-                     : "the training data or the tokenizer differs: compare the files each "
-                       "rank reads"));
-  }
+  std::vector<std::vector<std::string>> all;
+  const auto differ = first_disagreement(*comm_, {spec_fingerprint_, rep_.data->fingerprint}, all);
+  if (!differ) return;
+  const auto [r, which] = *differ;
+  const bool spec_differs = which == 0;
+  throw dist::LaunchError(fmt::format(
+      "rank {} runs another job than rank 0: its {} fingerprint {} is not rank 0's {} ({}); "
+      "every rank must be started with the same spec, --set options and files",
+      r, spec_differs ? "spec" : "data", all[r][which].substr(0, 12), all[0][which].substr(0, 12),
+      spec_differs ? "a key of the job differs: compare the ranks' command lines and spec files"
+                   : "the training data or the tokenizer differs: compare the files each "
+                     "rank reads"));
 }
 
 void Run::load_checkpoint() {

@@ -119,7 +119,7 @@ Diverged::Diverged(int64_t step, double loss)
 
 Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& batcher,
                  device::Backend& backend, std::optional<OomInjection> inject_oom,
-                 dist::Communicator* comm)
+                 dist::Communicator* comm, const dist::CollectiveStats* gather_stats)
     : spec_(spec),
       model_(model),
       batcher_(batcher),
@@ -138,6 +138,7 @@ Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& 
       // only.
       split_{batcher.micro_batch_size(), spec.train.grad_accum_steps},
       comm_(comm),
+      gather_stats_(gather_stats),
       generator_(at::globalContext().defaultGenerator(backend.device())) {
   const spec::TrainSpec& t = spec_.train;
   if (t.grad_accum_steps % ranks() != 0) {
@@ -217,8 +218,10 @@ void Trainer::forward_backward(int64_t k, int64_t step,
   // The job's index of this rank's first micro-batch of the step.
   const int64_t first = (comm_ != nullptr ? comm_->rank() : 0) * int64_t(micro_batches.size());
   std::string out_of_memory;
+  size_t begun = 0;  // micro-batches whose pass has begun
   try {
     for (size_t i = 0; i < micro_batches.size(); ++i) {
+      begun = i + 1;
       data::MicroBatch& mb = micro_batches[i];
       if (spec_.lora.dropout > 0.0) {
         std::lock_guard<std::mutex> lock(generator_.mutex());
@@ -236,6 +239,8 @@ void Trainer::forward_backward(int64_t k, int64_t step,
   } catch (const std::exception& e) {
     if (ranks() == 1 || !is_out_of_memory(e)) throw;
     out_of_memory = error_first_line(e);
+    // A split base: the peers' gathers for the rest of the step are met first.
+    model_->complete_training_passes(static_cast<int64_t>(micro_batches.size() - begun));
     micro_batches.clear();
     for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();
   }
@@ -521,6 +526,8 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     Attempt done;
     const dist::CollectiveStats before =
         comm_ != nullptr ? comm_->stats() : dist::CollectiveStats{};
+    const dist::CollectiveStats gathers_before =
+        gather_stats_ != nullptr ? *gather_stats_ : dist::CollectiveStats{};
     for (;;) {
       bool updating = false;
       std::string oom_error;  // first line of the out-of-memory error; empty: the step ran
@@ -542,14 +549,21 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     rec.model_flops = flops.lora_frozen_base;
     result.steps.push_back(rec);
     result.flops.push_back(flops);
+    double collective_seconds = 0.0;
     if (comm_ != nullptr) {
       const dist::CollectiveStats& after = comm_->stats();
-      result.collective_seconds.push_back(after.blocked_seconds - before.blocked_seconds);
+      collective_seconds += after.blocked_seconds - before.blocked_seconds;
       result.collective_bytes += after.bytes - before.bytes;
       result.collective_calls += after.calls - before.calls;
-    } else {
-      result.collective_seconds.push_back(0.0);
     }
+    if (gather_stats_ != nullptr) {
+      const double waited = gather_stats_->blocked_seconds - gathers_before.blocked_seconds;
+      collective_seconds += waited;
+      result.gather_seconds += waited;
+      result.gather_bytes += gather_stats_->bytes - gathers_before.bytes;
+      result.gather_calls += gather_stats_->calls - gathers_before.calls;
+    }
+    result.collective_seconds.push_back(collective_seconds);
     // A non-finite loss does not recover: the step is recorded (its loss reads null in the
     // report) and the run stops, rather than spending machine time on NaN weights.
     if (!std::isfinite(rec.loss)) throw Diverged(rec.step, rec.loss);
