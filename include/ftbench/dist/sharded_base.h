@@ -15,7 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -52,6 +54,11 @@ class ShardedBase final : public model::BaseGathers {
   // Bytes of the slices this rank keeps, every unit together.
   int64_t shard_bytes() const;
   int64_t ranks() const { return group_.size(); }
+  // A testing aid: called before a unit is given memory for a gather, and may throw as an
+  // allocation that runs out of memory would (tests/dist/torch/sharded_base_test.cpp).
+  void set_before_allocate(std::function<void(int64_t unit)> check) {
+    before_allocate_ = std::move(check);
+  }
 
  private:
   enum class State { kEmpty, kInFlight, kWhole };
@@ -69,6 +76,7 @@ class ShardedBase final : public model::BaseGathers {
   std::vector<int64_t> order_;  // the pass in progress
   std::size_t next_ = 0;        // its next unit
   CollectiveStats stats_;
+  std::function<void(int64_t unit)> before_allocate_;
 };
 
 }  // namespace ftbench::dist

@@ -86,6 +86,7 @@ void ShardedBase::start(int64_t unit) {
         fmt::format("ShardedBase: unit {} was never filled (keep_shard), so has no slice", unit));
   }
   model::BaseUnit& u = units_[i];
+  if (before_allocate_) before_allocate_(unit);
   u.allocate();
   try {
     pending_[i] = group_.start_all_gather(u.flat(), shards_[i]);
@@ -117,8 +118,10 @@ void ShardedBase::gather(int64_t unit) {
                                            ? std::string("has no gather left")
                                            : fmt::format("expects unit {}", order_[next_])));
   }
-  ++next_;
+  // Started before the pass moves on: a unit that cannot be given memory (out of memory) is
+  // still the pass's next one, which complete_pass() then gathers as the peers do.
   start(unit);
+  ++next_;
   // The pass's next unit travels while this one computes.
   if (next_ < order_.size() && order_[next_] != unit) start(order_[next_]);
   finish(unit);
@@ -134,6 +137,16 @@ void ShardedBase::release(int64_t unit) noexcept {
 
 void ShardedBase::complete_pass() {
   try {
+    // First what belongs to positions already passed: units still whole, and a gather issued
+    // for the current unit but never waited for (the pass stopped while the next one was being
+    // started), given back without a collective. A gather in flight for the next position (a
+    // prefetch) counts for that position. Then the rest, one unit at a time, each released at
+    // once, on a rank that may just have run out of memory.
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      const bool ahead = next_ < order_.size() && order_[next_] == static_cast<int64_t>(i);
+      if (states_[i] == State::kInFlight && !ahead) finish(static_cast<int64_t>(i));
+      release(static_cast<int64_t>(i));
+    }
     while (next_ < order_.size()) {
       const int64_t unit = order_[next_++];
       finish(unit);
