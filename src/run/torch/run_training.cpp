@@ -279,11 +279,25 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
 void Run::export_outputs() {
   if (!lead()) {
     // The adapters are bitwise equal on every rank (Trainer::run checked); a split base's
-    // merged export gathers every unit from every rank while rank 0 writes it.
+    // merged export gathers every unit from every rank while rank 0 writes it. The device waits
+    // for this rank's part (on NCCL the gathers are only queued) before anything ends.
     if (!merged_dir_.empty()) model_->follow_pass(model::GatherPass::kMergedExport);
+    backend_->synchronize();
     return;
   }
-  if (!adapter_dir_.empty()) export_to("peft_adapter", phase::kAdapterExport, adapter_dir_);
+  try {
+    if (!adapter_dir_.empty()) export_to("peft_adapter", phase::kAdapterExport, adapter_dir_);
+  } catch (const std::exception&) {
+    // The other ranks are in the merged export's gathers already: met, so that they end too.
+    if (!merged_dir_.empty()) {
+      try {
+        model_->follow_pass(model::GatherPass::kMergedExport);
+      } catch (const std::exception&) {
+        // The peers are gone too; the export's own failure is the one to report.
+      }
+    }
+    throw;
+  }
   if (!merged_dir_.empty()) export_to("merged", phase::kMergedExport, merged_dir_);
 }
 

@@ -239,10 +239,12 @@ void Trainer::forward_backward(int64_t k, int64_t step,
   } catch (const std::exception& e) {
     if (ranks() == 1 || !is_out_of_memory(e)) throw;
     out_of_memory = error_first_line(e);
-    // A split base: the peers' gathers for the rest of the step are met first.
-    model_->complete_training_passes(static_cast<int64_t>(micro_batches.size() - begun));
+    const auto passes_left = static_cast<int64_t>(micro_batches.size() - begun);
     micro_batches.clear();
     for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();
+    // A split base: the peers' gathers for the rest of the step are met, with the memory above
+    // given back first.
+    model_->complete_training_passes(passes_left);
   }
   const int64_t ranks_out_of_memory = sum_gradients(out.loss_sum, !out_of_memory.empty());
   if (ranks_out_of_memory > 0) {
