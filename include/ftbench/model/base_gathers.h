@@ -4,8 +4,8 @@
 // makes the same passes, so the gathers of all ranks meet in the same order; the implementation
 // (dist/sharded_base.h) may start the next unit's gather before the current one computes.
 //
-// A pass of one micro-batch in training, 2 blocks, untied head without an adapter:
-//   embedding, block 0, block 1, head (forward), block 1, block 0 (backward, recomputed)
+// A pass of one micro-batch in training, 2 blocks with adapters, untied head without one:
+//   embedding, block 0, block 1, head (forward), block 1, block 0 (backward)
 #pragma once
 
 #include <cstdint>

@@ -36,13 +36,14 @@ class BaseUnit {
   // the ranks.
   int64_t numel() const { return numel_; }
   int64_t bytes() const;
-  // Elements that belong to tensors (the rest is gaps and padding).
-  int64_t tensor_numel() const { return tensor_numel_; }
   bool whole() const;
 
-  // Gives the buffer memory, uninitialised except the gaps and padding (zero): the tensors may
-  // be written and read. Throws when the memory cannot be had (an out-of-memory error).
+  // Gives the buffer memory, uninitialised: the tensors may be written and read. Throws when the
+  // memory cannot be had (an out-of-memory error).
   void allocate();
+  // Zeroes the alignment gaps and the padding, which belong to no tensor: for a buffer filled
+  // tensor by tensor (a gather fills all of it).
+  void zero_gaps();
   // Takes the memory back (a no-op when there is none).
   void free();
   // The buffer as one flat tensor of numel() elements: what a gather fills. Valid to read only
@@ -55,7 +56,6 @@ class BaseUnit {
   int64_t element_bytes_ = 0;
   std::vector<std::pair<int64_t, int64_t>> gaps_;  // (first element, count): zeroed on allocate
   int64_t numel_ = 0;
-  int64_t tensor_numel_ = 0;
   at::Tensor flat_;
 };
 

@@ -102,6 +102,14 @@ class LlamaImpl : public torch::nn::Module {
   // head unless it is tied to the embedding (then head_unit() is 0). Empty for a whole base.
   std::vector<BaseUnit>& base_units() { return units_; }
   int64_t head_unit() const;
+  // The unit that holds `weight` (one of the module's own tensors); -1 for one in no unit (a
+  // norm, an adapter, or any tensor of a whole base).
+  int64_t unit_of(const at::Tensor& weight) const;
+  // Whether the output head has a LoRA adapter (lora.targets names `output`).
+  bool head_adapted() const;
+  // A merged export writes lm_head.weight apart from the embedding: untied, or tied with an
+  // adapter on the head (merging into the shared tensor would change the input embedding too).
+  bool merged_head_apart() const;
   // The units in the order init_random() draws their values.
   std::vector<int64_t> init_order() const;
   // The units `pass` gathers, in order: a block twice in training when it has adapters (forward,
@@ -133,7 +141,6 @@ class LlamaImpl : public torch::nn::Module {
   // The values init_random() gives unit `unit` (the adapters of its layers too).
   void init_unit_random(int64_t unit);
   bool layers_adapted() const;
-  bool head_adapted() const;
   spec::ModelSpec spec_;
   RopeTables rope_;
   bool checkpointing_ = false;

@@ -96,7 +96,10 @@ std::pair<std::vector<std::string>, std::map<std::string, std::string>> checkpoi
 class CheckpointPlan {
  public:
   CheckpointPlan(Llama& model, const spec::ModelSpec& shape)
-      : shape_(shape), where_(destinations(model, shape)), units_(model->base_units()) {
+      : model_(model),
+        shape_(shape),
+        where_(destinations(model, shape)),
+        units_(model->base_units()) {
     for (const HfTensor& t : hf_llama_tensors(shape)) {
       expected_[t.name] = t.shape;
       expected_order_.push_back(t.name);
@@ -137,16 +140,27 @@ class CheckpointPlan {
   }
 
   // A whole base: file by file, in the order the files hold them. A split base: unit by unit,
-  // each whole only while its tensors are copied in, then handed to `filled`.
-  void copy(const std::function<void(int64_t unit)>& filled) const {
+  // each whole only while its tensors are copied in, then handed to `filled`. A file is unmapped
+  // once its last tensor is in, so that its pages leave the process's resident memory.
+  void copy(const std::function<void(int64_t unit)>& filled) {
     torch::NoGradGuard no_grad;
+    std::map<const io::SafetensorsReader*, int64_t> left;
+    for (const Planned& planned : plan_) ++left[planned.reader];
+    auto copy_one = [&](const Planned& planned) {
+      copy_in(planned);
+      if (--left[planned.reader] > 0) return;
+      for (std::unique_ptr<io::SafetensorsReader>& r : readers_) {
+        if (r.get() == planned.reader) r.reset();
+      }
+    };
     for (const Planned& planned : plan_) {
-      if (planned.unit < 0) copy_in(planned);
+      if (planned.unit < 0) copy_one(planned);
     }
     for (std::size_t u = 0; u < units_.size(); ++u) {
       units_[u].allocate();
+      units_[u].zero_gaps();
       for (const Planned& planned : plan_) {
-        if (planned.unit == static_cast<int64_t>(u)) copy_in(planned);
+        if (planned.unit == static_cast<int64_t>(u)) copy_one(planned);
       }
       if (filled) filled(static_cast<int64_t>(u));
     }
@@ -193,13 +207,8 @@ class CheckpointPlan {
       throw HfCheckpointError(
           fmt::format("{}: tensor \"{}\" is {}; expected F32, F16 or BF16", path, t.name, t.dtype));
     }
-    Planned planned{readers_.back().get(), &t, dest->second, -1};
-    for (std::size_t u = 0; u < units_.size() && planned.unit < 0; ++u) {
-      for (const at::Tensor& w : units_[u].tensors()) {
-        if (w.is_same(dest->second.tensor)) planned.unit = static_cast<int64_t>(u);
-      }
-    }
-    plan_.push_back(planned);
+    plan_.push_back(
+        {readers_.back().get(), &t, dest->second, model_->unit_of(dest->second.tensor)});
     const auto* bytes = static_cast<const char*>(readers_.back()->tensor_data(t));
     const size_t size = static_cast<size_t>(t.end - t.begin);
     const size_t edge = std::min<size_t>(size, 4096);
@@ -212,6 +221,7 @@ class CheckpointPlan {
     stats_.bytes += static_cast<int64_t>(t.end - t.begin);
   }
 
+  Llama& model_;
   const spec::ModelSpec& shape_;
   std::map<std::string, std::vector<int64_t>> expected_;
   std::vector<std::string> expected_order_;  // as hf_llama_tensors lists them

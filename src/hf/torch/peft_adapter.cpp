@@ -368,7 +368,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
 namespace {
 
 // How to make each HF tensor, merged, on the model's device, and the unit of a split base it is
-// made from (none: a norm, whole on every rank).
+// made from (-1: a norm, whole on every rank, or any tensor of a whole base).
 struct MergedSources {
   std::map<std::string, std::function<at::Tensor()>> make;
   std::map<std::string, int64_t> unit_of;
@@ -376,34 +376,33 @@ struct MergedSources {
 
 MergedSources merged_sources(Llama& model) {
   MergedSources out;
-  auto& make = out.make;
-  make["model.embed_tokens.weight"] = [&] { return model->embedding; };
-  out.unit_of["model.embed_tokens.weight"] = 0;
+  // `name` made by `make` from the base weight `base`: its unit is base's.
+  auto add = [&](const std::string& name, const at::Tensor& base,
+                 std::function<at::Tensor()> make) {
+    out.make[name] = std::move(make);
+    out.unit_of[name] = model->unit_of(base);
+  };
+  add("model.embed_tokens.weight", model->embedding, [&] { return model->embedding; });
   for (size_t i = 0; i < model->layers.size(); ++i) {
     DecoderLayer& layer = model->layers[i];
     const std::string p = fmt::format("model.layers.{}.", i);
-    auto merged = [](LoraLinear& linear, size_t slice) {
-      return [&linear, slice] { return linear->merged_slice(slice); };
+    auto merged = [&](const char* name, LoraLinear& linear, size_t slice) {
+      add(p + name, linear->weight, [&linear, slice] { return linear->merged_slice(slice); });
     };
-    make[p + "self_attn.q_proj.weight"] = merged(layer->qkv, 0);
-    make[p + "self_attn.k_proj.weight"] = merged(layer->qkv, 1);
-    make[p + "self_attn.v_proj.weight"] = merged(layer->qkv, 2);
-    make[p + "self_attn.o_proj.weight"] = merged(layer->o, 0);
-    make[p + "mlp.gate_proj.weight"] = merged(layer->gate_up, 0);
-    make[p + "mlp.up_proj.weight"] = merged(layer->gate_up, 1);
-    make[p + "mlp.down_proj.weight"] = merged(layer->down, 0);
-    make[p + "input_layernorm.weight"] = [&layer] { return layer->attn_norm->weight; };
-    make[p + "post_attention_layernorm.weight"] = [&layer] { return layer->mlp_norm->weight; };
-    for (const char* name :
-         {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
-          "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
-          "mlp.down_proj.weight"}) {
-      out.unit_of[p + name] = static_cast<int64_t>(i) + 1;
-    }
+    merged("self_attn.q_proj.weight", layer->qkv, 0);
+    merged("self_attn.k_proj.weight", layer->qkv, 1);
+    merged("self_attn.v_proj.weight", layer->qkv, 2);
+    merged("self_attn.o_proj.weight", layer->o, 0);
+    merged("mlp.gate_proj.weight", layer->gate_up, 0);
+    merged("mlp.up_proj.weight", layer->gate_up, 1);
+    merged("mlp.down_proj.weight", layer->down, 0);
+    add(p + "input_layernorm.weight", layer->attn_norm->weight,
+        [&layer] { return layer->attn_norm->weight; });
+    add(p + "post_attention_layernorm.weight", layer->mlp_norm->weight,
+        [&layer] { return layer->mlp_norm->weight; });
   }
-  make["model.norm.weight"] = [&] { return model->final_norm->weight; };
-  make["lm_head.weight"] = [&] { return model->lm_head->merged_slice(0); };
-  out.unit_of["lm_head.weight"] = model->head_unit();
+  add("model.norm.weight", model->final_norm->weight, [&] { return model->final_norm->weight; });
+  add("lm_head.weight", model->lm_head->weight, [&] { return model->lm_head->merged_slice(0); });
   return out;
 }
 
@@ -484,8 +483,7 @@ ExportStats write_merged(Llama& model, const spec::ModelSpec& shape, const std::
   check_shape(model, shape, "write_merged_hf");
   const at::ScalarType dtype = model->embedding.scalar_type();
   spec::ModelSpec out_shape = shape;
-  const bool head_adapted = model->lm_head->lora_a.front().defined();
-  if (shape.tie_embeddings && head_adapted) out_shape.tie_embeddings = false;
+  out_shape.tie_embeddings = !model->merged_head_apart();
   const MergedSources sources = merged_sources(model);
   const std::vector<HfTensor> tensors = hf_llama_tensors(out_shape);
   const std::string st_dtype = safetensors_dtype(dtype);
@@ -504,7 +502,7 @@ ExportStats write_merged(Llama& model, const spec::ModelSpec& shape, const std::
   int64_t whole = -1;
   auto need_unit = [&](const std::string& tensor) {
     const auto unit = sources.unit_of.find(tensor);
-    if (gathers == nullptr || unit == sources.unit_of.end() || unit->second == whole) return;
+    if (gathers == nullptr || unit->second < 0 || unit->second == whole) return;
     if (whole >= 0) gathers->release(whole);
     whole = -1;
     gathers->gather(unit->second);

@@ -37,7 +37,6 @@ BaseUnit::BaseUnit(std::vector<at::Tensor> tensors, const std::vector<std::vecto
     if (start > end) gaps_.emplace_back(end, start - end);
     offsets.push_back(start);
     end = start + n;
-    tensor_numel_ += n;
   }
   numel_ = round_up(end, ranks);
   if (numel_ > end) gaps_.emplace_back(end, numel_ - end);
@@ -73,6 +72,9 @@ void BaseUnit::allocate() {
   c10::StorageImpl* storage = flat_.storage().unsafeGetStorageImpl();
   const c10::DeviceGuard guard(flat_.device());
   storage->set_data_ptr_noswap(storage->allocator()->allocate(static_cast<size_t>(bytes())));
+}
+
+void BaseUnit::zero_gaps() {
   torch::NoGradGuard no_grad;
   for (const auto& [first, count] : gaps_) flat_.narrow(0, first, count).zero_();
 }

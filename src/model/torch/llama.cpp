@@ -275,7 +275,10 @@ void LlamaImpl::init_unit_random(int64_t unit) {
 
 void LlamaImpl::init_random(const std::function<void(int64_t unit)>& filled) {
   for (int64_t unit : init_order()) {
-    if (!units_.empty()) units_[static_cast<std::size_t>(unit)].allocate();
+    if (!units_.empty()) {
+      units_[static_cast<std::size_t>(unit)].allocate();
+      units_[static_cast<std::size_t>(unit)].zero_gaps();
+    }
     init_unit_random(unit);
     if (!units_.empty() && filled) filled(unit);
   }
@@ -290,13 +293,23 @@ bool LlamaImpl::layers_adapted() const { return !layers.empty() && layers.front(
 
 bool LlamaImpl::head_adapted() const { return lm_head->has_adapter(); }
 
+bool LlamaImpl::merged_head_apart() const { return !spec_.tie_embeddings || head_adapted(); }
+
+int64_t LlamaImpl::unit_of(const at::Tensor& weight) const {
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    for (const at::Tensor& t : units_[u].tensors()) {
+      if (t.is_same(weight)) return static_cast<int64_t>(u);
+    }
+  }
+  return -1;
+}
+
 std::vector<int64_t> LlamaImpl::gather_order(GatherPass pass) const {
   const auto n = static_cast<int64_t>(layers.size());
   std::vector<int64_t> order{0};
   for (int64_t i = 1; i <= n; ++i) order.push_back(i);
   if (pass == GatherPass::kMergedExport) {
-    // lm_head.weight is written when untied, or when a tied head has an adapter merged in.
-    if (!spec_.tie_embeddings || head_adapted()) order.push_back(head_unit());
+    if (merged_head_apart()) order.push_back(head_unit());
     return order;
   }
   order.push_back(head_unit());
