@@ -215,8 +215,6 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
   EXPECT_FALSE(fs::exists(none));
 }
 
-// The same checkpoint in another folder is the same job with the same weights; other weights of
-// the same shape are the same spec but a different weights fingerprint, which compare flags.
 // A base split across two ranks is read unit by unit from the checkpoint's two files: the
 // same weights (fingerprint), the same training, bit for bit, and the same merged export as two
 // ranks that each hold the whole base.
@@ -241,6 +239,8 @@ TEST_F(HfRun, ASplitBaseLoadsTheCheckpointUnitByUnit) {
               ftbench::e2e::slurp(dir_ / "node-merged" / "model.safetensors"));
 }
 
+// The same checkpoint in another folder is the same job with the same weights; other weights of
+// the same shape are the same spec but a different weights fingerprint, which compare flags.
 TEST_F(HfRun, WeightsFingerprintFollowsTheContentNotThePath) {
   const fs::path ck = make_checkpoint("ck", 3);
   fs::copy(ck, dir_ / "copy", fs::copy_options::recursive);

@@ -95,7 +95,9 @@ TEST_F(SplitBase, TwoAndFourRanksTrainWhatOneProcessTrains) {
         one_adapter, read_f32_tensors(dir() / (name + "-a") / "adapter_model.safetensors"), 1e-5,
         name);
     // The split is how the job runs, not which job (activation checkpointing is the job's).
-    if (c.extra.empty()) EXPECT_EQ(many["spec_fingerprint"], one["spec_fingerprint"]) << name;
+    if (c.extra.empty()) {
+      EXPECT_EQ(many["spec_fingerprint"], one["spec_fingerprint"]) << name;
+    }
 
     const nlohmann::json& d = many["distributed"];
     EXPECT_EQ(d["shard_base"], c.how);
@@ -106,9 +108,6 @@ TEST_F(SplitBase, TwoAndFourRanksTrainWhatOneProcessTrains) {
       EXPECT_EQ(rank["gathers"], kSteps * (kMicroBatchesPerStep / c.ranks) * kGathersPerMicroBatch)
           << name;
       EXPECT_GT(rank["gather_bytes"].get<int64_t>(), 0) << name;
-      EXPECT_GE(rank["gather_wait_seconds"].get<double>(), 0.0) << name;
-      EXPECT_LE(rank["gather_wait_seconds"].get<double>(), rank["collective_seconds"].get<double>())
-          << name;
       // A 1/ranks share, plus the norms (whole on every rank) and the padding: within 2 %.
       const double held = rank["base_bytes"].get<double>() * c.ranks;
       EXPECT_GE(held, double(whole_bytes)) << name;
@@ -195,18 +194,18 @@ TEST_F(SplitBase, AnOutOfMemoryOnOneRankFallsBackOnEveryRank) {
 TEST_F(SplitBase, ASigtermStopsEveryRankAndTheResumeIsBitExact) {
   const std::string split = " --set distributed.shard_base=node";
   const std::string cp = " --set train.checkpoint.dir=" + in_dir("ck");
-  ASSERT_EQ(run(2, "-o " + in_dir("whole.json") + split).exit_code, 0);
+  ASSERT_EQ(run(2, "-o " + in_dir("unbroken.json") + split).exit_code, 0);
   const Outcome stopped =
       run(2, "-o " + in_dir("s.json") + split + cp, "FTBENCH_INJECT_RANK_FAULT=1:3:sigterm");
   EXPECT_EQ(stopped.exit_code, 4) << stopped.err;
   EXPECT_TRUE(fs::exists(dir() / "ck" / "step-00000003")) << stopped.err;
   const Outcome resumed = run(2, "-o " + in_dir("s.json") + split + cp + " --resume latest");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const nlohmann::json whole = read_json(dir() / "whole.json");
+  const nlohmann::json unbroken = read_json(dir() / "unbroken.json");
   const nlohmann::json both = read_json(dir() / "s.json");
   ASSERT_EQ(both["steps"].size(), 8u);
   for (std::size_t i = 0; i < 8; ++i) {
-    EXPECT_EQ(both["steps"][i]["loss"], whole["steps"][i]["loss"]) << "step " << i + 1;
+    EXPECT_EQ(both["steps"][i]["loss"], unbroken["steps"][i]["loss"]) << "step " << i + 1;
   }
 }
 

@@ -58,8 +58,8 @@ struct CommunicatorOptions {
   bool device_collectives = true;
   // Asked about every second of the rendezvous: true ends it with RendezvousStopped.
   std::function<bool()> stop_requested;
-  // Whether the ranks write heartbeats into this group's keys (heartbeat()), which a failed
-  // collective's message then quotes; a group that has none quotes nothing.
+  // Whether a failed collective's message quotes the ranks' heartbeats from this group's keys
+  // (heartbeat()); false for a group nobody writes them into (a node's, for a split base).
   bool heartbeats = true;
 };
 
@@ -139,7 +139,6 @@ class Communicator {
   void barrier();
 
   const CollectiveStats& stats() const { return stats_; }
-  const std::chrono::milliseconds& timeout() const { return options_.timeout; }
 
   // Says in the store that this rank finished optimizer step `step` (one small write), so that
   // when a collective fails the others can name the rank that fell behind.

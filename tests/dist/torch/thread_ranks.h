@@ -2,7 +2,6 @@
 // c10d HashStore (Gloo on 127.0.0.1), and per-rank checks gathered from every thread.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
