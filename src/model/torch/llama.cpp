@@ -227,9 +227,14 @@ LlamaImpl::LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64
 }
 
 void LlamaImpl::make_units(int64_t shard_ranks, at::TensorOptions options) {
+  // At most two units are whole at once (the one computing, the next one arriving), and a pass
+  // has two sizes at most (the blocks; the embedding and the head): two free buffers of each
+  // are kept.
+  const std::shared_ptr<HostBufferPool> pool =
+      options.device().is_cpu() ? std::make_shared<HostBufferPool>(2) : nullptr;
   const std::vector<int64_t> table{spec_.vocab_size, spec_.dim};
   units_.emplace_back(std::vector<at::Tensor>{embedding}, std::vector<std::vector<int64_t>>{table},
-                      shard_ranks, options);
+                      shard_ranks, options, pool);
   for (DecoderLayer& layer : layers) {
     std::vector<at::Tensor> weights;
     std::vector<std::vector<int64_t>> sizes;
@@ -237,12 +242,12 @@ void LlamaImpl::make_units(int64_t shard_ranks, at::TensorOptions options) {
       weights.push_back((*linear)->weight);
       sizes.push_back((*linear)->weight_sizes());
     }
-    units_.emplace_back(std::move(weights), sizes, shard_ranks, options);
+    units_.emplace_back(std::move(weights), sizes, shard_ranks, options, pool);
   }
   if (!spec_.tie_embeddings) {
     units_.emplace_back(std::vector<at::Tensor>{lm_head->weight},
                         std::vector<std::vector<int64_t>>{lm_head->weight_sizes()}, shard_ranks,
-                        options);
+                        options, pool);
   }
 }
 
