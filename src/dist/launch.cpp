@@ -107,7 +107,9 @@ Launch torchrun_launch(const Env& env) {
     l.local_rank = read_optional(env, "LOCAL_RANK", 0, kMaxRank).value_or(0);
   }
   check_rank(given(env, "LOCAL_RANK"), l.local_rank, "LOCAL_WORLD_SIZE", l.local_world_size);
-  l.node_rank = read_optional(env, "GROUP_RANK", 0, kMaxRank).value_or(0);
+  const std::optional<int64_t> group_rank = read_optional(env, "GROUP_RANK", 0, kMaxRank);
+  l.node_rank = group_rank.value_or(0);
+  l.node_known = group_rank.has_value() || l.local_world_size == l.world_size;
   l.restart_count = read_optional(env, "TORCHELASTIC_RESTART_COUNT", 0, 1'000'000).value_or(0);
   l.run_id = get(env, "TORCHELASTIC_RUN_ID").value_or("");
   const std::optional<std::string> agent = get(env, "TORCHELASTIC_USE_AGENT_STORE");
@@ -168,7 +170,8 @@ Launch slurm_launch(const Env& env) {
       env.count("SLURM_STEP_NUM_TASKS") > 0 ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
   l.world_size = read_required(env, world_name, 1, kMaxWorldSize, why);
   check_rank(given(env, "SLURM_PROCID"), l.rank, world_name, l.world_size);
-  l.node_rank = read_optional(env, "SLURM_NODEID", 0, kMaxRank).value_or(0);
+  const std::optional<int64_t> node_id = read_optional(env, "SLURM_NODEID", 0, kMaxRank);
+  l.node_rank = node_id.value_or(0);
   l.local_rank = read_optional(env, "SLURM_LOCALID", 0, kMaxRank).value_or(0);
   std::string_view per_node_name;
   for (std::string_view name :
@@ -188,6 +191,7 @@ Launch slurm_launch(const Env& env) {
   }
   check_rank(given(env, "SLURM_LOCALID"), l.local_rank,
              "the node's task count (SLURM_STEP_TASKS_PER_NODE)", l.local_world_size);
+  l.node_known = node_id.has_value() || l.local_world_size == l.world_size;
   l.run_id = get(env, "SLURM_JOB_ID").value_or(get(env, "SLURM_JOBID").value_or(""));
   if (const std::optional<std::string> step = get(env, "SLURM_STEP_ID")) {
     l.run_id += "." + *step;

@@ -164,6 +164,29 @@ TEST(Launch, SrunGivesRankNodeAndItsFirstHost) {
   EXPECT_EQ(l.store_prefix(), "ftbench/4242.0/attempt_0/");
 }
 
+// Splitting within a node needs to know the node: given (GROUP_RANK, SLURM_NODEID), or implied
+// by a job on one node.
+TEST(Launch, TheNodeIsKnownWhenGivenOrWhenTheJobIsOnOneNode) {
+  EXPECT_TRUE(launch_from_environment({}).node_known);
+  Env env = torchrun_env(3, 4);
+  env["LOCAL_WORLD_SIZE"] = "2";
+  env["LOCAL_RANK"] = "1";
+  env["GROUP_RANK"] = "1";
+  EXPECT_TRUE(launch_from_environment(env).node_known);
+  env.erase("GROUP_RANK");
+  const Launch unknown = launch_from_environment(env);
+  EXPECT_FALSE(unknown.node_known);
+  EXPECT_EQ(unknown.node_rank, 0);
+  env = torchrun_env(1, 2);
+  env.erase("GROUP_RANK");
+  EXPECT_TRUE(launch_from_environment(env).node_known);  // one node of 2 ranks
+  EXPECT_TRUE(launch_from_environment(srun_env()).node_known);
+  env = srun_env();
+  env.erase("SLURM_NODEID");
+  env["SLURM_PROCID"] = "1";
+  EXPECT_FALSE(launch_from_environment(env).node_known);  // 4 tasks on the node, 8 in the step
+}
+
 TEST(Launch, SrunTakesAGivenMasterAndPort) {
   Env env = srun_env();
   env["MASTER_ADDR"] = "10.0.0.5";

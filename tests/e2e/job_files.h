@@ -41,16 +41,18 @@ inline int free_port() {
 // local_world, GROUP_RANK r / local_world), meeting at 127.0.0.1:`port`, every one in the source
 // tree (so that configs/ resolves) under `timeout`; `args_of(r)` is rank r's command line after
 // "ftbench", `env` more variables for all. Rank r's output goes to `dir`/rank<r>.log and its exit
-// code to `dir`/rc<r>. Returns once all ended: system()'s status of the shell.
+// code to `dir`/rc<r>. Returns once all ended: system()'s status of the shell. Without
+// `group_rank`, GROUP_RANK is left unset (a launch that does not say which node a rank is on).
 inline int run_torchrun_ranks(int ranks, int local_world, int port,
                               const std::filesystem::path& dir,
                               const std::function<std::string(int)>& args_of,
-                              const std::string& env = "", int timeout_seconds = 120) {
+                              const std::string& env = "", int timeout_seconds = 120,
+                              bool group_rank = true) {
   std::string script = "cd " + shell_quote(FTBENCH_SOURCE_DIR) + " || exit 1; ";
   for (int r = 0; r < ranks; ++r) {
     const std::string rank = std::to_string(r);
     script += "(RANK=" + rank + " LOCAL_RANK=" + std::to_string(r % local_world) +
-              " GROUP_RANK=" + std::to_string(r / local_world) +
+              (group_rank ? " GROUP_RANK=" + std::to_string(r / local_world) : std::string()) +
               " WORLD_SIZE=" + std::to_string(ranks) +
               " LOCAL_WORLD_SIZE=" + std::to_string(local_world) +
               " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +

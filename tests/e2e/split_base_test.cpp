@@ -101,9 +101,9 @@ TEST_F(SplitBase, TwoAndFourRanksTrainWhatOneProcessTrains) {
 
     const nlohmann::json& d = many["distributed"];
     EXPECT_EQ(d["shard_base"], c.how);
-    EXPECT_EQ(d["shard_group_size"], c.ranks);
     ASSERT_EQ(d["ranks"].size(), static_cast<std::size_t>(c.ranks));
     for (const nlohmann::json& rank : d["ranks"]) {
+      EXPECT_EQ(rank["shard_group_size"], c.ranks) << name;
       // Each rank runs 4 / ranks micro-batches a step; every block twice in each.
       EXPECT_EQ(rank["gathers"], kSteps * (kMicroBatchesPerStep / c.ranks) * kGathersPerMicroBatch)
           << name;
@@ -143,8 +143,8 @@ TEST_F(SplitBase, TwoRanksTrainAndExportBitForBitWhatTheyDoWithTheWholeBase) {
     EXPECT_EQ(node["steps"][i]["grad_norm"], none["steps"][i]["grad_norm"]) << "step " << i + 1;
   }
   EXPECT_EQ(node["exports"][1]["kind"], "merged");
-  EXPECT_EQ(node["distributed"]["shard_group_size"], 2);
-  EXPECT_EQ(none["distributed"]["shard_group_size"], 1);
+  EXPECT_EQ(node["distributed"]["ranks"][1]["shard_group_size"], 2);
+  EXPECT_EQ(none["distributed"]["ranks"][1]["shard_group_size"], 1);
   EXPECT_EQ(none["distributed"]["ranks"][0]["gathers"], 0);
 }
 
@@ -169,10 +169,34 @@ TEST_F(SplitBase, AcrossTwoNodesNodeSplitsWithinEachNode) {
     }
     ASSERT_TRUE(fs::exists(dir() / report)) << slurp(dir() / "rank0.log");
     const nlohmann::json four = read_json(dir() / report);
-    EXPECT_EQ(four["distributed"]["shard_group_size"], how == "node" ? 2 : 4);
+    EXPECT_EQ(four["distributed"]["ranks"][3]["shard_group_size"], how == "node" ? 2 : 4);
     EXPECT_EQ(four["distributed"]["ranks"][3]["gathers"], kSteps * kGathersPerMicroBatch);
     expect_same_losses(one, four, how);
   }
+}
+
+// Splitting within each node needs to know the node: a job that spans nodes without GROUP_RANK
+// is refused at once on every rank (exit 2), before any rank waits for another.
+TEST_F(SplitBase, NodeIsRefusedWhereTheNodeIsNotKnown) {
+  ASSERT_EQ(ftbench::e2e::run_torchrun_ranks(
+                4, 2, free_port(), dir(),
+                [&](int) {
+                  return std::string("run ") + kJob + " --set distributed.shard_base=node -o " +
+                         in_dir("u.json");
+                },
+                "", 60, /*group_rank=*/false),
+            0);
+  for (int r = 0; r < 4; ++r) {
+    const std::string log = slurp(dir() / ("rank" + std::to_string(r) + ".log"));
+    EXPECT_EQ(slurp(dir() / ("rc" + std::to_string(r))), "2\n") << log;
+    EXPECT_NE(log.find("distributed.shard_base node splits the base among the ranks of each node, "
+                       "and this job spans nodes (2 ranks here of 4) without saying which node "
+                       "this rank is on: set GROUP_RANK (torchrun sets it) or SLURM_NODEID (srun "
+                       "does), or use shard_base all"),
+              std::string::npos)
+        << log;
+  }
+  EXPECT_FALSE(fs::exists(dir() / "u.json"));
 }
 
 // FTBENCH_INJECT_OOM hits the micro-batch of one rank; that rank makes the rest of the step's

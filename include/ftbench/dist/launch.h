@@ -54,7 +54,10 @@ struct Launch {
   int64_t world_size = 1;
   int64_t local_rank = 0;  // within the node: 0 <= local_rank < local_world_size
   int64_t local_world_size = 1;
-  int64_t node_rank = 0;    // GROUP_RANK (torchrun) or SLURM_NODEID
+  int64_t node_rank = 0;  // GROUP_RANK (torchrun) or SLURM_NODEID
+  // Whether node_rank was given (GROUP_RANK, SLURM_NODEID) or follows from the job being on one
+  // node (LOCAL_WORLD_SIZE equal to WORLD_SIZE): what splitting within a node needs.
+  bool node_known = true;
   std::string master_addr;  // the rendezvous host; empty for kSingle
   int master_port = 0;      // 1..65535; 0 for kSingle
   // torchrun's agent already serves the store at master_addr:master_port

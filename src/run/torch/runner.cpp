@@ -108,6 +108,13 @@ void Run::check_launch() const {
         "ProcessGroupNCCL.hpp and nccl.h or rccl.h); use auto or gloo (the GPU tensors then "
         "go through host memory)")});
   }
+  if (spec_.distributed.shard_base == spec::choice::shard_base::kNode && !l.node_known) {
+    throw dist::LaunchError(fmt::format(
+        "{}: distributed.shard_base node splits the base among the ranks of each node, and this "
+        "job spans nodes ({} ranks here of {}) without saying which node this rank is on: set "
+        "GROUP_RANK (torchrun sets it) or SLURM_NODEID (srun does), or use shard_base all",
+        dist::describe(l), l.local_world_size, l.world_size));
+  }
   const int64_t a = spec_.train.grad_accum_steps;
   if (a % l.world_size != 0) {
     throw spec::SpecError({spec::issue_at(
@@ -367,8 +374,11 @@ void Run::init_backend() {
     check_same_launch_settings();
     if (spec_.distributed.shard_base == spec::choice::shard_base::kNode &&
         launch.local_world_size < launch.world_size) {
+      // A failure in the node's group says what the job's group knows of every rank.
+      dist::CommunicatorOptions node = co;
+      node.more_on_failure = [this] { return comm_->last_heard_of(); };
       try {
-        node_comm_ = dist::node_communicator_for(launch, co);
+        node_comm_ = dist::node_communicator_for(launch, node);
       } catch (const std::exception&) {
         stop_if_asked(phase::kBackendInit);
         throw;
@@ -409,6 +419,7 @@ void Run::build_model() {
   if (group != nullptr) {
     sharded_ = std::make_unique<dist::ShardedBase>(*group, model_->base_units());
     model_->set_base_gathers(sharded_.get());
+    shard_group_size_ = group->size();
   } else if (spec_.distributed.shard_base != spec::choice::shard_base::kNone) {
     spdlog::info("distributed.shard_base {}: {}, so the base stays whole",
                  spec_.distributed.shard_base,
