@@ -61,6 +61,13 @@ struct CommunicatorOptions {
   // Whether a failed collective's message quotes the ranks' heartbeats from this group's keys
   // (heartbeat()); false for a group nobody writes them into (a node's, for a split base).
   bool heartbeats = true;
+  // How messages name this rank and its peers: "rank R of N" and "rank" when empty; a group
+  // within the job says where it is ("rank 3 of 4 (local rank 1 of 2 on node 1)", "local rank").
+  std::string self_name;
+  std::string peer_name = "rank";
+  // Appended to a failed collective's message: for a node's group, what the job's group knows of
+  // every rank (Communicator::last_heard_of of the job's group).
+  std::function<std::string()> more_on_failure;
 };
 
 // What the collectives of one Communicator cost so far.
@@ -143,13 +150,16 @@ class Communicator {
   // Says in the store that this rank finished optimizer step `step` (one small write), so that
   // when a collective fails the others can name the rank that fell behind.
   void heartbeat(int64_t step);
+  // "; last heard of: rank 1 after step 3 (12.5 s ago), rank 0 after step 4": from the ranks'
+  // heartbeats, read with a short timeout; "" where the store cannot be read either, or the
+  // group keeps none.
+  std::string last_heard_of();
 
  private:
   friend class PendingGather;
   struct Group;
-  // "; last heard of: rank 1 after step 3 (12.5 s ago), rank 0 after step 4": from the ranks'
-  // heartbeats, read with a short timeout; "" where the store cannot be read either.
-  std::string last_heard_of();
+  // options_.self_name, or "rank R of N".
+  std::string self() const;
   [[noreturn]] void fail(const char* what, const std::exception& e);
   // Sum (or max) in place over the ranks, divided by `divide_by` (> 1: an average); `what`
   // names it in errors.
@@ -177,9 +187,9 @@ std::unique_ptr<Communicator> communicator_for(const Launch& launch,
                                                const CommunicatorOptions& options);
 
 // The Communicator of the ranks on this rank's node (local rank of local world size), for what
-// is split within a node; its keys under the job's prefix and "node<node rank>/". Every rank of
-// the job calls it (after communicator_for, whose store rank 0 serves). A group of one where the
-// node has one rank.
+// is split within a node; its keys under the job's prefix and "node<node rank>/", its messages
+// naming the rank in the job and on the node. Every rank of the job calls it (after
+// communicator_for, whose store rank 0 serves). A group of one where the node has one rank.
 std::unique_ptr<Communicator> node_communicator_for(const Launch& launch,
                                                     const CommunicatorOptions& options);
 

@@ -145,12 +145,14 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
     throw;
   } catch (const RendezvousStopped&) {
     throw;
+  } catch (const LaunchError&) {
+    throw;
   } catch (const std::exception& e) {
     // Every rank had arrived: the handshake itself failed.
     throw CollectiveError(
-        fmt::format("rank {} of {}: the process group did not form within {} s "
+        fmt::format("{}: the process group did not form within {} s "
                     "(distributed.timeout_seconds), though every rank had arrived: {}",
-                    rank_, size_, seconds(options_.timeout), first_line(e)));
+                    self(), seconds(options_.timeout), first_line(e)));
   }
 #else
   (void)store;
@@ -491,15 +493,23 @@ void Communicator::barrier() {
 
 void Communicator::meet(const c10::intrusive_ptr<c10d::Store>& store) {
   const auto key = [](int64_t r) { return fmt::format("arrived/{}", r); };
-  store->set(key(rank_), std::vector<uint8_t>{1});
+  // Counted, not set: a second process given the same place is told so at once, rather than
+  // both taken for one and the group failing later for want of a rank nobody named.
+  if (store->add(key(rank_), 1) > 1) {
+    throw LaunchError(fmt::format(
+        "{}: another process has joined as {} {} of this group too: two processes were given "
+        "the same place in the job (RANK, LOCAL_RANK, GROUP_RANK or Slurm's SLURM_PROCID, "
+        "SLURM_LOCALID, SLURM_NODEID)",
+        self(), options_.peer_name, rank_));
+  }
   std::vector<std::string> keys;
   for (int64_t r = 0; r < size_; ++r) keys.push_back(key(r));
   const Clock::time_point deadline = Clock::now() + options_.init_timeout;
   for (;;) {
     if (store->check(keys)) return;
     if (options_.stop_requested && options_.stop_requested()) {
-      throw RendezvousStopped(fmt::format(
-          "stopped by a signal while rank {} of {} waited for the others to meet", rank_, size_));
+      throw RendezvousStopped(
+          fmt::format("stopped by a signal while {} waited for the others to meet", self()));
     }
     if (Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -512,17 +522,24 @@ void Communicator::meet(const c10::intrusive_ptr<c10d::Store>& store) {
   for (std::size_t i = 0; i < missing.size(); ++i) {
     who += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
   }
-  throw CollectiveError(fmt::format(
-      "rank {} of {}: rank{} {} did not come within {} s "
-      "(distributed.init_timeout_seconds)",
-      rank_, size_, missing.size() == 1 ? "" : "s", who, seconds(options_.init_timeout)));
+  throw CollectiveError(
+      fmt::format("{}: {}{} {} did not come within {} s "
+                  "(distributed.init_timeout_seconds)",
+                  self(), options_.peer_name, missing.size() == 1 ? "" : "s", who,
+                  seconds(options_.init_timeout)));
 }
 
 void Communicator::fail(const char* what, const std::exception& e) {
   throw CollectiveError(
-      fmt::format("rank {} of {}: {} failed (a peer stopped, or did not answer within "
-                  "distributed.timeout_seconds, {} s): {}{}",
-                  rank_, size_, what, seconds(options_.timeout), first_line(e), last_heard_of()));
+      fmt::format("{}: {} failed (a peer stopped, or did not answer within "
+                  "distributed.timeout_seconds, {} s): {}{}{}",
+                  self(), what, seconds(options_.timeout), first_line(e), last_heard_of(),
+                  options_.more_on_failure ? options_.more_on_failure() : std::string()));
+}
+
+std::string Communicator::self() const {
+  return options_.self_name.empty() ? fmt::format("rank {} of {}", rank_, size_)
+                                    : options_.self_name;
 }
 
 void Communicator::heartbeat(int64_t step) {
@@ -620,6 +637,10 @@ std::unique_ptr<Communicator> node_communicator_for(const Launch& launch,
   client.agent_store = true;
   CommunicatorOptions node = options;
   node.heartbeats = false;  // the job's group has them
+  node.self_name =
+      fmt::format("rank {} of {} (local rank {} of {} on node {})", launch.rank, launch.world_size,
+                  launch.local_rank, launch.local_world_size, launch.node_rank);
+  node.peer_name = "local rank";
   return std::make_unique<Communicator>(
       connect_store(client, options.init_timeout),
       launch.store_prefix() + fmt::format("node{}/", launch.node_rank), launch.local_rank,

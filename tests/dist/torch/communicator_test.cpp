@@ -278,6 +278,76 @@ TEST(Communicator, StartAllGatherRefusesAWholeOfTheWrongSize) {
   EXPECT_TRUE(at::equal(whole, at::tensor({1.0, 2.0}, at::kFloat)));
 }
 
+// Two processes given the same place: the second is told so at once (exit 2), the first waits
+// for the rank nobody took and names it.
+TEST(Communicator, TwoProcessesGivenOneRankAreRefused) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  CommunicatorOptions o = short_timeouts();
+  o.init_timeout = std::chrono::milliseconds(1500);
+  std::vector<std::string> messages(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      if (t == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      try {
+        Communicator c(store, "twice/", 0, 2, "127.0.0.1", o);
+      } catch (const std::exception& e) {
+        messages[static_cast<std::size_t>(t)] =
+            (dynamic_cast<const LaunchError*>(&e) != nullptr ? "launch: " : "other: ") +
+            std::string(e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(messages[1],
+            "launch: rank 0 of 2: another process has joined as rank 0 of this group too: two "
+            "processes were given the same place in the job (RANK, LOCAL_RANK, GROUP_RANK or "
+            "Slurm's SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID)");
+  EXPECT_EQ(messages[0],
+            "other: rank 0 of 2: rank 1 did not come within 1.5 s "
+            "(distributed.init_timeout_seconds)");
+}
+
+// A group within the job (a node's) names the rank in the job and on the node, its peers by
+// their local rank, and adds what the job's group knows.
+TEST(Communicator, AGroupWithinTheJobSaysWhereItIs) {
+  CommunicatorOptions o = short_timeouts();
+  o.init_timeout = std::chrono::milliseconds(1500);
+  o.timeout = std::chrono::milliseconds(1000);
+  o.heartbeats = false;
+  o.self_name = "rank 3 of 4 (local rank 1 of 2 on node 1)";
+  o.peer_name = "local rank";
+  o.more_on_failure = [] { return std::string("; the job's group: rank 2 after step 3"); };
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::string late;
+  try {
+    Communicator c(store, "node1/", 1, 2, "127.0.0.1", o);
+  } catch (const CollectiveError& e) {
+    late = e.what();
+  }
+  EXPECT_EQ(late,
+            "rank 3 of 4 (local rank 1 of 2 on node 1): local rank 0 did not come within 1.5 s "
+            "(distributed.init_timeout_seconds)");
+  std::string failed;
+  try {
+    run_ranks(
+        2,
+        [&](Communicator& c) {
+          if (c.rank() == 0) return;  // gone
+          at::Tensor t = at::zeros({1});
+          c.all_reduce_sum(t);
+        },
+        o);
+  } catch (const CollectiveError& e) {
+    failed = e.what();
+  }
+  EXPECT_EQ(failed.rfind("rank 3 of 4 (local rank 1 of 2 on node 1): all-reduce (sum) failed", 0),
+            0u)
+      << failed;
+  EXPECT_NE(failed.find("; the job's group: rank 2 after step 3"), std::string::npos) << failed;
+  EXPECT_EQ(failed.find("last heard of"), std::string::npos) << failed;
+}
+
 TEST(Communicator, ReduceScatterRefusesAnUnevenSplit) {
   EXPECT_THROW(run_ranks(2, [](Communicator& c) { c.reduce_scatter_sum(at::zeros({3})); }),
                std::invalid_argument);
