@@ -145,6 +145,7 @@ void visit_fields(V& v, R& r) {
   v.count("collective_bytes", r.collective_bytes);
   v.count("collective_calls", r.collective_calls);
   v.optional_integer("peak_rss_bytes", r.peak_rss_bytes);
+  v.positive_integer_since("shard_group_size", r.shard_group_size);
   v.optional_integer_since("base_bytes", r.base_bytes);
   v.count_since("gathers", r.gathers);
   v.count_since("gather_bytes", r.gather_bytes);
@@ -157,7 +158,6 @@ void visit_fields(V& v, R& d) {
   v.string("launch", d.launch);
   v.string("backend", d.backend);
   v.string_since("shard_base", d.shard_base);
-  v.positive_integer_since("shard_group_size", d.shard_group_size);
   v.records("ranks", d.ranks);
   v.non_negative("step_skew_seconds", d.step_skew_seconds);
   v.optional_integer("straggler_rank", d.straggler_rank);

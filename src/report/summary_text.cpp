@@ -1,4 +1,5 @@
 #include "ftbench/report/summary_text.h"
+#include <algorithm>
 
 #include <string>
 #include <utility>
@@ -72,12 +73,20 @@ std::vector<std::pair<std::string, std::string>> rank_lines(int64_t world_size,
                    g.step_skew_seconds, 100.0 * g.collective_share,
                    g.straggler_rank ? fmt::format(", slowest rank {}", *g.straggler_rank)
                                     : std::string())}};
-  if (g.shard_group_size > 1 && !g.ranks.empty()) {
+  int64_t smallest = 0;
+  int64_t largest = 0;
+  for (const RankRecord& rank : g.ranks) {
+    smallest = smallest == 0 ? rank.shard_group_size : std::min(smallest, rank.shard_group_size);
+    largest = std::max(largest, rank.shard_group_size);
+  }
+  if (largest > 1) {
     const RankRecord& first = g.ranks.front();
     lines.emplace_back(
         "base split",
-        fmt::format("over {} ranks ({}): rank {} holds {}, {} gathers, {:.3f} s waited for them",
-                    g.shard_group_size, g.shard_base, first.rank,
+        fmt::format("{} ({}){}: rank {} holds {}, {} gathers, {:.3f} s waited for them",
+                    smallest == largest ? fmt::format("over {} ranks", largest)
+                                        : fmt::format("over {} to {} ranks", smallest, largest),
+                    g.shard_base, smallest == 1 ? ", some ranks whole" : "", first.rank,
                     first.base_bytes
                         ? fmt::format("{:.1f} MB of it", double(*first.base_bytes) / 1e6)
                         : std::string("an unrecorded share of it"),

@@ -228,7 +228,7 @@ TEST_F(HfRun, ASplitBaseLoadsTheCheckpointUnitByUnit) {
   }
   const json none = json::parse(ftbench::e2e::slurp(dir_ / "none.json"));
   const json node = json::parse(ftbench::e2e::slurp(dir_ / "node.json"));
-  EXPECT_EQ(node["distributed"]["shard_group_size"], 2);
+  EXPECT_EQ(node["distributed"]["ranks"][1]["shard_group_size"], 2);
   EXPECT_EQ(node["weights"]["fingerprint"], none["weights"]["fingerprint"]);
   EXPECT_EQ(node["weights"]["tensors"], 21);
   ASSERT_EQ(node["steps"].size(), 4u);

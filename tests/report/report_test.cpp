@@ -209,33 +209,25 @@ Report full_report() {
   dist.launch = "local";
   dist.backend = "gloo";
   dist.shard_base = "node";
-  dist.shard_group_size = 2;
-  dist.ranks = {RankRecord{0,
-                           "node-a",
-                           "cpu",
-                           {{1.5, 0.5}},
-                           0.5,
-                           4096,
-                           3,
-                           std::nullopt,
-                           std::nullopt,
-                           0,
-                           0,
-                           0.0,
-                           std::nullopt},
-                RankRecord{1,
-                           "node-a",
-                           "cpu",
-                           {{1.75, 0.25}},
-                           0.25,
-                           4096,
-                           3,
-                           int64_t{1} << 30,
-                           int64_t{5} << 20,
-                           6,
-                           int64_t{12} << 20,
-                           0.125,
-                           int64_t{3} << 30}};
+  RankRecord first;
+  first.host = "node-a";
+  first.device = "cpu";
+  first.steps = {{1.5, 0.5}};
+  first.collective_seconds = 0.5;
+  first.collective_bytes = 4096;
+  first.collective_calls = 3;
+  RankRecord second = first;
+  second.rank = 1;
+  second.steps = {{1.75, 0.25}};
+  second.collective_seconds = 0.25;
+  second.peak_rss_bytes = int64_t{1} << 30;
+  second.shard_group_size = 2;
+  second.base_bytes = int64_t{5} << 20;
+  second.gathers = 6;
+  second.gather_bytes = int64_t{12} << 20;
+  second.gather_wait_seconds = 0.125;
+  second.peak_allocated_bytes = int64_t{3} << 30;
+  dist.ranks = {first, second};
   dist.step_skew_seconds = 0.25;
   dist.straggler_rank = 1;
   dist.collective_share = 0.25;
@@ -371,15 +363,14 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                          "weights",    "exports",     "summary", "memory",           "energy",
                          "distributed"}));
   EXPECT_EQ(j["schema"], "ftbench.report/1.8");
-  EXPECT_EQ(
-      keys(j["distributed"]),
-      (std::vector<std::string>{"launch", "backend", "shard_base", "shard_group_size", "ranks",
-                                "step_skew_seconds", "straggler_rank", "collective_share",
-                                "tokens_per_second", "tokens_per_second_per_device"}));
+  EXPECT_EQ(keys(j["distributed"]),
+            (std::vector<std::string>{"launch", "backend", "shard_base", "ranks",
+                                      "step_skew_seconds", "straggler_rank", "collective_share",
+                                      "tokens_per_second", "tokens_per_second_per_device"}));
   EXPECT_EQ(keys(j["distributed"]["ranks"][1]),
             (std::vector<std::string>{"rank", "host", "device", "steps", "collective_seconds",
                                       "collective_bytes", "collective_calls", "peak_rss_bytes",
-                                      "base_bytes", "gathers", "gather_bytes",
+                                      "shard_group_size", "base_bytes", "gathers", "gather_bytes",
                                       "gather_wait_seconds", "peak_allocated_bytes"}));
   EXPECT_EQ(j["distributed"]["ranks"][1]["steps"][0]["collective_seconds"], 0.25);
   EXPECT_TRUE(j["distributed"]["ranks"][0]["peak_rss_bytes"].is_null());
@@ -611,17 +602,17 @@ TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
     j.erase(key);
   }
   j["timing"].erase("total_run_seconds");
-  for (const char* key : {"shard_base", "shard_group_size"}) j["distributed"].erase(key);
+  j["distributed"].erase("shard_base");
   for (auto& rank : j["distributed"]["ranks"]) {
-    for (const char* key :
-         {"base_bytes", "gathers", "gather_bytes", "gather_wait_seconds", "peak_allocated_bytes"}) {
+    for (const char* key : {"shard_group_size", "base_bytes", "gathers", "gather_bytes",
+                            "gather_wait_seconds", "peak_allocated_bytes"}) {
       rank.erase(key);
     }
   }
   const Report r = report::from_json(j, "old.json");
   ASSERT_TRUE(r.distributed.has_value());
   EXPECT_EQ(r.distributed->shard_base, "none");
-  EXPECT_EQ(r.distributed->shard_group_size, 1);
+  EXPECT_EQ(r.distributed->ranks[1].shard_group_size, 1);
   EXPECT_FALSE(r.distributed->ranks[1].base_bytes.has_value());
   EXPECT_EQ(r.distributed->ranks[1].gathers, 0);
   EXPECT_EQ(r.distributed->ranks[1].gather_bytes, 0);
@@ -644,9 +635,9 @@ TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
   EXPECT_EQ(read_error(j),
             "r.json: summary.tokens_per_second.padded: expected a number >= 0, found -1.0");
   j = to_json(full_report());
-  j["distributed"]["shard_group_size"] = 0;
+  j["distributed"]["ranks"][1]["shard_group_size"] = 0;
   EXPECT_EQ(read_error(j),
-            "r.json: distributed.shard_group_size: expected an integer >= 1, found 0");
+            "r.json: distributed.ranks[1].shard_group_size: expected an integer >= 1, found 0");
   j = to_json(full_report());
   j["distributed"]["ranks"][1]["gather_wait_seconds"] = -0.5;
   EXPECT_EQ(read_error(j),

@@ -43,15 +43,22 @@ TEST(SummaryText, AJobOfSeveralRanksSaysHowTheyDid) {
       << out;
   EXPECT_EQ(out.find("base split"), std::string::npos);
   r.distributed->shard_base = "node";
-  r.distributed->shard_group_size = 2;
   RankRecord rank0;
+  rank0.shard_group_size = 2;
   rank0.base_bytes = 12'345'678;
   rank0.gathers = 48;
   rank0.gather_wait_seconds = 0.0625;
-  r.distributed->ranks = {rank0};
+  r.distributed->ranks = {rank0, rank0};
   EXPECT_NE(render_summary(r, "r.json")
                 .find("  base split                over 2 ranks (node): rank 0 holds 12.3 MB of "
                       "it, 48 gathers, 0.062 s waited for them\n"),
+            std::string::npos)
+      << render_summary(r, "r.json");
+  // Nodes of 2 and 1 ranks under `node`: the lone rank keeps the base whole.
+  r.distributed->ranks[1].shard_group_size = 1;
+  EXPECT_NE(render_summary(r, "r.json")
+                .find("  base split                over 1 to 2 ranks (node), some ranks whole: "
+                      "rank 0 holds 12.3 MB of it"),
             std::string::npos)
       << render_summary(r, "r.json");
   r.distributed.reset();

@@ -304,8 +304,11 @@ struct RankRecord {
   int64_t collective_bytes = 0;     // given to the collectives in those steps (this rank's share)
   int64_t collective_calls = 0;
   std::optional<int64_t> peak_rss_bytes;
-  // Since 1.8. The frozen base weights this rank holds between gathers (its slices of a split
-  // base, or the whole base; norms included); unset when not recorded.
+  // Since 1.8. The ranks this rank's split of the base spans (1: it held the whole base; nodes
+  // of different sizes split differently under shard_base node).
+  int64_t shard_group_size = 1;
+  // The frozen base weights this rank holds between gathers (its slices of a split base, or the
+  // whole base; norms included); unset when not recorded.
   std::optional<int64_t> base_bytes;
   // A split base, in those steps: the units gathered, their bytes as assembled on this rank, and
   // the host time waiting for them (also in collective_seconds). 0 for a whole base.
@@ -322,10 +325,9 @@ struct RankRecord {
 struct Distributed {
   std::string launch;   // local, torchrun, slurm
   std::string backend;  // the process group's: gloo
-  // Since 1.8: distributed.shard_base as run (none, node, all) and the ranks one split spans (1:
-  // the base was whole on every rank).
+  // Since 1.8: distributed.shard_base as run (none, node, all); each rank's split is in its
+  // record.
   std::string shard_base = "none";
-  int64_t shard_group_size = 1;
   // Every rank in order; only this one's when the others could not be reached at the end (a
   // failed run).
   std::vector<RankRecord> ranks;

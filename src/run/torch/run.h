@@ -195,8 +195,10 @@ class Run {
   // The frozen base split over shard_group() (distributed.shard_base); null: whole. Declared
   // after the model, whose units it holds, so that it goes first.
   std::unique_ptr<dist::ShardedBase> sharded_;
-  // The frozen base weights this rank holds between gathers, once they are loaded.
+  // The frozen base weights this rank holds between gathers, once they are loaded, and the ranks
+  // its split spans (1: whole).
   std::optional<int64_t> base_bytes_;
+  int64_t shard_group_size_ = 1;
   std::unique_ptr<data::Tokenizer> tokenizer_;
   std::unique_ptr<data::Dataset> dataset_;
   std::unique_ptr<data::FileDataset> validation_data_;  // null without validation data

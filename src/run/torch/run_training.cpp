@@ -114,12 +114,16 @@ report::RankRecord Run::own_rank_record() const {
   }
   r.collective_bytes = result_.collective_bytes;
   r.collective_calls = result_.collective_calls;
-  r.peak_rss_bytes = device::read_host_memory().peak_rss_bytes;
+  // Over the process's life, as the report's memory section counts it (each phase restarts the
+  // kernel's peak counter, so the one read now covers the last phase only).
+  const report::Memory memory = device::run_memory(rep_.phases, *memory_, backend_.get());
+  r.peak_rss_bytes = memory.peak_rss_bytes;
+  r.shard_group_size = shard_group_size_;
   r.base_bytes = base_bytes_;
   r.gathers = result_.gather_calls;
   r.gather_bytes = result_.gather_bytes;
   r.gather_wait_seconds = result_.gather_seconds;
-  r.peak_allocated_bytes = metrics::memory_peaks_over_phases(rep_.phases).peak_allocated_bytes;
+  r.peak_allocated_bytes = memory.peak_allocated_bytes;
   return r;
 }
 
@@ -128,8 +132,6 @@ report::Distributed Run::distributed_header() const {
   d.launch = std::string(text::spelling_of(dist::kLaunchKindSpellings, o_.launch.kind));
   d.backend = comm_ ? comm_->backend_name() : "gloo";
   d.shard_base = spec_.distributed.shard_base;
-  const dist::Communicator* group = comm_ ? shard_group() : nullptr;
-  d.shard_group_size = group != nullptr ? group->size() : 1;
   return d;
 }
 
@@ -146,6 +148,7 @@ std::vector<double> encode(const report::RankRecord& r) {
   v.push_back(r.collective_seconds);
   v.push_back(double(r.collective_bytes));
   v.push_back(double(r.collective_calls));
+  v.push_back(double(r.shard_group_size));
   for (const std::optional<int64_t>* bytes : {&r.peak_rss_bytes, &r.base_bytes}) {
     v.push_back(*bytes ? double(**bytes) : -1.0);
   }
@@ -177,6 +180,7 @@ report::RankRecord decode(const std::vector<double>& v) {
     const double bytes = next();
     if (bytes >= 0.0) out = static_cast<int64_t>(bytes);
   };
+  r.shard_group_size = static_cast<int64_t>(next());
   optional_bytes(r.peak_rss_bytes);
   optional_bytes(r.base_bytes);
   r.gathers = static_cast<int64_t>(next());
