@@ -54,7 +54,7 @@ for i in range(1, repeats + 1):
         base_mb = f"{base / 1e6:.1f}" if base is not None else "-"
         rss = rank0.get("peak_rss_bytes") or r["memory"].get("peak_rss_bytes") or 0
         threads = r["segments"][-1].get("intra_op_threads")
-        print(f"{name}-{i:<5}{r['run']['world_size']:>6}{threads:>8}"
+        print(f"{name + '-' + str(i):<9}{r['run']['world_size']:>6}{threads:>8}"
               f"{r['summary']['step_seconds']['median']:>12.4f}"
               f"{r['summary']['tokens_per_second']['real']:>10.0f}"
               f"{100 * d.get('collective_share', 0.0):>15.1f}%{100 * wait:>12.1f}%"
