@@ -2,10 +2,6 @@
 // and the files the jobs write read back (reports, safetensors exports).
 #pragma once
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,21 +16,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../free_port.h"
 #include "ftbench_process.h"
 
 namespace ftbench::e2e {
 
-inline int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using test_env::free_port;
 
 // Runs `ranks` processes of ftbench-bin (FTBENCH_BINARY) with torchrun's variables, as torchrun
 // would start them on ranks / local_world nodes of local_world each (rank r: LOCAL_RANK r mod

@@ -1,8 +1,6 @@
 // 2 and 4 ranks as separate processes (tests/dist/store_rank/store_rank.cpp) meeting over a
 // FileStore and over a TCPStore served by rank 0 on a free 127.0.0.1 port: every rank gets the
 // exact sum, the all-gathers in rank order, bf16 bits intact.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -16,21 +14,13 @@
 
 #include <gtest/gtest.h>
 
+#include "../../free_port.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using ftbench::test_env::free_port;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

@@ -105,6 +105,21 @@ Batch batch() {
   return b;
 }
 
+// The whole model of `shape`, its values, the batch and its logits: what the ranks of a split
+// base must end up computing.
+struct WholeForward {
+  explicit WholeForward(const Shape& shape) : model(whole_model(shape)) {
+    values = parameters_of(model);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    logits = model->forward(batch.ids);
+  }
+  Llama model;
+  std::map<std::string, at::Tensor> values;
+  Batch batch = ::ftbench::dist::batch();
+  at::Tensor logits;
+};
+
 class SplitBase : public ::testing::TestWithParam<std::tuple<int64_t, Shape>> {
  protected:
   void SetUp() override { at::set_num_threads(1); }
@@ -213,15 +228,10 @@ INSTANTIATE_TEST_SUITE_P(RanksAndShapes, SplitBase,
 TEST(SplitBase, ARankThatStopsPartWayKeepsItsPeersGathersMet) {
   at::set_num_threads(1);
   const Shape shape{};
-  Llama whole = whole_model(shape);
-  const std::map<std::string, at::Tensor> values = parameters_of(whole);
-  const Batch b = batch();
-  whole->eval();
-  at::Tensor want;
-  {
-    torch::NoGradGuard no_grad;
-    want = whole->forward(b.ids);
-  }
+  const WholeForward whole(shape);
+  const std::map<std::string, at::Tensor>& values = whole.values;
+  const Batch& b = whole.batch;
+  const at::Tensor& want = whole.logits;
   std::vector<int> same(2, 0);
   run_ranks(2, [&](Communicator& c) {
     SplitModel split(shape, c, values);
@@ -247,15 +257,10 @@ TEST(SplitBase, ARankThatStopsPartWayKeepsItsPeersGathersMet) {
 TEST(SplitBase, AGatherThatRunsOutOfMemoryStillMeetsItsPeers) {
   at::set_num_threads(1);
   const Shape shape{};
-  Llama whole = whole_model(shape);
-  const std::map<std::string, at::Tensor> values = parameters_of(whole);
-  const Batch b = batch();
-  whole->eval();
-  at::Tensor want;
-  {
-    torch::NoGradGuard no_grad;
-    want = whole->forward(b.ids);
-  }
+  const WholeForward whole(shape);
+  const std::map<std::string, at::Tensor>& values = whole.values;
+  const Batch& b = whole.batch;
+  const at::Tensor& want = whole.logits;
   // (unit, which of its allocations fails): the embedding of the second pass; block 1, as the
   // prefetch during block 0's gather in the first.
   for (const auto& [failing_unit, failing_time] : {std::pair<int64_t, int>{0, 2}, {2, 1}}) {
