@@ -115,6 +115,8 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   int64_t rank() const { return rank_; }
+  // How messages name this rank: options.self_name, or "rank R of N".
+  std::string self() const;
   // "nccl" when GPU tensors go through NCCL, else "gloo".
   const char* backend_name() const;
   int64_t size() const { return size_; }
@@ -158,8 +160,6 @@ class Communicator {
  private:
   friend class PendingGather;
   struct Group;
-  // options_.self_name, or "rank R of N".
-  std::string self() const;
   [[noreturn]] void fail(const char* what, const std::exception& e);
   // Sum (or max) in place over the ranks, divided by `divide_by` (> 1: an average); `what`
   // names it in errors.

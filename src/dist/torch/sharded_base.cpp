@@ -160,9 +160,9 @@ void ShardedBase::complete_pass() {
     throw;
   } catch (const std::exception& e) {
     throw CollectiveError(fmt::format(
-        "rank {} of {}: the rest of a pass's gathers of the split base could not be made, so "
-        "the ranks are out of step: {}",
-        group_.rank(), group_.size(), e.what()));
+        "{}: the rest of a pass's gathers of the split base could not be made, so the ranks "
+        "are out of step: {}",
+        group_.self(), e.what()));
   }
 }
 
