@@ -92,7 +92,7 @@ class BaseUnit {
  private:
   std::vector<at::Tensor> tensors_;
   int64_t element_bytes_ = 0;
-  std::vector<std::pair<int64_t, int64_t>> gaps_;  // (first element, count): zeroed on allocate
+  std::vector<std::pair<int64_t, int64_t>> gaps_;  // (first element, count): see zero_gaps()
   int64_t numel_ = 0;
   at::Tensor flat_;
   std::shared_ptr<HostBufferPool> host_pool_;
