@@ -6,9 +6,10 @@
 #
 # Usage: scripts/device-build.sh [extra CMake arguments]
 # Environment: PYTHON (default python3), FTBENCH_BUILD_DIR (default build-gpu), FTBENCH_DEPS
-# (default .deps/root), CUDACXX (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc),
-# TORCH_CUDA_ARCH_LIST (default: the visible GPU's, else 9.0), PYTORCH_ROCM_ARCH (default: the
-# GPUs rocm_agent_enumerator lists, else gfx942; scripts/lib/rocm-arch.sh).
+# (default .deps/root), FTBENCH_BUILD_TARGETS (default: every target), CUDACXX (default: nvcc on
+# PATH, else /usr/local/cuda/bin/nvcc), TORCH_CUDA_ARCH_LIST (default: the visible GPU's, else
+# 9.0), PYTORCH_ROCM_ARCH (default: the GPUs rocm_agent_enumerator lists, else gfx942;
+# scripts/lib/rocm-arch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -78,6 +79,9 @@ fi
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   "${args[@]}" "$@"
-cmake --build "$build_dir" -j "$(nproc)"
+target_args=()
+# shellcheck disable=SC2206  # a list of target names, split on spaces
+[[ -n "${FTBENCH_BUILD_TARGETS:-}" ]] && target_args=(--target ${FTBENCH_BUILD_TARGETS})
+cmake --build "$build_dir" -j "$(nproc)" "${target_args[@]}"
 echo "built: $build_dir/src/ftbench ($(grep -o 'LibTorch [^ ]* ([a-z]* build)' \
   "$build_dir/CMakeCache.txt" 2>/dev/null || true))"

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # The GPU check, as one prepared script for a GPU machine (issue 5): build against the installed
-# PyTorch, run the tests, measure achievable GEMM throughput, run the 8B LoRA recipe for a few
-# steps with ftbench, run the same model, LoRA and batch in PyTorch eager with transformers +
-# peft, and put both side by side. Everything lands in $OUT (default out/device-check).
-# Budget: about 10 minutes on an H200; each stage has its own time limit and a failed stage does
-# not stop the later ones that do not need it.
+# PyTorch, measure achievable GEMM throughput, run the 8B LoRA recipe for a few steps with
+# ftbench, run the same model, LoRA and batch in PyTorch eager with transformers + peft, put both
+# side by side, run the GPU tests, a one-rank NCCL job under torchrun and the Hugging Face
+# interop check, then the rest of the suite while time is left. Everything lands in $OUT (default
+# out/device-check).
 #
-# Usage: scripts/device-check.sh        (env: OUT, STEPS (12), WARMUP (3), PYTHON (python3))
+# It fits one call of a GPU lease: every stage runs under the stage's own limit and under
+# DEADLINE seconds from the start (default 540), the most telling stages first; a stage that
+# fails does not stop the later ones that do not need it, and a stage with under 20 s left is
+# skipped and said so in stages.txt.
+#
+# Usage: scripts/device-check.sh
+# Environment: OUT, STEPS (10), WARMUP (3), PYTHON (python3), DEADLINE (540), FTBENCH_BUILD_DIR
+# (build-gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out/device-check}
-steps=${STEPS:-12}
+steps=${STEPS:-10}
 warmup=${WARMUP:-3}
 python=${PYTHON:-python3}
+deadline=${DEADLINE:-540}
 mkdir -p "$out"
 build=${FTBENCH_BUILD_DIR:-build-gpu}
+export FTBENCH_BUILD_DIR=$build
 ftbench="$build/src/ftbench"
 status=0
 t_start=$(date +%s)
@@ -22,12 +31,20 @@ t_start=$(date +%s)
 stage() {  # stage NAME LIMIT_SECONDS COMMAND...: runs it, logs to $out/NAME.log, reports
   local name=$1 limit=$2
   shift 2
-  local t0 rc
+  local t0 rc left
   t0=$(date +%s)
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  left=$((deadline - (t0 - t_start)))
+  ((limit > left)) && limit=$left
+  if ((limit < 20)); then
+    printf '%-12s skipped: %ss left of the %ss deadline\n' "$name" "$left" "$deadline" |
+      tee -a "$out/stages.txt"
+    status=1
+    return 124
+  fi
+  timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
   rc=$?
-  printf '%-12s rc=%-3s %4ss  (%s)\n' "$name" "$rc" "$(($(date +%s) - t0))" "$out/$name.log" |
-    tee -a "$out/stages.txt"
+  printf '%-12s rc=%-3s %4ss  (limit %ss, %s)\n' "$name" "$rc" "$(($(date +%s) - t0))" "$limit" \
+    "$out/$name.log" | tee -a "$out/stages.txt"
   [[ $rc -eq 0 ]] || { status=1; tail -20 "$out/$name.log"; }
   return "$rc"
 }
@@ -37,18 +54,17 @@ stage() {  # stage NAME LIMIT_SECONDS COMMAND...: runs it, logs to $out/NAME.log
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 ||
     rocm-smi --showproductname 2>&1 || true
   "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\))' || true
   git rev-parse HEAD 2>/dev/null || true
 } >"$out/machine.txt" 2>&1
 : >"$out/stages.txt"
 
-stage build 360 scripts/device-build.sh || { echo "build failed"; exit 1; }
-# Every test of the suite but the tokenizer conformance (needs Node.js and npm, CPU CI runs it).
-stage tests 150 ctest --test-dir "$build" -j 8 -E tokenizer_conformance --output-on-failure
-stage gemm 100 "$ftbench" gemm --device auto --dtype bf16,fp8,fp16,tf32,fp32 --max-seconds 75 \
+# ftbench and the GPU tests first (the suite's other test programs are most of the build).
+stage build 360 env FTBENCH_BUILD_TARGETS="ftbench ftbench_gpu_tests" scripts/device-build.sh ||
+  { echo "build failed"; exit 1; }
+stage gemm 50 "$ftbench" gemm --device auto --dtype bf16,fp8,fp16,tf32,fp32 --max-seconds 30 \
   -o "$out/gemm.json" --force
-
-# Hugging Face interop against transformers and peft (issue 7; scripts/reference/check_hf.sh).
-stage hf 150 scripts/reference/check_hf.sh "$out/hf" "$ftbench" "$python"
+stage gpu-tests 60 "$build/tests/ftbench_gpu_tests"
 
 # The recipe with every example exactly seq_len tokens and every token a label, so that the
 # reference can run the very same batch shape and loss work.
@@ -58,8 +74,8 @@ recipe=(configs/llama3.1-8b-lora-synthetic.yaml --set train.max_steps="$steps"
 "$ftbench" validate "${recipe[@]}" --json >"$out/spec.json" 2>"$out/validate.log" || status=1
 gemm_arg=()
 [[ -s "$out/gemm.json" ]] && gemm_arg=(--gemm "$out/gemm.json")
-stage ftbench 240 "$ftbench" run "${recipe[@]}" "${gemm_arg[@]}" -o "$out/ftbench.json" --force
-stage reference 240 "$python" scripts/reference/hf_peft_lora_step.py --spec "$out/spec.json" \
+stage ftbench 150 "$ftbench" run "${recipe[@]}" "${gemm_arg[@]}" -o "$out/ftbench.json" --force
+stage reference 150 "$python" scripts/reference/hf_peft_lora_step.py --spec "$out/spec.json" \
   --steps "$steps" --warmup "$warmup" --out "$out/reference.json"
 if [[ -s "$out/ftbench.json" && -s "$out/reference.json" ]]; then
   "$python" scripts/reference/device_check_summary.py "$out/ftbench.json" "$out/reference.json" \
@@ -67,5 +83,18 @@ if [[ -s "$out/ftbench.json" && -s "$out/reference.json" ]]; then
   "$python" scripts/reference/device_check_summary.py --json "$out/ftbench.json" \
     "$out/reference.json" >"$out/summary.json"
 fi
+
+# One rank under torchrun itself, on c10d's NCCL group (a one-GPU machine cannot hold two NCCL
+# ranks): the launch contract, the NCCL warm-up and the gradients' all-reduce.
+if command -v torchrun >/dev/null; then
+  stage torchrun 60 torchrun --standalone --nproc-per-node 1 --no-python "$ftbench" run \
+    configs/ci-tiny.yaml --set backend.device=auto --set distributed.backend=nccl \
+    --set output.progress=off -o "$out/torchrun.json" --force
+fi
+# Hugging Face interop against transformers and peft (issue 7; scripts/reference/check_hf.sh).
+stage hf 90 scripts/reference/check_hf.sh "$out/hf" "$ftbench" "$python"
+# The rest of the suite but the tokenizer conformance (needs Node.js and npm, CPU CI runs it).
+stage build-all 240 cmake --build "$build" -j "$(nproc)" &&
+  stage tests 150 ctest --test-dir "$build" -j 8 -E tokenizer_conformance --output-on-failure
 echo "device check: $(($(date +%s) - t_start)) s, status $status; files in $out"
 exit "$status"
