@@ -4,26 +4,66 @@
 # also included alone by tests/cmake/torch_api_test.cmake.
 include_guard(GLOBAL)
 
-# ftbench_torch_cxx_standard(<torch/version.h> <out-var>): the C++ standard the torch side is
-# compiled with: 20 from LibTorch 2.14 on (its headers require C++20), else 17 (1.13 needs 17;
-# 2.x up to 2.13 builds with 17). Read from TORCH_VERSION_MAJOR/MINOR, which pre-release builds
-# (2.14.0a0) define like the release.
+# _ftbench_torch_version_defines(<header> <include-dirs> <depth> <major-var> <minor-var>):
+# TORCH_VERSION_MAJOR/MINOR as <header> defines them, or as a header it includes does: from
+# LibTorch 2.9 on, torch/version.h only includes the generated torch/headeronly/version.h. The
+# includes are looked up in <include-dirs>, then beside <header>; <depth> bounds the chain.
+function(_ftbench_torch_version_defines header include_dirs depth major_var minor_var)
+  set(major "")
+  set(minor "")
+  file(STRINGS "${header}" lines
+       REGEX "^[ \t]*#[ \t]*(define[ \t]+TORCH_VERSION_(MAJOR|MINOR)[ \t]|include[ \t<\"])")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "#[ \t]*define[ \t]+TORCH_VERSION_MAJOR[ \t]+\\(?([0-9]+)")
+      set(major ${CMAKE_MATCH_1})
+    elseif(line MATCHES "#[ \t]*define[ \t]+TORCH_VERSION_MINOR[ \t]+\\(?([0-9]+)")
+      set(minor ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if((major STREQUAL "" OR minor STREQUAL "") AND depth GREATER 0)
+    get_filename_component(here "${header}" DIRECTORY)
+    math(EXPR next "${depth} - 1")
+    foreach(line IN LISTS lines)
+      if(NOT line MATCHES "#[ \t]*include[ \t]*[<\"]([^>\"]*version[^>\"]*)[>\"]")
+        continue()
+      endif()
+      set(name "${CMAKE_MATCH_1}")
+      foreach(dir IN LISTS include_dirs here)
+        if(EXISTS "${dir}/${name}" AND NOT IS_DIRECTORY "${dir}/${name}")
+          _ftbench_torch_version_defines("${dir}/${name}" "${include_dirs}" ${next} inc_major
+                                         inc_minor)
+          if(major STREQUAL "")
+            set(major "${inc_major}")
+          endif()
+          if(minor STREQUAL "")
+            set(minor "${inc_minor}")
+          endif()
+          break()
+        endif()
+      endforeach()
+    endforeach()
+  endif()
+  set(${major_var} "${major}" PARENT_SCOPE)
+  set(${minor_var} "${minor}" PARENT_SCOPE)
+endfunction()
+
+# ftbench_torch_cxx_standard(<torch/version.h> <out-var> [<include-dir>...]): the C++ standard the
+# torch side is compiled with: 20 from LibTorch 2.14 on (its headers require C++20), else 17
+# (1.13 needs 17; 2.x up to 2.13 builds with 17). Read from TORCH_VERSION_MAJOR/MINOR, which
+# pre-release builds (2.14.0a0) define like the release, following the header's includes of a
+# version header through <include-dir>s (default: TORCH_INCLUDE_DIRS).
 function(ftbench_torch_cxx_standard version_header out_var)
   if(NOT EXISTS "${version_header}")
     message(FATAL_ERROR "ftbench: no ${version_header}")
   endif()
-  file(STRINGS "${version_header}" defines REGEX "^#define TORCH_VERSION_(MAJOR|MINOR) ")
-  set(major "")
-  set(minor "")
-  foreach(line IN LISTS defines)
-    if(line MATCHES "^#define TORCH_VERSION_MAJOR ([0-9]+)")
-      set(major ${CMAKE_MATCH_1})
-    elseif(line MATCHES "^#define TORCH_VERSION_MINOR ([0-9]+)")
-      set(minor ${CMAKE_MATCH_1})
-    endif()
-  endforeach()
+  set(include_dirs ${ARGN})
+  if(NOT include_dirs)
+    set(include_dirs ${TORCH_INCLUDE_DIRS})
+  endif()
+  _ftbench_torch_version_defines("${version_header}" "${include_dirs}" 3 major minor)
   if(major STREQUAL "" OR minor STREQUAL "")
-    message(FATAL_ERROR "ftbench: no TORCH_VERSION_MAJOR/MINOR in ${version_header}")
+    message(FATAL_ERROR "ftbench: no TORCH_VERSION_MAJOR/MINOR in ${version_header} nor in the "
+                        "version headers it includes (searched: ${include_dirs})")
   endif()
   if(major GREATER 2 OR (major EQUAL 2 AND minor GREATER_EQUAL 14))
     set(${out_var} 20 PARENT_SCOPE)
