@@ -113,8 +113,18 @@ if(FTBENCH_WITH_TORCH)
   ftbench_torch_tf32_api(FTBENCH_TF32_API)
   # Only the headers: the group and gloo's code come with LibTorch's own libraries (a CUDA
   # LibTorch links its own build of gloo; linking the system's beside it is asking for trouble).
+  # gloo's headers: the system's (Debian's libgloo-dev), else the first on CMAKE_PREFIX_PATH (a
+  # PyTorch wheel ships none: scripts/prepare-device-deps.sh carries Debian's to a GPU machine).
+  # They come after LibTorch's own directories, should a LibTorch ship them.
+  find_path(FTBENCH_GLOO_INCLUDE_DIR gloo/algorithm.h)
+  set(FTBENCH_GLOO_INCLUDES "")
+  if(FTBENCH_GLOO_INCLUDE_DIR AND NOT FTBENCH_GLOO_INCLUDE_DIR IN_LIST
+                                      CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+    set(FTBENCH_GLOO_INCLUDES ${FTBENCH_GLOO_INCLUDE_DIR})
+  endif()
   ftbench_torch_c10d_gloo(FTBENCH_HAVE_C10D_GLOO)
-  message(STATUS "ftbench: c10d Gloo group: ${FTBENCH_HAVE_C10D_GLOO}")
+  message(STATUS "ftbench: c10d Gloo group: ${FTBENCH_HAVE_C10D_GLOO} (gloo headers: "
+                 "${FTBENCH_GLOO_INCLUDE_DIR})")
   set(FTBENCH_HAVE_C10D_NCCL OFF)
   if(FTBENCH_TORCH_BACKEND STREQUAL "cuda")
     ftbench_torch_c10d_nccl(FTBENCH_HAVE_C10D_NCCL)

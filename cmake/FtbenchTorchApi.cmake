@@ -187,10 +187,12 @@ endfunction()
 # ftbench_torch_c10d_gloo(<out-var>): whether the found LibTorch has c10d's Gloo process group for
 # src/dist/torch/communicator.cpp: its ProcessGroupGloo.hpp compiles with USE_C10D_GLOO (which
 # LibTorch's torch_cpu target exports where it was built with Gloo) and the gloo headers, which
-# Debian's libtorch-dev does not ship (libgloo-dev does, from the source LibTorch links). Without
-# it ftbench runs one process only and says so when launched as several.
+# neither Debian's libtorch-dev nor PyTorch's wheels ship (libgloo-dev does, from the source
+# LibTorch links; FTBENCH_GLOO_INCLUDES where they are not the system's). Without it ftbench runs
+# one process only and says so when launched as several.
 function(ftbench_torch_c10d_gloo out_var)
   set(FTBENCH_TORCH_PROBE_DEFINITIONS ${FTBENCH_TORCH_PROBE_DEFINITIONS} -DUSE_C10D_GLOO)
+  set(FTBENCH_TORCH_PROBE_INCLUDES ${FTBENCH_TORCH_PROBE_INCLUDES} ${FTBENCH_GLOO_INCLUDES})
   _ftbench_torch_compiles(FTBENCH_HAVE_C10D_GLOO_HEADERS "
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 int main() {

@@ -14,6 +14,7 @@ dest=${1:-.deps}
 # Headers, CMake configs and shared libraries. The runtime libraries of the -dev packages come
 # too, so the built programs run where the GPU machine's system lacks them; their RPATH points
 # here. libssl3: the image's own libcrypto would do, but carrying it removes the doubt.
+# libgloo-dev: its headers, for c10d's Gloo group (the wheels ship none).
 packages=(
   libyaml-cpp-dev libyaml-cpp0.7
   nlohmann-json3-dev
@@ -24,6 +25,7 @@ packages=(
   libssl-dev libssl3
   libpcre2-dev libpcre2-8-0
   libsentencepiece-dev libsentencepiece0 libprotobuf-lite32
+  libgloo-dev
 )
 
 if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then
@@ -47,6 +49,9 @@ rm "$dest/MANIFEST.tmp"
 # What is not needed to build or run: documentation, man pages, sources.
 rm -rf "$dest/root/usr/share/doc" "$dest/root/usr/share/man" "$dest/root/usr/share/lintian" \
   "$dest/root/usr/src"
+# gloo: the headers alone. c10d's Gloo group is compiled into LibTorch, whose wheels ship no gloo
+# headers; linking Debian's libgloo beside LibTorch's own copy is asking for trouble.
+find "$dest/root" -name 'libgloo*' \( -type f -o -type l \) -delete
 # Static archives but GoogleTest's (the build links the shared libraries).
 find "$dest/root" -name '*.a' ! -name 'libgtest*' ! -name 'libgmock*' -delete
 echo "unpacked ${#packages[@]} packages into $dest/root ($(du -sh "$dest/root" | cut -f1)); list: $dest/MANIFEST"

@@ -153,7 +153,9 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_EQ(variables["PYTORCH_CUDA_ALLOC_CONF"], "expandable_segments:True");
   EXPECT_EQ(variables["OMP_WAIT_POLICY"], "PASSIVE");  // set by the launcher
   EXPECT_EQ(variables["OMP_NUM_THREADS"], "2");        // set by ctest
-  EXPECT_EQ(j["environment"]["software"]["libtorch_build"], "cpu");
+  // The LibTorch this ftbench was built with (cpu on CI, cuda on the GPU machines), even when the
+  // run is on the CPU.
+  EXPECT_EQ(j["environment"]["software"]["libtorch_build"], FTBENCH_LIBTORCH_BUILD);
   EXPECT_EQ(j["environment"]["software"]["container_image"], "rocm/pytorch-training:v25.4");
   EXPECT_EQ(j["environment"]["device"]["query_error"], "");
   EXPECT_TRUE(j["environment"]["device"]["clock_khz"].is_null());
