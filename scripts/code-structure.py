@@ -14,7 +14,8 @@ A module is a folder: src/<module>/ and include/ftbench/<module>/. An include of
 arrows are the "may include" column of the table under "## Modules" in docs/architecture.md:
 one row a module, the modules it may include in backticks. A source that includes LibTorch
 (<ATen/...>, <torch/...>, <c10/...>, directly or through ftbench headers) must be in a torch/
-folder (src/<module>/torch/) or in src/cli_run: the folder decides the target.
+folder (src/<module>/torch/) or in src/cli_run: the folder decides the target. Some calls are
+banned from src/ and include/ (BANNED_CALLS says which and why).
 
 Function lengths: Universal Ctags' function definitions (kind f, with their end lines) in src/
 and include/, lambdas counted inside the function that holds them; a function's length is
@@ -160,6 +161,28 @@ def check_torch_side(files):
     return problems
 
 
+# Calls the code of src/ and include/ must not make, each with why and what to call instead.
+BANNED_CALLS = [
+    (re.compile(r"\bremove_all\s*\("),
+     "std::filesystem::remove_all crashed in programs linking a PyTorch wheel's LibTorch, "
+     "which exports its own std::filesystem; call ftbench::io::remove_tree "
+     "(include/ftbench/io/remove_tree.h)"),
+]
+LINE_COMMENT = re.compile(r"//.*$", re.M)
+
+
+def check_banned_calls(files):
+    """No call of BANNED_CALLS in src/ or include/ (comments aside)."""
+    problems = []
+    for path in files:
+        code = LINE_COMMENT.sub("", read(path))
+        for pattern, why in BANNED_CALLS:
+            for match in pattern.finditer(code):
+                line = code.count("\n", 0, match.start()) + 1
+                problems.append(f"{path}:{line}: {match.group(0).strip()}...: {why}")
+    return problems
+
+
 def check_includes(files, report):
     arrows = include_arrows(files)
     modules = {m for m in map(module_of, files) if m}
@@ -181,6 +204,7 @@ def check_includes(files, report):
             problems.append(f"{a} may not include {b} (docs/architecture.md), but "
                             f"{', '.join(where)} does")
     problems += check_torch_side(files)
+    problems += check_banned_calls(files)
     report["modules"] = len(modules)
     report["module_arrows"] = len(arrows)
     return problems

@@ -41,7 +41,10 @@ if [[ -d "$deps/usr" ]]; then
   prefix="$prefix;$deps_abs/usr"
   args+=(-DOPENSSL_ROOT_DIR="$deps_abs/usr")
   echo "dependencies: $deps_abs ($(wc -l <"$(dirname "$deps_abs")/MANIFEST" 2>/dev/null || echo '?') packages)"
-  command -v pkg-config >/dev/null || args+=(-DFTBENCH_NO_PKG_CONFIG=ON)
+  # The carried packages' .pc files say prefix=/usr: pkg-config would hand out the machine's own
+  # headers and libraries (on the H200 image, another SentencePiece, whose headers compiled
+  # against the carried library gave wrong token ids). Look for them on CMAKE_PREFIX_PATH.
+  args+=(-DFTBENCH_NO_PKG_CONFIG=ON)
 else
   echo "dependencies: the system's ($deps not found)"
 fi

@@ -1,5 +1,6 @@
 #include "ftbench/train/checkpoint_files.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/io/remove_tree.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -397,7 +398,7 @@ SavedCheckpointFolder save_checkpoint_folder(
   const fs::path temp = fs::path(dir) / fmt::format(".{}.tmp-{}", name, ::getpid());
   create_checkpoint_dir(dir, "cannot save a checkpoint in " + dir);
   std::error_code ec;
-  fs::remove_all(temp, ec);
+  io::remove_tree(temp, ec);
   SavedCheckpointFolder saved;
   saved.path = final_path.string();
   try {
@@ -424,7 +425,7 @@ SavedCheckpointFolder save_checkpoint_folder(
     // clean_checkpoint_leftovers() puts it back at the next start.
     const bool replacing = fs::exists(final_path, ec);
     if (replacing && exchange_folders(temp, final_path)) {
-      fs::remove_all(temp, ec);
+      io::remove_tree(temp, ec);
     } else {
       const fs::path aside = fs::path(dir) / fmt::format(".{}.old-{}", name, ::getpid());
       if (replacing) fs::rename(final_path, aside);
@@ -434,14 +435,14 @@ SavedCheckpointFolder save_checkpoint_folder(
         throw CheckpointWriteError(fmt::format("{}: cannot rename into place: {}",
                                                final_path.string(), std::strerror(error)));
       }
-      if (replacing) fs::remove_all(aside, ec);
+      if (replacing) io::remove_tree(aside, ec);
     }
     sync_path(dir);
   } catch (const CheckpointWriteError&) {
-    fs::remove_all(temp, ec);
+    io::remove_tree(temp, ec);
     throw;
   } catch (const std::exception& e) {
-    fs::remove_all(temp, ec);
+    io::remove_tree(temp, ec);
     throw CheckpointWriteError(
         fmt::format("cannot save checkpoint {}: {}", final_path.string(), e.what()));
   }
@@ -449,7 +450,7 @@ SavedCheckpointFolder save_checkpoint_folder(
   // Pruning and clean-up are best effort: the new checkpoint is complete either way.
   std::vector<std::string> all = list_checkpoints(dir);
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
-    fs::remove_all(all[i], ec);
+    io::remove_tree(all[i], ec);
   }
   clean_checkpoint_leftovers(dir);
   return saved;
@@ -491,17 +492,17 @@ std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir) {
     if (const std::optional<pid_t> pid = temp_folder_pid(name, ".tmp-")) {
       // Only this process writes here (it holds the folder's lock), and not now: whoever left it
       // died mid-save (a process of the same pid in an earlier container too).
-      fs::remove_all(entry.path(), ec);
+      io::remove_tree(entry.path(), ec);
       cleaned.push_back(name + " (an unfinished save, removed)");
     } else if (temp_folder_pid(name, ".old-")) {
       // ".step-00000010.old-PID": the complete earlier copy of step-00000010.
       const std::string step = name.substr(1, name.rfind(".old-") - 1);
       const fs::path in_place = fs::path(dir) / step;
       if (fs::is_regular_file(in_place / kCheckpointManifest, ec)) {
-        fs::remove_all(entry.path(), ec);
+        io::remove_tree(entry.path(), ec);
         cleaned.push_back(name + " (replaced by " + step + ", removed)");
       } else {
-        fs::remove_all(in_place, ec);
+        io::remove_tree(in_place, ec);
         fs::rename(entry.path(), in_place, ec);
         cleaned.push_back(name + " (put back as " + step + ")");
       }

@@ -20,6 +20,7 @@
 #include "ftbench/hf/hf_config.h"
 #include "ftbench/hf/peft_config.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/io/remove_tree.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/model/safetensors_dtype.h"
 #include "ftbench/text/spellings.h"
@@ -175,7 +176,7 @@ ExportStats write_folder_atomically(
   }
   const fs::path temp = parent / fmt::format(".{}.tmp-{}", name, ::getpid());
   const fs::path aside = parent / fmt::format(".{}.old-{}", name, ::getpid());
-  fs::remove_all(temp, ec);
+  io::remove_tree(temp, ec);
   ExportStats stats;
   try {
     if (!fs::create_directory(temp, ec) || ec) {
@@ -201,10 +202,10 @@ ExportStats write_folder_atomically(
     }
     sync_directory(parent);
   } catch (const std::exception& e) {
-    fs::remove_all(temp, ec);
+    io::remove_tree(temp, ec);
     throw std::runtime_error(fmt::format("{}: cannot export: {}", dir, e.what()));
   }
-  if (exists) fs::remove_all(aside, ec);  // best effort: the new folder is complete either way
+  if (exists) io::remove_tree(aside, ec);  // best effort: the new folder is complete either way
   return stats;
 }
 

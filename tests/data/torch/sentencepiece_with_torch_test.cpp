@@ -12,6 +12,7 @@
 #include "../../ci_env.h"
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/sentencepiece_tokenizer.h"
+#include "ftbench/io/remove_tree.h"
 
 namespace ftbench::data {
 namespace {
@@ -51,7 +52,7 @@ TEST(SentencePieceWithTorch, LoadsAndEncodesInALibTorchProcess) {
   EXPECT_EQ(tokenizer->eos_id(), 2);
   // LibTorch still works after SentencePiece was loaded.
   EXPECT_EQ(at::sum(before).item<float>(), 4.0f);
-  std::filesystem::remove_all(dir);
+  ftbench::io::remove_tree(dir);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "../../free_port.h"
+#include "ftbench/io/remove_tree.h"
 
 namespace {
 
@@ -58,7 +59,7 @@ TEST_P(ProcessRanks, MeetOverTheStoreAndAgree) {
   const fs::path dir =
       fs::temp_directory_path() /
       ("ftbench-store-" + kind + "-" + std::to_string(world) + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
+  ftbench::io::remove_tree(dir);
   fs::create_directories(dir);
   const std::string where = kind == "file" ? (dir / "store").string() : std::to_string(free_port());
   std::string script;
@@ -76,7 +77,7 @@ TEST_P(ProcessRanks, MeetOverTheStoreAndAgree) {
     EXPECT_EQ(slurp(dir / ("rc" + rank)), "0\n") << slurp(dir / ("err" + rank));
     EXPECT_EQ(slurp(dir / ("out" + rank)), expected_line(world)) << "rank " << r;
   }
-  fs::remove_all(dir);
+  ftbench::io::remove_tree(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(StoresAndRanks, ProcessRanks,

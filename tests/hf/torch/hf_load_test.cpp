@@ -4,6 +4,7 @@
 // float64) within the tolerance stated there (atol = rtol = 1e-4 for fp32). Needs Debian's
 // /usr/bin/python3 with numpy; skipped without it, except on CI.
 #include "ftbench/hf/hf_load.h"
+#include "ftbench/io/remove_tree.h"
 
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ TEST_F(HfLoad, LogitsMatchTheNumpyReference) {
                               "--dtype bfloat16 --shards 2 --tie"}) {
     SCOPED_TRACE(variant);
     const fs::path ck = dir_ / "ck";
-    fs::remove_all(ck);
+    ftbench::io::remove_tree(ck);
     ASSERT_EQ(python("hf_checkpoint.py' make '" + ck.string() + "' " + kShape + " " + variant), 0)
         << log();
     const HfConfig config = parse_hf_config(report::read_whole_file((ck / "config.json").string()),

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "../../ci_env.h"
+#include "ftbench/io/remove_tree.h"
 #include "ftbench/report/report_io.h"
 
 namespace ftbench::hf {
@@ -32,10 +33,10 @@ class NumpyReferenceTest : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() /
            (std::string("ftbench-") + test->test_suite_name() + "-" + std::to_string(::getpid()) +
             "-" + test->name());
-    std::filesystem::remove_all(dir_);
+    ftbench::io::remove_tree(dir_);
     std::filesystem::create_directories(dir_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { ftbench::io::remove_tree(dir_); }
 
   // Runs tests/reference/<args> (args start with the script's name and a closing quote:
   // "hf_checkpoint.py' make ..."); its exit code, its output in log().

@@ -5,6 +5,7 @@
 // and merges them itself) must give the same logits within its fp32 tolerance (atol = rtol =
 // 1e-4). Needs Debian's /usr/bin/python3 with numpy; skipped without it, except on CI.
 #include "ftbench/hf/peft_adapter.h"
+#include "ftbench/io/remove_tree.h"
 
 #include <unistd.h>
 
@@ -151,7 +152,7 @@ TEST_F(PeftAdapter, ExportedAdapterAndMergedModelGiveTheTrainedLogits) {
     SCOPED_TRACE(std::string(variant.checkpoint) + ", " + std::to_string(variant.targets.size()) +
                  " targets");
     for (const char* sub : {"ck", "adapter", "zeroed", "merged", "logits.json"}) {
-      fs::remove_all(dir_ / sub);
+      ftbench::io::remove_tree(dir_ / sub);
     }
     const fs::path ck = dir_ / "ck";
     const HfConfig config = make_checkpoint(ck, variant.checkpoint);
@@ -342,7 +343,7 @@ struct RawTensor {
 };
 void rewrite_adapter(const fs::path& from, const fs::path& to,
                      const std::function<void(std::map<std::string, RawTensor>&)>& edit) {
-  fs::remove_all(to);
+  ftbench::io::remove_tree(to);
   fs::create_directories(to);
   fs::copy_file(from / "adapter_config.json", to / "adapter_config.json");
   std::map<std::string, RawTensor> tensors;
