@@ -67,8 +67,8 @@ using text::format_duration;
 using text::format_percent;
 using text::format_usd;
 
-// Rates per report: --offer, --rate (one for all or one each), else the catalog's cheapest
-// on-demand offer of the report's GPU whose billing is stated; nullopt when there is none.
+// Rates per report: --offer, --rate (one for all or one each), else the catalog's on-demand
+// offer of the report's GPU, billing stated, that costs the run least; nullopt when there is none.
 std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
                                                     const std::vector<report::Report>& reports,
                                                     const cost::Catalog& catalog) {
@@ -83,7 +83,10 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
           fmt::format("--offer: give one per report ({} reports, {} offers)", n, f.offers.size()));
     }
     for (std::size_t i = 0; i < n; ++i) {
-      const cost::Offer& offer = cost::resolve_offer(catalog, f.offers[i]);
+      // Of the offers it names, the one this run costs least at (cost::cheapest_for_run).
+      const cost::Offer& offer = *cost::cheapest_for_run(cost::run_times(reports[i]),
+                                                         cost::resolve_offers(catalog, f.offers[i]))
+                                      .offer;
       warn_if_other_gpu(catalog, reports[i], f.reports[i], offer, f.offers[i]);
       rates[i] = cost::rate_from_offer(offer);
     }
@@ -110,8 +113,10 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
     return rates;
   }
   for (std::size_t i = 0; i < n; ++i) {
+    const cost::Gpu* gpu = cost::find_gpu(catalog, reports[i].environment.device.name);
     const cost::Offer* pick =
-        cost::default_offer(catalog, cost::find_gpu(catalog, reports[i].environment.device.name));
+        cost::cheapest_for_run(cost::run_times(reports[i]), cost::default_candidates(catalog, gpu))
+            .offer;
     if (pick != nullptr) rates[i] = cost::rate_from_offer(*pick);
   }
   return rates;

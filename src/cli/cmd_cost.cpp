@@ -227,7 +227,8 @@ cost::PricingRequest pricing_request(const CostFlags& f, const cost::Catalog& ca
     request.rate =
         rate_from_flags(*f.rate, f.billing.empty() ? "per-second" : f.billing, f.min_seconds);
   } else if (!f.offer.empty()) {
-    request.offer = &cost::resolve_offer(catalog, f.offer);
+    request.offers = cost::resolve_offers(catalog, f.offer);
+    request.offer_text = f.offer;
   }
   if (!f.project_tokens.empty()) {
     request.projection_unit = cost::ProjectionUnit::kTokens;
@@ -259,6 +260,7 @@ void print_json(const CostResult& r) {
   out["times"] = r.pricing.times;
   out["projected_tokens"] = text::optional_number(r.pricing.projected_tokens);
   out["chosen"] = priced_json(r.pricing.chosen);
+  out["choice"] = r.pricing.choice.empty() ? OJson(nullptr) : OJson(r.pricing.choice);
   OJson offers = OJson::array();
   for (const PricedOffer& p : r.pricing.offers) offers.push_back(priced_json(p));
   out["offers"] = std::move(offers);
@@ -280,6 +282,10 @@ void print_csv(const CostResult& r) {
 text::Table summary_with_energy(const CostResult& r) {
   text::Table summary =
       summary_table(r.report, r.pricing.times, r.pricing.chosen, r.pricing.projected_tokens);
+  if (!r.pricing.choice.empty()) {
+    // After "rate": why this offer among several.
+    summary.rows.insert(summary.rows.begin() + 2, {"offer chosen as", r.pricing.choice});
+  }
   if (r.flags.energy_price) energy_rows(summary, r.report, *r.flags.energy_price);
   return summary;
 }
@@ -326,8 +332,8 @@ int run_cost(const CostFlags& f) {
       throw InputError(std::string("--energy-price: ") + e.what());
     }
   }
-  if (request.offer != nullptr) {
-    warn_if_other_gpu(catalog, rep, f.report_path, *request.offer, f.offer);
+  if (!request.offers.empty()) {  // every offer it names is of one GPU
+    warn_if_other_gpu(catalog, rep, f.report_path, *request.offers.front(), f.offer);
   }
   cost::RunPricing pricing;
   try {

@@ -48,7 +48,7 @@ std::vector<const Offer*> offers_for(const Catalog& catalog, const Gpu* gpu) {
   return offers;
 }
 
-const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
+std::vector<const Offer*> resolve_offers(const Catalog& catalog, std::string_view text) {
   std::vector<std::string> parts;
   for (std::size_t start = 0;;) {
     const std::size_t slash = text.find('/', start);
@@ -123,10 +123,15 @@ const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
     }
   }
   std::stable_sort(matches.begin(), matches.end(), cheaper);
+  std::vector<const Offer*> on_demand;
   for (const Offer* offer : matches) {
-    if (offer->tier == kOnDemand) return *offer;
+    if (offer->tier == kOnDemand) on_demand.push_back(offer);
   }
-  return *matches.front();
+  return on_demand.empty() ? matches : on_demand;
+}
+
+const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
+  return *resolve_offers(catalog, text).front();
 }
 
 std::optional<int64_t> age_days(const Offer& offer, const Date& today) {

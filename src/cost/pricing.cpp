@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ftbench/text/messages.h"
+#include "ftbench/text/units.h"
 
 namespace ftbench::cost {
 
@@ -46,15 +47,41 @@ std::string offer_flags(const Offer& offer, const Date& today, int64_t max_age_d
   return out;
 }
 
-const Offer* default_offer(const Catalog& catalog, const Gpu* gpu) {
-  if (gpu == nullptr) return nullptr;
-  const Offer* any_on_demand = nullptr;
+std::vector<const Offer*> default_candidates(const Catalog& catalog, const Gpu* gpu) {
+  if (gpu == nullptr) return {};
+  std::vector<const Offer*> stated;
+  std::vector<const Offer*> on_demand;
   for (const Offer* o : offers_for(catalog, gpu)) {
     if (o->tier != kOnDemand) continue;
-    if (o->billing != Billing::kUnknown) return o;
-    if (any_on_demand == nullptr) any_on_demand = o;
+    on_demand.push_back(o);
+    if (o->billing != Billing::kUnknown) stated.push_back(o);
   }
-  return any_on_demand;
+  return stated.empty() ? on_demand : stated;
+}
+
+OfferChoice cheapest_for_run(const RunTimes& times, const std::vector<const Offer*>& candidates,
+                             std::optional<double> projected_tokens) {
+  OfferChoice choice;
+  for (const Offer* o : candidates) {
+    const Rate rate = rate_from_offer(*o);
+    const double usd = projected_tokens ? project(times, rate, *projected_tokens).cost.billed_usd
+                                        : estimate(times, rate).billed_usd;
+    choice.ranked.emplace_back(o, usd);
+  }
+  std::stable_sort(choice.ranked.begin(), choice.ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (!choice.ranked.empty()) choice.offer = choice.ranked.front().first;
+  return choice;
+}
+
+std::string describe_choice(const OfferChoice& choice) {
+  std::string out;
+  for (std::size_t i = 0; i < choice.ranked.size() && i < 2; ++i) {
+    const auto& [offer, usd] = choice.ranked[i];
+    out += fmt::format("{}{} ({})", i == 0 ? "" : ", then ", text::printable(offer_name(*offer)),
+                       text::format_usd(usd));
+  }
+  return out;
 }
 
 namespace {
@@ -115,11 +142,17 @@ RunPricing price_run_or_throw(const report::Report& report, const Catalog& catal
   std::optional<PricedOffer> chosen;
   if (request.rate) {
     chosen = price_at(run, nullptr, *request.rate, "");
-  } else if (request.offer != nullptr) {
-    const Offer& o = *request.offer;
+  } else if (!request.offers.empty()) {
+    const OfferChoice pick = cheapest_for_run(run.times, request.offers, run.projected_tokens);
+    const Offer& o = *pick.offer;
     chosen =
         price_at(run, &o, rate_from_offer(o), offer_flags(o, request.today, request.max_age_days));
     if (run.gpu == nullptr) run.gpu = find_gpu(catalog, o.gpu);
+    if (pick.ranked.size() > 1) {
+      run.choice = fmt::format("--offer {} matches {} {}offers; cheapest for this run: {}",
+                               text::printable(request.offer_text), pick.ranked.size(),
+                               o.tier == kOnDemand ? "on-demand " : "", describe_choice(pick));
+    }
   }
   if (run.gpu != nullptr) {
     for (const Offer* o : offers_for(catalog, run.gpu)) {
@@ -134,10 +167,17 @@ RunPricing price_run_or_throw(const report::Report& report, const Catalog& catal
                      return a.cost.billed_usd < b.cost.billed_usd;
                    });
   if (!chosen) {
-    const Offer* pick = default_offer(catalog, run.gpu);
-    if (pick == nullptr) throw PricingError(no_price_message(report, run));
+    const std::vector<const Offer*> candidates = default_candidates(catalog, run.gpu);
+    const OfferChoice pick = cheapest_for_run(run.times, candidates, run.projected_tokens);
+    if (pick.offer == nullptr) throw PricingError(no_price_message(report, run));
     for (const PricedOffer& p : run.offers) {
-      if (p.offer == pick) chosen = p;
+      if (p.offer == pick.offer) chosen = p;
+    }
+    if (pick.ranked.size() > 1) {
+      const bool stated = pick.offer->billing != Billing::kUnknown;
+      run.choice =
+          fmt::format("the catalog's on-demand offers of {}{}, cheapest for this run: {}",
+                      run.gpu->name, stated ? " with stated billing" : "", describe_choice(pick));
     }
   }
   for (PricedOffer& p : run.offers) {

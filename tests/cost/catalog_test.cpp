@@ -389,6 +389,17 @@ TEST(CatalogResolve, SeveralMatchesGiveTheCheapestOnDemand) {
   EXPECT_EQ(resolve_offer(c, "cloud/G/spot").usd_per_gpu_hour, 1.0);
   // No on-demand offer: the cheapest of the rest.
   EXPECT_EQ(resolve_offer(c, "spotty/G").region, "a");
+  // Every match, for pricing to choose from by the run: the on-demand ones, cheapest first...
+  const std::vector<const Offer*> all = resolve_offers(c, "cloud/G");
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0]->region, "a");
+  EXPECT_EQ(all[1]->region, "c");
+  EXPECT_EQ(all[2]->region, "b");
+  // ...one tier when it is named, every tier when none is on demand.
+  EXPECT_EQ(resolve_offers(c, "cloud/G/spot").size(), 1u);
+  const std::vector<const Offer*> spot = resolve_offers(c, "spotty/G");
+  ASSERT_EQ(spot.size(), 2u);
+  EXPECT_EQ(spot[0]->region, "a");
 }
 
 TEST(CatalogResolve, ErrorsSuggestCloseNames) {

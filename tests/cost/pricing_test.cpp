@@ -85,12 +85,19 @@ TEST(Pricing, OfferFlags) {
   EXPECT_EQ(offer_flags(o, Date{2026, 12, 1}, 90), "undated");
 }
 
-TEST(Pricing, TheDefaultIsTheCheapestOnDemandOfferWithStatedBilling) {
-  const Catalog c = catalog();
-  const Offer* pick = default_offer(c, find_gpu(c, "G1"));
-  ASSERT_NE(pick, nullptr);
-  EXPECT_EQ(pick->provider, "d");  // 2.5: b (2.0) does not state its billing, c is spot
-  EXPECT_EQ(default_offer(c, nullptr), nullptr);
+TEST(Pricing, TheDefaultsAreTheOnDemandOffersWithStatedBilling) {
+  Catalog c = catalog();
+  // d (2.5 a GPU-hour) and a (3.0): b (2.0) does not state its billing, c is spot.
+  std::vector<const Offer*> picks = default_candidates(c, find_gpu(c, "G1"));
+  ASSERT_EQ(picks.size(), 2u);
+  EXPECT_EQ(picks[0]->provider, "d");
+  EXPECT_EQ(picks[1]->provider, "a");
+  EXPECT_TRUE(default_candidates(c, nullptr).empty());
+  // None states its billing: every on-demand offer.
+  for (Offer& o : c.offers) o.billing = Billing::kUnknown;
+  picks = default_candidates(c, find_gpu(c, "G1"));
+  ASSERT_EQ(picks.size(), 3u);
+  EXPECT_EQ(picks[0]->provider, "b");
 }
 
 TEST(Pricing, EveryOfferCheapestForThisRunFirst) {
@@ -107,12 +114,57 @@ TEST(Pricing, EveryOfferCheapestForThisRunFirst) {
   EXPECT_DOUBLE_EQ(p.offers[3].cost.billed_usd, 20.0);
   EXPECT_EQ(p.offers[3].flags, "pays for 8 GPUs, uses 1");
   EXPECT_EQ(p.offers[1].flags, "billing not stated");
-  EXPECT_EQ(p.chosen.offer->provider, "d");
+  // The default for this run is the on-demand offer with stated billing that costs it least:
+  // a (3 dollars), not d, cheaper per GPU-hour but 20 dollars on its 8-GPU instance.
+  EXPECT_EQ(p.chosen.offer->provider, "a");
   EXPECT_TRUE(p.chosen.chosen);
-  EXPECT_TRUE(p.offers[3].chosen);
-  EXPECT_FALSE(p.offers[0].chosen);
+  EXPECT_TRUE(p.offers[2].chosen);
+  EXPECT_FALSE(p.offers[3].chosen);
+  EXPECT_EQ(p.choice,
+            "the catalog's on-demand offers of G1 with stated billing, cheapest for this run: "
+            "a/G1/on-demand ($3.00), then d/G1/on-demand ($20.00)");
   EXPECT_EQ(p.times.steps, 100);
   EXPECT_FALSE(p.projected_tokens.has_value());
+}
+
+// A provider with one GPU at $0.987 and an 8-GPU instance at $0.8975 per GPU-hour ($7.18 an
+// instance-hour), both on demand, both billed by the second.
+Catalog one_and_eight() {
+  Catalog c = catalog();
+  c.offers.push_back(offer_of("acme", "on-demand", 0.987, Billing::kPerSecond));
+  c.offers.push_back(offer_of("acme", "on-demand", 0.8975, Billing::kPerSecond, 8));
+  c.offers.back().instance_type = "8x";
+  return c;
+}
+
+TEST(Pricing, AnOfferOfSeveralShapesIsTheOneThatCostsThisRunLeastAndSaysWhy) {
+  const Catalog c = one_and_eight();
+  PricingRequest q = request();
+  q.offers = resolve_offers(c, "acme/G1");
+  q.offer_text = "acme/G1";
+  ASSERT_EQ(q.offers.size(), 2u);
+  // One GPU for an hour: $0.987 on the 1-GPU offer, $7.18 on the 8-GPU instance.
+  const RunPricing one = price_run(one_hour_report(), c, q);
+  ASSERT_NE(one.chosen.offer, nullptr);
+  EXPECT_EQ(one.chosen.offer->gpus_per_instance, 1);
+  EXPECT_DOUBLE_EQ(one.chosen.cost.billed_usd, 0.987);
+  EXPECT_EQ(one.choice,
+            "--offer acme/G1 matches 2 on-demand offers; cheapest for this run: acme/G1/on-demand "
+            "($0.987), then acme/G1/on-demand (8x) ($7.18)");
+  // The offers table ranks the same offer first among acme's.
+  for (const PricedOffer& o : one.offers) {
+    if (o.offer->provider == "acme") {
+      EXPECT_EQ(o.chosen, o.offer->gpus_per_instance == 1);
+    }
+  }
+  // Eight GPUs for an hour: the instance ($7.18) beats eight single GPUs ($7.896).
+  q.gpus = 8;
+  const RunPricing eight = price_run(one_hour_report(), c, q);
+  EXPECT_EQ(eight.chosen.offer->gpus_per_instance, 8);
+  EXPECT_DOUBLE_EQ(eight.chosen.cost.billed_usd, 7.18);
+  // One match: nothing to explain.
+  q.offers = resolve_offers(c, "a/G1");
+  EXPECT_EQ(price_run(one_hour_report(), c, q).choice, "");
 }
 
 TEST(Pricing, AGivenRateIsChosenAndNoOfferIsMarked) {
@@ -134,7 +186,7 @@ TEST(Pricing, AGivenRateIsChosenAndNoOfferIsMarked) {
 TEST(Pricing, ANamedOfferOfAnUnknownDeviceListsItsGpusOffers) {
   const Catalog c = catalog();
   PricingRequest q = request();
-  q.offer = &c.offers[0];
+  q.offers = {&c.offers[0]};
   const RunPricing p = price_run(one_hour_report("some other card"), c, q);
   ASSERT_NE(p.gpu, nullptr);
   EXPECT_EQ(p.gpu->name, "G1");

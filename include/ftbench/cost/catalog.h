@@ -151,10 +151,15 @@ const Gpu* find_gpu(const Catalog& catalog, std::string_view name);
 // Offers of one GPU (nullptr: all), cheapest per GPU-hour first; ties by provider, tier, region.
 std::vector<const Offer*> offers_for(const Catalog& catalog, const Gpu* gpu);
 
-// Resolves "PROVIDER/GPU[/TIER]" (GPU by find_gpu, or the offer's own gpu text). Several
-// matches (regions, instance sizes, tiers when TIER is omitted) resolve to the cheapest
-// on-demand one if any, else the cheapest. Throws CatalogError naming the flag value with close
-// providers, GPUs or tiers suggested when nothing matches.
+// The offers "PROVIDER/GPU[/TIER]" names (GPU by find_gpu, or the offer's own gpu text), cheapest
+// per GPU-hour first: every region and instance size; without TIER the on-demand ones if there
+// are any, else every tier. Which of them a run is billed at depends on the run (an 8-GPU
+// instance may be cheaper per GPU-hour and dearer for one GPU): pricing.h's cheapest_for_run.
+// Throws CatalogError naming the flag value with close providers, GPUs or tiers suggested when
+// nothing matches.
+std::vector<const Offer*> resolve_offers(const Catalog& catalog, std::string_view text);
+
+// The first of resolve_offers(): the cheapest per GPU-hour, for where no run is at hand.
 const Offer& resolve_offer(const Catalog& catalog, std::string_view text);
 
 // Age of an offer's price on `today`, in days: nullopt when undated, negative when the price is

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ftbench/cost/billing.h"
@@ -35,19 +36,37 @@ Rate rate_from_offer(const Offer& offer);
 // "stale (123 days)", "dated after today", "undated", "billing not stated", joined by "; ".
 std::string offer_flags(const Offer& offer, const Date& today, int64_t max_age_days);
 
-// The offer used when no price is given: the cheapest on-demand offer of `gpu` whose billing is
-// stated, else the cheapest on-demand one, else nullptr (spot, reserved and marketplace prices
-// are never picked silently).
-const Offer* default_offer(const Catalog& catalog, const Gpu* gpu);
+// The offers a run is priced at when no price is given: the on-demand offers of `gpu` whose
+// billing is stated, else every on-demand one, cheapest per GPU-hour first; none for a null
+// `gpu` (spot, reserved and marketplace prices are never picked silently). Which one is taken
+// depends on the run: cheapest_for_run().
+std::vector<const Offer*> default_candidates(const Catalog& catalog, const Gpu* gpu);
+
+// Of `candidates`, the offer a run of `times` costs least at: its GPUs on whole instances, each
+// offer's billing increment and minimum, the projected job when `projected_tokens` is given;
+// ties keep the candidates' order. `ranked` holds each candidate's billed dollars, cheapest
+// first. An empty `candidates` gives a null offer.
+struct OfferChoice {
+  const Offer* offer = nullptr;
+  std::vector<std::pair<const Offer*, double>> ranked;
+};
+OfferChoice cheapest_for_run(const RunTimes& times, const std::vector<const Offer*>& candidates,
+                             std::optional<double> projected_tokens = std::nullopt);
+
+// "a/G/on-demand ($3.00), then d/G/on-demand (8x) ($20.00)": the two cheapest of a choice.
+std::string describe_choice(const OfferChoice& choice);
 
 // How large a job to project the run to; the amount is a count > 0.
 enum class ProjectionUnit { kNone, kTokens, kExamples, kEpochs };
 
 // What to price a run at.
 struct PricingRequest {
-  std::optional<Rate> rate;      // --rate: used as given
-  const Offer* offer = nullptr;  // --offer: an offer of the catalog passed to price_run()
-  std::optional<int64_t> gpus;   // GPUs billed for, default the report's world size
+  std::optional<Rate> rate;  // --rate: used as given
+  // --offer: the offers it names (resolve_offers(), of the catalog passed to price_run()); the
+  // run is priced at the one that costs it least. `offer_text` is the flag's value.
+  std::vector<const Offer*> offers;
+  std::string offer_text;
+  std::optional<int64_t> gpus;  // GPUs billed for, default the report's world size
   ProjectionUnit projection_unit = ProjectionUnit::kNone;
   double projection_amount = 0.0;
   Date today;  // for the offers' ages
@@ -69,6 +88,9 @@ struct RunPricing {
   const Gpu* gpu = nullptr;  // whose offers are listed: the report's, else the offer's
   std::optional<double> projected_tokens;
   PricedOffer chosen;
+  // Why `chosen` among several offers (--offer matching several, or the default's candidates):
+  // the two cheapest for this run. "" when there was no choice.
+  std::string choice;
   std::vector<PricedOffer> offers;  // every catalog offer of `gpu`, cheapest for this run first
 };
 
