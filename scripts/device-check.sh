@@ -49,11 +49,12 @@ stage() {  # stage NAME LIMIT_SECONDS COMMAND...: runs it, logs to $out/NAME.log
   return "$rc"
 }
 
-{
+{  # each under a limit of its own: a sick GPU can hang nvidia-smi
   date -u +%FT%TZ
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 ||
-    rocm-smi --showproductname 2>&1 || true
-  "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+    --format=csv 2>&1 || timeout 20 rocm-smi --showproductname 2>&1 || true
+  timeout 60 "$python" -c \
+    'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' || true
   lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\))' || true
   git rev-parse HEAD 2>/dev/null || true
 } >"$out/machine.txt" 2>&1
@@ -71,26 +72,26 @@ stage gpu-tests 60 "$build/tests/ftbench_gpu_tests"
 recipe=(configs/llama3.1-8b-lora-synthetic.yaml --set train.max_steps="$steps"
         --set train.timing_warmup_steps="$warmup" --set data.length_distribution=fixed
         --set data.max_tokens=2048 --set data.train_on_input=true)
-"$ftbench" validate "${recipe[@]}" --json >"$out/spec.json" 2>"$out/validate.log" || status=1
+timeout 30 "$ftbench" validate "${recipe[@]}" --json >"$out/spec.json" 2>"$out/validate.log" ||
+  status=1
 gemm_arg=()
 [[ -s "$out/gemm.json" ]] && gemm_arg=(--gemm "$out/gemm.json")
 stage ftbench 150 "$ftbench" run "${recipe[@]}" "${gemm_arg[@]}" -o "$out/ftbench.json" --force
 stage reference 150 "$python" scripts/reference/hf_peft_lora_step.py --spec "$out/spec.json" \
   --steps "$steps" --warmup "$warmup" --out "$out/reference.json"
 if [[ -s "$out/ftbench.json" && -s "$out/reference.json" ]]; then
-  "$python" scripts/reference/device_check_summary.py "$out/ftbench.json" "$out/reference.json" \
-    | tee "$out/summary.txt"
-  "$python" scripts/reference/device_check_summary.py --json "$out/ftbench.json" \
-    "$out/reference.json" >"$out/summary.json"
+  timeout 30 "$python" scripts/reference/device_check_summary.py "$out/ftbench.json" \
+    "$out/reference.json" | tee "$out/summary.txt" || status=1
+  timeout 30 "$python" scripts/reference/device_check_summary.py --json "$out/ftbench.json" \
+    "$out/reference.json" >"$out/summary.json" || status=1
 fi
 
 # One rank under torchrun itself, on c10d's NCCL group (a one-GPU machine cannot hold two NCCL
 # ranks): the launch contract, the NCCL warm-up and the gradients' all-reduce.
-if command -v torchrun >/dev/null; then
-  stage torchrun 60 torchrun --standalone --nproc-per-node 1 --no-python "$ftbench" run \
-    configs/ci-tiny.yaml --set backend.device=auto --set distributed.backend=nccl \
-    --set output.progress=off -o "$out/torchrun.json" --force
-fi
+# torchrun from the same environment as $python (its torch.distributed.run).
+stage torchrun 60 "$python" -m torch.distributed.run --standalone --nproc-per-node 1 \
+  --no-python "$ftbench" run configs/ci-tiny.yaml --set backend.device=auto \
+  --set distributed.backend=nccl --set output.progress=off -o "$out/torchrun.json" --force
 # Hugging Face interop against transformers and peft (issue 7; scripts/reference/check_hf.sh).
 stage hf 90 scripts/reference/check_hf.sh "$out/hf" "$ftbench" "$python"
 # The rest of the suite but the tokenizer conformance (needs Node.js and npm, CPU CI runs it).

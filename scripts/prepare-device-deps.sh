@@ -5,7 +5,8 @@
 # builds against it and the LibTorch of the installed PyTorch (docs: README "Run it on a cloud
 # GPU", ../shared/design/LIBTORCH.md section 12).
 #
-# Usage: scripts/prepare-device-deps.sh [DEST]      (DEST: default .deps)
+# Usage: scripts/prepare-device-deps.sh [DEST]      (DEST: default .deps, relative to the
+#                                                   repository's root)
 # Writes DEST/root (the unpacked packages) and DEST/MANIFEST (package, version, per line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # _apt cannot write into a root-only temporary folder; download as the caller.
 (cd "$tmp" && apt-get download -o APT::Sandbox::User=root "${packages[@]}")
+# It removes $dest/root: refuse a destination that is a system folder.
+dest_abs=$(realpath -m "$dest")
+case "$dest_abs" in
+  / | /usr | /usr/* | /etc | /etc/* | /root | /home | "$HOME")
+    echo "error: $dest: refusing a system folder as the destination (give e.g. .deps)" >&2
+    exit 2
+    ;;
+esac
 rm -rf "$dest/root"
 mkdir -p "$dest/root"
 : >"$dest/MANIFEST.tmp"

@@ -74,6 +74,15 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
                                                     const cost::Catalog& catalog) {
   const std::size_t n = reports.size();
   std::vector<std::optional<cost::Rate>> rates(n);
+  // What the run of report i costs is what decides among offers; one that cannot be priced is
+  // bad input naming its file.
+  const auto times = [&](std::size_t i) {
+    try {
+      return cost::run_times(reports[i]);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(f.reports[i] + ": " + e.what());
+    }
+  };
   if (!f.offers.empty() && !f.rates.empty()) {
     throw InputError("--offer and --rate: give prices one way, not both");
   }
@@ -84,9 +93,8 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
     }
     for (std::size_t i = 0; i < n; ++i) {
       // Of the offers it names, the one this run costs least at (cost::cheapest_for_run).
-      const cost::Offer& offer = *cost::cheapest_for_run(cost::run_times(reports[i]),
-                                                         cost::resolve_offers(catalog, f.offers[i]))
-                                      .offer;
+      const cost::Offer& offer =
+          *cost::cheapest_for_run(times(i), cost::resolve_offers(catalog, f.offers[i])).offer;
       warn_if_other_gpu(catalog, reports[i], f.reports[i], offer, f.offers[i]);
       rates[i] = cost::rate_from_offer(offer);
     }
@@ -115,8 +123,7 @@ std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
   for (std::size_t i = 0; i < n; ++i) {
     const cost::Gpu* gpu = cost::find_gpu(catalog, reports[i].environment.device.name);
     const cost::Offer* pick =
-        cost::cheapest_for_run(cost::run_times(reports[i]), cost::default_candidates(catalog, gpu))
-            .offer;
+        cost::cheapest_for_run(times(i), cost::default_candidates(catalog, gpu)).offer;
     if (pick != nullptr) rates[i] = cost::rate_from_offer(*pick);
   }
   return rates;

@@ -1,5 +1,6 @@
 // `ftbench cost REPORT.json`: what a measured run cost, per run, epoch, step and token, what a
 // larger job would cost, and the same run priced at every catalog offer of its GPU.
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "cost_output.h"
 #include "ftbench/cost/estimate.h"
 #include "ftbench/cost/pricing.h"
+#include "ftbench/cost/spot_risk.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
@@ -30,6 +32,7 @@ struct CostFlags {
   std::string project_examples;
   std::string project_epochs;
   std::optional<double> energy_price;  // USD per kWh
+  std::optional<double> preemptions_per_hour;
 };
 
 using cost::PricedOffer;
@@ -243,12 +246,126 @@ cost::PricingRequest pricing_request(const CostFlags& f, const cost::Catalog& ca
   return request;
 }
 
-// What the printers need: the report, the pricing and the energy price.
+// --preemptions-per-hour: the chosen price's run (or projected job) under reclaims.
+struct SpotView {
+  cost::SpotBasis basis;
+  cost::SpotRisk risk;
+  double usd_per_second = 0.0;        // the chosen rate x GPUs billed, linear
+  double without_reclaims_usd = 0.0;  // the chosen price's billed cost of the run or projection
+  std::optional<double> expected_usd;
+  std::optional<PricedOffer> on_demand;  // the default on-demand offer, when the chosen is not
+};
+
+std::optional<SpotView> spot_view(const CostFlags& f, const report::Report& rep,
+                                  const cost::RunPricing& pricing, const cost::Catalog& catalog) {
+  if (!f.preemptions_per_hour) return std::nullopt;
+  const PricedOffer& chosen = pricing.chosen;
+  const double work =
+      chosen.projection ? chosen.projection->total_seconds : chosen.cost.run_seconds;
+  SpotView v;
+  v.basis = cost::spot_basis(rep, pricing.times, work, *f.preemptions_per_hour);
+  v.risk = cost::spot_risk(v.basis.inputs);
+  v.usd_per_second =
+      chosen.rate.usd_per_gpu_hour * static_cast<double>(chosen.cost.gpus_billed) / 3600.0;
+  v.without_reclaims_usd =
+      chosen.projection ? chosen.projection->cost.billed_usd : chosen.cost.billed_usd;
+  if (v.risk.expected_seconds) v.expected_usd = *v.risk.expected_seconds * v.usd_per_second;
+  if (chosen.offer == nullptr || chosen.offer->tier != cost::kOnDemand) {
+    const cost::OfferChoice od = cost::cheapest_for_run(
+        pricing.times, cost::default_candidates(catalog, pricing.gpu), pricing.projected_tokens);
+    for (const PricedOffer& p : pricing.offers) {
+      if (od.offer != nullptr && p.offer == od.offer) v.on_demand = p;
+    }
+  }
+  return v;
+}
+
+// What the printers need: the report, the pricing, the energy price and the spot risk.
 struct CostResult {
   const CostFlags& flags;
   const report::Report& report;
   const cost::RunPricing& pricing;
+  const std::optional<SpotView>& spot;
 };
+
+double billed_usd(const PricedOffer& p) {
+  return p.projection ? p.projection->cost.billed_usd : p.cost.billed_usd;
+}
+
+// The spot rows (--preemptions-per-hour): reclaims, expected time and cost, the interval.
+void spot_rows(text::Table& t, const SpotView& v) {
+  auto row = [&t](const std::string& k, const std::string& val) { t.rows.push_back({k, val}); };
+  const cost::SpotInputs& in = v.basis.inputs;
+  const cost::SpotRisk& r = v.risk;
+  row("spot reclaims",
+      fmt::format("{} an hour: one every {} on average; chance of at least one in {}: {}",
+                  text::format_number(in.preemptions_per_hour),
+                  format_duration(r.mean_seconds_between), format_duration(in.work_seconds),
+                  format_percent(r.p_at_least_one)));
+  const std::string lost_how = in.checkpoint_interval_seconds
+                                   ? fmt::format("half the {} interval + the {} restart",
+                                                 format_duration(*in.checkpoint_interval_seconds),
+                                                 format_duration(in.restart_seconds))
+                                   : fmt::format("the work since the start + the {} restart",
+                                                 format_duration(in.restart_seconds));
+  if (r.expected_seconds) {
+    row("spot expected time",
+        fmt::format("{} ({} over {}): {:.2f} reclaims expected, each losing {} ({})",
+                    format_duration(*r.expected_seconds),
+                    format_percent(*r.expected_seconds / in.work_seconds - 1.0, true),
+                    format_duration(in.work_seconds), *r.expected_interruptions,
+                    format_duration(r.lost_per_interruption_seconds), lost_how));
+    std::string cost_text = fmt::format(
+        "{} against {} without reclaims (linear: each new rental's rounding and "
+        "minimum not counted)",
+        format_usd(*v.expected_usd), format_usd(v.without_reclaims_usd));
+    if (v.on_demand) {
+      cost_text += fmt::format("; on demand {} ({})", format_usd(billed_usd(*v.on_demand)),
+                               text::printable(v.on_demand->rate.label));
+    }
+    row("spot expected cost", cost_text);
+  } else {
+    row("spot expected time",
+        fmt::format("not expected to finish: a reclaim loses {} on average ({}), and one comes "
+                    "every {}; checkpoint more often",
+                    format_duration(r.lost_per_interruption_seconds), lost_how,
+                    format_duration(r.mean_seconds_between)));
+  }
+  row("spot basis",
+      fmt::format("interval: {}; save {} ({}); restart {} ({})", v.basis.interval_from,
+                  format_duration(in.save_seconds), v.basis.save_from,
+                  format_duration(in.restart_seconds), v.basis.restart_from));
+  row("optimal checkpoint interval",
+      r.optimal_interval_seconds
+          ? fmt::format("{} (Young: sqrt(2 x save {} x {} between reclaims))",
+                        format_duration(*r.optimal_interval_seconds),
+                        format_duration(in.save_seconds), format_duration(r.mean_seconds_between))
+          : std::string("n/a: the run saved no checkpoint to time"));
+}
+
+OJson spot_json(const SpotView& v) {
+  const cost::SpotInputs& in = v.basis.inputs;
+  const cost::SpotRisk& r = v.risk;
+  OJson j;
+  j["preemptions_per_hour"] = in.preemptions_per_hour;
+  j["mean_seconds_between"] = r.mean_seconds_between;
+  j["work_seconds"] = in.work_seconds;
+  j["p_at_least_one"] = r.p_at_least_one;
+  j["checkpoint_interval_seconds"] = text::optional_number(in.checkpoint_interval_seconds);
+  j["interval_from"] = v.basis.interval_from;
+  j["save_seconds"] = in.save_seconds;
+  j["save_from"] = v.basis.save_from;
+  j["restart_seconds"] = in.restart_seconds;
+  j["restart_from"] = v.basis.restart_from;
+  j["lost_per_interruption_seconds"] = r.lost_per_interruption_seconds;
+  j["expected_seconds"] = text::optional_number(r.expected_seconds);
+  j["expected_interruptions"] = text::optional_number(r.expected_interruptions);
+  j["expected_usd"] = text::optional_number(v.expected_usd);
+  j["without_reclaims_usd"] = v.without_reclaims_usd;
+  j["on_demand_usd"] = v.on_demand ? OJson(billed_usd(*v.on_demand)) : OJson(nullptr);
+  j["optimal_interval_seconds"] = text::optional_number(r.optimal_interval_seconds);
+  return j;
+}
 
 void print_json(const CostResult& r) {
   OJson out;
@@ -266,6 +383,7 @@ void print_json(const CostResult& r) {
   out["offers"] = std::move(offers);
   out["energy"] =
       r.flags.energy_price ? energy_cost_json(r.report, *r.flags.energy_price) : OJson(nullptr);
+  out["spot_risk"] = r.spot ? spot_json(*r.spot) : OJson(nullptr);
   std::cout << out.dump(2) << "\n";
 }
 
@@ -287,13 +405,15 @@ text::Table summary_with_energy(const CostResult& r) {
     summary.rows.insert(summary.rows.begin() + 2, {"offer chosen as", r.pricing.choice});
   }
   if (r.flags.energy_price) energy_rows(summary, r.report, *r.flags.energy_price);
+  if (r.spot) spot_rows(summary, *r.spot);
   return summary;
 }
 
 std::string offers_title(const CostResult& r) {
   if (r.pricing.gpu == nullptr) return "";
-  return fmt::format("Every catalog offer of {} (cheapest for this run first; * = used above)",
-                     r.pricing.gpu->name);
+  return fmt::format("Every catalog offer of {} (cheapest for {} first; * = used above)",
+                     r.pricing.gpu->name,
+                     r.pricing.projected_tokens ? "the projected job" : "this run");
 }
 
 void print_markdown(const CostResult& r) {
@@ -341,7 +461,16 @@ int run_cost(const CostFlags& f) {
   } catch (const cost::PricingError& e) {
     throw InputError(f.report_path + ": " + e.what());
   }
-  const CostResult result{f, rep, pricing};
+  if (f.preemptions_per_hour &&
+      (!std::isfinite(*f.preemptions_per_hour) || *f.preemptions_per_hour <= 0.0 ||
+       *f.preemptions_per_hour > 3600.0)) {
+    throw InputError(fmt::format(
+        "--preemptions-per-hour: expected a number of reclaims per hour above 0 and at most "
+        "3600, found {}",
+        text::format_number(*f.preemptions_per_hour)));
+  }
+  const std::optional<SpotView> spot = spot_view(f, rep, pricing, catalog);
+  const CostResult result{f, rep, pricing, spot};
   return print_as(
       format, f.common.color,
       {[&] { print_json(result); }, [&] { print_csv(result); }, [&] { print_markdown(result); },
@@ -377,6 +506,10 @@ Action add_cost_command(CLI::App& app) {
   cmd->add_option("--energy-price", f->energy_price,
                   "Price of electricity in USD per kWh: adds the measured GPU board energy's "
                   "cost (per run, epoch, step, 1M tokens)");
+
+  cmd->add_option("--preemptions-per-hour", f->preemptions_per_hour,
+                  "Spot reclaims per hour: adds the expected time and cost with reclaims, the "
+                  "chance of at least one, and the optimal checkpoint interval");
 
   add_common_options(cmd, f->common, /*with_dates=*/true);
 

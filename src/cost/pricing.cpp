@@ -78,7 +78,11 @@ std::string describe_choice(const OfferChoice& choice) {
   std::string out;
   for (std::size_t i = 0; i < choice.ranked.size() && i < 2; ++i) {
     const auto& [offer, usd] = choice.ranked[i];
-    out += fmt::format("{}{} ({})", i == 0 ? "" : ", then ", text::printable(offer_name(*offer)),
+    // Two offers that differ only in their instance size would read the same.
+    const std::string size = offer->gpus_per_instance > 1 && offer->instance_type.empty()
+                                 ? fmt::format(" ({} GPUs an instance)", offer->gpus_per_instance)
+                                 : "";
+    out += fmt::format("{}{}{} ({})", i == 0 ? "" : ", then ", offer_name(*offer), size,
                        text::format_usd(usd));
   }
   return out;
@@ -143,15 +147,27 @@ RunPricing price_run_or_throw(const report::Report& report, const Catalog& catal
   if (request.rate) {
     chosen = price_at(run, nullptr, *request.rate, "");
   } else if (!request.offers.empty()) {
-    const OfferChoice pick = cheapest_for_run(run.times, request.offers, run.projected_tokens);
+    // As for the default: offers that state their billing first (the others are priced
+    // linearly, a lower bound that would win every comparison).
+    std::vector<const Offer*> stated;
+    for (const Offer* o : request.offers) {
+      if (o->billing != Billing::kUnknown) stated.push_back(o);
+    }
+    const OfferChoice pick =
+        cheapest_for_run(run.times, stated.empty() ? request.offers : stated, run.projected_tokens);
     const Offer& o = *pick.offer;
     chosen =
         price_at(run, &o, rate_from_offer(o), offer_flags(o, request.today, request.max_age_days));
     if (run.gpu == nullptr) run.gpu = find_gpu(catalog, o.gpu);
-    if (pick.ranked.size() > 1) {
-      run.choice = fmt::format("--offer {} matches {} {}offers; cheapest for this run: {}",
-                               text::printable(request.offer_text), pick.ranked.size(),
-                               o.tier == kOnDemand ? "on-demand " : "", describe_choice(pick));
+    if (request.offers.size() > 1) {
+      const std::string with_billing =
+          pick.ranked.size() < request.offers.size()
+              ? fmt::format(", {} with stated billing", pick.ranked.size())
+              : "";
+      run.choice = fmt::format(
+          "--offer {} matches {} {}offers{}; cheapest for {}: {}", request.offer_text,
+          request.offers.size(), o.tier == kOnDemand ? "on-demand " : "", with_billing,
+          run.projected_tokens ? "the projected job" : "this run", describe_choice(pick));
     }
   }
   if (run.gpu != nullptr) {
@@ -160,12 +176,13 @@ RunPricing price_run_or_throw(const report::Report& report, const Catalog& catal
                                     offer_flags(*o, request.today, request.max_age_days)));
     }
   }
-  // What this run would cost, cheapest first: a per-GPU price on a larger instance may cost
-  // more than a dearer single GPU.
+  // What this run (or the projected job: the ranking the choice follows) would cost, cheapest
+  // first: a per-GPU price on a larger instance may cost more than a dearer single GPU.
+  const auto usd = [](const PricedOffer& p) {
+    return p.projection ? p.projection->cost.billed_usd : p.cost.billed_usd;
+  };
   std::stable_sort(run.offers.begin(), run.offers.end(),
-                   [](const PricedOffer& a, const PricedOffer& b) {
-                     return a.cost.billed_usd < b.cost.billed_usd;
-                   });
+                   [&usd](const PricedOffer& a, const PricedOffer& b) { return usd(a) < usd(b); });
   if (!chosen) {
     const std::vector<const Offer*> candidates = default_candidates(catalog, run.gpu);
     const OfferChoice pick = cheapest_for_run(run.times, candidates, run.projected_tokens);
@@ -175,9 +192,10 @@ RunPricing price_run_or_throw(const report::Report& report, const Catalog& catal
     }
     if (pick.ranked.size() > 1) {
       const bool stated = pick.offer->billing != Billing::kUnknown;
-      run.choice =
-          fmt::format("the catalog's on-demand offers of {}{}, cheapest for this run: {}",
-                      run.gpu->name, stated ? " with stated billing" : "", describe_choice(pick));
+      run.choice = fmt::format("the catalog's on-demand offers of {}{}, cheapest for {}: {}",
+                               run.gpu->name, stated ? " with stated billing" : "",
+                               run.projected_tokens ? "the projected job" : "this run",
+                               describe_choice(pick));
     }
   }
   for (PricedOffer& p : run.offers) {

@@ -4,6 +4,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "ftbench/text/units.h"
+
 namespace ftbench::cost {
 namespace {
 
@@ -58,6 +62,60 @@ SpotRisk spot_risk(const SpotInputs& in) {
   }
   if (in.save_seconds > 0.0) r.optimal_interval_seconds = std::sqrt(2.0 * in.save_seconds * m);
   return r;
+}
+
+namespace {
+
+// train.checkpoint.<key> of the report's resolved spec, 0 when absent.
+double checkpoint_setting(const report::Report& report, const char* key) {
+  const auto train = report.spec.find("train");
+  if (train == report.spec.end() || !train->is_object()) return 0.0;
+  const auto checkpoint = train->find("checkpoint");
+  if (checkpoint == train->end() || !checkpoint->is_object()) return 0.0;
+  const auto value = checkpoint->find(key);
+  return value != checkpoint->end() && value->is_number() ? value->get<double>() : 0.0;
+}
+
+}  // namespace
+
+SpotBasis spot_basis(const report::Report& report, const RunTimes& times, double work_seconds,
+                     double preemptions_per_hour) {
+  SpotBasis b;
+  b.inputs.work_seconds = work_seconds;
+  b.inputs.preemptions_per_hour = preemptions_per_hour;
+  const double minutes = checkpoint_setting(report, "every_minutes");
+  const double steps = checkpoint_setting(report, "every_steps");
+  if (minutes > 0.0) {
+    b.inputs.checkpoint_interval_seconds = minutes * 60.0;
+    b.interval_from = fmt::format("train.checkpoint.every_minutes: {}", minutes);
+  } else if (steps > 0.0 && times.steps > 0 && times.training_seconds > 0.0) {
+    const double step_seconds = times.training_seconds / static_cast<double>(times.steps);
+    b.inputs.checkpoint_interval_seconds = steps * step_seconds;
+    b.interval_from = fmt::format("train.checkpoint.every_steps: {} x the mean step, {}", steps,
+                                  text::format_duration(step_seconds));
+  } else {
+    b.interval_from = "no checkpoints: a reclaim restarts the job";
+  }
+  double saved = 0.0;
+  for (const report::CheckpointSave& c : report.checkpoints) saved += c.seconds;
+  if (!report.checkpoints.empty()) {
+    b.inputs.save_seconds = saved / static_cast<double>(report.checkpoints.size());
+    b.save_from = fmt::format("mean of the run's {} save{}", report.checkpoints.size(),
+                              report.checkpoints.size() == 1 ? "" : "s");
+  } else {
+    b.save_from = "no save measured";
+  }
+  for (const report::Segment& s : report.segments) {
+    if (!s.resumed_from.empty() && s.time_to_first_step_seconds > 0.0) {
+      b.inputs.restart_seconds = s.time_to_first_step_seconds;
+      b.restart_from =
+          fmt::format("segment {}'s time to first step (a resume, its load in)", s.index);
+      return b;
+    }
+  }
+  b.inputs.restart_seconds = report.time_to_first_step_seconds;
+  b.restart_from = "the run's time to first step; a resume's load not measured";
+  return b;
 }
 
 }  // namespace ftbench::cost

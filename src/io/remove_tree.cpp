@@ -43,14 +43,19 @@ bool remove_contents(int dir_fd, std::uintmax_t& count, std::error_code& ec) {
       ++count;
       continue;
     }
-    if (errno != EISDIR && errno != EPERM) {
+    const int unlink_error = errno;
+    if (unlink_error != EISDIR && unlink_error != EPERM) {
       ec = last_error();
       ok = false;
       break;
     }
     const int sub = ::openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0) {
-      ec = last_error();
+      // Not a folder after all (EPERM for a file that may not be removed: an immutable one, a
+      // sticky folder's): the unlink's reason is the one to report.
+      ec = (errno == ENOTDIR || errno == ELOOP)
+               ? std::error_code(unlink_error, std::generic_category())
+               : last_error();
       ok = false;
       break;
     }

@@ -122,7 +122,7 @@ TEST(Pricing, EveryOfferCheapestForThisRunFirst) {
   EXPECT_FALSE(p.offers[3].chosen);
   EXPECT_EQ(p.choice,
             "the catalog's on-demand offers of G1 with stated billing, cheapest for this run: "
-            "a/G1/on-demand ($3.00), then d/G1/on-demand ($20.00)");
+            "a/G1/on-demand ($3.00), then d/G1/on-demand (8 GPUs an instance) ($20.00)");
   EXPECT_EQ(p.times.steps, 100);
   EXPECT_FALSE(p.projected_tokens.has_value());
 }
@@ -151,6 +151,13 @@ TEST(Pricing, AnOfferOfSeveralShapesIsTheOneThatCostsThisRunLeastAndSaysWhy) {
   EXPECT_EQ(one.choice,
             "--offer acme/G1 matches 2 on-demand offers; cheapest for this run: acme/G1/on-demand "
             "($0.987), then acme/G1/on-demand (8x) ($7.18)");
+  // Without an instance type, the size tells the two apart.
+  Catalog unnamed = one_and_eight();
+  unnamed.offers.back().instance_type.clear();
+  q.offers = resolve_offers(unnamed, "acme/G1");
+  EXPECT_EQ(price_run(one_hour_report(), unnamed, q).choice,
+            "--offer acme/G1 matches 2 on-demand offers; cheapest for this run: acme/G1/on-demand "
+            "($0.987), then acme/G1/on-demand (8 GPUs an instance) ($7.18)");
   // The offers table ranks the same offer first among acme's.
   for (const PricedOffer& o : one.offers) {
     if (o.offer->provider == "acme") {
@@ -165,6 +172,52 @@ TEST(Pricing, AnOfferOfSeveralShapesIsTheOneThatCostsThisRunLeastAndSaysWhy) {
   // One match: nothing to explain.
   q.offers = resolve_offers(c, "a/G1");
   EXPECT_EQ(price_run(one_hour_report(), c, q).choice, "");
+}
+
+TEST(Pricing, AProjectionChoosesAndRanksByTheProjectedJob) {
+  // X: $0.90 with a 4-hour minimum; Y: $1.00. The one-hour run costs $3.60 at X and $1.00 at Y;
+  // the projected job (36M tokens at 1,000 a second, plus the run's 3,500 s fixed: 39,500 s)
+  // $9.875 at X and $10.97 at Y.
+  Catalog c = catalog();
+  c.offers.push_back(offer_of("acme", "on-demand", 0.90, Billing::kPerSecond));
+  c.offers.back().min_billed_seconds = 4 * 3600;
+  c.offers.back().region = "x";
+  c.offers.push_back(offer_of("acme", "on-demand", 1.00, Billing::kPerSecond));
+  c.offers.back().region = "y";
+  PricingRequest q = request();
+  q.offers = resolve_offers(c, "acme/G1");
+  q.offer_text = "acme/G1";
+  const RunPricing run = price_run(one_hour_report(), c, q);
+  EXPECT_EQ(run.chosen.offer->region, "y");
+  q.projection_unit = ProjectionUnit::kTokens;
+  q.projection_amount = 3.6e7;
+  const RunPricing job = price_run(one_hour_report(), c, q);
+  EXPECT_EQ(job.chosen.offer->region, "x");
+  EXPECT_DOUBLE_EQ(job.chosen.projection->cost.billed_usd, 39500.0 / 3600.0 * 0.90);
+  EXPECT_EQ(job.choice,
+            "--offer acme/G1 matches 2 on-demand offers; cheapest for the projected job: "
+            "acme/G1/on-demand (x) ($9.88), then acme/G1/on-demand (y) ($10.97)");
+  // The table follows the same ranking: x before y.
+  std::vector<std::string> acme;
+  for (const PricedOffer& o : job.offers) {
+    if (o.offer->provider == "acme") acme.push_back(o.offer->region);
+  }
+  EXPECT_EQ(acme, (std::vector<std::string>{"x", "y"}));
+}
+
+TEST(Pricing, AnOfferNamingOffersWithAndWithoutStatedBillingWeighsTheStatedOnes) {
+  Catalog c = catalog();
+  c.offers.push_back(offer_of("acme", "on-demand", 1.00, Billing::kPerMinute));
+  c.offers.push_back(offer_of("acme", "on-demand", 0.50, Billing::kUnknown));
+  c.offers.back().region = "somewhere";
+  PricingRequest q = request();
+  q.offers = resolve_offers(c, "acme/G1");
+  q.offer_text = "acme/G1";
+  const RunPricing p = price_run(one_hour_report(), c, q);
+  EXPECT_EQ(p.chosen.offer->billing, Billing::kPerMinute);
+  EXPECT_EQ(p.choice,
+            "--offer acme/G1 matches 2 on-demand offers, 1 with stated billing; cheapest for this "
+            "run: acme/G1/on-demand ($1.00)");
 }
 
 TEST(Pricing, AGivenRateIsChosenAndNoOfferIsMarked) {

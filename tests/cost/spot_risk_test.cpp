@@ -82,5 +82,63 @@ TEST(SpotRisk, BadInputsNameWhatIsWrong) {
   EXPECT_EQ(error(in).rfind("restart seconds: expected a finite number >= 0", 0), 0u);
 }
 
+// A report of 100 steps over 300 s of training, 120 s to its first step.
+report::Report measured(const nlohmann::ordered_json& checkpoint) {
+  report::Report r;
+  r.spec = {{"train", {{"checkpoint", checkpoint}}}};
+  r.time_to_first_step_seconds = 120.0;
+  return r;
+}
+
+RunTimes times_of_100_steps() {
+  RunTimes t;
+  t.steps = 100;
+  t.training_seconds = 300.0;
+  t.time_to_first_step_seconds = 120.0;
+  return t;
+}
+
+TEST(SpotBasis, TheIntervalSaveAndRestartComeFromTheReport) {
+  report::Report r = measured({{"every_minutes", 30.0}, {"every_steps", 0}});
+  report::CheckpointSave a;
+  a.seconds = 10.0;
+  report::CheckpointSave b;
+  b.seconds = 20.0;
+  r.checkpoints = {a, b};
+  SpotBasis s = spot_basis(r, times_of_100_steps(), 3600.0, 2.0);
+  EXPECT_DOUBLE_EQ(s.inputs.work_seconds, 3600.0);
+  EXPECT_DOUBLE_EQ(s.inputs.preemptions_per_hour, 2.0);
+  EXPECT_DOUBLE_EQ(*s.inputs.checkpoint_interval_seconds, 1800.0);
+  EXPECT_EQ(s.interval_from, "train.checkpoint.every_minutes: 30");
+  EXPECT_DOUBLE_EQ(s.inputs.save_seconds, 15.0);
+  EXPECT_EQ(s.save_from, "mean of the run's 2 saves");
+  EXPECT_DOUBLE_EQ(s.inputs.restart_seconds, 120.0);
+  EXPECT_EQ(s.restart_from, "the run's time to first step; a resume's load not measured");
+
+  // every_steps: 50 steps of the run's mean 3 s; a resumed segment's set-up is the restart.
+  r = measured({{"every_minutes", 0.0}, {"every_steps", 50}});
+  report::Segment first;
+  first.index = 1;
+  first.time_to_first_step_seconds = 120.0;
+  report::Segment resumed;
+  resumed.index = 2;
+  resumed.resumed_from = "ck/step-00000050";
+  resumed.time_to_first_step_seconds = 95.0;
+  r.segments = {first, resumed};
+  s = spot_basis(r, times_of_100_steps(), 3600.0, 2.0);
+  EXPECT_DOUBLE_EQ(*s.inputs.checkpoint_interval_seconds, 150.0);
+  EXPECT_EQ(s.interval_from, "train.checkpoint.every_steps: 50 x the mean step, 3.0 s");
+  EXPECT_DOUBLE_EQ(s.inputs.save_seconds, 0.0);
+  EXPECT_EQ(s.save_from, "no save measured");
+  EXPECT_DOUBLE_EQ(s.inputs.restart_seconds, 95.0);
+  EXPECT_EQ(s.restart_from, "segment 2's time to first step (a resume, its load in)");
+
+  // Neither: no interval.
+  s = spot_basis(measured({{"every_minutes", 0.0}, {"every_steps", 0}}), times_of_100_steps(),
+                 3600.0, 2.0);
+  EXPECT_FALSE(s.inputs.checkpoint_interval_seconds.has_value());
+  EXPECT_EQ(s.interval_from, "no checkpoints: a reclaim restarts the job");
+}
+
 }  // namespace
 }  // namespace ftbench::cost

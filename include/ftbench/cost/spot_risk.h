@@ -4,7 +4,12 @@
 // functions; docs/cost-and-compare.md ("Spot risk") gives every formula and its assumptions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
+
+#include "ftbench/cost/estimate.h"
+#include "ftbench/report/report.h"
 
 namespace ftbench::cost {
 
@@ -36,5 +41,20 @@ struct SpotRisk {
 // Throws std::invalid_argument naming the input when one is negative, not finite, or the rate
 // is not > 0 (an interval must be > 0).
 SpotRisk spot_risk(const SpotInputs& in);
+
+// The inputs for a measured run (`ftbench cost --preemptions-per-hour`): the work is
+// `work_seconds` (the run's time, or a projected job's); the interval the spec's
+// train.checkpoint.every_minutes, else every_steps times the run's mean step time, else none;
+// the save time the mean of the run's checkpoint saves (0 when it saved none); the restart a
+// resumed segment's time to first step (its resume's load included), else the run's own time to
+// first step (a resume's load not measured). The texts say where each figure came from.
+struct SpotBasis {
+  SpotInputs inputs;
+  std::string interval_from;  // "every_minutes: 30", "every_steps: 50 x 3.1 s", "no checkpoints"
+  std::string save_from;      // "mean of 3 saves", "no save measured"
+  std::string restart_from;   // "resumed segment 2's time to first step", "time to first step"
+};
+SpotBasis spot_basis(const report::Report& report, const RunTimes& times, double work_seconds,
+                     double preemptions_per_hour);
 
 }  // namespace ftbench::cost

@@ -15,8 +15,12 @@
 
 namespace ftbench::io {
 
-// Removes `path`: a file or a symbolic link itself (never what a link points to), a folder with
-// everything under it. Returns the entries removed, 0 when nothing is at `path` (not an error).
+// Removes `path`: a file or a symbolic link itself, a folder with everything under it; links
+// inside are removed, never followed. The path itself is resolved by the system as given: a
+// link to a folder named with a trailing slash ("link/") is that folder, as for rm -r.
+// Each level down holds one file descriptor while its entries go (a tree deeper than the
+// process's descriptor limit fails with EMFILE, as std::filesystem::remove_all does).
+// Returns the entries removed, 0 when nothing is at `path` (not an error).
 // Stops at the first entry it cannot remove, sets `ec` to why and returns
 // static_cast<std::uintmax_t>(-1), as std::filesystem::remove_all(path, ec) does.
 std::uintmax_t remove_tree(const std::filesystem::path& path, std::error_code& ec) noexcept;
