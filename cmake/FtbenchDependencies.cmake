@@ -111,6 +111,7 @@ if(FTBENCH_WITH_TORCH)
   endif()
   ftbench_torch_allocator_api(${FTBENCH_TORCH_BACKEND} FTBENCH_ALLOCATOR_API)
   ftbench_torch_tf32_api(FTBENCH_TF32_API)
+  ftbench_torch_cpu_allocator_api(FTBENCH_CPU_ALLOCATOR_API)
   # Only the headers: the group and gloo's code come with LibTorch's own libraries (a CUDA
   # LibTorch links its own build of gloo; linking the system's beside it is asking for trouble).
   # gloo's headers: the system's (Debian's libgloo-dev), else the first on CMAKE_PREFIX_PATH (a
@@ -131,5 +132,6 @@ if(FTBENCH_WITH_TORCH)
   endif()
   message(STATUS "ftbench: c10d NCCL group: ${FTBENCH_HAVE_C10D_NCCL}")
   message(STATUS "ftbench: torch side in C++${FTBENCH_TORCH_CXX_STANDARD}; caching allocator: "
-                 "${FTBENCH_ALLOCATOR_API}; TF32 switch: ${FTBENCH_TF32_API}")
+                 "${FTBENCH_ALLOCATOR_API}; TF32 switch: ${FTBENCH_TF32_API}; CPU allocator: "
+                 "${FTBENCH_CPU_ALLOCATOR_API}")
 endif()

@@ -184,6 +184,33 @@ int main() {
   endif()
 endfunction()
 
+# ftbench_torch_cpu_allocator_api(<out-var>): how src/device/torch/cpu_tensor_bytes.cpp derives
+# from c10::Allocator, as the name of its FTBENCH_CPU_ALLOCATOR_API_* macro: COPY_DATA (2.x:
+# allocate() not const, copy_data() pure virtual), CONST_ALLOCATE (1.13: allocate() const, no
+# copy_data), or NONE (neither compiles: CPU runs report no tensor bytes).
+function(ftbench_torch_cpu_allocator_api out_var)
+  _ftbench_torch_compiles(FTBENCH_HAVE_ALLOCATOR_COPY_DATA "
+#include <c10/core/Allocator.h>
+struct A final : c10::Allocator {
+  c10::DataPtr allocate(size_t) override { return {}; }
+  void copy_data(void* d, const void* s, std::size_t n) const override { default_copy_data(d, s, n); }
+};
+int main() { A a; return a.raw_deleter() == nullptr ? 0 : 1; }")
+  _ftbench_torch_compiles(FTBENCH_HAVE_ALLOCATOR_CONST_ALLOCATE "
+#include <c10/core/Allocator.h>
+struct A final : c10::Allocator {
+  c10::DataPtr allocate(size_t) const override { return {}; }
+};
+int main() { A a; return a.raw_deleter() == nullptr ? 0 : 1; }")
+  if(FTBENCH_HAVE_ALLOCATOR_COPY_DATA)
+    set(${out_var} COPY_DATA PARENT_SCOPE)
+  elseif(FTBENCH_HAVE_ALLOCATOR_CONST_ALLOCATE)
+    set(${out_var} CONST_ALLOCATE PARENT_SCOPE)
+  else()
+    set(${out_var} NONE PARENT_SCOPE)
+  endif()
+endfunction()
+
 # ftbench_torch_c10d_gloo(<out-var>): whether the found LibTorch has c10d's Gloo process group for
 # src/dist/torch/communicator.cpp: its ProcessGroupGloo.hpp compiles with USE_C10D_GLOO (which
 # LibTorch's torch_cpu target exports where it was built with Gloo) and the gloo headers, which

@@ -135,7 +135,8 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
     c.gemm_peak_tflops = r.summary.gemm_peak_tflops;
     if (r.memory.peak_allocated_bytes) {
       c.peak_memory_bytes = r.memory.peak_allocated_bytes;
-      c.peak_memory_kind = "allocated (device)";
+      c.peak_memory_kind =
+          r.environment.device.backend == "cpu" ? "tensors (CPU, counted)" : "allocated (device)";
     } else if (r.memory.peak_rss_bytes) {
       c.peak_memory_bytes = r.memory.peak_rss_bytes;
       c.peak_memory_kind = "RSS (host)";

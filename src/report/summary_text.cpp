@@ -177,7 +177,11 @@ std::string render_summary(const Report& r, const std::string& report_path) {
     line(label, value);
   }
   const Memory& m = r.memory;
-  if (m.peak_allocated_bytes) line("peak allocated", format_bytes(*m.peak_allocated_bytes));
+  if (m.peak_allocated_bytes) {
+    // On a CPU run: what LibTorch's CPU tensors held at most (device/cpu_tensor_bytes.h).
+    line(r.environment.device.backend == "cpu" ? "peak tensor bytes" : "peak allocated",
+         format_bytes(*m.peak_allocated_bytes));
+  }
   if (m.device_used_peak_bytes) line("peak device used", format_bytes(*m.device_used_peak_bytes));
   if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));
   if (r.energy) {

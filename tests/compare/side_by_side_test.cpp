@@ -359,6 +359,14 @@ TEST(SideBySide, MemoryAndMfu) {
   EXPECT_FALSE(cols[1].mfu.has_value());
   EXPECT_EQ(cols[1].final_loss, 2.0);
   EXPECT_EQ(cols[1].loss_window, 2);
+  // A CPU run of schema 1.9 counts its tensors' bytes: named as such, not as a device's.
+  report::Report cpu = mi300x();
+  cpu.environment.device.backend = "cpu";
+  cpu.memory.peak_allocated_bytes = 12'000'000;
+  cpu.memory.peak_rss_bytes = 200'000'000;
+  const std::vector<Column> with_cpu = side_by_side({a, cpu}, SideBySideOptions{});
+  EXPECT_EQ(with_cpu[1].peak_memory_bytes, std::optional<int64_t>(12'000'000));
+  EXPECT_EQ(with_cpu[1].peak_memory_kind, "tensors (CPU, counted)");
 }
 
 // The measured GEMM peaks of both reports (FIELD.md: about 720 bf16 TFLOP/s on an H100, 620 on

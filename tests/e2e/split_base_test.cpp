@@ -112,7 +112,9 @@ TEST_F(SplitBase, TwoAndFourRanksTrainWhatOneProcessTrains) {
       const double held = rank["base_bytes"].get<double>() * c.ranks;
       EXPECT_GE(held, double(whole_bytes)) << name;
       EXPECT_LE(held, 1.02 * double(whole_bytes)) << name;
-      EXPECT_TRUE(rank["peak_allocated_bytes"].is_null()) << name;  // CPU
+      // CPU: the counted tensor bytes (schema 1.9), the rank's share of the base among them.
+      EXPECT_GT(rank["peak_allocated_bytes"].get<int64_t>(), rank["base_bytes"].get<int64_t>())
+          << name;
     }
     ftbench::e2e::expect_documented(many);
   }

@@ -1,6 +1,6 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1.8", every field documented in docs/report-schema.md. Unknown values
+// Schema "ftbench.report/1.9", every field documented in docs/report-schema.md. Unknown values
 // are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
 // any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
 // added in a minor version are optional when reading (absent in older reports).
@@ -19,7 +19,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.8";      // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.9";      // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 

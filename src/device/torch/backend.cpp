@@ -12,6 +12,7 @@
 #include <torch/version.h>
 
 #include "ftbench/device/allocator_stats.h"
+#include "ftbench/device/cpu_tensor_bytes.h"
 #include "ftbench/device/dtype.h"
 #include "ftbench/device/host_info.h"
 #include "ftbench/spec/choices.h"
@@ -127,6 +128,10 @@ Backend::Backend(const spec::BackendSpec& spec) {
     info_.arch = cpu_isa();
     info_.count = 1;
     info_.index = 0;
+    // A CPU run's tensor bytes, counted from here on (device/cpu_tensor_bytes.h); the model and
+    // the data are made after the backend.
+    install_cpu_tensor_counter();
+    reset_cpu_tensor_peak();
   }
 }
 
@@ -149,6 +154,7 @@ void Backend::synchronize() const {
 Backend::~Backend() = default;
 
 void Backend::reset_peak_memory() {
+  if (device_.is_cpu()) reset_cpu_tensor_peak();
   if (!device_.is_cuda()) return;
   reset_allocator_peaks(device_.index());
   device_used_peak_bytes_.reset();
@@ -173,6 +179,9 @@ void Backend::sample_memory() {
 
 report::PhaseMemory Backend::phase_memory() {
   report::PhaseMemory out;
+  if (device_.is_cpu() && cpu_tensor_counter_installed()) {
+    out.peak_allocated_bytes = cpu_tensor_peak_bytes();  // exact: what the tensors asked for
+  }
   if (!device_.is_cuda()) return out;
   sample_memory();
   const AllocatorStats a = allocator_stats(device_.index());
