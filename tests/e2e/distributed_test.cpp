@@ -332,10 +332,15 @@ TEST_F(DataParallel, TheRanksEndWithTheirLauncherAndOneStopIsPassedOnOnce) {
       " run --nproc-per-node 2 " + kJob +
       " --set train.epochs=200 --set train.checkpoint.dir=" + shell_quote(cp) + " -o " +
       in_dir("t.json") + " >" + in_dir("t.log") +
-      " 2>&1 & p=$!; sleep 2.5; kill -INT $p; kill -INT " + "$p; wait $p; echo $? >" + in_dir("rc");
+      // Once the first step is logged (not after a fixed time: on a loaded machine the set-up can
+      // take longer, and a stop in set-up saves no checkpoint), at most 60 s.
+      " 2>&1 & p=$!; i=0; while ! grep -q 'step 1/' " + in_dir("t.log") +
+      " && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -INT $p; kill -INT " +
+      "$p; wait $p; echo $? >" + in_dir("rc");
   ASSERT_EQ(std::system(("sh -c " + shell_quote(twice)).c_str()), 0);
   EXPECT_EQ(slurp(dir() / "rc"), "4\n") << slurp(dir() / "t.log");
   EXPECT_EQ(read_json(dir() / "t.json")["run"]["status"], "interrupted");
+  ASSERT_TRUE(fs::is_directory(cp)) << slurp(dir() / "t.log");
   std::size_t saved = 0;
   for (const auto& e : fs::directory_iterator(cp)) saved += e.is_directory() ? 1 : 0;
   EXPECT_EQ(saved, 1u);
