@@ -250,8 +250,9 @@ cost::PricingRequest pricing_request(const CostFlags& f, const cost::Catalog& ca
 struct SpotView {
   cost::SpotBasis basis;
   cost::SpotRisk risk;
-  double usd_per_second = 0.0;        // the chosen rate x GPUs billed, linear
-  double without_reclaims_usd = 0.0;  // the chosen price's billed cost of the run or projection
+  double usd_per_second = 0.0;  // the chosen rate x GPUs billed, linear
+  // Linear, as the expected cost is: the work at the chosen rate, and the expected time at it.
+  double without_reclaims_usd = 0.0;
   std::optional<double> expected_usd;
   std::optional<PricedOffer> on_demand;  // the default on-demand offer, when the chosen is not
 };
@@ -260,15 +261,15 @@ std::optional<SpotView> spot_view(const CostFlags& f, const report::Report& rep,
                                   const cost::RunPricing& pricing, const cost::Catalog& catalog) {
   if (!f.preemptions_per_hour) return std::nullopt;
   const PricedOffer& chosen = pricing.chosen;
-  const double work =
-      chosen.projection ? chosen.projection->total_seconds : chosen.cost.run_seconds;
   SpotView v;
-  v.basis = cost::spot_basis(rep, pricing.times, work, *f.preemptions_per_hour);
+  v.basis = cost::spot_basis(
+      rep, pricing.times,
+      chosen.projection ? std::optional<double>(chosen.projection->total_seconds) : std::nullopt,
+      *f.preemptions_per_hour);
   v.risk = cost::spot_risk(v.basis.inputs);
   v.usd_per_second =
       chosen.rate.usd_per_gpu_hour * static_cast<double>(chosen.cost.gpus_billed) / 3600.0;
-  v.without_reclaims_usd =
-      chosen.projection ? chosen.projection->cost.billed_usd : chosen.cost.billed_usd;
+  v.without_reclaims_usd = v.basis.inputs.work_seconds * v.usd_per_second;
   if (v.risk.expected_seconds) v.expected_usd = *v.risk.expected_seconds * v.usd_per_second;
   if (chosen.offer == nullptr || chosen.offer->tier != cost::kOnDemand) {
     const cost::OfferChoice od = cost::cheapest_for_run(
@@ -292,6 +293,13 @@ double billed_usd(const PricedOffer& p) {
   return p.projection ? p.projection->cost.billed_usd : p.cost.billed_usd;
 }
 
+// Seconds for the spot rows: sub-second figures (a tiny test job's steps and saves) with their
+// digits, where format_duration would print "0.0 s".
+std::string spot_duration(double seconds) {
+  return seconds > 0.0 && seconds < 1.0 ? fmt::format("{:.2g} s", seconds)
+                                        : format_duration(seconds);
+}
+
 // The spot rows (--preemptions-per-hour): reclaims, expected time and cost, the interval.
 void spot_rows(text::Table& t, const SpotView& v) {
   auto row = [&t](const std::string& k, const std::string& val) { t.rows.push_back({k, val}); };
@@ -300,46 +308,55 @@ void spot_rows(text::Table& t, const SpotView& v) {
   row("spot reclaims",
       fmt::format("{} an hour: one every {} on average; chance of at least one in {}: {}",
                   text::format_number(in.preemptions_per_hour),
-                  format_duration(r.mean_seconds_between), format_duration(in.work_seconds),
+                  spot_duration(r.mean_seconds_between), spot_duration(in.work_seconds),
                   format_percent(r.p_at_least_one)));
-  const std::string lost_how = in.checkpoint_interval_seconds
-                                   ? fmt::format("half the {} interval + the {} restart",
-                                                 format_duration(*in.checkpoint_interval_seconds),
-                                                 format_duration(in.restart_seconds))
-                                   : fmt::format("the work since the start + the {} restart",
-                                                 format_duration(in.restart_seconds));
+  const bool resumes = r.segment_seconds < in.work_seconds;
+  const std::string how =
+      resumes ? fmt::format(
+                    "a reclaim redoes the work since the last checkpoint (every {}) "
+                    "after a {} restart",
+                    spot_duration(r.segment_seconds), spot_duration(r.restart_counted_seconds))
+              : std::string(in.checkpoint_interval_seconds
+                                ? "a reclaim starts the job again: its first checkpoint would "
+                                  "come after the work's end"
+                                : "a reclaim starts the job again: no checkpoints");
   if (r.expected_seconds) {
+    const std::string more =
+        in.work_seconds > 0.0
+            ? fmt::format(" ({} over {})",
+                          format_percent(*r.expected_seconds / in.work_seconds - 1.0, true),
+                          spot_duration(in.work_seconds))
+            : "";
     row("spot expected time",
-        fmt::format("{} ({} over {}): {:.2f} reclaims expected, each losing {} ({})",
-                    format_duration(*r.expected_seconds),
-                    format_percent(*r.expected_seconds / in.work_seconds - 1.0, true),
-                    format_duration(in.work_seconds), *r.expected_interruptions,
-                    format_duration(r.lost_per_interruption_seconds), lost_how));
-    std::string cost_text = fmt::format(
-        "{} against {} without reclaims (linear: each new rental's rounding and "
-        "minimum not counted)",
-        format_usd(*v.expected_usd), format_usd(v.without_reclaims_usd));
+        fmt::format("{}{}: {:.2f} reclaims expected, each costing {} on average; {}",
+                    spot_duration(*r.expected_seconds), more, *r.expected_interruptions,
+                    spot_duration(*r.lost_per_interruption_seconds), how));
+    std::string cost_text =
+        fmt::format("{} against {} without reclaims (both linear)", format_usd(*v.expected_usd),
+                    format_usd(v.without_reclaims_usd));
     if (v.on_demand) {
-      cost_text += fmt::format("; on demand {} ({})", format_usd(billed_usd(*v.on_demand)),
+      cost_text += fmt::format("; on demand, billed: {} ({})", format_usd(billed_usd(*v.on_demand)),
                                text::printable(v.on_demand->rate.label));
     }
     row("spot expected cost", cost_text);
   } else {
     row("spot expected time",
-        fmt::format("not expected to finish: a reclaim loses {} on average ({}), and one comes "
-                    "every {}; checkpoint more often",
-                    format_duration(r.lost_per_interruption_seconds), lost_how,
-                    format_duration(r.mean_seconds_between)));
+        fmt::format("beyond any finite figure: a stretch of {} without a reclaim is needed, and "
+                    "one comes every {}; {}",
+                    spot_duration(r.segment_seconds), spot_duration(r.mean_seconds_between), how));
   }
   row("spot basis",
-      fmt::format("interval: {}; save {} ({}); restart {} ({})", v.basis.interval_from,
-                  format_duration(in.save_seconds), v.basis.save_from,
-                  format_duration(in.restart_seconds), v.basis.restart_from));
+      fmt::format("work: {}; interval: {}; save {} ({}); restart {} ({})", v.basis.work_from,
+                  v.basis.interval_from, spot_duration(in.save_seconds), v.basis.save_from,
+                  spot_duration(in.restart_seconds),
+                  r.restart_counted_seconds > 0.0 || in.restart_seconds == 0.0
+                      ? v.basis.restart_from
+                      : v.basis.restart_from + "; not added: the job's own set-up, run again"));
   row("optimal checkpoint interval",
       r.optimal_interval_seconds
           ? fmt::format("{} (Young: sqrt(2 x save {} x {} between reclaims))",
-                        format_duration(*r.optimal_interval_seconds),
-                        format_duration(in.save_seconds), format_duration(r.mean_seconds_between))
+                        spot_duration(*r.optimal_interval_seconds), spot_duration(in.save_seconds),
+                        spot_duration(r.mean_seconds_between))
           : std::string("n/a: the run saved no checkpoint to time"));
 }
 
@@ -357,7 +374,10 @@ OJson spot_json(const SpotView& v) {
   j["save_from"] = v.basis.save_from;
   j["restart_seconds"] = in.restart_seconds;
   j["restart_from"] = v.basis.restart_from;
-  j["lost_per_interruption_seconds"] = r.lost_per_interruption_seconds;
+  j["segment_seconds"] = r.segment_seconds;
+  j["restart_counted_seconds"] = r.restart_counted_seconds;
+  j["work_from"] = v.basis.work_from;
+  j["lost_per_interruption_seconds"] = text::optional_number(r.lost_per_interruption_seconds);
   j["expected_seconds"] = text::optional_number(r.expected_seconds);
   j["expected_interruptions"] = text::optional_number(r.expected_interruptions);
   j["expected_usd"] = text::optional_number(v.expected_usd);

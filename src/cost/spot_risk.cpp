@@ -1,5 +1,6 @@
 #include "ftbench/cost/spot_risk.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -30,34 +31,28 @@ SpotRisk spot_risk(const SpotInputs& in) {
   check(in.restart_seconds, "restart seconds", false);
 
   SpotRisk r;
-  const double m = 3600.0 / in.preemptions_per_hour;  // mean time between interruptions
-  const double lambda = 1.0 / m;
+  const double w = in.work_seconds;
+  const double m = 3600.0 / in.preemptions_per_hour;  // mean time between reclaims
   r.mean_seconds_between = m;
-  r.p_at_least_one = -std::expm1(-in.work_seconds * lambda);
-  if (in.checkpoint_interval_seconds) {
-    // Each interruption loses, on average, half an interval of work and the restart; the
-    // interruptions come over the whole expected time E: E = W + (E / M) * lost.
-    r.lost_per_interruption_seconds = *in.checkpoint_interval_seconds / 2.0 + in.restart_seconds;
-    const double lost_share = r.lost_per_interruption_seconds * lambda;
-    if (lost_share < 1.0) {
-      r.expected_seconds = in.work_seconds / (1.0 - lost_share);
-    }
+  r.p_at_least_one = -std::expm1(-w / m);
+  const bool resumes = in.checkpoint_interval_seconds && *in.checkpoint_interval_seconds < w;
+  r.segment_seconds = resumes ? *in.checkpoint_interval_seconds : w;
+  r.restart_counted_seconds = resumes ? in.restart_seconds : 0.0;
+  if (w == 0.0) {
+    r.expected_seconds = 0.0;
+    r.expected_interruptions = 0.0;
+    r.lost_per_interruption_seconds = 0.0;
   } else {
-    // No checkpoint: the job must run W uninterrupted. With a restart R after each reclaim the
-    // expected time is (M + R) * (exp(W / M) - 1) (a renewal argument; exact for Poisson).
-    const double e = (m + in.restart_seconds) * std::expm1(in.work_seconds * lambda);
-    if (std::isfinite(e)) r.expected_seconds = e;
-  }
-  if (r.expected_seconds) {
-    if (in.checkpoint_interval_seconds) {
-      r.expected_interruptions = *r.expected_seconds * lambda;
-    } else {
-      // exp(W / M) - 1 reclaims are expected before one attempt runs W through.
-      r.expected_interruptions = std::expm1(in.work_seconds * lambda);
-      r.lost_per_interruption_seconds =
-          *r.expected_interruptions > 0.0
-              ? (*r.expected_seconds - in.work_seconds) / *r.expected_interruptions
-              : 0.0;
+    // Each segment must run through once without a reclaim: e^(s/M) - 1 reclaims are expected
+    // before it does, each followed by the restart (a renewal argument).
+    const double segments = w / r.segment_seconds;
+    const double reclaims = segments * std::expm1(r.segment_seconds / m);
+    const double expected =
+        segments * (m + r.restart_counted_seconds) * std::expm1(r.segment_seconds / m);
+    if (std::isfinite(expected) && std::isfinite(reclaims)) {
+      r.expected_seconds = expected;
+      r.expected_interruptions = reclaims;
+      r.lost_per_interruption_seconds = reclaims > 0.0 ? (expected - w) / reclaims : 0.0;
     }
   }
   if (in.save_seconds > 0.0) r.optimal_interval_seconds = std::sqrt(2.0 * in.save_seconds * m);
@@ -78,11 +73,28 @@ double checkpoint_setting(const report::Report& report, const char* key) {
 
 }  // namespace
 
-SpotBasis spot_basis(const report::Report& report, const RunTimes& times, double work_seconds,
-                     double preemptions_per_hour) {
+SpotBasis spot_basis(const report::Report& report, const RunTimes& times,
+                     std::optional<double> projected_seconds, double preemptions_per_hour) {
   SpotBasis b;
-  b.inputs.work_seconds = work_seconds;
   b.inputs.preemptions_per_hour = preemptions_per_hour;
+  if (projected_seconds) {
+    b.inputs.work_seconds = *projected_seconds;
+    b.work_from = "the projected job's time";
+  } else {
+    double restarts = 0.0;
+    int64_t resumed = 0;
+    for (const report::Segment& s : report.segments) {
+      if (s.resumed_from.empty()) continue;
+      restarts += s.time_to_first_step_seconds;
+      ++resumed;
+    }
+    b.inputs.work_seconds = std::max(0.0, times.run_seconds - restarts);
+    b.work_from = resumed == 0 ? "the run's time"
+                               : fmt::format(
+                                     "the run's time less the set-up of its {} resumed "
+                                     "segment{}",
+                                     resumed, resumed == 1 ? "" : "s");
+  }
   const double minutes = checkpoint_setting(report, "every_minutes");
   const double steps = checkpoint_setting(report, "every_steps");
   if (minutes > 0.0) {

@@ -19,47 +19,58 @@ SpotInputs hour_at_half() {
   return in;
 }
 
-TEST(SpotRisk, WithCheckpointsEachReclaimLosesHalfAnIntervalAndTheRestart) {
+TEST(SpotRisk, WithCheckpointsEachIntervalMustRunThroughOnceAfterItsRestart) {
   SpotInputs in = hour_at_half();
   in.checkpoint_interval_seconds = 1800.0;
   const SpotRisk r = spot_risk(in);
   EXPECT_DOUBLE_EQ(r.mean_seconds_between, 7200.0);
-  EXPECT_DOUBLE_EQ(r.lost_per_interruption_seconds, 1200.0);  // 900 + 300
-  // E = 3600 / (1 - 1200 / 7200) = 4320 s; 4320 / 7200 = 0.6 reclaims expected.
+  EXPECT_DOUBLE_EQ(r.segment_seconds, 1800.0);
+  EXPECT_DOUBLE_EQ(r.restart_counted_seconds, 300.0);
+  // Two intervals, each (7200 + 300)(e^(1800/7200) - 1) s, with e^0.25 - 1 reclaims each.
   ASSERT_TRUE(r.expected_seconds.has_value());
-  EXPECT_DOUBLE_EQ(*r.expected_seconds, 4320.0);
-  EXPECT_DOUBLE_EQ(*r.expected_interruptions, 0.6);
+  EXPECT_DOUBLE_EQ(*r.expected_seconds, 4260.3812503161225);
+  EXPECT_DOUBLE_EQ(*r.expected_interruptions, 0.568050833375483);
+  EXPECT_DOUBLE_EQ(*r.lost_per_interruption_seconds, 1162.5390044619633);
   EXPECT_DOUBLE_EQ(r.p_at_least_one, 0.3934693402873666);  // 1 - exp(-0.5)
   // sqrt(2 * 60 * 7200) = sqrt(864000)
   ASSERT_TRUE(r.optimal_interval_seconds.has_value());
   EXPECT_DOUBLE_EQ(*r.optimal_interval_seconds, 929.51600308978);
 }
 
-TEST(SpotRisk, WithoutCheckpointsAReclaimRestartsTheJob) {
+TEST(SpotRisk, WithoutCheckpointsAReclaimStartsTheJobAgainItsSetUpIncluded) {
   const SpotRisk r = spot_risk(hour_at_half());
-  // (7200 + 300) * (exp(0.5) - 1) s, exp(0.5) - 1 reclaims, each losing (E - W) / N on average.
+  // 7200 (e^0.5 - 1) s: the restart is the job's own set-up, in the work run again.
+  EXPECT_DOUBLE_EQ(r.segment_seconds, 3600.0);
+  EXPECT_DOUBLE_EQ(r.restart_counted_seconds, 0.0);
   ASSERT_TRUE(r.expected_seconds.has_value());
-  EXPECT_DOUBLE_EQ(*r.expected_seconds, 4865.409530250961);
+  EXPECT_DOUBLE_EQ(*r.expected_seconds, 4670.793149040923);
   EXPECT_DOUBLE_EQ(*r.expected_interruptions, 0.6487212707001282);
-  EXPECT_DOUBLE_EQ(r.lost_per_interruption_seconds, 1950.6213028675263);
-  EXPECT_DOUBLE_EQ(r.p_at_least_one, 0.3934693402873666);
+  EXPECT_DOUBLE_EQ(*r.lost_per_interruption_seconds, 1650.6213028675263);
+  // An interval as long as the work or longer: no checkpoint inside the job, the same figures.
+  SpotInputs long_interval = hour_at_half();
+  long_interval.checkpoint_interval_seconds = 13800.0;
+  const SpotRisk same = spot_risk(long_interval);
+  EXPECT_DOUBLE_EQ(same.segment_seconds, 3600.0);
+  EXPECT_DOUBLE_EQ(*same.expected_seconds, 4670.793149040923);
 }
 
-TEST(SpotRisk, AJobThatLosesAsMuchAsItGainsIsNotExpectedToFinish) {
+TEST(SpotRisk, NoWorkNoRiskAndAnOverflowHasNoFigure) {
   SpotInputs in = hour_at_half();
-  in.checkpoint_interval_seconds = 13800.0;  // 6900 + 300 = 7200 s lost a reclaim, one each 7200 s
-  const SpotRisk r = spot_risk(in);
-  EXPECT_FALSE(r.expected_seconds.has_value());
-  EXPECT_FALSE(r.expected_interruptions.has_value());
-  EXPECT_DOUBLE_EQ(r.lost_per_interruption_seconds, 7200.0);
-  // Without a save time there is no optimal interval; no work, no risk.
-  in.save_seconds = 0.0;
   in.work_seconds = 0.0;
-  in.checkpoint_interval_seconds = 600.0;
+  in.save_seconds = 0.0;
   const SpotRisk none = spot_risk(in);
   EXPECT_FALSE(none.optimal_interval_seconds.has_value());
   EXPECT_DOUBLE_EQ(none.p_at_least_one, 0.0);
   EXPECT_DOUBLE_EQ(*none.expected_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(*none.expected_interruptions, 0.0);
+  // An hour without checkpoints at a reclaim a second: e^3600 is beyond a double.
+  in = hour_at_half();
+  in.preemptions_per_hour = 3600.0;
+  const SpotRisk never = spot_risk(in);
+  EXPECT_FALSE(never.expected_seconds.has_value());
+  EXPECT_FALSE(never.expected_interruptions.has_value());
+  EXPECT_FALSE(never.lost_per_interruption_seconds.has_value());
+  EXPECT_DOUBLE_EQ(never.p_at_least_one, 1.0);
 }
 
 TEST(SpotRisk, BadInputsNameWhatIsWrong) {
@@ -105,8 +116,11 @@ TEST(SpotBasis, TheIntervalSaveAndRestartComeFromTheReport) {
   report::CheckpointSave b;
   b.seconds = 20.0;
   r.checkpoints = {a, b};
-  SpotBasis s = spot_basis(r, times_of_100_steps(), 3600.0, 2.0);
-  EXPECT_DOUBLE_EQ(s.inputs.work_seconds, 3600.0);
+  RunTimes t = times_of_100_steps();
+  t.run_seconds = 500.0;
+  SpotBasis s = spot_basis(r, t, std::nullopt, 2.0);
+  EXPECT_DOUBLE_EQ(s.inputs.work_seconds, 500.0);
+  EXPECT_EQ(s.work_from, "the run's time");
   EXPECT_DOUBLE_EQ(s.inputs.preemptions_per_hour, 2.0);
   EXPECT_DOUBLE_EQ(*s.inputs.checkpoint_interval_seconds, 1800.0);
   EXPECT_EQ(s.interval_from, "train.checkpoint.every_minutes: 30");
@@ -125,7 +139,10 @@ TEST(SpotBasis, TheIntervalSaveAndRestartComeFromTheReport) {
   resumed.resumed_from = "ck/step-00000050";
   resumed.time_to_first_step_seconds = 95.0;
   r.segments = {first, resumed};
-  s = spot_basis(r, times_of_100_steps(), 3600.0, 2.0);
+  s = spot_basis(r, t, std::nullopt, 2.0);
+  // The resumed segment's set-up was a real interruption's restart, not work.
+  EXPECT_DOUBLE_EQ(s.inputs.work_seconds, 405.0);
+  EXPECT_EQ(s.work_from, "the run's time less the set-up of its 1 resumed segment");
   EXPECT_DOUBLE_EQ(*s.inputs.checkpoint_interval_seconds, 150.0);
   EXPECT_EQ(s.interval_from, "train.checkpoint.every_steps: 50 x the mean step, 3.0 s");
   EXPECT_DOUBLE_EQ(s.inputs.save_seconds, 0.0);
@@ -134,8 +151,9 @@ TEST(SpotBasis, TheIntervalSaveAndRestartComeFromTheReport) {
   EXPECT_EQ(s.restart_from, "segment 2's time to first step (a resume, its load in)");
 
   // Neither: no interval.
-  s = spot_basis(measured({{"every_minutes", 0.0}, {"every_steps", 0}}), times_of_100_steps(),
-                 3600.0, 2.0);
+  s = spot_basis(measured({{"every_minutes", 0.0}, {"every_steps", 0}}), t, 3600.0, 2.0);
+  EXPECT_DOUBLE_EQ(s.inputs.work_seconds, 3600.0);
+  EXPECT_EQ(s.work_from, "the projected job's time");
   EXPECT_FALSE(s.inputs.checkpoint_interval_seconds.has_value());
   EXPECT_EQ(s.interval_from, "no checkpoints: a reclaim restarts the job");
 }

@@ -654,21 +654,24 @@ TEST_F(CostCompare, EnergyPriceAddsTheMeasuredEnergysCost) {
 }
 
 // The reference H100 run (1080 s, 180 s to its first step, no checkpoints) at 2 reclaims an
-// hour: a reclaim restarts it, (1800 + 180) * (exp(0.6) - 1) s expected.
+// hour: a reclaim starts it again, 1800 (e^0.6 - 1) s expected.
 TEST_F(CostCompare, PreemptionsPerHourPriceTheReclaimsOfASpotRun) {
   const json j = ftbench_json("cost " + kH100 + " --rate 2.97 --preemptions-per-hour 2");
   const json& s = j["spot_risk"];
   EXPECT_EQ(s["preemptions_per_hour"], 2.0);
   EXPECT_EQ(s["mean_seconds_between"], 1800.0);
   EXPECT_DOUBLE_EQ(s["work_seconds"].get<double>(), 1080.0);
+  EXPECT_EQ(s["work_from"], "the run's time");
   EXPECT_DOUBLE_EQ(s["p_at_least_one"].get<double>(), 0.45118836390597356);
   EXPECT_TRUE(s["checkpoint_interval_seconds"].is_null());
   EXPECT_EQ(s["interval_from"], "no checkpoints: a reclaim restarts the job");
   EXPECT_DOUBLE_EQ(s["restart_seconds"].get<double>(), 180.0);
-  EXPECT_DOUBLE_EQ(s["expected_seconds"].get<double>(), 1627.7952247732076);
+  EXPECT_DOUBLE_EQ(s["restart_counted_seconds"].get<double>(), 0.0);  // in the work run again
+  EXPECT_DOUBLE_EQ(s["segment_seconds"].get<double>(), 1080.0);
+  EXPECT_DOUBLE_EQ(s["expected_seconds"].get<double>(), 1479.813840702916);
   EXPECT_DOUBLE_EQ(s["expected_interruptions"].get<double>(), 0.8221188003905089);
-  EXPECT_DOUBLE_EQ(s["expected_usd"].get<double>(), 1627.7952247732076 * 2.97 / 3600.0);
-  EXPECT_NEAR(s["without_reclaims_usd"].get<double>(), 1080.0 * 2.97 / 3600.0, 1e-12);
+  EXPECT_DOUBLE_EQ(s["expected_usd"].get<double>(), 1479.813840702916 * 2.97 / 3600.0);
+  EXPECT_DOUBLE_EQ(s["without_reclaims_usd"].get<double>(), 1080.0 * 2.97 / 3600.0);
   EXPECT_TRUE(s["optimal_interval_seconds"].is_null());  // no save to time
   // A given rate is not on demand: the catalog's on-demand price for the run beside it.
   EXPECT_NEAR(s["on_demand_usd"].get<double>(), 18.0 * 2.97 / 60.0, 1e-12);  // per-minute
@@ -679,7 +682,7 @@ TEST_F(CostCompare, PreemptionsPerHourPriceTheReclaimsOfASpotRun) {
                           "18.0 min: 45.1%"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("27.1 min (+50.7% over 18.0 min): 0.82 reclaims expected"),
+  EXPECT_NE(text.out.find("24.7 min (+37.0% over 18.0 min): 0.82 reclaims expected"),
             std::string::npos)
       << text.out;
   // Without the flag: no spot rows, JSON null; a bad rate is refused naming the flag.

@@ -24,17 +24,24 @@ struct SpotInputs {
   double restart_seconds = 0.0;  // a new machine to its first step, the resume's load in
 };
 
+// The job as segments of `segment_seconds` of work, each run again from its start when a reclaim
+// hits it, after the restart: E = (W / s) (M + R) (e^(s/M) - 1), exact for Poisson reclaims.
 struct SpotRisk {
-  double mean_seconds_between = 0.0;           // 3600 / preemptions_per_hour
-  double p_at_least_one = 0.0;                 // 1 - exp(-work / mean_between)
-  double lost_per_interruption_seconds = 0.0;  // interval / 2 + restart (with checkpoints)
-  // Expected wall time with the interruptions, and their expected count (expected_seconds /
-  // mean_between). nullopt when the job is not expected to finish: with checkpoints, when an
-  // interruption loses on average as much as the mean time between two.
+  double mean_seconds_between = 0.0;  // M = 3600 / preemptions_per_hour
+  double p_at_least_one = 0.0;        // 1 - e^(-W/M)
+  // s: the checkpoint interval, or the whole work where there is none or it is longer than the
+  // work (no checkpoint inside the job to resume from).
+  double segment_seconds = 0.0;
+  // R as counted: the restart where a checkpoint is resumed from; 0 where the job starts again
+  // from nothing, whose own set-up is part of the work run again.
+  double restart_counted_seconds = 0.0;
+  // Expected wall time and reclaims, (W / s)(e^(s/M) - 1) of them, and the time each costs on
+  // average ((E - W) / reclaims; 0 when none is expected). nullopt where e^(s/M) overflows (no
+  // finite expectation: the job would practically never finish).
   std::optional<double> expected_seconds;
   std::optional<double> expected_interruptions;
-  // Young's interval sqrt(2 * save * mean_between), the first-order optimum (Daly); nullopt
-  // without a save time.
+  std::optional<double> lost_per_interruption_seconds;
+  // Young's interval sqrt(2 * save * M), the first-order optimum; nullopt without a save time.
   std::optional<double> optimal_interval_seconds;
 };
 
@@ -42,19 +49,21 @@ struct SpotRisk {
 // is not > 0 (an interval must be > 0).
 SpotRisk spot_risk(const SpotInputs& in);
 
-// The inputs for a measured run (`ftbench cost --preemptions-per-hour`): the work is
-// `work_seconds` (the run's time, or a projected job's); the interval the spec's
-// train.checkpoint.every_minutes, else every_steps times the run's mean step time, else none;
-// the save time the mean of the run's checkpoint saves (0 when it saved none); the restart a
-// resumed segment's time to first step (its resume's load included), else the run's own time to
-// first step (a resume's load not measured). The texts say where each figure came from.
+// The inputs for a measured run (`ftbench cost --preemptions-per-hour`): the work is the
+// projected job's time when `projected_seconds` is given, else the run's time less the set-up of
+// its resumed segments (a real interruption's restart is not work); the interval the spec's
+// train.checkpoint.every_minutes, else every_steps times the run's mean step time, else none; the
+// save time the mean of the run's checkpoint saves (0 when it saved none); the restart a resumed
+// segment's time to first step (its resume's load in), else the run's own time to first step (a
+// resume's load not measured). The texts say where each figure came from.
 struct SpotBasis {
   SpotInputs inputs;
-  std::string interval_from;  // "every_minutes: 30", "every_steps: 50 x 3.1 s", "no checkpoints"
-  std::string save_from;      // "mean of 3 saves", "no save measured"
-  std::string restart_from;   // "resumed segment 2's time to first step", "time to first step"
+  std::string work_from;      // "the run's time", "the projected job's time", ...
+  std::string interval_from;  // "train.checkpoint.every_minutes: 30", "no checkpoints"
+  std::string save_from;      // "mean of the run's 3 saves", "no save measured"
+  std::string restart_from;   // "segment 2's time to first step ...", "the run's time to ..."
 };
-SpotBasis spot_basis(const report::Report& report, const RunTimes& times, double work_seconds,
-                     double preemptions_per_hour);
+SpotBasis spot_basis(const report::Report& report, const RunTimes& times,
+                     std::optional<double> projected_seconds, double preemptions_per_hour);
 
 }  // namespace ftbench::cost

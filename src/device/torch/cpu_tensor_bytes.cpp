@@ -74,7 +74,8 @@ bool install() {
   g_inner = inner;
   g_inner_delete = inner->raw_deleter();
   static CountingCpuAllocator counter;
-  // The highest priority: a later SetCPUAllocator of a lower one does not replace it.
+  // The highest priority: a later SetCPUAllocator of a lower one does not replace it (one of
+  // the same priority would).
   c10::SetCPUAllocator(&counter, std::numeric_limits<uint8_t>::max());
   return c10::GetCPUAllocator() == &counter;
 }
@@ -93,12 +94,23 @@ bool install_cpu_tensor_counter() {
   return g_installed;
 }
 
+namespace {
+// Before main(): LibTorch's libraries (and their allocator) are initialised before this program's
+// own objects, and nothing has allocated through them yet.
+[[maybe_unused]] const bool g_installed_at_start = install_cpu_tensor_counter();
+}  // namespace
+
+void count_cpu_tensor_bytes(int64_t bytes) { add(bytes); }
+
 bool cpu_tensor_counter_installed() { return g_installed; }
 
 int64_t cpu_tensor_bytes() { return g_bytes.load(std::memory_order_relaxed); }
 
 int64_t cpu_tensor_peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
 
-void reset_cpu_tensor_peak() { g_peak.store(g_bytes.load(std::memory_order_relaxed)); }
+void reset_cpu_tensor_peak() {
+  g_peak.store(g_bytes.load(std::memory_order_relaxed));
+  add(0);  // an allocation between the load and the store raises the peak to what is held
+}
 
 }  // namespace ftbench::device

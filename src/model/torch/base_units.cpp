@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <torch/utils.h>
 
+#include "ftbench/device/cpu_tensor_bytes.h"
+
 namespace ftbench::model {
 namespace {
 
@@ -46,6 +48,7 @@ struct PooledBuffer {
 
   static void release(void* context) {
     auto* buffer = static_cast<PooledBuffer*>(context);
+    device::count_cpu_tensor_bytes(-static_cast<int64_t>(buffer->bytes));
     if (const std::shared_ptr<HostBufferPool> pool = buffer->pool.lock()) {
       pool->give_back(buffer->address, buffer->bytes);
     } else {
@@ -71,6 +74,8 @@ at::DataPtr HostBufferPool::take(std::size_t bytes) {
     }
   }
   if (address == nullptr) address = map_host(bytes);
+  // Tensor memory as much as the allocator's: a CPU run's tensor bytes count it.
+  device::count_cpu_tensor_bytes(static_cast<int64_t>(bytes));
   return at::DataPtr(address, new PooledBuffer{address, bytes, weak_from_this()},
                      &PooledBuffer::release, at::Device(at::kCPU));
 }
