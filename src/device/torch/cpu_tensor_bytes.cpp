@@ -73,11 +73,12 @@ bool install() {
   if (inner == nullptr || inner->raw_deleter() == nullptr) return false;
   g_inner = inner;
   g_inner_delete = inner->raw_deleter();
-  static CountingCpuAllocator counter;
+  // Never destroyed: tensors freed while the program's statics are destroyed still come here.
+  static auto* const counter = new CountingCpuAllocator();
   // The highest priority: a later SetCPUAllocator of a lower one does not replace it (one of
   // the same priority would).
-  c10::SetCPUAllocator(&counter, std::numeric_limits<uint8_t>::max());
-  return c10::GetCPUAllocator() == &counter;
+  c10::SetCPUAllocator(counter, std::numeric_limits<uint8_t>::max());
+  return c10::GetCPUAllocator() == counter;
 }
 
 #else
