@@ -101,6 +101,15 @@ void Run::check_launch() const {
         "with the gloo headers, Debian's libgloo-dev), so it runs one process only",
         dist::describe(l)));
   }
+  // A CPU run is known to be one from its spec: refused here, before any report, as a build
+  // without NCCL is (a device of auto on a machine without a GPU is found out at the backend).
+  if (spec_.distributed.backend == spec::choice::dist_backend::kNccl &&
+      spec_.backend.device == spec::choice::device::kCpu) {
+    throw spec::SpecError({spec::issue_at(
+        spec_, "distributed.backend",
+        "nccl moves GPU tensors, and this run is on the CPU (backend.device: cpu): use auto or "
+        "gloo")});
+  }
   if (spec_.distributed.backend == spec::choice::dist_backend::kNccl && !dist::nccl_available()) {
     throw spec::SpecError({spec::issue_at(
         spec_, "distributed.backend",
