@@ -24,7 +24,7 @@ FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
     for (const std::string& name : names) {
       try {
         cost::offers_for(merged, cost::find_gpu(merged, name.substr(name.find('/') + 1)));
-        cost::resolve_offer(merged, name);
+        cost::resolve_offers(merged, name);
       } catch (const cost::CatalogError&) {
       }
     }

@@ -130,10 +130,6 @@ std::vector<const Offer*> resolve_offers(const Catalog& catalog, std::string_vie
   return on_demand.empty() ? matches : on_demand;
 }
 
-const Offer& resolve_offer(const Catalog& catalog, std::string_view text) {
-  return *resolve_offers(catalog, text).front();
-}
-
 std::optional<int64_t> age_days(const Offer& offer, const Date& today) {
   if (!offer.date) return std::nullopt;
   return days_since_epoch(today) - days_since_epoch(*offer.date);

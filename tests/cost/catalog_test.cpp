@@ -13,6 +13,11 @@
 namespace ftbench::cost {
 namespace {
 
+// The first offer "PROVIDER/GPU[/TIER]" names: the cheapest per GPU-hour of resolve_offers().
+const Offer& first_offer(const Catalog& catalog, std::string_view text) {
+  return *resolve_offers(catalog, text).front();
+}
+
 // The CatalogError message `action` throws; "" (and a test failure) when it throws nothing.
 std::string ErrorOf(const std::function<void()>& action) {
   try {
@@ -232,7 +237,7 @@ TEST(CatalogBuiltin, HasTheDatasheetFigures) {
 
 TEST(CatalogBuiltin, ReferenceRunPrices) {
   const Catalog c = builtin_catalog();
-  const Offer& h100 = resolve_offer(c, "reference-run/H100");
+  const Offer& h100 = first_offer(c, "reference-run/H100");
   EXPECT_EQ(h100.gpu, "H100-SXM");
   EXPECT_EQ(h100.tier, "on-demand");
   EXPECT_EQ(h100.usd_per_gpu_hour, 2.97);
@@ -244,7 +249,7 @@ TEST(CatalogBuiltin, ReferenceRunPrices) {
   EXPECT_EQ(to_string(*h100.date), "2026-09-13");
   EXPECT_FALSE(h100.source.empty());
 
-  const Offer& mi300x = resolve_offer(c, "reference-run/MI300X");
+  const Offer& mi300x = first_offer(c, "reference-run/MI300X");
   EXPECT_EQ(mi300x.gpu, "MI300X");
   EXPECT_EQ(mi300x.tier, "on-demand");
   EXPECT_EQ(mi300x.usd_per_gpu_hour, 2.39);
@@ -256,12 +261,12 @@ TEST(CatalogBuiltin, ReferenceRunPrices) {
 
 TEST(CatalogBuiltin, Mi300xWeekRange) {
   const Catalog c = builtin_catalog();
-  const Offer& low = resolve_offer(c, "mi300x-range-low/MI300X");
+  const Offer& low = first_offer(c, "mi300x-range-low/MI300X");
   EXPECT_EQ(low.usd_per_gpu_hour, 1.71);
   EXPECT_EQ(low.billing, Billing::kUnknown);
   EXPECT_NE(low.note.find("quote-only"), std::string::npos);
   EXPECT_EQ(to_string(*low.date), "2026-09-13");
-  const Offer& high = resolve_offer(c, "mi300x-range-high/MI300X");
+  const Offer& high = first_offer(c, "mi300x-range-high/MI300X");
   EXPECT_EQ(high.usd_per_gpu_hour, 6.00);
   EXPECT_EQ(to_string(*high.date), "2026-09-13");
 }
@@ -275,7 +280,7 @@ TEST(CatalogBuiltin, TierExamplesAreUndatedWithUnknownBilling) {
   EXPECT_EQ(cluster_spot->usd_per_gpu_hour, 2.89);
   EXPECT_EQ(cluster_spot->price_basis, "per-gpu");
   // Both tiers of the cluster match: on-demand wins although spot is cheaper.
-  const Offer& cluster = resolve_offer(c, "example-8gpu-cluster/H100");
+  const Offer& cluster = first_offer(c, "example-8gpu-cluster/H100");
   EXPECT_EQ(cluster.tier, "on-demand");
   EXPECT_EQ(cluster.usd_per_gpu_hour, 4.49);
 
@@ -358,15 +363,15 @@ TEST(CatalogFindGpu, LongestContainedAliasWins) {
   EXPECT_EQ(GpuName(c, "ACME XMax"), "X1-Max");  // separators ignored across words
 }
 
-// ---- resolve_offer -----------------------------------------------------------------------------
+// ---- resolve_offers ----------------------------------------------------------------------------
 
 TEST(CatalogResolve, ByAliasDeviceNameAndCase) {
   const Catalog c = builtin_catalog();
-  EXPECT_EQ(resolve_offer(c, "reference-run/H100").usd_per_gpu_hour, 2.97);
-  EXPECT_EQ(resolve_offer(c, "reference-run/NVIDIA H100 80GB HBM3").usd_per_gpu_hour, 2.97);
-  EXPECT_EQ(resolve_offer(c, "Reference-Run/h100-sxm/On-Demand").usd_per_gpu_hour, 2.97);
-  EXPECT_EQ(resolve_offer(c, "example-marketplace-low/H100/marketplace").usd_per_gpu_hour, 1.80);
-  EXPECT_EQ(resolve_offer(c, "example-8gpu-cluster/H100/spot").usd_per_gpu_hour, 2.89);
+  EXPECT_EQ(first_offer(c, "reference-run/H100").usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(first_offer(c, "reference-run/NVIDIA H100 80GB HBM3").usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(first_offer(c, "Reference-Run/h100-sxm/On-Demand").usd_per_gpu_hour, 2.97);
+  EXPECT_EQ(first_offer(c, "example-marketplace-low/H100/marketplace").usd_per_gpu_hour, 1.80);
+  EXPECT_EQ(first_offer(c, "example-8gpu-cluster/H100/spot").usd_per_gpu_hour, 2.89);
 }
 
 TEST(CatalogResolve, SeveralMatchesGiveTheCheapestOnDemand) {
@@ -382,13 +387,13 @@ TEST(CatalogResolve, SeveralMatchesGiveTheCheapestOnDemand) {
       "  - {provider: spotty, gpu: G, tier: spot, region: b, usd_per_gpu_hour: 0.9, source: s}\n"
       "  - {provider: spotty, gpu: G, tier: spot, region: a, usd_per_gpu_hour: 0.8, source: s}\n",
       "t.yaml");
-  const Offer& on_demand = resolve_offer(c, "cloud/G");
+  const Offer& on_demand = first_offer(c, "cloud/G");
   EXPECT_EQ(on_demand.tier, "on-demand");
   EXPECT_EQ(on_demand.usd_per_gpu_hour, 2.5);
   EXPECT_EQ(on_demand.region, "a");  // tie on price: by region
-  EXPECT_EQ(resolve_offer(c, "cloud/G/spot").usd_per_gpu_hour, 1.0);
+  EXPECT_EQ(first_offer(c, "cloud/G/spot").usd_per_gpu_hour, 1.0);
   // No on-demand offer: the cheapest of the rest.
-  EXPECT_EQ(resolve_offer(c, "spotty/G").region, "a");
+  EXPECT_EQ(first_offer(c, "spotty/G").region, "a");
   // Every match, for pricing to choose from by the run: the on-demand ones, cheapest first...
   const std::vector<const Offer*> all = resolve_offers(c, "cloud/G");
   ASSERT_EQ(all.size(), 3u);
@@ -404,26 +409,26 @@ TEST(CatalogResolve, SeveralMatchesGiveTheCheapestOnDemand) {
 
 TEST(CatalogResolve, ErrorsSuggestCloseNames) {
   const Catalog c = builtin_catalog();
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "referense-run/H100"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "referense-run/H100"); }),
             "offer \"referense-run/H100\": unknown provider \"referense-run\"; did you mean "
             "\"reference-run\"?");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/MI300"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "reference-run/MI300"); }),
             "offer \"reference-run/MI300\": unknown GPU \"MI300\" for \"reference-run\"; did you "
             "mean \"MI300X\"?");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/B200"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "reference-run/B200"); }),
             "offer \"reference-run/B200\": \"reference-run\" has no offer for B200; it offers "
             "H100-SXM, MI300X");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/H100/spto"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "reference-run/H100/spto"); }),
             "offer \"reference-run/H100/spto\": tier: expected one of on-demand, spot, reserved, "
             "marketplace, found \"spto\"; did you mean \"spot\"?");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "reference-run/H100/spot"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "reference-run/H100/spot"); }),
             "offer \"reference-run/H100/spot\": \"reference-run\" has no spot offer for H100-SXM; "
             "tiers offered: on-demand");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "H100"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "H100"); }),
             "offer \"H100\": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "a//b"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "a//b"); }),
             "offer \"a//b\": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
-  EXPECT_EQ(ErrorOf([&] { resolve_offer(c, "a/b/c/d"); }),
+  EXPECT_EQ(ErrorOf([&] { first_offer(c, "a/b/c/d"); }),
             "offer \"a/b/c/d\": expected PROVIDER/GPU or PROVIDER/GPU/TIER");
 }
 

@@ -159,9 +159,6 @@ std::vector<const Offer*> offers_for(const Catalog& catalog, const Gpu* gpu);
 // nothing matches.
 std::vector<const Offer*> resolve_offers(const Catalog& catalog, std::string_view text);
 
-// The first of resolve_offers(): the cheapest per GPU-hour, for where no run is at hand.
-const Offer& resolve_offer(const Catalog& catalog, std::string_view text);
-
 // Age of an offer's price on `today`, in days: nullopt when undated, negative when the price is
 // dated after `today`.
 std::optional<int64_t> age_days(const Offer& offer, const Date& today);

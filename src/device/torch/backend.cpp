@@ -128,9 +128,8 @@ Backend::Backend(const spec::BackendSpec& spec) {
     info_.arch = cpu_isa();
     info_.count = 1;
     info_.index = 0;
-    // A CPU run's tensor bytes, counted from here on (device/cpu_tensor_bytes.h); the model and
-    // the data are made after the backend.
-    install_cpu_tensor_counter();
+    // A CPU run's tensor bytes (device/cpu_tensor_bytes.h, counting since the program started):
+    // the peaks from here on; the model and the data are made after the backend.
     reset_cpu_tensor_peak();
   }
 }
