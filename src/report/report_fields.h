@@ -198,6 +198,8 @@ void visit_fields(V& v, R& m) {
   v.optional_integer_since("peak_active_bytes", m.peak_active_bytes);
   v.optional_integer_since("allocation_retries", m.allocation_retries);
   v.optional_integer_since("oom_count", m.oom_count);
+  v.optional_integer_since("predicted_peak_bytes", m.predicted_peak_bytes);
+  v.string_since("prediction_basis", m.prediction_basis);
 }
 
 template <class V, class R, IfRecord<R, PhaseMemory> = 0>

@@ -362,7 +362,7 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                          "steps",      "evaluations", "gemm",    "segments",         "checkpoints",
                          "weights",    "exports",     "summary", "memory",           "energy",
                          "distributed"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.9");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.10");
   EXPECT_EQ(keys(j["distributed"]),
             (std::vector<std::string>{"launch", "backend", "shard_base", "ranks",
                                       "step_skew_seconds", "straggler_rank", "collective_share",
@@ -524,7 +524,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.9") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.10") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -1559,7 +1559,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.9\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.10\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

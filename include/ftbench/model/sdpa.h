@@ -35,6 +35,10 @@ FusedSdpaPlan plan_fused_sdpa(bool masked, int64_t query_heads, int64_t kv_heads
 at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const at::Tensor& segment_ids = {});
 
+// Whether causal_sdpa() runs ftbench's blocked attention on `device` (a CPU before LibTorch 2.2)
+// rather than the fused op: what the memory plan needs to know (plan/memory.h).
+bool blocked_attention_on(const at::Device& device);
+
 // [B, 1, S, S] bool, true where query i may attend to key j: j <= i, same segment.
 at::Tensor packed_attention_mask(const at::Tensor& segment_ids);
 

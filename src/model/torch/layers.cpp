@@ -147,6 +147,15 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   return fused_causal_sdpa(q, k, v, segment_ids);
 }
 
+bool blocked_attention_on(const at::Device& device) {
+#if !FTBENCH_TORCH_AT_LEAST(2, 2)
+  return device.is_cpu();
+#else
+  (void)device;
+  return false;
+#endif
+}
+
 at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                       const at::Tensor& segment_ids) {
   const int64_t s = q.size(2);

@@ -44,7 +44,9 @@
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/model/llama.h"
+#include "ftbench/model/sdpa.h"
 #include "ftbench/model/shape_math.h"
+#include "ftbench/plan/memory.h"
 #include "ftbench/report/phase_names.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/run_status.h"
@@ -117,6 +119,9 @@ class Run {
   void export_outputs();
   void export_to(const char* kind, const char* phase_name, const std::string& dir);
   report::Report finish();
+  // memory.predicted_peak_bytes: the memory plan of this run (plan/memory.h), for its measured
+  // peak.
+  void record_memory_prediction();
   void record_failure(const std::exception& e);
   // The objects the phases built, in the reverse of their order, when training is over.
   void release_run_objects();

@@ -342,6 +342,7 @@ report::Report Run::finish() {
   phases_->after_each_phase(nullptr);
   update_journal(report::status::kCompleted);
   rep_.memory = device::run_memory(rep_.phases, *memory_, backend_.get());
+  record_memory_prediction();
   const double write_start = clock_.now();
   rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + write_start);
   if (!lead()) return rep_;  // rank 0 writes the job's report
@@ -354,6 +355,27 @@ report::Report Run::finish() {
 
 // Keeps what was measured: the phases that ended, the steps that finished, and why it stopped.
 // The error then goes on to the command line.
+void Run::record_memory_prediction() {
+  if (!backend_) return;
+  const at::Device device = backend_->device();
+  plan::MemoryOptions options;
+  options.attention = model::blocked_attention_on(device) ? plan::AttentionKernel::kBlocked
+                                                          : plan::AttentionKernel::kFused;
+  options.gpu = !device.is_cpu();
+  options.shard_ranks = sharded_ != nullptr ? sharded_->ranks() : 1;
+  options.prefetched_batches = spec_.train.grad_accum_steps;
+  try {
+    const plan::MemoryEstimate estimate = plan::estimate_memory(spec_, options);
+    rep_.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
+    rep_.memory.prediction_basis =
+        fmt::format("ftbench plan: {} attention, dropout masks {}, peak at {}",
+                    plan::to_string(options.attention),
+                    options.gpu ? "1 byte" : "in the input dtype", estimate.peak_at);
+  } catch (const std::exception& e) {
+    rep_.memory.prediction_basis = std::string("no prediction: ") + e.what();
+  }
+}
+
 void Run::record_failure(const std::exception& e) {
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
@@ -414,6 +436,7 @@ std::vector<metrics::StepFlops> Run::assemble(const std::string& status) {
       status, result_, summary_options_,
       {device::describe_environment(backend_.get()),
        device::run_memory(rep_.phases, *memory_, backend_.get()), intra_op_threads()});
+  if (backend_) record_memory_prediction();
   if (o_.launch.distributed()) {
     // A run that ends before the ranks' records were gathered (failed, interrupted) has this
     // rank's own.

@@ -1,0 +1,116 @@
+// The memory plan's terms (plan/memory.h), exact for a spec worked by hand: the tiny preset
+// (dim 64, 2 layers, 4 heads / 2 K/V heads, ffn 176, vocabulary 320), LoRA rank 8 on q and v,
+// fp32, micro-batch 4 x 128 tokens, two micro-batches per step. The per-layer figures (4,916 and
+// 5,688 bytes per token on the blocked CPU attention) are also what the CPU tensor counter
+// measured for each layer of that model (docs/methodology.md, "Memory plan").
+#include "ftbench/plan/memory.h"
+
+#include <gtest/gtest.h>
+
+#include "ftbench/spec/spec_loader.h"
+
+namespace ftbench::plan {
+namespace {
+
+spec::RunSpec tiny(const std::string& data_extra = "") {
+  return spec::load_spec_from_string(
+      "model: {preset: tiny, dtype: fp32}\n"
+      "lora: {rank: 8, targets: [q, v]}\n"
+      "data: {seq_len: 128, max_tokens: 128, prompt_fraction: 0.5" +
+          data_extra +
+          "}\n"
+          "train: {micro_batch_size: 4, grad_accum_steps: 2}\n",
+      "tiny.yaml");
+}
+
+double item(const std::vector<MemoryItem>& items, const std::string& name) {
+  for (const MemoryItem& i : items) {
+    if (i.name == name) return i.bytes;
+  }
+  ADD_FAILURE() << "no item " << name;
+  return -1;
+}
+
+MemoryOptions cpu_blocked() {
+  MemoryOptions o;
+  o.attention = AttentionKernel::kBlocked;
+  o.gpu = false;
+  o.prefetched_batches = 2;
+  return o;
+}
+
+TEST(MemoryPlan, HeldBytesAreWeightsTablesAdaptersStateAndBatches) {
+  const MemoryEstimate m = estimate_memory(tiny(), cpu_blocked());
+  EXPECT_EQ(m.tokens, 512);
+  EXPECT_EQ(m.loss_tokens, 256);
+  EXPECT_EQ(item(m.held, "base weights (frozen)"), 133440.0 * 4);
+  EXPECT_EQ(item(m.held, "rotary tables"), 2.0 * 128 * 16 * 4);
+  EXPECT_EQ(item(m.held, "adapters"), 3584.0 * 4);  // 2 layers x 8 x ((64 + 64) + (64 + 32))
+  EXPECT_EQ(item(m.held, "adapter gradients"), 3584.0 * 4);
+  EXPECT_EQ(item(m.held, "AdamW moments"), 2 * 3584.0 * 4);
+  // ids and labels (512 each) and 256 loss positions in int64, in use and 2 prefetched.
+  EXPECT_EQ(item(m.held, "micro-batches"), (512.0 * 2 + 256) * 8 * 3);
+  EXPECT_EQ(m.held_bytes, 533760.0 + 16384 + 14336 * 2 + 28672 + 30720);
+}
+
+TEST(MemoryPlan, BlockedAttentionActivationsPerLayerAsCounted) {
+  const MemoryEstimate m = estimate_memory(tiny(), cpu_blocked());
+  // First layer 4,916 bytes a token, second 5,688 (its input carries a gradient).
+  EXPECT_EQ(item(m.activations, "activations kept for backward"), (4916.0 + 5688.0) * 512);
+  EXPECT_EQ(item(m.activations, "final norm"), 260.0 * 512);
+  EXPECT_EQ(item(m.activations, "loss"), 256.0 * 64 * 4);
+  EXPECT_EQ(m.peak_bytes, m.held_bytes + m.activation_bytes + m.transient.bytes);
+}
+
+TEST(MemoryPlan, CheckpointingKeepsLayerInputsAndRecomputesOneLayer) {
+  MemoryOptions o = cpu_blocked();
+  o.activation_checkpointing = true;
+  const MemoryEstimate m = estimate_memory(tiny(), o);
+  EXPECT_EQ(item(m.activations, "layer inputs (activation checkpointing)"), 2.0 * 512 * 64 * 4);
+  EXPECT_EQ(m.peak_at, "backward, a layer recomputed");
+  const MemoryEstimate whole = estimate_memory(tiny(), cpu_blocked());
+  EXPECT_LT(m.peak_bytes, whole.peak_bytes);
+}
+
+TEST(MemoryPlan, FusedAttentionKeepsQkvOutputAndLogSumExp) {
+  MemoryOptions o = cpu_blocked();
+  o.attention = AttentionKernel::kFused;
+  const MemoryEstimate m = estimate_memory(tiny(), o);
+  // Per token and layer, in place of the blocked kernel's copies and probabilities: q (256),
+  // k (128), v (128; adapted, so not a view keeping the whole projection output), the output
+  // (256) and its log-sum-exp (4 heads x 4 bytes).
+  const double first = 320 + (256 + 128 + 128) + 256 + 16 + 516 + 1408 + 704;
+  const double second = first + 516;
+  EXPECT_EQ(item(m.activations, "activations kept for backward"), (first + second) * 512);
+}
+
+TEST(MemoryPlan, PackedRowsOnAFusedKernelKeepTheMaskAndRepeatedKv) {
+  MemoryOptions o = cpu_blocked();
+  o.attention = AttentionKernel::kFused;
+  const MemoryEstimate packed = estimate_memory(tiny(", padding: pack"), o);
+  // k and v repeated to 4 heads (256 each), the [B, 1, S, S] fp32 mask (128 x 4 a token).
+  const double first = 320 + (256 + 256 + 256) + 256 + 16 + 128 * 4 + 516 + 1408 + 704;
+  const double second = first + 516;
+  EXPECT_EQ(item(packed.activations, "activations kept for backward"), (first + second) * 512);
+}
+
+TEST(MemoryPlan, ASplitBaseHoldsItsShareAndTwoWholeUnits) {
+  MemoryOptions o = cpu_blocked();
+  o.shard_ranks = 4;
+  const MemoryEstimate m = estimate_memory(tiny(), o);
+  // The largest unit is a block: 4096 + 2 x 2048 + 4096 + 3 x 11,264 = 46,080 weights (the
+  // embedding table has 320 x 64 = 20,480).
+  EXPECT_EQ(item(m.held, "base weights (frozen)"), 133440.0 * 4 / 4 + 2 * 46080.0 * 4);
+}
+
+TEST(MemoryPlan, DeviceBytesAddFragmentationContextAndWorkspace) {
+  const MemoryEstimate m = estimate_memory(tiny(), cpu_blocked());
+  DeviceOverheads o;
+  o.context_bytes = 1000;
+  o.workspace_bytes = 24;
+  o.fragmentation = 0.5;
+  EXPECT_DOUBLE_EQ(device_bytes_needed(m, o), m.peak_bytes * 1.5 + 1024);
+}
+
+}  // namespace
+}  // namespace ftbench::plan
