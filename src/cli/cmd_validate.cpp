@@ -9,6 +9,7 @@
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/packing.h"
 #include "ftbench/model/shape_math.h"
+#include "ftbench/plan/memory.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/derived.h"
@@ -68,6 +69,31 @@ Validated validate(const spec::RunSpec& s, bool read_data) {
   return v;
 }
 
+// The memory plan's peak (plan/memory.h): on a GPU (fused attention, 1-byte dropout masks) and,
+// for a CPU backend, also with the blocked attention of LibTorch < 2.2.
+plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu,
+                                    plan::AttentionKernel kernel) {
+  plan::MemoryOptions o;
+  o.gpu = gpu;
+  o.attention = kernel;
+  o.prefetched_batches = s.train.grad_accum_steps;
+  return plan::estimate_memory(s, o);
+}
+
+std::string memory_line(const spec::RunSpec& s) {
+  const bool cpu = s.backend.device == "cpu";
+  const plan::MemoryEstimate fused = planned_memory(s, !cpu, plan::AttentionKernel::kFused);
+  std::string text = fmt::format("{} predicted, at {} (fused attention{})",
+                                 report::format_bytes(static_cast<int64_t>(fused.peak_bytes)),
+                                 fused.peak_at, cpu ? ", LibTorch >= 2.2" : "");
+  if (cpu) {
+    const plan::MemoryEstimate blocked = planned_memory(s, false, plan::AttentionKernel::kBlocked);
+    text += fmt::format("; {} with LibTorch < 2.2's blocked CPU attention",
+                        report::format_bytes(static_cast<int64_t>(blocked.peak_bytes)));
+  }
+  return text + "; tensors only, every micro-batch padded to seq_len";
+}
+
 void print_json(const Validated& v) {
   const bool pack = data::padding_of(v.spec.data) == data::Padding::kPack;
   const spec::RunSpec& s = v.spec;
@@ -83,6 +109,11 @@ void print_json(const Validated& v) {
                     {"total_steps", d.total_steps},
                     {"max_tokens_per_step", d.max_tokens_per_step}};
   out["parameters"] = {{"base", p.base}, {"trainable", p.lora}, {"total", p.total()}};
+  const plan::MemoryEstimate memory =
+      planned_memory(s, s.backend.device != "cpu", plan::AttentionKernel::kFused);
+  out["memory"] = {{"predicted_peak_bytes", static_cast<int64_t>(memory.peak_bytes)},
+                   {"peak_at", memory.peak_at},
+                   {"attention", plan::to_string(plan::AttentionKernel::kFused)}};
   if (v.data_stats) {
     out["data"] = {{"tokenizer", v.tokenizer_name},
                    {"special_tokens", v.special_tokens},
@@ -170,6 +201,7 @@ void print_text(const Validated& v, const std::string& spec_path) {
   line("trainable parameters",
        fmt::format("{} ({:.4f}% of total)", group_thousands(p.lora), trainable_percent));
   line("total parameters", group_thousands(p.total()) + " (base + trainable)");
+  line("peak tensor memory", memory_line(s));
   std::cout << "spec is valid\n";
 }
 

@@ -69,10 +69,27 @@ std::string to_string(AttentionKernel kernel) {
   return std::string(text::spelling_of(kAttentionKernelSpellings, kernel));
 }
 
-MemoryEstimate estimate_memory(const spec::RunSpec& spec, const MemoryOptions& o) {
+namespace {
+
+// What the terms below read from the spec and the options.
+struct Job {
+  Shape s;
+  model::ParamCounts counts;
+  int64_t seq = 0;
+  double t = 0;   // tokens per micro-batch
+  double nl = 0;  // tokens with a label per micro-batch
+  bool packed = false;
+  bool checkpointing = false;
+  bool tq = false, tk = false, tv = false, to = false, tg = false, tu = false, td = false;
+  bool layers_adapted = false;
+  bool head_adapted = false;
+};
+
+Job job_of(const spec::RunSpec& spec, const MemoryOptions& o) {
   const spec::ModelSpec& m = spec.model;
   const spec::LoraSpec& lora = spec.lora;
-  Shape s;
+  Job j;
+  Shape& s = j.s;
   s.d = static_cast<double>(m.dim);
   s.heads = static_cast<double>(m.n_heads);
   s.kv_heads = static_cast<double>(m.n_kv_heads);
@@ -85,143 +102,165 @@ MemoryEstimate estimate_memory(const spec::RunSpec& spec, const MemoryOptions& o
   s.e = dtype_bytes(m.dtype);
   s.el = lora.dtype == spec::choice::dtype::kBase ? s.e : dtype_bytes(lora.dtype);
   s.dropout = lora.dropout > 0.0;
-  const bool checkpointing = o.activation_checkpointing.value_or(m.activation_checkpointing);
+  j.counts = model::count_parameters(m, lora);
+  j.checkpointing = o.activation_checkpointing.value_or(m.activation_checkpointing);
   const int64_t micro_batch =
       o.micro_batch_size > 0 ? o.micro_batch_size : spec.train.micro_batch_size;
-  const int64_t seq = spec.data.seq_len;
-  const bool packed = spec.data.padding == "pack";
-  const double b = static_cast<double>(micro_batch);
-  const double t = b * static_cast<double>(seq);
+  j.seq = spec.data.seq_len;
+  j.packed = spec.data.padding == "pack";
+  j.t = static_cast<double>(micro_batch) * static_cast<double>(j.seq);
   // Tokens with a label: the loss skips the prompt unless train_on_input; synthetic examples
   // are prompt_fraction prompt. A data file's share is not known before it is read: all of them.
   const bool synthetic = spec.data.source == "synthetic";
   const double loss_share = spec.data.train_on_input || !synthetic
                                 ? 1.0
                                 : std::clamp(1.0 - spec.data.prompt_fraction, 0.0, 1.0);
-  const double nl = std::ceil(t * loss_share);
+  j.nl = std::ceil(j.t * loss_share);
+  j.tq = has(lora, "q");
+  j.tk = has(lora, "k");
+  j.tv = has(lora, "v");
+  j.to = has(lora, "o");
+  j.tg = has(lora, "gate");
+  j.tu = has(lora, "up");
+  j.td = has(lora, "down");
+  j.layers_adapted = j.tq || j.tk || j.tv || j.to || j.tg || j.tu || j.td;
+  j.head_adapted = has(lora, "output");
+  return j;
+}
 
-  MemoryEstimate out;
-  out.tokens = static_cast<int64_t>(t);
-  out.loss_tokens = static_cast<int64_t>(nl);
-
-  // Held through the step.
-  const model::ParamCounts counts = model::count_parameters(m, lora);
+// Held through the step: weights, tables, adapters and their state, micro-batches.
+void add_held(MemoryEstimate& out, const Job& j, const MemoryOptions& o) {
+  const Shape& s = j.s;
   const double ranks = static_cast<double>(std::max<int64_t>(1, o.shard_ranks));
-  double base_bytes = static_cast<double>(counts.base) * s.e;
-  std::string base_basis = fmt::format("{} parameters x {} bytes", counts.base, s.e);
+  double base_bytes = static_cast<double>(j.counts.base) * s.e;
+  std::string base_basis = fmt::format("{} parameters x {} bytes", j.counts.base, s.e);
   if (ranks > 1) {
     // A 1/N share of every unit, and two units whole at a time (the one computing, the next).
-    const double block = static_cast<double>(counts.block_matmul) / s.layers * s.e;
-    const double largest = std::max(block, static_cast<double>(counts.embedding) * s.e);
+    const double block = static_cast<double>(j.counts.block_matmul) / s.layers * s.e;
+    const double largest = std::max(block, static_cast<double>(j.counts.embedding) * s.e);
     base_bytes = base_bytes / ranks + 2.0 * largest;
     base_basis += fmt::format(" / {} ranks, + 2 whole units of {:.0f} bytes", ranks, largest);
   }
   out.held.push_back({"base weights (frozen)", base_bytes, base_basis});
-  const double head_dim = s.head_dim;
   out.held.push_back(
-      {"rotary tables", 2.0 * static_cast<double>(seq) * head_dim * s.e,
-       fmt::format("cos and sin, {} positions x {} x {} bytes", seq, head_dim, s.e)});
-  const double lora_bytes = static_cast<double>(counts.lora) * s.el;
+      {"rotary tables", 2.0 * static_cast<double>(j.seq) * s.head_dim * s.e,
+       fmt::format("cos and sin, {} positions x {} x {} bytes", j.seq, s.head_dim, s.e)});
+  const double lora_bytes = static_cast<double>(j.counts.lora) * s.el;
   out.held.push_back(
-      {"adapters", lora_bytes, fmt::format("{} parameters x {} bytes", counts.lora, s.el)});
+      {"adapters", lora_bytes, fmt::format("{} parameters x {} bytes", j.counts.lora, s.el)});
   out.held.push_back({"adapter gradients", lora_bytes, "one per adapter parameter"});
   out.held.push_back(
       {"AdamW moments", 2.0 * lora_bytes, "exp_avg and exp_avg_sq per adapter parameter"});
-  const double batch_bytes = (2.0 * t + nl + (packed ? 2.0 * t : 0.0)) * 8.0;
+  const double batch_bytes = (2.0 * j.t + j.nl + (j.packed ? 2.0 * j.t : 0.0)) * 8.0;
   out.held.push_back(
       {"micro-batches", batch_bytes * static_cast<double>(1 + o.prefetched_batches),
        fmt::format("ids, labels{}, loss positions in int64; {} in use + {} prefetched",
-                   packed ? ", positions, segments" : "", 1, o.prefetched_batches)});
+                   j.packed ? ", positions, segments" : "", 1, o.prefetched_batches)});
+}
 
-  // Kept from the forward for the backward, per layer.
-  const bool tq = has(lora, "q"), tk = has(lora, "k"), tv = has(lora, "v"), to = has(lora, "o");
-  const bool tg = has(lora, "gate"), tu = has(lora, "up"), td = has(lora, "down");
-  const bool layers_adapted = tq || tk || tv || to || tg || tu || td;
-  const Blocks blk = blocks_of(seq);
-  // Per token, one layer; `gx`: its input carries a gradient (an adapter below it).
-  struct LayerBytes {
-    double saved = 0;          // kept for the backward
-    double mlp_transient = 0;  // alive at once during the MLP's forward, beyond `saved`
-  };
-  const auto layer = [&](bool gx) {
-    LayerBytes l;
-    double& k = l.saved;
-    // RMSNorm: its input in fp32 and 1/rms; one more [T, dim] fp32 tensor is kept with every
-    // normalised input that carries a gradient (measured with the CPU counter, see methodology).
-    if (gx) k += 4 * s.d + 4 + 4 * s.d;
-    const int qkv_adapted = int(tq) + int(tk) + int(tv);
-    k += adapter_saves(s, qkv_adapted, s.d, gx, o.gpu);
-    const bool qg = gx || tq, kg = gx || tk, vg = gx || tv;
-    const bool attn_grad = qg || kg || vg;
-    if (attn_grad) {
-      if (o.attention == AttentionKernel::kFused) {
-        const bool repeat = packed && s.kv_heads != s.heads;  // a mask rules out GQA kernels
-        const double kv_each = repeat ? s.d : s.kvd;
-        k += s.d * s.e + 2 * kv_each * s.e;  // q, k, v after the rotary embedding
-        // An unadapted v is a view of the q/k/v projection's output and keeps all of it.
-        if (!tv && !repeat) k += (s.d + s.kvd) * s.e;
-        k += s.d * s.e + 4 * s.heads;                     // the output and its log-sum-exp (fp32)
-        if (packed) k += static_cast<double>(seq) * s.e;  // [B, 1, S, S] additive mask
-      } else {
-        const double keys_per_query = blk.key_sum / static_cast<double>(seq);
-        if (kg) k += s.d * s.e;                           // q, block by block
-        if (qg) k += keys_per_query * s.kvd * s.e;        // k, per block
-        k += keys_per_query * s.kvd * s.e;                // v, per block
-        k += s.heads * blk.block * keys_per_query * s.e;  // softmax probabilities
-        const double mask = (s.heads / s.kv_heads) * blk.block * blk.key_sum;  // bool, per block
-        if (qg || kg) k += packed ? mask / static_cast<double>(seq) : mask / t;
-      }
-    }
-    k += adapter_saves(s, int(to), s.d, attn_grad, o.gpu);
-    // The o input shares the fused kernel's output when no conversion or dropout copies it.
-    if (to && o.attention == AttentionKernel::kFused && attn_grad && !s.dropout && s.el == s.e) {
-      k -= s.d * s.e;
-    }
-    const bool hg = attn_grad || to;
-    if (hg) k += 4 * s.d + 4 + 4 * s.d;  // the MLP's RMSNorm, as above
-    k += adapter_saves(s, int(tg) + int(tu), s.d, hg, o.gpu);
-    const bool gate_grad = hg || tg, up_grad = hg || tu;
-    // silu keeps the gate, the product keeps silu(gate) and up; an unadapted gate or up is a
-    // view of the gate/up projection's output and keeps all of it.
-    const bool base_kept = gate_grad && (!tg || !tu);
-    if (base_kept) k += 2 * s.f * s.e;
-    if (gate_grad && tg) k += s.f * s.e;
-    if (gate_grad && tu) k += s.f * s.e;
-    if (up_grad) k += s.f * s.e;
-    k += adapter_saves(s, int(td), s.f, gate_grad || up_grad, o.gpu);
-    // The MLP's forward: the product silu(gate) * up and the down projection's output, with
-    // contiguous copies when gate and up are strided views of one projection.
-    l.mlp_transient = s.f * s.e + s.d * s.e;
-    if (!tg || !tu) l.mlp_transient += 2 * s.f * s.e;
-    if (td) l.mlp_transient += s.rank * s.el + 2 * s.d * s.el;
-    return l;
-  };
-  const LayerBytes first = layer(false);
-  const LayerBytes rest = layer(layers_adapted);
-  const double layers_after_first = s.layers - 1;
-  double saved_layers = 0;
-  if (checkpointing && layers_adapted) {
-    saved_layers = s.layers * t * s.d * s.e;  // each layer's input only
+// Per token, one layer.
+struct LayerBytes {
+  double saved = 0;          // kept for the backward
+  double mlp_transient = 0;  // alive at once during the MLP's forward, beyond `saved`
+};
+
+// Attention's inputs and outputs kept for its backward, per token; qg, kg: whether q and k
+// carry a gradient.
+double attention_saves(const Job& j, const MemoryOptions& o, bool qg, bool kg) {
+  const Shape& s = j.s;
+  double k = 0;
+  if (o.attention == AttentionKernel::kFused) {
+    const bool repeat = j.packed && s.kv_heads != s.heads;  // a mask rules out GQA kernels
+    const double kv_each = repeat ? s.d : s.kvd;
+    k += s.d * s.e + 2 * kv_each * s.e;  // q, k, v after the rotary embedding
+    // An unadapted v is a view of the q/k/v projection's output and keeps all of it.
+    if (!j.tv && !repeat) k += (s.d + s.kvd) * s.e;
+    k += s.d * s.e + 4 * s.heads;                         // the output and its log-sum-exp (fp32)
+    if (j.packed) k += static_cast<double>(j.seq) * s.e;  // [B, 1, S, S] additive mask
+    return k;
+  }
+  const Blocks blk = blocks_of(j.seq);
+  const double keys_per_query = blk.key_sum / static_cast<double>(j.seq);
+  if (kg) k += s.d * s.e;                                                // q, block by block
+  if (qg) k += keys_per_query * s.kvd * s.e;                             // k, per block
+  k += keys_per_query * s.kvd * s.e;                                     // v, per block
+  k += s.heads * blk.block * keys_per_query * s.e;                       // softmax probabilities
+  const double mask = (s.heads / s.kv_heads) * blk.block * blk.key_sum;  // bool, per block
+  if (qg || kg) k += j.packed ? mask / static_cast<double>(j.seq) : mask / j.t;
+  return k;
+}
+
+// `gx`: the layer's input carries a gradient (an adapter below it).
+LayerBytes layer_bytes(const Job& j, const MemoryOptions& o, bool gx) {
+  const Shape& s = j.s;
+  LayerBytes l;
+  double& k = l.saved;
+  // RMSNorm: its input in fp32 and 1/rms; one more [T, dim] fp32 tensor is kept with every
+  // normalised input that carries a gradient (measured with the CPU counter, see methodology).
+  const double norm = 4 * s.d + 4 + 4 * s.d;
+  if (gx) k += norm;
+  k += adapter_saves(s, int(j.tq) + int(j.tk) + int(j.tv), s.d, gx, o.gpu);
+  const bool qg = gx || j.tq, kg = gx || j.tk, vg = gx || j.tv;
+  const bool attn_grad = qg || kg || vg;
+  if (attn_grad) k += attention_saves(j, o, qg, kg);
+  k += adapter_saves(s, int(j.to), s.d, attn_grad, o.gpu);
+  // The o input shares the fused kernel's output when no conversion or dropout copies it.
+  if (j.to && o.attention == AttentionKernel::kFused && attn_grad && !s.dropout && s.el == s.e) {
+    k -= s.d * s.e;
+  }
+  const bool hg = attn_grad || j.to;
+  if (hg) k += norm;  // the MLP's RMSNorm
+  k += adapter_saves(s, int(j.tg) + int(j.tu), s.d, hg, o.gpu);
+  const bool gate_grad = hg || j.tg, up_grad = hg || j.tu;
+  // silu keeps the gate, the product keeps silu(gate) and up; an unadapted gate or up is a
+  // view of the gate/up projection's output and keeps all of it.
+  if (gate_grad && (!j.tg || !j.tu)) k += 2 * s.f * s.e;
+  if (gate_grad && j.tg) k += s.f * s.e;
+  if (gate_grad && j.tu) k += s.f * s.e;
+  if (up_grad) k += s.f * s.e;
+  k += adapter_saves(s, int(j.td), s.f, gate_grad || up_grad, o.gpu);
+  // The MLP's forward: the product silu(gate) * up and the down projection's output, with
+  // contiguous copies when gate and up are strided views of one projection.
+  l.mlp_transient = s.f * s.e + s.d * s.e;
+  if (!j.tg || !j.tu) l.mlp_transient += 2 * s.f * s.e;
+  if (j.td) l.mlp_transient += s.rank * s.el + 2 * s.d * s.el;
+  return l;
+}
+
+struct Candidate {
+  double extra;
+  std::string where;
+  std::string basis;
+};
+
+// Kept from the forward for the backward; returns the short-lived sets the peak may fall on.
+std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const MemoryOptions& o) {
+  const Shape& s = j.s;
+  const LayerBytes first = layer_bytes(j, o, false);
+  const LayerBytes rest = layer_bytes(j, o, j.layers_adapted);
+  const double t = j.t;
+  const bool recompute = j.checkpointing && j.layers_adapted;
+  if (recompute) {
     out.activations.push_back(
-        {"layer inputs (activation checkpointing)", saved_layers,
-         fmt::format("{} layers x {} tokens x {} x {} bytes", m.n_layers, t, s.d, s.e)});
+        {"layer inputs (activation checkpointing)", s.layers * t * s.d * s.e,
+         fmt::format("{} layers x {} tokens x {} x {} bytes", s.layers, t, s.d, s.e)});
   } else {
-    saved_layers = (first.saved + layers_after_first * rest.saved) * t;
     out.activations.push_back(
-        {"activations kept for backward", saved_layers,
+        {"activations kept for backward", (first.saved + (s.layers - 1) * rest.saved) * t,
          fmt::format("{:.0f} bytes per token in the first layer, {:.0f} in each of the other {}; "
                      "{} tokens",
-                     first.saved, rest.saved, m.n_layers - 1, t)});
+                     first.saved, rest.saved, s.layers - 1, t)});
   }
-  const double final_norm = layers_adapted ? (4 * s.d + 4) * t : 0.0;
+  const double final_norm = j.layers_adapted ? (4 * s.d + 4) * t : 0.0;
   out.activations.push_back({"final norm", final_norm, "its fp32 input and 1/rms"});
-  const bool head_adapted = has(lora, "output");
+  const double nl = j.nl;
+  // The chunked loss's rows per chunk (model/chunked_loss.h: 256 MiB of fp32 logits).
+  const double rows =
+      j.head_adapted ? nl
+                     : std::min(nl, std::max(1.0, std::floor((256.0 * 1024 * 1024) / (s.v * 4))));
   double loss_kept = 0.0;
   double loss_transient = 0.0;
-  const double rows =
-      head_adapted ? nl
-                   : std::min(nl, std::max(1.0, std::floor((256.0 * 1024 * 1024) / (s.v * 4))));
-  if (head_adapted) {
+  if (j.head_adapted) {
     // The head's logits are kept whole for its adapters (fp32 for the loss).
     loss_kept = nl * (s.v * s.e + s.v * 4 + s.d * s.e) + adapter_saves(s, 1, s.d, true, o.gpu) * nl;
     loss_transient = nl * s.v * 4 * 2;
@@ -231,32 +270,35 @@ MemoryEstimate estimate_memory(const spec::RunSpec& spec, const MemoryOptions& o
     loss_transient = rows * s.v * 8 + nl * s.d * s.e;
   }
   out.activations.push_back({"loss", loss_kept,
-                             head_adapted ? "whole logits for the adapted head"
-                                          : "d loss / d h of the chunked cross-entropy"});
-  out.held_bytes = 0;
-  for (const MemoryItem& item : out.held) out.held_bytes += item.bytes;
-  out.activation_bytes = 0;
-  for (const MemoryItem& item : out.activations) out.activation_bytes += item.bytes;
-
-  // The peak: the largest short-lived set on top of what is kept by then.
-  struct Candidate {
-    double extra;
-    std::string where;
-    std::string basis;
-  };
+                             j.head_adapted ? "whole logits for the adapted head"
+                                            : "d loss / d h of the chunked cross-entropy"});
   std::vector<Candidate> candidates;
-  const double last_layer_transient = (layers_adapted ? rest : first).mlp_transient * t;
-  if (checkpointing && layers_adapted) {
+  if (recompute) {
     // The backward recomputes one layer at a time: its activations and its forward's peak.
     candidates.push_back({(rest.saved + rest.mlp_transient) * t, "backward, a layer recomputed",
                           "one layer's activations and its forward's temporaries"});
   } else {
-    candidates.push_back({last_layer_transient - final_norm - loss_kept,
-                          "forward, last layer's MLP",
+    const double last = (j.layers_adapted ? rest : first).mlp_transient * t;
+    candidates.push_back({last - final_norm - loss_kept, "forward, last layer's MLP",
                           "silu(gate) * up and the down projection's output"});
   }
   candidates.push_back({std::max(0.0, loss_transient), "loss",
                         fmt::format("{:.0f} rows of fp32 logits and their shifted copy", rows)});
+  return candidates;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const spec::RunSpec& spec, const MemoryOptions& o) {
+  const Job j = job_of(spec, o);
+  MemoryEstimate out;
+  out.tokens = static_cast<int64_t>(j.t);
+  out.loss_tokens = static_cast<int64_t>(j.nl);
+  add_held(out, j, o);
+  const std::vector<Candidate> candidates = add_activations(out, j, o);
+  for (const MemoryItem& item : out.held) out.held_bytes += item.bytes;
+  for (const MemoryItem& item : out.activations) out.activation_bytes += item.bytes;
+  // The peak: the largest short-lived set on top of what is kept by then.
   const auto top =
       std::max_element(candidates.begin(), candidates.end(),
                        [](const Candidate& a, const Candidate& c) { return a.extra < c.extra; });

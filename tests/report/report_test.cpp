@@ -328,7 +328,13 @@ TEST(ReportJson, RoundTripOptionalsUnset) {
   EXPECT_TRUE(written["environment"]["device"]["multiprocessor_count"].is_null());
   EXPECT_TRUE(written["summary"]["mfu"]["peak_tflops"].is_null());
   EXPECT_TRUE(written["summary"]["mfu"]["entries"][0]["mfu"].is_null());
-  for (const auto& item : written["memory"].items()) EXPECT_TRUE(item.value().is_null());
+  for (const auto& item : written["memory"].items()) {
+    if (item.key() == "prediction_basis") {
+      EXPECT_EQ(item.value(), "");  // a string, "" when unset
+    } else {
+      EXPECT_TRUE(item.value().is_null()) << item.key();
+    }
+  }
   EXPECT_TRUE(written["timing"]["phases"][0]["memory"].is_null());
   for (const auto& item : written["timing"]["phases"][1]["memory"].items()) {
     EXPECT_TRUE(item.value().is_null()) << item.key();
@@ -470,10 +476,11 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"dtype", "max_tflops", "median_tflops", "best_m", "best_n",
                                       "best_k"}));
   EXPECT_EQ(keys(j["summary"]["loss"]), (std::vector<std::string>{"final", "window", "mean_last"}));
-  EXPECT_EQ(keys(j["memory"]), (std::vector<std::string>{
-                                   "peak_allocated_bytes", "peak_reserved_bytes",
-                                   "device_used_peak_bytes", "device_total_bytes", "peak_rss_bytes",
-                                   "peak_active_bytes", "allocation_retries", "oom_count"}));
+  EXPECT_EQ(keys(j["memory"]),
+            (std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes",
+                                      "device_used_peak_bytes", "device_total_bytes",
+                                      "peak_rss_bytes", "peak_active_bytes", "allocation_retries",
+                                      "oom_count", "predicted_peak_bytes", "prediction_basis"}));
   EXPECT_TRUE(j["parameters"]["base"].is_number_integer());
   EXPECT_TRUE(j["steps"][0]["wall_seconds"].is_number_float());
 }
