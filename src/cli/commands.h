@@ -55,6 +55,9 @@ inline constexpr CommandInfo kCommands[] = {
     {"compare",
      "Reports side by side: is it a fair comparison, which is faster and cheaper, is the "
      "step-time difference significant, the break-even price"},
+    {"plan",
+     "Before renting: memory per GPU, what fits where, time and bill of the job at every "
+     "offer, the cheapest that fits a deadline and a budget (estimates)"},
     {"catalog", "List provider offers, cheapest per GPU-hour first; stale prices flagged"},
     {"gemm",
      "Achievable matmul TFLOP/s of the device over a sweep of shapes, per dtype: warm-up, then "
@@ -81,6 +84,7 @@ Action add_validate_command(CLI::App& app);
 Action add_cost_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
 Action add_catalog_command(CLI::App& app);
+Action add_plan_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_devices_command(CLI::App& app);
 

@@ -1,5 +1,6 @@
 #include "inputs.h"
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
 
 namespace ftbench::cli {
 
@@ -38,6 +40,56 @@ report::Report load_report(const std::string& path) {
   } catch (const report::ReportError& e) {
     throw InputError(e.what());
   }
+}
+
+double parse_duration(const std::string& text, const std::string& flag) {
+  const auto bad = [&] {
+    return InputError(fmt::format(
+        "{}: expected a duration such as 90m, 2h, 1h30m, 1.5d or 5400 (seconds), found \"{}\"",
+        flag, text::printable(text)));
+  };
+  double total = 0.0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = i;
+    while (j < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) {
+      ++j;
+    }
+    double value = 0.0;
+    if (j == i ||
+        text::parse_double(std::string_view(text).substr(i, j - i), value) != std::errc{}) {
+      throw bad();
+    }
+    double unit = 1.0;
+    if (j < text.size()) {
+      switch (text[j]) {
+        case 's':
+          unit = 1.0;
+          break;
+        case 'm':
+          unit = 60.0;
+          break;
+        case 'h':
+          unit = 3600.0;
+          break;
+        case 'd':
+          unit = 86400.0;
+          break;
+        default:
+          throw bad();
+      }
+      ++j;
+    } else if (i > 0) {
+      throw bad();  // "1h30": the last number needs its unit
+    }
+    total += value * unit;
+    i = j;
+  }
+  if (text.empty() || !std::isfinite(total) || total <= 0.0 || total > 10 * 365.25 * 86400.0) {
+    throw bad();
+  }
+  return total;
 }
 
 double parse_count(const std::string& text, const std::string& flag) {

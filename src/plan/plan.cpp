@@ -1,0 +1,373 @@
+#include "ftbench/plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "ftbench/cost/pricing.h"
+#include "ftbench/model/shape_math.h"
+#include "ftbench/spec/derived.h"
+#include "ftbench/text/messages.h"
+#include "ftbench/text/units.h"
+
+namespace ftbench::plan {
+namespace {
+
+constexpr int64_t kMaxMicroBatchSearched = 1024;
+
+MemoryOptions gpu_options(const spec::RunSpec& spec) {
+  MemoryOptions o;
+  o.attention = AttentionKernel::kFused;
+  o.gpu = true;
+  o.prefetched_batches = spec.train.grad_accum_steps;
+  return o;
+}
+
+double needed_bytes(const spec::RunSpec& spec, const MemoryOptions& o) {
+  return device_bytes_needed(estimate_memory(spec, o), default_gpu_overheads());
+}
+
+// The datasheet's dense peak for the model's dtype (bf16 and fp16; fp32 has none there).
+std::optional<double> datasheet_tflops(const gpus::Gpu& gpu, const std::string& dtype) {
+  if (dtype == "bf16") return gpu.dense_bf16_tflops;
+  if (dtype == "fp16") return gpu.dense_fp16_tflops;
+  return std::nullopt;
+}
+
+// The training FLOPs of one token of the spec (methodology section 5).
+double flops_per_token(const spec::RunSpec& spec) {
+  const model::ParamCounts counts = model::count_parameters(spec.model, spec.lora);
+  return model::training_flops_per_token(spec.model, counts, spec.data.seq_len,
+                                         model::FlopFormula::kLoraFrozenBase,
+                                         spec.model.activation_checkpointing);
+}
+
+// Achieved TFLOP/s per device of a measured run, by the formula that counts recompute as the
+// spec does; nullopt when the report has none.
+std::optional<double> achieved_tflops_per_device(const report::Report& r, bool recompute) {
+  const report::MfuEntry* pick = nullptr;
+  for (const report::MfuEntry& e : r.summary.mfu) {
+    if (e.formula != "lora_frozen_base") continue;
+    if (pick == nullptr || e.recompute == recompute) pick = &e;
+  }
+  if (pick == nullptr || !(pick->achieved_tflops > 0.0)) return std::nullopt;
+  return pick->achieved_tflops / static_cast<double>(std::max<int64_t>(1, r.world_size));
+}
+
+// The spec's tokens per optimizer step as the device processes them (padded to seq_len).
+double tokens_per_step(const spec::RunSpec& spec) {
+  return static_cast<double>(spec.train.micro_batch_size * spec.train.grad_accum_steps *
+                             spec.data.seq_len);
+}
+
+cost::RunTimes run_times(const TimeEstimate& t, double run_seconds, double training_seconds,
+                         int64_t gpus, const spec::RunSpec& spec) {
+  cost::RunTimes times;
+  times.run_seconds = run_seconds;
+  times.time_to_first_step_seconds = run_seconds - training_seconds;
+  times.training_seconds = training_seconds;
+  times.steps = static_cast<int64_t>(std::ceil(t.steps));
+  const spec::DerivedCounts d = spec::derive_counts(spec);
+  times.epochs = d.steps_per_epoch > 0 ? t.steps / static_cast<double>(d.steps_per_epoch) : 0.0;
+  times.examples = times.steps * d.effective_batch;
+  times.trained_tokens = static_cast<int64_t>(t.tokens);
+  times.steady_tokens_per_second = training_seconds > 0 ? t.tokens / training_seconds : 0.0;
+  times.gpus = gpus;
+  return times;
+}
+
+}  // namespace
+
+std::pair<double, double> scaling_efficiency(int64_t gpus) {
+  if (gpus <= 1) return {1.0, 1.0};
+  if (gpus == 2) return {0.80, 0.90};
+  if (gpus <= 4) return {0.70, 0.80};
+  if (gpus <= 8) return {0.60, 0.70};
+  return {0.50, 0.70};
+}
+
+GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t max_gpus) {
+  GpuFit f;
+  f.gpu = gpu;
+  MemoryOptions o = gpu_options(spec);
+  f.needed_bytes = needed_bytes(spec, o);
+  if (!gpu.memory_gb) {
+    f.note = "memory not stated in the datasheet";
+    return f;
+  }
+  f.memory_bytes = *gpu.memory_gb * 1e9;
+  f.usable_bytes = *f.memory_bytes * (1.0 - headroom);
+  f.fits = f.needed_bytes <= f.usable_bytes;
+  for (int64_t mb = 1; mb <= kMaxMicroBatchSearched; ++mb) {
+    o.micro_batch_size = mb;
+    if (needed_bytes(spec, o) > f.usable_bytes) break;
+    f.largest_micro_batch = mb;
+  }
+  o.micro_batch_size = 0;
+  if (!f.fits && !spec.model.activation_checkpointing) {
+    o.activation_checkpointing = true;
+    f.needs_checkpointing = needed_bytes(spec, o) <= f.usable_bytes;
+  }
+  if (!f.fits && !f.needs_checkpointing) {
+    for (int64_t n = 2; n <= max_gpus; ++n) {
+      o.shard_ranks = n;
+      if (needed_bytes(spec, o) <= f.usable_bytes) {
+        f.gpus_with_sharded_base = n;
+        break;
+      }
+    }
+  }
+  if (f.fits) {
+    f.note = fmt::format("fits; micro-batch up to {}", f.largest_micro_batch);
+  } else if (f.needs_checkpointing) {
+    f.note = "fits with model.activation_checkpointing: true";
+  } else if (f.gpus_with_sharded_base > 0) {
+    f.note = fmt::format("fits on {} GPUs with distributed.shard_base (checkpointing {})",
+                         f.gpus_with_sharded_base,
+                         o.activation_checkpointing.value_or(spec.model.activation_checkpointing)
+                             ? "on"
+                             : "as the spec says");
+  } else {
+    f.note = fmt::format("does not fit on up to {} GPUs", max_gpus);
+  }
+  return f;
+}
+
+TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t gpus) {
+  const spec::RunSpec& spec = r.spec;
+  TimeEstimate t;
+  const spec::DerivedCounts d = spec::derive_counts(spec);
+  const double per_step = tokens_per_step(spec);
+  t.tokens = r.tokens.value_or(static_cast<double>(d.total_steps) * per_step);
+  t.steps = t.tokens / per_step;
+  t.flops_per_token = flops_per_token(spec);
+  const auto [scale_low, scale_high] = scaling_efficiency(gpus);
+  const std::optional<double> peak = datasheet_tflops(gpu, spec.model.dtype);
+  const gpus::Gpu* report_gpu = nullptr;
+  if (r.from_report) {
+    report_gpu = gpus::find_gpu(gpus::builtin_gpus(), r.from_report->environment.device.name);
+  }
+  std::optional<double> measured;
+  if (r.from_report && report_gpu != nullptr) {
+    measured = achieved_tflops_per_device(*r.from_report, spec.model.activation_checkpointing);
+  }
+  const std::optional<double> report_peak =
+      report_gpu != nullptr ? datasheet_tflops(*report_gpu, spec.model.dtype) : std::nullopt;
+  if (measured && report_gpu->name == gpu.name) {
+    t.tflops_low = t.tflops_high = *measured;
+    t.measured = true;
+    t.throughput_basis =
+        fmt::format("measured: {} achieved {:.1f} TFLOP/s per GPU", r.from_report_path, *measured);
+  } else if (measured && peak && report_peak) {
+    // Another GPU's measurement, scaled by the datasheets' peaks; the reference run's per-step
+    // gap was wider than the datasheet gap (FIELD.md), so the slow end takes 80 % of that.
+    const double scaled = *measured * *peak / *report_peak;
+    t.tflops_low = 0.8 * scaled;
+    t.tflops_high = scaled;
+    t.throughput_basis =
+        fmt::format("scaled from {} ({}: {:.1f} TFLOP/s) by datasheet peaks {} / {}, 80-100 %",
+                    r.from_report_path, report_gpu->name, *measured, *peak, *report_peak);
+  } else if (r.gemm &&
+             gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name) != nullptr &&
+             gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name)->name ==
+                 gpu.name &&
+             bench::find_measured(*r.gemm, spec.model.dtype) != nullptr &&
+             bench::find_measured(*r.gemm, spec.model.dtype)->max_tflops) {
+    const double g = *bench::find_measured(*r.gemm, spec.model.dtype)->max_tflops;
+    t.tflops_low = g * kGemmEfficiencyLow;
+    t.tflops_high = g * kGemmEfficiencyHigh;
+    t.throughput_basis =
+        fmt::format("measured {} GEMM {:.0f} TFLOP/s ({}) x {:.0f}-{:.0f} %", spec.model.dtype, g,
+                    r.gemm_path, 100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
+  } else if (peak) {
+    t.tflops_low = *peak * kEfficiencyLow;
+    t.tflops_high = *peak * kEfficiencyHigh;
+    t.throughput_basis =
+        fmt::format("datasheet dense {} {:.0f} TFLOP/s x {:.0f}-{:.0f} %", spec.model.dtype, *peak,
+                    100 * kEfficiencyLow, 100 * kEfficiencyHigh);
+  } else {
+    t.throughput_basis = fmt::format("no {} peak in the datasheet", spec.model.dtype);
+    return t;
+  }
+  if (gpus > 1) {
+    t.throughput_basis += fmt::format("; {} GPUs at {:.0f}-{:.0f} % scaling", gpus, 100 * scale_low,
+                                      100 * scale_high);
+  }
+  const double job_flops = t.tokens * t.flops_per_token;
+  const double n = static_cast<double>(gpus);
+  t.training_seconds_low = job_flops / (t.tflops_high * 1e12 * n * scale_high);
+  t.training_seconds_high = job_flops / (t.tflops_low * 1e12 * n * scale_low);
+  if (r.from_report && report_gpu != nullptr && report_gpu->name == gpu.name) {
+    t.setup_seconds_low = t.setup_seconds_high = r.from_report->time_to_first_step_seconds;
+    t.setup_basis = fmt::format("measured: {}'s time to first step", r.from_report_path);
+  } else {
+    t.setup_seconds_low = kSetupSecondsLow;
+    t.setup_seconds_high = kSetupSecondsHigh;
+    t.setup_basis = "assumed 3-14 min (FIELD.md's reference run: H100 3 min, MI300X 14 min)";
+  }
+  t.run_seconds_low = t.setup_seconds_low + t.training_seconds_low;
+  t.run_seconds_high = t.setup_seconds_high + t.training_seconds_high;
+  return t;
+}
+
+namespace {
+
+// The spot risk of an offer for the slow end of the job.
+void add_spot(OfferPlan& p, const PlanRequest& r) {
+  if (p.offer.tier != cost::kSpot || !r.preemptions_per_hour) return;
+  cost::SpotInputs in;
+  in.work_seconds = p.time.run_seconds_high;
+  in.preemptions_per_hour = *r.preemptions_per_hour;
+  const spec::CheckpointSpec& c = r.spec.train.checkpoint;
+  if (c.every_minutes > 0) {
+    in.checkpoint_interval_seconds = c.every_minutes * 60.0;
+  } else if (c.every_steps > 0 && p.time.steps > 0) {
+    in.checkpoint_interval_seconds =
+        static_cast<double>(c.every_steps) * p.time.training_seconds_high / p.time.steps;
+  }
+  in.save_seconds = kCheckpointSaveSeconds;
+  in.restart_seconds = p.time.setup_seconds_high;
+  p.spot = cost::spot_risk(in);
+  if (p.spot->expected_seconds) {
+    const cost::RunTimes times =
+        run_times(p.time, *p.spot->expected_seconds,
+                  p.time.training_seconds_high + (*p.spot->expected_seconds - in.work_seconds),
+                  p.gpus, r.spec);
+    p.spot_expected_usd = cost::estimate(times, cost::rate_from_offer(p.offer)).billed_usd;
+  }
+}
+
+// The GPUs a job runs on with `fit`: --gpus, else 1 when it fits (or fits with checkpointing),
+// else the fewest that fit with a split base; 0 when none do.
+int64_t job_gpus(const PlanRequest& r, const GpuFit& fit) {
+  if (r.gpus) return *r.gpus;
+  if (fit.fits || fit.needs_checkpointing) return 1;
+  return fit.gpus_with_sharded_base;
+}
+
+OfferPlan plan_offer(const PlanRequest& r, const cost::Offer& offer, const GpuFit& fit,
+                     const cost::Date& today) {
+  OfferPlan p;
+  p.offer = offer;
+  p.gpus = std::max<int64_t>(1, job_gpus(r, fit));
+  p.fits = job_gpus(r, fit) > 0 && (fit.fits || p.gpus > 1 || fit.needs_checkpointing);
+  p.time = estimate_time(r, fit.gpu, p.gpus);
+  const cost::Rate rate = cost::rate_from_offer(offer);
+  std::vector<std::string> flags;
+  const std::string offer_flags = cost::offer_flags(offer, today, 90);
+  if (!offer_flags.empty()) flags.push_back(offer_flags);
+  if (offer.note.find("quote-only") != std::string::npos) flags.push_back("quote-only");
+  if (p.time.tflops_low <= 0.0) {
+    flags.push_back(p.time.throughput_basis);
+    p.fits = false;
+  } else {
+    p.cost_low = cost::estimate(
+        run_times(p.time, p.time.run_seconds_low, p.time.training_seconds_low, p.gpus, r.spec),
+        rate);
+    p.cost_high = cost::estimate(
+        run_times(p.time, p.time.run_seconds_high, p.time.training_seconds_high, p.gpus, r.spec),
+        rate);
+  }
+  if (!p.fits) flags.push_back(fit.note);
+  if (fit.needs_checkpointing && p.fits) flags.push_back("needs activation checkpointing");
+  if (r.deadline_seconds && p.time.run_seconds_high > *r.deadline_seconds) {
+    p.meets_deadline = false;
+    flags.push_back("may miss the deadline");
+  }
+  if (r.budget_usd && p.cost_high.billed_usd > *r.budget_usd) {
+    p.within_budget = false;
+    flags.push_back("may exceed the budget");
+  }
+  if (p.cost_high.gpus_billed > p.gpus) {
+    flags.push_back(fmt::format("pays for {} GPUs, uses {}", p.cost_high.gpus_billed, p.gpus));
+  }
+  add_spot(p, r);
+  if (p.offer.tier == cost::kSpot && !p.spot_expected_usd) {
+    p.risk_unpriced = true;
+    flags.push_back("spot: reclaims not priced (--preemptions-per-hour), not recommended");
+  }
+  if (p.spot && p.spot->expected_seconds && r.deadline_seconds &&
+      *p.spot->expected_seconds > *r.deadline_seconds && p.meets_deadline) {
+    p.meets_deadline = false;
+    flags.push_back("with reclaims, may miss the deadline");
+  }
+  if (p.spot_expected_usd && r.budget_usd && *p.spot_expected_usd > *r.budget_usd &&
+      p.within_budget) {
+    p.within_budget = false;
+    flags.push_back("with reclaims, may exceed the budget");
+  }
+  p.flags = fmt::format("{}", fmt::join(flags, "; "));
+  return p;
+}
+
+bool eligible(const OfferPlan& p) {
+  return p.fits && p.meets_deadline && p.within_budget && !p.risk_unpriced;
+}
+
+// The bill an offer is ranked by: the slow end's, or a spot offer's expected bill with reclaims.
+double ranking_usd(const OfferPlan& p) {
+  return p.spot_expected_usd.value_or(p.cost_high.billed_usd);
+}
+
+// Eligible offers first; among them dated offers before undated ones (ranked last), offers
+// that state their billing before those that do not (their bill is a guess), then the bill
+// (ranking_usd).
+bool ranks_before(const OfferPlan& a, const OfferPlan& b) {
+  if (eligible(a) != eligible(b)) return eligible(a);
+  if (a.offer.date.has_value() != b.offer.date.has_value()) return a.offer.date.has_value();
+  const bool a_billing = a.offer.billing != cost::Billing::kUnknown;
+  const bool b_billing = b.offer.billing != cost::Billing::kUnknown;
+  if (a_billing != b_billing) return a_billing;
+  return ranking_usd(a) < ranking_usd(b);
+}
+
+}  // namespace
+
+Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::Date& today) {
+  Plan plan;
+  plan.memory = estimate_memory(r.spec, gpu_options(r.spec));
+  plan.overheads = default_gpu_overheads();
+  const gpus::Gpu* only = nullptr;
+  if (!r.gpu.empty()) {
+    only = cost::find_gpu(catalog, r.gpu);
+    if (only == nullptr) {
+      throw PlanError(fmt::format("--gpu: no GPU {} in the catalog (ftbench catalog lists them)",
+                                  text::quoted(r.gpu)));
+    }
+  }
+  for (const gpus::Gpu& gpu : catalog.gpus) {
+    if (only != nullptr && gpu.name != only->name) continue;
+    plan.fits.push_back(fit_on(r.spec, gpu, r.headroom, r.max_gpus));
+  }
+  for (const cost::Offer& offer : catalog.offers) {
+    const auto fit = std::find_if(plan.fits.begin(), plan.fits.end(),
+                                  [&](const GpuFit& f) { return f.gpu.name == offer.gpu; });
+    if (fit == plan.fits.end()) continue;
+    plan.offers.push_back(plan_offer(r, offer, *fit, today));
+  }
+  std::stable_sort(plan.offers.begin(), plan.offers.end(), ranks_before);
+  if (!plan.offers.empty() && eligible(plan.offers.front())) {
+    plan.recommended = 0;
+    const OfferPlan& best = plan.offers.front();
+    plan.recommendation = fmt::format(
+        "{}: {} GPU(s), {} to {}, billed {} to {}", cost::offer_selector(best.offer), best.gpus,
+        text::format_duration(best.time.run_seconds_low),
+        text::format_duration(best.time.run_seconds_high),
+        text::format_usd(best.cost_low.billed_usd), text::format_usd(best.cost_high.billed_usd));
+    if (plan.offers.size() > 1 && eligible(plan.offers[1])) {
+      const OfferPlan& next = plan.offers[1];
+      cost::Rate rate = cost::rate_from_offer(next.offer);
+      plan.break_even_usd_per_gpu_hour = cost::break_even_usd_per_gpu_hour(
+          run_times(next.time, next.time.run_seconds_high, next.time.training_seconds_high,
+                    next.gpus, r.spec),
+          rate, best.cost_high.billed_usd);
+    }
+  } else {
+    plan.recommendation = "no offer fits, meets the deadline and stays within the budget";
+  }
+  return plan;
+}
+
+}  // namespace ftbench::plan
