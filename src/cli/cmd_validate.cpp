@@ -75,6 +75,7 @@ plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu,
                                     plan::AttentionKernel kernel) {
   plan::MemoryOptions o;
   o.gpu = gpu;
+  o.kernel_reads_shared_kv = gpu;
   o.attention = kernel;
   o.prefetched_batches = s.train.grad_accum_steps;
   return plan::estimate_memory(s, o);

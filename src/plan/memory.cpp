@@ -170,7 +170,8 @@ double attention_saves(const Job& j, const MemoryOptions& o, bool qg, bool kg) {
   const Shape& s = j.s;
   double k = 0;
   if (o.attention == AttentionKernel::kFused) {
-    const bool repeat = j.packed && s.kv_heads != s.heads;  // a mask rules out GQA kernels
+    // A mask rules out the GQA kernels; some devices have none.
+    const bool repeat = (j.packed || !o.kernel_reads_shared_kv) && s.kv_heads != s.heads;
     const double kv_each = repeat ? s.d : s.kvd;
     k += s.d * s.e + 2 * kv_each * s.e;  // q, k, v after the rotary embedding
     // An unadapted v is a view of the q/k/v projection's output and keeps all of it.

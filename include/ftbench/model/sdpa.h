@@ -24,6 +24,8 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 // memory-efficient kernels (PyTorch's sdp_utils: flash takes no mask, the memory-efficient
 // kernel no GQA), leaving the math kernel, which materialises S x S scores. So: no GQA: neither;
 // GQA without a mask: enable_gqa; GQA with a mask: repeat the K/V heads, enable_gqa off.
+// fused_causal_sdpa() also repeats them where the op itself would pick the math kernel for
+// enable_gqa (at::_fused_sdp_choice: the CPU's flash kernel in LibTorch 2.6 takes no GQA).
 struct FusedSdpaPlan {
   bool repeat_kv_heads = false;
   bool enable_gqa = false;

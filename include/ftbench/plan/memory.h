@@ -31,6 +31,10 @@ std::string to_string(AttentionKernel kernel);
 
 struct MemoryOptions {
   AttentionKernel attention = AttentionKernel::kFused;
+  // The fused kernel reads K/V heads shared by several query heads (GQA) as they are: CUDA's and
+  // ROCm's flash kernels. False: they are repeated to every query head (the CPU's flash kernel
+  // in LibTorch 2.6 takes no GQA; model/sdpa.h). Packed rows repeat them either way.
+  bool kernel_reads_shared_kv = true;
   // Dropout on a GPU keeps a 1-byte mask (fused dropout); on the CPU a mask in the input's dtype.
   bool gpu = true;
   // What is planned when it differs from the spec (0 / nullopt: the spec's).

@@ -100,7 +100,16 @@ at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at:
   // Packed: the block-diagonal causal mask as a boolean attn_mask (true = attend), without
   // is_causal (the fused op refuses both at once). Without segments: is_causal, no mask.
 #if FTBENCH_TORCH_AT_LEAST(2, 5)
-  const FusedSdpaPlan plan = plan_fused_sdpa(segment_ids.defined(), q.size(1), k.size(1));
+  FusedSdpaPlan plan = plan_fused_sdpa(segment_ids.defined(), q.size(1), k.size(1));
+  // Where no fused kernel reads shared K/V heads (LibTorch 2.6's CPU flash kernel does not), the
+  // op would fall back to the math kernel, which keeps the S x S probabilities for the backward:
+  // repeat the heads so that the fused kernel runs. at::_fused_sdp_choice is the op's own choice.
+  constexpr int64_t kMathBackend = 0;  // at::SDPBackend::math
+  if (plan.enable_gqa && at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                               /*is_causal=*/true, /*scale=*/std::nullopt,
+                                               /*enable_gqa=*/true) == kMathBackend) {
+    plan = {true, false};
+  }
   const at::Tensor ke = plan.repeat_kv_heads ? expand_kv_heads(k, q.size(1)) : k;
   const at::Tensor ve = plan.repeat_kv_heads ? expand_kv_heads(v, q.size(1)) : v;
   if (segment_ids.defined()) {

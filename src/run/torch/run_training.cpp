@@ -362,6 +362,7 @@ void Run::record_memory_prediction() {
   options.attention = model::blocked_attention_on(device) ? plan::AttentionKernel::kBlocked
                                                           : plan::AttentionKernel::kFused;
   options.gpu = !device.is_cpu();
+  options.kernel_reads_shared_kv = !device.is_cpu();
   options.shard_ranks = sharded_ != nullptr ? sharded_->ranks() : 1;
   options.prefetched_batches = spec_.train.grad_accum_steps;
   try {
