@@ -195,6 +195,13 @@ void run_rows(SideTable& s) {
                     ? report::format_bytes(*c.peak_memory_bytes) + " " + c.peak_memory_kind
                     : "n/a");
   });
+  s.row("peak memory, plan", [](const Column& c) {
+    if (!c.predicted_peak_bytes) return Cell("n/a");
+    return Cell(report::format_bytes(*c.predicted_peak_bytes) +
+                (c.prediction_error
+                     ? fmt::format(" ({:+.1f} % vs measured)", 100.0 * *c.prediction_error)
+                     : std::string(" (no measured tensor peak)")));
+  });
   s.row("final loss", [](const Column& c) {
     return Cell(std::isfinite(c.final_loss) && c.times.steps > 0
                     ? fmt::format("{:.4f} (mean of last {})", c.final_loss, c.loss_window)
@@ -308,7 +315,7 @@ OJson column_json(const Column& c) {
              {"backend", c.backend}};
   FTBENCH_JSON_MEMBERS(j, c, gpus, times, step_p50_seconds, step_p90_seconds, measured_steps, mfu,
                        mfu_formula, gemm_peak_tflops, mfu_gemm, peak_memory_bytes, peak_memory_kind,
-                       final_loss);
+                       predicted_peak_bytes, prediction_error, final_loss);
   j["energy"] = {
       {"joules", text::optional_number(c.energy_joules)},
       {"joules_per_million_tokens", text::optional_number(c.energy_joules_per_million_tokens)},

@@ -76,6 +76,7 @@ plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu,
   plan::MemoryOptions o;
   o.gpu = gpu;
   o.kernel_reads_shared_kv = gpu;
+  o.libtorch_1 = kernel == plan::AttentionKernel::kBlocked;  // Debian 12's LibTorch 1.13 on a CPU
   o.attention = kernel;
   o.prefetched_batches = s.train.grad_accum_steps;
   return plan::estimate_memory(s, o);

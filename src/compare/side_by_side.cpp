@@ -141,6 +141,13 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
       c.peak_memory_bytes = r.memory.peak_rss_bytes;
       c.peak_memory_kind = "RSS (host)";
     }
+    c.predicted_peak_bytes = r.memory.predicted_peak_bytes;
+    if (r.memory.predicted_peak_bytes && r.memory.peak_allocated_bytes &&
+        *r.memory.peak_allocated_bytes > 0) {
+      c.prediction_error = static_cast<double>(*r.memory.predicted_peak_bytes) /
+                               static_cast<double>(*r.memory.peak_allocated_bytes) -
+                           1.0;
+    }
     if (r.energy && r.energy->joules) {
       c.energy_joules = r.energy->joules;
       c.energy_joules_per_million_tokens = r.energy->joules_per_million_tokens;

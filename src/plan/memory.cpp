@@ -196,9 +196,9 @@ LayerBytes layer_bytes(const Job& j, const MemoryOptions& o, bool gx) {
   const Shape& s = j.s;
   LayerBytes l;
   double& k = l.saved;
-  // RMSNorm: its input in fp32 and 1/rms; one more [T, dim] fp32 tensor is kept with every
-  // normalised input that carries a gradient (measured with the CPU counter, see methodology).
-  const double norm = 4 * s.d + 4 + 4 * s.d;
+  // RMSNorm: its input in fp32 and 1/rms; on LibTorch 1.x one more [T, dim] fp32 tensor
+  // (measured with the CPU counter, see methodology).
+  const double norm = 4 * s.d + 4 + (o.libtorch_1 ? 4 * s.d : 0.0);
   if (gx) k += norm;
   k += adapter_saves(s, int(j.tq) + int(j.tk) + int(j.tv), s.d, gx, o.gpu);
   const bool qg = gx || j.tq, kg = gx || j.tk, vg = gx || j.tv;
@@ -275,9 +275,12 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
                                             : "d loss / d h of the chunked cross-entropy"});
   std::vector<Candidate> candidates;
   if (recompute) {
-    // The backward recomputes one layer at a time: its activations and its forward's peak.
-    candidates.push_back({(rest.saved + rest.mlp_transient) * t, "backward, a layer recomputed",
-                          "one layer's activations and its forward's temporaries"});
+    // The backward recomputes one layer at a time: its activations and its forward's peak, with
+    // the gradient arriving at its output and the one leaving its input; the loss's and the
+    // final norm's saved tensors were freed when their backward ran, before.
+    candidates.push_back(
+        {(rest.saved + rest.mlp_transient + 2 * s.d * s.e) * t - loss_kept - final_norm,
+         "backward, a layer recomputed", "one layer's activations and its forward's temporaries"});
   } else {
     const double last = (j.layers_adapted ? rest : first).mlp_transient * t;
     candidates.push_back({last - final_norm - loss_kept, "forward, last layer's MLP",

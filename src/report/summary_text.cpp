@@ -179,8 +179,14 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   const Memory& m = r.memory;
   if (m.peak_allocated_bytes) {
     // On a CPU run: what LibTorch's CPU tensors held at most (device/cpu_tensor_bytes.h).
-    line(r.environment.device.backend == "cpu" ? "peak tensor bytes" : "peak allocated",
-         format_bytes(*m.peak_allocated_bytes));
+    std::string value = format_bytes(*m.peak_allocated_bytes);
+    if (m.predicted_peak_bytes && *m.peak_allocated_bytes > 0) {
+      value += fmt::format(" (plan: {}, {:+.1f} %)", format_bytes(*m.predicted_peak_bytes),
+                           100.0 * (static_cast<double>(*m.predicted_peak_bytes) /
+                                        static_cast<double>(*m.peak_allocated_bytes) -
+                                    1.0));
+    }
+    line(r.environment.device.backend == "cpu" ? "peak tensor bytes" : "peak allocated", value);
   }
   if (m.device_used_peak_bytes) line("peak device used", format_bytes(*m.device_used_peak_bytes));
   if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));

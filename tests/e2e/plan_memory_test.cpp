@@ -5,7 +5,7 @@
 // packing, the prediction is within +-10 % of the measurement. The one known exception, stated in
 // docs/methodology.md: packed rows on LibTorch < 2.2's blocked CPU attention, where the keys a
 // block skips depend on where the examples start; the plan takes none skipped, which over-predicts
-// (by up to 44 % in the sweep of docs/benchmarks.md): there the bound is -10 % to +50 %.
+// (by up to 38 % in the sweep of docs/benchmarks.md): there the bound is -10 % to +50 %.
 #include <cmath>
 #include <cstdio>
 #include <string>

@@ -49,6 +49,10 @@ struct Column {
   std::optional<double> mfu_gemm;
   std::optional<int64_t> peak_memory_bytes;
   std::string peak_memory_kind;  // "allocated (device)" or "RSS (host)"
+  // The memory plan's prediction the report carries (schema 1.10) and its error against the
+  // measured tensor peak (predicted / measured - 1); unset when either is missing.
+  std::optional<int64_t> predicted_peak_bytes;
+  std::optional<double> prediction_error;
   // GPU board energy (report energy, since 1.6); unset figures: energy_reason says why.
   std::optional<double> energy_joules;
   std::optional<double> energy_joules_per_million_tokens;

@@ -35,6 +35,9 @@ struct MemoryOptions {
   // ROCm's flash kernels. False: they are repeated to every query head (the CPU's flash kernel
   // in LibTorch 2.6 takes no GQA; model/sdpa.h). Packed rows repeat them either way.
   bool kernel_reads_shared_kv = true;
+  // LibTorch 1.x's autograd keeps one more [tokens, dim] fp32 tensor with every normalised input
+  // that carries a gradient (measured with the CPU counter on LibTorch 1.13; not on 2.6).
+  bool libtorch_1 = false;
   // Dropout on a GPU keeps a 1-byte mask (fused dropout); on the CPU a mask in the input's dtype.
   bool gpu = true;
   // What is planned when it differs from the spec (0 / nullopt: the spec's).

@@ -363,6 +363,7 @@ void Run::record_memory_prediction() {
                                                           : plan::AttentionKernel::kFused;
   options.gpu = !device.is_cpu();
   options.kernel_reads_shared_kv = !device.is_cpu();
+  options.libtorch_1 = !FTBENCH_TORCH_AT_LEAST(2, 0);
   options.shard_ranks = sharded_ != nullptr ? sharded_->ranks() : 1;
   options.prefetched_batches = spec_.train.grad_accum_steps;
   try {
