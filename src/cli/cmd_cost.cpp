@@ -259,13 +259,18 @@ struct SpotView {
 
 std::optional<SpotView> spot_view(const CostFlags& f, const report::Report& rep,
                                   const cost::RunPricing& pricing, const cost::Catalog& catalog) {
-  if (!f.preemptions_per_hour) return std::nullopt;
   const PricedOffer& chosen = pricing.chosen;
+  // --preemptions-per-hour, else the chosen offer's own rate (catalog preemptions_per_hour).
+  const std::optional<double> rate =
+      f.preemptions_per_hour
+          ? f.preemptions_per_hour
+          : (chosen.offer != nullptr ? chosen.offer->preemptions_per_hour : std::nullopt);
+  if (!rate) return std::nullopt;
   SpotView v;
   v.basis = cost::spot_basis(
       rep, pricing.times,
       chosen.projection ? std::optional<double>(chosen.projection->total_seconds) : std::nullopt,
-      *f.preemptions_per_hour);
+      *rate);
   v.risk = cost::spot_risk(v.basis.inputs);
   v.usd_per_second =
       chosen.rate.usd_per_gpu_hour * static_cast<double>(chosen.cost.gpus_billed) / 3600.0;

@@ -46,10 +46,13 @@ using text::format_usd;
 
 std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
 
+// Bytes as a whole number for JSON.
+int64_t bytes(double value) { return static_cast<int64_t>(std::llround(value)); }
+
 std::string range(double low, double high, std::string (*f)(double)) {
   const std::string a = f(low);
   const std::string b = f(high);
-  return a == b ? a : a + " - " + b;
+  return a == b ? a : a + " to " + b;
 }
 
 text::Table memory_table(const plan::Plan& p) {
@@ -104,8 +107,7 @@ text::Table offers_table(const plan::Plan& p, bool spot) {
         o.time.tflops_low > 0
             ? range(o.time.run_seconds_low, o.time.run_seconds_high, &format_duration)
             : "n/a",
-        o.time.tflops_low > 0 ? range(o.cost_low.billed_usd, o.cost_high.billed_usd, &format_usd)
-                              : "n/a"};
+        o.timed ? range(o.cost_low.billed_usd, o.cost_high.billed_usd, &format_usd) : "n/a"};
     if (spot) row.emplace_back(o.spot_expected_usd ? format_usd(*o.spot_expected_usd) : "");
     row.emplace_back(o.time.throughput_basis);
     row.emplace_back(o.flags, o.flags.empty() ? text::Color::kNone : text::Color::kYellow);
@@ -124,8 +126,9 @@ bool any_spot(const plan::Plan& p) {
 std::string recommendation_text(const plan::Plan& p) {
   std::string s = "recommended: " + p.recommendation;
   if (p.break_even_usd_per_gpu_hour) {
-    s += fmt::format("\nthe runner-up ({}) would cost the same at {}/GPU-h",
+    s += fmt::format("\nthe runner-up ({}, {}/GPU-h) bills the same at {}/GPU-h",
                      cost::offer_selector(p.offers[1].offer),
+                     format_usd(p.offers[1].offer.usd_per_gpu_hour),
                      format_usd(*p.break_even_usd_per_gpu_hour));
   }
   return s;
@@ -149,32 +152,43 @@ OJson spot_json(const plan::OfferPlan& o) {
           {"expected_usd", opt(o.spot_expected_usd)}};
 }
 
-void print_json(const plan::Plan& p) {
+void print_json(const plan::Plan& p, const plan::PlanRequest& r) {
   OJson out;
   OJson memory;
   for (const auto* items : {&p.memory.held, &p.memory.activations}) {
     for (const plan::MemoryItem& i : *items) {
-      memory["items"].push_back({{"name", i.name}, {"bytes", i.bytes}, {"basis", i.basis}});
+      memory["items"].push_back({{"name", i.name}, {"bytes", bytes(i.bytes)}, {"basis", i.basis}});
     }
   }
   memory["items"].push_back({{"name", p.memory.transient.name},
-                             {"bytes", p.memory.transient.bytes},
+                             {"bytes", bytes(p.memory.transient.bytes)},
                              {"basis", p.memory.transient.basis}});
-  memory["peak_bytes"] = p.memory.peak_bytes;
+  memory["peak_bytes"] = bytes(p.memory.peak_bytes);
   memory["peak_at"] = p.memory.peak_at;
-  memory["device_bytes_needed"] = plan::device_bytes_needed(p.memory, p.overheads);
+  memory["device_bytes_needed"] = bytes(plan::device_bytes_needed(p.memory, p.overheads));
   memory["overheads"] = {{"context_bytes", p.overheads.context_bytes},
                          {"workspace_bytes", p.overheads.workspace_bytes},
                          {"fragmentation", p.overheads.fragmentation}};
   out["estimate"] = true;
+  const auto opt = [](const std::optional<double>& v) { return v ? OJson(*v) : OJson(nullptr); };
+  out["request"] = {{"gpu", r.gpu},
+                    {"gpus", r.gpus ? OJson(*r.gpus) : OJson(nullptr)},
+                    {"max_gpus", r.max_gpus},
+                    {"tokens", opt(r.tokens)},
+                    {"deadline_seconds", opt(r.deadline_seconds)},
+                    {"budget_usd", opt(r.budget_usd)},
+                    {"preemptions_per_hour", opt(r.preemptions_per_hour)},
+                    {"headroom", r.headroom},
+                    {"from_report", r.from_report_path},
+                    {"gemm", r.gemm_path}};
   out["memory"] = memory;
   out["fits"] = OJson::array();
   for (const plan::GpuFit& f : p.fits) {
     out["fits"].push_back(
         {{"gpu", f.gpu.name},
-         {"memory_bytes", f.memory_bytes ? OJson(*f.memory_bytes) : OJson(nullptr)},
-         {"usable_bytes", f.usable_bytes},
-         {"needed_bytes", f.needed_bytes},
+         {"memory_bytes", f.memory_bytes ? OJson(bytes(*f.memory_bytes)) : OJson(nullptr)},
+         {"usable_bytes", bytes(f.usable_bytes)},
+         {"needed_bytes", bytes(f.needed_bytes)},
          {"fits", f.fits},
          {"largest_micro_batch", f.largest_micro_batch},
          {"needs_checkpointing", f.needs_checkpointing},
@@ -225,8 +239,10 @@ void print_text(const plan::Plan& p, const PlanFlags& f, bool color) {
                            text::Color::kBold, color)
             << "\n"
             << text::render_text(fits_table(p), color) << "\n"
-            << text::paint("Time and bill of the job at each offer (estimates; cheapest first)",
-                           text::Color::kBold, color)
+            << text::paint(
+                   "Time and bill of the job at each offer (estimates; the offers that "
+                   "qualify first, then dated, billing stated, cheapest)",
+                   text::Color::kBold, color)
             << "\n"
             << text::render_text(offers_table(p, any_spot(p)), color) << "\n"
             << recommendation_text(p) << "\n";
@@ -251,8 +267,7 @@ plan::PlanRequest request_of(const PlanFlags& f) {
   if (!f.deadline.empty()) r.deadline_seconds = parse_duration(f.deadline, "--deadline");
   if (f.budget) {
     if (!std::isfinite(*f.budget) || *f.budget <= 0.0) {
-      throw InputError(fmt::format("--budget: expected dollars above 0, found {}",
-                                   text::format_number(*f.budget)));
+      throw InputError(fmt::format("--budget: expected dollars above 0, found {}", *f.budget));
     }
     r.budget_usd = f.budget;
   }
@@ -262,15 +277,17 @@ plan::PlanRequest request_of(const PlanFlags& f) {
       throw InputError(fmt::format(
           "--preemptions-per-hour: expected a number of reclaims per hour above 0 and at most "
           "3600, found {}",
-          text::format_number(*f.preemptions_per_hour)));
+          *f.preemptions_per_hour));
     }
     r.preemptions_per_hour = f.preemptions_per_hour;
   }
   if (!(f.headroom_percent >= 0.0 && f.headroom_percent < 100.0)) {
     throw InputError(fmt::format("--headroom: expected a percentage from 0 to below 100, found {}",
-                                 text::format_number(f.headroom_percent)));
+                                 f.headroom_percent));
   }
   r.headroom = f.headroom_percent / 100.0;
+  check_max_age_days(f.common.max_age_days);
+  r.max_age_days = f.common.max_age_days;
   if (!f.from_report.empty()) {
     r.from_report = load_report(f.from_report);
     r.from_report_path = f.from_report;
@@ -296,10 +313,10 @@ int run_plan(const PlanFlags& f) {
   } catch (const plan::PlanError& e) {
     throw InputError(e.what());
   }
-  return print_as(
-      format, f.common.color,
-      {[&] { print_json(p); }, [&] { std::cout << text::render_csv(offers_table(p, any_spot(p))); },
-       [&] { print_markdown(p); }, [&](bool color) { print_text(p, f, color); }});
+  return print_as(format, f.common.color,
+                  {[&] { print_json(p, request); },
+                   [&] { std::cout << text::render_csv(offers_table(p, any_spot(p))); },
+                   [&] { print_markdown(p); }, [&](bool color) { print_text(p, f, color); }});
 }
 
 }  // namespace

@@ -124,7 +124,8 @@ const std::vector<std::string>& offer_keys() {
                                                 "instance_type",
                                                 "source",
                                                 "date",
-                                                "note"};
+                                                "note",
+                                                "preemptions_per_hour"};
   return keys;
 }
 
@@ -181,6 +182,18 @@ Offer read_offer(Issues& issues, const YAML::Node& node, const std::string& path
   offer.source = f.nonempty_string("source").value_or("");
   offer.date = date(f, "date");
   offer.note = f.string("note").value_or("");
+  if (const Field* rate = f.find("preemptions_per_hour")) {
+    offer.preemptions_per_hour = f.positive_number("preemptions_per_hour");
+    if (offer.preemptions_per_hour && *offer.preemptions_per_hour > 3600.0) {
+      f.fail(*rate, fmt::format("expected reclaims per hour above 0 and at most 3600, found {}",
+                                describe(rate->value)));
+      offer.preemptions_per_hour.reset();
+    } else if (offer.preemptions_per_hour && offer.tier != kSpot) {
+      f.fail(*rate, fmt::format("only a spot offer is reclaimed; this offer's tier is {}",
+                                text::quoted(offer.tier)));
+      offer.preemptions_per_hour.reset();
+    }
+  }
   offer.origin = fmt::format("{}:{}", origin_file, f.line());
   return offer;
 }

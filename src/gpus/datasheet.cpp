@@ -29,7 +29,7 @@ const std::vector<std::string>& gpu_keys() {
   static const std::vector<std::string> keys = {
       "name",      "aliases",     "exclude_words",           "vendor",
       "memory_gb", "memory_type", "bandwidth_tb_per_second", "dense_tflops",
-      "source"};
+      "realised_tflops", "realised_source", "source"};
   return keys;
 }
 
@@ -65,6 +65,16 @@ Gpu read_gpu(Issues& issues, const YAML::Node& node, const std::string& path,
       f.fail(*tflops, "expected a mapping of bf16, fp16, fp8, found " + describe(tflops->value));
     }
   }
+  if (const text::Field* realised = f.find("realised_tflops")) {
+    if (realised->value.IsMap()) {
+      text::Fields t(issues, realised->value, realised->path, {"bf16"});
+      gpu.realised_bf16_tflops = t.positive_number("bf16");
+    } else {
+      f.fail(*realised, "expected a mapping of bf16, found " + describe(realised->value));
+    }
+    f.require("realised_source", "where the realised figure comes from");
+  }
+  gpu.realised_source = f.string("realised_source").value_or("");
   gpu.source = f.string("source").value_or("");
   const bool has_figures = f.has("memory_gb") || f.has("bandwidth_tb_per_second") ||
                            f.has("dense_tflops") || f.has("memory_type");

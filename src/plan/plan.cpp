@@ -111,10 +111,14 @@ GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, 
     f.needs_checkpointing = needed_bytes(spec, o) <= f.usable_bytes;
   }
   if (!f.fits && !f.needs_checkpointing) {
+    // `ftbench run` splits each step's micro-batches over the ranks: their count divides
+    // grad_accum_steps.
     for (int64_t n = 2; n <= max_gpus; ++n) {
+      if (spec.train.grad_accum_steps % n != 0) continue;
       o.shard_ranks = n;
       if (needed_bytes(spec, o) <= f.usable_bytes) {
         f.gpus_with_sharded_base = n;
+        f.sharded_with_checkpointing = !spec.model.activation_checkpointing;
         break;
       }
     }
@@ -130,9 +134,96 @@ GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, 
                              ? "on"
                              : "as the spec says");
   } else {
-    f.note = fmt::format("does not fit on up to {} GPUs", max_gpus);
+    f.note = fmt::format(
+        "does not fit on up to {} GPUs (a split base takes a GPU count that divides "
+        "train.grad_accum_steps, {})",
+        max_gpus, spec.train.grad_accum_steps);
   }
   return f;
+}
+
+bool fits_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t gpus,
+             bool checkpointing) {
+  if (!gpu.memory_gb) return false;
+  MemoryOptions o = gpu_options(spec);
+  if (checkpointing) o.activation_checkpointing = true;
+  const double usable = *gpu.memory_gb * 1e9 * (1.0 - headroom);
+  if (needed_bytes(spec, o) <= usable) return true;
+  if (gpus < 2) return false;
+  o.shard_ranks = gpus;
+  return needed_bytes(spec, o) <= usable;
+}
+
+namespace {
+
+// The report's GPU in the built-in datasheets, or nullptr.
+const gpus::Gpu* report_gpu(const PlanRequest& r) {
+  if (!r.from_report) return nullptr;
+  return gpus::find_gpu(gpus::builtin_gpus(), r.from_report->environment.device.name);
+}
+
+// The report's activation checkpointing (what its measured FLOPs counted).
+bool report_recompute(const report::Report& rep) {
+  const auto model = rep.spec.find("model");
+  if (model == rep.spec.end() || !model->is_object()) return false;
+  const auto ckpt = model->find("activation_checkpointing");
+  return ckpt != model->end() && ckpt->is_boolean() && ckpt->get<bool>();
+}
+
+std::string report_dtype(const report::Report& rep) {
+  const auto model = rep.spec.find("model");
+  if (model == rep.spec.end() || !model->is_object()) return "";
+  const auto dtype = model->find("dtype");
+  return dtype != model->end() && dtype->is_string() ? dtype->get<std::string>() : "";
+}
+
+}  // namespace
+
+void check_sources(const PlanRequest& r) {
+  if (r.from_report) {
+    const report::Report& rep = *r.from_report;
+    const std::string& where = r.from_report_path;
+    const gpus::Gpu* gpu = report_gpu(r);
+    if (gpu == nullptr) {
+      throw PlanError(
+          fmt::format("--from-report {}: the run's device {} is not a GPU of the datasheets "
+                      "(configs/gpus.yaml): "
+                      "its throughput cannot be held against a GPU's",
+                      where, text::quoted(rep.environment.device.name)));
+    }
+    if (report_dtype(rep) != r.spec.model.dtype) {
+      throw PlanError(fmt::format("--from-report {}: the run trained in {}, the spec in {}", where,
+                                  text::quoted(report_dtype(rep)),
+                                  text::quoted(r.spec.model.dtype)));
+    }
+    const std::optional<double> achieved = achieved_tflops_per_device(rep, report_recompute(rep));
+    if (!achieved) {
+      throw PlanError(fmt::format(
+          "--from-report {}: no measured throughput (summary.mfu has no lora_frozen_base entry "
+          "above 0 TFLOP/s: no measured steps?)",
+          where));
+    }
+    const std::optional<double> peak = datasheet_tflops(*gpu, r.spec.model.dtype);
+    if (peak && *achieved > *peak) {
+      throw PlanError(fmt::format(
+          "--from-report {}: {:.1f} TFLOP/s per GPU is above the {}'s dense {} peak of {} TFLOP/s: "
+          "not a plausible measurement",
+          where, *achieved, gpu->name, r.spec.model.dtype, *peak));
+    }
+  }
+  if (r.gemm) {
+    const gpus::Gpu* gpu = gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name);
+    if (gpu == nullptr) {
+      throw PlanError(
+          fmt::format("--gemm {}: measured on {}, not a GPU of the datasheets (configs/gpus.yaml)",
+                      r.gemm_path, text::quoted(r.gemm->environment.device.name)));
+    }
+    const bench::GemmDtypeResult* measured = bench::find_measured(*r.gemm, r.spec.model.dtype);
+    if (measured == nullptr || !measured->max_tflops) {
+      throw PlanError(fmt::format("--gemm {}: no {} result, the spec's dtype", r.gemm_path,
+                                  r.spec.model.dtype));
+    }
+  }
 }
 
 TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t gpus) {
@@ -145,17 +236,18 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
   t.flops_per_token = flops_per_token(spec);
   const auto [scale_low, scale_high] = scaling_efficiency(gpus);
   const std::optional<double> peak = datasheet_tflops(gpu, spec.model.dtype);
-  const gpus::Gpu* report_gpu = nullptr;
-  if (r.from_report) {
-    report_gpu = gpus::find_gpu(gpus::builtin_gpus(), r.from_report->environment.device.name);
-  }
+  const gpus::Gpu* measured_gpu = report_gpu(r);
   std::optional<double> measured;
-  if (r.from_report && report_gpu != nullptr) {
-    measured = achieved_tflops_per_device(*r.from_report, spec.model.activation_checkpointing);
+  if (measured_gpu != nullptr) {
+    measured = achieved_tflops_per_device(*r.from_report, report_recompute(*r.from_report));
   }
   const std::optional<double> report_peak =
-      report_gpu != nullptr ? datasheet_tflops(*report_gpu, spec.model.dtype) : std::nullopt;
-  if (measured && report_gpu->name == gpu.name) {
+      measured_gpu != nullptr ? datasheet_tflops(*measured_gpu, spec.model.dtype) : std::nullopt;
+  const gpus::Gpu* gemm_gpu =
+      r.gemm ? gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name) : nullptr;
+  const bench::GemmDtypeResult* gemm =
+      r.gemm ? bench::find_measured(*r.gemm, spec.model.dtype) : nullptr;
+  if (measured && measured_gpu->name == gpu.name) {
     t.tflops_low = t.tflops_high = *measured;
     t.measured = true;
     t.throughput_basis =
@@ -168,19 +260,20 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
     t.tflops_high = scaled;
     t.throughput_basis =
         fmt::format("scaled from {} ({}: {:.1f} TFLOP/s) by datasheet peaks {} / {}, 80-100 %",
-                    r.from_report_path, report_gpu->name, *measured, *peak, *report_peak);
-  } else if (r.gemm &&
-             gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name) != nullptr &&
-             gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name)->name ==
-                 gpu.name &&
-             bench::find_measured(*r.gemm, spec.model.dtype) != nullptr &&
-             bench::find_measured(*r.gemm, spec.model.dtype)->max_tflops) {
-    const double g = *bench::find_measured(*r.gemm, spec.model.dtype)->max_tflops;
-    t.tflops_low = g * kGemmEfficiencyLow;
-    t.tflops_high = g * kGemmEfficiencyHigh;
+                    r.from_report_path, measured_gpu->name, *measured, *peak, *report_peak);
+  } else if (gemm_gpu != nullptr && gemm_gpu->name == gpu.name && gemm != nullptr &&
+             gemm->max_tflops) {
+    t.tflops_low = *gemm->max_tflops * kGemmEfficiencyLow;
+    t.tflops_high = *gemm->max_tflops * kGemmEfficiencyHigh;
+    t.throughput_basis = fmt::format("measured {} GEMM {:.0f} TFLOP/s ({}) x {:.0f}-{:.0f} %",
+                                     spec.model.dtype, *gemm->max_tflops, r.gemm_path,
+                                     100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
+  } else if (spec.model.dtype == "bf16" && gpu.realised_bf16_tflops) {
+    t.tflops_low = *gpu.realised_bf16_tflops * kGemmEfficiencyLow;
+    t.tflops_high = *gpu.realised_bf16_tflops * kGemmEfficiencyHigh;
     t.throughput_basis =
-        fmt::format("measured {} GEMM {:.0f} TFLOP/s ({}) x {:.0f}-{:.0f} %", spec.model.dtype, g,
-                    r.gemm_path, 100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
+        fmt::format("public realised bf16 GEMM {:.0f} TFLOP/s x {:.0f}-{:.0f} %",
+                    *gpu.realised_bf16_tflops, 100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
   } else if (peak) {
     t.tflops_low = *peak * kEfficiencyLow;
     t.tflops_high = *peak * kEfficiencyHigh;
@@ -188,7 +281,8 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
         fmt::format("datasheet dense {} {:.0f} TFLOP/s x {:.0f}-{:.0f} %", spec.model.dtype, *peak,
                     100 * kEfficiencyLow, 100 * kEfficiencyHigh);
   } else {
-    t.throughput_basis = fmt::format("no {} peak in the datasheet", spec.model.dtype);
+    t.throughput_basis =
+        fmt::format("no {} figure for the {}: no time estimate", spec.model.dtype, gpu.name);
     return t;
   }
   if (gpus > 1) {
@@ -199,7 +293,9 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
   const double n = static_cast<double>(gpus);
   t.training_seconds_low = job_flops / (t.tflops_high * 1e12 * n * scale_high);
   t.training_seconds_high = job_flops / (t.tflops_low * 1e12 * n * scale_low);
-  if (r.from_report && report_gpu != nullptr && report_gpu->name == gpu.name) {
+  const bool same_model = r.from_report && r.from_report->parameters.base ==
+                                               model::count_parameters(spec.model, spec.lora).base;
+  if (measured_gpu != nullptr && measured_gpu->name == gpu.name && same_model) {
     t.setup_seconds_low = t.setup_seconds_high = r.from_report->time_to_first_step_seconds;
     t.setup_basis = fmt::format("measured: {}'s time to first step", r.from_report_path);
   } else {
@@ -215,12 +311,15 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
 namespace {
 
 // The spot risk of an offer for the slow end of the job.
-void add_spot(OfferPlan& p, const PlanRequest& r) {
-  if (p.offer.tier != cost::kSpot || !r.preemptions_per_hour) return;
+void add_spot(OfferPlan& p, const PlanRequest& r, const spec::RunSpec& job) {
+  // --preemptions-per-hour wins over the offer's own rate.
+  const std::optional<double> rate =
+      r.preemptions_per_hour ? r.preemptions_per_hour : p.offer.preemptions_per_hour;
+  if (p.offer.tier != cost::kSpot || !rate || p.time.tflops_low <= 0.0) return;
   cost::SpotInputs in;
   in.work_seconds = p.time.run_seconds_high;
-  in.preemptions_per_hour = *r.preemptions_per_hour;
-  const spec::CheckpointSpec& c = r.spec.train.checkpoint;
+  in.preemptions_per_hour = *rate;
+  const spec::CheckpointSpec& c = job.train.checkpoint;
   if (c.every_minutes > 0) {
     in.checkpoint_interval_seconds = c.every_minutes * 60.0;
   } else if (c.every_steps > 0 && p.time.steps > 0) {
@@ -231,10 +330,9 @@ void add_spot(OfferPlan& p, const PlanRequest& r) {
   in.restart_seconds = p.time.setup_seconds_high;
   p.spot = cost::spot_risk(in);
   if (p.spot->expected_seconds) {
-    const cost::RunTimes times =
-        run_times(p.time, *p.spot->expected_seconds,
-                  p.time.training_seconds_high + (*p.spot->expected_seconds - in.work_seconds),
-                  p.gpus, r.spec);
+    const cost::RunTimes times = run_times(
+        p.time, *p.spot->expected_seconds,
+        p.time.training_seconds_high + (*p.spot->expected_seconds - in.work_seconds), p.gpus, job);
     p.spot_expected_usd = cost::estimate(times, cost::rate_from_offer(p.offer)).billed_usd;
   }
 }
@@ -247,46 +345,78 @@ int64_t job_gpus(const PlanRequest& r, const GpuFit& fit) {
   return fit.gpus_with_sharded_base;
 }
 
+// The spec as it would run on `fit`: checkpointing on where it needs it to fit.
+spec::RunSpec job_spec(const spec::RunSpec& spec, const GpuFit& fit) {
+  spec::RunSpec job = spec;
+  if (fit.needs_checkpointing || (!fit.fits && fit.sharded_with_checkpointing)) {
+    job.model.activation_checkpointing = true;
+  }
+  return job;
+}
+
 OfferPlan plan_offer(const PlanRequest& r, const cost::Offer& offer, const GpuFit& fit,
                      const cost::Date& today) {
   OfferPlan p;
   p.offer = offer;
-  p.gpus = std::max<int64_t>(1, job_gpus(r, fit));
-  p.fits = job_gpus(r, fit) > 0 && (fit.fits || p.gpus > 1 || fit.needs_checkpointing);
-  p.time = estimate_time(r, fit.gpu, p.gpus);
-  const cost::Rate rate = cost::rate_from_offer(offer);
   std::vector<std::string> flags;
-  const std::string offer_flags = cost::offer_flags(offer, today, 90);
+  const int64_t gpus = job_gpus(r, fit);
+  p.gpus = std::max<int64_t>(1, gpus);
+  const spec::RunSpec job = job_spec(r.spec, fit);
+  if (fit.needs_checkpointing) flags.push_back("needs activation checkpointing");
+  if (r.gpus) {
+    const bool checkpointing = job.model.activation_checkpointing;
+    p.fits = fits_on(r.spec, fit.gpu, r.headroom, p.gpus, checkpointing);
+    if (!p.fits) flags.push_back(fmt::format("does not fit on {} GPU(s)", p.gpus));
+  } else {
+    p.fits = gpus > 0;
+    if (!p.fits) flags.push_back(fit.note);
+  }
+  if (p.gpus > 1 && r.spec.train.grad_accum_steps % p.gpus != 0) {
+    p.fits = false;
+    flags.push_back(fmt::format(
+        "ftbench run needs train.grad_accum_steps ({}) to be a multiple of the GPUs ({})",
+        r.spec.train.grad_accum_steps, p.gpus));
+  }
+  PlanRequest for_job = r;
+  for_job.spec = job;
+  p.time = estimate_time(for_job, fit.gpu, p.gpus);
+  const cost::Rate rate = cost::rate_from_offer(offer);
+  const std::string offer_flags = cost::offer_flags(offer, today, r.max_age_days);
   if (!offer_flags.empty()) flags.push_back(offer_flags);
   if (offer.note.find("quote-only") != std::string::npos) flags.push_back("quote-only");
   if (p.time.tflops_low <= 0.0) {
     flags.push_back(p.time.throughput_basis);
-    p.fits = false;
+    p.timed = false;
   } else {
     p.cost_low = cost::estimate(
-        run_times(p.time, p.time.run_seconds_low, p.time.training_seconds_low, p.gpus, r.spec),
-        rate);
+        run_times(p.time, p.time.run_seconds_low, p.time.training_seconds_low, p.gpus, job), rate);
     p.cost_high = cost::estimate(
-        run_times(p.time, p.time.run_seconds_high, p.time.training_seconds_high, p.gpus, r.spec),
+        run_times(p.time, p.time.run_seconds_high, p.time.training_seconds_high, p.gpus, job),
         rate);
   }
-  if (!p.fits) flags.push_back(fit.note);
-  if (fit.needs_checkpointing && p.fits) flags.push_back("needs activation checkpointing");
-  if (r.deadline_seconds && p.time.run_seconds_high > *r.deadline_seconds) {
+  if (p.timed && r.deadline_seconds && p.time.run_seconds_high > *r.deadline_seconds) {
     p.meets_deadline = false;
     flags.push_back("may miss the deadline");
   }
-  if (r.budget_usd && p.cost_high.billed_usd > *r.budget_usd) {
+  if (p.timed && r.budget_usd && p.cost_high.billed_usd > *r.budget_usd) {
     p.within_budget = false;
     flags.push_back("may exceed the budget");
   }
-  if (p.cost_high.gpus_billed > p.gpus) {
+  if (p.timed && p.cost_high.gpus_billed > p.gpus) {
     flags.push_back(fmt::format("pays for {} GPUs, uses {}", p.cost_high.gpus_billed, p.gpus));
   }
-  add_spot(p, r);
-  if (p.offer.tier == cost::kSpot && !p.spot_expected_usd) {
+  if (p.gpus > offer.gpus_per_instance) {
+    flags.push_back(fmt::format("{} instances of {} GPU(s): the ranks span machines",
+                                (p.gpus + offer.gpus_per_instance - 1) / offer.gpus_per_instance,
+                                offer.gpus_per_instance));
+  }
+  add_spot(p, r, job);
+  if (p.offer.tier == cost::kSpot && p.timed && !p.spot) {
     p.risk_unpriced = true;
     flags.push_back("spot: reclaims not priced (--preemptions-per-hour), not recommended");
+  } else if (p.spot && !p.spot_expected_usd) {
+    p.risk_unpriced = true;
+    flags.push_back("spot: at this reclaim rate the job practically never finishes");
   }
   if (p.spot && p.spot->expected_seconds && r.deadline_seconds &&
       *p.spot->expected_seconds > *r.deadline_seconds && p.meets_deadline) {
@@ -302,8 +432,21 @@ OfferPlan plan_offer(const PlanRequest& r, const cost::Offer& offer, const GpuFi
   return p;
 }
 
+// An offer of a GPU without a datasheet: listed, never planned.
+OfferPlan unplanned_offer(const cost::Offer& offer) {
+  OfferPlan p;
+  p.offer = offer;
+  p.fits = false;
+  p.timed = false;
+  p.flags = fmt::format(
+      "no datasheet for {}: its memory and speed are unknown (a --catalog "
+      "file's gpus: section adds one)",
+      text::quoted(offer.gpu));
+  return p;
+}
+
 bool eligible(const OfferPlan& p) {
-  return p.fits && p.meets_deadline && p.within_budget && !p.risk_unpriced;
+  return p.fits && p.timed && p.meets_deadline && p.within_budget && !p.risk_unpriced;
 }
 
 // The bill an offer is ranked by: the slow end's, or a spot offer's expected bill with reclaims.
@@ -313,9 +456,10 @@ double ranking_usd(const OfferPlan& p) {
 
 // Eligible offers first; among them dated offers before undated ones (ranked last), offers
 // that state their billing before those that do not (their bill is a guess), then the bill
-// (ranking_usd).
+// (ranking_usd); offers without a time last.
 bool ranks_before(const OfferPlan& a, const OfferPlan& b) {
   if (eligible(a) != eligible(b)) return eligible(a);
+  if (a.timed != b.timed) return a.timed;
   if (a.offer.date.has_value() != b.offer.date.has_value()) return a.offer.date.has_value();
   const bool a_billing = a.offer.billing != cost::Billing::kUnknown;
   const bool b_billing = b.offer.billing != cost::Billing::kUnknown;
@@ -323,9 +467,36 @@ bool ranks_before(const OfferPlan& a, const OfferPlan& b) {
   return ranking_usd(a) < ranking_usd(b);
 }
 
+// Why no offer is recommended, from what ruled each out.
+std::string no_recommendation(const Plan& plan, const PlanRequest& r) {
+  if (plan.offers.empty()) {
+    return r.gpu.empty()
+               ? "no offer in the catalog"
+               : fmt::format("no offer of the {} in the catalog", plan.fits.front().gpu.name);
+  }
+  std::vector<std::string> why;
+  const auto count = [&](auto pred) {
+    return std::count_if(plan.offers.begin(), plan.offers.end(), pred);
+  };
+  const auto n_fit = count([](const OfferPlan& o) { return !o.fits; });
+  const auto n_time = count([](const OfferPlan& o) { return o.fits && !o.timed; });
+  const auto n_late = count([](const OfferPlan& o) { return !o.meets_deadline; });
+  const auto n_over = count([](const OfferPlan& o) { return !o.within_budget; });
+  const auto n_spot = count([](const OfferPlan& o) { return o.risk_unpriced; });
+  if (n_fit > 0) why.push_back(fmt::format("{} do not fit", n_fit));
+  if (n_time > 0) why.push_back(fmt::format("{} have no time estimate", n_time));
+  if (n_late > 0) why.push_back(fmt::format("{} may miss the deadline", n_late));
+  if (n_over > 0) why.push_back(fmt::format("{} may exceed the budget", n_over));
+  if (n_spot > 0)
+    why.push_back(fmt::format("{} are spot offers whose reclaims are not priced", n_spot));
+  return fmt::format("none of the {} offers qualifies: {}", plan.offers.size(),
+                     fmt::join(why, ", "));
+}
+
 }  // namespace
 
 Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::Date& today) {
+  check_sources(r);
   Plan plan;
   plan.memory = estimate_memory(r.spec, gpu_options(r.spec));
   plan.overheads = default_gpu_overheads();
@@ -333,8 +504,10 @@ Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::D
   if (!r.gpu.empty()) {
     only = cost::find_gpu(catalog, r.gpu);
     if (only == nullptr) {
-      throw PlanError(fmt::format("--gpu: no GPU {} in the catalog (ftbench catalog lists them)",
-                                  text::quoted(r.gpu)));
+      throw PlanError(fmt::format(
+          "--gpu: no datasheet for a GPU {} (configs/gpus.yaml and --catalog files' gpus: "
+          "sections; ftbench catalog lists the GPUs offered)",
+          text::quoted(r.gpu)));
     }
   }
   for (const gpus::Gpu& gpu : catalog.gpus) {
@@ -344,28 +517,35 @@ Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::D
   for (const cost::Offer& offer : catalog.offers) {
     const auto fit = std::find_if(plan.fits.begin(), plan.fits.end(),
                                   [&](const GpuFit& f) { return f.gpu.name == offer.gpu; });
-    if (fit == plan.fits.end()) continue;
-    plan.offers.push_back(plan_offer(r, offer, *fit, today));
+    if (fit != plan.fits.end()) {
+      plan.offers.push_back(plan_offer(r, offer, *fit, today));
+    } else if (only == nullptr && cost::find_gpu(catalog, offer.gpu) == nullptr) {
+      plan.offers.push_back(unplanned_offer(offer));
+    }
   }
   std::stable_sort(plan.offers.begin(), plan.offers.end(), ranks_before);
-  if (!plan.offers.empty() && eligible(plan.offers.front())) {
-    plan.recommended = 0;
-    const OfferPlan& best = plan.offers.front();
-    plan.recommendation = fmt::format(
-        "{}: {} GPU(s), {} to {}, billed {} to {}", cost::offer_selector(best.offer), best.gpus,
-        text::format_duration(best.time.run_seconds_low),
-        text::format_duration(best.time.run_seconds_high),
-        text::format_usd(best.cost_low.billed_usd), text::format_usd(best.cost_high.billed_usd));
-    if (plan.offers.size() > 1 && eligible(plan.offers[1])) {
-      const OfferPlan& next = plan.offers[1];
-      cost::Rate rate = cost::rate_from_offer(next.offer);
-      plan.break_even_usd_per_gpu_hour = cost::break_even_usd_per_gpu_hour(
-          run_times(next.time, next.time.run_seconds_high, next.time.training_seconds_high,
-                    next.gpus, r.spec),
-          rate, best.cost_high.billed_usd);
-    }
-  } else {
-    plan.recommendation = "no offer fits, meets the deadline and stays within the budget";
+  if (plan.offers.empty() || !eligible(plan.offers.front())) {
+    plan.recommendation = no_recommendation(plan, r);
+    return plan;
+  }
+  plan.recommended = 0;
+  const OfferPlan& best = plan.offers.front();
+  const auto range = [](double a, double b, std::string (*f)(double)) {
+    return f(a) == f(b) ? f(a) : f(a) + " to " + f(b);
+  };
+  plan.recommendation = fmt::format(
+      "{}: {} GPU(s), {}, billed {}", cost::offer_selector(best.offer), best.gpus,
+      range(best.time.run_seconds_low, best.time.run_seconds_high, &text::format_duration),
+      range(best.cost_low.billed_usd, best.cost_high.billed_usd, &text::format_usd));
+  if (plan.offers.size() > 1 && eligible(plan.offers[1])) {
+    const OfferPlan& next = plan.offers[1];
+    plan.break_even_usd_per_gpu_hour = cost::break_even_usd_per_gpu_hour(
+        run_times(next.time, next.time.run_seconds_high, next.time.training_seconds_high, next.gpus,
+                  job_spec(r.spec, *std::find_if(plan.fits.begin(), plan.fits.end(),
+                                                 [&](const GpuFit& f) {
+                                                   return f.gpu.name == next.offer.gpu;
+                                                 }))),
+        cost::rate_from_offer(next.offer), best.cost_high.billed_usd);
   }
   return plan;
 }

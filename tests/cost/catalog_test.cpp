@@ -541,7 +541,7 @@ TEST(CatalogYaml, UnknownKeysAndSections) {
   EXPECT_EQ(YamlError(OneOffer("    colour: red\n")),
             "t.yaml:7: offers[0].colour: unknown key \"colour\"; valid keys: provider, gpu, "
             "gpus_per_instance, tier, usd_per_gpu_hour, usd_per_instance_hour, billing, "
-            "min_billed_seconds, region, instance_type, source, date, note");
+            "min_billed_seconds, region, instance_type, source, date, note, preemptions_per_hour");
   EXPECT_EQ(YamlError("gpu:\n  - name: X\n"),
             "t.yaml:1: gpu: unknown section \"gpu\"; did you mean \"gpus\"?");
   EXPECT_EQ(YamlError("gpus:\n  - name: X\n    dense_tflops: {bf16: 1, tf32: 2}\n    source: s\n"),
@@ -932,6 +932,34 @@ TEST(CatalogLoad, BuiltinThenFilesWithProviderDefaults) {
   EXPECT_EQ(reserved->min_billed_seconds, 0);
   // Offers of other providers keep unknown billing.
   EXPECT_EQ(FindOffer(c, "example-h100-spot", "H100-SXM", "spot")->billing, Billing::kUnknown);
+}
+
+}  // namespace
+}  // namespace ftbench::cost
+
+namespace ftbench::cost {
+namespace {
+
+// A spot offer may state its reclaim rate; any other tier may not, and the rate is bounded.
+TEST(CatalogPreemptions, ASpotOfferMayStateItsReclaimRate) {
+  const std::string head = "offers:\n  - {provider: p, gpu: H100, tier: ";
+  const Catalog c = parse_catalog_yaml(
+      head + "spot, usd_per_gpu_hour: 2, source: s, preemptions_per_hour: 0.25}\n", "t.yaml");
+  ASSERT_EQ(c.offers.size(), 1u);
+  EXPECT_EQ(c.offers[0].preemptions_per_hour, 0.25);
+  const Catalog none =
+      parse_catalog_yaml(head + "spot, usd_per_gpu_hour: 2, source: s}\n", "t.yaml");
+  EXPECT_FALSE(none.offers[0].preemptions_per_hour);
+  EXPECT_EQ(YamlError(head + "on-demand, usd_per_gpu_hour: 2, source: s, "
+                             "preemptions_per_hour: 0.25}\n"),
+            "t.yaml:2: offers[0].preemptions_per_hour: only a spot offer is reclaimed; this "
+            "offer's tier is \"on-demand\"");
+  EXPECT_EQ(YamlError(head + "spot, usd_per_gpu_hour: 2, source: s, preemptions_per_hour: 4000}\n"),
+            "t.yaml:2: offers[0].preemptions_per_hour: expected reclaims per hour above 0 and at "
+            "most 3600, found \"4000\"");
+  EXPECT_NE(YamlError(head + "spot, usd_per_gpu_hour: 2, source: s, preemptions_per_hour: 0}\n")
+                .find("preemptions_per_hour"),
+            std::string::npos);
 }
 
 }  // namespace

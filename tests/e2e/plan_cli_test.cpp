@@ -56,7 +56,7 @@ TEST(PlanCli, EveryFormatPrints) {
 
 TEST(PlanCli, BadFlagsAreRefusedByName) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
-           {"--gpu H900", "error: --gpu: no GPU \"H900\" in the catalog"},
+           {"--gpu H900", "error: --gpu: no datasheet for a GPU \"H900\""},
            {"--deadline 2x", "error: --deadline: expected a duration such as 90m, 2h, 1h30m"},
            {"--deadline 1h30", "error: --deadline: expected a duration"},
            {"--deadline 0", "error: --deadline: expected a duration"},
@@ -81,7 +81,9 @@ TEST(PlanCli, ADeadlineAndABudgetNarrowTheChoice) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["recommended"].is_null());
-  EXPECT_EQ(j["recommendation"], "no offer fits, meets the deadline and stays within the budget");
+  EXPECT_EQ(j["recommendation"],
+            "none of the 11 offers qualifies: 11 may miss the deadline, 3 are spot offers whose "
+            "reclaims are not priced");
 }
 
 }  // namespace

@@ -121,7 +121,9 @@ TEST(Plan, TheRecommendationIsTheCheapestThatFitsMeetsTheDeadlineAndTheBudget) {
   r.deadline_seconds = fast.time.run_seconds_high - 1;
   const Plan late = make_plan(r, catalog(), kToday);
   EXPECT_FALSE(late.recommended);
-  EXPECT_EQ(late.recommendation, "no offer fits, meets the deadline and stays within the budget");
+  EXPECT_EQ(late.recommendation,
+            "none of the 4 offers qualifies: 1 do not fit, 4 may miss the deadline, 1 are spot "
+            "offers whose reclaims are not priced");
   // Break-even: the runner-up's rate at which it would bill what the recommended one does.
   r.deadline_seconds.reset();
   p = make_plan(r, catalog(), kToday);
@@ -156,6 +158,20 @@ TEST(Plan, ASpotOfferCarriesTheExpectedBillOfItsReclaims) {
   EXPECT_EQ(p.offers[*p.recommended].offer.provider, "cheap-spot");
 }
 
+TEST(Plan, ASpotOffersOwnReclaimRateIsUsedUnlessTheFlagGivesOne) {
+  cost::Catalog c = catalog();
+  for (cost::Offer& o : c.offers) {
+    if (o.tier == cost::kSpot) o.preemptions_per_hour = 0.5;
+  }
+  PlanRequest r = request();
+  const Plan p = make_plan(r, c, kToday);
+  ASSERT_TRUE(offer(p, "cheap-spot").spot);
+  EXPECT_NEAR(offer(p, "cheap-spot").spot->mean_seconds_between, 7200.0, 1e-9);
+  r.preemptions_per_hour = 2.0;  // the flag wins
+  EXPECT_NEAR(offer(make_plan(r, c, kToday), "cheap-spot").spot->mean_seconds_between, 1800.0,
+              1e-9);
+}
+
 TEST(Plan, FitsSaysTheLargestMicroBatchAndWhatItTakesOtherwise) {
   const PlanRequest r = request();
   const GpuFit big = fit_on(r.spec, catalog().gpus[0], 0.10, 8);
@@ -166,7 +182,108 @@ TEST(Plan, FitsSaysTheLargestMicroBatchAndWhatItTakesOtherwise) {
   EXPECT_FALSE(small.fits);
   EXPECT_EQ(small.largest_micro_batch, 0);
   EXPECT_EQ(small.gpus_with_sharded_base, 0);
-  EXPECT_EQ(small.note, "does not fit on up to 8 GPUs");
+  EXPECT_EQ(small.note,
+            "does not fit on up to 8 GPUs (a split base takes a GPU count that divides "
+            "train.grad_accum_steps, 2)");
+}
+
+TEST(Plan, GivenGpusAreCheckedForMemoryAndForTheAccumulationTheyShare) {
+  PlanRequest r = request();
+  r.gpus = 3;  // train.grad_accum_steps is 2: ftbench run refuses 3 ranks
+  const Plan p = make_plan(r, catalog(), kToday);
+  const OfferPlan& fast = offer(p, "fast");
+  EXPECT_FALSE(fast.fits);
+  EXPECT_NE(fast.flags.find("ftbench run needs train.grad_accum_steps (2) to be a multiple of the "
+                            "GPUs (3)"),
+            std::string::npos)
+      << fast.flags;
+  r.gpus = 2;  // 10 MB cards: not even split in two
+  const Plan two = make_plan(r, catalog(), kToday);
+  const OfferPlan& tiny = offer(two, "tiny-card");
+  EXPECT_FALSE(tiny.fits);
+  EXPECT_NE(tiny.flags.find("does not fit on 2 GPU(s)"), std::string::npos) << tiny.flags;
+}
+
+TEST(Plan, AJobThatNeedsCheckpointingIsTimedWithTheRecomputedForward) {
+  const PlanRequest r = request();
+  // A card between the spec's needs with and without checkpointing.
+  MemoryOptions o;
+  o.prefetched_batches = r.spec.train.grad_accum_steps;
+  const double whole = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());
+  o.activation_checkpointing = true;
+  const double recompute = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());
+  ASSERT_LT(recompute, whole);
+  cost::Catalog c = catalog();
+  c.gpus[1].memory_gb = (whole + recompute) / 2 / 0.9 / 1e9;
+  const Plan p = make_plan(r, c, kToday);
+  const OfferPlan& card = offer(p, "tiny-card");
+  EXPECT_TRUE(card.fits);
+  EXPECT_NE(card.flags.find("needs activation checkpointing"), std::string::npos);
+  const model::ParamCounts counts = model::count_parameters(r.spec.model, r.spec.lora);
+  EXPECT_EQ(card.time.flops_per_token,
+            model::training_flops_per_token(r.spec.model, counts, 128,
+                                            model::FlopFormula::kLoraFrozenBase, true));
+}
+
+report::Report measured_on(const std::string& device, const std::string& dtype, double tflops) {
+  report::Report rep;
+  rep.environment.device.name = device;
+  rep.spec = {{"model", {{"dtype", dtype}, {"activation_checkpointing", false}}}};
+  rep.summary.mfu.push_back({"lora_frozen_base", false, 1e12, tflops, std::nullopt});
+  return rep;
+}
+
+TEST(Plan, AReportItCannotUseIsRefusedNamingWhy) {
+  PlanRequest r = request();
+  r.from_report_path = "r.json";
+  const auto error = [&](const report::Report& rep) {
+    r.from_report = rep;
+    try {
+      check_sources(r);
+    } catch (const PlanError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(measured_on("cpu", "bf16", 0.1)),
+            "--from-report r.json: the run's device \"cpu\" is not a GPU of the datasheets "
+            "(configs/gpus.yaml): its throughput cannot be held against a GPU's");
+  EXPECT_EQ(error(measured_on("NVIDIA H100 80GB HBM3", "fp32", 100)),
+            "--from-report r.json: the run trained in \"fp32\", the spec in \"bf16\"");
+  EXPECT_EQ(error(measured_on("NVIDIA H100 80GB HBM3", "bf16", 0)),
+            "--from-report r.json: no measured throughput (summary.mfu has no lora_frozen_base "
+            "entry above 0 TFLOP/s: no measured steps?)");
+  EXPECT_EQ(error(measured_on("NVIDIA H100 80GB HBM3", "bf16", 1200)),
+            "--from-report r.json: 1200.0 TFLOP/s per GPU is above the H100-SXM's dense bf16 peak "
+            "of 989 TFLOP/s: not a plausible measurement");
+  EXPECT_EQ(error(measured_on("NVIDIA H100 80GB HBM3", "bf16", 400)), "no error");
+}
+
+TEST(Plan, AReportOfTheGpuIsMeasuredAndOtherGpusAreScaledByTheirPeaks) {
+  PlanRequest r = request();
+  r.from_report = measured_on("NVIDIA H100 80GB HBM3", "bf16", 400);
+  r.from_report_path = "r.json";
+  const cost::Catalog c = cost::builtin_catalog();
+  const TimeEstimate h100 = estimate_time(r, *cost::find_gpu(c, "H100"), 1);
+  EXPECT_TRUE(h100.measured);
+  EXPECT_EQ(h100.tflops_low, 400.0);
+  const TimeEstimate mi300x = estimate_time(r, *cost::find_gpu(c, "MI300X"), 1);
+  EXPECT_FALSE(mi300x.measured);
+  EXPECT_DOUBLE_EQ(mi300x.tflops_high, 400.0 * 1307.4 / 989);
+  EXPECT_DOUBLE_EQ(mi300x.tflops_low, 0.8 * 400.0 * 1307.4 / 989);
+}
+
+TEST(Plan, AnOfferOfAGpuWithoutADatasheetIsListedNotPlanned) {
+  cost::Catalog c = catalog();
+  cost::Offer o = c.offers[0];
+  o.provider = "mystery";
+  o.gpu = "RTX-9090";
+  c.offers.push_back(o);
+  const Plan p = make_plan(request(), c, kToday);
+  const OfferPlan& mystery = offer(p, "mystery");
+  EXPECT_FALSE(mystery.fits);
+  EXPECT_FALSE(mystery.timed);
+  EXPECT_EQ(p.offers.back().offer.provider, "mystery");  // ranked last
 }
 
 TEST(Plan, AnUnknownGpuIsRefusedByName) {
@@ -178,7 +295,8 @@ TEST(Plan, AnUnknownGpuIsRefusedByName) {
           make_plan(r, catalog(), kToday);
         } catch (const PlanError& e) {
           EXPECT_STREQ(e.what(),
-                       "--gpu: no GPU \"H900\" in the catalog (ftbench catalog lists them)");
+                       "--gpu: no datasheet for a GPU \"H900\" (configs/gpus.yaml and --catalog "
+                       "files' gpus: sections; ftbench catalog lists the GPUs offered)");
           throw;
         }
       },

@@ -80,7 +80,10 @@ struct Offer {
   std::string source;              // where the price comes from ("" not allowed in YAML)
   std::optional<Date> date;        // when the price was seen; nullopt = undated
   std::string note;                // free text, e.g. "quote-only"
-  std::string origin;              // "file:line" of the entry or CSV row
+  // Spot offers: reclaims per hour as the source states them (the spot risk's rate when no
+  // --preemptions-per-hour is given); nullopt: not stated.
+  std::optional<double> preemptions_per_hour;
+  std::string origin;  // "file:line" of the entry or CSV row
 };
 
 // Provider defaults, applied to offers of that provider whose file did not state billing

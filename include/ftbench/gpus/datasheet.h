@@ -32,7 +32,11 @@ struct Gpu {
   std::optional<double> dense_bf16_tflops;        // dense (no sparsity) datasheet peaks
   std::optional<double> dense_fp16_tflops;
   std::optional<double> dense_fp8_tflops;
-  std::string source;  // where the figures come from
+  // Realised (measured) dense GEMM throughput from public independent tests, apart from the
+  // datasheet's peak: the plan's throughput where nothing of the user's own was measured.
+  std::optional<double> realised_bf16_tflops;
+  std::string realised_source;  // where the realised figure comes from
+  std::string source;           // where the figures come from
   std::string origin;  // "file:line" of the entry
 };
 

@@ -21,7 +21,8 @@
 
 namespace ftbench::plan {
 
-// A plan that cannot be made as asked (an unknown --gpu, a report of another job).
+// A plan that cannot be made as asked: an unknown --gpu, a report or gemm result it cannot use
+// (another device, dtype or an implausible figure).
 class PlanError : public BadInput {
  public:
   using BadInput::BadInput;
@@ -56,6 +57,7 @@ struct PlanRequest {
   std::string gemm_path;
   std::optional<double> preemptions_per_hour;  // for spot offers
   double headroom = kHeadroom;
+  int64_t max_age_days = 90;  // an offer's price older than this is flagged stale
 };
 
 // What the spec needs on one GPU.
@@ -65,10 +67,13 @@ struct GpuFit {
   double usable_bytes = 0.0;           // memory x (1 - headroom)
   double needed_bytes = 0.0;           // the spec as written, on one GPU, with device overheads
   bool fits = false;
-  int64_t largest_micro_batch = 0;     // with the spec's checkpointing; 0 when 1 does not fit
-  bool needs_checkpointing = false;    // fits only with activation checkpointing on
-  int64_t gpus_with_sharded_base = 0;  // fewest ranks splitting the base that fit; 0: none
-  std::string note;                    // why not, or what it takes
+  int64_t largest_micro_batch = 0;   // with the spec's checkpointing; 0 when 1 does not fit
+  bool needs_checkpointing = false;  // fits only with activation checkpointing on
+  // Fewest ranks splitting the base that fit (a divisor of train.grad_accum_steps, as `ftbench
+  // run` requires); 0: none.
+  int64_t gpus_with_sharded_base = 0;
+  bool sharded_with_checkpointing = false;  // that split needs checkpointing on too
+  std::string note;                         // why not, or what it takes
 };
 
 // Time of the job on `gpus` of one GPU, as a range: low is the fast end.
@@ -97,6 +102,7 @@ struct OfferPlan {
   cost::Cost cost_low;   // billed at the fast end of the time range
   cost::Cost cost_high;  // at the slow end
   bool fits = false;
+  bool timed = true;                        // false: no throughput figure for its GPU and dtype
   bool meets_deadline = true;               // the slow end within --deadline
   bool within_budget = true;                // the slow end's bill within --budget
   std::optional<cost::SpotRisk> spot;       // spot offers with a reclaim rate
@@ -125,7 +131,19 @@ Plan make_plan(const PlanRequest& request, const cost::Catalog& catalog, const c
 // What fits where, alone (for tests and validate): the spec on `gpu`.
 GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t max_gpus);
 
-// The time of the job on `gpus` of `gpu`, with `request`'s sources of throughput.
+// Whether the spec fits on `gpus` of `gpu`: on one (every rank a whole copy), else with the base
+// split across them; `checkpointing` forces activation checkpointing on.
+bool fits_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t gpus,
+             bool checkpointing);
+
+// Throws PlanError unless `request`'s report and gemm result can be used for its spec: a
+// report of a datasheet GPU, in the spec's dtype, with a measured throughput no higher than the
+// GPU's peak; a gemm result of a datasheet GPU with the spec's dtype.
+void check_sources(const PlanRequest& request);
+
+// The time of the job on `gpus` of `gpu`, with `request`'s sources of throughput: a report of
+// this GPU (measured), another GPU's report scaled by datasheet peaks, a gemm result of this GPU,
+// the public realised GEMM figure of the datasheets (bf16), the datasheet peak.
 TimeEstimate estimate_time(const PlanRequest& request, const gpus::Gpu& gpu, int64_t gpus);
 
 // Data-parallel efficiency of n GPUs for LoRA (FIELD.md): 1; 0.80-0.90 at 2; 0.70-0.80 at 3-4;
