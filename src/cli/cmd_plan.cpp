@@ -83,7 +83,9 @@ text::Table fits_table(const plan::Plan& p) {
   t.align = {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft, Align::kRight, Align::kLeft};
   for (const plan::GpuFit& f : p.fits) {
     t.rows.push_back({f.gpu.name, f.memory_bytes ? gb(*f.memory_bytes) : "n/a", gb(f.needed_bytes),
-                      Cell(f.fits ? "yes" : "no", f.fits ? text::Color::kGreen : text::Color::kRed),
+                      !f.memory_bytes ? Cell("unknown")
+                      : f.fits        ? Cell("yes", text::Color::kGreen)
+                                      : Cell("no", text::Color::kRed),
                       std::to_string(f.largest_micro_batch), f.note});
   }
   return t;
@@ -234,7 +236,7 @@ void print_text(const plan::Plan& p, const PlanFlags& f, bool color) {
                            color)
             << "\n"
             << text::render_text(memory_table(p), color) << "\n"
-            << text::paint(fmt::format("What fits where ({:.0f} % of each GPU's memory left free)",
+            << text::paint(fmt::format("What fits where ({:.4g} % of each GPU's memory left free)",
                                        f.headroom_percent),
                            text::Color::kBold, color)
             << "\n"
@@ -263,7 +265,12 @@ plan::PlanRequest request_of(const PlanFlags& f) {
   r.gpu = f.gpu;
   r.gpus = f.gpus;
   r.max_gpus = f.max_gpus;
-  if (!f.tokens.empty()) r.tokens = parse_count(f.tokens, "--tokens");
+  if (!f.tokens.empty()) {
+    r.tokens = parse_count(f.tokens, "--tokens");
+    if (*r.tokens < 1.0) {
+      throw InputError(fmt::format("--tokens: expected at least 1 token, found {}", f.tokens));
+    }
+  }
   if (!f.deadline.empty()) r.deadline_seconds = parse_duration(f.deadline, "--deadline");
   if (f.budget) {
     if (!std::isfinite(*f.budget) || *f.budget <= 0.0) {

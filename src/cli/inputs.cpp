@@ -49,6 +49,7 @@ double parse_duration(const std::string& text, const std::string& flag) {
         flag, text::printable(text)));
   };
   double total = 0.0;
+  double last_unit = 1e18;  // units in decreasing order, each once: 1h30m, not 30m1h or 1h1h
   std::size_t i = 0;
   while (i < text.size()) {
     std::size_t j = i;
@@ -79,6 +80,8 @@ double parse_duration(const std::string& text, const std::string& flag) {
         default:
           throw bad();
       }
+      if (unit >= last_unit) throw bad();
+      last_unit = unit;
       ++j;
     } else if (i > 0) {
       throw bad();  // "1h30": the last number needs its unit

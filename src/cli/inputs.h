@@ -37,8 +37,8 @@ report::Report load_report(const std::string& path);
 double parse_count(const std::string& text, const std::string& flag);
 
 // "90" or "90s", "45m", "2h", "1h30m", "1.5d": seconds. Throws InputError naming `flag` unless
-// it is a sum of numbers each with a unit (s, m, h, d; a lone number is seconds), > 0 and at
-// most 10 years.
+// it is a sum of numbers each with a unit (s, m, h, d, larger first, each once; a lone number is
+// seconds), > 0 and at most 10 years.
 double parse_duration(const std::string& text, const std::string& flag);
 
 // "--format" value; throws InputError with the choices.

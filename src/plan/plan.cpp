@@ -124,9 +124,14 @@ GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, 
     }
   }
   if (f.fits) {
-    f.note = fmt::format("fits; micro-batch up to {}", f.largest_micro_batch);
+    f.note = f.largest_micro_batch >= kMaxMicroBatchSearched
+                 ? fmt::format("fits; micro-batch {} or more", kMaxMicroBatchSearched)
+                 : fmt::format("fits; micro-batch up to {}", f.largest_micro_batch);
   } else if (f.needs_checkpointing) {
     f.note = "fits with model.activation_checkpointing: true";
+  } else if (f.largest_micro_batch > 0) {
+    f.note = fmt::format("fits with micro-batch {} or less (train.micro_batch_size)",
+                         f.largest_micro_batch);
   } else if (f.gpus_with_sharded_base > 0) {
     f.note = fmt::format("fits on {} GPUs with distributed.shard_base (checkpointing {})",
                          f.gpus_with_sharded_base,

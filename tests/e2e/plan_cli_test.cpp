@@ -60,6 +60,13 @@ TEST(PlanCli, BadFlagsAreRefusedByName) {
            {"--deadline 2x", "error: --deadline: expected a duration such as 90m, 2h, 1h30m"},
            {"--deadline 1h30", "error: --deadline: expected a duration"},
            {"--deadline 0", "error: --deadline: expected a duration"},
+           {"--deadline 30m1h", "error: --deadline: expected a duration"},
+           {"--deadline 1h1h", "error: --deadline: expected a duration"},
+           {"--tokens 0.4", "error: --tokens: expected at least 1 token, found 0.4"},
+           {"--from-report tests/fixtures/reports/h100-reference.json",
+            "error: --from-report tests/fixtures/reports/h100-reference.json: the run trained in "
+            "\"bf16\", the spec in \"fp32\""},
+           {"--max-age-days -1", "error: --max-age-days"},
            {"--budget -3", "error: --budget: expected dollars above 0, found -3"},
            {"--tokens lots", "error: --tokens: expected a positive count"},
            {"--preemptions-per-hour 0", "error: --preemptions-per-hour: expected a number"},

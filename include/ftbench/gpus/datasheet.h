@@ -37,7 +37,7 @@ struct Gpu {
   std::optional<double> realised_bf16_tflops;
   std::string realised_source;  // where the realised figure comes from
   std::string source;           // where the figures come from
-  std::string origin;  // "file:line" of the entry
+  std::string origin;           // "file:line" of the entry
 };
 
 // A built-in datasheet file that does not read (a build defect; a test reads it).
