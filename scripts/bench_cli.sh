@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-to-exit latency of the torch-free commands (cost, compare, catalog, validate) on the
+# Start-to-exit latency of the torch-free commands (cost, compare, catalog, validate, plan) on the
 # fixture reports. Prints the median and maximum of N runs per command, in milliseconds.
 # Usage: scripts/bench_cli.sh [N] (default 50). Needs a build in ${FTBENCH_BUILD_DIR:-build}.
 set -euo pipefail
@@ -33,3 +33,6 @@ measure "compare (2 reports, 375 steps)" "$bin" compare "$h100" "$mi300x"
 measure "compare --format json" "$bin" compare "$h100" "$mi300x" --format json
 measure "catalog" "$bin" catalog
 measure "validate llama3.1-8b-lora-synthetic" "$bin" validate configs/llama3.1-8b-lora-synthetic.yaml
+# `ftbench plan`'s target is 100 ms (issue 18): every catalog GPU and offer.
+measure "plan llama3.1-8b-lora-synthetic" "$bin" plan configs/llama3.1-8b-lora-synthetic.yaml
+measure "plan ... --format json" "$bin" plan configs/llama3.1-8b-lora-synthetic.yaml --format json
