@@ -486,14 +486,7 @@ int run_cost(const CostFlags& f) {
   } catch (const cost::PricingError& e) {
     throw InputError(f.report_path + ": " + e.what());
   }
-  if (f.preemptions_per_hour &&
-      (!std::isfinite(*f.preemptions_per_hour) || *f.preemptions_per_hour <= 0.0 ||
-       *f.preemptions_per_hour > 3600.0)) {
-    throw InputError(fmt::format(
-        "--preemptions-per-hour: expected a number of reclaims per hour above 0 and at most "
-        "3600, found {}",
-        text::format_number(*f.preemptions_per_hour)));
-  }
+  if (f.preemptions_per_hour) check_preemptions_per_hour(*f.preemptions_per_hour);
   const std::optional<SpotView> spot = spot_view(f, rep, pricing, catalog);
   const CostResult result{f, rep, pricing, spot};
   return print_as(

@@ -279,13 +279,7 @@ plan::PlanRequest request_of(const PlanFlags& f) {
     r.budget_usd = f.budget;
   }
   if (f.preemptions_per_hour) {
-    if (!std::isfinite(*f.preemptions_per_hour) || *f.preemptions_per_hour <= 0.0 ||
-        *f.preemptions_per_hour > 3600.0) {
-      throw InputError(fmt::format(
-          "--preemptions-per-hour: expected a number of reclaims per hour above 0 and at most "
-          "3600, found {}",
-          *f.preemptions_per_hour));
-    }
+    check_preemptions_per_hour(*f.preemptions_per_hour);
     r.preemptions_per_hour = f.preemptions_per_hour;
   }
   if (!(f.headroom_percent >= 0.0 && f.headroom_percent < 100.0)) {

@@ -95,6 +95,15 @@ double parse_duration(const std::string& text, const std::string& flag) {
   return total;
 }
 
+void check_preemptions_per_hour(double value) {
+  if (!std::isfinite(value) || value <= 0.0 || value > 3600.0) {
+    throw InputError(fmt::format(
+        "--preemptions-per-hour: expected a number of reclaims per hour above 0 and at most "
+        "3600, found {}",
+        value));
+  }
+}
+
 double parse_count(const std::string& text, const std::string& flag) {
   std::string number = text;
   double scale = 1.0;

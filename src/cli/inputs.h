@@ -41,6 +41,9 @@ double parse_count(const std::string& text, const std::string& flag);
 // seconds), > 0 and at most 10 years.
 double parse_duration(const std::string& text, const std::string& flag);
 
+// --preemptions-per-hour (cost, plan): throws InputError unless 0 < value <= 3600.
+void check_preemptions_per_hour(double value);
+
 // "--format" value; throws InputError with the choices.
 text::Format parse_format_flag(const std::string& value);
 

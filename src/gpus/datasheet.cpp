@@ -26,10 +26,17 @@ using text::line_of;
 constexpr const char* kBuiltinName = "configs/gpus.yaml (built in)";
 
 const std::vector<std::string>& gpu_keys() {
-  static const std::vector<std::string> keys = {
-      "name",      "aliases",     "exclude_words",           "vendor",
-      "memory_gb", "memory_type", "bandwidth_tb_per_second", "dense_tflops",
-      "realised_tflops", "realised_source", "source"};
+  static const std::vector<std::string> keys = {"name",
+                                                "aliases",
+                                                "exclude_words",
+                                                "vendor",
+                                                "memory_gb",
+                                                "memory_type",
+                                                "bandwidth_tb_per_second",
+                                                "dense_tflops",
+                                                "realised_tflops",
+                                                "realised_source",
+                                                "source"};
   return keys;
 }
 
