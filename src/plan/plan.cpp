@@ -56,10 +56,42 @@ std::optional<double> achieved_tflops_per_device(const report::Report& r, bool r
   return pick->achieved_tflops / static_cast<double>(std::max<int64_t>(1, r.world_size));
 }
 
-// The spec's tokens per optimizer step as the device processes them (padded to seq_len).
+}  // namespace
+
+double expected_padded_length(const spec::DataSpec& data, int64_t micro_batch) {
+  const auto seq = static_cast<double>(data.seq_len);
+  if (data.padding != "longest" || data.source != "synthetic") return seq;
+  // synthetic_example_length(): lengths in [lo, hi], then padded to the longest of the
+  // micro-batch: E[max of b] = lo + sum over k in [lo, hi) of (1 - F(k)^b).
+  const int64_t lo = std::min(data.min_tokens, data.seq_len);
+  const int64_t hi = std::min(data.max_tokens, data.seq_len);
+  if (data.length_distribution != "uniform" && data.length_distribution != "lognormal") {
+    return static_cast<double>(hi);
+  }
+  const double b = static_cast<double>(micro_batch);
+  double expected = static_cast<double>(lo);
+  for (int64_t k = lo; k < hi; ++k) {
+    double cdf = 0.0;  // P(length <= k)
+    if (data.length_distribution == "uniform") {
+      cdf = static_cast<double>(k - lo + 1) / static_cast<double>(hi - lo + 1);
+    } else {  // lognormal, rounded to the nearest token
+      const double z =
+          (std::log(static_cast<double>(k) + 0.5) - std::log(data.lognormal_median_tokens)) /
+          data.lognormal_sigma;
+      cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+    }
+    expected += 1.0 - std::pow(cdf, b);
+  }
+  return expected;
+}
+
+namespace {
+
+// The spec's tokens per optimizer step as the device processes them: padded to seq_len, or, for
+// synthetic data padded to the longest of each micro-batch, to its expected longest.
 double tokens_per_step(const spec::RunSpec& spec) {
-  return static_cast<double>(spec.train.micro_batch_size * spec.train.grad_accum_steps *
-                             spec.data.seq_len);
+  return static_cast<double>(spec.train.micro_batch_size * spec.train.grad_accum_steps) *
+         expected_padded_length(spec.data, spec.train.micro_batch_size);
 }
 
 cost::RunTimes run_times(const TimeEstimate& t, double run_seconds, double training_seconds,

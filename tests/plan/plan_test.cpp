@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/spec_loader.h"
 
@@ -42,7 +43,7 @@ PlanRequest request() {
   r.spec = spec::load_spec_from_string(
       "model: {preset: tiny, dtype: bf16}\n"
       "lora: {rank: 8, targets: [q, v]}\n"
-      "data: {seq_len: 128, max_tokens: 128}\n"
+      "data: {seq_len: 128, max_tokens: 128, length_distribution: fixed}\n"
       "train: {micro_batch_size: 4, grad_accum_steps: 2}\n",
       "tiny.yaml");
   r.tokens = 1e12;
@@ -77,6 +78,48 @@ TEST(Plan, TimeFromTheDatasheetPeakIsARangeOfEfficiencies) {
   EXPECT_DOUBLE_EQ(t.run_seconds_high, 840.0 + flops / (1000e12 * 0.35));
   EXPECT_FALSE(t.measured);
   EXPECT_EQ(t.throughput_basis, "datasheet dense bf16 1000 TFLOP/s x 35-55 %");
+}
+
+TEST(Plan, SyntheticRowsPadToTheirExpectedLongest) {
+  spec::DataSpec d;
+  d.seq_len = 128;
+  d.source = "synthetic";
+  d.padding = "longest";
+  d.length_distribution = "uniform";
+  d.min_tokens = 2;
+  d.max_tokens = 4;
+  // Lengths 2, 3, 4 equally likely; the longer of two: 2 (1/9), 3 (3/9), 4 (5/9).
+  EXPECT_DOUBLE_EQ(expected_padded_length(d, 2), 31.0 / 9.0);
+  EXPECT_DOUBLE_EQ(expected_padded_length(d, 1), 3.0);
+  d.length_distribution = "fixed";
+  EXPECT_EQ(expected_padded_length(d, 2), 4.0);
+  d.padding = "max_length";
+  EXPECT_EQ(expected_padded_length(d, 2), 128.0);
+  d.padding = "longest";
+  d.length_distribution = "lognormal";
+  d.min_tokens = 2;
+  d.max_tokens = 128;
+  d.lognormal_median_tokens = 64;
+  d.lognormal_sigma = 0.5;
+  // Against the generator itself (data/synthetic_dataset.h): the mean length of 40,000 examples
+  // and the mean longest of 5,000 groups of 8, within 1 %.
+  for (const int64_t rows : {int64_t{1}, int64_t{8}}) {
+    for (const char* distribution : {"lognormal", "uniform"}) {
+      d.length_distribution = distribution;
+      double sum = 0.0;
+      const int64_t groups = 40000 / rows;
+      for (int64_t g = 0; g < groups; ++g) {
+        int64_t longest = 0;
+        for (int64_t i = 0; i < rows; ++i) {
+          longest = std::max(longest, data::synthetic_example_length(d, g * rows + i));
+        }
+        sum += static_cast<double>(longest);
+      }
+      const double simulated = sum / static_cast<double>(groups);
+      EXPECT_NEAR(expected_padded_length(d, rows) / simulated, 1.0, 0.01)
+          << distribution << ", " << rows << " rows";
+    }
+  }
 }
 
 TEST(Plan, SeveralGpusScaleByTheStatedEfficiency) {

@@ -146,6 +146,11 @@ void check_sources(const PlanRequest& request);
 // the public realised GEMM figure of the datasheets (bf16), the datasheet peak.
 TimeEstimate estimate_time(const PlanRequest& request, const gpus::Gpu& gpu, int64_t gpus);
 
+// The tokens a micro-batch of `micro_batch` rows is padded to, per row: data.seq_len, or for
+// synthetic data with padding `longest` the expected longest of its rows (uniform: exact;
+// lognormal: from its rounded, clipped distribution; fixed: max_tokens).
+double expected_padded_length(const spec::DataSpec& data, int64_t micro_batch);
+
 // Data-parallel efficiency of n GPUs for LoRA (FIELD.md): 1; 0.80-0.90 at 2; 0.70-0.80 at 3-4;
 // 0.60-0.70 at 5-8; 0.50-0.70 beyond one node. {low, high}.
 std::pair<double, double> scaling_efficiency(int64_t gpus);
