@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -44,8 +43,8 @@ double flops_per_token(const spec::RunSpec& spec) {
                                          spec.model.activation_checkpointing);
 }
 
-// Achieved TFLOP/s per device of a measured run, by the formula that counts recompute as the
-// spec does; nullopt when the report has none.
+// Achieved TFLOP/s per device of a measured run, by the lora_frozen_base entry that counts
+// recompute as `recompute` says (the run's own checkpointing); nullopt when the report has none.
 std::optional<double> achieved_tflops_per_device(const report::Report& r, bool recompute) {
   const report::MfuEntry* pick = nullptr;
   for (const report::MfuEntry& e : r.summary.mfu) {
