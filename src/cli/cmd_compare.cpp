@@ -48,10 +48,7 @@ std::string energy_amount(double joules) {
 struct CompareFlags {
   CommonFlags common;
   std::vector<std::string> reports;
-  std::vector<std::string> offers;
-  std::vector<double> rates;
-  std::vector<std::string> billing;
-  int64_t min_seconds = 0;
+  PriceFlags prices;
   bool allow_different = false;
   std::optional<int64_t> loss_skip_steps;
   std::optional<int64_t> loss_window;
@@ -66,68 +63,6 @@ using text::Color;
 using text::format_duration;
 using text::format_percent;
 using text::format_usd;
-
-// Rates per report: --offer, --rate (one for all or one each), else the catalog's on-demand
-// offer of the report's GPU, billing stated, that costs the run least; nullopt when there is none.
-std::vector<std::optional<cost::Rate>> choose_rates(const CompareFlags& f,
-                                                    const std::vector<report::Report>& reports,
-                                                    const cost::Catalog& catalog) {
-  const std::size_t n = reports.size();
-  std::vector<std::optional<cost::Rate>> rates(n);
-  // What the run of report i costs is what decides among offers; one that cannot be priced is
-  // bad input naming its file.
-  const auto times = [&](std::size_t i) {
-    try {
-      return cost::run_times(reports[i]);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(f.reports[i] + ": " + e.what());
-    }
-  };
-  if (!f.offers.empty() && !f.rates.empty()) {
-    throw InputError("--offer and --rate: give prices one way, not both");
-  }
-  if (!f.offers.empty()) {
-    if (f.offers.size() != n) {
-      throw InputError(
-          fmt::format("--offer: give one per report ({} reports, {} offers)", n, f.offers.size()));
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      // Of the offers it names, the one this run costs least at (cost::cheapest_for_run).
-      const cost::Offer& offer =
-          *cost::cheapest_for_run(times(i), cost::resolve_offers(catalog, f.offers[i])).offer;
-      warn_if_other_gpu(catalog, reports[i], f.reports[i], offer, f.offers[i]);
-      rates[i] = cost::rate_from_offer(offer);
-    }
-    return rates;
-  }
-  if (!f.rates.empty()) {
-    if (f.rates.size() != 1 && f.rates.size() != n) {
-      throw InputError(
-          fmt::format("--rate: give one for all reports or one per report ({} reports, {} rates)",
-                      n, f.rates.size()));
-    }
-    if (f.billing.size() > 1 && f.billing.size() != n) {
-      throw InputError(fmt::format(
-          "--billing: give one for all reports or one per report ({} reports, {} values)", n,
-          f.billing.size()));
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const double r = f.rates.size() == 1 ? f.rates[0] : f.rates[i];
-      const std::string b = f.billing.empty()       ? "per-second"
-                            : f.billing.size() == 1 ? f.billing[0]
-                                                    : f.billing[i];
-      rates[i] = rate_from_flags(r, b, f.min_seconds);
-    }
-    return rates;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const cost::Gpu* gpu = cost::find_gpu(catalog, reports[i].environment.device.name);
-    const cost::Offer* pick =
-        cost::cheapest_for_run(times(i), cost::default_candidates(catalog, gpu)).offer;
-    if (pick != nullptr) rates[i] = cost::rate_from_offer(*pick);
-  }
-  return rates;
-}
 
 std::string ratio_text(const std::optional<double>& r) {
   return r ? fmt::format("{:.2f}x", *r) : "";
@@ -414,28 +349,6 @@ text::Table csv_table(const std::vector<Column>& cols) {
   return t;
 }
 
-std::string difference_line(const compare::Difference& d) {
-  std::string values;
-  for (std::size_t i = 0; i < d.values.size(); ++i) {
-    if (i > 0) values += " | ";
-    values +=
-        std::string(1, static_cast<char>('A' + std::min<std::size_t>(i, 25))) + ": " + d.values[i];
-  }
-  return fmt::format("[{}] {}: {}{}", compare::to_string(d.severity), d.what, values,
-                     d.note.empty() ? "" : " — " + d.note);
-}
-
-std::string fairness_headline(const compare::Fairness& f) {
-  if (!f.same_job) return "NOT the same job: the figures below answer different questions";
-  std::string data = f.same_data_fingerprint ? "same data fingerprint"
-                                             : "data fingerprint not recorded in every report";
-  // A fallback leaves the fingerprint alone (the spec is what was asked for) but not the run.
-  if (f.same_spec_fingerprint && !f.fell_back) {
-    return "fair: same job (same spec fingerprint, " + data + ", same steps)";
-  }
-  return "fair: same job run differently (execution settings below differ; " + data + ")";
-}
-
 // Refuses reports of different jobs unless --allow-different: the message lists what differs
 // and which file each label is.
 void refuse_different_jobs(const CompareFlags& f, const compare::Fairness& fairness) {
@@ -445,7 +358,7 @@ void refuse_different_jobs(const CompareFlags& f, const compare::Fairness& fairn
       "answer different questions:\n";
   for (const compare::Difference& d : fairness.differences) {
     if (d.severity == compare::Severity::kJob) {
-      message += "  " + text::printable(difference_line(d)) + "\n";
+      message += "  " + text::printable(compare::difference_line(d)) + "\n";
     }
   }
   // The labels above, by file: the message names what it refuses.
@@ -497,9 +410,9 @@ void print_json(const Comparison& c) {
 // Differences and verdicts quote the reports' names and values: printed escaped, as the
 // tables are (text::printable).
 void print_markdown(const Comparison& c) {
-  std::cout << "## Fairness\n\n**" << fairness_headline(c.fairness) << "**\n\n";
+  std::cout << "## Fairness\n\n**" << compare::fairness_headline(c.fairness) << "**\n\n";
   for (const compare::Difference& d : c.fairness.differences) {
-    std::cout << "- " << text::printable(difference_line(d)) << "\n";
+    std::cout << "- " << text::printable(compare::difference_line(d)) << "\n";
   }
   std::cout << "\n## Side by side\n\n"
             << text::render_markdown(side_table(c.columns)) << "\n## Verdict\n\n";
@@ -507,11 +420,11 @@ void print_markdown(const Comparison& c) {
 }
 
 void print_text(const Comparison& c, bool color) {
-  std::cout << text::paint(fairness_headline(c.fairness),
+  std::cout << text::paint(compare::fairness_headline(c.fairness),
                            c.fairness.same_job ? Color::kGreen : Color::kRed, color)
             << "\n";
   for (const compare::Difference& d : c.fairness.differences) {
-    std::cout << "  " << text::printable(difference_line(d)) << "\n";
+    std::cout << "  " << text::printable(compare::difference_line(d)) << "\n";
   }
   std::cout << "\n" << text::render_text(side_table(c.columns), color) << "\n";
   for (const std::string& l : c.verdicts) std::cout << text::printable(l) << "\n";
@@ -530,7 +443,7 @@ int run_compare(const CompareFlags& f) {
   refuse_different_jobs(f, c.fairness);
   const cost::Catalog catalog = cost::load_catalogs(f.common.catalogs);
   compare::SideBySideOptions options;
-  options.rates = choose_rates(f, reports, catalog);
+  options.rates = choose_rates(f.prices, f.reports, reports, catalog);
   options.loss_skip_steps = f.loss_skip_steps;
   options.loss_window = f.loss_window;
   options.sources = f.reports;
@@ -558,12 +471,7 @@ Action add_compare_command(CLI::App& app) {
                   "first is the baseline (A)")
       ->required()
       ->expected(-2);
-  cmd->add_option("--offer", f->offers, "Catalog offer per report, PROVIDER/GPU[/TIER], in order");
-  cmd->add_option("--rate", f->rates, "USD per GPU-hour: one for all reports or one per report");
-  cmd->add_option("--billing", f->billing,
-                  "per-second (default), per-minute or per-hour, for --rate: one or one per "
-                  "report");
-  cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds");
+  add_price_options(cmd, f->prices);
   cmd->add_flag("--allow-different", f->allow_different,
                 "Compare even when the reports are of different jobs");
   cmd->add_option("--loss-skip-steps", f->loss_skip_steps,

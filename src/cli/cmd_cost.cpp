@@ -161,7 +161,7 @@ text::Table summary_table(const report::Report& rep, const cost::RunTimes& times
   auto row = [&t](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
   row("run", fmt::format("{} ({}), {} x {} ({})", rep.run_name, rep.status, times.gpus,
                          rep.environment.device.name, rep.environment.device.backend));
-  row("rate", chosen.rate.label + ": " + describe_rate(chosen.rate));
+  row("rate", chosen.rate.label + ": " + cost::describe_rate(chosen.rate));
   if (!chosen.rate.source.empty() && chosen.rate.source != "command line") {
     row("rate source",
         chosen.rate.source +

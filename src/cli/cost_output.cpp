@@ -9,17 +9,6 @@
 
 namespace ftbench::cli {
 
-std::string describe_rate(const cost::Rate& rate) {
-  std::string text = fmt::format("{}/GPU-h, ", text::format_usd(rate.usd_per_gpu_hour));
-  text += rate.billing == cost::Billing::kUnknown ? "billing not stated (billed = linear)"
-                                                  : cost::to_string(rate.billing) + " billing";
-  if (rate.min_billed_seconds > 0) text += fmt::format(", {} s minimum", rate.min_billed_seconds);
-  if (rate.gpus_per_instance > 1) {
-    text += fmt::format(", {} GPUs per instance", rate.gpus_per_instance);
-  }
-  return text;
-}
-
 std::string no_energy_reason(const report::Report& report) {
   if (!report.energy) return "not recorded (report schema 1.5 or older)";
   return report.energy->reason;

@@ -14,7 +14,5 @@ nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd
 // Why a report has no energy figures: energy.reason, or "not recorded (report schema 1.5 or
 // older)".
 std::string no_energy_reason(const report::Report& report);
-// "$2.97/GPU-h, per-minute billing, 60 s minimum".
-std::string describe_rate(const cost::Rate& rate);
 
 }  // namespace ftbench::cli

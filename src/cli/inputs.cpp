@@ -12,12 +12,83 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "ftbench/cost/pricing.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/parse_number.h"
 
 namespace ftbench::cli {
+
+std::vector<std::optional<cost::Rate>> choose_rates(const PriceFlags& f,
+                                                    const std::vector<std::string>& paths,
+                                                    const std::vector<report::Report>& reports,
+                                                    const cost::Catalog& catalog) {
+  const std::size_t n = reports.size();
+  std::vector<std::optional<cost::Rate>> rates(n);
+  // What the run of report i costs is what decides among offers; one that cannot be priced is
+  // bad input naming its file.
+  const auto times = [&](std::size_t i) {
+    try {
+      return cost::run_times(reports[i]);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(paths[i] + ": " + e.what());
+    }
+  };
+  if (!f.offers.empty() && !f.rates.empty()) {
+    throw InputError("--offer and --rate: give prices one way, not both");
+  }
+  if (!f.offers.empty()) {
+    if (f.offers.size() != n) {
+      throw InputError(
+          fmt::format("--offer: give one per report ({} reports, {} offers)", n, f.offers.size()));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      // Of the offers it names, the one this run costs least at (cost::cheapest_for_run).
+      const cost::Offer& offer =
+          *cost::cheapest_for_run(times(i), cost::resolve_offers(catalog, f.offers[i])).offer;
+      warn_if_other_gpu(catalog, reports[i], paths[i], offer, f.offers[i]);
+      rates[i] = cost::rate_from_offer(offer);
+    }
+    return rates;
+  }
+  if (!f.rates.empty()) {
+    if (f.rates.size() != 1 && f.rates.size() != n) {
+      throw InputError(
+          fmt::format("--rate: give one for all reports or one per report ({} reports, {} rates)",
+                      n, f.rates.size()));
+    }
+    if (f.billing.size() > 1 && f.billing.size() != n) {
+      throw InputError(fmt::format(
+          "--billing: give one for all reports or one per report ({} reports, {} values)", n,
+          f.billing.size()));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const double r = f.rates.size() == 1 ? f.rates[0] : f.rates[i];
+      const std::string b = f.billing.empty()       ? "per-second"
+                            : f.billing.size() == 1 ? f.billing[0]
+                                                    : f.billing[i];
+      rates[i] = rate_from_flags(r, b, f.min_seconds);
+    }
+    return rates;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const cost::Gpu* gpu = cost::find_gpu(catalog, reports[i].environment.device.name);
+    const cost::Offer* pick =
+        cost::cheapest_for_run(times(i), cost::default_candidates(catalog, gpu)).offer;
+    if (pick != nullptr) rates[i] = cost::rate_from_offer(*pick);
+  }
+  return rates;
+}
+
+void add_price_options(CLI::App* cmd, PriceFlags& f) {
+  cmd->add_option("--offer", f.offers, "Catalog offer per report, PROVIDER/GPU[/TIER], in order");
+  cmd->add_option("--rate", f.rates, "USD per GPU-hour: one for all reports or one per report");
+  cmd->add_option("--billing", f.billing,
+                  "per-second (default), per-minute or per-hour, for --rate: one or one per "
+                  "report");
+  cmd->add_option("--min-seconds", f.min_seconds, "Minimum billed time for --rate, seconds");
+}
 
 void add_common_options(CLI::App* cmd, CommonFlags& flags, bool with_dates) {
   cmd->add_option("--catalog", flags.catalogs,

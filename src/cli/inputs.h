@@ -72,6 +72,24 @@ int print_as(text::Format format, const std::string& color_flag, const Printers&
 // Throws InputError unless 0 <= days.
 void check_max_age_days(int64_t days);
 
+// Prices for several reports (compare, report): --offer one per report, or --rate one for all or
+// one each with --billing and --min-seconds.
+struct PriceFlags {
+  std::vector<std::string> offers;
+  std::vector<double> rates;
+  std::vector<std::string> billing;
+  int64_t min_seconds = 0;
+};
+void add_price_options(CLI::App* cmd, PriceFlags& flags);
+
+// Rates per report (`paths` are their files, for messages): --offer, --rate (one for all or one
+// each), else the catalog's on-demand offer of the report's GPU, billing stated, that costs the
+// run least; nullopt when there is none.
+std::vector<std::optional<cost::Rate>> choose_rates(const PriceFlags& flags,
+                                                    const std::vector<std::string>& paths,
+                                                    const std::vector<report::Report>& reports,
+                                                    const cost::Catalog& catalog);
+
 // Writes a warning to stderr when `report` ran on a catalog GPU other than the offer's.
 void warn_if_other_gpu(const cost::Catalog& catalog, const report::Report& report,
                        const std::string& report_path, const cost::Offer& offer,

@@ -13,6 +13,33 @@ using text::format_duration;
 using text::format_percent;
 using text::format_usd;
 
+std::string difference_line(const Difference& d) {
+  std::string values;
+  for (std::size_t i = 0; i < d.values.size(); ++i) {
+    if (i > 0) values += " | ";
+    values +=
+        std::string(1, static_cast<char>('A' + std::min<std::size_t>(i, 25))) + ": " + d.values[i];
+  }
+  return fmt::format("[{}] {}: {}{}", to_string(d.severity), d.what, values,
+                     d.note.empty() ? "" : " — " + d.note);
+}
+
+std::string fairness_headline(const Fairness& f) {
+  if (!f.same_job) return "NOT the same job: the figures below answer different questions";
+  std::string data = f.same_data_fingerprint ? "same data fingerprint"
+                                             : "data fingerprint not recorded in every report";
+  // A fallback leaves the fingerprint alone (the spec is what was asked for) but not the run.
+  if (f.same_spec_fingerprint && !f.fell_back) {
+    return "fair: same job (same spec fingerprint, " + data + ", same steps)";
+  }
+  return "fair: same job run differently (execution settings below differ; " + data + ")";
+}
+
+std::string fairness_kind(const Fairness& f) {
+  if (!f.same_job) return "different jobs";
+  return f.same_spec_fingerprint && !f.fell_back ? "same job" : "same job run differently";
+}
+
 std::string p_value_text(double p) {
   if (p < 0.001) return "p < 0.001";
   return fmt::format("p = {:.3f}", p);

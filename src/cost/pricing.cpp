@@ -17,6 +17,17 @@ std::string offer_name(const Offer& offer) {
   return where.empty() ? name : name + " (" + where + ")";
 }
 
+std::string describe_rate(const Rate& rate) {
+  std::string text = fmt::format("{}/GPU-h, ", text::format_usd(rate.usd_per_gpu_hour));
+  text += rate.billing == Billing::kUnknown ? "billing not stated (billed = linear)"
+                                            : to_string(rate.billing) + " billing";
+  if (rate.min_billed_seconds > 0) text += fmt::format(", {} s minimum", rate.min_billed_seconds);
+  if (rate.gpus_per_instance > 1) {
+    text += fmt::format(", {} GPUs per instance", rate.gpus_per_instance);
+  }
+  return text;
+}
+
 std::string offer_selector(const Offer& offer) {
   return offer.provider + "/" + offer.gpu + "/" + offer.tier;
 }

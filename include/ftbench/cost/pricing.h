@@ -30,6 +30,9 @@ std::string offer_name(const Offer& offer);
 // "reference-run/H100-SXM/on-demand": what --offer takes.
 std::string offer_selector(const Offer& offer);
 
+// "$2.97/GPU-h, per-minute billing, 60 s minimum".
+std::string describe_rate(const Rate& rate);
+
 // A rate from a catalog offer, labelled by offer_name().
 Rate rate_from_offer(const Offer& offer);
 
