@@ -1,5 +1,6 @@
 #include "ftbench/compare/side_by_side.h"
 
+#include "ftbench/metrics/run_summary.h"
 #include "ftbench/report/summary_text.h"
 
 #include <algorithm>
@@ -29,9 +30,12 @@ std::optional<double> finite_or_unset(double ratio) {
 
 // Step times the summary is computed over: after the timing warm-up.
 std::vector<double> measured_step_seconds(const report::Report& r) {
+  // The warm-up is left out of each segment of a resumed run, as the summary left it out.
   std::vector<double> out;
-  const auto skip = static_cast<std::size_t>(std::max<int64_t>(0, r.summary.warmup_steps_excluded));
-  for (std::size_t i = skip; i < r.steps.size(); ++i) out.push_back(r.steps[i].wall_seconds);
+  const std::vector<bool> warmup = metrics::warmup_mask(r);
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    if (!warmup[i]) out.push_back(r.steps[i].wall_seconds);
+  }
   return out;
 }
 

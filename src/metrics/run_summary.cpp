@@ -7,26 +7,50 @@
 
 namespace ftbench::metrics {
 
+std::vector<bool> warmup_mask(const std::vector<report::StepRecord>& steps, int64_t warmup_steps) {
+  // The warm-up is left out of each segment: a resumed process starts cold again (kernels,
+  // allocator, caches), so its first steps are as unrepresentative as the run's first.
+  std::vector<bool> excluded(steps.size(), false);
+  std::size_t skip = 0;
+  for (std::size_t i = 0, in_segment = 0; i < steps.size(); ++i) {
+    in_segment = i > 0 && steps[i].segment == steps[i - 1].segment ? in_segment + 1 : 0;
+    if (static_cast<int64_t>(in_segment) < warmup_steps) {
+      excluded[i] = true;
+      ++skip;
+    }
+  }
+  if (skip == steps.size()) excluded.assign(excluded.size(), false);
+  return excluded;
+}
+
+std::vector<bool> warmup_mask(const report::Report& report) {
+  if (report.summary.warmup_steps_excluded <= 0) return std::vector<bool>(report.steps.size());
+  // A report whose spec does not say (it always does since 1.0) has one segment.
+  int64_t per_segment = report.summary.warmup_steps_excluded;
+  const auto train = report.spec.find("train");
+  if (train != report.spec.end() && train->is_object()) {
+    const auto warmup = train->find("timing_warmup_steps");
+    if (warmup != train->end() && warmup->is_number_integer()) per_segment = warmup->get<int64_t>();
+  }
+  std::vector<bool> mask = warmup_mask(report.steps, per_segment);
+  // Held to the summary's count: a report whose spec and summary disagree (edited by hand) has
+  // its first warmup_steps_excluded steps left out, as a report of one segment would.
+  const auto excluded = static_cast<int64_t>(std::count(mask.begin(), mask.end(), true));
+  if (excluded != report.summary.warmup_steps_excluded) {
+    const auto first = std::min<std::size_t>(
+        mask.size(), static_cast<std::size_t>(report.summary.warmup_steps_excluded));
+    mask.assign(mask.size(), false);
+    std::fill(mask.begin(), mask.begin() + static_cast<std::ptrdiff_t>(first), true);
+  }
+  return mask;
+}
+
 report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
                               const std::vector<StepFlops>& flops, const SummaryOptions& o) {
   report::Summary s;
   const int64_t n = static_cast<int64_t>(steps.size());
-  // The warm-up is left out of each segment: a resumed process starts cold again (kernels,
-  // allocator, caches), so its first steps are as unrepresentative as the run's first.
-  std::vector<bool> excluded(static_cast<size_t>(n), false);
-  int64_t skip = 0;
-  for (int64_t i = 0, in_segment = 0; i < n; ++i) {
-    const size_t at = static_cast<size_t>(i);
-    in_segment = i > 0 && steps[at].segment == steps[at - 1].segment ? in_segment + 1 : 0;
-    if (in_segment < o.warmup_steps) {
-      excluded[at] = true;
-      ++skip;
-    }
-  }
-  if (skip == n) {
-    skip = 0;
-    excluded.assign(excluded.size(), false);
-  }
+  const std::vector<bool> excluded = warmup_mask(steps, o.warmup_steps);
+  const int64_t skip = std::count(excluded.begin(), excluded.end(), true);
   s.warmup_steps_excluded = skip;
   s.measured_steps = n - skip;
   s.peak_tflops = o.peak_tflops;

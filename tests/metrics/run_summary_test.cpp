@@ -126,5 +126,23 @@ TEST(RunSummary, RecomputeEntriesAndNoPeak) {
   EXPECT_EQ(s.loss_window, 1);
 }
 
+TEST(WarmupMask, AReportLeavesOutTheWarmupOfEachSegmentAsItsSummaryDid) {
+  report::Report r;
+  r.spec = nlohmann::ordered_json::parse(R"({"train": {"timing_warmup_steps": 2}})");
+  for (int64_t i = 1; i <= 7; ++i) {
+    report::StepRecord s;
+    s.step = i;
+    s.segment = i <= 4 ? 1 : 2;  // resumed after step 4
+    r.steps.push_back(s);
+  }
+  r.summary.warmup_steps_excluded = 4;
+  EXPECT_EQ(warmup_mask(r), (std::vector<bool>{true, true, false, false, true, true, false}));
+  // A summary that disagrees with its spec (edited by hand): its count, from the start.
+  r.summary.warmup_steps_excluded = 3;
+  EXPECT_EQ(warmup_mask(r), (std::vector<bool>{true, true, true, false, false, false, false}));
+  r.summary.warmup_steps_excluded = 0;
+  EXPECT_EQ(warmup_mask(r), std::vector<bool>(7, false));
+}
+
 }  // namespace
 }  // namespace ftbench::metrics

@@ -34,6 +34,15 @@ struct SummaryOptions {
   int64_t devices = 1;
 };
 
+// The steps left out of timing figures as the warm-up: the first `warmup_steps` of each segment
+// (true), or none when that leaves no step.
+std::vector<bool> warmup_mask(const std::vector<report::StepRecord>& steps, int64_t warmup_steps);
+
+// The same for a report, with the warm-up its summary left out: the spec's
+// train.timing_warmup_steps per segment, none when summary.warmup_steps_excluded is 0, and the
+// first summary.warmup_steps_excluded steps when the two disagree (a report edited by hand).
+std::vector<bool> warmup_mask(const report::Report& report);
+
 // Timing figures use the steps after the warm-up, which is left out of each segment (the first
 // warmup_steps steps of every process of a resumed run); if no step is left, they use every
 // step and warmup_steps_excluded says 0.
