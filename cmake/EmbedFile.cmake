@@ -17,11 +17,12 @@ endif()
 file(READ "${INPUT}" hex HEX)
 string(LENGTH "${hex}" hex_length)
 math(EXPR size "${hex_length} / 2")
-# "2320..." -> "0x23,0x20,...", 16 bytes a line.
-string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+# "2320..." -> "'\x23','\x20',...", 16 bytes a line: character literals, so that bytes above
+# 0x7f (UTF-8 text) are chars without a narrowing conversion.
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")
 set(sixteen "")
 foreach(i RANGE 15)  # CMake regexes have no {n} repeat
-  string(APPEND sixteen "0x[0-9a-f][0-9a-f],")
+  string(APPEND sixteen "'.x[0-9a-f][0-9a-f]',")
 endforeach()
 string(REGEX REPLACE "(${sixteen})" "\\1\n    " bytes "${bytes}")
 
@@ -34,7 +35,7 @@ extern const char ${SYMBOL}[];
 extern const std::size_t ${SYMBOL}Size;
 
 const char ${SYMBOL}[] = {
-    ${bytes}0x00};
+    ${bytes}'\\0'};
 const std::size_t ${SYMBOL}Size = ${size};
 
 }  // namespace ${NAMESPACE}

@@ -85,7 +85,7 @@ not_in_debian=(nvidia-cudnn libcuda1)
 build_packages=(
   cmake ninja-build g++ pkgconf libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libssl-dev libpcre2-dev libsentencepiece-dev libgtest-dev ccache
-  libgloo-dev
+  libgloo-dev libjs-chart.js
 )
 
 # The root's functions and ccache settings, shared with scripts/ci-debian13.sh.

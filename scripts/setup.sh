@@ -37,6 +37,7 @@ packages=(
   libgloo-dev             # the gloo headers c10d's Gloo group needs (jobs of several processes);
                           # libtorch-dev ships none
   pkg-config
+  libjs-chart.js          # Chart.js, embedded in the HTML report (ftbench report --html)
 )
 # What only the tests, the sanitizer build and fuzzing need (not --demo).
 test_packages=(
@@ -46,6 +47,7 @@ test_packages=(
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
   python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
                           # against; also the Python reference of scripts/bench_cpu.sh
+  chromium                # the HTML report's browser test (tests/browser), headless
   clang                   # the sanitizer build and libFuzzer targets (scripts/fuzz.sh), with
                           # its runtime libclang-rt-N-dev, added below
 )

@@ -55,6 +55,9 @@ inline constexpr CommandInfo kCommands[] = {
     {"compare",
      "Reports side by side: is it a fair comparison, which is faster and cheaper, is the "
      "step-time difference significant, the break-even price"},
+    {"report",
+     "Reports as a self-contained HTML page with charts (loss, step times, the phases from t0, "
+     "memory, throughput, MFU, cost per offer, the comparison's verdict) or a markdown summary"},
     {"plan",
      "Before renting: memory per GPU, what fits where, time and bill of the job at every "
      "offer, the cheapest that fits a deadline and a budget (estimates)"},
@@ -85,6 +88,7 @@ Action add_cost_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
 Action add_catalog_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
+Action add_report_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_devices_command(CLI::App& app);
 

@@ -1,0 +1,321 @@
+#include "ftbench/view/page_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "ftbench/compare/verdicts.h"
+#include "ftbench/cost/estimate.h"
+#include "ftbench/cost/pricing.h"
+#include "ftbench/error.h"
+#include "ftbench/metrics/run_summary.h"
+#include "ftbench/text/json_values.h"
+#include "ftbench/version.h"
+
+namespace ftbench::view {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+using text::number_or_null;
+using text::optional_integer;
+using text::optional_number;
+
+std::string label_of(std::size_t i) { return std::string(1, static_cast<char>('A' + i)); }
+
+// The per-step series, one array each (index i is the report's i-th step).
+OJson steps_json(const report::Report& r) {
+  OJson step = OJson::array(), loss = OJson::array(), wall = OJson::array(),
+        tokens = OJson::array(), lr = OJson::array(), warmup = OJson::array();
+  const std::vector<bool> excluded = metrics::warmup_mask(r);
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const report::StepRecord& s = r.steps[i];
+    step.push_back(s.step);
+    loss.push_back(number_or_null(s.loss));
+    wall.push_back(s.wall_seconds);
+    tokens.push_back(s.real_tokens);
+    lr.push_back(s.lr);
+    warmup.push_back(excluded[i]);
+  }
+  return {{"step", std::move(step)},
+          {"loss", std::move(loss)},
+          {"wall_seconds", std::move(wall)},
+          {"real_tokens", std::move(tokens)},
+          {"lr", std::move(lr)},
+          {"warmup", std::move(warmup)}};
+}
+
+OJson evaluations_json(const report::Report& r) {
+  OJson after = OJson::array(), loss = OJson::array();
+  for (const report::Evaluation& e : r.evaluations) {
+    after.push_back(e.after_step);
+    loss.push_back(number_or_null(e.loss));
+  }
+  return {{"after_step", std::move(after)}, {"loss", std::move(loss)}};
+}
+
+OJson step_time_json(const report::Report& r) {
+  const report::SampleSummary& s = r.summary.step_seconds;
+  std::vector<double> measured;
+  const std::vector<bool> excluded = metrics::warmup_mask(r);
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    if (!excluded[i]) measured.push_back(r.steps[i].wall_seconds);
+  }
+  const Histogram h = histogram(measured, kHistogramBins);
+  return {{"summary",
+           {{"count", s.count},
+            {"mean", s.mean},
+            {"median", s.median},
+            {"p90", s.p90},
+            {"p99", s.p99},
+            {"min", s.min},
+            {"max", s.max},
+            {"stddev", s.stddev},
+            {"cv", s.cv}}},
+          {"warmup_steps_excluded", r.summary.warmup_steps_excluded},
+          {"histogram", {{"edges", h.edges}, {"counts", h.counts}}}};
+}
+
+OJson timeline_json(const report::Report& r) {
+  OJson bars = OJson::array();
+  for (const TimelineBar& b : timeline(r)) {
+    bars.push_back(
+        {{"phase", b.phase}, {"start_seconds", b.start_seconds}, {"end_seconds", b.end_seconds}});
+  }
+  OJson phases = OJson::array();
+  for (const report::Phase& p : r.phases) {
+    phases.push_back(
+        {{"name", p.name}, {"start_seconds", p.start_seconds}, {"seconds", p.seconds}});
+  }
+  return {{"t0_source", r.t0_source},
+          {"t0_before_process_seconds", r.t0_before_process_seconds},
+          {"time_to_first_step_seconds", r.time_to_first_step_seconds},
+          {"bars", std::move(bars)},
+          {"phases", std::move(phases)}};
+}
+
+OJson memory_json(const report::Report& r) {
+  OJson rows = OJson::array();
+  for (const PhaseMemoryRow& m : memory_by_phase(r)) {
+    rows.push_back({{"phase", m.phase},
+                    {"peak_rss_bytes", optional_integer(m.peak_rss_bytes)},
+                    {"peak_allocated_bytes", optional_integer(m.peak_allocated_bytes)},
+                    {"device_used_peak_bytes", optional_integer(m.device_used_peak_bytes)}});
+  }
+  const report::Memory& m = r.memory;
+  return {{"by_phase", std::move(rows)},
+          {"peak_rss_bytes", optional_integer(m.peak_rss_bytes)},
+          {"peak_allocated_bytes", optional_integer(m.peak_allocated_bytes)},
+          {"peak_reserved_bytes", optional_integer(m.peak_reserved_bytes)},
+          {"device_used_peak_bytes", optional_integer(m.device_used_peak_bytes)},
+          {"device_total_bytes", optional_integer(m.device_total_bytes)},
+          {"predicted_peak_bytes", optional_integer(m.predicted_peak_bytes)}};
+}
+
+OJson mfu_json(const report::Report& r) {
+  OJson entries = OJson::array();
+  for (const report::MfuEntry& e : r.summary.mfu) {
+    entries.push_back({{"formula", e.formula},
+                       {"recompute", e.recompute},
+                       {"achieved_tflops", e.achieved_tflops},
+                       {"mfu", optional_number(e.mfu)},
+                       {"mfu_gemm", optional_number(e.mfu_gemm)}});
+  }
+  return {{"peak_tflops", optional_number(r.summary.peak_tflops)},
+          {"peak_source", r.summary.peak_source},
+          {"gemm_peak_tflops", optional_number(r.summary.gemm_peak_tflops)},
+          {"gemm_peak_source", r.summary.gemm_peak_source},
+          {"entries", std::move(entries)}};
+}
+
+OJson priced_offer_json(const cost::PricedOffer& p) {
+  const double before = std::min(p.cost.before_first_step_usd, p.cost.billed_usd);
+  return {{"name", p.offer != nullptr ? cost::offer_name(*p.offer) : p.rate.label},
+          {"billing", cost::describe_rate(p.rate)},
+          {"usd_per_gpu_hour", p.rate.usd_per_gpu_hour},
+          {"gpus_billed", p.cost.gpus_billed},
+          {"before_first_step_usd", before},
+          {"from_first_step_usd", p.cost.billed_usd - before},
+          {"billed_usd", p.cost.billed_usd},
+          {"chosen", p.chosen},
+          {"flags", p.flags}};
+}
+
+// Every catalog offer of the report's GPU, and the price it is set at; a report that cannot be
+// priced (a CPU run without --rate) says why instead.
+OJson cost_json(const PageInput& in, std::size_t i) {
+  OJson out = {{"rate", nullptr}, {"reason", ""}, {"offers", OJson::array()}};
+  if (in.catalog == nullptr) {
+    out["reason"] = "no catalog";
+    return out;
+  }
+  cost::PricingRequest request;
+  if (i < in.rates.size()) request.rate = in.rates[i];
+  request.today = in.today;
+  request.max_age_days = in.max_age_days;
+  try {
+    const cost::RunPricing p = cost::price_run(in.reports[i], *in.catalog, request);
+    out["rate"] = p.chosen.rate.label;
+    if (p.chosen.offer == nullptr) out["offers"].push_back(priced_offer_json(p.chosen));
+    for (const cost::PricedOffer& o : p.offers) {
+      OJson j = priced_offer_json(o);
+      j["chosen"] = p.chosen.offer == o.offer;
+      out["offers"].push_back(std::move(j));
+    }
+  } catch (const cost::PricingError& e) {
+    out["reason"] = e.what();
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(in.sources[i] + ": " + e.what());
+  }
+  return out;
+}
+
+OJson report_json(const PageInput& in, std::size_t i) {
+  const report::Report& r = in.reports[i];
+  const report::DeviceInfo& d = r.environment.device;
+  OJson j = {{"label", label_of(i)},
+             {"source", in.sources[i]},
+             {"run_name", r.run_name},
+             {"status", r.status},
+             {"error", r.error},
+             {"schema", r.schema},
+             {"device", d.name},
+             {"backend", d.backend},
+             {"gpus", r.world_size},
+             {"started_at_utc", r.started_at_utc},
+             {"finished_at_utc", r.finished_at_utc}};
+  j["steps"] = steps_json(r);
+  j["evaluations"] = evaluations_json(r);
+  j["step_time"] = step_time_json(r);
+  j["timeline"] = timeline_json(r);
+  j["memory"] = memory_json(r);
+  j["throughput"] = {{"tokens_per_second_real", r.summary.tokens_per_second_real},
+                     {"tokens_per_second_padded", r.summary.tokens_per_second_padded},
+                     {"padding_fraction", r.summary.padding_fraction}};
+  j["mfu"] = mfu_json(r);
+  j["cost"] = cost_json(in, i);
+  j["loss"] = {{"final", number_or_null(r.summary.final_loss)},
+               {"window", r.summary.loss_window},
+               {"mean_last", number_or_null(r.summary.mean_last_losses)}};
+  j["fingerprints"] = {{"spec", r.spec_fingerprint},
+                       {"data", r.data ? r.data->fingerprint : std::string()},
+                       {"weights", r.weights ? r.weights->fingerprint : std::string()}};
+  j["spec"] = r.spec;
+  j["environment"] = report::to_json(r.environment);
+  return j;
+}
+
+OJson comparison_json(const PageInput& in) {
+  if (in.reports.size() < 2) return nullptr;
+  const PageComparison c = compare_reports(in);
+  OJson differences = OJson::array();
+  for (const compare::Difference& d : c.fairness.differences) {
+    differences.push_back({{"what", d.what},
+                           {"severity", compare::to_string(d.severity)},
+                           {"values", d.values},
+                           {"note", d.note}});
+  }
+  return {{"kind", compare::fairness_kind(c.fairness)},
+          {"headline", compare::fairness_headline(c.fairness)},
+          {"refused", !c.fairness.same_job},
+          {"differences", std::move(differences)},
+          {"verdicts", c.sentences},
+          {"alpha", in.alpha}};
+}
+
+void check_input(const PageInput& in) {
+  if (in.reports.empty()) throw BadInput("no report given");
+  if (in.sources.size() != in.reports.size()) {
+    throw std::logic_error("view::PageInput: one source per report");
+  }
+  if (in.reports.size() > 26) {
+    throw BadInput("at most 26 reports (labelled A to Z), found " +
+                   std::to_string(in.reports.size()));
+  }
+}
+
+}  // namespace
+
+Histogram histogram(const std::vector<double>& samples, int64_t bins) {
+  Histogram h;
+  if (samples.empty() || bins < 1) return h;
+  const auto [lo_it, hi_it] = std::minmax_element(samples.begin(), samples.end());
+  const double lo = *lo_it;
+  const double hi = *hi_it;
+  if (!(hi > lo)) {
+    h.edges = {lo, hi};
+    h.counts = {static_cast<int64_t>(samples.size())};
+    return h;
+  }
+  const double width = (hi - lo) / static_cast<double>(bins);
+  for (int64_t b = 0; b < bins; ++b) h.edges.push_back(lo + width * static_cast<double>(b));
+  h.edges.push_back(hi);
+  h.counts.assign(static_cast<std::size_t>(bins), 0);
+  for (double v : samples) {
+    // The bin whose edges hold v: the last edge at or below it (the largest in the last bin).
+    const auto above = std::upper_bound(h.edges.begin(), h.edges.end(), v);
+    const auto bin = std::min<std::ptrdiff_t>(above - h.edges.begin() - 1, bins - 1);
+    ++h.counts[static_cast<std::size_t>(bin)];
+  }
+  return h;
+}
+
+std::vector<TimelineBar> timeline(const report::Report& r) {
+  std::vector<TimelineBar> bars;
+  const double shift = r.t0_before_process_seconds;
+  if (shift > 0.0) bars.push_back({"t0 to process start", 0.0, shift});
+  for (const report::Phase& p : r.phases) {
+    const double start = shift + p.start_seconds;
+    const double end = start + p.seconds;
+    if (!bars.empty() && bars.back().phase == p.name) {
+      bars.back().end_seconds = std::max(bars.back().end_seconds, end);
+      continue;
+    }
+    bars.push_back({p.name, start, end});
+  }
+  return bars;
+}
+
+std::vector<PhaseMemoryRow> memory_by_phase(const report::Report& r) {
+  std::vector<PhaseMemoryRow> rows;
+  const auto larger = [](std::optional<int64_t>& into, const std::optional<int64_t>& v) {
+    if (v && (!into || *v > *into)) into = v;
+  };
+  for (const report::Phase& p : r.phases) {
+    if (!p.memory) continue;
+    auto row = std::find_if(rows.begin(), rows.end(),
+                            [&](const PhaseMemoryRow& m) { return m.phase == p.name; });
+    if (row == rows.end()) row = rows.insert(rows.end(), PhaseMemoryRow{p.name, {}, {}, {}});
+    larger(row->peak_rss_bytes, p.memory->peak_rss_bytes);
+    larger(row->peak_allocated_bytes, p.memory->peak_allocated_bytes);
+    larger(row->device_used_peak_bytes, p.memory->device_used_peak_bytes);
+  }
+  return rows;
+}
+
+PageComparison compare_reports(const PageInput& in) {
+  check_input(in);
+  PageComparison c;
+  c.fairness = compare::check_fairness(in.reports);
+  compare::SideBySideOptions options;
+  options.rates = in.rates;
+  options.sources = in.sources;
+  try {
+    c.columns = compare::side_by_side(in.reports, options);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  }
+  if (c.fairness.same_job) c.sentences = compare::verdicts(c.columns, in.alpha);
+  return c;
+}
+
+nlohmann::ordered_json page_data(const PageInput& in) {
+  check_input(in);
+  OJson reports = OJson::array();
+  for (std::size_t i = 0; i < in.reports.size(); ++i) reports.push_back(report_json(in, i));
+  return {{"schema", kPageSchema},
+          {"generated_by", std::string("ftbench ") + version()},
+          {"reports", std::move(reports)},
+          {"comparison", comparison_json(in)}};
+}
+
+}  // namespace ftbench::view

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Checks that an HTML report's charts plot the reports' own values (standard library only).
+
+Usage: check_report_values.py RESULT.json REPORT.json [REPORT.json ...]
+
+RESULT.json is what check_html_report.py read back from the page in Chromium: every chart's
+datasets as Chart.js holds them, and the page's data object. The reports are read here as
+plain JSON (docs/report-schema.md), independently of ftbench's reader, and each plotted value
+is held against them:
+  * loss: every training point is (step, loss) of a step, every validation point (after_step,
+    loss) of an evaluation; all of them are drawn up to 1000 points, and above that the
+    decimated line keeps the first and last and draws at most 1000 of the report's points;
+  * step time: the measured and warm-up points together are every step's (step, wall_seconds),
+    the warm-up ones as many as summary.warmup_steps_excluded;
+  * the step-time histogram holds summary.step_seconds.count steps, from its min to its max;
+  * the waterfall: each phase's [start, end] shifted by timing.t0_before_process_seconds (runs
+    of one phase joined), the last ending where the report's last phase ends;
+  * memory by phase: the largest host peak RSS of each kind of phase;
+  * throughput and MFU: summary.tokens_per_second and the first MFU entry;
+  * cost: each bar's two parts add up to the offer's billed dollars.
+Exit 0 when every check passes; 1 with one line per mismatch on stderr; 2 on bad usage.
+"""
+import json
+import math
+import sys
+
+DRAWN_POINTS = 1000  # src/view/assets/page.js: lines above this are decimated (LTTB)
+
+
+def close(a, b):
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+class Checker:
+    def __init__(self):
+        self.problems = []
+
+    def expect(self, ok, message):
+        if not ok:
+            self.problems.append(message)
+
+    def points(self, where, drawn, expected):
+        """Drawn {x, y} points against the report's (x, y) pairs, in order."""
+        drawn = [(p["x"], p["y"]) for p in drawn]
+        if len(expected) <= DRAWN_POINTS:
+            self.expect(drawn == expected, f"{where}: plotted {drawn[:3]}... ({len(drawn)} "
+                        f"points), the report has {expected[:3]}... ({len(expected)})")
+            return
+        allowed = set(expected)
+        self.expect(0 < len(drawn) <= DRAWN_POINTS,
+                    f"{where}: {len(drawn)} points drawn of {len(expected)}, expected at most "
+                    f"{DRAWN_POINTS}")
+        self.expect(all(p in allowed for p in drawn),
+                    f"{where}: a drawn point is not one of the report's")
+        self.expect(drawn[:1] == expected[:1] and drawn[-1:] == expected[-1:],
+                    f"{where}: the first and last points are not the report's first and last")
+
+
+def dataset(chart, label):
+    for d in chart["datasets"]:
+        if d["label"] == label:
+            return d["data"]
+    return None
+
+
+def timeline(report):
+    timing = report["timing"]
+    shift = timing.get("t0_before_process_seconds") or 0.0
+    bars = [["t0 to process start", 0.0, shift]] if shift > 0 else []
+    for p in timing["phases"]:
+        start = shift + p["start_seconds"]
+        end = start + p["seconds"]
+        if bars and bars[-1][0] == p["name"]:
+            bars[-1][2] = max(bars[-1][2], end)
+        else:
+            bars.append([p["name"], start, end])
+    return bars
+
+
+def check_report(c, charts, label, index, report):
+    steps = report["steps"]
+    expected = [(s["step"], s["loss"]) for s in steps if s["loss"] is not None]
+    c.points(f"loss {label}", dataset(charts["loss"], f"{label} training") or [], expected)
+    evaluations = report.get("evaluations") or []
+    if evaluations:
+        c.points(f"validation loss {label}", dataset(charts["loss"], f"{label} validation") or [],
+                 [(e["after_step"], e["loss"]) for e in evaluations if e["loss"] is not None])
+    warm = dataset(charts["step-time"], f"{label} warm-up") or []
+    measured = dataset(charts["step-time"], f"{label} measured") or []
+    summary = report["summary"]
+    c.expect(len(warm) == summary["warmup_steps_excluded"],
+             f"step time {label}: {len(warm)} warm-up points, the report left out "
+             f"{summary['warmup_steps_excluded']}")
+    walls = [(s["step"], s["wall_seconds"]) for s in steps]
+    if len(walls) <= DRAWN_POINTS:
+        c.expect(sorted((p["x"], p["y"]) for p in warm + measured) == sorted(walls),
+                 f"step time {label}: the points are not the steps' wall times")
+    else:
+        c.points(f"step time {label}", measured, walls[summary["warmup_steps_excluded"]:])
+    hist = charts.get(f"step-histogram-{label}")
+    if hist is not None:
+        c.expect(sum(hist["datasets"][0]["data"]) == summary["step_seconds"]["count"],
+                 f"histogram {label}: counts do not add up to the measured steps")
+    bars = charts["waterfall"]
+    for name, start, end in timeline(report):
+        found = any(d["label"] == name and d["data"][index] is not None
+                    and close(d["data"][index][0], start) and close(d["data"][index][1], end)
+                    for d in bars["datasets"])
+        c.expect(found, f"waterfall {label}: no bar {name} [{start}, {end}]")
+    throughput = charts["throughput"]["datasets"]
+    c.expect(close(throughput[0]["data"][index], summary["tokens_per_second"]["real"]),
+             f"throughput {label}: real tokens/s differs")
+    c.expect(close(throughput[1]["data"][index], summary["tokens_per_second"]["padded"]),
+             f"throughput {label}: padded tokens/s differs")
+    entries = summary.get("mfu", {}).get("entries") or []
+    mfu = entries[0].get("mfu") if entries else None
+    c.expect(charts["mfu"]["datasets"][0]["data"][index] == mfu or
+             close(charts["mfu"]["datasets"][0]["data"][index], mfu), f"MFU {label} differs")
+    host = {}
+    for p in report["timing"]["phases"]:
+        rss = (p.get("memory") or {}).get("peak_rss_bytes")
+        if rss is not None:
+            host[p["name"]] = max(host.get(p["name"], rss), rss)
+    if host:
+        chart = charts["memory-host"]
+        plotted = dict(zip(chart["labels"], dataset(chart, f"{label} host peak RSS") or []))
+        c.expect(all(plotted.get(k) == v for k, v in host.items()),
+                 f"memory {label}: host peak RSS by phase differs")
+
+
+def check_costs(c, charts, data):
+    if "cost" not in charts:
+        c.expect(all(not r["cost"]["offers"] for r in data["reports"]),
+                 "cost: offers priced but no cost chart")
+        return
+    parts = charts["cost"]["datasets"]
+    offers = [o for r in data["reports"] for o in r["cost"]["offers"]]
+    c.expect(len(parts[0]["data"]) == len(offers), "cost: one bar per offer expected")
+    for i, o in enumerate(offers):
+        c.expect(close(parts[0]["data"][i] + parts[1]["data"][i], o["billed_usd"]),
+                 f"cost: {o['name']}: the bar's parts do not add up to the billed dollars")
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.splitlines()[2], file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as f:
+        result = json.load(f)
+    reports = []
+    for path in argv[2:]:
+        with open(path, encoding="utf-8") as f:
+            reports.append(json.load(f))
+    c = Checker()
+    charts = {chart["id"]: chart for chart in result["charts"]}
+    data = result["data"]
+    c.expect(len(data["reports"]) == len(reports), "the page holds another number of reports")
+    for index, report in enumerate(reports):
+        label = chr(ord("A") + index)
+        c.expect(data["reports"][index]["label"] == label, f"report {label}: wrong label")
+        check_report(c, charts, label, index, report)
+    check_costs(c, charts, data)
+    for p in c.problems:
+        print("check_report_values: " + p, file=sys.stderr)
+    return 1 if c.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
