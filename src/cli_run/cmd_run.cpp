@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -8,7 +9,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "../cli/inputs.h"
 #include "ftbench/bench/gemm_result.h"
+#include "ftbench/cost/catalog.h"
+#include "ftbench/cost/estimate.h"
+#include "ftbench/cost/pricing.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/local_launch.h"
 #include "ftbench/report/summary_text.h"
@@ -16,6 +21,8 @@
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
+#include "ftbench/text/units.h"
 #include "ftbench/train/oom_fallback.h"
 #include "run_command.h"
 
@@ -33,7 +40,44 @@ struct RunFlags {
   std::string resume;
   int64_t stop_after_steps = 0;
   int64_t nproc_per_node = 1;  // taken out by the launcher (src/cli/launcher.cpp) when > 1
+  std::string mllog;
+  std::optional<double> rate;
+  std::string billing = "per-second";
+  int64_t min_seconds = 0;
+  std::string offer;
+  std::vector<std::string> catalogs;
 };
+
+// The price of the live line's dollars: --rate (with --billing, --min-seconds), --offer, else
+// the spec's output.price (an offer, or USD per GPU-hour billed per second); nullopt: none.
+std::optional<cost::Rate> run_price(const RunFlags& f, const spec::RunSpec& spec) {
+  if (f.rate && !f.offer.empty()) throw InputError("--rate and --offer: give the price one way");
+  if (f.rate) return rate_from_flags(*f.rate, f.billing, f.min_seconds);
+  const std::string& text = f.offer.empty() ? spec.output.price : f.offer;
+  const std::string what = f.offer.empty() ? "output.price" : "--offer";
+  if (text.empty()) return std::nullopt;
+  if (double usd = 0.0; text::parse_double(text, usd) == std::errc()) {
+    try {
+      cost::Rate r = rate_from_flags(usd, "per-second", 0);
+      r.label = what + " " + text;
+      return r;
+    } catch (const BadInput& e) {
+      throw InputError(what + ": " + e.what());
+    }
+  }
+  const cost::Catalog catalog = cost::load_catalogs(f.catalogs);
+  try {
+    const std::vector<const cost::Offer*> offers = cost::resolve_offers(catalog, text);
+    // Of several (an offer of several tiers or instance sizes), the cheapest per GPU-hour.
+    const cost::Offer* best = *std::min_element(offers.begin(), offers.end(),
+                                                [](const cost::Offer* a, const cost::Offer* b) {
+                                                  return a->usd_per_gpu_hour < b->usd_per_gpu_hour;
+                                                });
+    return cost::rate_from_offer(*best);
+  } catch (const BadInput& e) {
+    throw InputError(what + ": " + e.what());
+  }
+}
 
 // The external start from --t0 or FTBENCH_T0 (`source` names which), checked: Unix epoch
 // seconds within kMaxExternalStartSeconds before the process start. InputError otherwise.
@@ -74,6 +118,14 @@ std::optional<train::OomInjection> oom_injection_from_environment() {
   }
 }
 
+// The summary's cost line: what the run cost at the price it was shown at.
+std::string cost_line(const report::Report& rep, const cost::Rate& rate) {
+  const cost::Cost c = cost::estimate(cost::run_times(rep), rate);
+  return fmt::format("  {:<26}{} at {} ({}; {} of it before the first step)\n", "cost",
+                     text::format_usd(c.billed_usd), text::printable(rate.label),
+                     cost::describe_rate(rate), text::format_usd(c.before_first_step_usd));
+}
+
 }  // namespace
 
 Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
@@ -105,6 +157,18 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                   "torchrun: the ranks share each step's micro-batches, so train.grad_accum_steps "
                   "must be a multiple of N; rank 0 writes the report (docs/distributed.md)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  cmd->add_option("--mllog", flags->mllog,
+                  "Write the run as an MLPerf-style event log (:::MLLOG lines) to this file; "
+                  "default: the spec's output.mllog (docs/mllog.md)");
+  cmd->add_option("--rate", flags->rate,
+                  "USD per GPU-hour: the live line shows the dollars so far and projected, the "
+                  "summary the run's cost (default: the spec's output.price)");
+  cmd->add_option("--billing", flags->billing, "per-second (default), per-minute or per-hour");
+  cmd->add_option("--min-seconds", flags->min_seconds, "Minimum billed time for --rate, seconds");
+  cmd->add_option("--offer", flags->offer,
+                  "Catalog offer (PROVIDER/GPU[/TIER]) to show dollars at, as --rate");
+  cmd->add_option("--catalog", flags->catalogs,
+                  "Extra catalog file for --offer, YAML or SkyPilot CSV ([PROVIDER=]PATH)");
   return [flags, &clock, &signals]() {
     if (flags->nproc_per_node > 1) {
       throw InputError(
@@ -123,6 +187,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
     o.spec_loaded_seconds = clock.now();
     o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
     o.force = flags->force;
+    o.mllog_path = flags->mllog.empty() ? run::mllog_path(o.spec) : flags->mllog;
+    o.rate = run_price(*flags, o.spec);
     o.peak_tflops = flags->peak_tflops;
     o.inject_oom = oom_injection_from_environment();
     o.inject_rank_fault = dist::rank_fault_from_environment();
@@ -162,7 +228,10 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
       throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());
     }
     // Rank 0 wrote the job's report; the others' share is in it.
-    if (o.launch.rank == 0) std::cout << report::render_summary(rep, o.output_path);
+    if (o.launch.rank == 0) {
+      std::cout << report::render_summary(rep, o.output_path);
+      if (o.rate) std::cout << cost_line(rep, *o.rate);
+    }
     return kExitOk;
   };
 }

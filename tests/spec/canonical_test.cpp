@@ -93,8 +93,9 @@ TEST(Canonical, ToJsonKeyOrderFollowsHeader) {
                                                         "checkpoint"}));
   EXPECT_EQ(Keys(j["backend"]), (std::vector<std::string>{"device", "device_index", "threads",
                                                           "peak_tflops", "energy_sample_ms"}));
-  EXPECT_EQ(Keys(j["output"]), (std::vector<std::string>{"report", "adapter", "merged", "name",
-                                                         "progress", "log_every_steps"}));
+  EXPECT_EQ(Keys(j["output"]),
+            (std::vector<std::string>{"report", "adapter", "merged", "name", "progress",
+                                      "log_every_steps", "mllog", "price"}));
 }
 
 TEST(Canonical, ToJsonValues) {

@@ -12,6 +12,9 @@ namespace ftbench::run {
 
 // The report path the spec asks for: output.report with "{name}" replaced by output.name.
 std::string default_report_path(const spec::RunSpec& spec);
+// The event log the spec asks for: output.mllog with "{name}" replaced ("" = none).
+std::string mllog_path(const spec::RunSpec& spec);
+
 // The checkpoint folder the spec asks for: train.checkpoint.dir with "{name}" replaced.
 std::string checkpoint_dir(const spec::RunSpec& spec);
 // The export folders: output.adapter and output.merged with "{name}" replaced ("" = none).

@@ -3,6 +3,10 @@
 
 #include <cstdint>
 
+#include <optional>
+#include <string>
+
+#include "ftbench/cost/billing.h"
 #include "ftbench/report/report.h"
 
 namespace ftbench::run {
@@ -10,9 +14,13 @@ namespace ftbench::run {
 class Progress {
  public:
   // `mode`: auto (live line when stderr is a terminal), on, off (log lines only).
-  Progress(int64_t total_steps, const std::string& mode, int64_t log_every_steps);
-  // After each step; `elapsed_seconds` since the first step began.
-  void update(const report::StepRecord& step, double elapsed_seconds);
+  // With a `rate`, each line also shows the dollars so far and the projected total for the run's
+  // `gpus` (running_cost.h).
+  Progress(int64_t total_steps, const std::string& mode, int64_t log_every_steps,
+           std::optional<cost::Rate> rate = std::nullopt, int64_t gpus = 1);
+  // After each step; `elapsed_seconds` since the first step began, `since_t0_seconds` since t0
+  // (what is billed).
+  void update(const report::StepRecord& step, double elapsed_seconds, double since_t0_seconds);
   // Ends the live line.
   void finish();
 
@@ -22,6 +30,8 @@ class Progress {
   int64_t log_every_;
   double recent_step_seconds_ = 0.0;  // exponential average for the ETA
   double recent_tokens_per_second_ = 0.0;
+  std::optional<cost::Rate> rate_;
+  int64_t gpus_ = 1;
 };
 
 // "1:02:03" / "02:03".

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "ftbench/cost/billing.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/rank_fault.h"
 #include "ftbench/metrics/process_clock.h"
@@ -44,6 +45,13 @@ struct RunOptions {
   dist::Launch launch;
   // Testing aid (FTBENCH_INJECT_RANK_FAULT): one rank exits, hangs or gets SIGTERM after a step.
   std::optional<dist::RankFault> inject_rank_fault;
+  // --mllog, else the spec's output.mllog with "{name}" expanded: the MLPerf-style event log
+  // (run/mllog.h); "" writes none. Refused like the report when it exists without --force;
+  // a resumed run appends to it.
+  std::string mllog_path;
+  // --rate / --offer, else the spec's output.price: the live line shows the dollars so far and
+  // the projected total, and the run's summary its cost. nullopt: no money shown.
+  std::optional<cost::Rate> rate;
 };
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws

@@ -175,6 +175,11 @@ struct OutputSpec {
   std::string name = "run";
   std::string progress = "auto";  // auto (live line on a terminal), on, off
   int64_t log_every_steps = 1;
+  // The MLPerf-style event log (run/mllog.h): a path ("{name}" expands), "" = none.
+  std::string mllog;
+  // The price the live line shows dollars at: a catalog offer (PROVIDER/GPU[/TIER]) or USD per
+  // GPU-hour billed per second ("2.97"); "" = none.
+  std::string price;
 };
 
 struct RunSpec {

@@ -140,6 +140,8 @@ void visit_fields(V& v, S& o) {
   v.field("name", o.name);
   v.field("progress", o.progress);
   v.field("log_every_steps", o.log_every_steps);
+  v.field("mllog", o.mllog);
+  v.field("price", o.price);
 }
 
 // The sections, in order: `v.section(name, member)` for each.

@@ -31,6 +31,10 @@ std::string default_report_path(const spec::RunSpec& spec) {
   return with_name(spec.output.report, spec.output.name);
 }
 
+std::string mllog_path(const spec::RunSpec& spec) {
+  return with_name(spec.output.mllog, spec.output.name);
+}
+
 std::string checkpoint_dir(const spec::RunSpec& spec) {
   return with_name(spec.train.checkpoint.dir, spec.output.name);
 }

@@ -50,6 +50,7 @@
 #include "ftbench/report/phase_names.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/run_status.h"
+#include "ftbench/run/mllog.h"
 #include "ftbench/run/outputs.h"
 #include "ftbench/run/phase_timer.h"
 #include "ftbench/run/progress.h"
@@ -127,6 +128,11 @@ class Run {
   void release_run_objects();
   // Shared by the phases.
   void end_setup_phase(const char* name);
+  // The event log's job description and its epoch of a step.
+  MlLogJob mllog_job() const;
+  // A run that ends by an error or a stop: run_stop "aborted", if the log takes it.
+  void stop_mllog() noexcept;
+  int64_t epoch_of(int64_t step) const;
   void stop_if_asked(const char* phase_name) const;
   std::optional<int64_t> intra_op_threads() const;
   // Rank 0 (or the only process): the one that writes the report, checkpoints and exports.
@@ -214,6 +220,8 @@ class Run {
   std::vector<data::Batcher*> validation_;
   std::unique_ptr<train::Trainer> trainer_;
   std::unique_ptr<Progress> progress_;
+  // The MLPerf-style event log (output.mllog), rank 0's; unset without one.
+  std::unique_ptr<MlLog> mllog_;
 
   // The step loop's state: when it pauses for a validation pass, a save or a stop.
   std::optional<train::Cadence> cadence_;

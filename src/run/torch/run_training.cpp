@@ -26,13 +26,20 @@ void Run::train() {
   }
   first_step_ = resume_ ? resume_->manifest.step + 1 : 1;
   training_split_at_ = first_step_;
-  progress_ = std::make_unique<Progress>(rep_.derived.total_steps, spec_.output.progress,
-                                         spec_.output.log_every_steps);
+  progress_ =
+      std::make_unique<Progress>(rep_.derived.total_steps, spec_.output.progress,
+                                 spec_.output.log_every_steps, o_.rate, o_.launch.world_size);
   cadence_.emplace(rep_.derived.total_steps, spec_.train, !validation_.empty(),
                    o_.stop_after_steps);
   last_save_ = clock_.now();
   energy_->start(*backend_, clock_);
   train_start_ = clock_.now();
+  if (mllog_) {
+    mllog_->start_training(train_start_, first_step_, epoch_of(first_step_),
+                           rep_.data ? rep_.data->examples : 0,
+                           rep_.data && rep_.data->validation ? rep_.data->validation->examples : 0,
+                           rep_.derived.total_steps);
+  }
   trainer_->run(result_, [this](const report::StepRecord& r) { on_step(r); });
   progress_->finish();
   rep_.energy = energy_->finish(recorder_.segment_steps(result_));
@@ -50,7 +57,12 @@ void Run::on_step(const report::StepRecord& r) {
     phases_->end_at(phase::kFirstStep, now);
   }
   if (now - journal_written_ >= 60.0) update_journal(report::status::kUnfinished);
-  progress_->update(r, now - train_start_);
+  progress_->update(r, now - train_start_, now + rep_.t0_before_process_seconds);
+  if (mllog_) {
+    const int64_t total = rep_.derived.total_steps;
+    const bool epoch_ended = r.step == total || epoch_of(r.step + 1) != r.epoch;
+    mllog_->step_ended(now, r.step, r.epoch, epoch_ended, r.step < total);
+  }
   dist::inject_rank_fault(o_.inject_rank_fault, o_.launch.rank, r.step);
   if (cadence_->evaluation_after(r.step)) {
     end_training_phase_at(r.step);
@@ -212,9 +224,14 @@ void Run::end_training_phase_at(int64_t step) {
 }
 
 void Run::evaluate_after(int64_t step) {
+  const double start = clock_.now();
   const train::EvalResult e =
       train::evaluate(model_, validation_, *backend_, spec_.train.eval_max_batches);
   phases_->end(phase::kEvaluation);
+  if (mllog_) {
+    mllog_->evaluation(start, clock_.now(), step, epoch_of(step), e.loss,
+                       step < rep_.derived.total_steps);
+  }
   rep_.evaluations.push_back({step, e.loss, e.loss_tokens, e.batches, e.seconds});
   spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)", step,
                e.loss, e.loss_tokens, e.batches, e.seconds);

@@ -88,6 +88,45 @@ Run::Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::S
   read_resume_point();
   if (lead()) check_outputs();
   start_report();
+  if (lead() && !o_.mllog_path.empty()) {
+    mllog_ = std::make_unique<MlLog>(o_.mllog_path, o_.force, resume_.has_value(),
+                                     clock_.start_epoch_seconds());
+    mllog_->start_init(-rep_.t0_before_process_seconds, clock_.now(), mllog_job());
+  }
+}
+
+MlLogJob Run::mllog_job() const {
+  MlLogJob j;
+  j.seed = spec_.train.seed;
+  j.global_batch_size = rep_.derived.effective_batch;
+  j.gradient_accumulation_steps = spec_.train.grad_accum_steps;
+  j.max_sequence_length = spec_.data.seq_len;
+  j.base_learning_rate = spec_.train.lr;
+  j.warmup_steps = spec_.train.lr_warmup_steps;
+  j.weight_decay = spec_.train.weight_decay;
+  j.adam_beta1 = spec_.train.beta1;
+  j.adam_beta2 = spec_.train.beta2;
+  j.adam_epsilon = spec_.train.eps;
+  j.gradient_clip_norm = spec_.train.max_grad_norm;
+  j.lora_rank = spec_.lora.rank;
+  j.lora_alpha = spec_.lora.alpha;
+  j.lora_dropout = spec_.lora.dropout;
+  return j;
+}
+
+void Run::stop_mllog() noexcept {
+  if (!mllog_) return;
+  try {
+    const int64_t last = result_.steps.empty() ? first_step_ - 1 : result_.steps.back().step;
+    mllog_->stop_run(clock_.now(), last, epoch_of(last), false);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}", e.what());
+  }
+}
+
+int64_t Run::epoch_of(int64_t step) const {
+  const int64_t per_epoch = std::max<int64_t>(1, rep_.derived.steps_per_epoch);
+  return (std::max<int64_t>(1, step) - 1) / per_epoch + 1;
 }
 
 // A job of several processes needs c10d's Gloo group in this build and an accumulation that
@@ -206,6 +245,16 @@ void Run::check_outputs() {
     spdlog::warn("removed {}, left by a process that did not finish writing the report", removed);
   }
   io::check_writable(o_.output_path, replace_report_);
+  if (!o_.mllog_path.empty()) {
+    if (io::absolute_normal(o_.mllog_path) == io::absolute_normal(o_.output_path)) {
+      throw spec::SpecError(
+          {spec::issue_at(spec_, "output.mllog",
+                          "the event log and the report would be one file (" + o_.mllog_path +
+                              "); give the log a path of its own")});
+    }
+    // A resumed run appends its segment to the log it started.
+    if (!resume_) io::check_writable(o_.mllog_path, o_.force);
+  }
   for (const auto& [key, dir] :
        {std::pair<const char*, std::string>{"output.adapter", adapter_dir_},
         {"output.merged", merged_dir_}}) {
@@ -297,6 +346,10 @@ report::Report Run::execute() {
     end_setup_phase(phase::kModelBuild);
     load_weights();
     end_setup_phase(phase::kWeightLoad);
+    if (mllog_) {
+      mllog_->start_run(clock_.now(),
+                        fmt::format("{}x{}", o_.launch.world_size, rep_.environment.device.name));
+    }
     prepare_data();
     end_setup_phase(phase::kDataPrepare);
     check_same_job();
@@ -312,10 +365,15 @@ report::Report Run::execute() {
       spdlog::info("resuming after step {} from {}", resume_->manifest.step, resume_->folder);
     }
     train();
+    if (mllog_) {
+      const int64_t last = result_.steps.empty() ? first_step_ - 1 : result_.steps.back().step;
+      mllog_->stop_run(clock_.now(), last, epoch_of(last), true);
+    }
     gather_rank_records();
     export_outputs();
   } catch (const std::exception& e) {
     release_run_objects();
+    stop_mllog();
     record_failure(e);
     throw;
   }
