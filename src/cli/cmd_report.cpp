@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/report/report_io.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/view/html_page.h"
 #include "ftbench/view/markdown_summary.h"
@@ -44,14 +45,43 @@ void refuse_overwriting_inputs(const std::string& output, const std::string& fla
   }
 }
 
+// Whether `path` holds an ftbench report (any file of the report schema): never replaced by a
+// page or a summary, --force or not.
+bool holds_a_report(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return false;
+  try {
+    report::read_report(path);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 int run_report(const ReportFlags& f) {
   if (f.reports.size() > 26) {
     throw InputError(
         fmt::format("report: at most 26 reports (labelled A to Z), found {}", f.reports.size()));
   }
+  // Two outputs in one file (or both on standard output) would leave only the second, or both
+  // mixed.
+  std::error_code error;
+  if (!f.html.empty() && !f.markdown.empty() &&
+      (f.html == f.markdown || (f.html != "-" && f.markdown != "-" &&
+                                (io::absolute_normal(f.html) == io::absolute_normal(f.markdown) ||
+                                 std::filesystem::equivalent(f.html, f.markdown, error))))) {
+    throw InputError(fmt::format("--html and --markdown name one {}: give each its own",
+                                 f.html == "-" ? "output, standard output" : "file"));
+  }
   for (const auto& [path, flag] : {std::pair{f.html, "--html"}, {f.markdown, "--markdown"}}) {
     if (path.empty() || path == "-") continue;
     refuse_overwriting_inputs(path, flag, f.reports);
+    if (holds_a_report(path)) {
+      throw InputError(
+          fmt::format("{} {}: that file is an ftbench report; the page and the "
+                      "summary never replace one (--force or not)",
+                      flag, text::printable(path)));
+    }
     io::check_writable(path, f.force);
   }
   view::PageInput in;

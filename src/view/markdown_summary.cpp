@@ -39,7 +39,10 @@ text::Table figures_table(const std::vector<Column>& columns, const PageInput& i
   row("device", [&](std::size_t i) {
     return markdown_literal(fmt::format("{} x{} ({})", col(i).gpu, col(i).gpus, col(i).backend));
   });
-  row("status", [&](std::size_t i) { return markdown_literal(in.reports[i].status); });
+  row("status", [&](std::size_t i) {
+    const report::Report& r = in.reports[i];
+    return markdown_literal(r.error.empty() ? r.status : r.status + ": " + r.error);
+  });
   row("steps", [&](std::size_t i) { return std::to_string(col(i).times.steps); });
   row("time to first step", [&](std::size_t i) {
     return col(i).times.steps > 0 ? format_duration(col(i).times.time_to_first_step_seconds)
@@ -54,6 +57,7 @@ text::Table figures_table(const std::vector<Column>& columns, const PageInput& i
                                      : "n/a";
   });
   row("step p50 / p90", [&](std::size_t i) {
+    if (col(i).measured_steps == 0) return std::string("n/a");
     return fmt::format("{:.4f} s / {:.4f} s", col(i).step_p50_seconds, col(i).step_p90_seconds);
   });
   row("MFU", [&](std::size_t i) { return col(i).mfu ? format_percent(*col(i).mfu) : "n/a"; });
@@ -64,7 +68,7 @@ text::Table figures_table(const std::vector<Column>& columns, const PageInput& i
   });
   row("final loss", [&](std::size_t i) {
     return std::isfinite(col(i).final_loss) && col(i).times.steps > 0
-               ? fmt::format("{:.4f}", col(i).final_loss)
+               ? fmt::format("{:.4f} (mean of last {})", col(i).final_loss, col(i).loss_window)
                : "n/a";
   });
   row("cost", [&](std::size_t i) {

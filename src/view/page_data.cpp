@@ -155,10 +155,17 @@ OJson cost_json(const PageInput& in, std::size_t i) {
   try {
     const cost::RunPricing p = cost::price_run(in.reports[i], *in.catalog, request);
     out["rate"] = p.chosen.rate.label;
-    if (p.chosen.offer == nullptr) out["offers"].push_back(priced_offer_json(p.chosen));
+    // A price taken from a catalog offer (compare's choice, --offer) is that offer's row, with
+    // its flags; a --rate is a row of its own.
+    const auto is_chosen = [&](const cost::PricedOffer& o) {
+      return o.offer != nullptr && cost::offer_name(*o.offer) == p.chosen.rate.label &&
+             o.rate.usd_per_gpu_hour == p.chosen.rate.usd_per_gpu_hour;
+    };
+    const bool in_catalog = std::any_of(p.offers.begin(), p.offers.end(), is_chosen);
+    if (!in_catalog) out["offers"].push_back(priced_offer_json(p.chosen));
     for (const cost::PricedOffer& o : p.offers) {
       OJson j = priced_offer_json(o);
-      j["chosen"] = p.chosen.offer == o.offer;
+      j["chosen"] = is_chosen(o);
       out["offers"].push_back(std::move(j));
     }
   } catch (const cost::PricingError& e) {

@@ -25,7 +25,9 @@
     : s < 7200 ? (s / 60).toFixed(1) + ' min' : (s / 3600).toFixed(2) + ' h';
   const bytes = (b) => b == null ? 'n/a' : b >= 2 ** 30 ? (b / 2 ** 30).toFixed(2) + ' GiB'
     : (b / 2 ** 20).toFixed(2) + ' MiB';
-  const usd = (v) => v == null ? 'n/a' : '$' + (v < 0.01 ? v.toPrecision(3) : v.toFixed(2));
+  // As ftbench's own text (text::format_usd): cents, and three significant digits below $1.
+  const usd = (v) => v == null ? 'n/a' : '$' + (v > 0 && v < 1
+    ? v.toFixed(Math.max(2, 2 - Math.floor(Math.log10(v)))) : v.toFixed(2));
   const percent = (f) => f == null ? 'n/a' : (100 * f).toFixed(2) + ' %';
   const number = (v) => v == null ? 'n/a' : Number(v).toPrecision(6);
   const name = (r) => r.label + ' · ' + (r.device || r.backend) + ' · ' + r.run_name;
@@ -75,8 +77,14 @@
     return charts[id];
   }
   const axis = (title, extra) => Object.assign({ title: { display: true, text: title } }, extra);
-  const points = (xs, ys, keep) => xs.map((x, i) => ({ x: x, y: ys[i] }))
-    .filter((p, i) => p.y != null && (!keep || keep(i)));
+  // Non-finite values (null) stay in as gaps, so a line does not bridge them.
+  // (Lines long enough to be decimated drop them: the decimation takes numbers only.)
+  const points = (xs, ys, keep) => {
+    const all = xs.map((x, i) => ({ x: x, y: ys[i] })).filter((p, i) => !keep || keep(i));
+    return all.length > drawnPoints ? all.filter((p) => p.y != null) : all;
+  };
+  // A series of one point has no line to show it: drawn as a dot.
+  const radius = (data) => data.filter((p) => p.y != null).length < 2 ? 4 : 0;
   const lineOptions = (xTitle, yTitle, yTick) => ({
     parsing: false,
     normalized: true,
@@ -122,8 +130,9 @@
     const s = section('Loss', 'Training loss per optimizer step; validation loss at each pass.');
     const datasets = [];
     reports.forEach((r, i) => {
-      datasets.push({ label: r.label + ' training', data: points(r.steps.step, r.steps.loss),
-        borderColor: colour(i), backgroundColor: colour(i), borderWidth: 1.5, pointRadius: 0 });
+      const loss = points(r.steps.step, r.steps.loss);
+      datasets.push({ label: r.label + ' training', data: loss, borderColor: colour(i),
+        backgroundColor: colour(i), borderWidth: 1.5, pointRadius: radius(loss), spanGaps: false });
       if (r.evaluations.after_step.length) {
         datasets.push({ label: r.label + ' validation',
           data: points(r.evaluations.after_step, r.evaluations.loss), borderColor: colour(i),
@@ -140,9 +149,9 @@
     const datasets = [];
     reports.forEach((r, i) => {
       const st = r.steps;
+      const measured = points(st.step, st.wall_seconds, (k) => !st.warmup[k]);
       datasets.push({ label: r.label + ' measured', borderColor: colour(i),
-        backgroundColor: colour(i), borderWidth: 1, pointRadius: 0,
-        data: points(st.step, st.wall_seconds, (k) => !st.warmup[k]) });
+        backgroundColor: colour(i), borderWidth: 1, pointRadius: radius(measured), data: measured });
       if (st.warmup.some((w) => w)) {
         datasets.push({ label: r.label + ' warm-up', showLine: false, pointStyle: 'triangle',
           pointRadius: 5, borderColor: colour(i), backgroundColor: colour(i),
@@ -154,9 +163,10 @@
     table(s, ['', 'measured', 'warm-up left out', 'mean', 'median', 'p90', 'p99', 'min', 'max',
       'stddev', 'CV'], reports.map((r) => {
       const m = r.step_time.summary;
-      return [r.label, String(m.count), String(r.step_time.warmup_steps_excluded), seconds(m.mean),
-        seconds(m.median), seconds(m.p90), seconds(m.p99), seconds(m.min), seconds(m.max),
-        seconds(m.stddev), percent(m.cv)];
+      const s = (v) => m.count > 0 ? seconds(v) : 'n/a';
+      return [r.label, String(m.count), String(r.step_time.warmup_steps_excluded), s(m.mean),
+        s(m.median), s(m.p90), s(m.p99), s(m.min), s(m.max), s(m.stddev),
+        m.count > 0 ? percent(m.cv) : 'n/a'];
     }));
     const grid = element('div', 'grid');
     s.appendChild(grid);
@@ -191,8 +201,9 @@
     const datasets = Object.values(sets).map((d) => ({ label: d.phase, data: d.data,
       grouped: false, backgroundColor: phasePalette[kinds.indexOf(d.phase) % phasePalette.length],
       borderWidth: 0 }));
-    const labels = reports.map((r) => name(r) + ' (first step ends at ' +
-      seconds(r.timeline.time_to_first_step_seconds) + ')');
+    const firstStep = (r) => r.steps.step.length ? seconds(r.timeline.time_to_first_step_seconds)
+      : 'n/a (no step finished)';
+    const labels = reports.map((r) => name(r) + ' (first step ends at ' + firstStep(r) + ')');
     chart(s, 'waterfall', { type: 'bar', data: { labels: labels, datasets: datasets },
       options: { indexAxis: 'y', scales: { x: axis('seconds from t0', { min: 0 }) },
         plugins: { legend: { labels: { filter: (item, d) =>
@@ -201,7 +212,7 @@
             ' to ' + seconds(c.raw[1]) + ' (' + seconds(c.raw[1] - c.raw[0]) + ')' } } } } },
       reports.length < 3);
     table(s, ['', 'time to first step', 'run (to the last phase)']
-      .concat(kinds), reports.map((r) => [r.label, seconds(r.timeline.time_to_first_step_seconds),
+      .concat(kinds), reports.map((r) => [r.label, firstStep(r),
       seconds(r.timeline.bars.length ? r.timeline.bars[r.timeline.bars.length - 1].end_seconds
         : null)].concat(kinds.map((k) => seconds(r.timeline.bars.filter((b) => b.phase === k)
       .reduce((sum, b) => sum + b.end_seconds - b.start_seconds, 0) || null)))));
