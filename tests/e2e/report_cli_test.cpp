@@ -59,7 +59,7 @@ TEST(ReportCli, OneFileForBothOutputsIsRefused) {
 TEST(ReportCli, AReportIsNeverReplacedEvenWithForce) {
   const ScratchDir scratch("ftbench-report-cli");
   const auto victim = scratch.path() / "victim.json";
-  std::filesystem::copy_file(kMi300x, victim);
+  std::filesystem::copy_file(std::string(FTBENCH_SOURCE_DIR) + "/" + kMi300x, victim);
   const std::string before = slurp(victim);
   // The flag before the reports takes the first one as its value.
   const Outcome r = run_ftbench("report --markdown " + victim.string() + " " + kH100 + " --force",
