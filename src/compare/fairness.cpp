@@ -43,6 +43,9 @@ Severity classify_spec_key(const std::string& path) {
                                                    "spec.train.loss_window",
                                                    "spec.model.checkpoint",
                                                    "spec.model.checkpoint_path",
+                                                   "spec.data.path",
+                                                   "spec.data.tokenizer",
+                                                   "spec.data.validation_path",
                                                    "spec.train.oom_fallback",
                                                    "spec.train.oom_max_fallbacks"};
   if (starts_with(path, "spec.backend.")) return Severity::kPlatform;

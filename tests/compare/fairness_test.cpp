@@ -450,4 +450,22 @@ TEST(Fairness, OutOfMemorySettingsAreExecution) {
   for (const Difference& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution) << d.what;
 }
 
+// Where the data and tokenizer files are differs between machines (and between a run and its
+// re-creation from the report, whose paths are absolute); what they hold is the data
+// fingerprint. Documented as execution; they were refused as job.
+TEST(Fairness, DataAndTokenizerPathsAreExecution) {
+  report::Report a = make_report();
+  report::Report b = make_report();
+  a.spec["data"]["path"] = "data/train.jsonl";
+  b.spec["data"]["path"] = "/mnt/runs/data/train.jsonl";
+  a.spec["data"]["tokenizer"] = "tok";
+  b.spec["data"]["tokenizer"] = "/mnt/runs/tok";
+  a.spec["data"]["validation_path"] = "data/val.jsonl";
+  b.spec["data"]["validation_path"] = "/mnt/runs/data/val.jsonl";
+  const Fairness f = check_fairness({a, b});
+  EXPECT_TRUE(f.same_job);
+  ASSERT_EQ(f.differences.size(), 3u);
+  for (const Difference& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution) << d.what;
+}
+
 }  // namespace ftbench::compare
