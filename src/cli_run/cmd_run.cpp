@@ -16,7 +16,9 @@
 #include "ftbench/cost/pricing.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/local_launch.h"
+#include "ftbench/report/report_io.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/run/rerun.h"
 #include "ftbench/run/runner.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
@@ -46,7 +48,31 @@ struct RunFlags {
   int64_t min_seconds = 0;
   std::string offer;
   std::vector<std::string> catalogs;
+  std::string from_report;
 };
+
+// The spec to run: the file given, with --set; or with --from-report the report's own spec as is
+// (run/rerun.h), with the weights its run trained to check.
+spec::RunSpec spec_to_run(const RunFlags& f, run::RunOptions& o) {
+  if (f.from_report.empty()) {
+    if (f.spec_path.empty()) throw InputError("run: give a spec file, or --from-report REPORT");
+    return spec::load_spec(f.spec_path, f.overrides);
+  }
+  if (!f.spec_path.empty() || !f.overrides.empty()) {
+    throw InputError(
+        "--from-report runs the report's spec as is: give no spec file and no --set (run the "
+        "spec with --set to change it)");
+  }
+  const report::Report old = [&] {
+    try {
+      return report::read_report(f.from_report);
+    } catch (const report::ReportError& e) {
+      throw InputError(e.what());
+    }
+  }();
+  if (old.weights) o.expected_weights_fingerprint = old.weights->fingerprint;
+  return run::spec_from_report(old, f.from_report);
+}
 
 // The price of the live line's dollars: --rate (with --billing, --min-seconds), --offer, else
 // the spec's output.price (an offer, or USD per GPU-hour billed per second); nullopt: none.
@@ -132,7 +158,11 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                        const train::StopSignals& signals) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = add_subcommand(app, "run");
-  cmd->add_option("spec", flags->spec_path, "YAML run spec")->required();
+  cmd->add_option("spec", flags->spec_path, "YAML run spec (or --from-report)");
+  cmd->add_option("--from-report", flags->from_report,
+                  "Run a report's run again: its resolved spec as is, relative paths from the "
+                  "folder it started in, its data and tokenizer files checked against the "
+                  "digests it recorded (the same job by compare's fingerprints)");
   cmd->add_option("--set", flags->overrides, "Override a key: --set lora.rank=8 (repeatable)");
   cmd->add_option("-o,--output", flags->output, "Report path (default: the spec's output.report)");
   cmd->add_flag("--force", flags->force, "Overwrite an existing report");
@@ -183,7 +213,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
       spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] %^%l%$ %v", o.launch.rank));
       spdlog::info("{}", dist::describe(o.launch));
     }
-    o.spec = spec::load_spec(flags->spec_path, flags->overrides);
+    o.spec = spec_to_run(*flags, o);
     o.spec_loaded_seconds = clock.now();
     o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
     o.force = flags->force;

@@ -407,6 +407,14 @@ void visit_fields(V& v, R& p) {
   v.optional_record_since("memory", p.memory);
 }
 
+template <class V, class R, IfRecord<R, InputFile> = 0>
+void visit_fields(V& v, R& f) {
+  v.string("key", f.key);
+  v.string("path", f.path);
+  v.count("bytes", f.bytes);
+  v.string("sha256", f.sha256);
+}
+
 template <class V, class R, IfRecord<R, DataInfo> = 0>
 void visit_fields(V& v, R& d) {
   v.string("source", d.source);
@@ -416,6 +424,7 @@ void visit_fields(V& v, R& d) {
   v.string("fingerprint", d.fingerprint);
   v.optional_record_since("statistics", d.statistics);
   v.optional_record_since("validation", d.validation);
+  v.records_since("files", d.files);
 }
 
 template <class V, class R, IfRecord<R, Environment> = 0>
@@ -435,6 +444,7 @@ void visit_fields(V& v, R& r) {
     g.string("started_at_utc", r.started_at_utc);
     g.string("finished_at_utc", r.finished_at_utc);
     g.string("spec_path", r.spec_path);
+    g.string_since("working_directory", r.working_directory);
     // What billing takes (cost::kMaxGpus).
     g.count_in_range_since("world_size", r.world_size, 1, kMaxWorldSize);
   });

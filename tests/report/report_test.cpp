@@ -71,11 +71,13 @@ Report full_report() {
   r.finished_at_utc = "2024-05-01T12:34:56Z";
   r.world_size = 2;
   r.data = DataInfo{"synthetic(seed=1234, n=2000)", 2000, 712345, 356789, std::string(64, 'a')};
+  r.data->files = {{"data.path", "/home/user/runs/data/train.jsonl", 1234, std::string(64, 'b')}};
   r.data->statistics =
       DataStatistics{"alpaca", 2107, 3, 4, 11, 356.1725, 301.5, 612.9, 1024, 0.49913};
   r.data->validation =
       ValidationDataInfo{"file(path=val.jsonl, format=alpaca, n=100)", 100, 35012, 17001};
   r.spec_path = "configs/llama3.1-8b-lora.yaml";
+  r.working_directory = "/home/user/runs";
   // Keys deliberately not in alphabetical order: the reader must keep them as written.
   r.spec = OJson::parse(R"({"run": {"name": "x", "seed": 7}, "model": {"preset": "tiny"},
                             "lora": {"rank": 16, "alpha": 32.0, "targets": ["q", "v"]}})");
@@ -295,6 +297,10 @@ TEST(ReportJson, RoundTripEveryFieldSet) {
   const Report back = report::from_json(OJson::parse(text), "mem.json");
   EXPECT_EQ(to_json(back), written);  // ordered: equal values and equal key order
 
+  EXPECT_EQ(back.working_directory, "/home/user/runs");
+  ASSERT_EQ(back.data->files.size(), 1u);
+  EXPECT_EQ(back.data->files[0].key, "data.path");
+  EXPECT_EQ(back.data->files[0].bytes, 1234);
   EXPECT_EQ(back.environment.device.memory_bytes, 85028569088);
   EXPECT_EQ(back.environment.device.multiprocessor_count, 132);
   EXPECT_EQ(back.summary.peak_tflops, 989.4);
@@ -368,7 +374,7 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                          "steps",      "evaluations", "gemm",    "segments",         "checkpoints",
                          "weights",    "exports",     "summary", "memory",           "energy",
                          "distributed"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.10");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.11");
   EXPECT_EQ(keys(j["distributed"]),
             (std::vector<std::string>{"launch", "backend", "shard_base", "ranks",
                                       "step_skew_seconds", "straggler_rank", "collective_share",
@@ -393,12 +399,12 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"index", "pci_bus_id", "method", "source", "library",
                                       "joules", "sampled_seconds", "mean_watts", "peak_watts",
                                       "samples", "failed_reads", "counter_resets"}));
-  EXPECT_EQ(keys(j["run"]),
-            (std::vector<std::string>{"name", "status", "error", "started_at_utc",
-                                      "finished_at_utc", "spec_path", "world_size"}));
+  EXPECT_EQ(keys(j["run"]), (std::vector<std::string>{"name", "status", "error", "started_at_utc",
+                                                      "finished_at_utc", "spec_path",
+                                                      "working_directory", "world_size"}));
   EXPECT_EQ(keys(j["data"]),
             (std::vector<std::string>{"source", "examples", "tokens", "loss_tokens", "fingerprint",
-                                      "statistics", "validation"}));
+                                      "statistics", "validation", "files"}));
   EXPECT_EQ(keys(j["data"]["statistics"]),
             (std::vector<std::string>{"format", "records", "skipped_bad", "dropped_too_long",
                                       "truncated", "mean_length", "p50_length", "p90_length",
@@ -531,7 +537,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.10") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.11") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -1566,7 +1572,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.10\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.11\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

@@ -1,6 +1,6 @@
 // The run report: the contract between `ftbench run` and everything that reads its output.
 //
-// Schema "ftbench.report/1.9", every field documented in docs/report-schema.md. Unknown values
+// Schema "ftbench.report/1.11", every field documented in docs/report-schema.md. Unknown values
 // are std::nullopt and serialise as JSON null (never NaN). Readers accept "ftbench.report/1" and
 // any "ftbench.report/1.x" and reject other major versions; unknown fields are ignored. Fields
 // added in a minor version are optional when reading (absent in older reports).
@@ -19,7 +19,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.10";     // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.11";     // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -207,6 +207,15 @@ struct ValidationDataInfo {
   int64_t loss_tokens = 0;
 };
 
+// A file the run read its data or tokenizer from (since 1.11), for a run re-created from its
+// report (`ftbench run --from-report`) to find it and to check it holds the same bytes.
+struct InputFile {
+  std::string key;    // the spec key that names it: data.path, data.validation_path, data.tokenizer
+  std::string path;   // absolute, as the run found it
+  int64_t bytes = 0;  // its size
+  std::string sha256;  // lower-case hex SHA-256 of its bytes
+};
+
 // The data set actually trained (since 1.1).
 struct DataInfo {
   std::string source;       // the data set's own description, e.g. "synthetic(seed=1234, n=2000)"
@@ -219,6 +228,9 @@ struct DataInfo {
   // Default-initialised so that brace initialisation of the first five stays warning-free.
   std::optional<DataStatistics> statistics = std::nullopt;      // nullopt: not recorded
   std::optional<ValidationDataInfo> validation = std::nullopt;  // nullopt: no validation data
+  // The files the data and the tokenizer were read from (since 1.11; empty for synthetic data
+  // with the byte tokenizer, and in older reports).
+  std::vector<InputFile> files = {};
 };
 
 // One validation pass (since 1.1; optional when reading: absent = none).
@@ -453,6 +465,9 @@ struct Report {
   std::string started_at_utc;  // ISO 8601
   std::string finished_at_utc;
   std::string spec_path;
+  // The folder the run started in, absolute (since 1.11; "" in older reports): what the spec's
+  // relative paths were relative to.
+  std::string working_directory;
   int64_t world_size = 1;       // processes (devices) the run used; 1 when absent (before 1.1)
   nlohmann::ordered_json spec;  // resolved spec (spec::to_json)
   std::string spec_fingerprint;

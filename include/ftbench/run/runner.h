@@ -52,6 +52,9 @@ struct RunOptions {
   // --rate / --offer, else the spec's output.price: the live line shows the dollars so far and
   // the projected total, and the run's summary its cost. nullopt: no money shown.
   std::optional<cost::Rate> rate;
+  // --from-report: the weights fingerprint the report's run trained ("" for random weights or
+  // none to check); a run that loads other weights stops after loading them (exit 2).
+  std::string expected_weights_fingerprint;
 };
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws

@@ -55,6 +55,7 @@
 #include "ftbench/run/phase_timer.h"
 #include "ftbench/run/progress.h"
 #include "ftbench/run/recorder.h"
+#include "ftbench/run/rerun.h"
 #include "ftbench/run/resume_point.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/choices.h"
@@ -106,6 +107,7 @@ class Run {
   void init_backend();
   void build_model();
   void load_weights();
+  void check_weights() const;
   void count_base_bytes();
   void prepare_data();
   void prepare_validation(const data::BatcherOptions& train_options);

@@ -275,6 +275,8 @@ void Run::check_outputs() {
 // phases, and the meters.
 void Run::start_report() {
   rep_.run_name = spec_.output.name;
+  std::error_code cwd_error;
+  rep_.working_directory = std::filesystem::current_path(cwd_error).string();
   rep_.world_size = o_.launch.world_size;
   rep_.started_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds());
   rep_.spec_path = spec_.source_path;
@@ -345,6 +347,7 @@ report::Report Run::execute() {
     build_model();
     end_setup_phase(phase::kModelBuild);
     load_weights();
+    check_weights();
     end_setup_phase(phase::kWeightLoad);
     if (mllog_) {
       mllog_->start_run(clock_.now(),
@@ -495,6 +498,18 @@ void Run::build_model() {
   backend_->synchronize();
 }
 
+// A run re-created from a report trains the weights that run trained.
+void Run::check_weights() const {
+  if (o_.expected_weights_fingerprint.empty() || !rep_.weights) return;
+  if (rep_.weights->fingerprint != o_.expected_weights_fingerprint) {
+    throw RerunError(fmt::format(
+        "model.checkpoint {}: weights fingerprint {}, the report's run trained {}: not the same "
+        "weights, so not the same job",
+        spec_.model.checkpoint, rep_.weights->fingerprint.substr(0, 12),
+        o_.expected_weights_fingerprint.substr(0, 12)));
+  }
+}
+
 void Run::load_weights() {
   // A split base: each unit keeps this rank's slice as soon as it is filled.
   std::function<void(int64_t)> keep;
@@ -593,6 +608,8 @@ void Run::prepare_data() {
     statistics.truncated = file->truncated;
   }
   rep_.data->statistics = statistics;
+  // What a run re-created from this report checks it reads again (run/rerun.h).
+  rep_.data->files = input_files(spec_);
   prepare_validation(bo);
 }
 

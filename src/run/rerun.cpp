@@ -1,0 +1,111 @@
+#include "ftbench/run/rerun.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "ftbench/spec/canonical.h"
+#include "ftbench/spec/choices.h"
+#include "ftbench/spec/spec_error.h"
+#include "ftbench/spec/spec_loader.h"
+#include "ftbench/train/checkpoint_files.h"
+
+namespace ftbench::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+report::InputFile describe_file(const std::string& key, const fs::path& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  const auto bytes = fs::file_size(absolute, ec);
+  return {key, absolute.string(), ec ? 0 : static_cast<int64_t>(bytes),
+          train::sha256_of_file(absolute.string())};
+}
+
+bool is_tokenizer_file(const std::string& tokenizer) {
+  return tokenizer != spec::choice::tokenizer::kByte &&
+         tokenizer != spec::choice::tokenizer::kNone && !tokenizer.empty();
+}
+
+void check_file(const report::InputFile& f, const std::string& source) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f.path, ec)) {
+    throw RerunError(fmt::format("{}: {} {}: no such file here; the report's run read it there",
+                                 source, f.key, f.path));
+  }
+  const auto bytes = static_cast<int64_t>(fs::file_size(f.path, ec));
+  const std::string digest = bytes == f.bytes ? train::sha256_of_file(f.path) : std::string();
+  if (bytes != f.bytes || digest != f.sha256) {
+    throw RerunError(fmt::format(
+        "{}: {} {}: not the file the report's run read ({} bytes, SHA-256 {}; the run read {} "
+        "bytes, SHA-256 {}): a run on it would not be the same job",
+        source, f.key, f.path, bytes, digest.empty() ? "not computed" : digest.substr(0, 16),
+        f.bytes, f.sha256.substr(0, 16)));
+  }
+}
+
+}  // namespace
+
+std::vector<report::InputFile> input_files(const spec::RunSpec& spec) {
+  std::vector<report::InputFile> out;
+  if (spec.data.source == spec::choice::data_source::kFile) {
+    out.push_back(describe_file("data.path", spec.data.path));
+    if (!spec.data.validation_path.empty()) {
+      out.push_back(describe_file("data.validation_path", spec.data.validation_path));
+    }
+  }
+  if (is_tokenizer_file(spec.data.tokenizer)) {
+    std::error_code ec;
+    fs::path file = spec.data.tokenizer;
+    if (fs::is_directory(file, ec)) file /= "tokenizer.json";
+    out.push_back(describe_file("data.tokenizer", file));
+    const fs::path config = file.parent_path() / "tokenizer_config.json";
+    if (file.filename() == "tokenizer.json" && fs::is_regular_file(config, ec)) {
+      out.push_back(describe_file("data.tokenizer", config));
+    }
+  }
+  return out;
+}
+
+spec::RunSpec spec_from_report(const report::Report& report, const std::string& source) {
+  if (report.working_directory.empty()) {
+    throw RerunError(fmt::format(
+        "{}: the report does not record the folder its run started in (schema {}; ftbench "
+        "records it since ftbench.report/1.11), so its relative paths cannot be found: run its "
+        "spec from that folder instead",
+        source, report.schema));
+  }
+  nlohmann::ordered_json spec = report.spec;
+  spec.erase("source_path");
+  const fs::path base = report.working_directory;
+  for (const auto& [section, key] : kPathKeys) {
+    if (!spec.contains(section) || !spec[section].contains(key)) continue;
+    nlohmann::ordered_json& value = spec[section][key];
+    if (!value.is_string() || value.get<std::string>().empty()) continue;
+    const std::string text = value.get<std::string>();
+    if (std::string(key) == "tokenizer" && !is_tokenizer_file(text)) continue;
+    if (fs::path(text).is_relative()) value = (base / text).lexically_normal().string();
+  }
+  spec::RunSpec out;
+  try {
+    out = spec::load_spec_from_string(spec.dump(), source + " (its spec)");
+  } catch (const spec::SpecError& e) {
+    throw RerunError(fmt::format("{}: its spec does not load as this ftbench reads specs: {}",
+                                 source, e.what()));
+  }
+  if (report.data) {
+    for (const report::InputFile& f : report.data->files) check_file(f, source);
+  }
+  const std::string fingerprint = spec::fingerprint(out);
+  if (fingerprint != report.spec_fingerprint) {
+    throw RerunError(fmt::format(
+        "{}: its spec has fingerprint {} here, the report's run {}: this ftbench reads the spec "
+        "as another job (a different version?), so the run would not be the same job",
+        source, fingerprint.substr(0, 12), report.spec_fingerprint.substr(0, 12)));
+  }
+  return out;
+}
+
+}  // namespace ftbench::run

@@ -1,0 +1,122 @@
+// A run re-created from its report (run/rerun.h): the spec as the report holds it, relative
+// paths from the recorded working directory, and the recorded files' digests and the spec
+// fingerprint held to the report's.
+#include "ftbench/run/rerun.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ftbench/spec/canonical.h"
+#include "ftbench/spec/spec_loader.h"
+
+namespace ftbench::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Folder {
+  fs::path path =
+      fs::temp_directory_path() /
+      ("ftbench-rerun-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  Folder() {
+    fs::remove_all(path);
+    fs::create_directories(path / "data");
+  }
+  ~Folder() { fs::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+  }
+};
+
+// The report of a run started in `folder` on its data/train.jsonl, as the run records it.
+report::Report report_in(const Folder& folder) {
+  folder.write("data/train.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n");
+  const spec::RunSpec s = spec::load_spec_from_string(
+      "model: {preset: tiny}\ndata: {source: file, path: data/train.jsonl}\n", "spec.yaml");
+  report::Report r;
+  r.schema = "ftbench.report/1.11";
+  r.spec = spec::to_json(s);
+  r.spec_fingerprint = spec::fingerprint(s);
+  r.working_directory = folder.path.string();
+  r.data = report::DataInfo{};
+  spec::RunSpec read = s;
+  read.data.path = (folder.path / "data/train.jsonl").string();
+  r.data->files = input_files(read);  // as the run records them
+  return r;
+}
+
+TEST(Rerun, RelativePathsAreTakenFromTheFolderTheRunStartedIn) {
+  const Folder folder;
+  const report::Report r = report_in(folder);
+  const spec::RunSpec s = spec_from_report(r, "r.json");
+  EXPECT_EQ(s.data.path, (folder.path / "data/train.jsonl").string());
+  EXPECT_EQ(s.output.report, (folder.path / "reports/{name}.json").string());
+  EXPECT_EQ(s.data.tokenizer, "byte");  // a choice, not a path
+  EXPECT_EQ(spec::fingerprint(s), r.spec_fingerprint);
+}
+
+TEST(Rerun, AFileThatChangedIsRefusedNamingItsKeyAndDigests) {
+  const Folder folder;
+  const report::Report r = report_in(folder);
+  folder.write("data/train.jsonl", "{\"text\": \"a\"}\n{\"text\": \"c\"}\n");  // same size
+  try {
+    spec_from_report(r, "r.json");
+    ADD_FAILURE() << "a changed data file was accepted";
+  } catch (const RerunError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("r.json: data.path " + (folder.path / "data/train.jsonl").string() +
+                          ": not the file the report's run read (28 bytes, SHA-256 ",
+                      0),
+              0u)
+        << m;
+    EXPECT_NE(m.find("the run read 28 bytes, SHA-256 " + r.data->files[0].sha256.substr(0, 16)),
+              std::string::npos)
+        << m;
+  }
+  fs::remove(folder.path / "data/train.jsonl");
+  EXPECT_THROW(spec_from_report(r, "r.json"), RerunError);
+}
+
+TEST(Rerun, AReportWithoutItsWorkingDirectoryOrOfAnotherJobIsRefused) {
+  const Folder folder;
+  report::Report r = report_in(folder);
+  r.working_directory.clear();
+  r.schema = "ftbench.report/1.10";
+  try {
+    spec_from_report(r, "old.json");
+    ADD_FAILURE();
+  } catch (const RerunError& e) {
+    EXPECT_NE(std::string(e.what()).find("old.json: the report does not record the folder its run "
+                                         "started in (schema ftbench.report/1.10;"),
+              std::string::npos)
+        << e.what();
+  }
+  r = report_in(folder);
+  r.spec_fingerprint = "0123456789abcdef";
+  EXPECT_THROW(spec_from_report(r, "r.json"), RerunError);
+}
+
+TEST(Rerun, ATokenizerFolderRecordsItsTokenizerJsonAndConfig) {
+  const Folder folder;
+  fs::create_directories(folder.path / "tok");
+  folder.write("tok/tokenizer.json", "{}");
+  folder.write("tok/tokenizer_config.json", "{\"a\": 1}");
+  spec::RunSpec s;
+  s.data.tokenizer = (folder.path / "tok").string();
+  const std::vector<report::InputFile> files = input_files(s);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].key, "data.tokenizer");
+  EXPECT_EQ(files[0].path, (folder.path / "tok/tokenizer.json").string());
+  EXPECT_EQ(files[0].bytes, 2);
+  // sha256("{}")
+  EXPECT_EQ(files[0].sha256, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+  EXPECT_EQ(files[1].path, (folder.path / "tok/tokenizer_config.json").string());
+  EXPECT_EQ(files[1].bytes, 8);
+}
+
+}  // namespace
+}  // namespace ftbench::run
