@@ -63,6 +63,9 @@ int run_report(const ReportFlags& f) {
     throw InputError(
         fmt::format("report: at most 26 reports (labelled A to Z), found {}", f.reports.size()));
   }
+  // The reports first: a command that fails on them leaves nothing behind (no output folder).
+  view::PageInput in;
+  for (const std::string& path : f.reports) in.reports.push_back(load_report(path));
   // Two outputs in one file (or both on standard output) would leave only the second, or both
   // mixed.
   std::error_code error;
@@ -84,8 +87,7 @@ int run_report(const ReportFlags& f) {
     }
     io::check_writable(path, f.force);
   }
-  view::PageInput in;
-  for (const std::string& path : f.reports) in.reports.push_back(load_report(path));
+
   in.sources = f.reports;
   const cost::Catalog catalog = cost::load_catalogs(f.common.catalogs);
   in.rates = choose_rates(f.prices, f.reports, in.reports, catalog);
@@ -100,8 +102,9 @@ int run_report(const ReportFlags& f) {
       std::cout << page;
     } else {
       io::write_file_atomically(page, f.html, f.force);
-      std::cerr << fmt::format("wrote {} ({} reports, {:.0f} KiB)\n", text::printable(f.html),
-                               f.reports.size(), static_cast<double>(page.size()) / 1024.0);
+      std::cerr << fmt::format("wrote {} ({} report{}, {:.0f} KiB)\n", text::printable(f.html),
+                               f.reports.size(), f.reports.size() == 1 ? "" : "s",
+                               static_cast<double>(page.size()) / 1024.0);
     }
   }
   if (!f.markdown.empty() || f.html.empty()) {
@@ -110,8 +113,10 @@ int run_report(const ReportFlags& f) {
       std::cout << summary;
     } else {
       io::write_file_atomically(summary, f.markdown, f.force);
+      std::cerr << "wrote " << text::printable(f.markdown) << "\n";
     }
   }
+  check_standard_output();
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 
@@ -13,6 +14,7 @@
 
 #include "commands.h"
 #include "ftbench/cost/pricing.h"
+#include "ftbench/io/output_file.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
@@ -79,6 +81,14 @@ std::vector<std::optional<cost::Rate>> choose_rates(const PriceFlags& f,
     if (pick != nullptr) rates[i] = cost::rate_from_offer(*pick);
   }
   return rates;
+}
+
+void check_standard_output() {
+  std::cout.flush();
+  if (!std::cout) {
+    throw io::FileWriteError("standard output: writing failed (" +
+                             std::string(std::strerror(errno)) + ")");
+  }
 }
 
 void add_price_options(CLI::App* cmd, PriceFlags& f) {
@@ -272,6 +282,7 @@ int print_as(text::Format format, const std::string& color_flag, const Printers&
       printers.text(text::use_color(color_flag));
       break;
   }
+  check_standard_output();
   return kExitOk;
 }
 

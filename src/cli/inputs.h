@@ -69,6 +69,11 @@ struct Printers {
 // (`color_flag`) says so; returns kExitOk.
 int print_as(text::Format format, const std::string& color_flag, const Printers& printers);
 
+// Flushes standard output and throws io::FileWriteError (exit 3) when writing to it failed (a
+// full disk behind a redirection, a closed pipe): a command never reports success for output
+// that did not arrive.
+void check_standard_output();
+
 // Throws InputError unless 0 <= days.
 void check_max_age_days(int64_t days);
 

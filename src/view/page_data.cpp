@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "ftbench/compare/verdicts.h"
 #include "ftbench/cost/estimate.h"
 #include "ftbench/cost/pricing.h"
@@ -86,9 +88,13 @@ OJson timeline_json(const report::Report& r) {
     phases.push_back(
         {{"name", p.name}, {"start_seconds", p.start_seconds}, {"seconds", p.seconds}});
   }
+  // As cost and compare take it: over every process of a resumed run.
+  const double to_first_step = r.phases.empty() ? r.time_to_first_step_seconds
+                                                : cost::run_times(r).time_to_first_step_seconds;
   return {{"t0_source", r.t0_source},
           {"t0_before_process_seconds", r.t0_before_process_seconds},
-          {"time_to_first_step_seconds", r.time_to_first_step_seconds},
+          {"time_to_first_step_seconds", to_first_step},
+          {"processes", std::max<std::size_t>(1, r.segments.size())},
           {"bars", std::move(bars)},
           {"phases", std::move(phases)}};
 }
@@ -195,9 +201,12 @@ OJson report_json(const PageInput& in, std::size_t i) {
   j["step_time"] = step_time_json(r);
   j["timeline"] = timeline_json(r);
   j["memory"] = memory_json(r);
-  j["throughput"] = {{"tokens_per_second_real", r.summary.tokens_per_second_real},
-                     {"tokens_per_second_padded", r.summary.tokens_per_second_padded},
-                     {"padding_fraction", r.summary.padding_fraction}};
+  // A run without measured steps has no throughput (null, drawn as none), not 0 tokens/s.
+  const bool measured = r.summary.measured_steps > 0;
+  const auto if_measured = [&](double v) { return measured ? OJson(v) : OJson(nullptr); };
+  j["throughput"] = {{"tokens_per_second_real", if_measured(r.summary.tokens_per_second_real)},
+                     {"tokens_per_second_padded", if_measured(r.summary.tokens_per_second_padded)},
+                     {"padding_fraction", if_measured(r.summary.padding_fraction)}};
   j["mfu"] = mfu_json(r);
   j["cost"] = cost_json(in, i);
   j["loss"] = {{"final", number_or_null(r.summary.final_loss)},
@@ -268,8 +277,19 @@ Histogram histogram(const std::vector<double>& samples, int64_t bins) {
 
 std::vector<TimelineBar> timeline(const report::Report& r) {
   std::vector<TimelineBar> bars;
-  const double shift = r.t0_before_process_seconds;
-  if (shift > 0.0) bars.push_back({"t0 to process start", 0.0, shift});
+  // A resumed run's earlier processes, each a rental of its own, come first, one after the
+  // other; this process's phases follow them.
+  double offset = 0.0;
+  for (std::size_t i = 0; i + 1 < r.segments.size(); ++i) {
+    const report::Segment& g = r.segments[i];
+    bars.push_back(
+        {fmt::format("process {} (resumed after)", g.index), offset, offset + g.run_seconds});
+    offset += g.run_seconds;
+  }
+  if (r.t0_before_process_seconds > 0.0) {
+    bars.push_back({"t0 to process start", offset, offset + r.t0_before_process_seconds});
+  }
+  const double shift = offset + r.t0_before_process_seconds;
   for (const report::Phase& p : r.phases) {
     const double start = shift + p.start_seconds;
     const double end = start + p.seconds;

@@ -17,13 +17,15 @@ The page contract checked:
     holds at least one chart, and each chart's canvas is the document's #<id>;
   * no console.error / console.warn / console.assert, no uncaught exception, no
     error-level browser log entry (e.g. a resource that failed to load);
-  * every chart painted a non-transparent pixel on its canvas, and the full-page
+  * every chart painted a non-transparent pixel on its canvas, and one with data drew some of
+    it (its canvas changes when every dataset is hidden), and the full-page
     screenshot has more than 16 distinct colours (a blank page has 1-2).
 
 RESULT.json: {"page", "ready" (the ftbenchReady string, null if never set),
 "console_errors", "exceptions", "network_requests" (lists of strings), "charts": [{"id",
 "type", "labels", "datasets": [{"label", "data"}], "canvas": {"id", "width", "height",
-"in_document"}, "painted_pixels", "error"}], "data" (window.ftbench.data), "screenshot":
+"in_document"}, "painted_pixels", "data_pixels" (pixels that change when every dataset is
+hidden: what the data drew), "error"}], "data" (window.ftbench.data), "screenshot":
 {"width", "height", "distinct_colours"}, "chromium_version", "elapsed_s", "problems"}.
 
 Exit status: 0 every check passed; 1 a check failed or Chromium failed (one line per
@@ -56,15 +58,42 @@ READ_BACK_JS = r"""(() => {
   const f = window.ftbench, charts = [];
   if (!f || typeof f !== "object") return {missing: true, charts: [], data: null};
   for (const [id, c] of Object.entries(f.charts || {})) {
-    const r = {id, type: null, labels: [], datasets: [], canvas: null, painted_pixels: 0, error: null};
+    const r = {id, type: null, labels: [], datasets: [], canvas: null, painted_pixels: 0,
+               data_pixels: 0, error: null};
     try {
       r.type = c.config.type || (c.config._config && c.config._config.type) || null;
       r.labels = plain(c.data.labels || []);
       r.datasets = (c.data.datasets || []).map(d => ({label: plain(d.label), data: plain(d.data || [])}));
       const cv = c.canvas; r.canvas = {id: cv.id, width: cv.width, height: cv.height, in_document: document.getElementById(id) === cv};
       if (cv.width > 0 && cv.height > 0) {
-        const px = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
+        const image = () => cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
+        const px = image();
         for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) r.painted_pixels++;
+        // What the data drew: the pixels that change when every dataset is hidden, with the
+        // legend off and each scale held at its range (so only the data can change), counted;
+        // then the chart is put back as it was.
+        const o = c.options, saved = {legend: o.plugins.legend.display, scales: {}};
+        for (const [k, sc] of Object.entries(c.scales)) {
+          saved.scales[k] = [o.scales[k].min, o.scales[k].max];
+          o.scales[k].min = sc.min; o.scales[k].max = sc.max;
+        }
+        o.plugins.legend.display = false;
+        c.update("none");
+        const drawn = image();
+        const shown = c.data.datasets.map((_, i) => c.isDatasetVisible(i));
+        shown.forEach((_, i) => c.setDatasetVisibility(i, false));
+        c.update("none");
+        const bare = image();
+        shown.forEach((v, i) => c.setDatasetVisibility(i, v));
+        o.plugins.legend.display = saved.legend;
+        for (const [k, [min, max]] of Object.entries(saved.scales)) {
+          o.scales[k].min = min; o.scales[k].max = max;
+        }
+        c.update("none");
+        for (let i = 0; i < drawn.length; i += 4) {
+          if (drawn[i] !== bare[i] || drawn[i + 1] !== bare[i + 1] || drawn[i + 2] !== bare[i + 2] ||
+              drawn[i + 3] !== bare[i + 3]) r.data_pixels++;
+        }
       }
     } catch (e) { r.error = String(e); }
     charts.push(r);
@@ -220,13 +249,19 @@ def wait_ready(cdp, session, deadline):
 
 
 def screenshot(cdp, session):
-    """PNG of the whole page (at most 16384 px each way) at scale 1."""
+    """PNG of the whole page (at most 16384 px each way) at scale 1. The viewport is made as tall
+    as the page first (captureBeyondViewport alone leaves the charts below the fold as their
+    canvases were, blank or half-sized), and the page given two frames to redraw."""
     size = cdp.call("Page.getLayoutMetrics", session=session)
     content = size.get("cssContentSize") or size["contentSize"]
-    clip = {"x": 0, "y": 0, "width": max(1, min(content["width"], 16384)),
-            "height": max(1, min(content["height"], 16384)), "scale": 1}
-    shot = cdp.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip},
-                    session)
+    width = max(1, min(int(content["width"]), 16384))
+    height = max(1, min(int(content["height"]), 16384))
+    cdp.call("Emulation.setDeviceMetricsOverride",
+             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session)
+    cdp.call("Runtime.evaluate", {"expression": "new Promise(r => requestAnimationFrame(() => "
+                                                "requestAnimationFrame(() => r(1))))",
+                                  "awaitPromise": True}, session)
+    shot = cdp.call("Page.captureScreenshot", {"format": "png"}, session)
     return base64.b64decode(shot["data"])
 
 
@@ -300,6 +335,11 @@ def chart_problems(back):
         if c["painted_pixels"] == 0:
             problems.append(f"chart {c['id']}: painted nothing (no non-transparent pixel on its "
                             f"{cv['width']}x{cv['height']} canvas)")
+        has_data = any(v is not None and (not isinstance(v, dict) or v.get("y") is not None)
+                       for d in c["datasets"] for v in d["data"])
+        if has_data and c["data_pixels"] == 0:
+            problems.append(f"chart {c['id']}: its data drew nothing (the canvas is the same with "
+                            f"every dataset hidden)")
     return problems
 
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ftbench_process.h"
 
@@ -81,6 +82,43 @@ TEST(ReportCli, TheChosenOfferIsOneRowWithItsFlags) {
   ASSERT_NE(page.find(chosen), std::string::npos);
   EXPECT_EQ(page.find(chosen, page.find(chosen) + 1), std::string::npos) << "listed twice";
   EXPECT_NE(page.find(R"x("chosen":true,"flags":"stale (1206 days)")x"), std::string::npos);
+}
+
+// Output that does not arrive is a failure, not a success (a full disk behind a redirection):
+// for report and for every command that prints through print_as.
+TEST(ReportCli, AFailedWriteToStandardOutputIsAFailure) {
+  const ScratchDir scratch("ftbench-report-cli");
+  for (const std::string& args :
+       {"report " + kH100 + " --html - >/dev/full", "report " + kH100 + " >/dev/full",
+        "compare " + kH100 + " " + kMi300x + " >/dev/full"}) {
+    SCOPED_TRACE(args);
+    const Outcome r = run_ftbench(args, scratch.path(), "", 60.0);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("standard output: writing failed"), std::string::npos) << r.err;
+  }
+}
+
+// A command that fails on its reports leaves no output folder behind.
+TEST(ReportCli, ABadReportLeavesNothingBehind) {
+  const ScratchDir scratch("ftbench-report-cli");
+  const auto made = scratch.path() / "made";
+  const Outcome r = run_ftbench("report nosuch.json --html " + (made / "out.html").string(),
+                                scratch.path(), "", 60.0);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(made));
+}
+
+// A report's strings cannot make the summary longer than a CI comment takes.
+TEST(ReportCli, AHugeRunNameIsCutInTheSummary) {
+  const ScratchDir scratch("ftbench-report-cli");
+  nlohmann::json j = nlohmann::json::parse(slurp(std::string(FTBENCH_SOURCE_DIR) + "/" + kH100));
+  j["run"]["name"] = std::string(1 << 20, 'x');
+  const auto huge = scratch.path() / "huge.json";
+  std::ofstream(huge) << j.dump();
+  const Outcome r = run_ftbench("report " + huge.string(), scratch.path(), "", 60.0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.out.size(), 65536u);
+  EXPECT_NE(r.out.find("… (1048576 bytes in all)"), std::string::npos);
 }
 
 }  // namespace

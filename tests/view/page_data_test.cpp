@@ -66,6 +66,27 @@ TEST(Timeline, PhasesAreShiftedToT0AndConsecutiveOnesOfANameJoined) {
   EXPECT_EQ(bars[7].end_seconds, 120.75);
 }
 
+TEST(Timeline, AResumedRunsEarlierProcessesComeFirstEachItsOwnRental) {
+  report::Report r = phases_report();
+  r.t0_before_process_seconds = 0.0;
+  r.phases.resize(2);  // launch 0-0.5, model_build 0.5-2.5
+  report::Segment first;
+  first.index = 1;
+  first.run_seconds = 40.0;
+  report::Segment second;
+  second.index = 2;
+  second.run_seconds = 2.5;
+  r.segments = {first, second};
+  const std::vector<TimelineBar> bars = timeline(r);
+  ASSERT_EQ(bars.size(), 3u);
+  EXPECT_EQ(bars[0].phase, "process 1 (resumed after)");
+  EXPECT_EQ(bars[0].start_seconds, 0.0);
+  EXPECT_EQ(bars[0].end_seconds, 40.0);
+  EXPECT_EQ(bars[1].phase, "launch");
+  EXPECT_EQ(bars[1].start_seconds, 40.0);
+  EXPECT_EQ(bars[2].end_seconds, 42.5);  // the run's 42.5 s, as cost bills it
+}
+
 TEST(MemoryByPhase, EachKindKeepsItsLargestFigureInTheOrderKindsFirstRan) {
   const std::vector<PhaseMemoryRow> rows = memory_by_phase(phases_report());
   ASSERT_EQ(rows.size(), 2u);

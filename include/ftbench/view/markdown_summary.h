@@ -3,6 +3,7 @@
 // comparison's verdict with what differs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,9 @@ namespace ftbench::view {
 // would start a link or an image ([ ]), an HTML tag (< >), emphasis (* _ ~) or code (`), and the
 // backslash, are backslash-escaped, and control characters shown escaped (text::printable), so a
 // report cannot inject into a comment. Table cells' "|" is render_markdown's to escape.
+// Text longer than kMaxMarkdownText bytes is cut there and says how long it was, so that a
+// report's strings cannot make a comment longer than a CI service takes (GitHub: 65,536).
+inline constexpr std::size_t kMaxMarkdownText = 300;
 std::string markdown_literal(std::string_view text);
 
 // The summary of `input`'s reports (each against the first when there are several).

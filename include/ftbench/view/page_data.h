@@ -44,8 +44,9 @@ struct Histogram {
 Histogram histogram(const std::vector<double>& samples, int64_t bins);
 
 // A stretch of the run on the rented timeline, in seconds from t0 (the instance's start when a
-// wrapper passed one, else the process start): the report's phases shifted by
-// t0_before_process_seconds, with "t0 to process start" first when that is above 0, and
+// wrapper passed one, else the process start): a resumed run's earlier processes first ("process
+// N (resumed after)", each its segment's run_seconds, one after the other), then "t0 to process
+// start" when t0_before_process_seconds is above 0, then this process's phases shifted by both,
 // consecutive phases of one name joined.
 struct TimelineBar {
   std::string phase;

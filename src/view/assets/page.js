@@ -11,7 +11,9 @@
 
   const palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b',
                    '#e377c2', '#17becf', '#bcbd22', '#7f7f7f'];
-  const colour = (i) => palette[i % palette.length];
+  // Ten fixed colours, then hues spaced by the golden angle: 26 reports stay apart.
+  const colour = (i) => i < palette.length ? palette[i]
+    : 'hsl(' + Math.round((i * 137.508) % 360) + ', 60%, 42%)';
   // The phases' own colours, so that a phase is not mistaken for a report.
   const phasePalette = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948',
                         '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac', '#1b9e77', '#d95f02',
@@ -112,11 +114,10 @@
   function verdict() {
     const c = data.comparison;
     if (!c) return;
-    const s = section('Comparison', 'As `ftbench compare` judges these reports, each against A.');
+    const s = section('Comparison', 'As ftbench compare judges these reports, each against A.');
     const kind = c.refused ? 'refused' : c.kind === 'same job' ? 'same' : 'differently';
     s.appendChild(element('p', 'verdict ' + kind, c.refused
-      ? 'Refused: different jobs. ' + c.headline
-      : c.kind + ': ' + c.headline));
+      ? 'Refused: different jobs. ' + c.headline : c.headline));
     if (c.differences.length) {
       table(s, ['kind', 'what differs'].concat(reports.map((r) => r.label)).concat(['note']),
         c.differences.map((d) => [d.severity, d.what].concat(d.values).concat([d.note])));
@@ -185,7 +186,8 @@
   function waterfall() {
     const s = section('From t0 to the end',
       'Every phase on the rented timeline, from t0 (' + reports.map((r) => r.label + ': ' +
-      r.timeline.t0_source).join(', ') + '). The first step ends where training begins.');
+      r.timeline.t0_source).join(', ') + '). The first step ends where training begins; a ' +
+      'resumed run\'s earlier processes come first, each a rental of its own.');
     const kinds = [];
     const sets = {};
     reports.forEach((r, i) => {
@@ -202,15 +204,17 @@
       grouped: false, backgroundColor: phasePalette[kinds.indexOf(d.phase) % phasePalette.length],
       borderWidth: 0 }));
     const firstStep = (r) => r.steps.step.length ? seconds(r.timeline.time_to_first_step_seconds)
+      + (r.timeline.processes > 1 ? ' over ' + r.timeline.processes + ' processes' : '')
       : 'n/a (no step finished)';
-    const labels = reports.map((r) => name(r) + ' (first step ends at ' + firstStep(r) + ')');
+    const labels = reports.map((r) => name(r) + ' (time to first step ' + firstStep(r) + ')');
     chart(s, 'waterfall', { type: 'bar', data: { labels: labels, datasets: datasets },
       options: { indexAxis: 'y', scales: { x: axis('seconds from t0', { min: 0 }) },
         plugins: { legend: { labels: { filter: (item, d) =>
           d.datasets.findIndex((x) => x.label === item.text) === item.datasetIndex } },
           tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + seconds(c.raw[0]) +
-            ' to ' + seconds(c.raw[1]) + ' (' + seconds(c.raw[1] - c.raw[0]) + ')' } } } } },
-      reports.length < 3);
+            ' to ' + seconds(c.raw[1]) + ' (' + seconds(c.raw[1] - c.raw[0]) + ')' } } } } });
+    // A row a report, each tall enough to read.
+    charts.waterfall.canvas.parentNode.style.height = Math.max(240, 90 + 34 * reports.length) + 'px';
     table(s, ['', 'time to first step', 'run (to the last phase)']
       .concat(kinds), reports.map((r) => [r.label, firstStep(r),
       seconds(r.timeline.bars.length ? r.timeline.bars[r.timeline.bars.length - 1].end_seconds
@@ -240,7 +244,9 @@
         }
       }));
       if (!datasets.length) {
-        s.appendChild(element('p', 'note', title + ': not measured in any report.'));
+        s.appendChild(element('p', 'note', title + ' by phase: not recorded in any report ' +
+          '(reports before schema 1.2, or no device memory on a CPU run); the run\'s peaks are ' +
+          'in the table.'));
         return;
       }
       chart(s, id, { type: 'bar', data: { labels: phases, datasets: datasets },
