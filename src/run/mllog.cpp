@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "ftbench/io/output_file.h"
 
@@ -54,7 +55,28 @@ OJson finite(OJson value) {
   return value;
 }
 
+// Lines already in the log, so a resumed run's numbering goes on.
+int64_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
 }  // namespace
+
+void check_mllog_to_continue(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return;
+  std::string first;
+  if (std::filesystem::is_regular_file(path, ec))
+    std::getline(std::ifstream(path) >> std::ws, first);
+  if (first.rfind(":::MLLOG ", 0) != 0) {
+    throw io::FileExistsError("output.mllog " + path +
+                              ": exists and is not an event log; a resumed run appends only to "
+                              "the log its first process wrote (give --mllog another path)");
+  }
+}
 
 std::string mllog_line(int64_t time_ms, MlEvent type, const std::string& key, const OJson& value,
                        const OJson& metadata) {
@@ -70,7 +92,13 @@ std::string mllog_line(int64_t time_ms, MlEvent type, const std::string& key, co
 
 MlLog::MlLog(const std::string& path, bool force, bool append, double process_start_epoch_seconds)
     : path_(path), start_epoch_seconds_(process_start_epoch_seconds) {
-  if (!append) io::check_writable(path, force);
+  if (append) {
+    check_mllog_to_continue(path);
+    lineno_ = count_lines(path);
+    continuing_ = lineno_ > 0;
+  } else {
+    io::check_writable(path, force);
+  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
@@ -102,6 +130,7 @@ OJson MlLog::at_step(int64_t step, int64_t epoch) const {
 
 void MlLog::start_init(double t0_seconds, double now_seconds, const MlLogJob& job) {
   global_batch_size_ = job.global_batch_size;
+  if (continuing_) return;  // the first process logged the start
   write(now_seconds, MlEvent::kPoint, "cache_clear", false, OJson::object());
   write(t0_seconds, MlEvent::kStart, "init_start", nullptr, OJson::object());
   const OJson submission = {{"submission_benchmark", "llama2_70b_lora"},
@@ -132,6 +161,7 @@ void MlLog::start_init(double t0_seconds, double now_seconds, const MlLogJob& jo
 }
 
 void MlLog::start_run(double now_seconds, const std::string& platform) {
+  if (continuing_) return;
   write(now_seconds, MlEvent::kPoint, "submission_platform", platform, OJson::object());
   write(now_seconds, MlEvent::kEnd, "init_stop", nullptr, OJson::object());
   write(now_seconds, MlEvent::kStart, "run_start", nullptr, OJson::object());
@@ -139,10 +169,12 @@ void MlLog::start_run(double now_seconds, const std::string& platform) {
 
 void MlLog::start_training(double now_seconds, int64_t first_step, int64_t epoch,
                            int64_t train_samples, int64_t eval_samples, int64_t training_steps) {
-  write(now_seconds, MlEvent::kPoint, "train_samples", train_samples, OJson::object());
-  write(now_seconds, MlEvent::kPoint, "eval_samples", eval_samples, OJson::object());
-  write(now_seconds, MlEvent::kPoint, "opt_learning_rate_training_steps", training_steps,
-        OJson::object());
+  if (!continuing_) {
+    write(now_seconds, MlEvent::kPoint, "train_samples", train_samples, OJson::object());
+    write(now_seconds, MlEvent::kPoint, "eval_samples", eval_samples, OJson::object());
+    write(now_seconds, MlEvent::kPoint, "opt_learning_rate_training_steps", training_steps,
+          OJson::object());
+  }
   const OJson at = at_step(first_step - 1, epoch);
   write(now_seconds, MlEvent::kStart, "block_start", nullptr,
         {{"samples_count", at["samples_count"]}, {"first_epoch_num", epoch}, {"epoch_count", 1}});
@@ -177,6 +209,17 @@ void MlLog::evaluation(double start_seconds, double end_seconds, int64_t step, i
     write(end_seconds, MlEvent::kStart, "block_start", nullptr,
           {{"samples_count", at["samples_count"]}, {"first_epoch_num", epoch}, {"epoch_count", 1}});
   }
+}
+
+void MlLog::pause(double now_seconds, int64_t step, int64_t epoch) {
+  const OJson at = at_step(step, epoch);
+  if (block_open_) {
+    write(now_seconds, MlEvent::kEnd, "block_stop", nullptr,
+          {{"samples_count", at["samples_count"]}, {"first_epoch_num", epoch}});
+  }
+  if (epoch_open_) write(now_seconds, MlEvent::kEnd, "epoch_stop", nullptr, at);
+  block_open_ = epoch_open_ = false;
+  stopped_ = true;
 }
 
 void MlLog::stop_run(double now_seconds, int64_t step, int64_t epoch, bool completed) {

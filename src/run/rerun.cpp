@@ -1,5 +1,6 @@
 #include "ftbench/run/rerun.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -97,6 +98,21 @@ spec::RunSpec spec_from_report(const report::Report& report, const std::string& 
   }
   if (report.data) {
     for (const report::InputFile& f : report.data->files) check_file(f, source);
+    // The files the spec reads here are the ones recorded (a hand-edited working directory or
+    // path would read others).
+    const std::vector<report::InputFile> here = input_files(out);
+    const std::vector<report::InputFile>& read = report.data->files;
+    for (std::size_t i = 0; i < std::max(here.size(), read.size()); ++i) {
+      if (i < here.size() && i < read.size() && here[i].key == read[i].key &&
+          here[i].path == read[i].path && here[i].sha256 == read[i].sha256) {
+        continue;
+      }
+      throw RerunError(
+          fmt::format("{}: {} reads {} here, but the report's run read {}: not the same job",
+                      source, i < here.size() ? here[i].key : read[i].key,
+                      i < here.size() ? here[i].path : std::string("nothing"),
+                      i < read.size() ? read[i].path : std::string("nothing")));
+    }
   }
   const std::string fingerprint = spec::fingerprint(out);
   if (fingerprint != report.spec_fingerprint) {

@@ -23,9 +23,11 @@ with their sources), written here independently of ftbench:
     eval_start/eval_stop pair; samples_count never decreasing.
 With --report, the log is also held against the run's report: train and eval samples, the
 last samples_count (steps x effective batch), each eval_accuracy the report's validation loss,
-and run_start to run_stop within the report's timeline.
+and run_start to run_stop within the report's timeline (a resumed run's: from its first
+process's start to its last's end).
 Exit 0 when every rule holds; 1 with one line per broken rule; 2 on bad usage.
 """
+import datetime
 import json
 import math
 import sys
@@ -174,6 +176,11 @@ def check_against_report(events, report, problems):
         run_ms = by_key["run_stop"][0]["time_ms"] - by_key["run_start"][0]["time_ms"]
         phases = report["timing"]["phases"]
         whole = (phases[-1]["start_seconds"] + phases[-1]["seconds"]) * 1e3
+        segments = report.get("segments") or []
+        if len(segments) > 1:  # a resumed run: from its first process's start to its last's end
+            stamp = lambda t: datetime.datetime.fromisoformat(t.replace("Z", "+00:00"))
+            whole = (stamp(segments[-1]["finished_at_utc"]) -
+                     stamp(segments[0]["started_at_utc"])).total_seconds() * 1e3
         if not 0 < run_ms <= whole + 1:
             problems.append(f"run_start to run_stop {run_ms} ms is not within the run's {whole} ms")
 

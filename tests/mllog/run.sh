@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The MLPerf-style event log of real runs against the format's rules (check_mllog.py): a
 # completed ci-tiny run on file data with validation passes (status success, every
-# eval_accuracy the report's validation loss), and one stopped after 3 steps (status aborted).
+# eval_accuracy the report's validation loss); one stopped after 3 steps and resumed (one log,
+# status success); a resume refused to append to a file that is not a log; a diverged run
+# (status aborted).
 # Also the dollars of run --rate in its log lines and summary, and none without a rate.
 #
 # Usage: tests/mllog/run.sh FTBENCH WORK_DIR
@@ -46,11 +48,33 @@ if [[ $status -ne 4 ]]; then
   echo "expected exit code 4 (interrupted), found $status" >&2
   exit 1
 fi
-"$python" "$here/check_mllog.py" "$work/stopped.mllog" --report "$work/stopped.json" --status aborted
 if grep -q 'so far' "$work/stopped.out"; then
   echo "dollars shown without a rate" >&2
   exit 1
 fi
+# The stop paused the log (no run_stop); the resumed process continues it, and the whole log is
+# one run: one preamble, one run_start, one run_stop (success).
+if grep -q '"key": "run_stop"' "$work/stopped.mllog"; then
+  echo "a stop that a resume continues ended the log" >&2
+  exit 1
+fi
+"$ftbench" run "${common[@]}" -o "$work/stopped.json" --mllog "$work/stopped.mllog" \
+  --resume latest >"$work/resumed.out" 2>&1 || { cat "$work/resumed.out" >&2; exit 1; }
+"$python" "$here/check_mllog.py" "$work/stopped.mllog" --report "$work/stopped.json" --status success
+grep -q '"key": "submission_platform", "value": "1x[^"]' "$work/done.mllog" ||
+  { echo "submission_platform does not name the device" >&2; exit 1; }
+# A resume appends only to an event log: another file at the path is refused and kept.
+cp "$work/done.json" "$work/victim.json"
+status=0
+"$ftbench" run "${common[@]}" -o "$work/stopped.json" --mllog "$work/victim.json" \
+  --resume latest --force >/dev/null 2>&1 || status=$?
+cmp -s "$work/done.json" "$work/victim.json" && [[ $status -eq 5 ]] ||
+  { echo "a resume appended to a file that is not an event log (exit $status)" >&2; exit 1; }
+# A failed run ends the log with run_stop aborted.
+status=0
+"$ftbench" run "${common[@]}" --set train.lr=1e30 -o "$work/diverged.json" \
+  --mllog "$work/diverged.mllog" >/dev/null 2>&1 || status=$?
+"$python" "$here/check_mllog.py" "$work/diverged.mllog" --status aborted
 # Written once: a second run to the same log without --force is refused (exit 5), the log kept.
 before=$(sha256sum "$work/done.mllog")
 status=0

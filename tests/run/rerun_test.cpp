@@ -54,8 +54,8 @@ TEST(Rerun, RelativePathsAreTakenFromTheFolderTheRunStartedIn) {
   const report::Report r = report_in(folder);
   const spec::RunSpec s = spec_from_report(r, "r.json");
   EXPECT_EQ(s.data.path, (folder.path / "data/train.jsonl").string());
-  EXPECT_EQ(s.output.report, (folder.path / "reports/{name}.json").string());
-  EXPECT_EQ(s.data.tokenizer, "byte");  // a choice, not a path
+  EXPECT_EQ(s.output.report, "reports/{name}.json");  // written where the re-run runs
+  EXPECT_EQ(s.data.tokenizer, "byte");                // a choice, not a path
   EXPECT_EQ(spec::fingerprint(s), r.spec_fingerprint);
 }
 
@@ -116,6 +116,27 @@ TEST(Rerun, ATokenizerFolderRecordsItsTokenizerJsonAndConfig) {
   EXPECT_EQ(files[0].sha256, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
   EXPECT_EQ(files[1].path, (folder.path / "tok/tokenizer_config.json").string());
   EXPECT_EQ(files[1].bytes, 8);
+}
+
+TEST(Rerun, ASpecThatWouldReadOtherFilesIsRefused) {
+  const Folder folder;
+  report::Report r = report_in(folder);
+  // A hand-edited working directory holding a data file of its own.
+  const fs::path other = folder.path / "other";
+  fs::create_directories(other / "data");
+  folder.write("other/data/train.jsonl", "{\"text\": \"z\"}\n");
+  r.working_directory = other.string();
+  try {
+    spec_from_report(r, "r.json");
+    ADD_FAILURE() << "a spec reading another data file was accepted";
+  } catch (const RerunError& e) {
+    EXPECT_NE(std::string(e.what()).find("r.json: data.path reads " +
+                                         (other / "data/train.jsonl").string() +
+                                         " here, but the report's run read " +
+                                         (folder.path / "data/train.jsonl").string()),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

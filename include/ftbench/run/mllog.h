@@ -40,6 +40,10 @@ enum class MlEvent { kPoint, kStart, kEnd };
 std::string mllog_line(int64_t time_ms, MlEvent type, const std::string& key,
                        const nlohmann::ordered_json& value, const nlohmann::ordered_json& metadata);
 
+// A resumed run's log must be an event log its first process started: a regular file whose
+// first line is an :::MLLOG line, or absent. Throws io::FileExistsError (exit 5) otherwise.
+void check_mllog_to_continue(const std::string& path);
+
 class MlLog {
  public:
   // Creates `path` (its folder too) for the log; refused (io::FileExistsError) when it exists
@@ -76,6 +80,9 @@ class MlLog {
   // run_stop with status "success" for a completed run, "aborted" for any other, after closing
   // the open block and epoch. Nothing is written after it.
   void stop_run(double now_seconds, int64_t step, int64_t epoch, bool completed);
+  // A stop that a resume continues (a signal, --stop-after-steps): block_stop and epoch_stop,
+  // no run_stop; the resumed process appends the rest of the run.
+  void pause(double now_seconds, int64_t step, int64_t epoch);
 
   int64_t global_batch_size() const { return global_batch_size_; }
 
@@ -89,6 +96,7 @@ class MlLog {
   double start_epoch_seconds_ = 0.0;
   int64_t global_batch_size_ = 0;
   int64_t lineno_ = 0;
+  bool continuing_ = false;  // appending a resumed run's segment: no second preamble
   bool block_open_ = false;
   bool epoch_open_ = false;
   bool stopped_ = false;

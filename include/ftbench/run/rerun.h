@@ -26,16 +26,17 @@ class RerunError : public BadInput {
 // synthetic data with the byte tokenizer. Throws io errors for a file that cannot be read.
 std::vector<report::InputFile> input_files(const spec::RunSpec& spec);
 
-// The spec keys that name paths, resolved against the working directory when relative.
-inline constexpr const char* kPathKeys[][2] = {{"model", "checkpoint"},     {"data", "path"},
-                                               {"data", "validation_path"}, {"data", "tokenizer"},
-                                               {"output", "report"},        {"output", "adapter"},
-                                               {"output", "merged"},        {"output", "mllog"}};
+// The spec keys that name what the run reads, resolved against the working directory when
+// relative. What it writes (output.*, train.checkpoint.dir) goes where the re-run runs, so the
+// first run's report, log and exports are never in its way.
+inline constexpr const char* kPathKeys[][2] = {
+    {"model", "checkpoint"}, {"data", "path"}, {"data", "validation_path"}, {"data", "tokenizer"}};
 
 // The spec of `report` (read from `source`) as a run takes it: source_path dropped, each
 // relative path of kPathKeys made absolute against run.working_directory, loaded and validated
 // as a spec file is. Then each file of data.files must hold the bytes it held (size and
-// SHA-256), and the spec's fingerprint must be the report's. RerunError names the report, the
+// SHA-256), the spec must read exactly those files (input_files() here), and the spec's
+// fingerprint must be the report's. RerunError names the report, the
 // key and what differs; a report before 1.11 (no working directory) is refused with what to do.
 spec::RunSpec spec_from_report(const report::Report& report, const std::string& source);
 

@@ -55,6 +55,9 @@ struct RunOptions {
   // --from-report: the weights fingerprint the report's run trained ("" for random weights or
   // none to check); a run that loads other weights stops after loading them (exit 2).
   std::string expected_weights_fingerprint;
+  // --from-report: the data fingerprint the report's run trained on ("" for none to check); a
+  // run whose data differs stops once it is read (exit 2).
+  std::string expected_data_fingerprint;
 };
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws

@@ -132,8 +132,9 @@ class Run {
   void end_setup_phase(const char* name);
   // The event log's job description and its epoch of a step.
   MlLogJob mllog_job() const;
-  // A run that ends by an error or a stop: run_stop "aborted", if the log takes it.
-  void stop_mllog() noexcept;
+  // A run that ends by an error: run_stop "aborted"; by a stop after a step (`resumable`: its
+  // checkpoint is saved), the block closed and the log left for the resume to continue.
+  void stop_mllog(bool resumable) noexcept;
   int64_t epoch_of(int64_t step) const;
   void stop_if_asked(const char* phase_name) const;
   std::optional<int64_t> intra_op_threads() const;

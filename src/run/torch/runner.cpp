@@ -114,11 +114,16 @@ MlLogJob Run::mllog_job() const {
   return j;
 }
 
-void Run::stop_mllog() noexcept {
+void Run::stop_mllog(bool resumable) noexcept {
   if (!mllog_) return;
   try {
     const int64_t last = result_.steps.empty() ? first_step_ - 1 : result_.steps.back().step;
-    mllog_->stop_run(clock_.now(), last, epoch_of(last), false);
+    // A stop that saved a checkpoint pauses the run: its resume continues the log.
+    if (resumable) {
+      mllog_->pause(clock_.now(), last, epoch_of(last));
+    } else {
+      mllog_->stop_run(clock_.now(), last, epoch_of(last), false);
+    }
   } catch (const std::exception& e) {
     spdlog::warn("{}", e.what());
   }
@@ -252,8 +257,21 @@ void Run::check_outputs() {
                           "the event log and the report would be one file (" + o_.mllog_path +
                               "); give the log a path of its own")});
     }
-    // A resumed run appends its segment to the log it started.
-    if (!resume_) io::check_writable(o_.mllog_path, o_.force);
+    // A resumed run appends its segment to the log it started: only to an event log.
+    if (resume_) {
+      check_mllog_to_continue(o_.mllog_path);
+    } else {
+      io::check_writable(o_.mllog_path, o_.force);
+    }
+    for (const std::string& dir : {adapter_dir_, merged_dir_}) {
+      if (!dir.empty() && io::folder_holds(io::absolute_normal(dir).string(),
+                                           io::absolute_normal(o_.mllog_path).string())) {
+        throw spec::SpecError({spec::issue_at(
+            spec_, "output.mllog",
+            "the event log " + o_.mllog_path + " would be inside the export folder " + dir +
+                ", which the export replaces; give the log a path outside it")});
+      }
+    }
   }
   for (const auto& [key, dir] :
        {std::pair<const char*, std::string>{"output.adapter", adapter_dir_},
@@ -351,7 +369,7 @@ report::Report Run::execute() {
     end_setup_phase(phase::kWeightLoad);
     if (mllog_) {
       mllog_->start_run(clock_.now(),
-                        fmt::format("{}x{}", o_.launch.world_size, rep_.environment.device.name));
+                        fmt::format("{}x{}", o_.launch.world_size, backend_->info().name));
     }
     prepare_data();
     end_setup_phase(phase::kDataPrepare);
@@ -376,7 +394,7 @@ report::Report Run::execute() {
     export_outputs();
   } catch (const std::exception& e) {
     release_run_objects();
-    stop_mllog();
+    stop_mllog(dynamic_cast<const train::Interrupted*>(&e) != nullptr && !result_.steps.empty());
     record_failure(e);
     throw;
   }
@@ -610,6 +628,13 @@ void Run::prepare_data() {
   rep_.data->statistics = statistics;
   // What a run re-created from this report checks it reads again (run/rerun.h).
   rep_.data->files = input_files(spec_);
+  if (!o_.expected_data_fingerprint.empty() &&
+      rep_.data->fingerprint != o_.expected_data_fingerprint) {
+    throw RerunError(fmt::format(
+        "the data read has fingerprint {}, the report's run trained on {}: not the same data, "
+        "so not the same job",
+        rep_.data->fingerprint.substr(0, 12), o_.expected_data_fingerprint.substr(0, 12)));
+  }
   prepare_validation(bo);
 }
 
