@@ -44,8 +44,8 @@ struct RunFlags {
   int64_t nproc_per_node = 1;  // taken out by the launcher (src/cli/launcher.cpp) when > 1
   std::string mllog;
   std::optional<double> rate;
-  std::string billing = "per-second";
-  int64_t min_seconds = 0;
+  std::optional<std::string> billing;
+  std::optional<int64_t> min_seconds;
   std::string offer;
   std::vector<std::string> catalogs;
   std::string from_report;
@@ -79,7 +79,14 @@ spec::RunSpec spec_to_run(const RunFlags& f, run::RunOptions& o) {
 // the spec's output.price (an offer, or USD per GPU-hour billed per second); nullopt: none.
 std::optional<cost::Rate> run_price(const RunFlags& f, const spec::RunSpec& spec) {
   if (f.rate && !f.offer.empty()) throw InputError("--rate and --offer: give the price one way");
-  if (f.rate) return rate_from_flags(*f.rate, f.billing, f.min_seconds);
+  if (!f.rate && (f.billing || f.min_seconds)) {
+    throw InputError(std::string(f.billing ? "--billing" : "--min-seconds") +
+                     ": goes with --rate (an offer, --offer or output.price, states its own "
+                     "billing)");
+  }
+  if (f.rate) {
+    return rate_from_flags(*f.rate, f.billing.value_or("per-second"), f.min_seconds.value_or(0));
+  }
   const std::string& text = f.offer.empty() ? spec.output.price : f.offer;
   const std::string what = f.offer.empty() ? "output.price" : "--offer";
   if (text.empty()) return std::nullopt;
@@ -194,7 +201,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
   cmd->add_option("--rate", flags->rate,
                   "USD per GPU-hour: the live line shows the dollars so far and projected, the "
                   "summary the run's cost (default: the spec's output.price)");
-  cmd->add_option("--billing", flags->billing, "per-second (default), per-minute or per-hour");
+  cmd->add_option("--billing", flags->billing,
+                  "per-second (default), per-minute or per-hour, for --rate");
   cmd->add_option("--min-seconds", flags->min_seconds, "Minimum billed time for --rate, seconds");
   cmd->add_option("--offer", flags->offer,
                   "Catalog offer (PROVIDER/GPU[/TIER]) to show dollars at, as --rate");

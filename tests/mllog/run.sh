@@ -70,6 +70,12 @@ status=0
   --resume latest --force >/dev/null 2>&1 || status=$?
 cmp -s "$work/done.json" "$work/victim.json" && [[ $status -eq 5 ]] ||
   { echo "a resume appended to a file that is not an event log (exit $status)" >&2; exit 1; }
+# --billing without --rate is refused, not ignored.
+status=0
+"$ftbench" run "${common[@]}" -o "$work/x.json" --offer reference-run/H100-SXM --billing bogus \
+  >"$work/billing.out" 2>&1 || status=$?
+[[ $status -eq 2 ]] && grep -q -- "--billing: goes with --rate" "$work/billing.out" ||
+  { cat "$work/billing.out" >&2; exit 1; }
 # A failed run ends the log with run_stop aborted.
 status=0
 "$ftbench" run "${common[@]}" --set train.lr=1e30 -o "$work/diverged.json" \
