@@ -30,15 +30,20 @@ struct ReportFlags {
   double alpha = 0.05;
 };
 
+// Two paths of one file: by name, or by where links lead (an existing file's hard or symbolic
+// links).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return io::absolute_normal(a) == io::absolute_normal(b) ||
+         std::filesystem::equivalent(a, b, error);
+}
+
 // An output that would replace one of the reports it is made from is refused, --force or not:
 // the report is the measurement, the page only a view of it.
 void refuse_overwriting_inputs(const std::string& output, const std::string& flag,
                                const std::vector<std::string>& inputs) {
   for (const std::string& input : inputs) {
-    std::error_code error;
-    const bool same = io::absolute_normal(output) == io::absolute_normal(input) ||
-                      std::filesystem::equivalent(output, input, error);
-    if (same) {
+    if (same_file(output, input)) {
       throw InputError(fmt::format("{} {}: that is one of the reports read; give another file",
                                    flag, text::printable(output)));
     }
@@ -68,11 +73,9 @@ int run_report(const ReportFlags& f) {
   for (const std::string& path : f.reports) in.reports.push_back(load_report(path));
   // Two outputs in one file (or both on standard output) would leave only the second, or both
   // mixed.
-  std::error_code error;
   if (!f.html.empty() && !f.markdown.empty() &&
-      (f.html == f.markdown || (f.html != "-" && f.markdown != "-" &&
-                                (io::absolute_normal(f.html) == io::absolute_normal(f.markdown) ||
-                                 std::filesystem::equivalent(f.html, f.markdown, error))))) {
+      (f.html == f.markdown ||
+       (f.html != "-" && f.markdown != "-" && same_file(f.html, f.markdown)))) {
     throw InputError(fmt::format("--html and --markdown name one {}: give each its own",
                                  f.html == "-" ? "output, standard output" : "file"));
   }

@@ -36,13 +36,16 @@ void Progress::update(const report::StepRecord& r, double elapsed_seconds,
   recent_step_seconds_ = alpha * r.wall_seconds + (1 - alpha) * recent_step_seconds_;
   recent_tokens_per_second_ = alpha * tps + (1 - alpha) * recent_tokens_per_second_;
   const double eta = recent_step_seconds_ * double(total_steps_ - r.step);
-  const std::string money =
-      rate_ ? " | " + running_cost_text(running_cost(*rate_, gpus_, since_t0_seconds, eta)) : "";
+  // Formatted only for a line that is printed (a log line every log_every_ steps).
+  const auto money = [&]() -> std::string {
+    return rate_ ? " | " + running_cost_text(running_cost(*rate_, gpus_, since_t0_seconds, eta))
+                 : "";
+  };
   if (live_) {
     std::fprintf(stderr, "\r\033[Kstep %lld/%lld | loss %.4f | %.0f tok/s | elapsed %s | ETA %s%s",
                  static_cast<long long>(r.step), static_cast<long long>(total_steps_), r.loss,
                  recent_tokens_per_second_, format_duration(elapsed_seconds).c_str(),
-                 format_duration(eta).c_str(), money.c_str());
+                 format_duration(eta).c_str(), money().c_str());
     std::fflush(stderr);
     return;
   }
@@ -51,7 +54,7 @@ void Progress::update(const report::StepRecord& r, double elapsed_seconds,
         "step {}/{} loss {:.4f} lr {:.3e} grad_norm {:.3f} step {:.3f}s {:.0f} tok/s "
         "elapsed {} ETA {}{}",
         r.step, total_steps_, r.loss, r.lr, r.grad_norm, r.wall_seconds, tps,
-        format_duration(elapsed_seconds), format_duration(eta), money);
+        format_duration(elapsed_seconds), format_duration(eta), money());
   }
 }
 
