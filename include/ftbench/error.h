@@ -15,6 +15,7 @@ enum class ExitCode : int {
   kRunFailed = 3,     // the run failed (backend, out of memory, diverged, I/O)
   kInterrupted = 4,   // SIGTERM/SIGINT: checkpoint and partial report written
   kOutputExists = 5,  // an output exists and --force was not given
+  kGateFailed = 6,    // `ftbench gate`: a rule failed (not an error: the gate did its job)
 };
 
 class Error : public std::runtime_error {

@@ -133,6 +133,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   actions["catalog"] = add_catalog_command(app);
   actions["plan"] = add_plan_command(app);
   actions["report"] = add_report_command(app);
+  actions["gate"] = add_gate_command(app);
   actions["tokenize"] = add_tokenize_command(app);
   actions["devices"] = add_devices_command(app);
   // Also each subcommand's own, so that its --help lists it (the top level takes it before).

@@ -53,6 +53,7 @@ struct CompareFlags {
   std::optional<int64_t> loss_skip_steps;
   std::optional<int64_t> loss_window;
   double alpha = 0.05;
+  std::vector<std::string> fail_on;  // refused: `ftbench gate` is the gate
 };
 
 using OJson = nlohmann::ordered_json;
@@ -378,27 +379,9 @@ struct Comparison {
   double alpha = 0.05;
 };
 
-OJson fairness_json(const compare::Fairness& fairness) {
-  OJson fair;
-  fair["same_job"] = fairness.same_job;
-  fair["same_spec_fingerprint"] = fairness.same_spec_fingerprint;
-  fair["same_data_fingerprint"] =
-      fairness.same_data_fingerprint ? OJson(*fairness.same_data_fingerprint) : OJson(nullptr);
-  fair["fell_back"] = fairness.fell_back;
-  OJson diffs = OJson::array();
-  for (const compare::Difference& d : fairness.differences) {
-    diffs.push_back({{"what", d.what},
-                     {"severity", compare::to_string(d.severity)},
-                     {"values", d.values},
-                     {"note", d.note}});
-  }
-  fair["differences"] = std::move(diffs);
-  return fair;
-}
-
 void print_json(const Comparison& c) {
   OJson out;
-  out["fairness"] = fairness_json(c.fairness);
+  out["fairness"] = compare::fairness_json(c.fairness);
   out["alpha"] = c.alpha;
   OJson columns = OJson::array();
   for (const Column& col : c.columns) columns.push_back(column_json(col));
@@ -484,9 +467,19 @@ Action add_compare_command(CLI::App& app) {
   cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
       ->check(CLI::Range(1e-9, 0.5));
 
+  // The gate is its own command; --fail-on here says where it is rather than "not expected".
+  cmd->add_option("--fail-on", f->fail_on)->group("");
   add_common_options(cmd, f->common, /*with_dates=*/false);
 
-  return [f]() { return run_compare(*f); };
+  return [f]() {
+    if (!f->fail_on.empty()) {
+      throw InputError(
+          "compare shows reports side by side and always exits 0; the regression gate is "
+          "ftbench gate BASELINE NEW --fail-on RULES (a baseline report or folder, exit code 6 "
+          "when a rule fails; docs/ci.md)");
+    }
+    return run_compare(*f);
+  };
 }
 
 }  // namespace ftbench::cli

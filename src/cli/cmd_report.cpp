@@ -30,39 +30,6 @@ struct ReportFlags {
   double alpha = 0.05;
 };
 
-// Two paths of one file: by name, or by where links lead (an existing file's hard or symbolic
-// links).
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code error;
-  return io::absolute_normal(a) == io::absolute_normal(b) ||
-         std::filesystem::equivalent(a, b, error);
-}
-
-// An output that would replace one of the reports it is made from is refused, --force or not:
-// the report is the measurement, the page only a view of it.
-void refuse_overwriting_inputs(const std::string& output, const std::string& flag,
-                               const std::vector<std::string>& inputs) {
-  for (const std::string& input : inputs) {
-    if (same_file(output, input)) {
-      throw InputError(fmt::format("{} {}: that is one of the reports read; give another file",
-                                   flag, text::printable(output)));
-    }
-  }
-}
-
-// Whether `path` holds an ftbench report (any file of the report schema): never replaced by a
-// page or a summary, --force or not.
-bool holds_a_report(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) return false;
-  try {
-    report::read_report(path);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 int run_report(const ReportFlags& f) {
   if (f.reports.size() > 26) {
     throw InputError(
@@ -81,13 +48,7 @@ int run_report(const ReportFlags& f) {
   }
   for (const auto& [path, flag] : {std::pair{f.html, "--html"}, {f.markdown, "--markdown"}}) {
     if (path.empty() || path == "-") continue;
-    refuse_overwriting_inputs(path, flag, f.reports);
-    if (holds_a_report(path)) {
-      throw InputError(
-          fmt::format("{} {}: that file is an ftbench report; the page and the "
-                      "summary never replace one (--force or not)",
-                      flag, text::printable(path)));
-    }
+    check_view_output(path, flag, f.reports);
     io::check_writable(path, f.force);
   }
 

@@ -24,6 +24,7 @@ inline constexpr int kExitBadInput = static_cast<int>(ExitCode::kBadInput);
 inline constexpr int kExitFailure = static_cast<int>(ExitCode::kRunFailed);
 inline constexpr int kExitInterrupted = static_cast<int>(ExitCode::kInterrupted);
 inline constexpr int kExitOutputExists = static_cast<int>(ExitCode::kOutputExists);
+inline constexpr int kExitGateFailed = static_cast<int>(ExitCode::kGateFailed);
 
 // Bad input found by a command (a flag value, an input file): exit code 2.
 class InputError : public BadInput {
@@ -55,6 +56,9 @@ inline constexpr CommandInfo kCommands[] = {
     {"compare",
      "Reports side by side: is it a fair comparison, which is faster and cheaper, is the "
      "step-time difference significant, the break-even price"},
+    {"gate",
+     "CI regression gate: a new report against a baseline report or folder of reports, by "
+     "rules such as step_time:+5%; JUnit XML, GitHub annotations, exit code 6 when it fails"},
     {"report",
      "Reports as a self-contained HTML page with charts (loss, step times, the phases from t0, "
      "memory, throughput, MFU, cost per offer, the comparison's verdict) or a markdown summary"},
@@ -89,6 +93,7 @@ Action add_compare_command(CLI::App& app);
 Action add_catalog_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
+Action add_gate_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_devices_command(CLI::App& app);
 

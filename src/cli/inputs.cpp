@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -21,6 +23,46 @@
 #include "ftbench/text/parse_number.h"
 
 namespace ftbench::cli {
+
+// Two paths of one file: by name, or by where links lead (an existing file's hard or symbolic
+// links).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return io::absolute_normal(a) == io::absolute_normal(b) ||
+         std::filesystem::equivalent(a, b, error);
+}
+
+void refuse_overwriting_inputs(const std::string& output, const std::string& flag,
+                               const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    if (same_file(output, input)) {
+      throw InputError(fmt::format("{} {}: that is one of the reports read; give another file",
+                                   flag, text::printable(output)));
+    }
+  }
+}
+
+bool holds_a_report(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return false;
+  try {
+    report::read_report(path);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void check_view_output(const std::string& path, const std::string& flag,
+                       const std::vector<std::string>& inputs) {
+  refuse_overwriting_inputs(path, flag, inputs);
+  if (holds_a_report(path)) {
+    throw InputError(fmt::format(
+        "{} {}: that file is an ftbench report; what ftbench writes beside reports never "
+        "replaces one (--force or not)",
+        flag, text::printable(path)));
+  }
+}
 
 std::vector<std::optional<cost::Rate>> choose_rates(const PriceFlags& f,
                                                     const std::vector<std::string>& paths,

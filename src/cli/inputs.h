@@ -95,6 +95,23 @@ std::vector<std::optional<cost::Rate>> choose_rates(const PriceFlags& flags,
                                                     const std::vector<report::Report>& reports,
                                                     const cost::Catalog& catalog);
 
+// Two paths of one file: by name, or by where links lead (an existing file's hard or symbolic
+// links).
+bool same_file(const std::string& a, const std::string& b);
+
+// An output that would replace one of the reports it is made from is refused (InputError naming
+// `flag`), --force or not: the report is the measurement, the output only a view of it.
+void refuse_overwriting_inputs(const std::string& output, const std::string& flag,
+                               const std::vector<std::string>& inputs);
+
+// Whether `path` holds an ftbench report (any file of the report schema).
+bool holds_a_report(const std::string& path);
+
+// An output file of a command that reads reports (a page, a summary, a JUnit file): refused when
+// it is one of `inputs` or any ftbench report, --force or not.
+void check_view_output(const std::string& path, const std::string& flag,
+                       const std::vector<std::string>& inputs);
+
 // Writes a warning to stderr when `report` ran on a catalog GPU other than the offer's.
 void warn_if_other_gpu(const cost::Catalog& catalog, const report::Report& report,
                        const std::string& report_path, const cost::Offer& offer,

@@ -366,4 +366,23 @@ Fairness check_fairness(const std::vector<report::Report>& reports) {
   return f;
 }
 
+nlohmann::ordered_json fairness_json(const Fairness& fairness) {
+  nlohmann::ordered_json fair;
+  fair["same_job"] = fairness.same_job;
+  fair["same_spec_fingerprint"] = fairness.same_spec_fingerprint;
+  fair["same_data_fingerprint"] = fairness.same_data_fingerprint
+                                      ? nlohmann::ordered_json(*fairness.same_data_fingerprint)
+                                      : nlohmann::ordered_json(nullptr);
+  fair["fell_back"] = fairness.fell_back;
+  nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
+  for (const Difference& d : fairness.differences) {
+    diffs.push_back({{"what", d.what},
+                     {"severity", to_string(d.severity)},
+                     {"values", d.values},
+                     {"note", d.note}});
+  }
+  fair["differences"] = std::move(diffs);
+  return fair;
+}
+
 }  // namespace ftbench::compare

@@ -70,7 +70,7 @@ TEST(CliMessages, AMistypedSubcommandGetsADidYouMean) {
 }
 
 TEST(CliMessages, EverySubcommandsHelpListsTheLogLevel) {
-  std::vector<std::string> commands = {"validate", "cost",     "compare",
+  std::vector<std::string> commands = {"validate", "cost",     "compare", "gate",
                                        "catalog",  "tokenize", "devices"};
   // run, gemm and logits are ftbench-bin's, which a build without LibTorch does not have.
   if (fs::exists(fs::path(FTBENCH_BINARY).parent_path() / "ftbench-bin")) {

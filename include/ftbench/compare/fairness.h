@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ftbench/report/report.h"
 #include "ftbench/text/spellings.h"
 
@@ -61,5 +63,10 @@ Fairness check_fairness(const std::vector<report::Report>& reports);
 // batch x accumulation, several joined by ", ", the seconds lost summed, 3 significant digits),
 // "none", or "not recorded" for a report written before 1.2.
 std::string describe_fallbacks(const report::Report& report);
+
+// The fairness as `compare --format json` and `gate --format json` write it: same_job,
+// same_spec_fingerprint, same_data_fingerprint (null when not recorded), fell_back, and the
+// differences, each with what, severity, values and note.
+nlohmann::ordered_json fairness_json(const Fairness& fairness);
 
 }  // namespace ftbench::compare

@@ -1,0 +1,410 @@
+// `ftbench gate BASELINE NEW --fail-on RULES`: a regression gate for CI. The new report is held
+// against a baseline (one earlier report of the same job, or a folder of them: the median of
+// their figures, their spread taken into account) rule by rule; exit code 6 when it fails.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "ftbench/compare/fairness.h"
+#include "ftbench/compare/gate.h"
+#include "ftbench/compare/verdicts.h"
+#include "ftbench/cost/estimate.h"
+#include "ftbench/cost/pricing.h"
+#include "ftbench/io/output_file.h"
+#include "ftbench/io/whole_file.h"
+#include "ftbench/text/iso8601.h"
+#include "ftbench/text/messages.h"
+#include "ftbench/view/gate_outputs.h"
+#include "inputs.h"
+
+namespace ftbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GateFlags {
+  CommonFlags common;
+  std::string baseline;
+  std::string current;
+  std::vector<std::string> fail_on;
+  double alpha = 0.05;
+  int64_t min_samples = metrics::kMannWhitneyOptimalSamples;
+  double noise_sigmas = 3.0;
+  std::optional<int64_t> last;
+  std::string undecided = "fail";
+  std::vector<std::string> offers;
+  std::vector<double> rates;
+  std::string billing = "per-second";
+  int64_t min_seconds = 0;
+  bool allow_different = false;
+  std::string junit;
+  std::string summary;
+  bool github = false;
+  bool force = false;
+};
+
+// A baseline report kept, with its file.
+struct Candidate {
+  std::string path;
+  report::Report report;
+};
+
+// Whether a JSON file says it is an ftbench report (its "schema"), without reading it as one:
+// a folder of reports may hold other JSON files (a gate's own output), which are left out.
+bool says_it_is_a_report(const std::string& path) {
+  std::string text;
+  try {
+    text = io::read_whole_file(path, io::kReportFile);
+  } catch (const io::FileReadError&) {
+    return false;
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  const auto schema = j.find("schema");
+  return schema != j.end() && schema->is_string() &&
+         schema->get<std::string>().rfind("ftbench.report/", 0) == 0;
+}
+
+// A job difference that makes the reports of different jobs, for the gate: a new run that did
+// not complete differs in its status and the steps it finished, and that is the status rule's
+// to fail (exit 6), not a refusal (exit 2).
+bool other_job(const compare::Difference& d, const report::Report& current) {
+  if (d.severity != compare::Severity::kJob) return false;
+  return current.status == "completed" || (d.what != "run status" && d.what != "steps finished");
+}
+
+// The first job difference between a baseline report and the new one, or "" for the same job.
+std::string job_difference(const report::Report& base, const report::Report& current) {
+  const compare::Fairness f = compare::check_fairness({base, current});
+  for (const compare::Difference& d : f.differences) {
+    if (other_job(d, current)) return compare::difference_line(d);
+  }
+  return "";
+}
+
+std::vector<std::string> json_files_in(const std::string& folder) {
+  std::vector<std::string> out;
+  std::error_code error;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    std::error_code kind;
+    if (it->path().extension() == ".json" && it->is_regular_file(kind)) {
+      out.push_back(it->path().string());
+    }
+  }
+  if (error) {
+    throw InputError(fmt::format("baseline folder {}: cannot be listed: {}",
+                                 text::printable(folder), error.message()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The reports of a baseline folder that can stand for the job: completed runs of the new
+// report's job, the newest `last` of them; the rest are listed as left out, with why.
+std::vector<Candidate> baseline_from_folder(const GateFlags& f, const report::Report& current,
+                                            std::vector<view::LeftOut>& left_out) {
+  std::vector<Candidate> kept;
+  for (const std::string& path : json_files_in(f.baseline)) {
+    if (same_file(path, f.current)) {
+      left_out.push_back({path, "the new report itself"});
+      continue;
+    }
+    if (!says_it_is_a_report(path)) {
+      left_out.push_back({path, "not an ftbench report"});
+      continue;
+    }
+    report::Report r = load_report(path);
+    if (r.status != "completed") {
+      left_out.push_back({path, "status " + r.status + ": a baseline is a completed run"});
+      continue;
+    }
+    if (const std::string d = job_difference(r, current); !d.empty() && !f.allow_different) {
+      left_out.push_back({path, "another job: " + d});
+      continue;
+    }
+    kept.push_back({path, std::move(r)});
+  }
+  // Oldest first; the window keeps the newest.
+  std::stable_sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) {
+    return a.report.finished_at_utc < b.report.finished_at_utc;
+  });
+  if (f.last && static_cast<int64_t>(kept.size()) > *f.last) {
+    const std::size_t drop = kept.size() - static_cast<std::size_t>(*f.last);
+    for (std::size_t i = 0; i < drop; ++i) {
+      left_out.push_back({kept[i].path, fmt::format("older than the newest {} (--last)", *f.last)});
+    }
+    kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  if (kept.empty()) {
+    std::string message =
+        fmt::format("baseline folder {}: no completed report of this job to hold {} against",
+                    text::printable(f.baseline), text::printable(f.current));
+    for (const view::LeftOut& l : left_out) {
+      message += fmt::format("\n  {}: {}", text::printable(l.path), text::printable(l.reason));
+    }
+    if (left_out.empty()) message += " (the folder holds no .json file)";
+    throw InputError(message);
+  }
+  return kept;
+}
+
+std::vector<Candidate> load_baseline(const GateFlags& f, const report::Report& current,
+                                     std::vector<view::LeftOut>& left_out) {
+  std::error_code error;
+  if (fs::is_directory(f.baseline, error)) return baseline_from_folder(f, current, left_out);
+  if (same_file(f.baseline, f.current)) {
+    throw InputError(fmt::format("the baseline {} is the new report: give an earlier report",
+                                 text::printable(f.baseline)));
+  }
+  Candidate c{f.baseline, load_report(f.baseline)};
+  if (c.report.status != "completed") {
+    throw InputError(fmt::format(
+        "baseline {}: status {}; a baseline is a completed run (give the last good report, or a "
+        "folder of them)",
+        text::printable(f.baseline), text::printable(c.report.status)));
+  }
+  return {std::move(c)};
+}
+
+// The new report against each baseline report: different jobs are refused, as compare does.
+compare::Fairness check_jobs(const GateFlags& f, const std::vector<Candidate>& baseline,
+                             const report::Report& current) {
+  std::vector<report::Report> all;
+  for (const Candidate& c : baseline) all.push_back(c.report);
+  all.push_back(current);
+  compare::Fairness fairness = compare::check_fairness(all);
+  const bool same_job =
+      std::none_of(fairness.differences.begin(), fairness.differences.end(),
+                   [&](const compare::Difference& d) { return other_job(d, current); });
+  if (same_job || f.allow_different) return fairness;
+  std::string message = fmt::format(
+      "{} and the baseline {} are of different jobs, so a gate between them holds nothing:",
+      text::printable(f.current), text::printable(f.baseline));
+  for (const compare::Difference& d : fairness.differences) {
+    if (other_job(d, current)) {
+      message += "\n  " + text::printable(compare::difference_line(d));
+    }
+  }
+  message += "\npass --allow-different to gate them anyway";
+  throw InputError(message);
+}
+
+// The prices the cost rule bills every report at: each --offer (its cheapest match for the new
+// run) and each --rate.
+std::vector<compare::GatePrice> gate_prices(const GateFlags& f, const report::Report& current) {
+  std::vector<compare::GatePrice> prices;
+  if (f.rates.empty() && (f.billing != "per-second" || f.min_seconds != 0)) {
+    throw InputError("--billing and --min-seconds are the billing of --rate; give --rate too");
+  }
+  if (f.offers.empty() && f.rates.empty()) return prices;
+  const cost::Catalog catalog = cost::load_catalogs(f.common.catalogs);
+  cost::RunTimes times;
+  try {
+    times = cost::run_times(current);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(f.current + ": " + e.what());
+  }
+  for (const std::string& name : f.offers) {
+    const cost::Offer& offer =
+        *cost::cheapest_for_run(times, cost::resolve_offers(catalog, name)).offer;
+    warn_if_other_gpu(catalog, current, f.current, offer, name);
+    prices.push_back({cost::offer_name(offer), cost::rate_from_offer(offer)});
+  }
+  for (const double usd : f.rates) {
+    prices.push_back({"--rate", rate_from_flags(usd, f.billing, f.min_seconds)});
+  }
+  return prices;
+}
+
+// Appends `text` to `path` (created when missing), as GitHub's job summary file is written.
+void append_to_file(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw io::FileWriteError(fmt::format("--summary {}: cannot open for appending: {}",
+                                         text::printable(path), std::strerror(errno)));
+  }
+  const bool ok = io::write_all(fd, text, "summary");
+  const bool closed = ::close(fd) == 0;
+  if (!ok || !closed) {
+    throw io::FileWriteError(fmt::format("--summary {}: the write failed: {}",
+                                         text::printable(path), std::strerror(errno)));
+  }
+}
+
+// The job summary's file: --summary, else $GITHUB_STEP_SUMMARY under --github.
+std::string summary_path(const GateFlags& f) {
+  if (!f.summary.empty()) return f.summary;
+  if (!f.github) return "";
+  const char* step_summary = std::getenv("GITHUB_STEP_SUMMARY");
+  return step_summary != nullptr ? step_summary : "";
+}
+
+// Every output file is checked before anything is read: a gate that cannot write its JUnit
+// file fails before it judges.
+void check_outputs(const GateFlags& f, text::Format format) {
+  const std::vector<std::string> inputs = {f.baseline, f.current};
+  if (!f.junit.empty()) {
+    check_view_output(f.junit, "--junit", inputs);
+    io::check_writable(f.junit, f.force);
+  }
+  const std::string summary = summary_path(f);
+  if (!summary.empty()) {
+    check_view_output(summary, "--summary", inputs);
+    std::error_code error;
+    if (fs::is_directory(summary, error)) {
+      throw InputError(fmt::format("--summary {}: a folder; give a file to append the summary to",
+                                   text::printable(summary)));
+    }
+    if (!f.junit.empty() && same_file(summary, f.junit)) {
+      throw InputError("--summary and --junit name one file: give each its own");
+    }
+  }
+  if (f.github && (format == text::Format::kJson || format == text::Format::kCsv)) {
+    throw InputError(
+        "--github writes workflow commands to standard output, which --format json or csv "
+        "would mix with; use --format table or markdown with --github");
+  }
+  if (f.undecided != "fail" && f.undecided != "warn") {
+    throw InputError(
+        fmt::format("--undecided: expected fail or warn, found {}", text::quoted(f.undecided)));
+  }
+}
+
+std::string junit_timestamp() {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return text::iso8601_utc(std::floor(now)).substr(0, 19);
+}
+
+void write_outputs(const GateFlags& f, const view::GateReport& g, text::Format format) {
+  if (!f.junit.empty()) {
+    io::write_file_atomically(view::gate_junit_xml(g, junit_timestamp()), f.junit, f.force);
+    std::cerr << "wrote " << text::printable(f.junit) << "\n";
+  }
+  if (const std::string summary = summary_path(f); !summary.empty()) {
+    append_to_file(summary, view::gate_markdown(g) + "\n");
+  }
+  if (f.github) std::cout << view::gate_github_annotations(g);
+  print_as(format, f.common.color,
+           {[&] { std::cout << view::gate_json(g).dump(2) << "\n"; },
+            [&] { std::cout << view::gate_csv(g); }, [&] { std::cout << view::gate_markdown(g); },
+            [&](bool color) { std::cout << view::gate_text(g, color); }});
+}
+
+int run_gate(const GateFlags& f) {
+  const text::Format format = parse_format_flag(f.common.format);
+  check_outputs(f, format);
+  std::vector<compare::GateRule> rules;
+  try {
+    rules = compare::parse_gate_rules(
+        f.fail_on.empty() ? std::vector<std::string>{std::string(compare::kDefaultGateRules)}
+                          : f.fail_on);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--fail-on: ") + e.what());
+  }
+  // A run that did not complete fails the gate whatever else it holds: status is always a rule.
+  if (std::none_of(rules.begin(), rules.end(), [](const compare::GateRule& r) {
+        return r.metric == compare::GateMetric::kStatus;
+      })) {
+    rules.insert(rules.begin(), compare::parse_gate_rule("status"));
+  }
+  const report::Report current = load_report(f.current);
+  view::GateReport g;
+  const std::vector<Candidate> baseline = load_baseline(f, current, g.left_out);
+  g.fairness = check_jobs(f, baseline, current);
+  g.baseline_path = f.baseline;
+  g.current_path = f.current;
+  g.run_name = current.run_name;
+  g.host = current.environment.host.hostname;
+  g.options.alpha = f.alpha;
+  g.options.min_samples = f.min_samples;
+  g.options.noise_sigmas = f.noise_sigmas;
+  g.options.prices = gate_prices(f, current);
+  const bool cost_rule = std::any_of(rules.begin(), rules.end(), [](const compare::GateRule& r) {
+    return r.metric == compare::GateMetric::kCost;
+  });
+  if (!g.options.prices.empty() && !cost_rule) {
+    throw InputError(
+        "--offer and --rate price the cost rule, and --fail-on has none: add e.g. cost:+5%");
+  }
+  g.undecided_fails = f.undecided == "fail";
+  std::vector<report::Report> reports;
+  for (const Candidate& c : baseline) {
+    g.baseline_sources.push_back(c.path);
+    reports.push_back(c.report);
+  }
+  try {
+    g.results = compare::evaluate_gate(reports, current, rules, g.options);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--fail-on: ") + e.what());
+  }
+  g.verdict = compare::gate_verdict(g.results, g.undecided_fails);
+  write_outputs(f, g, format);
+  check_standard_output();
+  return g.verdict.passed ? kExitOk : kExitGateFailed;
+}
+
+}  // namespace
+
+Action add_gate_command(CLI::App& app) {
+  auto f = std::make_shared<GateFlags>();
+  CLI::App* cmd = add_subcommand(app, "gate");
+  cmd->add_option("baseline", f->baseline,
+                  "The baseline: a report of an earlier run of the job, or a folder of them (the "
+                  "median of their figures, their spread widening each limit)")
+      ->required();
+  cmd->add_option("new", f->current, "The new run's report")->required();
+  cmd->add_option("--fail-on", f->fail_on,
+                  fmt::format("Rules, comma-separated or repeated: METRIC:AMOUNT, e.g. "
+                              "step_time:+5%,mfu:-3pp,status (docs/ci.md); default {}",
+                              compare::kDefaultGateRules));
+  cmd->add_option("--alpha", f->alpha,
+                  "Significance level of the step tests (step_time, tokens_per_second; default "
+                  "0.05)")
+      ->check(CLI::Range(1e-9, 0.5));
+  cmd->add_option("--min-samples", f->min_samples,
+                  "Measured steps each side needs for the step tests to decide (default 9)")
+      ->check(CLI::Range(int64_t{3}, int64_t{1} << 40));
+  cmd->add_option("--noise-sigmas", f->noise_sigmas,
+                  "A folder baseline widens a limit to this many times its spread (1.4826 x MAD) "
+                  "where that is further than the rule's amount (default 3)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--last", f->last,
+                  "A folder baseline: only its newest N completed reports of the job")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--undecided", f->undecided,
+                  "A rule that cannot decide (too few samples, a figure not measured): fail (the "
+                  "default) fails the gate, warn lets it pass with a warning");
+  cmd->add_option("--offer", f->offers,
+                  "The cost rule bills both runs at this catalog offer (repeat for several)");
+  cmd->add_option("--rate", f->rates,
+                  "The cost rule bills both runs at this USD per GPU-hour (repeat for several)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--billing", f->billing, "Billing of --rate (default per-second)");
+  cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed seconds of --rate")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--allow-different", f->allow_different,
+                "Gate even when the reports are of different jobs");
+  cmd->add_option("--junit", f->junit, "Write JUnit XML here: one test case per rule");
+  cmd->add_option("--summary", f->summary,
+                  "Append the markdown summary to this file (GitHub: $GITHUB_STEP_SUMMARY)");
+  cmd->add_flag("--github", f->github,
+                "GitHub Actions: an annotation per rule that did not pass, and the summary "
+                "appended to $GITHUB_STEP_SUMMARY");
+  cmd->add_flag("--force", f->force, "Replace the --junit file if it exists");
+  add_common_options(cmd, f->common, /*with_dates=*/false);
+  return [f]() { return run_gate(*f); };
+}
+
+}  // namespace ftbench::cli

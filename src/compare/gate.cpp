@@ -1,0 +1,515 @@
+#include "ftbench/compare/gate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "ftbench/compare/verdicts.h"
+#include "ftbench/cost/estimate.h"
+#include "ftbench/cost/pricing.h"
+#include "ftbench/metrics/run_summary.h"
+#include "ftbench/metrics/stats.h"
+#include "ftbench/report/summary_text.h"
+#include "ftbench/text/did_you_mean.h"
+#include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
+#include "ftbench/text/units.h"
+
+namespace ftbench::compare {
+namespace {
+
+// 1 / Phi^-1(3/4): the median absolute deviation of normal data times this is its sigma.
+constexpr double kMadToSigma = 1.4826;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+struct Suffix {
+  std::string_view text;
+  GateBound bound;
+  double scale;  // to the figure's unit (seconds, bytes) or to a fraction
+};
+
+// The amounts each metric takes: "%" for all, then its own units.
+std::vector<Suffix> suffixes_of(GateMetric m) {
+  std::vector<Suffix> out = {{"%", GateBound::kRelative, 0.01}};
+  switch (m) {
+    case GateMetric::kStepTime:
+    case GateMetric::kTimeToFirstStep:
+      out.push_back({"ms", GateBound::kAbsolute, 1e-3});
+      out.push_back({"s", GateBound::kAbsolute, 1.0});
+      break;
+    case GateMetric::kPeakMemory:
+    case GateMetric::kPeakAllocated:
+    case GateMetric::kPeakDeviceUsed:
+    case GateMetric::kPeakRss:
+      out.push_back({"GiB", GateBound::kAbsolute, 1073741824.0});
+      out.push_back({"MiB", GateBound::kAbsolute, 1048576.0});
+      out.push_back({"KiB", GateBound::kAbsolute, 1024.0});
+      out.push_back({"GB", GateBound::kAbsolute, 1e9});
+      out.push_back({"MB", GateBound::kAbsolute, 1e6});
+      out.push_back({"KB", GateBound::kAbsolute, 1e3});
+      out.push_back({"B", GateBound::kAbsolute, 1.0});
+      break;
+    case GateMetric::kTokensPerSecond:
+    case GateMetric::kFinalLoss:
+      out.push_back({"", GateBound::kAbsolute, 1.0});
+      break;
+    case GateMetric::kMfu:
+    case GateMetric::kMfuGemm:
+      out.push_back({"pp", GateBound::kPoints, 0.01});
+      break;
+    case GateMetric::kStatus:
+    case GateMetric::kCost:
+      break;
+  }
+  return out;
+}
+
+std::string example_amount(GateMetric m) {
+  if (m == GateMetric::kFinalLoss) return "+0.02";
+  if (m == GateMetric::kMfu || m == GateMetric::kMfuGemm) return "-3pp";
+  return larger_is_worse(m) ? "+5%" : "-5%";
+}
+
+std::string units_allowed(GateMetric m) {
+  std::vector<std::string> names;
+  for (const Suffix& s : suffixes_of(m)) {
+    names.push_back(s.text.empty() ? "a plain number" : std::string(s.text));
+  }
+  return text::join(names);
+}
+
+}  // namespace
+
+bool larger_is_worse(GateMetric metric) {
+  return metric != GateMetric::kTokensPerSecond && metric != GateMetric::kMfu &&
+         metric != GateMetric::kMfuGemm;
+}
+
+GateRule parse_gate_rule(std::string_view written) {
+  const std::string_view s = trim(written);
+  const std::string shown = text::quoted(s);
+  if (s.empty())
+    throw std::invalid_argument("empty rule: expected METRIC:AMOUNT, e.g. step_time:+5%");
+  const std::size_t colon = s.find(':');
+  const std::string_view name = trim(s.substr(0, colon));
+  const std::optional<GateMetric> metric = text::parse_spelling(kGateMetricSpellings, name);
+  if (!metric) {
+    throw std::invalid_argument(fmt::format(
+        "rule {}: {}", shown,
+        text::unknown_name_message("metric", name, text::spellings(kGateMetricSpellings))));
+  }
+  GateRule rule;
+  rule.text = std::string(s);
+  rule.metric = *metric;
+  if (*metric == GateMetric::kStatus) {
+    if (colon != std::string_view::npos) {
+      throw std::invalid_argument(fmt::format(
+          "rule {}: status takes no amount (any run that did not complete fails it); write "
+          "\"status\"",
+          shown));
+    }
+    return rule;
+  }
+  const std::string example = fmt::format("{}:{}", name, example_amount(*metric));
+  if (colon == std::string_view::npos || trim(s.substr(colon + 1)).empty()) {
+    throw std::invalid_argument(
+        fmt::format("rule {}: expected an amount after the metric, e.g. {}", shown, example));
+  }
+  std::string_view amount = trim(s.substr(colon + 1));
+  const bool worse_up = larger_is_worse(*metric);
+  if (amount.front() == '+' || amount.front() == '-') {
+    if ((amount.front() == '+') != worse_up) {
+      throw std::invalid_argument(fmt::format(
+          "rule {}: {} gets worse as it {}, so its amount is {} (e.g. {}); found {}", shown, name,
+          worse_up ? "grows" : "falls", worse_up ? "+N" : "-N", example, amount.front()));
+    }
+    amount.remove_prefix(1);
+  }
+  for (const Suffix& suffix : suffixes_of(*metric)) {
+    if (amount.size() < suffix.text.size() ||
+        amount.substr(amount.size() - suffix.text.size()) != suffix.text) {
+      continue;
+    }
+    const std::string_view number = amount.substr(0, amount.size() - suffix.text.size());
+    double value = 0.0;
+    if (number.empty() || number.front() == '+' || number.front() == '-' ||
+        text::parse_double(number, value) != std::errc()) {
+      continue;
+    }
+    rule.bound = suffix.bound;
+    rule.amount = value * suffix.scale;
+    if (rule.bound == GateBound::kRelative && !worse_up && rule.amount >= 1.0) {
+      throw std::invalid_argument(fmt::format(
+          "rule {}: a fall of 100 % or more can never happen; expected less than 100%", shown));
+    }
+    return rule;
+  }
+  throw std::invalid_argument(fmt::format("rule {}: expected an amount in {} (e.g. {}), found {}",
+                                          shown, units_allowed(*metric), example,
+                                          text::quoted(s.substr(colon + 1))));
+}
+
+std::vector<GateRule> parse_gate_rules(const std::vector<std::string>& values) {
+  std::vector<GateRule> rules;
+  for (const std::string& value : values) {
+    std::string_view rest = value;
+    while (true) {
+      const std::size_t comma = rest.find(',');
+      GateRule rule = parse_gate_rule(rest.substr(0, comma));
+      for (const GateRule& earlier : rules) {
+        if (earlier.text == rule.text) {
+          throw std::invalid_argument(
+              fmt::format("rule {} is given twice", text::quoted(rule.text)));
+        }
+      }
+      rules.push_back(std::move(rule));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return rules;
+}
+
+Center center_of(const std::vector<double>& values) {
+  if (values.empty()) throw std::invalid_argument("center_of: no values");
+  Center c;
+  c.median = metrics::percentile(values, 0.5);
+  if (values.size() >= 2) {
+    std::vector<double> deviations;
+    for (double v : values) deviations.push_back(std::fabs(v - c.median));
+    c.spread = kMadToSigma * metrics::percentile(deviations, 0.5);
+  }
+  return c;
+}
+
+namespace {
+
+using Read = std::function<std::optional<double>(const report::Report&)>;
+
+// One figure a rule holds: how to read it from a report.
+struct Figure {
+  std::string name;
+  std::string unit;
+  Read read;
+};
+
+std::optional<cost::RunTimes> times_of(const report::Report& r) {
+  try {
+    return cost::run_times(r);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> bytes(const std::optional<int64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+std::optional<double> first_mfu(const report::Report& r, bool gemm) {
+  if (r.summary.mfu.empty()) return std::nullopt;
+  const report::MfuEntry& e = r.summary.mfu.front();
+  return gemm ? e.mfu_gemm : e.mfu;
+}
+
+std::vector<Figure> memory_figures(GateMetric m) {
+  std::vector<Figure> out;
+  if (m == GateMetric::kPeakMemory || m == GateMetric::kPeakAllocated) {
+    out.push_back({"allocator peak", "bytes",
+                   [](const report::Report& r) { return bytes(r.memory.peak_allocated_bytes); }});
+  }
+  if (m == GateMetric::kPeakMemory || m == GateMetric::kPeakDeviceUsed) {
+    out.push_back({"device-wide peak", "bytes",
+                   [](const report::Report& r) { return bytes(r.memory.device_used_peak_bytes); }});
+  }
+  if (m == GateMetric::kPeakMemory || m == GateMetric::kPeakRss) {
+    out.push_back({"host RSS peak", "bytes",
+                   [](const report::Report& r) { return bytes(r.memory.peak_rss_bytes); }});
+  }
+  return out;
+}
+
+std::vector<Figure> figures_of(GateMetric m, const GateOptions& options) {
+  switch (m) {
+    case GateMetric::kStepTime:
+      return {{"median step time", "s", [](const report::Report& r) -> std::optional<double> {
+                 if (r.summary.measured_steps <= 0) return std::nullopt;
+                 return r.summary.step_seconds.median;
+               }}};
+    case GateMetric::kTokensPerSecond:
+      return {{"tokens/s", "tokens/s", [](const report::Report& r) -> std::optional<double> {
+                 const auto t = times_of(r);
+                 if (!t || r.summary.measured_steps <= 0) return std::nullopt;
+                 return t->steady_tokens_per_second;
+               }}};
+    case GateMetric::kTimeToFirstStep:
+      return {{"time to first step", "s", [](const report::Report& r) -> std::optional<double> {
+                 const auto t = times_of(r);
+                 if (!t || t->steps <= 0) return std::nullopt;
+                 return t->time_to_first_step_seconds;
+               }}};
+    case GateMetric::kFinalLoss:
+      return {{"smoothed final loss", "loss", [](const report::Report& r) -> std::optional<double> {
+                 if (r.steps.empty() || !std::isfinite(r.summary.mean_last_losses)) {
+                   return std::nullopt;
+                 }
+                 return r.summary.mean_last_losses;
+               }}};
+    case GateMetric::kMfu:
+      return {{"MFU (datasheet peak)", "fraction",
+               [](const report::Report& r) { return first_mfu(r, false); }}};
+    case GateMetric::kMfuGemm:
+      return {{"MFU (measured GEMM peak)", "fraction",
+               [](const report::Report& r) { return first_mfu(r, true); }}};
+    case GateMetric::kCost: {
+      std::vector<Figure> out;
+      for (const GatePrice& p : options.prices) {
+        out.push_back({fmt::format("billed at {} ({})", p.name, cost::describe_rate(p.rate)), "USD",
+                       [rate = p.rate](const report::Report& r) -> std::optional<double> {
+                         const auto t = times_of(r);
+                         if (!t) return std::nullopt;
+                         return cost::estimate(*t, rate).billed_usd;
+                       }});
+      }
+      return out;
+    }
+    case GateMetric::kStatus:
+      return {};
+    default:
+      return memory_figures(m);
+  }
+}
+
+// What a report lacks when a rule has no figure to hold.
+std::string lacks(GateMetric m) {
+  switch (m) {
+    case GateMetric::kStepTime:
+    case GateMetric::kTokensPerSecond:
+      return "a measured step (every step was timing warm-up, or none ran)";
+    case GateMetric::kTimeToFirstStep:
+    case GateMetric::kFinalLoss:
+      return "a finished step";
+    case GateMetric::kMfu:
+      return "an MFU figure (no peak TFLOP/s was known for the device: ftbench run "
+             "--peak-tflops)";
+    case GateMetric::kMfuGemm:
+      return "an MFU figure against a measured GEMM peak (ftbench run --gemm FILE)";
+    case GateMetric::kCost:
+      return "a run time to bill";
+    default:
+      return "a peak of this kind of memory";
+  }
+}
+
+// The limit of one figure: the rule's amount from the baseline's median, moved out to
+// noise_sigmas x spread when that is further.
+void set_limit(GatePart& p, const GateRule& rule, double noise_sigmas) {
+  const bool up = larger_is_worse(rule.metric);
+  const double base = *p.baseline;
+  double step = rule.bound == GateBound::kRelative ? std::fabs(base) * rule.amount : rule.amount;
+  double limit = up ? base + step : base - step;
+  // The relative limit as the product, so that a figure exactly +5 % of its baseline computed
+  // the same way sits on the limit (and passes).
+  if (rule.bound == GateBound::kRelative && base >= 0.0) {
+    limit = up ? base * (1.0 + rule.amount) : base * (1.0 - rule.amount);
+  }
+  if (p.spread && noise_sigmas * *p.spread > step) {
+    limit = up ? base + noise_sigmas * *p.spread : base - noise_sigmas * *p.spread;
+    p.widened = true;
+  }
+  p.limit = limit;
+  p.beyond = up ? *p.current > limit : *p.current < limit;
+}
+
+std::string part_text(const GatePart& p, const GateRule& rule, double noise_sigmas) {
+  std::string s =
+      fmt::format("{} {} against {} ({}), limit {}", p.name, gate_figure_text(*p.current, p.unit),
+                  gate_figure_text(*p.baseline, p.unit), gate_change_text(p, rule.bound),
+                  gate_figure_text(*p.limit, p.unit));
+  if (p.widened) {
+    s += fmt::format(" (widened to {:g} x the baseline's spread of {})", noise_sigmas,
+                     gate_figure_text(*p.spread, p.unit));
+  }
+  return s;
+}
+
+// Measured steps (after each segment's warm-up): their wall times, or their real tokens/s.
+std::vector<double> step_samples(const report::Report& r, bool tokens_per_second) {
+  std::vector<double> out;
+  const std::vector<bool> warmup = metrics::warmup_mask(r);
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const report::StepRecord& s = r.steps[i];
+    if (warmup[i] || !std::isfinite(s.wall_seconds)) continue;
+    if (!tokens_per_second) {
+      out.push_back(s.wall_seconds);
+    } else if (s.wall_seconds > 0.0) {
+      out.push_back(static_cast<double>(s.real_tokens) / s.wall_seconds);
+    }
+  }
+  return out;
+}
+
+GateResult status_result(const GateRule& rule, const report::Report& current) {
+  GateResult g;
+  g.rule = rule;
+  GatePart p;
+  p.name = "status";
+  p.unit = "status";
+  p.baseline_text = "completed";
+  p.current_text = current.status;
+  p.beyond = current.status != "completed";
+  g.parts.push_back(p);
+  g.outcome = p.beyond ? GateOutcome::kFail : GateOutcome::kPass;
+  g.message =
+      p.beyond ? fmt::format("the run did not complete: status {}", text::printable(current.status))
+               : "the run completed";
+  return g;
+}
+
+// The step test of step_time and tokens_per_second: decides a rule whose figure went beyond its
+// limit, or leaves it undecided when either side has too few steps.
+void apply_step_test(GateResult& g, const std::vector<report::Report>& baseline,
+                     const report::Report& current, const GateOptions& options) {
+  const bool tps = g.rule.metric == GateMetric::kTokensPerSecond;
+  std::vector<double> base;
+  for (const report::Report& r : baseline) {
+    const std::vector<double> s = step_samples(r, tps);
+    base.insert(base.end(), s.begin(), s.end());
+  }
+  const std::vector<double> now = step_samples(current, tps);
+  if (!base.empty() && !now.empty()) g.test = metrics::mann_whitney_u(base, now);
+  const int64_t n_base = static_cast<int64_t>(base.size());
+  const int64_t n_now = static_cast<int64_t>(now.size());
+  if (n_base < options.min_samples || n_now < options.min_samples) {
+    g.outcome = GateOutcome::kTooFewSamples;
+    g.message += fmt::format(
+        "; too few samples for the test: {} measured steps in the baseline, {} in the new run, "
+        "{} needed on each side (more steps, or fewer timing warm-up steps)",
+        n_base, n_now, options.min_samples);
+    return;
+  }
+  if (!g.parts.front().beyond) {
+    g.outcome = GateOutcome::kPass;
+    return;
+  }
+  const bool significant = g.test->p_value < options.alpha;
+  g.outcome = significant ? GateOutcome::kFail : GateOutcome::kPass;
+  g.message += fmt::format("; beyond the limit and {}: Mann-Whitney U {:g}, {} at alpha {:g}",
+                           significant ? "significant" : "not significant", g.test->u1,
+                           p_value_text(g.test->p_value), options.alpha);
+}
+
+GateResult evaluate_rule(const GateRule& rule, const std::vector<report::Report>& baseline,
+                         const report::Report& current, const GateOptions& options) {
+  if (rule.metric == GateMetric::kStatus) return status_result(rule, current);
+  GateResult g;
+  g.rule = rule;
+  std::vector<std::string> missing;
+  for (const Figure& f : figures_of(rule.metric, options)) {
+    std::vector<double> values;
+    for (const report::Report& r : baseline) {
+      if (const std::optional<double> v = f.read(r); v && std::isfinite(*v)) values.push_back(*v);
+    }
+    const std::optional<double> now = f.read(current);
+    const bool have_now = now && std::isfinite(*now);
+    if (values.empty() || !have_now) {
+      missing.push_back(values.empty() && !have_now ? "both"
+                        : values.empty()            ? "the baseline"
+                                                    : "the new report");
+      continue;
+    }
+    GatePart p;
+    p.name = f.name;
+    p.unit = f.unit;
+    const Center c = center_of(values);
+    p.baseline = c.median;
+    p.spread = c.spread;
+    p.current = *now;
+    set_limit(p, rule, options.noise_sigmas);
+    g.parts.push_back(p);
+  }
+  if (g.parts.empty()) {
+    g.outcome = GateOutcome::kNotMeasured;
+    const std::string who =
+        missing.empty() || missing.front() == "both" ? "each report" : missing.front();
+    g.message = fmt::format("{} lacks {}", who, lacks(rule.metric));
+    return g;
+  }
+  std::vector<std::string> lines;
+  for (const GatePart& p : g.parts) lines.push_back(part_text(p, rule, options.noise_sigmas));
+  g.message = fmt::format("{}", fmt::join(lines, "; "));
+  if (rule.metric == GateMetric::kStepTime || rule.metric == GateMetric::kTokensPerSecond) {
+    apply_step_test(g, baseline, current, options);
+    return g;
+  }
+  const bool any_beyond =
+      std::any_of(g.parts.begin(), g.parts.end(), [](const GatePart& p) { return p.beyond; });
+  g.outcome = any_beyond ? GateOutcome::kFail : GateOutcome::kPass;
+  return g;
+}
+
+}  // namespace
+
+std::vector<GateResult> evaluate_gate(const std::vector<report::Report>& baseline,
+                                      const report::Report& current,
+                                      const std::vector<GateRule>& rules,
+                                      const GateOptions& options) {
+  if (baseline.empty()) throw std::invalid_argument("the gate needs a baseline report");
+  for (const GateRule& rule : rules) {
+    if (rule.metric == GateMetric::kCost && options.prices.empty()) {
+      throw std::invalid_argument(fmt::format(
+          "rule {}: the cost rule needs a price: --offer NAME (a catalog offer) or --rate "
+          "USD_PER_GPU_HOUR, each given once per price to hold the cost at",
+          text::quoted(rule.text)));
+    }
+  }
+  std::vector<GateResult> results;
+  for (const GateRule& rule : rules)
+    results.push_back(evaluate_rule(rule, baseline, current, options));
+  return results;
+}
+
+std::string gate_figure_text(double v, const std::string& unit) {
+  if (unit == "s") return fmt::format("{:.4g} s", v);
+  if (unit == "tokens/s") return fmt::format("{:.0f} tokens/s", v);
+  if (unit == "bytes") return report::format_bytes(static_cast<int64_t>(std::llround(v)));
+  if (unit == "USD") return text::format_usd(v);
+  if (unit == "fraction") return fmt::format("{:.2f} %", 100.0 * v);
+  return fmt::format("{:.4f}", v);
+}
+
+std::string gate_change_text(const GatePart& p, GateBound bound) {
+  if (!p.baseline || !p.current) return "";
+  const double d = *p.current - *p.baseline;
+  if (bound == GateBound::kPoints) return fmt::format("{:+.2f} pp", 100.0 * d);
+  if (bound == GateBound::kRelative && *p.baseline != 0.0) {
+    return text::format_percent(d / *p.baseline, true);
+  }
+  return (d < 0 ? "-" : "+") + gate_figure_text(std::fabs(d), p.unit);
+}
+
+GateVerdict gate_verdict(const std::vector<GateResult>& results, bool undecided_fails) {
+  GateVerdict v;
+  for (const GateResult& r : results) {
+    ++v.rules;
+    if (r.outcome == GateOutcome::kPass) {
+      ++v.passes;
+    } else if (r.outcome == GateOutcome::kFail) {
+      ++v.failures;
+    } else {
+      ++v.undecided;
+    }
+  }
+  v.passed = v.failures == 0 && (!undecided_fails || v.undecided == 0);
+  return v;
+}
+
+}  // namespace ftbench::compare
