@@ -48,6 +48,8 @@ test_packages=(
   python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
                           # against; also the Python reference of scripts/bench_cpu.sh
   chromium                # the HTML report's browser test (tests/browser), headless
+  python3-yaml            # tests/gate/ci_examples.sh reads docs/examples' CI files as YAML
+  unzip                   # ... and runs their steps, which unzip GitLab's artifacts
   clang                   # the sanitizer build and libFuzzer targets (scripts/fuzz.sh), with
                           # its runtime libclang-rt-N-dev, added below
 )
