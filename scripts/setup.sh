@@ -50,6 +50,7 @@ test_packages=(
   chromium                # the HTML report's browser test (tests/browser), headless
   python3-yaml            # tests/gate/ci_examples.sh reads docs/examples' CI files as YAML
   unzip                   # ... and runs their steps, which unzip GitLab's artifacts
+  libblas3                # the reference BLAS: tests/blas checks the report names it when used
   clang                   # the sanitizer build and libFuzzer targets (scripts/fuzz.sh), with
                           # its runtime libclang-rt-N-dev, added below
 )

@@ -465,7 +465,7 @@ Action add_compare_command(CLI::App& app) {
          "Steps in the trailing mean that smooths loss curves (default: train.loss_window)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
-      ->check(CLI::Range(1e-9, 0.5));
+      ->check(finite_number(1e-9, 0.5));
 
   // The gate is its own command; --fail-on here says where it is rather than "not expected".
   cmd->add_option("--fail-on", f->fail_on)->group("");

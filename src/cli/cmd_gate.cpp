@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -48,6 +50,7 @@ struct GateFlags {
   std::string billing = "per-second";
   int64_t min_seconds = 0;
   bool allow_different = false;
+  bool allow_no_baseline = false;
   std::string junit;
   std::string summary;
   bool github = false;
@@ -60,20 +63,15 @@ struct Candidate {
   report::Report report;
 };
 
-// Whether a JSON file says it is an ftbench report (its "schema"), without reading it as one:
-// a folder of reports may hold other JSON files (a gate's own output), which are left out.
+// Whether a file says it is an ftbench report: its first bytes hold the report schema's name (a
+// report's first key). A folder of reports may hold other JSON files (a gate's own output),
+// which are left out; a file that says it is a report but cannot be read is bad input.
 bool says_it_is_a_report(const std::string& path) {
-  std::string text;
-  try {
-    text = io::read_whole_file(path, io::kReportFile);
-  } catch (const io::FileReadError&) {
-    return false;
-  }
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return false;
-  const auto schema = j.find("schema");
-  return schema != j.end() && schema->is_string() &&
-         schema->get<std::string>().rfind("ftbench.report/", 0) == 0;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("\"ftbench.report/") != std::string::npos;
 }
 
 // A job difference that makes the reports of different jobs, for the gate: a new run that did
@@ -93,13 +91,28 @@ std::string job_difference(const report::Report& base, const report::Report& cur
   return "";
 }
 
-std::vector<std::string> json_files_in(const std::string& folder) {
+bool json_name(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".json";
+}
+
+// The folder's JSON files (any case of ".json"), by name; entries so named that are not regular
+// files (a folder, a dangling link) go to `left_out`.
+std::vector<std::string> json_files_in(const std::string& folder,
+                                       std::vector<view::LeftOut>& left_out) {
   std::vector<std::string> out;
   std::error_code error;
   for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    if (!json_name(it->path())) continue;
     std::error_code kind;
-    if (it->path().extension() == ".json" && it->is_regular_file(kind)) {
+    if (it->is_regular_file(kind)) {
       out.push_back(it->path().string());
+    } else {
+      left_out.push_back({it->path().string(),
+                          "not a regular file (a folder, a link to nothing, "
+                          "a device or a FIFO)"});
     }
   }
   if (error) {
@@ -107,7 +120,14 @@ std::vector<std::string> json_files_in(const std::string& folder) {
                                  text::printable(folder), error.message()));
   }
   std::sort(out.begin(), out.end());
+  std::sort(left_out.begin(), left_out.end(),
+            [](const view::LeftOut& a, const view::LeftOut& b) { return a.path < b.path; });
   return out;
+}
+
+// When a report finished, for --last: its UTC time, else 0 (oldest).
+double finished_at(const report::Report& r) {
+  return text::parse_iso8601_utc(r.finished_at_utc).value_or(0.0);
 }
 
 // The reports of a baseline folder that can stand for the job: completed runs of the new
@@ -115,7 +135,7 @@ std::vector<std::string> json_files_in(const std::string& folder) {
 std::vector<Candidate> baseline_from_folder(const GateFlags& f, const report::Report& current,
                                             std::vector<view::LeftOut>& left_out) {
   std::vector<Candidate> kept;
-  for (const std::string& path : json_files_in(f.baseline)) {
+  for (const std::string& path : json_files_in(f.baseline, left_out)) {
     if (same_file(path, f.current)) {
       left_out.push_back({path, "the new report itself"});
       continue;
@@ -137,7 +157,7 @@ std::vector<Candidate> baseline_from_folder(const GateFlags& f, const report::Re
   }
   // Oldest first; the window keeps the newest.
   std::stable_sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) {
-    return a.report.finished_at_utc < b.report.finished_at_utc;
+    return finished_at(a.report) < finished_at(b.report);
   });
   if (f.last && static_cast<int64_t>(kept.size()) > *f.last) {
     const std::size_t drop = kept.size() - static_cast<std::size_t>(*f.last);
@@ -147,6 +167,7 @@ std::vector<Candidate> baseline_from_folder(const GateFlags& f, const report::Re
     kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(drop));
   }
   if (kept.empty()) {
+    if (f.allow_no_baseline) return kept;
     std::string message =
         fmt::format("baseline folder {}: no completed report of this job to hold {} against",
                     text::printable(f.baseline), text::printable(f.current));
@@ -154,6 +175,7 @@ std::vector<Candidate> baseline_from_folder(const GateFlags& f, const report::Re
       message += fmt::format("\n  {}: {}", text::printable(l.path), text::printable(l.reason));
     }
     if (left_out.empty()) message += " (the folder holds no .json file)";
+    message += "\n--allow-no-baseline passes with a note instead: a first run, or a changed job";
     throw InputError(message);
   }
   return kept;
@@ -163,6 +185,11 @@ std::vector<Candidate> load_baseline(const GateFlags& f, const report::Report& c
                                      std::vector<view::LeftOut>& left_out) {
   std::error_code error;
   if (fs::is_directory(f.baseline, error)) return baseline_from_folder(f, current, left_out);
+  if (f.last) {
+    throw InputError(
+        fmt::format("--last keeps the newest reports of a baseline folder; {} is a file",
+                    text::printable(f.baseline)));
+  }
   if (same_file(f.baseline, f.current)) {
     throw InputError(fmt::format("the baseline {} is the new report: give an earlier report",
                                  text::printable(f.baseline)));
@@ -242,12 +269,17 @@ void append_to_file(const std::string& path, const std::string& text) {
   }
 }
 
-// The job summary's file: --summary, else $GITHUB_STEP_SUMMARY under --github.
-std::string summary_path(const GateFlags& f) {
-  if (!f.summary.empty()) return f.summary;
-  if (!f.github) return "";
-  const char* step_summary = std::getenv("GITHUB_STEP_SUMMARY");
-  return step_summary != nullptr ? step_summary : "";
+// The job summary's files: --summary, and $GITHUB_STEP_SUMMARY under --github (once when both
+// name one file).
+std::vector<std::string> summary_paths(const GateFlags& f) {
+  std::vector<std::string> out;
+  if (!f.summary.empty()) out.push_back(f.summary);
+  const char* step_summary = f.github ? std::getenv("GITHUB_STEP_SUMMARY") : nullptr;
+  if (step_summary != nullptr && *step_summary != '\0' &&
+      (out.empty() || !same_file(out.front(), step_summary))) {
+    out.emplace_back(step_summary);
+  }
+  return out;
 }
 
 // Every output file is checked before anything is read: a gate that cannot write its JUnit
@@ -256,18 +288,26 @@ void check_outputs(const GateFlags& f, text::Format format) {
   const std::vector<std::string> inputs = {f.baseline, f.current};
   if (!f.junit.empty()) {
     check_view_output(f.junit, "--junit", inputs);
+    std::error_code error;
+    if (fs::is_directory(f.junit, error)) {
+      throw InputError(
+          fmt::format("--junit {}: a folder; give the file to write", text::printable(f.junit)));
+    }
     io::check_writable(f.junit, f.force);
   }
-  const std::string summary = summary_path(f);
-  if (!summary.empty()) {
-    check_view_output(summary, "--summary", inputs);
+  for (const std::string& summary : summary_paths(f)) {
+    const std::string flag = summary == f.summary ? "--summary" : "$GITHUB_STEP_SUMMARY";
+    check_view_output(summary, flag, inputs);
     std::error_code error;
-    if (fs::is_directory(summary, error)) {
-      throw InputError(fmt::format("--summary {}: a folder; give a file to append the summary to",
-                                   text::printable(summary)));
+    const fs::file_status status = fs::status(summary, error);
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+      throw InputError(fmt::format(
+          "{} {}: not a regular file (a folder, a device or a FIFO); give a file to append the "
+          "summary to",
+          flag, text::printable(summary)));
     }
     if (!f.junit.empty() && same_file(summary, f.junit)) {
-      throw InputError("--summary and --junit name one file: give each its own");
+      throw InputError(flag + " and --junit name one file: give each its own");
     }
   }
   if (f.github && (format == text::Format::kJson || format == text::Format::kCsv)) {
@@ -292,7 +332,7 @@ void write_outputs(const GateFlags& f, const view::GateReport& g, text::Format f
     io::write_file_atomically(view::gate_junit_xml(g, junit_timestamp()), f.junit, f.force);
     std::cerr << "wrote " << text::printable(f.junit) << "\n";
   }
-  if (const std::string summary = summary_path(f); !summary.empty()) {
+  for (const std::string& summary : summary_paths(f)) {
     append_to_file(summary, view::gate_markdown(g) + "\n");
   }
   if (f.github) std::cout << view::gate_github_annotations(g);
@@ -323,6 +363,21 @@ int run_gate(const GateFlags& f) {
   view::GateReport g;
   const std::vector<Candidate> baseline = load_baseline(f, current, g.left_out);
   g.fairness = check_jobs(f, baseline, current);
+  if (!g.fairness.same_job && current.status != "completed") {
+    g.headline = fmt::format(
+        "the same job, but the new run did not complete (status {}): it differs in what it "
+        "finished",
+        current.status);
+  }
+  if (baseline.empty()) {
+    // --allow-no-baseline: nothing to hold the figures against; a run that did not complete
+    // still fails.
+    g.note =
+        "no completed report of this job in the baseline: only status is held, and this "
+        "report starts the baseline";
+    g.headline = "no baseline of this job";
+    rules = {compare::parse_gate_rule("status")};
+  }
   g.baseline_path = f.baseline;
   g.current_path = f.current;
   g.run_name = current.run_name;
@@ -344,6 +399,7 @@ int run_gate(const GateFlags& f) {
     g.baseline_sources.push_back(c.path);
     reports.push_back(c.report);
   }
+  if (reports.empty()) reports.push_back(current);  // status reads the new run alone
   try {
     g.results = compare::evaluate_gate(reports, current, rules, g.options);
   } catch (const std::invalid_argument& e) {
@@ -372,14 +428,14 @@ Action add_gate_command(CLI::App& app) {
   cmd->add_option("--alpha", f->alpha,
                   "Significance level of the step tests (step_time, tokens_per_second; default "
                   "0.05)")
-      ->check(CLI::Range(1e-9, 0.5));
+      ->check(finite_number(1e-9, 0.5));
   cmd->add_option("--min-samples", f->min_samples,
                   "Measured steps each side needs for the step tests to decide (default 9)")
       ->check(CLI::Range(int64_t{3}, int64_t{1} << 40));
   cmd->add_option("--noise-sigmas", f->noise_sigmas,
                   "A folder baseline widens a limit to this many times its spread (1.4826 x MAD) "
                   "where that is further than the rule's amount (default 3)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(finite_number(0.0, 100.0));
   cmd->add_option("--last", f->last,
                   "A folder baseline: only its newest N completed reports of the job")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
@@ -390,12 +446,15 @@ Action add_gate_command(CLI::App& app) {
                   "The cost rule bills both runs at this catalog offer (repeat for several)");
   cmd->add_option("--rate", f->rates,
                   "The cost rule bills both runs at this USD per GPU-hour (repeat for several)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.0, 1e9, /*above_lo=*/true));
   cmd->add_option("--billing", f->billing, "Billing of --rate (default per-second)");
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed seconds of --rate")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--allow-different", f->allow_different,
                 "Gate even when the reports are of different jobs");
+  cmd->add_flag("--allow-no-baseline", f->allow_no_baseline,
+                "A baseline folder with no completed report of this job (a first run, a changed "
+                "job) passes with a note instead of exit 2: the new report starts the baseline");
   cmd->add_option("--junit", f->junit, "Write JUnit XML here: one test case per rule");
   cmd->add_option("--summary", f->summary,
                   "Append the markdown summary to this file (GitHub: $GITHUB_STEP_SUMMARY)");

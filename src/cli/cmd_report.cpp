@@ -101,7 +101,7 @@ Action add_report_command(CLI::App& app) {
   cmd->add_flag("--force", f->force, "Replace the output files if they exist");
   add_price_options(cmd, f->prices);
   cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
-      ->check(CLI::Range(1e-9, 0.5));
+      ->check(finite_number(1e-9, 0.5));
   cmd->add_option("--catalog", f->common.catalogs,
                   "Extra catalog file, YAML or SkyPilot CSV ([PROVIDER=]PATH); repeatable, "
                   "later wins");

@@ -5,12 +5,15 @@
 // LibTorch.
 #pragma once
 
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "ftbench/error.h"
@@ -39,6 +42,25 @@ class RunFailure : public RunFailed {
 };
 
 using Action = std::function<int()>;
+
+// A number flag's check: a finite number in [lo, hi] (above lo when `above_lo`). CLI11's Range
+// and PositiveNumber let "nan" through, since every comparison with NaN is false.
+inline CLI::Validator finite_number(double lo, double hi, bool above_lo = false) {
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v)) {
+          return "expected a finite number, found " + value;
+        }
+        if ((above_lo ? v <= lo : v < lo) || v > hi) {
+          return fmt::format("expected a number {} {:g} to {:g}, found {}",
+                             above_lo ? "above" : "from", lo, hi, value);
+        }
+        return "";
+      },
+      "FINITE", "finite number");
+}
 
 // Every subcommand, once: its name, the line `ftbench --help` shows for it, and whether
 // ftbench-bin (LibTorch) runs it: the launcher execs ftbench-bin for those.

@@ -58,10 +58,10 @@ Action add_gemm_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   cmd->add_option("--max-seconds", f->max_seconds,
                   "Time budget of the sweep; shapes not started by then are skipped")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.0, 1e9, /*above_lo=*/true));
   cmd->add_option("--cache-flush-mib", f->cache_flush_mib,
                   "MiB written before every call (default: twice the L2, see docs); 0: no flush")
-      ->check(CLI::Range(0.0, 65536.0));
+      ->check(finite_number(0.0, 65536.0));
   cmd->add_flag("--json", f->json, "Print the result as JSON (ftbench.gemm/1.1) instead of tables");
   cmd->add_option("-o,--output", f->output,
                   "Also write the JSON result to this file (for ftbench run --gemm)");

@@ -178,7 +178,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                   "External start as Unix epoch seconds (instance boot, image pull); "
                   "also FTBENCH_T0. Time to first step is measured from it");
   cmd->add_option("--peak-tflops", flags->peak_tflops, "Peak TFLOP/s for MFU")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.0, 1e9, /*above_lo=*/true));
   cmd->add_option("--gemm", flags->gemm_path,
                   "A result of ftbench gemm --json/-o on this device: carried into the report, "
                   "and MFU is also given against its measured peak for the run's dtype");

@@ -24,9 +24,14 @@ namespace {
 // 1 / Phi^-1(3/4): the median absolute deviation of normal data times this is its sigma.
 constexpr double kMadToSigma = 1.4826;
 
+// Spaces, tabs and line ends around a rule (a YAML block of rules keeps its newlines).
+bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -140,10 +145,14 @@ GateRule parse_gate_rule(std::string_view written) {
     }
     const std::string_view number = amount.substr(0, amount.size() - suffix.text.size());
     double value = 0.0;
-    if (number.empty() || number.front() == '+' || number.front() == '-' ||
-        text::parse_double(number, value) != std::errc()) {
-      continue;
+    if (number.empty() || number.front() == '+' || number.front() == '-') continue;
+    const std::errc parsed = text::parse_double(number, value);
+    if (parsed == std::errc::result_out_of_range) {
+      throw std::invalid_argument(
+          fmt::format("rule {}: the amount {} is out of range; expected a finite number", shown,
+                      text::quoted(number)));
     }
+    if (parsed != std::errc()) continue;
     rule.bound = suffix.bound;
     rule.amount = value * suffix.scale;
     if (rule.bound == GateBound::kRelative && !worse_up && rule.amount >= 1.0) {
@@ -165,9 +174,13 @@ std::vector<GateRule> parse_gate_rules(const std::vector<std::string>& values) {
       const std::size_t comma = rest.find(',');
       GateRule rule = parse_gate_rule(rest.substr(0, comma));
       for (const GateRule& earlier : rules) {
-        if (earlier.text == rule.text) {
+        if (earlier.metric == rule.metric && earlier.bound == rule.bound &&
+            earlier.amount == rule.amount) {
           throw std::invalid_argument(
-              fmt::format("rule {} is given twice", text::quoted(rule.text)));
+              earlier.text == rule.text
+                  ? fmt::format("rule {} is given twice", text::quoted(rule.text))
+                  : fmt::format("rules {} and {} are the same rule", text::quoted(earlier.text),
+                                text::quoted(rule.text)));
         }
       }
       rules.push_back(std::move(rule));
@@ -182,7 +195,9 @@ Center center_of(const std::vector<double>& values) {
   if (values.empty()) throw std::invalid_argument("center_of: no values");
   Center c;
   c.median = metrics::percentile(values, 0.5);
-  if (values.size() >= 2) {
+  // Two values' MAD is half their gap: one outlier night would set it. From three on, the median
+  // absolute deviation ignores one.
+  if (values.size() >= kMinSpreadReports) {
     std::vector<double> deviations;
     for (double v : values) deviations.push_back(std::fabs(v - c.median));
     c.spread = kMadToSigma * metrics::percentile(deviations, 0.5);
@@ -220,19 +235,36 @@ std::optional<double> first_mfu(const report::Report& r, bool gemm) {
   return gemm ? e.mfu_gemm : e.mfu;
 }
 
+// The largest of the run's figure and every rank's (a job of several processes: `memory` is
+// rank 0's, the others' are in distributed.ranks).
+std::optional<double> largest(const std::optional<int64_t>& own, const report::Report& r,
+                              std::optional<int64_t> report::RankRecord::*field) {
+  std::optional<double> out = bytes(own);
+  if (!r.distributed) return out;
+  for (const report::RankRecord& rank : r.distributed->ranks) {
+    const std::optional<double> v = bytes(rank.*field);
+    if (v && (!out || *v > *out)) out = v;
+  }
+  return out;
+}
+
 std::vector<Figure> memory_figures(GateMetric m) {
   std::vector<Figure> out;
   if (m == GateMetric::kPeakMemory || m == GateMetric::kPeakAllocated) {
-    out.push_back({"allocator peak", "bytes",
-                   [](const report::Report& r) { return bytes(r.memory.peak_allocated_bytes); }});
+    out.push_back({"allocator peak", "bytes", [](const report::Report& r) {
+                     return largest(r.memory.peak_allocated_bytes, r,
+                                    &report::RankRecord::peak_allocated_bytes);
+                   }});
   }
   if (m == GateMetric::kPeakMemory || m == GateMetric::kPeakDeviceUsed) {
     out.push_back({"device-wide peak", "bytes",
                    [](const report::Report& r) { return bytes(r.memory.device_used_peak_bytes); }});
   }
   if (m == GateMetric::kPeakMemory || m == GateMetric::kPeakRss) {
-    out.push_back({"host RSS peak", "bytes",
-                   [](const report::Report& r) { return bytes(r.memory.peak_rss_bytes); }});
+    out.push_back({"host RSS peak", "bytes", [](const report::Report& r) {
+                     return largest(r.memory.peak_rss_bytes, r,
+                                    &report::RankRecord::peak_rss_bytes);
+                   }});
   }
   return out;
 }
@@ -325,15 +357,39 @@ void set_limit(GatePart& p, const GateRule& rule, double noise_sigmas) {
     limit = up ? base + noise_sigmas * *p.spread : base - noise_sigmas * *p.spread;
     p.widened = true;
   }
+  if (!up && !p.widened && limit <= 0.0 && base > 0.0) {
+    throw std::invalid_argument(fmt::format(
+        "rule {}: its limit, {} below the baseline's {}, is at or below 0: it can never fail",
+        text::quoted(rule.text), gate_figure_text(step, p.unit), gate_figure_text(base, p.unit)));
+  }
   p.limit = limit;
   p.beyond = up ? *p.current > limit : *p.current < limit;
 }
 
+// A figure beside its limit: with every digit when the short forms would read the same while one
+// is beyond the other ("5.5065, limit 5.5065").
+std::pair<std::string, std::string> figure_and_limit(const GatePart& p) {
+  std::string now = gate_figure_text(*p.current, p.unit);
+  std::string limit = gate_figure_text(*p.limit, p.unit);
+  if (now == limit && *p.current != *p.limit) {
+    const auto exact = [&](double v) {
+      if (p.unit == "bytes") return fmt::format("{:.0f} B", v);
+      if (p.unit == "fraction") return fmt::format("{:.17g} %", 100.0 * v);
+      if (p.unit == "USD") return fmt::format("${:.17g}", v);
+      if (p.unit == "loss") return fmt::format("{:.17g}", v);
+      return fmt::format("{:.17g} {}", v, p.unit);
+    };
+    now = exact(*p.current);
+    limit = exact(*p.limit);
+  }
+  return {now, limit};
+}
+
 std::string part_text(const GatePart& p, const GateRule& rule, double noise_sigmas) {
+  const auto [now, limit] = figure_and_limit(p);
   std::string s =
-      fmt::format("{} {} against {} ({}), limit {}", p.name, gate_figure_text(*p.current, p.unit),
-                  gate_figure_text(*p.baseline, p.unit), gate_change_text(p, rule.bound),
-                  gate_figure_text(*p.limit, p.unit));
+      fmt::format("{} {} against {} ({}), limit {}", p.name, now,
+                  gate_figure_text(*p.baseline, p.unit), gate_change_text(p, rule.bound), limit);
   if (p.widened) {
     s += fmt::format(" (widened to {:g} x the baseline's spread of {})", noise_sigmas,
                      gate_figure_text(*p.spread, p.unit));
@@ -374,6 +430,19 @@ GateResult status_result(const GateRule& rule, const report::Report& current) {
   return g;
 }
 
+}  // namespace
+
+bool test_can_decide(int64_t n1, int64_t n2, double alpha) {
+  if (n1 < 1 || n2 < 1) return false;
+  // The smallest p the samples' sizes allow: every value of one below every value of the other.
+  std::vector<double> a, b;
+  for (int64_t i = 0; i < n1; ++i) a.push_back(static_cast<double>(i));
+  for (int64_t i = 0; i < n2; ++i) b.push_back(static_cast<double>(n1 + i));
+  return metrics::mann_whitney_u(a, b).p_value < alpha;
+}
+
+namespace {
+
 // The step test of step_time and tokens_per_second: decides a rule whose figure went beyond its
 // limit, or leaves it undecided when either side has too few steps.
 void apply_step_test(GateResult& g, const std::vector<report::Report>& baseline,
@@ -388,12 +457,14 @@ void apply_step_test(GateResult& g, const std::vector<report::Report>& baseline,
   if (!base.empty() && !now.empty()) g.test = metrics::mann_whitney_u(base, now);
   const int64_t n_base = static_cast<int64_t>(base.size());
   const int64_t n_now = static_cast<int64_t>(now.size());
-  if (n_base < options.min_samples || n_now < options.min_samples) {
+  if (n_base < options.min_samples || n_now < options.min_samples ||
+      !test_can_decide(n_base, n_now, options.alpha)) {
     g.outcome = GateOutcome::kTooFewSamples;
     g.message += fmt::format(
-        "; too few samples for the test: {} measured steps in the baseline, {} in the new run, "
-        "{} needed on each side (more steps, or fewer timing warm-up steps)",
-        n_base, n_now, options.min_samples);
+        "; too few samples for the test: {} measured steps in the baseline, {} in the new run; "
+        "it needs {} on each side and a p below alpha {:g} within reach (more steps, or fewer "
+        "timing warm-up steps)",
+        n_base, n_now, options.min_samples, options.alpha);
     return;
   }
   if (!g.parts.front().beyond) {

@@ -214,6 +214,13 @@ void check_writable(const std::string& path, bool force) {
     // after.
     if (fs::is_directory(status)) throw FileWriteError(path + " is a directory, not a report file");
     if (!force) throw_exists(path);
+    // A device, FIFO or socket: the rename would replace the node itself (/dev/null made a
+    // regular file), so not even --force writes over one.
+    if (!fs::is_regular_file(status)) {
+      throw FileWriteError(path +
+                           " is not a regular file (a device, FIFO or socket); even --force does "
+                           "not replace it with one");
+    }
   }
   // The folder must exist (or be creatable) and be writable: the temporary file and the
   // rename both happen there.

@@ -6,6 +6,7 @@
 
 #include "ftbench/compare/verdicts.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/json_values.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/table.h"
 #include "ftbench/text/units.h"
@@ -63,6 +64,10 @@ text::Table rules_table(const GateReport& g) {
   return t;
 }
 
+std::string headline(const GateReport& g) {
+  return g.headline.empty() ? compare::fairness_headline(g.fairness) : g.headline;
+}
+
 std::string baseline_words(const GateReport& g) {
   const std::size_t n = g.baseline_sources.size();
   if (n == 1 && g.baseline_sources.front() == g.baseline_path) return g.baseline_path;
@@ -84,16 +89,12 @@ std::string xml_attribute(const std::string& name, const std::string& value) {
 
 OJson figure_json(const GatePart& p) {
   OJson j = {{"name", p.name}, {"unit", p.unit}};
-  if (p.unit == "status") {
-    j["baseline"] = p.baseline_text;
-    j["new"] = p.current_text;
-  } else {
-    j["baseline"] = p.baseline ? OJson(*p.baseline) : OJson(nullptr);
-    j["spread"] = p.spread ? OJson(*p.spread) : OJson(nullptr);
-    j["new"] = p.current ? OJson(*p.current) : OJson(nullptr);
-    j["limit"] = p.limit ? OJson(*p.limit) : OJson(nullptr);
-    j["widened"] = p.widened;
-  }
+  const bool status = p.unit == "status";
+  j["baseline"] = status ? OJson(p.baseline_text) : text::optional_number(p.baseline);
+  j["spread"] = text::optional_number(p.spread);
+  j["new"] = status ? OJson(p.current_text) : text::optional_number(p.current);
+  j["limit"] = text::optional_number(p.limit);
+  j["widened"] = p.widened;
   j["beyond"] = p.beyond;
   return j;
 }
@@ -158,8 +159,9 @@ std::string gate_text(const GateReport& g, bool color) {
     out += fmt::format("  left out of the baseline: {}: {}\n", text::printable(l.path),
                        text::printable(l.reason));
   }
-  out += text::paint(compare::fairness_headline(g.fairness),
-                     g.fairness.same_job ? text::Color::kNone : text::Color::kRed, color) +
+  if (!g.note.empty()) out += "note: " + g.note + "\n";
+  out += text::paint(headline(g), g.fairness.same_job ? text::Color::kNone : text::Color::kRed,
+                     color) +
          "\n";
   for (const compare::Difference& d : g.fairness.differences) {
     out += "  " + text::printable(compare::difference_line(d)) + "\n";
@@ -187,7 +189,8 @@ std::string gate_markdown(const GateReport& g) {
                        markdown_literal(l.reason));
   }
   if (!g.left_out.empty()) out += "\n";
-  out += "Comparison: " + markdown_literal(compare::fairness_headline(g.fairness)) + "\n\n";
+  if (!g.note.empty()) out += "Note: " + markdown_literal(g.note) + "\n\n";
+  out += "Comparison: " + markdown_literal(headline(g)) + "\n\n";
   out += text::render_markdown(rules_table(g)) + "\n";
   for (const GateResult& r : g.results) {
     out += fmt::format("- **{}** {}: {}\n", markdown_literal(r.rule.text), rule_verdict(g, r),
@@ -215,11 +218,12 @@ nlohmann::ordered_json gate_json(const GateReport& g) {
       {"path", g.baseline_path}, {"reports", g.baseline_sources}, {"left_out", std::move(left)}};
   j["new"] = {{"path", g.current_path}, {"run_name", g.run_name}};
   j["fairness"] = compare::fairness_json(g.fairness);
-  j["fairness"]["headline"] = compare::fairness_headline(g.fairness);
+  j["fairness"]["headline"] = headline(g);
   OJson rules = OJson::array();
   for (const GateResult& r : g.results) rules.push_back(rule_json(r));
   j["rules"] = std::move(rules);
   j["line"] = verdict_line(g);
+  j["note"] = g.note;
   return j;
 }
 
@@ -262,9 +266,11 @@ std::string gate_junit_xml(const GateReport& g, const std::string& timestamp) {
   for (const auto& [name, value] :
        {std::pair<std::string, std::string>{"baseline", baseline_words(g)},
         {"new", g.current_path},
-        {"comparison", compare::fairness_headline(g.fairness)},
+        {"comparison", headline(g)},
         {"alpha", fmt::format("{:g}", g.options.alpha)},
-        {"verdict", verdict_line(g)}}) {
+        {"verdict", verdict_line(g)},
+        {"note", g.note}}) {
+    if (name == "note" && value.empty()) continue;
     out += "      <property" + xml_attribute("name", name) + xml_attribute("value", value) + "/>\n";
   }
   out += "    </properties>\n";
@@ -299,7 +305,8 @@ std::string gate_github_annotations(const GateReport& g) {
         github_escape_data(r.message));
   }
   out += fmt::format("::{} title={}::{}\n", g.verdict.passed ? "notice" : "error",
-                     github_escape_property("ftbench gate"), github_escape_data(verdict_line(g)));
+                     github_escape_property("ftbench gate"),
+                     github_escape_data(verdict_line(g) + (g.note.empty() ? "" : "; " + g.note)));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ftbench/report/report.h"
@@ -153,9 +154,10 @@ TEST(GateStepTime, PassesOnTheLimitAndFailsJustBeyondWhenSignificant) {
   GateResult beyond = one("step_time:+5%", {base}, make(constant(just), just));
   EXPECT_EQ(beyond.outcome, GateOutcome::kFail) << beyond.message;
   EXPECT_TRUE(beyond.parts[0].beyond);
+  // Rounded, both would read 1.05 s: the message gives every digit.
   EXPECT_EQ(beyond.message,
-            "median step time 1.05 s against 1 s (+5.0%), limit 1.05 s; beyond the limit and "
-            "significant: Mann-Whitney U 0, p < 0.001 at alpha 0.05");
+            "median step time 1.0500000000000003 s against 1 s (+5.0%), limit 1.05 s; beyond the "
+            "limit and significant: Mann-Whitney U 0, p < 0.001 at alpha 0.05");
 }
 
 TEST(GateStepTime, BeyondTheLimitButNotSignificantPasses) {
@@ -183,7 +185,8 @@ TEST(GateStepTime, TooFewSamplesIsItsOwnOutcomeEvenWhenFaster) {
     const GateResult r = one("step_time:+5%", {base}, make(constant(t, 8), t));
     EXPECT_EQ(r.outcome, GateOutcome::kTooFewSamples) << t;
     EXPECT_NE(r.message.find("too few samples for the test: 8 measured steps in the baseline, 8 "
-                             "in the new run, 9 needed on each side"),
+                             "in the new run; it needs 9 on each side and a p below alpha 0.05 "
+                             "within reach"),
               std::string::npos)
         << r.message;
   }
@@ -256,7 +259,8 @@ TEST(GateLevels, TimeToFirstStepMemoryLossAndMfuAtTheirEdges) {
   r.summary.mean_last_losses = std::nextafter(2.02, 3.0);
   const GateResult loss = one("final_loss:+0.02", {base}, r);
   EXPECT_EQ(loss.outcome, GateOutcome::kFail);
-  EXPECT_EQ(loss.message, "smoothed final loss 2.0200 against 2.0000 (+0.0200), limit 2.0200");
+  EXPECT_EQ(loss.message,
+            "smoothed final loss 2.0200000000000005 against 2.0000 (+0.0200), limit 2.02");
 
   report::Report with_mfu = base;
   with_mfu.summary.mfu = {{"lora_frozen_base", false, 1.0, 1.0, 0.40}};
@@ -266,7 +270,9 @@ TEST(GateLevels, TimeToFirstStepMemoryLossAndMfuAtTheirEdges) {
   r.summary.mfu.front().mfu = std::nextafter(0.37, 0.0);
   const GateResult mfu = one("mfu:-3pp", {with_mfu}, r);
   EXPECT_EQ(mfu.outcome, GateOutcome::kFail);
-  EXPECT_EQ(mfu.message, "MFU (datasheet peak) 37.00 % against 40.00 % (-3.00 pp), limit 37.00 %");
+  EXPECT_EQ(mfu.message, fmt::format("MFU (datasheet peak) {:.17g} % against 40.00 % (-3.00 pp), "
+                                     "limit {:.17g} %",
+                                     100.0 * std::nextafter(0.37, 0.0), 100.0 * (0.40 - 0.03)));
   // Without a peak there is no MFU: undecided, never a pass.
   const GateResult none = one("mfu:-3pp", {base}, base);
   EXPECT_EQ(none.outcome, GateOutcome::kNotMeasured);
@@ -360,6 +366,84 @@ TEST(GateVerdicts, CountsAndTheUndecidedPolicy) {
   results[0].outcome = GateOutcome::kFail;
   EXPECT_FALSE(gate_verdict(results, false).passed);
   EXPECT_TRUE(gate_verdict({}, true).passed);
+}
+
+// Defects a hostile review found, each first a failing test.
+
+TEST(GateReview, TwoReportsHaveNoSpreadSoOneOutlierCannotWidenTheLimit) {
+  EXPECT_FALSE(center_of({1.0, 2.0}).spread.has_value());
+  report::Report a = make(constant(1.0), 1.0), outlier = a, now = a;
+  outlier.memory.peak_allocated_bytes = 1500;
+  now.memory.peak_allocated_bytes = 2300;
+  const GateResult r = one("peak_allocated:+5%", {a, outlier}, now);
+  EXPECT_EQ(r.outcome, GateOutcome::kFail) << r.message;
+  EXPECT_FALSE(r.parts[0].widened);
+  EXPECT_EQ(*r.parts[0].limit, 1250.0 * 1.05);
+}
+
+TEST(GateReview, EveryRanksMemoryIsHeld) {
+  report::Report base = make(constant(1.0), 1.0);
+  base.distributed = report::Distributed{};
+  base.distributed->ranks.resize(2);
+  base.distributed->ranks[0].peak_allocated_bytes = 1000;
+  base.distributed->ranks[1].peak_allocated_bytes = 1000;
+  base.distributed->ranks[1].peak_rss_bytes = 5000;
+  report::Report now = base;
+  now.distributed->ranks[1].peak_allocated_bytes = 4000;
+  now.distributed->ranks[1].peak_rss_bytes = 20000;
+  const GateResult r = one("peak_memory:+10%", {base}, now);
+  EXPECT_EQ(r.outcome, GateOutcome::kFail);
+  ASSERT_EQ(r.parts.size(), 2u);
+  EXPECT_EQ(*r.parts[0].current, 4000.0);
+  EXPECT_EQ(*r.parts[1].current, 20000.0);
+}
+
+TEST(GateReview, AStepTestThatCannotReachAlphaIsTooFewSamples) {
+  EXPECT_FALSE(test_can_decide(3, 3, 0.05));  // smallest p: 2 / C(6, 3) = 0.1
+  EXPECT_TRUE(test_can_decide(4, 4, 0.05));   // 2 / C(8, 4) = 0.029
+  EXPECT_FALSE(test_can_decide(4, 4, 0.01));
+  GateOptions three;
+  three.min_samples = 3;
+  const GateResult r =
+      one("step_time:+5%", {make(constant(1.0, 3), 1.0)}, make(constant(10.0, 3), 10.0), three);
+  EXPECT_EQ(r.outcome, GateOutcome::kTooFewSamples) << r.message;
+}
+
+TEST(GateReview, RuleParsingGaps) {
+  try {
+    parse_gate_rules({"step_time:+5%,step_time: 5%"});
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rules \"step_time:+5%\" and \"step_time: 5%\" are the same rule");
+  }
+  EXPECT_EQ(parse_gate_rules({"status,\n  step_time:+5%\n"}).size(), 2u);
+  EXPECT_EQ(refusal("step_time:1e400%"),
+            "rule \"step_time:1e400%\": the amount \"1e400\" is out of range; expected a finite "
+            "number");
+  // An absolute fall to or below zero can never happen.
+  try {
+    one("tokens_per_second:-1e12", {make(constant(1.0), 1.0)}, make(constant(1.0), 1.0));
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rule \"tokens_per_second:-1e12\": its limit, 1000000000000 tokens/s below the "
+              "baseline's 1000 tokens/s, is at or below 0: it can never fail");
+  }
+}
+
+TEST(GateReview, AFigureJustBeyondItsLimitIsShownWithEveryDigit) {
+  const report::Report base = make(constant(1.0), 1.0);
+  report::Report now = base;
+  now.summary.mean_last_losses = std::nextafter(2.0001, 3.0);
+  const GateResult r = one("final_loss:+0.0001", {base}, now);
+  EXPECT_EQ(r.outcome, GateOutcome::kFail);
+  // Rounded to 4 places both read 2.0001; the message gives every digit instead.
+  EXPECT_EQ(r.message, fmt::format("smoothed final loss {:.17g} against 2.0000 (+0.0001), limit "
+                                   "{:.17g}",
+                                   now.summary.mean_last_losses, 2.0 + 0.0001));
+  EXPECT_NE(fmt::format("{:.17g}", now.summary.mean_last_losses),
+            fmt::format("{:.17g}", 2.0 + 0.0001));
 }
 
 }  // namespace

@@ -207,4 +207,33 @@ TEST(CliMessages, CompareHelpSaysItTakesTwoOrMoreReports) {
       << refused.err;
 }
 
+
+// CLI11's Range and PositiveNumber let "nan" through (every comparison with NaN is false): a
+// significance level of NaN made every step test "not significant". Each number flag that had
+// one of them refuses NaN and infinity, naming itself.
+TEST(CliMessages, NumberFlagsRefuseNanAndInfinity) {
+  const std::string a = "tests/fixtures/reports/h100-reference.json";
+  const std::string b = "tests/fixtures/reports/mi300x-reference.json";
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"--alpha", "compare " + a + " " + b + " --alpha "},
+      {"--alpha", "report " + a + " --alpha "},
+      {"--alpha", "gate " + a + " " + b + " --allow-different --alpha "},
+      {"--noise-sigmas", "gate " + a + " " + b + " --allow-different --noise-sigmas "},
+      {"--rate", "gate " + a + " " + b + " --allow-different --fail-on cost:+5% --rate "}};
+  if (fs::exists(fs::path(FTBENCH_BINARY).parent_path() / "ftbench-bin")) {
+    cases.push_back({"--peak-tflops", "run configs/ci-tiny.yaml --peak-tflops "});
+    cases.push_back({"--max-seconds", "gemm --max-seconds "});
+    cases.push_back({"--cache-flush-mib", "gemm --cache-flush-mib "});
+  }
+  for (const auto& [flag, command] : cases) {
+    for (const std::string value : {"nan", "inf"}) {
+      SCOPED_TRACE(command + value);
+      const Outcome r = ftbench(command + value);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_NE(r.err.find(flag + ": expected a finite number, found " + value), std::string::npos)
+          << r.err;
+    }
+  }
+}
+
 }  // namespace

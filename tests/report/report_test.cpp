@@ -1609,6 +1609,28 @@ TEST_F(ReportFile, CheckWritableAcceptsMissingFileAndRejectsFolder) {
   EXPECT_EQ(entries(), (std::vector<std::string>{"out"}));
 }
 
+// A FIFO (or a device: /dev/null under a root CI job) is never replaced by a regular file, not
+// even with --force: the rename would replace the node itself. Without --force it is "exists".
+TEST_F(ReportFile, ForceNeverReplacesAFifoOrADevice) {
+  const fs::path fifo = dir_ / "pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(io::check_writable(fifo.string(), false), io::FileExistsError);
+  try {
+    write_report(full_report(), fifo.string(), true);
+    FAIL() << "no io::FileWriteError";
+  } catch (const io::FileExistsError&) {
+    FAIL() << "exit 5, expected 3";
+  } catch (const io::FileWriteError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              fifo.string() +
+                  " is not a regular file (a device, FIFO or socket); even --force does not "
+                  "replace it with one");
+  }
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(entries(), (std::vector<std::string>{"pipe.json"}));
+  EXPECT_THROW(io::check_writable("/dev/null", true), io::FileWriteError);
+}
+
 // A name the filesystem cannot hold (with the temporary file's suffix) is refused before a run,
 // not when the report is written at its end.
 TEST_F(ReportFile, FileNameTooLongIsRefusedUpFront) {

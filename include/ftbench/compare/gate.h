@@ -4,6 +4,7 @@
 // gives every rule, its figure and its test.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -92,7 +93,7 @@ struct GatePart {
   std::string unit;  // s, tokens/s, bytes, USD, loss, fraction, status
   std::optional<double> baseline;  // the median over the baseline's reports
   // 1.4826 x the median absolute deviation over the baseline's reports (a standard deviation
-  // that one outlier does not move); unset for a baseline of one report.
+  // that one outlier does not move); unset for a baseline of fewer than 3 reports.
   std::optional<double> spread;
   std::optional<double> current;
   // The figure beyond which the rule fails: the rule's amount from the baseline, moved out to
@@ -146,6 +147,10 @@ struct GateVerdict {
 // Failed when a rule failed, or, when `undecided_fails`, when a rule could not decide.
 GateVerdict gate_verdict(const std::vector<GateResult>& results, bool undecided_fails);
 
+// Whether the Mann-Whitney test of samples of n1 and n2 values can reach a p below `alpha` at
+// all (3 against 3 cannot go below 0.1): when it cannot, a step rule is too_few_samples.
+bool test_can_decide(int64_t n1, int64_t n2, double alpha);
+
 // A figure in its unit's words: "0.0328 s", "17569 tokens/s", "11.52 MiB", "$0.05",
 // "41.20 %" (a fraction), "5.7158" (a loss).
 std::string gate_figure_text(double value, const std::string& unit);
@@ -154,7 +159,12 @@ std::string gate_figure_text(double value, const std::string& unit);
 // the baseline is 0), "-1.20 pp" (points). "" when either side is missing.
 std::string gate_change_text(const GatePart& part, GateBound bound);
 
-// The median and the spread (1.4826 x MAD; unset for one value) of a baseline's figures.
+// A baseline of fewer reports has no spread: two values' MAD is half their gap, which one outlier
+// night would set.
+inline constexpr std::size_t kMinSpreadReports = 3;
+
+// The median and the spread (1.4826 x MAD; unset for fewer than kMinSpreadReports values) of a
+// baseline's figures.
 struct Center {
   double median = 0.0;
   std::optional<double> spread;

@@ -78,7 +78,8 @@ class Backend {
   std::optional<int64_t> device_total_bytes_;
 };
 
-// What the process's libblas resolved to (read from /proc/self/maps), e.g. "openblas-pthread".
+// What the process's BLAS resolved to, e.g. "openblas-pthread", "netlib reference blas": the
+// library sgemm_ is found in (its real path), else the first BLAS in /proc/self/maps.
 std::string resolved_blas();
 
 }  // namespace ftbench::device

@@ -38,6 +38,9 @@ struct GateReport {
   std::string run_name;  // the new report's
   std::string host;      // the new report's host name (JUnit's testsuite hostname)
   Fairness fairness;
+  // The comparison in one line; "" for compare::fairness_headline(fairness).
+  std::string headline;
+  std::string note;  // said first when set: why the gate held less than it was asked
   GateOptions options;
   bool undecided_fails = true;
   std::vector<GateResult> results;

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -55,19 +57,47 @@ std::string torch_build_backend() {
 #endif
 }
 
+namespace {
+
+// A BLAS library's kind from its file's path; "" when the path names none.
+std::string blas_kind(const std::string& path) {
+  if (path.find("openblas") != std::string::npos) {
+    return path.find("pthread") != std::string::npos  ? "openblas-pthread"
+           : path.find("openmp") != std::string::npos ? "openblas-openmp"
+                                                      : "openblas";
+  }
+  if (path.find("libblis") != std::string::npos) return "blis";
+  if (path.find("libmkl") != std::string::npos) return "mkl";
+  if (path.find("/blas/libblas.so") != std::string::npos) return "netlib reference blas";
+  return "";
+}
+
+}  // namespace
+
 std::string resolved_blas() {
+  // The library that sgemm_, LibTorch's CPU matmul, resolves to: several BLAS libraries can be
+  // loaded at once (LD_LIBRARY_PATH putting the reference libblas first while OpenBLAS's
+  // liblapack pulls in libopenblas), and only the one that answers the call matters.
+  if (void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_")) {
+    Dl_info info{};
+    if (dladdr(sgemm, &info) != 0 && info.dli_fname != nullptr) {
+      std::error_code error;
+      const std::filesystem::path real = std::filesystem::canonical(info.dli_fname, error);
+      std::string kind = blas_kind(error ? std::string(info.dli_fname) : real.string());
+      if (!kind.empty()) return kind;
+    }
+  }
+  // Otherwise the first BLAS library mapped into the process.
   std::ifstream maps("/proc/self/maps");
   std::string line;
   std::string found;
   while (std::getline(maps, line)) {
-    if (line.find("openblas") != std::string::npos) {
-      return line.find("pthread") != std::string::npos  ? "openblas-pthread"
-             : line.find("openmp") != std::string::npos ? "openblas-openmp"
-                                                        : "openblas";
+    const std::string kind = blas_kind(line);
+    if (kind == "netlib reference blas") {
+      found = kind;
+    } else if (!kind.empty()) {
+      return kind;
     }
-    if (line.find("libblis") != std::string::npos) return "blis";
-    if (line.find("libmkl") != std::string::npos) return "mkl";
-    if (line.find("/blas/libblas.so") != std::string::npos) found = "netlib reference blas";
   }
   return found.empty() ? "unknown" : found;
 }
