@@ -207,7 +207,6 @@ TEST(CliMessages, CompareHelpSaysItTakesTwoOrMoreReports) {
       << refused.err;
 }
 
-
 // CLI11's Range and PositiveNumber let "nan" through (every comparison with NaN is false): a
 // significance level of NaN made every step test "not significant". Each number flag that had
 // one of them refuses NaN and infinity, naming itself.
