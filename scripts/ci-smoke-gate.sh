@@ -5,7 +5,8 @@
 # The bounds are loose on purpose: each is at least 3 times the largest run-to-run deviation
 # measured on this VM with nothing else running (benchmarks/ci-gate-spread.sh; figures and
 # reasoning in docs/ci.md), so noise does not trip them, while what the gate is for does: a build
-# that lost OpenBLAS (about 20x slower steps), memory or loss that changed.
+# whose LibTorch uses the reference BLAS instead of OpenBLAS (3.1x slower steps on this small
+# model, measured), memory or loss that changed.
 # Writes the report, gate.xml (JUnit) and gate.md (markdown) to $FTBENCH_CI_OUT (default
 # build/ci-smoke). Exit code: the gate's (0 passed, 6 failed, 2 bad input).
 #
@@ -18,7 +19,7 @@ ftbench=${FTBENCH:-build/src/ftbench}
 baseline=benchmarks/baselines/ci-tiny
 out=${FTBENCH_CI_OUT:-build/ci-smoke}
 smoke=(configs/ci-tiny.yaml --set train.epochs=4 --set output.progress=off)
-rules=status,step_time:+100%,tokens_per_second:-60%,time_to_first_step:+100%
+rules=status,step_time:+100%,tokens_per_second:-65%,time_to_first_step:+200%
 rules+=,peak_allocated:+5%,peak_rss:+10%,final_loss:+0.01
 
 if [[ "${1:-}" == --refresh ]]; then

@@ -153,6 +153,17 @@ std::vector<Candidate> baseline_from_folder(const GateFlags& f, const report::Re
       left_out.push_back({path, "another job: " + d});
       continue;
     }
+    // A copy of a report already kept is the same run, not another night: counting it twice
+    // would halve the spread and double its steps.
+    const auto same_run = std::find_if(kept.begin(), kept.end(), [&](const Candidate& c) {
+      return c.report.started_at_utc == r.started_at_utc &&
+             c.report.finished_at_utc == r.finished_at_utc &&
+             c.report.environment.host.hostname == r.environment.host.hostname;
+    });
+    if (same_run != kept.end()) {
+      left_out.push_back({path, "the same run as " + same_run->path});
+      continue;
+    }
     kept.push_back({path, std::move(r)});
   }
   // Oldest first; the window keeps the newest.
@@ -289,9 +300,11 @@ void check_outputs(const GateFlags& f, text::Format format) {
   if (!f.junit.empty()) {
     check_view_output(f.junit, "--junit", inputs);
     std::error_code error;
-    if (fs::is_directory(f.junit, error)) {
-      throw InputError(
-          fmt::format("--junit {}: a folder; give the file to write", text::printable(f.junit)));
+    const fs::file_status status = fs::status(f.junit, error);
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+      throw InputError(fmt::format(
+          "--junit {}: not a regular file (a folder, a device or a FIFO); give the file to write",
+          text::printable(f.junit)));
     }
     io::check_writable(f.junit, f.force);
   }
@@ -308,6 +321,15 @@ void check_outputs(const GateFlags& f, text::Format format) {
     }
     if (!f.junit.empty() && same_file(summary, f.junit)) {
       throw InputError(flag + " and --junit name one file: give each its own");
+    }
+    // Appending must work before the gate judges: a verdict is never lost to a summary.
+    const fs::path parent = fs::path(summary).parent_path();
+    const std::string where =
+        fs::exists(status) ? summary : (parent.empty() ? std::string(".") : parent.string());
+    if (::access(where.c_str(), W_OK) != 0) {
+      throw io::FileWriteError(fmt::format("{} {}: cannot append to it: {} is not writable ({})",
+                                           flag, text::printable(summary), text::printable(where),
+                                           std::strerror(errno)));
     }
   }
   if (f.github && (format == text::Format::kJson || format == text::Format::kCsv)) {
@@ -327,7 +349,15 @@ std::string junit_timestamp() {
   return text::iso8601_utc(std::floor(now)).substr(0, 19);
 }
 
+// Standard output first (the verdict, the annotations): a file that then fails to be written
+// (exit 3) does not take the verdict with it.
 void write_outputs(const GateFlags& f, const view::GateReport& g, text::Format format) {
+  if (f.github) std::cout << view::gate_github_annotations(g);
+  print_as(format, f.common.color,
+           {[&] { std::cout << view::gate_json(g).dump(2) << "\n"; },
+            [&] { std::cout << view::gate_csv(g); }, [&] { std::cout << view::gate_markdown(g); },
+            [&](bool color) { std::cout << view::gate_text(g, color); }});
+  std::cout.flush();
   if (!f.junit.empty()) {
     io::write_file_atomically(view::gate_junit_xml(g, junit_timestamp()), f.junit, f.force);
     std::cerr << "wrote " << text::printable(f.junit) << "\n";
@@ -335,11 +365,6 @@ void write_outputs(const GateFlags& f, const view::GateReport& g, text::Format f
   for (const std::string& summary : summary_paths(f)) {
     append_to_file(summary, view::gate_markdown(g) + "\n");
   }
-  if (f.github) std::cout << view::gate_github_annotations(g);
-  print_as(format, f.common.color,
-           {[&] { std::cout << view::gate_json(g).dump(2) << "\n"; },
-            [&] { std::cout << view::gate_csv(g); }, [&] { std::cout << view::gate_markdown(g); },
-            [&](bool color) { std::cout << view::gate_text(g, color); }});
 }
 
 int run_gate(const GateFlags& f) {

@@ -191,6 +191,21 @@ std::vector<GateRule> parse_gate_rules(const std::vector<std::string>& values) {
   return rules;
 }
 
+namespace {
+
+// c_n: makes c_n x 1.4826 x MAD mean-unbiased for normal samples of n values (Croux and
+// Rousseeuw's b_n), for n = 3 to 20, as benchmarks/mad-small-sample.py computes them by Monte
+// Carlo; beyond, their n / (n - 0.8).
+double mad_small_sample_factor(std::size_t n) {
+  static constexpr double kFactors[] = {1.489, 1.362, 1.215, 1.191, 1.136, 1.127,
+                                        1.101, 1.095, 1.080, 1.077, 1.067, 1.065,
+                                        1.057, 1.055, 1.049, 1.048, 1.043, 1.042};
+  if (n >= 3 && n <= 20) return kFactors[n - 3];
+  return static_cast<double>(n) / (static_cast<double>(n) - 0.8);
+}
+
+}  // namespace
+
 Center center_of(const std::vector<double>& values) {
   if (values.empty()) throw std::invalid_argument("center_of: no values");
   Center c;
@@ -200,7 +215,8 @@ Center center_of(const std::vector<double>& values) {
   if (values.size() >= kMinSpreadReports) {
     std::vector<double> deviations;
     for (double v : values) deviations.push_back(std::fabs(v - c.median));
-    c.spread = kMadToSigma * metrics::percentile(deviations, 0.5);
+    c.spread =
+        mad_small_sample_factor(values.size()) * kMadToSigma * metrics::percentile(deviations, 0.5);
   }
   return c;
 }
@@ -283,10 +299,12 @@ std::vector<Figure> figures_of(GateMetric m, const GateOptions& options) {
                  return t->steady_tokens_per_second;
                }}};
     case GateMetric::kTimeToFirstStep:
+      // The first process's: a resumed run pays its set-up again in every process, which is an
+      // interruption's cost (the cost rule bills it), not a slower set-up.
       return {{"time to first step", "s", [](const report::Report& r) -> std::optional<double> {
-                 const auto t = times_of(r);
-                 if (!t || t->steps <= 0) return std::nullopt;
-                 return t->time_to_first_step_seconds;
+                 if (r.steps.empty()) return std::nullopt;
+                 if (r.segments.size() > 1) return r.segments.front().time_to_first_step_seconds;
+                 return r.time_to_first_step_seconds;
                }}};
     case GateMetric::kFinalLoss:
       return {{"smoothed final loss", "loss", [](const report::Report& r) -> std::optional<double> {
@@ -397,17 +415,13 @@ std::string part_text(const GatePart& p, const GateRule& rule, double noise_sigm
   return s;
 }
 
-// Measured steps (after each segment's warm-up): their wall times, or their real tokens/s.
-std::vector<double> step_samples(const report::Report& r, bool tokens_per_second) {
+// The wall times of the measured steps (after each segment's warm-up).
+std::vector<double> step_samples(const report::Report& r) {
   std::vector<double> out;
   const std::vector<bool> warmup = metrics::warmup_mask(r);
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
-    const report::StepRecord& s = r.steps[i];
-    if (warmup[i] || !std::isfinite(s.wall_seconds)) continue;
-    if (!tokens_per_second) {
-      out.push_back(s.wall_seconds);
-    } else if (s.wall_seconds > 0.0) {
-      out.push_back(static_cast<double>(s.real_tokens) / s.wall_seconds);
+    if (!warmup[i] && std::isfinite(r.steps[i].wall_seconds)) {
+      out.push_back(r.steps[i].wall_seconds);
     }
   }
   return out;
@@ -443,17 +457,18 @@ bool test_can_decide(int64_t n1, int64_t n2, double alpha) {
 
 namespace {
 
-// The step test of step_time and tokens_per_second: decides a rule whose figure went beyond its
-// limit, or leaves it undecided when either side has too few steps.
+// The step test of step_time: decides a rule whose median went beyond its limit, or leaves it
+// undecided when either side has too few steps. The difference counts only when it is
+// significant in the worse direction: the new run's steps rank above the baseline's (U of the
+// baseline below half of n1 n2).
 void apply_step_test(GateResult& g, const std::vector<report::Report>& baseline,
                      const report::Report& current, const GateOptions& options) {
-  const bool tps = g.rule.metric == GateMetric::kTokensPerSecond;
   std::vector<double> base;
   for (const report::Report& r : baseline) {
-    const std::vector<double> s = step_samples(r, tps);
+    const std::vector<double> s = step_samples(r);
     base.insert(base.end(), s.begin(), s.end());
   }
-  const std::vector<double> now = step_samples(current, tps);
+  const std::vector<double> now = step_samples(current);
   if (!base.empty() && !now.empty()) g.test = metrics::mann_whitney_u(base, now);
   const int64_t n_base = static_cast<int64_t>(base.size());
   const int64_t n_now = static_cast<int64_t>(now.size());
@@ -471,11 +486,14 @@ void apply_step_test(GateResult& g, const std::vector<report::Report>& baseline,
     g.outcome = GateOutcome::kPass;
     return;
   }
-  const bool significant = g.test->p_value < options.alpha;
+  const bool slower = g.test->u1 < 0.5 * static_cast<double>(g.test->n1 * g.test->n2);
+  const bool significant = g.test->p_value < options.alpha && slower;
   g.outcome = significant ? GateOutcome::kFail : GateOutcome::kPass;
-  g.message += fmt::format("; beyond the limit and {}: Mann-Whitney U {:g}, {} at alpha {:g}",
-                           significant ? "significant" : "not significant", g.test->u1,
-                           p_value_text(g.test->p_value), options.alpha);
+  g.message += fmt::format(
+      "; beyond the limit and {}: Mann-Whitney U {:g}, {} at alpha {:g}{}",
+      significant ? "significant" : "not significant", g.test->u1, p_value_text(g.test->p_value),
+      options.alpha,
+      g.test->p_value < options.alpha && !slower ? ", but the new run's steps rank faster" : "");
 }
 
 GateResult evaluate_rule(const GateRule& rule, const std::vector<report::Report>& baseline,
@@ -517,7 +535,28 @@ GateResult evaluate_rule(const GateRule& rule, const std::vector<report::Report>
   std::vector<std::string> lines;
   for (const GatePart& p : g.parts) lines.push_back(part_text(p, rule, options.noise_sigmas));
   g.message = fmt::format("{}", fmt::join(lines, "; "));
-  if (rule.metric == GateMetric::kStepTime || rule.metric == GateMetric::kTokensPerSecond) {
+  // A run that did not complete is partial: its figures (a loss 12 steps in, a cost cut short)
+  // say nothing of the job's. The status rule fails it; the others cannot decide.
+  if (current.status != "completed") {
+    g.outcome = GateOutcome::kNotMeasured;
+    g.message = fmt::format(
+        "the new run did not complete (status {}): its figures are a partial "
+        "run's; {}",
+        text::printable(current.status), g.message);
+    return g;
+  }
+  // A limit the baseline's spread pushed to or below 0 (a throughput, an MFU) can never be
+  // crossed: the baseline is too noisy for the rule to decide.
+  for (const GatePart& p : g.parts) {
+    if (p.widened && !larger_is_worse(rule.metric) && *p.limit <= 0.0) {
+      g.outcome = GateOutcome::kTooFewSamples;
+      g.message +=
+          "; the baseline's spread puts the limit at or below 0: too noisy to decide "
+          "(more baseline reports, or fewer --noise-sigmas)";
+      return g;
+    }
+  }
+  if (rule.metric == GateMetric::kStepTime) {
     apply_step_test(g, baseline, current, options);
     return g;
   }

@@ -191,6 +191,10 @@ std::string gate_markdown(const GateReport& g) {
   if (!g.left_out.empty()) out += "\n";
   if (!g.note.empty()) out += "Note: " + markdown_literal(g.note) + "\n\n";
   out += "Comparison: " + markdown_literal(headline(g)) + "\n\n";
+  for (const compare::Difference& d : g.fairness.differences) {
+    out += "- " + markdown_literal(compare::difference_line(d)) + "\n";
+  }
+  if (!g.fairness.differences.empty()) out += "\n";
   out += text::render_markdown(rules_table(g)) + "\n";
   for (const GateResult& r : g.results) {
     out += fmt::format("- **{}** {}: {}\n", markdown_literal(r.rule.text), rule_verdict(g, r),

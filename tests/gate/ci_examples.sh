@@ -7,7 +7,9 @@
 #   3. a regression: the same job run with micro-batch 8 x 1 instead of 4 x 2 (same effective
 #      batch: a change in how it runs), whose allocator peak grows: the gate fails (exit 6);
 #   4. a changed job (5 epochs): no good report of it yet, so it passes with the note and starts
-#      its own baseline, rather than failing every pipeline from then on.
+#      its own baseline, rather than failing every pipeline from then on;
+#   5. the earlier reports cannot be fetched (no permission, a token the API refuses): the job
+#      fails, and does not pass as a first run would.
 # What only the CI service does is stood in for: `gh run list`/`gh run download` (GitHub) and the
 # artifacts API behind curl (GitLab) serve the earlier pipelines' artifacts from a folder; the
 # upload steps (actions/upload-artifact, GitLab's artifacts:) copy reports/ there when the job
@@ -36,10 +38,16 @@ rules=status,peak_allocated:+5%,final_loss:+0.01,step_time:+900%
 # Stand-ins for the CI services' artifact stores: artifacts/<pipeline>/reports/new.json.
 cat >"$work/bin/gh" <<'SH'
 #!/usr/bin/env bash
-# gh run list ... --jq '.[].databaseId' | gh run download ID --name N --dir D
+# gh run list ... --jq '.[].databaseId' | gh run download ID --name N --dir D. With FAKE_GH_FAIL
+# set, fails as gh does without permission.
 set -euo pipefail
+[[ -z "${FAKE_GH_FAIL:-}" ]] || { echo "HTTP 403: Resource not accessible by integration" >&2; exit 1; }
 case "$1 $2" in
-  "run list") ls -1r "$FAKE_ARTIFACTS" ;;
+  "run list")
+    for want in --branch main --event push --status success; do
+      [[ " $* " == *" $want "* ]] || { echo "fake gh: expected $want in: $*" >&2; exit 2; }
+    done
+    ls -1r "$FAKE_ARTIFACTS" ;;
   "run download")
     id=$3; shift 3
     while [[ $# -gt 0 ]]; do case "$1" in --dir) dir=$2; shift 2 ;; *) shift ;; esac; done
@@ -50,15 +58,22 @@ esac
 SH
 cat >"$work/bin/curl" <<'SH'
 #!/usr/bin/env bash
-# The artifacts of the latest successful pipeline, as a zip, to --output.
+# GitLab's job-artifacts API: the latest successful pipeline's artifacts as a zip to --output,
+# the HTTP code on standard output (--write-out); 404 when there is none, 401 with FAKE_API_401.
 set -euo pipefail
-while [[ $# -gt 0 ]]; do case "$1" in --output) out=$2; shift 2 ;; *) shift ;; esac; done
+header=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in --output) out=$2; shift 2 ;; --header) header=$2; shift 2 ;; *) shift ;; esac
+done
+[[ "$header" == "JOB-TOKEN: token" ]] || { echo "fake curl: header '$header'" >&2; exit 2; }
+[[ -z "${FAKE_API_401:-}" ]] || { echo '{"message":"401 Unauthorized"}' >"$out"; echo -n 401; exit 0; }
 latest=$(ls -1 "$FAKE_ARTIFACTS" | sort -n | tail -1)
-[[ -n "$latest" ]] || { echo "curl: (22) The requested URL returned error: 404" >&2; exit 22; }
+[[ -n "$latest" ]] || { echo '{"message":"404 Not found"}' >"$out"; echo -n 404; exit 0; }
 /usr/bin/python3 -c '
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w") as z:
     z.write(sys.argv[2], "reports/new.json")' "$out" "$FAKE_ARTIFACTS/$latest/reports/new.json"
+echo -n 200
 SH
 chmod +x "$work/bin/gh" "$work/bin/curl"
 
@@ -76,12 +91,14 @@ assert all(u.get("if") == "always()" for u in uploads)
 gl = yaml.safe_load(open(os.path.join(examples, "gitlab-ci-gate.yml")))["finetune-gate"]
 assert gl["tags"] == ["gpu"] and gl["artifacts"]["reports"]["junit"] == "reports/gate.xml", gl
 assert gl["artifacts"]["when"] == "always" and gl["artifacts"]["paths"] == ["reports/"], gl
+# GitHub runs each step in a shell of its own; GitLab runs a job's script lines in one shell.
 for ci, steps in (("github", [s["run"] for s in job["steps"] if "run" in s]),
-                  ("gitlab", gl["script"])):
+                  ("gitlab", ["\n".join(gl["script"])])):
     os.makedirs(os.path.join(work, ci, "steps"))
     for i, step in enumerate(steps):
         with open(os.path.join(work, ci, "steps", f"{i:02d}.sh"), "w") as f:
-            f.write("set -eo pipefail\n" + step + "\n")
+            # GitHub's default for `run` is bash -e; GitLab's runner adds pipefail.
+            f.write(("set -e\n" if ci == "github" else "set -eo pipefail\n") + step + "\n")
 PY
 
 # pipeline CI N SPEC: runs the steps of CI in a fresh checkout-like folder as pipeline N; keeps
@@ -92,6 +109,7 @@ pipeline() {
   for step in "$work/$ci"/steps/*.sh; do
     (cd "$ws" && env PATH="$work/bin:$PATH" FAKE_ARTIFACTS="$work/artifacts-$ci" \
       SPEC="$spec_file" RULES="$rules" GITHUB_STEP_SUMMARY="$ws/step-summary.md" \
+      TOKEN_HEADER="JOB-TOKEN: token" \
       CI_JOB_TOKEN=token CI_API_V4_URL=https://gitlab.invalid/api/v4 CI_PROJECT_ID=1 \
       CI_DEFAULT_BRANCH=main CI_JOB_NAME=finetune-gate bash "$step") >>"$ws/log" 2>&1 || rc=$?
     [[ $rc -eq 0 ]] || break
@@ -126,6 +144,14 @@ for ci in github gitlab; do
   rc=$(pipeline "$ci" 4 "$work/changed.yaml")
   [[ $rc -eq 0 ]] || { cat "$work/$ci/ws-4/log" >&2; fail "$ci pipeline 4: exit $rc"; }
   grep -q "this report starts the baseline" "$work/$ci/ws-4/log" || fail "$ci 4: no note"
+
+  # 5. The baseline cannot be fetched (gh without permission; the API refusing the token): the
+  # job fails, rather than an empty baseline passing as a first run.
+  rc=$(FAKE_GH_FAIL=1 FAKE_API_401=1 pipeline "$ci" 5 "$spec")
+  [[ $rc -ne 0 && $rc -ne 6 ]] || { cat "$work/$ci/ws-5/log" >&2; fail "$ci pipeline 5: exit $rc"; }
+  if grep -q "this report starts the baseline" "$work/$ci/ws-5/log"; then
+    fail "$ci 5: passed as a first run"
+  fi
 done
 # GitHub: annotations in the log and the job summary file; GitLab: the markdown beside the JUnit.
 "$python" "$here/check_ci_formats.py" annotations "$work/github/ws-3/log" \

@@ -7,9 +7,10 @@ percentiles, as src/metrics/stats.cpp computes them); scaled phases with the tim
 and the segments' times scaled alike.
 
 Usage: make_variant.py IN.json OUT.json [--steps F] [--phases F] [--allocated F] [--loss D]
-       [--status S]
+       [--status S] [--later SECONDS]
 """
 import argparse
+import datetime
 import json
 import math
 import statistics
@@ -65,6 +66,20 @@ def rescale_phases(r, f):
         g["time_to_first_step_seconds"] *= f
 
 
+def shift_time(text, seconds):
+    t = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return (t + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def shift_run(r, seconds):
+    """Another run of the same job: its start and end moved by `seconds`."""
+    for key in ("started_at_utc", "finished_at_utc"):
+        r["run"][key] = shift_time(r["run"][key], seconds)
+    for g in r.get("segments", []):
+        for key in ("started_at_utc", "finished_at_utc"):
+            g[key] = shift_time(g[key], seconds)
+
+
 def main():
     a = argparse.ArgumentParser()
     a.add_argument("inp")
@@ -75,6 +90,8 @@ def main():
     a.add_argument("--loss", type=float)
     a.add_argument("--status")
     a.add_argument("--run-name")
+    a.add_argument("--later", type=float, help="another run: started and finished this many "
+                   "seconds later")
     o = a.parse_args()
     r = json.load(open(o.inp))
     if o.steps is not None:
@@ -89,6 +106,8 @@ def main():
         r["run"]["status"] = o.status
         for g in r.get("segments", []):
             g["status"] = o.status
+    if o.later is not None:
+        shift_run(r, o.later)
     if o.run_name is not None:
         r["run"]["name"] = o.run_name
     json.dump(r, open(o.out, "w"), indent=1)

@@ -47,9 +47,9 @@ has() {
 # other tests beside this one).
 smoke=(configs/ci-tiny.yaml --set train.epochs=3 --set output.progress=off)
 "$ftbench" run "${smoke[@]}" -o "$work/new.json" >"$work/new.log" 2>&1
-variant "$work/new.json" "$work/base/run-1.json" --steps 1.02
-cp "$work/new.json" "$work/base/run-2.json"
-variant "$work/new.json" "$work/base/run-3.json" --steps 0.98
+variant "$work/new.json" "$work/base/run-1.json" --steps 1.02 --later -7200
+variant "$work/new.json" "$work/base/run-2.json" --later -3600
+variant "$work/new.json" "$work/base/run-3.json" --steps 0.98 --later -1800
 "$ftbench" run "${smoke[@]}" --stop-after-steps 3 -o "$work/base/stopped.json" \
   --set "train.checkpoint.dir=$work/ckpt" >"$work/stopped.log" 2>&1 || [[ $? -eq 4 ]]
 "$ftbench" run "${smoke[@]}" --set data.seq_len=64 --set data.max_tokens=64 \
@@ -167,12 +167,13 @@ has "$work/dangling.out" "left out of the baseline: $work/broken/dangling.json: 
 # NaN significance levels are refused (CLI11's ranges let them through);
 expect 2 "$work/nan.out" "$work/base" "$work/new.json" --alpha nan
 has "$work/nan.out" "--alpha: expected a finite number, found nan"
-# --force never replaces a FIFO (or a device) with the JUnit file; a folder names --junit;
+# --force never replaces a FIFO (or a device) with the JUnit file (refused before judging, as
+# a folder is);
 mkfifo "$work/pipe.xml"
-expect 3 "$work/fifo.out" "$work/base" "$work/new.json" --junit "$work/pipe.xml" --force
+expect 2 "$work/fifo.out" "$work/base" "$work/new.json" --junit "$work/pipe.xml" --force
 [[ -p "$work/pipe.xml" ]] || { echo "the FIFO was replaced" >&2; exit 1; }
 expect 2 "$work/jdir.out" "$work/base" "$work/new.json" --junit "$work/broken"
-has "$work/jdir.out" "--junit $work/broken: a folder"
+has "$work/jdir.out" "--junit $work/broken: not a regular file"
 # a FIFO as the summary is refused at once, not waited on for ever;
 expect 2 "$work/sfifo.out" "$work/base" "$work/new.json" --summary "$work/pipe.xml"
 # --github appends to $GITHUB_STEP_SUMMARY also when --summary names another file;
@@ -188,6 +189,13 @@ expect 0 "$work/nobase.out" "$work/only-other" "$work/new.json" --allow-no-basel
 has "$work/nobase.out" "note: no completed report of this job in the baseline"
 has "$work/nobase.out" "::notice title=ftbench gate::gate passed: 1 rule, 1 passed; no completed"
 expect 6 "$work/nobase-div.out" "$work/only-other" "$work/diverged.json" --allow-no-baseline
+# a copy of a baseline report is the same run, not another night;
+cp "$work/base/run-2.json" "$work/base/run-2-copy.json"
+expect 0 "$work/copy.out" "$work/base" "$work/new.json" --fail-on "$rules"
+grep -qE "left out of the baseline: $work/base/run-2(-copy)?.json: the same run as $work/base/run-2(-copy)?.json" \
+  "$work/copy.out" || { cat "$work/copy.out" >&2; echo "the copy was not left out" >&2; exit 1; }
+has "$work/copy.out" "(3 reports, the median of each figure)"
+rm "$work/base/run-2-copy.json"
 # and a new run that did not complete is called the same job that did not complete.
 has "$work/diverged.out" "the same job, but the new run did not complete (status diverged)"
 echo "gate e2e: all cases as expected"

@@ -20,9 +20,9 @@ namespace ftbench::compare {
 
 enum class GateMetric {
   kStatus,           // the new run completed
-  kStepTime,         // median step time (s), with the Mann-Whitney test
-  kTokensPerSecond,  // steady-state real tokens/s, with the Mann-Whitney test per step
-  kTimeToFirstStep,  // from t0 to the end of the first step (s)
+  kStepTime,         // median step time (s), with the Mann-Whitney test, one-sided
+  kTokensPerSecond,  // steady-state real tokens/s: tokens over time, stalls weigh in full
+  kTimeToFirstStep,  // from t0 to the end of the first step (s), the first process's
   kPeakMemory,       // allocator, device-wide and host RSS peaks, each that both reports hold
   kPeakAllocated,    // the allocator's peak alone (bytes; on CPU the tensors counted)
   kPeakDeviceUsed,   // device-wide used memory alone (bytes, GPU)
@@ -109,8 +109,8 @@ struct GateResult {
   GateRule rule;
   GateOutcome outcome = GateOutcome::kNotMeasured;
   std::vector<GatePart> parts;
-  // step_time and tokens_per_second: the new run's measured steps against the baseline's
-  // (every baseline report's measured steps pooled).
+  // step_time: the new run's measured steps against the baseline's (every baseline report's
+  // measured steps pooled).
   std::optional<metrics::MannWhitneyResult> test;
   std::string message;  // one line: the figures and why the outcome
 };

@@ -51,8 +51,9 @@ struct GateReport {
 // "... (allowed)" when the gate lets it pass.
 std::string outcome_label(GateOutcome outcome);
 
-// The verdict in one line: "gate passed: 6 rules, 6 passed" or
-// "gate FAILED: 1 of 6 rules failed (step_time:+5%), 1 undecided (mfu:-3pp)".
+// The verdict in one line: "gate passed: 6 rules, 6 passed", or "gate FAILED: 6 rules, 1
+// failed (step_time:+5%), 1 undecided (mfu:-3pp), which fails the gate (--undecided warn lets
+// it pass), 4 passed".
 std::string verdict_line(const GateReport& g);
 
 // Plain text: baseline, fairness, a table of every rule's figures, each rule's reason, the
