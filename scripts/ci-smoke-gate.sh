@@ -5,8 +5,8 @@
 # The bounds are loose on purpose: each is at least 3 times the largest run-to-run deviation
 # measured on this VM with nothing else running (benchmarks/ci-gate-spread.sh; figures and
 # reasoning in docs/ci.md), so noise does not trip them, while what the gate is for does: a build
-# whose LibTorch uses the reference BLAS instead of OpenBLAS (3.1x slower steps on this small
-# model, measured), memory or loss that changed.
+# whose LibTorch uses the reference BLAS instead of OpenBLAS (3.1x and 4.7x slower steps on
+# this small model in two measured runs), memory or loss that changed.
 # Writes the report, gate.xml (JUnit) and gate.md (markdown) to $FTBENCH_CI_OUT (default
 # build/ci-smoke). Exit code: the gate's (0 passed, 6 failed, 2 bad input).
 #
