@@ -15,7 +15,7 @@
 #                                             change that moves the figures on purpose)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ftbench=${FTBENCH:-build/src/ftbench}
+ftbench=${FTBENCH:-${FTBENCH_BUILD_DIR:-build}/src/ftbench}
 baseline=benchmarks/baselines/ci-tiny
 out=${FTBENCH_CI_OUT:-build/ci-smoke}
 smoke=(configs/ci-tiny.yaml --set train.epochs=4 --set output.progress=off)
@@ -23,10 +23,14 @@ rules=status,step_time:+100%,tokens_per_second:-65%,time_to_first_step:+200%
 rules+=,peak_allocated:+5%,peak_rss:+10%,final_loss:+0.01
 
 if [[ "${1:-}" == --refresh ]]; then
-  rm -f "$baseline"/*.json
+  # The 5 runs first, into a new folder: a run that fails leaves the baseline as it was.
+  fresh=$(mktemp -d "${TMPDIR:-/tmp}/ci-tiny-baseline.XXXXXX")
   for i in 1 2 3 4 5; do
-    "$ftbench" run "${smoke[@]}" -o "$baseline/run-$i.json" >/dev/null
+    "$ftbench" run "${smoke[@]}" -o "$fresh/run-$i.json" >/dev/null
   done
+  rm -f "$baseline"/*.json
+  mv "$fresh"/run-*.json "$baseline/"
+  rmdir "$fresh"
   echo "ci-smoke-gate: wrote 5 baseline reports to $baseline"
   exit 0
 fi

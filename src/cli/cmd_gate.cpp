@@ -322,14 +322,17 @@ void check_outputs(const GateFlags& f, text::Format format) {
     if (!f.junit.empty() && same_file(summary, f.junit)) {
       throw InputError(flag + " and --junit name one file: give each its own");
     }
-    // Appending must work before the gate judges: a verdict is never lost to a summary.
+    // Appending must work before the gate judges: a verdict is never lost to a summary. A
+    // missing folder is made, as for --junit.
     const fs::path parent = fs::path(summary).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, error);
     const std::string where =
         fs::exists(status) ? summary : (parent.empty() ? std::string(".") : parent.string());
-    if (::access(where.c_str(), W_OK) != 0) {
-      throw io::FileWriteError(fmt::format("{} {}: cannot append to it: {} is not writable ({})",
+    if ((!fs::exists(status) && !fs::is_directory(where, error)) ||
+        ::access(where.c_str(), W_OK) != 0) {
+      throw io::FileWriteError(fmt::format("{} {}: cannot append to it: {} is not a writable {}",
                                            flag, text::printable(summary), text::printable(where),
-                                           std::strerror(errno)));
+                                           fs::exists(status) ? "file" : "folder"));
     }
   }
   if (f.github && (format == text::Format::kJson || format == text::Format::kCsv)) {
@@ -388,12 +391,18 @@ int run_gate(const GateFlags& f) {
   view::GateReport g;
   const std::vector<Candidate> baseline = load_baseline(f, current, g.left_out);
   g.fairness = check_jobs(f, baseline, current);
-  if (!g.fairness.same_job && current.status != "completed") {
+  const bool tolerated_only =
+      std::none_of(g.fairness.differences.begin(), g.fairness.differences.end(),
+                   [&](const compare::Difference& d) { return other_job(d, current); });
+  if (!g.fairness.same_job && tolerated_only) {
     g.headline = fmt::format(
         "the same job, but the new run did not complete (status {}): it differs in what it "
         "finished",
         current.status);
   }
+  const bool cost_rule = std::any_of(rules.begin(), rules.end(), [](const compare::GateRule& r) {
+    return r.metric == compare::GateMetric::kCost;
+  });
   if (baseline.empty()) {
     // --allow-no-baseline: nothing to hold the figures against; a run that did not complete
     // still fails.
@@ -411,9 +420,6 @@ int run_gate(const GateFlags& f) {
   g.options.min_samples = f.min_samples;
   g.options.noise_sigmas = f.noise_sigmas;
   g.options.prices = gate_prices(f, current);
-  const bool cost_rule = std::any_of(rules.begin(), rules.end(), [](const compare::GateRule& r) {
-    return r.metric == compare::GateMetric::kCost;
-  });
   if (!g.options.prices.empty() && !cost_rule) {
     throw InputError(
         "--offer and --rate price the cost rule, and --fail-on has none: add e.g. cost:+5%");
@@ -451,15 +457,15 @@ Action add_gate_command(CLI::App& app) {
                               "step_time:+5%,mfu:-3pp,status (docs/ci.md); default {}",
                               compare::kDefaultGateRules));
   cmd->add_option("--alpha", f->alpha,
-                  "Significance level of the step tests (step_time, tokens_per_second; default "
-                  "0.05)")
+                  "Significance level of step_time's Mann-Whitney test (default 0.05)")
       ->check(finite_number(1e-9, 0.5));
   cmd->add_option("--min-samples", f->min_samples,
-                  "Measured steps each side needs for the step tests to decide (default 9)")
+                  "Measured steps each side needs for step_time's test to decide (default 9)")
       ->check(CLI::Range(int64_t{3}, int64_t{1} << 40));
   cmd->add_option("--noise-sigmas", f->noise_sigmas,
-                  "A folder baseline widens a limit to this many times its spread (1.4826 x MAD) "
-                  "where that is further than the rule's amount (default 3)")
+                  "A folder baseline of 3 or more reports widens a limit to this many times its "
+                  "spread (c_n x 1.4826 x MAD) where that is further than the rule's amount "
+                  "(default 3)")
       ->check(finite_number(0.0, 100.0));
   cmd->add_option("--last", f->last,
                   "A folder baseline: only its newest N completed reports of the job")

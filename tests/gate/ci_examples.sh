@@ -9,7 +9,8 @@
 #   4. a changed job (5 epochs): no good report of it yet, so it passes with the note and starts
 #      its own baseline, rather than failing every pipeline from then on;
 #   5. the earlier reports cannot be fetched (no permission, a token the API refuses): the job
-#      fails, and does not pass as a first run would.
+#      fails, and does not pass as a first run would;
+#   6. (GitHub) good runs are listed but none of their reports downloads: the job fails.
 # What only the CI service does is stood in for: `gh run list`/`gh run download` (GitHub) and the
 # artifacts API behind curl (GitLab) serve the earlier pipelines' artifacts from a folder; the
 # upload steps (actions/upload-artifact, GitLab's artifacts:) copy reports/ there when the job
@@ -49,6 +50,7 @@ case "$1 $2" in
     done
     ls -1r "$FAKE_ARTIFACTS" ;;
   "run download")
+    [[ -z "${FAKE_GH_DOWNLOAD_FAIL:-}" ]] || { echo "error downloading artifact" >&2; exit 1; }
     id=$3; shift 3
     while [[ $# -gt 0 ]]; do case "$1" in --dir) dir=$2; shift 2 ;; *) shift ;; esac; done
     [[ -f "$FAKE_ARTIFACTS/$id/reports/new.json" ]] || exit 1
@@ -153,6 +155,10 @@ for ci in github gitlab; do
     fail "$ci 5: passed as a first run"
   fi
 done
+# 6. GitHub: runs listed, but every download fails (an artifact-service error): the job fails.
+rc=$(FAKE_GH_DOWNLOAD_FAIL=1 pipeline github 6 "$spec")
+[[ $rc -eq 1 ]] || { cat "$work/github/ws-6/log" >&2; fail "github pipeline 6: exit $rc"; }
+grep -q "but no report downloaded" "$work/github/ws-6/log" || fail "github 6: no error"
 # GitHub: annotations in the log and the job summary file; GitLab: the markdown beside the JUnit.
 "$python" "$here/check_ci_formats.py" annotations "$work/github/ws-3/log" \
   peak_allocated:+5%=error verdict=error

@@ -196,6 +196,38 @@ grep -qE "left out of the baseline: $work/base/run-2(-copy)?.json: the same run 
   "$work/copy.out" || { cat "$work/copy.out" >&2; echo "the copy was not left out" >&2; exit 1; }
 has "$work/copy.out" "(3 reports, the median of each figure)"
 rm "$work/base/run-2-copy.json"
+# (third review) a cost rule with --allow-no-baseline passes a first run, with its prices;
+expect 0 "$work/nobase-cost.out" "$work/only-other" "$work/new.json" --allow-no-baseline \
+  --fail-on status,cost:+5% --rate 2.5
+# *.JSON in any case is a report, and --last keeps the newest by finish time (not by name);
+mkdir -p "$work/window"
+variant "$work/new.json" "$work/window/a.json" --later -60
+variant "$work/new.json" "$work/window/b.json" --later -180
+variant "$work/new.json" "$work/window/c.JSON" --later -120
+expect 0 "$work/window.out" "$work/window" "$work/new.json" --fail-on status --last 2 \
+  --format json
+"$python" - "$work/window.out" "$work/window" <<'PY'
+import json, sys
+g, w = json.load(open(sys.argv[1])), sys.argv[2]
+assert g["baseline"]["reports"] == [w + "/c.JSON", w + "/a.json"], g["baseline"]
+assert g["baseline"]["left_out"] == [{"path": w + "/b.json",
+                                      "reason": "older than the newest 2 (--last)"}], g["baseline"]
+PY
+# the markdown lists the comparison's differences;
+expect 6 "$work/div-md.out" "$work/base/run-1.json" "$work/diverged.json" --format markdown
+has "$work/div-md.out" "- \[job\] run status: A: completed | B: diverged"
+# a summary that cannot be appended to stops the gate before it judges (exit 3, nothing out),
+# and a missing folder for it is made, as for --junit;
+expect 3 "$work/sum-bad.out" "$work/base" "$work/new.json" --summary "$work/new.json/x.md"
+if grep -q "gate passed" "$work/sum-bad.out"; then echo "judged before refusing" >&2; exit 1; fi
+expect 0 "$work/sum-dir.out" "$work/base" "$work/new.json" --fail-on status \
+  --summary "$work/made/here/summary.md"
+grep -q "^### ftbench gate: passed" "$work/made/here/summary.md"
+# a JUnit file that fails to be written (exit 3) does not take the verdict with it.
+FTBENCH_INJECT_WRITE_FAILURE=ENOSPC expect 3 "$work/enospc.out" "$work/base" "$work/new.json" \
+  --fail-on status --junit "$work/enospc.xml"
+has "$work/enospc.out" "gate passed: 1 rule, 1 passed"
+[[ ! -e "$work/enospc.xml" ]]
 # and a new run that did not complete is called the same job that did not complete.
 has "$work/diverged.out" "the same job, but the new run did not complete (status diverged)"
 echo "gate e2e: all cases as expected"

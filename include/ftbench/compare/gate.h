@@ -20,7 +20,7 @@ namespace ftbench::compare {
 
 enum class GateMetric {
   kStatus,           // the new run completed
-  kStepTime,         // median step time (s), with the Mann-Whitney test, one-sided
+  kStepTime,         // median step time (s), with the Mann-Whitney test (a slowdown only)
   kTokensPerSecond,  // steady-state real tokens/s: tokens over time, stalls weigh in full
   kTimeToFirstStep,  // from t0 to the end of the first step (s), the first process's
   kPeakMemory,       // allocator, device-wide and host RSS peaks, each that both reports hold
@@ -92,8 +92,9 @@ struct GatePart {
   std::string name;  // "median step time", "allocator peak", "at lambda-h100 ($2.49/GPU-h)"
   std::string unit;  // s, tokens/s, bytes, USD, loss, fraction, status
   std::optional<double> baseline;  // the median over the baseline's reports
-  // 1.4826 x the median absolute deviation over the baseline's reports (a standard deviation
-  // that one outlier does not move); unset for a baseline of fewer than 3 reports.
+  // c_n x 1.4826 x the median absolute deviation over the baseline's reports (a standard
+  // deviation that one outlier moves little; c_n corrects its bias for few values); unset for a
+  // baseline of fewer than 3 reports.
   std::optional<double> spread;
   std::optional<double> current;
   // The figure beyond which the rule fails: the rule's amount from the baseline, moved out to
@@ -163,8 +164,8 @@ std::string gate_change_text(const GatePart& part, GateBound bound);
 // night would set.
 inline constexpr std::size_t kMinSpreadReports = 3;
 
-// The median and the spread (1.4826 x MAD; unset for fewer than kMinSpreadReports values) of a
-// baseline's figures.
+// The median and the spread (c_n x 1.4826 x MAD; unset for fewer than kMinSpreadReports values)
+// of a baseline's figures.
 struct Center {
   double median = 0.0;
   std::optional<double> spread;
