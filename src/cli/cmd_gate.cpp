@@ -24,7 +24,6 @@
 #include "ftbench/cost/estimate.h"
 #include "ftbench/cost/pricing.h"
 #include "ftbench/io/output_file.h"
-#include "ftbench/io/whole_file.h"
 #include "ftbench/text/iso8601.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/view/gate_outputs.h"

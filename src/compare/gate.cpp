@@ -13,7 +13,6 @@
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/report/summary_text.h"
-#include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/parse_number.h"
 #include "ftbench/text/units.h"
