@@ -608,10 +608,10 @@ GateVerdict gate_verdict(const std::vector<GateResult>& results, bool undecided_
     ++v.rules;
     if (r.outcome == GateOutcome::kPass) {
       ++v.passes;
-    } else if (r.outcome == GateOutcome::kFail) {
-      ++v.failures;
-    } else {
+    } else if (is_undecided(r.outcome)) {
       ++v.undecided;
+    } else {
+      ++v.failures;
     }
   }
   v.passed = v.failures == 0 && (!undecided_fails || v.undecided == 0);

@@ -1,7 +1,5 @@
 #include "ftbench/view/gate_outputs.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "ftbench/compare/verdicts.h"
@@ -18,17 +16,13 @@ namespace {
 using compare::GatePart;
 using OJson = nlohmann::ordered_json;
 
-bool undecided(GateOutcome o) {
-  return o == GateOutcome::kTooFewSamples || o == GateOutcome::kNotMeasured;
-}
-
 std::string figure(const std::optional<double>& v, const std::string& unit) {
   return v ? compare::gate_figure_text(*v, unit) : "";
 }
 
 std::string rule_verdict(const GateReport& g, const GateResult& r) {
   std::string label = outcome_label(r.outcome);
-  if (undecided(r.outcome) && !g.undecided_fails) label += " (allowed)";
+  if (compare::is_undecided(r.outcome) && !g.undecided_fails) label += " (allowed)";
   return label;
 }
 
@@ -78,7 +72,8 @@ std::string baseline_words(const GateReport& g) {
 std::vector<std::string> names_with(const GateReport& g, bool failed) {
   std::vector<std::string> out;
   for (const GateResult& r : g.results) {
-    if (failed ? r.outcome == GateOutcome::kFail : undecided(r.outcome)) out.push_back(r.rule.text);
+    if (failed ? r.outcome == GateOutcome::kFail : compare::is_undecided(r.outcome))
+      out.push_back(r.rule.text);
   }
   return out;
 }
@@ -284,11 +279,12 @@ std::string gate_junit_xml(const GateReport& g, const std::string& timestamp) {
            xml_attribute("classname", "ftbench.gate." + metric) + xml_attribute("time", "0") +
            ">\n";
     const std::string summary = outcome_label(r.outcome) + ": " + r.message;
-    if (r.outcome == GateOutcome::kFail || (undecided(r.outcome) && g.undecided_fails)) {
+    if (r.outcome == GateOutcome::kFail ||
+        (compare::is_undecided(r.outcome) && g.undecided_fails)) {
       out += "      <failure" + xml_attribute("message", summary) +
              xml_attribute("type", r.outcome == GateOutcome::kFail ? "regression" : "undecided") +
              ">" + xml_escape(r.message) + "</failure>\n";
-    } else if (undecided(r.outcome)) {
+    } else if (compare::is_undecided(r.outcome)) {
       out += "      <skipped" + xml_attribute("message", summary) + "/>\n";
     }
     out += "      <system-out>" + xml_escape(summary) + "</system-out>\n";

@@ -86,6 +86,11 @@ inline constexpr text::Spelling<GateOutcome> kGateOutcomeSpellings[] = {
     {GateOutcome::kTooFewSamples, "too_few_samples"},
     {GateOutcome::kNotMeasured, "not_measured"}};
 
+// Too few samples or not measured: the rule could not decide.
+inline bool is_undecided(GateOutcome outcome) {
+  return outcome == GateOutcome::kTooFewSamples || outcome == GateOutcome::kNotMeasured;
+}
+
 // One figure of a rule: a rule has one, except peak_memory (one per memory kind both sides hold)
 // and cost (one per price).
 struct GatePart {
