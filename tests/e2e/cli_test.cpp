@@ -563,6 +563,49 @@ std::string tiny_tokenizer_json() {
   return tok.dump();
 }
 
+// torchtune's own llama3_1/8B_lora_single_device (configs/torchtune-...): r8 on q, v, o and the
+// MLP gives torchtune's 19.7 M trainable parameters; Alpaca as Llama 3 chat turns with the
+// prompt in the loss leaves only BOS out of it; 2 x 8 over 40 examples is 2 steps.
+TEST_F(Cli, ValidateTorchtunesOwnLoraRecipe) {
+  nlohmann::json tok = nlohmann::json::parse(tiny_tokenizer_json());
+  const char* chat_tokens[] = {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
+  for (int i = 0; i < 3; ++i) {
+    tok["added_tokens"].push_back(
+        {{"id", 260 + i}, {"content", chat_tokens[i]}, {"special", true}});
+    tok["model"]["vocab"][chat_tokens[i]] = 260 + i;
+  }
+  std::ofstream(dir_ / "tokenizer.json") << tok.dump();
+  {
+    std::ofstream data(dir_ / "chat.jsonl");
+    for (int i = 0; i < 40; ++i) {
+      const std::string prompt =
+          "Below is an instruction that describes a task. Write a response that appropriately "
+          "completes the request.\n\n### Instruction:\nSay " +
+          std::to_string(i) + " twice.\n\n### Response:\n";
+      data << nlohmann::json({{"messages",
+                               {{{"role", "user"}, {"content", prompt}},
+                                {{"role", "assistant"}, {"content", std::to_string(i)}}}}})
+                  .dump()
+           << "\n";
+    }
+  }
+  const Result r = ftbench(
+      "validate configs/torchtune-llama3.1-8b-lora-single-device.yaml --json "
+      "--set data.path='" +
+      (dir_ / "chat.jsonl").string() + "' --set data.tokenizer='" +
+      (dir_ / "tokenizer.json").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["parameters"]["trainable"], 19660800);
+  EXPECT_EQ(j["parameters"]["base"], 8030261248);
+  EXPECT_EQ(j["derived"]["effective_batch"], 16);
+  EXPECT_EQ(j["derived"]["steps_per_epoch"], 2);
+  EXPECT_EQ(j["derived"]["total_steps"], 2);
+  EXPECT_EQ(j["data"]["examples"], 40);
+  EXPECT_EQ(j["data"]["truncated"], 0);
+  EXPECT_EQ(j["data"]["tokens"].get<int64_t>() - j["data"]["loss_tokens"].get<int64_t>(), 40);
+}
+
 // `ftbench run` on an Alpaca JSONL file through a tokenizer.json: the prompt is masked from the
 // loss, the report carries the file's data statistics and fingerprint, and the step counts
 // follow the file's size.

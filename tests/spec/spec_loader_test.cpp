@@ -1161,7 +1161,7 @@ TEST(SpecConfigs, Llama31_8bLoraSynthetic) {
   EXPECT_EQ(s.lora.alpha, 32.0);
   EXPECT_EQ(s.lora.dropout, 0.05);
   EXPECT_EQ(s.lora.targets, (std::vector<std::string>{"q", "v", "o"}));
-  EXPECT_EQ(s.lora.dtype, "fp32");
+  EXPECT_EQ(s.lora.dtype, "bf16");  // torchtune's recipe builds the adapters in its dtype
   EXPECT_EQ(s.data.num_examples, 2000);
   EXPECT_EQ(s.data.seq_len, 2048);
   EXPECT_EQ(s.data.length_distribution, "lognormal");
@@ -1220,6 +1220,56 @@ TEST(SpecConfigs, CpuBench) {
   EXPECT_EQ(s.train.timing_warmup_steps, 5);
   EXPECT_EQ(s.backend.device, "cpu");
   EXPECT_EQ(s.output.name, "cpu-bench");
+}
+
+// torchtune's recipes/configs/llama3_1/8B_lora_single_device.yaml as it ships (pytorch/torchtune
+// bd2a0fc, 2026-04-23), key by key; the file's top lists where ftbench differs.
+TEST(SpecConfigs, TorchtuneLlama31_8bLoraSingleDevice) {
+  const RunSpec s =
+      load_spec(FTBENCH_SOURCE_DIR "/configs/torchtune-llama3.1-8b-lora-single-device.yaml");
+  EXPECT_EQ(s.model.preset, "llama3.1-8b");
+  EXPECT_EQ(s.model.max_seq_len, 131072);
+  EXPECT_EQ(s.model.dtype, "bf16");
+  EXPECT_TRUE(s.model.activation_checkpointing);
+  EXPECT_EQ(s.model.checkpoint, "");
+  // lora_rank 8, lora_alpha 16, lora_dropout 0.0 on q_proj, v_proj, output_proj and the MLP.
+  EXPECT_EQ(s.lora.rank, 8);
+  EXPECT_EQ(s.lora.alpha, 16.0);
+  EXPECT_EQ(s.lora.dropout, 0.0);
+  EXPECT_EQ(s.lora.targets, (std::vector<std::string>{"q", "v", "o", "gate", "up", "down"}));
+  EXPECT_EQ(s.lora.dtype, "bf16");
+  // alpaca_cleaned_dataset in the Llama 3 chat format, prompt in the loss, no max_seq_len.
+  EXPECT_EQ(s.data.source, "file");
+  EXPECT_EQ(s.data.path, "data/alpaca-cleaned-chat.jsonl");
+  EXPECT_EQ(s.data.format, "chat");
+  EXPECT_EQ(s.data.tokenizer, "models/llama3.1-8b-instruct");
+  EXPECT_TRUE(s.data.train_on_input);
+  EXPECT_EQ(s.data.seq_len, s.model.max_seq_len);
+  EXPECT_EQ(s.data.max_examples, 0);
+  EXPECT_EQ(s.data.padding, "longest");
+  EXPECT_TRUE(s.data.shuffle);
+  EXPECT_EQ(s.train.epochs, 1);
+  EXPECT_EQ(s.train.max_steps, 0);
+  EXPECT_EQ(s.train.micro_batch_size, 2);
+  EXPECT_EQ(s.train.grad_accum_steps, 8);
+  EXPECT_EQ(s.train.optimizer, "adamw");
+  EXPECT_EQ(s.train.lr, 3e-4);
+  EXPECT_EQ(s.train.weight_decay, 0.01);
+  EXPECT_EQ(s.train.beta1, 0.9);
+  EXPECT_EQ(s.train.beta2, 0.999);
+  EXPECT_EQ(s.train.eps, 1e-8);
+  EXPECT_EQ(s.train.lr_schedule, "cosine");
+  EXPECT_EQ(s.train.lr_warmup_steps, 100);
+  EXPECT_EQ(s.train.min_lr_ratio, 0.0);
+  EXPECT_EQ(s.train.max_grad_norm, 0.0);
+  EXPECT_FALSE(s.train.oom_fallback);
+  EXPECT_EQ(s.train.checkpoint.every_steps, 0);
+  EXPECT_EQ(s.train.checkpoint.every_minutes, 0.0);
+  EXPECT_EQ(s.output.log_every_steps, 1);
+  // save_adapter_weights_only: False: the adapter and the merged model at the end.
+  EXPECT_EQ(s.output.adapter, "exports/{name}/adapter");
+  EXPECT_EQ(s.output.merged, "exports/{name}/merged");
+  EXPECT_EQ(s.output.name, "torchtune-llama3.1-8b-lora-single-device");
 }
 
 }  // namespace

@@ -116,8 +116,9 @@ struct DataFileOptions {
   // (Tokenizer::adds_bos: Llama 2 and 3 do, GPT-2 does not).
   bool add_bos = true;
   // End alpaca and text examples with the tokenizer's EOS, whatever its add_eos_token says, as
-  // Alpaca's and torchtune's training code do: the model learns where an answer stops. A
-  // tokenizer without EOS is a DataError. Chat turns end with <|eot_id|>.
+  // Stanford Alpaca's training code does (torchtune for text completion; its Alpaca examples end
+  // in <|eot_id|> plus an <|end_of_text|> kept out of the loss): the model learns where an
+  // answer stops. A tokenizer without EOS is a DataError. Chat turns end with <|eot_id|>.
   bool add_eos = true;
   // Pre-tokenized ids (format tokenized) must be below this: the model's embedding rows
   // (model.vocab_size), not the tokenizer's vocabulary. 0: the tokenizer's vocabulary.
