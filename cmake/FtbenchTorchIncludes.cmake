@@ -37,6 +37,15 @@ function(ftbench_torch_includes_after_system)
       list(APPEND pending ${links})
     endif()
     get_target_property(dirs "${item}" INTERFACE_INCLUDE_DIRECTORIES)
+    # Targets named only inside generator expressions: PyTorch's torch_cpu_library and
+    # torch_cuda_library take their directories and libraries from torch_cpu and torch_cuda as
+    # $<TARGET_PROPERTY:torch_cpu,...> and $<TARGET_FILE:torch_cpu>, so those are walked too.
+    string(REGEX MATCHALL "\\$<TARGET_(PROPERTY|FILE):[A-Za-z0-9_:.+-]+" referenced
+           "${links};${dirs}")
+    foreach(reference IN LISTS referenced)
+      string(REGEX REPLACE "^\\$<TARGET_(PROPERTY|FILE):" "" name "${reference}")
+      list(APPEND pending "${name}")
+    endforeach()
     if(NOT dirs)
       continue()
     endif()
