@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -259,6 +260,95 @@ TEST(SentencePieceTokenizer, TextFileIsNotAModel) {
   const std::string empty = (models().dir() / "empty.model").string();
   write_bytes(empty, "");
   EXPECT_NE(load_error(empty).find(empty), std::string::npos);
+}
+
+// Protobuf wire format, enough to write a ModelProto by hand (sentencepiece_model.proto).
+std::string varint(uint64_t value) {
+  std::string out;
+  for (; value >= 0x80; value >>= 7) out.push_back(static_cast<char>((value & 0x7F) | 0x80));
+  out.push_back(static_cast<char>(value));
+  return out;
+}
+std::string varint_field(uint32_t number, uint64_t value) {
+  return varint(number << 3) + varint(value);
+}
+std::string bytes_field(uint32_t number, const std::string& payload) {
+  return varint(number << 3 | 2) + varint(payload.size()) + payload;
+}
+std::string float_field(uint32_t number, float value) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(bits));
+  std::string out = varint(number << 3 | 5);
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+  return out;
+}
+// ModelProto.pieces: piece 1, score 2, type 3 (1 normal, 2 unknown, 3 control).
+std::string piece_field(const std::string& piece, float score, int type) {
+  return bytes_field(1, bytes_field(1, piece) + float_field(2, score) + varint_field(3, type));
+}
+
+// A unigram model: <unk> <s> </s>, then `pieces` (piece_field), identity normalization (no
+// precompiled map), dummy prefix and whitespace escaping on (the defaults). The expected ids of
+// the tests below are PyPI's sentencepiece 0.2.3 on the same file.
+std::string unigram_model(const std::string& pieces) {
+  return piece_field("<unk>", 0.0F, 2) + piece_field("<s>", 0.0F, 3) +
+         piece_field("</s>", 0.0F, 3) + pieces +
+         bytes_field(2, varint_field(3, 1)) +         // trainer_spec.model_type: UNIGRAM
+         bytes_field(3, bytes_field(1, "identity"));  // normalizer_spec.name
+}
+
+// "▁4444" is "▁" "4" "444" or "▁" "444" "4", and with these scores (a trained model's) the two
+// float sums are equal. The Viterbi keeps the first path that reaches a position and replaces it
+// only with a strictly better one, in float: SentencePiece 0.2.2 and later (PyPI's) give "▁" "4"
+// "444". Earlier releases (Debian's 0.1.97) add the piece's score in double (their user-defined
+// symbol score is a double, which makes the whole expression one) and compare that with the
+// float they stored, so there the second path, better by less than a float's rounding, won
+// ("▁" "444" "4").
+TEST(SentencePieceTokenizer, UnigramTiesGoToTheFirstPathAsInSentencePiece022) {
+  const std::string path = (models().dir() / "tie.model").string();
+  write_bytes(path, unigram_model(piece_field("\xE2\x96\x81", -4.110776901245117F, 1) +
+                                  piece_field("4", -10.550413131713867F, 1) +
+                                  piece_field("444", -10.61970043182373F, 1)));
+  const auto tok = SentencePieceTokenizer::from_file(path);
+  EXPECT_EQ(tok->name(), "SentencePiece Unigram (6 pieces)");
+  EXPECT_EQ(tok->encode("4444"), (std::vector<int32_t>{3, 4, 5}));
+  // The rounding, and so the winner, depends on the score of the path before the word.
+  EXPECT_EQ(tok->encode("4 4444 444"), (std::vector<int32_t>{3, 4, 3, 5, 4, 3, 5}));
+  // "4444 x" 5,000 times: the path loses about 50 a pair ("x" is unknown, scored 10 below the
+  // lowest piece), and SentencePiece 0.2.2 and later shift the scores back to 0 each time they
+  // pass -1e5 (every 2,000 pairs here) to keep float precision. Between two shifts the rounding
+  // goes the same way: pair 20 after each splits "4444" as "▁" "444" "4", every other pair as
+  // "▁" "4" "444". (Without the shift only pair 20 does; Debian's 0.1.97 differs in 1,185.)
+  std::string text;
+  std::vector<int32_t> expected;
+  for (int pair = 0; pair < 5000; ++pair) {
+    text += pair == 0 ? "4444 x" : " 4444 x";
+    if (pair % 2000 == 20) {
+      expected.insert(expected.end(), {3, 5, 4, 3, 0});
+    } else {
+      expected.insert(expected.end(), {3, 4, 5, 3, 0});
+    }
+  }
+  EXPECT_EQ(tok->encode(text), expected);
+  // An unknown character (no byte fallback): one <unk> per run, as the processor merges them.
+  EXPECT_EQ(tok->encode("4x4xy"), (std::vector<int32_t>{3, 4, 0, 4, 0}));
+  EXPECT_EQ(tok->encode(""), std::vector<int32_t>{});
+}
+
+// A user-defined symbol scores 0.1 x (its bytes - 1) in SentencePiece 0.2.2 and later: "4444"
+// 0.3, so "▁" "4" "4444" (-1 - 1 + 0.3 = -1.7) beats the normal piece "▁44444" (-1.8). Earlier
+// releases (Debian's 0.1.97) score it length x max_score - 0.1 with a max_score stuck at FLT_MIN
+// (about 0), so -0.1, and choose "▁44444" (-2.1 against -1.8).
+TEST(SentencePieceTokenizer, UnigramUserDefinedSymbolsScoreAsInSentencePiece022) {
+  const std::string path = (models().dir() / "user-defined.model").string();
+  const std::string space = "\xE2\x96\x81";  // "▁"
+  const int user_defined = 4;
+  write_bytes(path, unigram_model(piece_field(space, -1.0F, 1) + piece_field("4", -1.0F, 1) +
+                                  piece_field(space + "44444", -1.8F, 1) +
+                                  piece_field("4444", 0.0F, user_defined)));
+  const auto tok = SentencePieceTokenizer::from_file(path);
+  EXPECT_EQ(tok->encode("44444"), (std::vector<int32_t>{3, 4, 6}));
+  EXPECT_EQ(tok->encode("4444"), (std::vector<int32_t>{3, 6}));
 }
 
 TEST(SentencePieceTokenizer, TruncatedModelIsAnError) {
