@@ -6,6 +6,10 @@
 # scripts/test.sh (what CI runs on a fresh machine) calls it, so everything a test would
 # otherwise skip for is here: on CI such a skip is a failure (README.md, "Skips and CI").
 #
+# Without --demo it also makes the virtual environment of the Python references
+# (scripts/python-env.sh: PyPI's torch, transformers, peft, tokenizers, sentencepiece, pinned in
+# python/requirements.txt), as the calling user, never as root and never in the system Python.
+#
 # Usage: scripts/setup.sh [--demo]
 #   (none)  everything: building ftbench, its tests, the sanitizer and fuzz builds (test.sh)
 #   --demo  only what building and running ftbench and ftbench-bin needs (scripts/demo.sh)
@@ -37,6 +41,7 @@ packages=(
   libgloo-dev             # the gloo headers c10d's Gloo group needs (jobs of several processes);
                           # libtorch-dev ships none
   pkg-config
+  ccache                  # scripts/build.sh compiles through it: CI's builds share objects
   libjs-chart.js          # Chart.js, embedded in the HTML report (ftbench report --html)
 )
 # What only the tests, the sanitizer build and fuzzing need (not --demo).
@@ -44,6 +49,8 @@ test_packages=(
   libgtest-dev
   sentencepiece           # spm_train, for a test that loads a model next to LibTorch
   python3                 # tests of the device check's scripts (standard library only)
+  python3-venv            # scripts/python-env.sh: the virtual environment of the references,
+  ca-certificates         # ... whose pip checks PyPI's certificate against the system's bundle
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
   python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
                           # against; also the Python reference of scripts/bench_cpu.sh
@@ -62,11 +69,6 @@ test_packages=(
 # for board power) are checked at compile time.
 if [[ "$(dpkg --print-architecture)" == "amd64" ]]; then
   test_packages+=(libamdhip64-dev hipcc librocm-smi-dev)
-fi
-# Node.js for the tokenizer conformance test (@huggingface/tokenizers from npm). A Node.js that
-# is already there (e.g. NodeSource's, which bundles npm and conflicts with Debian's npm) is kept.
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  test_packages+=(nodejs npm)
 fi
 if [[ "$profile" == all ]]; then
   packages+=("${test_packages[@]}")
@@ -136,4 +138,9 @@ want=/usr/lib/$multiarch/openblas-pthread/libblas.so.3
 if [[ "$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p')" != "$want" ]]; then
   echo "setup: pointing $alt at OpenBLAS"
   as_root update-alternatives --set "$alt" "$want"
+fi
+
+if [[ "$profile" == all ]]; then
+  scripts_dir=$(dirname "$0")
+  "$scripts_dir/python-env.sh"
 fi

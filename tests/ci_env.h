@@ -1,6 +1,7 @@
 // Whether the tests run on CI. A test that would be skipped for want of something
-// scripts/setup.sh installs (NumPy, Debian's torch, spm_train, a GPU runtime's query module,
-// Node.js) fails instead there, so that CI never passes with it left out. The rule, the same
+// scripts/setup.sh installs (NumPy, spm_train, a GPU runtime's query module, the virtual
+// environment of PyPI's torch, transformers, peft, tokenizers and sentencepiece) fails instead
+// there, so that CI never passes with it left out. The rule, the same
 // in every test and script that applies it (README.md, "Skips and CI"): CI is set to a
 // non-empty value other than 0 and false (any case). CI services set CI=true; CI=0 or CI=false
 // turns it off.
