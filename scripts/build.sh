@@ -3,8 +3,17 @@
 #
 # Usage: scripts/build.sh [--target NAME]... [extra CMake arguments]
 # --target builds only those targets (and what they need); without it, everything.
+#
+# Through ccache where it is installed (scripts/setup.sh installs it), with paths hashed relative
+# to the checkout: a second build folder of the same sources (CI's PyPI job,
+# scripts/ci-pypi-torch.sh) gets the torch-free objects compiled here from the cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR=$PWD
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 build_dir=${FTBENCH_BUILD_DIR:-build}
 targets=()
 configure_args=()
@@ -17,5 +26,6 @@ while (($#)); do
     shift
   fi
 done
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${configure_args[@]}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+  ${configure_args[@]+"${configure_args[@]}"}
 cmake --build "$build_dir" -j "$(nproc)" ${targets[@]:+--target "${targets[@]}"}

@@ -11,8 +11,12 @@
 # header (at::NoGradGuard without <ATen/core/grad_mode.h>) compiles through the PCH but fails
 # here. The sanitizer job (scripts/sanitize.sh) runs on Debian 12 only.
 #
+# The Python references' virtual environment (scripts/python-env.sh, python/requirements.txt) is
+# made with Debian 13's own Python in the root, at /opt/ftbench-venv (FTBENCH_VENV), not in the
+# checkout, whose .venv belongs to the host's Python; it is kept with the root.
+#
 # Needs root (mount, chroot; re-runs itself through sudo otherwise) and the network to
-# deb.debian.org and npm. /usr/local/cuda, where the host has it, is bound in read-only for the
+# deb.debian.org and PyPI. /usr/local/cuda, where the host has it, is bound in read-only for the
 # CUDA query module. Arguments are passed to ctest (e.g. -R report).
 #
 # --prepare: only the root and the packages (setup.sh, ccache), no build: .ci/run runs it in the
@@ -57,6 +61,8 @@ if [[ "${1:-}" == --prepare ]]; then
 fi
 
 build_dir=build-debian13
+# Inside the root (debian13_root_run passes FTBENCH_* on).
+export FTBENCH_VENV=/opt/ftbench-venv
 started=$SECONDS
 phase() { echo "ci-debian13: $1 ($((SECONDS - started)) s so far)"; }
 

@@ -126,7 +126,7 @@ debian13_root_ensure() {
 }
 
 # A throwaway root: dpkg skips fsync and leaves out documentation, man pages and translations,
-# which is most of the files of the ~350 node-* packages npm brings. Idempotent; a root made
+# a good part of the files of the packages the jobs install. Idempotent; a root made
 # before this only gets it for what it installs from then on.
 _debian13_quick_dpkg() {
   local cfg=$FTBENCH_DEBIAN13_ROOT/etc/dpkg/dpkg.cfg.d/ftbench-ci
@@ -189,7 +189,7 @@ debian13_root_mount() {
 }
 
 # The host's own certificate authorities (/usr/local/share/ca-certificates: e.g. a proxy's that
-# re-signs TLS, without which npm fails with SELF_SIGNED_CERT_IN_CHAIN), for the root's bundle:
+# re-signs TLS, without which pip fails to verify PyPI), for the root's bundle:
 # ca-certificates adds them when setup.sh installs it, update-ca-certificates when it is there.
 _debian13_local_cas() {
   local dir=/usr/local/share/ca-certificates
@@ -222,11 +222,10 @@ debian13_root_install() {
 debian13_ccache_env=(CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=true
   CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime)
 
-# Runs a command in the root as root, with a clean environment plus CI and any FTBENCH_* set here;
-# Node.js (npm) is pointed at the system's certificate bundle, which its own list does not read.
+# Runs a command in the root as root, with a clean environment plus CI and any FTBENCH_* set here.
 debian13_root_run() {
   local env_args=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-    LANG=C.UTF-8 TERM="${TERM:-dumb}" NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+    LANG=C.UTF-8 TERM="${TERM:-dumb}")
   local v
   for v in CI OMP_NUM_THREADS $(compgen -v FTBENCH_); do
     [[ -n "${!v+x}" ]] && env_args+=("$v=${!v}")
