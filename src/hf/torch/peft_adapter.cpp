@@ -312,6 +312,11 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
     destination[kPeftPrefix + slot.module + ".lora_A.weight"] = slot.linear->lora_a[slot.slice];
     destination[kPeftPrefix + slot.module + ".lora_B.weight"] = slot.linear->lora_b[slot.slice];
   }
+  // peft's save_pretrained adds the LM head's base weight when lm_head is a target (its
+  // save_embedding_layers "auto" counts lm_head as an embedding layer), and
+  // PeftModel.from_pretrained loads it over the model's head: the same here. Optional.
+  const std::string head_base_key = std::string(kPeftPrefix) + "lm_head.base_layer.weight";
+  if (targets(lora, "output")) destination[head_base_key] = model->lm_head->weight;
   for (const std::string& s : config.lora.targets) targeted_modules.push_back(hf_module_name(s));
 
   const std::string path = (fs::path(dir) / kAdapterWeights).string();
@@ -348,7 +353,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   }
   std::vector<std::string> missing;
   for (const auto& [name, tensor] : destination) {
-    if (reader->index().find(name) == nullptr) missing.push_back(name);
+    if (name != head_base_key && reader->index().find(name) == nullptr) missing.push_back(name);
   }
   if (!missing.empty()) {
     const size_t shown = std::min<size_t>(missing.size(), 4);

@@ -361,6 +361,72 @@ void rewrite_adapter(const fs::path& from, const fs::path& to,
   io::write_safetensors((to / "adapter_model.safetensors").string(), out, {{"format", "pt"}});
 }
 
+// peft's save_pretrained saves the LM head's base weight next to its adapter when lm_head is a
+// target (save_embedding_layers "auto" counts lm_head as an embedding layer), under
+// base_model.model.lm_head.base_layer.weight, and PeftModel.from_pretrained loads it over the base
+// model's head. ftbench reads such an adapter and does the same (tests/e2e/hf_run_test.cpp,
+// HfLibraries, has a folder peft itself wrote).
+TEST_F(PeftAdapter, TheLmHeadBaseWeightPeftSavesWithAHeadAdapterReplacesTheHead) {
+  const fs::path ck = dir_ / "ck";
+  const HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
+  const spec::ModelSpec& shape = config.shape;
+  const spec::LoraSpec lora = lora_on({"q", "output"});
+  Llama model = load_model(ck, shape, lora, 3);
+  const fs::path good = dir_ / "good";
+  write_peft_adapter(model, shape, lora, "", good.string(), false);
+  const std::string base_key = "base_model.model.lm_head.base_layer.weight";
+  auto with_head = [&](const fs::path& to, const at::Tensor& head) {
+    const at::Tensor h = head.to(at::kFloat).contiguous();
+    rewrite_adapter(good, to, [&](auto& t) {
+      t[base_key] = {"F32", h.sizes().vec(),
+                     std::string(static_cast<const char*>(h.data_ptr()), h.nbytes())};
+    });
+  };
+  auto error_of = [&](const fs::path& adapter, const spec::LoraSpec& l) {
+    Llama m = load_model(ck, shape, l, 8);
+    try {
+      load_peft_adapter(m, shape, l, adapter.string());
+    } catch (const HfCheckpointError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+
+  // The checkpoint's own head, as peft saves it: the logits of the adapter without it.
+  Llama reference = load_model(ck, shape, lora, 8);
+  load_peft_adapter(reference, shape, lora, good.string());
+  const at::Tensor head = reference->lm_head->weight.detach().clone();
+  with_head(dir_ / "same-head", head);
+  Llama target = load_model(ck, shape, lora, 8);
+  load_peft_adapter(target, shape, lora, (dir_ / "same-head").string());
+  EXPECT_TRUE(at::equal(logits_of(target), logits_of(reference)));
+
+  // Another head replaces the checkpoint's, as in peft.
+  const at::Tensor other = head * 0.5;
+  with_head(dir_ / "other-head", other);
+  load_peft_adapter(target, shape, lora, (dir_ / "other-head").string());
+  EXPECT_TRUE(at::equal(target->lm_head->weight, other));
+  EXPECT_FALSE(at::equal(logits_of(target), logits_of(reference)));
+
+  // Only next to an adapter on the head, and in the head's shape.
+  const fs::path wrong = dir_ / "wrong-shape";
+  with_head(wrong, head.narrow(1, 0, 32));
+  EXPECT_EQ(error_of(wrong, lora), (wrong / "adapter_model.safetensors").string() + ": key \"" +
+                                       base_key + "\" has shape [97, 32], expected [97, 64]");
+  const spec::LoraSpec qv = lora_on({"q", "v"});
+  Llama qv_model = load_model(ck, shape, qv, 3);
+  const fs::path qv_adapter = dir_ / "qv";
+  write_peft_adapter(qv_model, shape, qv, "", qv_adapter.string(), false);
+  const fs::path qv_head = dir_ / "qv-head";
+  rewrite_adapter(qv_adapter, qv_head, [&](auto& t) {
+    const at::Tensor h = head.contiguous();
+    t[base_key] = {"F32", h.sizes().vec(),
+                   std::string(static_cast<const char*>(h.data_ptr()), h.nbytes())};
+  });
+  EXPECT_NE(error_of(qv_head, qv).find(": unexpected key \"" + base_key + "\""), std::string::npos)
+      << error_of(qv_head, qv);
+}
+
 TEST_F(PeftAdapter, BadAdaptersAreRefusedNamingFileAndKey) {
   const fs::path ck = dir_ / "ck";
   const HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
