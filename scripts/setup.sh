@@ -52,8 +52,6 @@ test_packages=(
   python3-venv            # scripts/python-env.sh: the virtual environment of the references,
   ca-certificates         # ... whose pip checks PyPI's certificate against the system's bundle
   python3-numpy           # tests/reference: the NumPy Llama the Hugging Face interop is checked against
-  python3-torch           # tests/reference: the torch implementation that NumPy Llama is checked
-                          # against; also the Python reference of scripts/bench_cpu.sh
   chromium                # the HTML report's browser test (tests/browser), headless
   python3-yaml            # tests/gate/ci_examples.sh reads docs/examples' CI files as YAML
   unzip                   # ... and runs their steps, which unzip GitLab's artifacts

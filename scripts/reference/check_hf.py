@@ -11,9 +11,19 @@ packages.
 
 Usage: check_hf.py --checkpoint DIR --logits FTBENCH.json
                    [--adapter DIR --adapter-logits FTBENCH_TRAINED.json]
-                   [--device cuda] [--dtype float32] [--atol A] [--rtol R]
+                   [--device cuda] [--dtype float32] [--atol A] [--rtol R] [-o RESULT.json]
+       check_hf.py --cases CASES.json [--device ...] [--dtype ...] [--atol A] [--rtol R]
+                   [-o RESULT.json]
 Logits files: {"input_ids": [[...]], "logits": [[[...]]], "loss": number (optional),
 "labels": [[...]] (optional, default input_ids)}, as tests/reference/llama_numpy.py reads them.
+CASES.json: [{"name": ..., "checkpoint": DIR, "adapter": DIR (optional), "logits": FILE}, ...]:
+many comparisons in one process (importing torch and transformers takes longer than comparing
+a small model), each on a fresh LlamaForCausalLM.from_pretrained(checkpoint) (and
+PeftModel.from_pretrained(adapter) on it); the tests' controls, which must mismatch, among them.
+RESULT.json: {"ok", "cases": [{"name", "ok", "logits": {"ok", "max_abs_diff", "max_rel_diff",
+"count", "worst_index"}, "loss": {...} (when the file has one), "error": message (when the case
+could not be compared)}], "atol", "rtol"}. A case that cannot be compared (a folder that does
+not load) is reported as such and counts as a mismatch; the exit code is then 2.
 
 Importing this file needs neither torch nor transformers: the comparison and the arguments are
 tested on CPU machines by tests/reference/test_hf_reference.py.
@@ -83,15 +93,22 @@ def verdict(name, result, atol, rtol):
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", required=True, help="Hugging Face checkpoint folder")
-    ap.add_argument("--logits", required=True, help="ftbench's logits of the base model")
+    ap.add_argument("--checkpoint", help="Hugging Face checkpoint folder")
+    ap.add_argument("--logits", help="ftbench's logits of the base model")
     ap.add_argument("--adapter", help="PEFT adapter folder ftbench exported")
     ap.add_argument("--adapter-logits", help="ftbench's logits of the trained model")
+    ap.add_argument("--cases", help="JSON list of comparisons instead of the four above")
+    ap.add_argument("-o", "--output", help="write the results here (JSON)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", choices=sorted(TOLERANCES), default="float32")
     ap.add_argument("--atol", type=float, help="default: by --dtype (see TOLERANCES)")
     ap.add_argument("--rtol", type=float, help="default: by --dtype (see TOLERANCES)")
     args = ap.parse_args(argv)
+    if args.cases:
+        if args.checkpoint or args.logits or args.adapter or args.adapter_logits:
+            ap.error("--cases replaces --checkpoint, --logits, --adapter and --adapter-logits")
+    elif not (args.checkpoint and args.logits):
+        ap.error("--checkpoint and --logits are required (or --cases)")
     if bool(args.adapter) != bool(args.adapter_logits):
         ap.error("--adapter and --adapter-logits go together")
     atol, rtol = TOLERANCES[args.dtype]
@@ -124,18 +141,20 @@ def transformers_outputs(model, doc, device):
 
 
 def check(name, model, doc, args):
-    """Prints the verdicts for one logits file; True when all match."""
+    """Prints the verdicts for one logits file; {"ok", "logits": compare's result, "loss": its
+    result (when the file has a loss)}."""
     logits, loss = transformers_outputs(model, doc, args.device)
     result = compare(doc["logits"], logits, args.atol, args.rtol)
     print(verdict(f"{name} logits", result, args.atol, args.rtol))
-    ok = result["ok"]
+    out = {"ok": result["ok"], "logits": result}
     if loss is not None:
         r = compare(doc["loss"], loss, args.atol, args.rtol)
         print(verdict(f"{name} loss (ftbench {doc['loss']!r}, transformers {loss!r})", r,
                       args.atol, args.rtol))
-        ok = ok and r["ok"]
+        out["loss"] = dict(r, ftbench=doc["loss"], transformers=loss)
+        out["ok"] = out["ok"] and r["ok"]
     sys.stdout.flush()
-    return ok
+    return out
 
 
 def disable_tf32(backends):
@@ -152,18 +171,84 @@ def disable_tf32(backends):
         backends.cudnn.allow_tf32 = False
 
 
+def json_safe(value):
+    """value with every NaN or infinity replaced by None (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def read_cases(path):
+    """The --cases file: a list of {"name", "checkpoint", "logits", "adapter" (optional)}, each
+    with its logits file read."""
+    with open(path) as f:
+        cases = json.load(f)
+    if not isinstance(cases, list) or not cases:
+        raise ValueError(f"{path}: expected a non-empty list of cases")
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict) or any(not isinstance(case.get(k), str)
+                                             for k in ("name", "checkpoint", "logits")):
+            raise ValueError(f"{path}: case {i}: expected strings name, checkpoint and logits")
+        case["doc"] = read_logits_file(case["logits"])
+    return cases
+
+
+def load_model(transformers, torch, checkpoint, args):
+    """LlamaForCausalLM.from_pretrained(checkpoint) in eval mode: eager attention, args.dtype, on
+    args.device."""
+    dtype = getattr(torch, args.dtype)
+    major = int(transformers.__version__.split(".")[0])
+    dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}  # renamed in 5
+    model = transformers.LlamaForCausalLM.from_pretrained(
+        checkpoint, attn_implementation="eager", **dtype_arg).to(args.device)
+    return model.eval()
+
+
+def run_cases(cases, args, transformers, torch):
+    """Every case on a fresh model; (results, exit code)."""
+    results, status = [], 0
+    for case in cases:
+        name = case["name"]
+        try:
+            model = load_model(transformers, torch, case["checkpoint"], args)
+            if case.get("adapter"):
+                import peft
+
+                model = peft.PeftModel.from_pretrained(model, case["adapter"]).to(args.device)
+                model.eval()
+            r = check(name, model, case["doc"], args)
+        except Exception as e:  # a folder that does not load: reported, and the exit code 2
+            print(f"{name}: ERROR: {type(e).__name__}: {e}")
+            r, status = {"ok": False, "error": f"{type(e).__name__}: {e}"}, 2
+        results.append(dict(r, name=name))
+        if not r["ok"] and not status:
+            status = 1
+    return results, status
+
+
 def main(argv=None):
     args = parse_args(argv)
     try:
-        base_doc = read_logits_file(args.logits)
-        adapter_doc = read_logits_file(args.adapter_logits) if args.adapter else None
+        if args.cases:
+            cases = read_cases(args.cases)
+        else:
+            cases = [{"name": "base", "checkpoint": args.checkpoint,
+                      "doc": read_logits_file(args.logits)}]
+            if args.adapter:
+                cases.append({"name": "adapter", "checkpoint": args.checkpoint,
+                              "adapter": args.adapter,
+                              "doc": read_logits_file(args.adapter_logits)})
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
         import torch
         import transformers
-        if args.adapter:
+        if any(c.get("adapter") for c in cases):
             import peft
     except ImportError as e:
         print(f"error: check_hf.py needs torch, transformers (and peft with --adapter): {e}",
@@ -171,23 +256,21 @@ def main(argv=None):
         return 2
 
     disable_tf32(torch.backends)
-    dtype = getattr(torch, args.dtype)
-    major = int(transformers.__version__.split(".")[0])
-    dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}  # renamed in 5
-    model = transformers.LlamaForCausalLM.from_pretrained(
-        args.checkpoint, attn_implementation="eager", **dtype_arg).to(args.device)
-    model.eval()
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}, {args.device}, "
-          f"{args.dtype}: {args.checkpoint}")
-    ok = check("base", model, base_doc, args)
-    if args.adapter:
-        # Wraps the same modules in place: the base comparison is done by now.
-        model = peft.PeftModel.from_pretrained(model, args.adapter).to(args.device)
-        model.eval()
-        print(f"peft {peft.__version__}: {args.adapter}")
-        ok = check("adapter", model, adapter_doc, args) and ok
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}"
+          + (f", peft {peft.__version__}" if any(c.get("adapter") for c in cases) else "")
+          + f", {args.device}, {args.dtype}")
+    for case in cases:
+        print(f"{case['name']}: {case['checkpoint']}"
+              + (f" + adapter {case['adapter']}" if case.get("adapter") else ""))
+    results, status = run_cases(cases, args, transformers, torch)
+    ok = status == 0
     print("all match" if ok else "MISMATCH")
-    return 0 if ok else 1
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump(json_safe({"ok": ok, "atol": args.atol, "rtol": args.rtol,
+                                 "cases": results}), f, indent=1, allow_nan=False)
+            f.write("\n")
+    return status
 
 
 if __name__ == "__main__":

@@ -1,17 +1,27 @@
 // End to end: `ftbench run` on a Hugging Face checkpoint (model.checkpoint), the PEFT adapter and
-// merged weights it exports, `ftbench logits` on them, and the independent float64 NumPy Llama
-// (tests/reference/llama_numpy.py) agreeing within its fp32 tolerance (atol = rtol = 1e-4).
-// The checkpoints are random, written in HF layout by tests/reference/hf_checkpoint.py. Needs
-// Debian's /usr/bin/python3 with numpy; skipped without it, except on CI (ci_env.h).
+// merged weights it exports, and `ftbench logits` on them, checked two ways within the fp32
+// tolerance atol = rtol = 1e-4:
+// - HfRun: against the independent float64 NumPy Llama (tests/reference/llama_numpy.py), on
+//   random checkpoints written in HF layout by tests/reference/hf_checkpoint.py. Needs Debian's
+//   /usr/bin/python3 with numpy.
+// - HfLibraries: against transformers and peft themselves (scripts/reference/check_hf.py), on
+//   checkpoints and adapters that transformers and peft wrote (tests/reference/hf_transformers.py),
+//   each with controls that carry one mapping mistake and must fail the same comparison. Needs
+//   the pinned environment's Python (FTBENCH_PYTHON, tests/hf/hf_python.h).
+// Both skipped without their Python, except on CI (ci_env.h).
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "../ci_env.h"
+#include "../hf/hf_python.h"
 #include "ftbench_process.h"
 
 namespace {
@@ -29,19 +39,26 @@ struct Result {
   std::string output;  // stderr, then stdout
 };
 
-class HfRun : public ::testing::Test {
+// A scratch folder and the ftbench executable.
+class HfCliTest : public ::testing::Test {
+ protected:
+  Result ftbench(const std::string& args) {
+    const ftbench::e2e::Outcome o = run_ftbench(args, dir_, "", 300.0);
+    EXPECT_EQ(o.signal, 0) << "killed by signal " << o.signal << "\n" << o.err;
+    return {o.exit_code, o.err + o.out};
+  }
+
+  ScratchDir scratch_{"ftbench-hfrun"};
+  const fs::path dir_ = scratch_.path();
+};
+
+class HfRun : public HfCliTest {
  protected:
   void SetUp() override {
     if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
       if (ftbench::test_env::on_ci()) FAIL() << "numpy is missing on CI";
       GTEST_SKIP() << "no numpy for " << kPython;
     }
-  }
-
-  Result ftbench(const std::string& args) {
-    const ftbench::e2e::Outcome o = run_ftbench(args, dir_, "", 300.0);
-    EXPECT_EQ(o.signal, 0) << "killed by signal " << o.signal << "\n" << o.err;
-    return {o.exit_code, o.err + o.out};
   }
 
   // Runs a reference script; its exit code, its output in `log`.
@@ -78,9 +95,6 @@ class HfRun : public ::testing::Test {
            "--set lora.dropout=0 --set output.progress=off -o " +
            shell_quote((dir_ / (name + ".json")).string());
   }
-
-  ScratchDir scratch_{"ftbench-hfrun"};
-  const fs::path dir_ = scratch_.path();
 };
 
 // The whole way: load, train, export both ways, and the exported files give the logits the
@@ -417,6 +431,235 @@ TEST_F(HfRun, MalformedCheckpointsAndTakenFoldersAreRefused) {
   EXPECT_EQ(r.exit_code, 5) << r.output;
   EXPECT_NE(r.output.find("(output.adapter); pass --force"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "taken.json"));
+}
+
+// ftbench against transformers and peft themselves, on CPU in fp32: checkpoints written by
+// LlamaForCausalLM.save_pretrained and adapters by PeftModel.save_pretrained
+// (tests/reference/hf_transformers.py), compared by scripts/reference/check_hf.py (tolerance
+// atol = rtol = 1e-4: both sides in fp32 lie some 1e-6 apart on these models). Every comparison
+// has a control, a copy with one plausible mapping mistake, that must fail it by far more than
+// the tolerance, so that a comparison that cannot fail does not pass for one that checked.
+class HfLibraries : public HfCliTest {
+ protected:
+  // GQA, Llama 3 rope scaling whose original context (256) puts the rotary frequencies of
+  // head_dim 16 in all three of its regimes, unusual eps and theta: a setting misread shows
+  // (tests/reference/README.md). Vocabulary 300: the byte tokenizer's ids fit.
+  static constexpr const char* kShape =
+      "--layers 2 --dim 64 --heads 4 --kv-heads 2 --ffn 96 --vocab 300 --rope-theta 500000 "
+      "--rope-scaling llama3 --rope-original-max-position 256 --rms-norm-eps 1e-3 "
+      "--max-position 512";
+  static constexpr const char* kIds =
+      "1,17,250,33,5,299,64,7,120,8,8,200,31,2,77,150,9,41,260,3;"
+      "9,8,7,6,5,4,3,2,100,101,102,103,280,12,99,64,64,1,0,11";
+  // A control must miss by this much at least: 100 times the tolerance's atol.
+  static constexpr double kControlMargin = 1e-2;
+
+  struct Case {
+    std::string name;
+    fs::path checkpoint;
+    fs::path adapter;  // empty: none
+    fs::path logits;   // ftbench's
+  };
+
+  void SetUp() override {
+    std::string why;
+    python_ = ftbench::test_env::hf_python(why);
+    if (python_.empty()) {
+      if (ftbench::test_env::on_ci()) FAIL() << why << " (on CI)";
+      GTEST_SKIP() << why;
+    }
+  }
+
+  static std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+  // tests/reference/hf_transformers.py `args` (commands separated by " + " run in one process):
+  // its exit code, its output in log_.
+  int hf(const std::string& args) {
+    const fs::path out = dir_ / "hf.log";
+    const int status =
+        std::system(ftbench::test_env::hf_python_command(python_, FTBENCH_SOURCE_DIR,
+                                                         "hf_transformers.py " + args, out.string())
+                        .c_str());
+    log_ = ftbench::e2e::slurp(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // `ftbench logits` of `checkpoint` (+ `adapter`) for kIds, written to dir_/<name>.json.
+  fs::path logits(const std::string& name, const fs::path& checkpoint,
+                  const fs::path& adapter = {}) {
+    const fs::path out = dir_ / (name + ".json");
+    const Result r = ftbench("logits --checkpoint " + q(checkpoint) +
+                             (adapter.empty() ? "" : " --adapter " + q(adapter)) + " --ids '" +
+                             kIds + "' --device cpu -o " + q(out));
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    return out;
+  }
+
+  // check_hf.py --cases on CPU in fp32, after the hf_transformers.py commands `before` (" + "
+  // separated, may be empty) in the same process: its result file, cases by name.
+  json check(const std::vector<Case>& cases, const std::string& before = "") {
+    json list = json::array();
+    for (const Case& c : cases) {
+      json item = {
+          {"name", c.name}, {"checkpoint", c.checkpoint.string()}, {"logits", c.logits.string()}};
+      if (!c.adapter.empty()) item["adapter"] = c.adapter.string();
+      list.push_back(item);
+    }
+    std::ofstream(dir_ / "cases.json") << list.dump(1);
+    const fs::path result = dir_ / "check.json";
+    fs::remove(result);
+    const int code = hf(before + (before.empty() ? "" : " + ") + "check-hf --cases " +
+                        q(dir_ / "cases.json") + " --device cpu --dtype float32 -o " + q(result));
+    std::printf("%s", log_.c_str());              // the measured differences, for the record
+    EXPECT_TRUE(code == 0 || code == 1) << log_;  // 2: a case could not be compared at all
+    json by_name = json::object();
+    if (!fs::exists(result)) {
+      ADD_FAILURE() << "no " << result << "\n" << log_;
+      return by_name;
+    }
+    const json doc = json::parse(ftbench::e2e::slurp(result));
+    EXPECT_EQ(doc["atol"], 1e-4);
+    EXPECT_EQ(doc["rtol"], 1e-4);
+    for (const json& c : doc["cases"]) by_name[c["name"].get<std::string>()] = c;
+    return by_name;
+  }
+
+  static void expect_match(const json& results, const std::string& name) {
+    ASSERT_TRUE(results.contains(name)) << name;
+    const json& r = results[name];
+    EXPECT_FALSE(r.contains("error")) << name << ": " << r.dump();
+    EXPECT_TRUE(r["ok"].get<bool>()) << name << ": " << r.dump();
+    EXPECT_TRUE(r.contains("loss")) << name;  // ftbench's file has the loss: compared too
+  }
+
+  // A control: compared (no error) and outside the tolerance by kControlMargin at least.
+  static void expect_mismatch(const json& results, const std::string& name) {
+    ASSERT_TRUE(results.contains(name)) << name;
+    const json& r = results[name];
+    EXPECT_FALSE(r.contains("error")) << name << ": " << r.dump();
+    EXPECT_FALSE(r["ok"].get<bool>()) << name << " must not match: " << r.dump();
+    EXPECT_GT(r["logits"]["max_abs_diff"].get<double>(), kControlMargin) << name;
+  }
+
+  std::string python_;
+  std::string log_;
+};
+
+// transformers' own checkpoints: GQA with an untied and with a tied head, the config.json of
+// transformers 5 (rope_parameters, dtype). Controls: one square projection transposed, q and k
+// rows permuted between the rotate_half (HF) and interleaved (Meta) rotary layouts as
+// convert_llama_weights_to_hf permutes them, and the rope scaling left out of config.json.
+TEST_F(HfLibraries, LogitsAndLossMatchLlamaForCausalLM) {
+  const fs::path ck = dir_ / "ck", tied = dir_ / "tied", transposed = dir_ / "transposed",
+                 permuted = dir_ / "rope-permuted", unscaled = dir_ / "unscaled";
+  ASSERT_EQ(hf("make " + q(ck) + " " + kShape + " --seed 5 + make " + q(tied) + " " + kShape +
+               " --tie --seed 6 + alter " + q(ck) + " " + q(transposed) +
+               " --transpose model.layers.1.self_attn.o_proj.weight + alter " + q(ck) + " " +
+               q(permuted) + " --rope-permute"),
+            0)
+      << log_;
+  json config = json::parse(ftbench::e2e::slurp(ck / "config.json"));
+  EXPECT_EQ(config["rope_parameters"]["rope_type"], "llama3") << config.dump(1);
+  EXPECT_FALSE(config.contains("rope_scaling")) << config.dump(1);
+  EXPECT_EQ(config["dtype"], "float32") << config.dump(1);
+  EXPECT_FALSE(fs::exists(tied / "model.safetensors.index.json"));
+  fs::copy(ck, unscaled);
+  config["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500000.0}};
+  std::ofstream(unscaled / "config.json") << config.dump(2);
+
+  const std::vector<Case> cases = {
+      {"untied", ck, {}, logits("untied", ck)},
+      {"tied", tied, {}, logits("tied", tied)},
+      {"control: o_proj transposed", ck, {}, logits("t", transposed)},
+      {"control: rotary layout permuted", ck, {}, logits("p", permuted)},
+      {"control: rope scaling left out", ck, {}, logits("u", unscaled)}};
+  ASSERT_FALSE(HasFailure());
+  const json results = check(cases);
+  expect_match(results, "untied");
+  expect_match(results, "tied");
+  expect_mismatch(results, "control: o_proj transposed");
+  expect_mismatch(results, "control: rotary layout permuted");
+  expect_mismatch(results, "control: rope scaling left out");
+}
+
+// Adapters both ways and the merged weights: ftbench applies an adapter peft saved (random A and
+// B on k, v, o, gate, up and lm_head: slices of ftbench's fused qkv and gate_up without their
+// neighbours, and the head) as peft does; peft applies the adapter ftbench exported after
+// training on every target as ftbench does; transformers on ftbench's merged export gives the
+// adapter's logits. The same with a tied head, whose merged export unties it. Controls: two
+// tensors of one shape swapped in either adapter (gate's and up's B; q's and k's A: a slice of a
+// fused projection mapped to its neighbour), a square tensor of the merged export transposed, and
+// the base without the trained adapter.
+TEST_F(HfLibraries, AdaptersAndMergedWeightsCrossBetweenFtbenchAndPeft) {
+  const fs::path ck = dir_ / "ck", peft = dir_ / "peft", peft_swapped = dir_ / "peft-swapped";
+  const fs::path tied = dir_ / "tied", peft_tied = dir_ / "peft-tied";
+  const std::string p = "base_model.model.model.layers.";
+  ASSERT_EQ(hf("make " + q(ck) + " " + kShape + " --seed 7 + make-adapter " + q(peft) +
+               " --checkpoint " + q(ck) +
+               " --targets k_proj,v_proj,o_proj,gate_proj,up_proj,lm_head --r 4 --alpha 12 "
+               "--seed 8 + alter " +
+               q(peft) + " " + q(peft_swapped) + " --swap " + p + "0.mlp.gate_proj.lora_B.weight " +
+               p + "0.mlp.up_proj.lora_B.weight + make " + q(tied) + " " + kShape +
+               " --tie --seed 9 + make-adapter " + q(peft_tied) + " --checkpoint " + q(tied) +
+               " --targets q_proj,lm_head --r 4 --alpha 12 --seed 10"),
+            0)
+      << log_;
+
+  // Trained by ftbench (lr 2e-2, so that the adapter moves the logits well past the tolerance
+  // in 4 steps) and exported both ways.
+  auto train = [&](const fs::path& checkpoint, const std::string& name) {
+    const Result run = ftbench(
+        "run configs/ci-tiny.yaml --set model.preset=custom --set model.checkpoint=" +
+        q(checkpoint) +
+        " --set data.num_examples=32 --set lora.targets=[q,k,v,o,gate,up,down,output] "
+        "--set lora.dropout=0 --set train.lr=2e-2 --set output.progress=off "
+        "--set output.adapter=" +
+        q(dir_ / (name + "-adapter")) + " --set output.merged=" + q(dir_ / (name + "-merged")) +
+        " -o " + q(dir_ / (name + "-run.json")));
+    EXPECT_EQ(run.exit_code, 0) << name << ": " << run.output;
+  };
+  train(ck, "untied");
+  train(tied, "tied");
+  ASSERT_FALSE(HasFailure());
+  const fs::path adapter = dir_ / "untied-adapter", merged = dir_ / "untied-merged";
+  const fs::path trained = logits("trained", ck, adapter);
+  const fs::path trained_tied = logits("trained-tied", tied, dir_ / "tied-adapter");
+  EXPECT_EQ(
+      json::parse(ftbench::e2e::slurp(dir_ / "tied-merged" / "config.json"))["tie_word_embeddings"],
+      false);
+
+  const std::vector<Case> cases = {
+      {"peft's adapter in ftbench", ck, peft, logits("peft", ck, peft)},
+      {"control: peft's adapter with gate and up B swapped", ck, peft,
+       logits("peft-swapped", ck, peft_swapped)},
+      {"ftbench's adapter in peft", ck, adapter, trained},
+      {"control: ftbench's adapter with q and k A swapped", ck, dir_ / "adapter-swapped", trained},
+      {"ftbench's merged weights in transformers", merged, {}, trained},
+      {"control: merged weights with q_proj transposed", dir_ / "merged-transposed", {}, trained},
+      {"control: the base without the trained adapter", ck, {}, trained},
+      {"tied head: peft's adapter in ftbench", tied, peft_tied,
+       logits("peft-tied", tied, peft_tied)},
+      {"tied head: ftbench's adapter in peft", tied, dir_ / "tied-adapter", trained_tied},
+      {"tied head: ftbench's merged (untied) weights in transformers",
+       dir_ / "tied-merged",
+       {},
+       trained_tied}};
+  ASSERT_FALSE(HasFailure());
+  const json results = check(cases, "alter " + q(adapter) + " " + q(dir_ / "adapter-swapped") +
+                                        " --swap " + p + "1.self_attn.q_proj.lora_A.weight " + p +
+                                        "1.self_attn.k_proj.lora_A.weight + alter " + q(merged) +
+                                        " " + q(dir_ / "merged-transposed") +
+                                        " --transpose model.layers.0.self_attn.q_proj.weight");
+  expect_match(results, "peft's adapter in ftbench");
+  expect_mismatch(results, "control: peft's adapter with gate and up B swapped");
+  expect_match(results, "ftbench's adapter in peft");
+  expect_mismatch(results, "control: ftbench's adapter with q and k A swapped");
+  expect_match(results, "ftbench's merged weights in transformers");
+  expect_mismatch(results, "control: merged weights with q_proj transposed");
+  expect_mismatch(results, "control: the base without the trained adapter");
+  expect_match(results, "tied head: peft's adapter in ftbench");
+  expect_match(results, "tied head: ftbench's adapter in peft");
+  expect_match(results, "tied head: ftbench's merged (untied) weights in transformers");
 }
 
 }  // namespace

@@ -133,6 +133,69 @@ TEST(HfConfig, Transformers5RopeParametersGiveTheSameShape) {
             "scalings ftbench implements), found \"yarn\"");
 }
 
+// config.json exactly as transformers 5.25.0 saves a small LlamaForCausalLM (GQA, tied head,
+// Llama 3 rope scaling): what tests/reference/hf_transformers.py make writes for the tests against
+// transformers itself.
+constexpr const char* kTransformers525Config = R"({
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "dtype": "float32",
+  "eos_token_id": 2,
+  "head_dim": 16,
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 96,
+  "max_position_embeddings": 64,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 2,
+  "pad_token_id": null,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 0.001,
+  "rope_parameters": {
+    "factor": 8.0,
+    "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0,
+    "original_max_position_embeddings": 16,
+    "rope_theta": 500000.0,
+    "rope_type": "llama3"
+  },
+  "tie_word_embeddings": true,
+  "transformers_version": "5.25.0",
+  "use_cache": true,
+  "vocab_size": 97
+})";
+
+TEST(HfConfig, ReadsTheConfigTransformers525Writes) {
+  const HfConfig c = parse_hf_config(kTransformers525Config, "config.json");
+  const spec::ModelSpec& m = c.shape;
+  EXPECT_EQ(m.dim, 64);
+  EXPECT_EQ(m.n_layers, 2);
+  EXPECT_EQ(m.n_heads, 4);
+  EXPECT_EQ(m.n_kv_heads, 2);
+  EXPECT_EQ(m.ffn_dim, 96);
+  EXPECT_EQ(m.vocab_size, 97);
+  EXPECT_EQ(m.max_seq_len, 64);
+  EXPECT_EQ(m.norm_eps, 1e-3);
+  EXPECT_EQ(m.rope_theta, 500000.0);
+  EXPECT_TRUE(m.tie_embeddings);
+  ASSERT_TRUE(m.rope_scaling.has_value());
+  EXPECT_EQ(m.rope_scaling->factor, 8.0);
+  EXPECT_EQ(m.rope_scaling->low_freq_factor, 1.0);
+  EXPECT_EQ(m.rope_scaling->high_freq_factor, 4.0);
+  EXPECT_EQ(m.rope_scaling->original_max_position_embeddings, 16);
+  EXPECT_EQ(c.torch_dtype, "float32");
+  EXPECT_EQ(c.bos_token_ids, std::vector<int64_t>{1});
+  EXPECT_EQ(c.eos_token_ids, std::vector<int64_t>{2});
+}
+
 TEST(HfConfig, DefaultsAsTransformersLlamaConfig) {
   const HfConfig c = parse_hf_config(
       R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,

@@ -96,6 +96,69 @@ TEST(PeftConfig, ReadsWhatPeftWrites) {
   EXPECT_EQ(m.base_model_name_or_path, "");
 }
 
+// adapter_config.json exactly as PEFT 0.21.2 saves it (tests/reference/hf_transformers.py
+// make-adapter): fields PEFT added since (alora_invocation_tokens, ensure_weight_tying,
+// peft_version, qalora_group_size, target_parameters, ...) are ignored; lora_alpha a float.
+constexpr const char* kPeft0212AdapterConfig = R"({
+  "alora_invocation_tokens": null,
+  "alpha_pattern": {},
+  "arrow_config": null,
+  "auto_mapping": null,
+  "base_model_name_or_path": "ck",
+  "bias": "none",
+  "corda_config": null,
+  "ensure_weight_tying": false,
+  "eva_config": null,
+  "exclude_modules": null,
+  "fan_in_fan_out": false,
+  "inference_mode": true,
+  "init_lora_weights": true,
+  "kasa_config": null,
+  "layer_replication": null,
+  "layers_pattern": null,
+  "layers_to_transform": null,
+  "loftq_config": {},
+  "lora_alpha": 12.0,
+  "lora_bias": false,
+  "lora_dropout": 0.0,
+  "lora_ga_config": null,
+  "megatron_config": null,
+  "megatron_core": "megatron.core",
+  "modules_to_save": null,
+  "monteclora_config": null,
+  "peft_type": "LORA",
+  "peft_version": "0.21.2",
+  "qalora_group_size": 16,
+  "r": 4,
+  "rank_pattern": {},
+  "revision": null,
+  "target_modules": [
+    "v_proj",
+    "gate_proj",
+    "o_proj",
+    "k_proj",
+    "lm_head",
+    "up_proj"
+  ],
+  "target_parameters": null,
+  "task_type": "CAUSAL_LM",
+  "trainable_token_indices": null,
+  "use_bdlora": null,
+  "use_dora": false,
+  "use_qalora": false,
+  "use_rslora": false,
+  "velora_config": null
+})";
+
+TEST(PeftConfig, ReadsWhatPeft0212Writes) {
+  const PeftAdapterConfig c = parse_peft_adapter_config(kPeft0212AdapterConfig, "a.json");
+  EXPECT_EQ(c.lora.rank, 4);
+  EXPECT_EQ(c.lora.alpha, 12.0);
+  EXPECT_EQ(c.lora.dropout, 0.0);
+  EXPECT_EQ(c.lora.targets, (std::vector<std::string>{"k", "v", "o", "gate", "up", "output"}));
+  EXPECT_EQ(c.base_model_name_or_path, "ck");
+}
+
 TEST(PeftConfig, RefusesWhatItCannotApplyAsPeftWould) {
   const std::string f = "a/adapter_config.json: ";
   const std::string modules =

@@ -346,7 +346,8 @@ def compare_tensors(actual, expected, atol, rtol):
             used = np.abs(np.asarray(a, dtype=np.float64) - e) / (atol + rtol * np.abs(e))
             if out["worst"] is None or np.max(used) > out["tolerance_used"]:
                 out["tolerance_used"] = float(np.max(used))
-                out["worst"] = f"{name}{list(np.unravel_index(int(np.argmax(used)), e.shape))}"
+                where = [int(i) for i in np.unravel_index(int(np.argmax(used)), e.shape)]
+                out["worst"] = f"{name}{where}"
             out["max_abs_diff"] = max(out["max_abs_diff"], r["max_abs_diff"])
             out["max_rel_diff"] = max(out["max_rel_diff"], r["max_rel_diff"])
             out["smallest_max_abs"] = min(out["smallest_max_abs"], float(np.max(np.abs(e))))

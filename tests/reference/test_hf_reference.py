@@ -5,14 +5,14 @@ independent implementation in torch (skipped where torch is missing), the loss o
 cases, PEFT adapter merging, the CLI's exit codes, and the transformers-free parts of
 scripts/reference/check_hf.py.
 
-Run by ctest `hf_reference` with Debian's /usr/bin/python3. Without NumPy it exits 77 (skipped),
+Run by ctest `hf_reference` with the pinned environment's Python (FTBENCH_PYTHON,
+scripts/python-env.sh: NumPy and PyPI's torch). Without NumPy it exits 77 (skipped),
 and without torch the tests against the torch implementation are skipped; on CI either is a
-failure (scripts/setup.sh installs both). On CI means (README.md, "Skips and CI"; the same
+failure (scripts/setup.sh makes the environment). On CI means (README.md, "Skips and CI"; the same
 rule as tests/ci_env.h): CI is set to a non-empty value other than 0 and false (any case).
 """
 
 import contextlib
-import importlib.util
 import io
 import json
 import math
@@ -37,10 +37,10 @@ try:
     import numpy as np
 except ImportError:
     if on_ci():
-        print("error: NumPy (Debian's python3-numpy) is required for this test on CI",
+        print("error: NumPy is required for this test on CI (scripts/python-env.sh)",
               file=sys.stderr)
         sys.exit(1)
-    print("skipped: NumPy is missing (Debian: apt-get install python3-numpy)")
+    print("skipped: NumPy is missing (scripts/python-env.sh makes an environment with it)")
     sys.exit(77)
 
 try:
@@ -49,17 +49,18 @@ try:
     torch.set_num_threads(1)
 except ImportError:
     if on_ci():
-        print("error: torch (Debian's python3-torch) is required for this test on CI: without it "
+        print("error: torch (the pinned environment's) is required for this test on CI: without it "
               "the tests against the torch implementation would be skipped", file=sys.stderr)
         sys.exit(1)
     torch = None
 
 import check_hf  # noqa: E402
 import hf_checkpoint as hfc  # noqa: E402
+import hf_transformers  # noqa: E402  (its chaining only: the rest needs transformers)
 import llama_numpy as ref  # noqa: E402
 import llama_numpy_backward as bw  # noqa: E402
 
-needs_torch = unittest.skipIf(torch is None, "torch (Debian's python3-torch) is missing")
+needs_torch = unittest.skipIf(torch is None, "torch is missing (scripts/python-env.sh)")
 
 # Rotary settings under which a head_dim of 16 (theta 10000) has frequencies in all three
 # regimes of the Llama 3 rule: wavelengths 6.3 .. 3.2e3 against the bounds 64 and 256.
@@ -992,16 +993,72 @@ class CheckHf(TempDir):
         self.assertEqual(mine["worst_index"], theirs["worst_index"])
         self.assertAlmostEqual(mine["max_abs_diff"], theirs["max_abs_diff"], places=15)
 
-    def test_without_transformers_it_says_so(self):
-        if importlib.util.find_spec("transformers") is not None:
-            self.skipTest("transformers is installed here")
+    def test_cases_arguments(self):
+        args = check_hf.parse_args(["--cases", "c.json", "--device", "cpu", "-o", "r.json"])
+        self.assertEqual((args.cases, args.output, args.checkpoint), ("c.json", "r.json", None))
+        for wrong in (["--cases", "c.json", "--checkpoint", "c"], ["--checkpoint", "c"],
+                      ["--logits", "l.json"], []):
+            with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+                check_hf.parse_args(wrong)
+
+    def test_cases_file_and_result(self):
         with open(self.path("l.json"), "w") as f:
             json.dump({"input_ids": [[1, 2]], "logits": [[[0.0], [0.0]]]}, f)
+        with open(self.path("cases.json"), "w") as f:
+            json.dump([{"name": "a", "checkpoint": "ck", "logits": self.path("l.json")},
+                       {"name": "b", "checkpoint": "ck", "adapter": "ad",
+                        "logits": self.path("l.json")}], f)
+        cases = check_hf.read_cases(self.path("cases.json"))
+        self.assertEqual([c["name"] for c in cases], ["a", "b"])
+        self.assertEqual(cases[1]["doc"]["input_ids"], [[1, 2]])
+        for bad in ([], [{"name": "a", "checkpoint": "ck"}], {"name": "a"}):
+            with open(self.path("bad.json"), "w") as f:
+                json.dump(bad, f)
+            with self.assertRaises(ValueError):
+                check_hf.read_cases(self.path("bad.json"))
+        # A NaN difference is written as null: the result file stays JSON.
+        self.assertEqual(check_hf.json_safe({"x": [float("nan"), 1.0, float("inf")]}),
+                         {"x": [None, 1.0, None]})
+
+    def test_without_transformers_it_says_so(self):
+        # Where transformers is installed (the pinned environment), a module of that name that
+        # fails to import stands in for its absence, first on the path.
+        shadow = self.path("no-transformers")
+        os.makedirs(shadow, exist_ok=True)
+        with open(os.path.join(shadow, "transformers.py"), "w") as f:
+            f.write("raise ImportError('transformers stands absent for this test')\n")
+        with open(self.path("l.json"), "w") as f:
+            json.dump({"input_ids": [[1, 2]], "logits": [[[0.0], [0.0]]]}, f)
+        env = dict(os.environ, PYTHONPATH=shadow)
         p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "reference", "check_hf.py"),
                             "--checkpoint", self.tmp, "--logits", self.path("l.json")],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("needs torch, transformers", p.stderr)
+
+
+class HfTransformersChain(unittest.TestCase):
+    """tests/reference/hf_transformers.py and peft_reference.py run several commands in one
+    process, separated by a lone "+"."""
+
+    def test_split(self):
+        self.assertEqual(hf_transformers.split_chain(["make", "a", "+", "alter", "a", "b"]),
+                         [["make", "a"], ["alter", "a", "b"]])
+        self.assertEqual(hf_transformers.split_chain(["+", "make", "a", "+"]), [["make", "a"]])
+        self.assertEqual(hf_transformers.split_chain(["make", "a+b"]), [["make", "a+b"]])
+
+    def test_every_command_runs_and_the_first_failure_is_the_exit_code(self):
+        ran = []
+
+        def run_one(args):
+            ran.append(args[0])
+            return {"ok": 0, "mismatch": 1, "bad": 2}[args[0]]
+
+        run = hf_transformers.run_chain
+        self.assertEqual(run(["ok", "+", "ok"], run_one), 0)
+        self.assertEqual(run(["ok", "+", "mismatch", "+", "bad"], run_one), 1)
+        self.assertEqual(run(["bad", "+", "mismatch"], run_one), 2)
+        self.assertEqual(ran, ["ok", "ok", "ok", "mismatch", "bad", "bad", "mismatch"])
 
 
 if __name__ == "__main__":

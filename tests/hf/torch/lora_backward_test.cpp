@@ -1,16 +1,22 @@
-// LoRA training's numerics against an independent reference: the gradient of every adapter A
+// LoRA training's numerics against two independent references: the gradient of every adapter A
 // and B, and the adapters after clipped AdamW steps with weight decay, computed by ftbench (the
 // model's loss_sum and backward as the Trainer runs them for the gradients; train::Trainer
-// itself, with 2 micro-batches accumulated, for the steps) against the float64 NumPy backward
-// written by hand in tests/reference/llama_numpy_backward.py, on a small random HF checkpoint
-// (tests/reference/hf_checkpoint.py). Tolerance (llama_numpy_backward.py's defaults): gradients
-// atol 1e-6 + rtol 1e-4, adapter weights atol 1e-6 + rtol 1e-5, losses and gradient norms rtol
-// 1e-5. Controls that must fail the same comparison: the gradients with one adapter's sign
-// flipped, and steps made without clipping or without weight decay. Needs Debian's
-// /usr/bin/python3 with numpy; skipped without it, except on CI.
+// itself, with 2 micro-batches accumulated, for the steps) on a small random HF checkpoint
+// (tests/reference/hf_checkpoint.py), against
+// - Numpy: the float64 NumPy backward written by hand in tests/reference/llama_numpy_backward.py
+//   (Debian's /usr/bin/python3 with numpy), and
+// - Peft: transformers' LlamaForCausalLM with peft's PeftModel.from_pretrained of ftbench's
+//   exported adapter, torch autograd, torch.nn.utils.clip_grad_norm_ and torch.optim.AdamW in
+//   fp32 (tests/reference/peft_reference.py, the pinned environment's FTBENCH_PYTHON,
+//   hf/hf_python.h).
+// Tolerance (the references' defaults): gradients atol 1e-6 + rtol 1e-4, adapter weights atol
+// 1e-6 + rtol 1e-5, losses and gradient norms rtol 1e-5. Controls that must fail the same
+// comparison: the gradients with one adapter's sign flipped, and steps made without clipping or
+// without weight decay. Skipped without the reference's Python, except on CI.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +25,7 @@
 #include <torch/utils.h>
 #include <nlohmann/json.hpp>
 
+#include "../hf_python.h"
 #include "ftbench/data/batcher.h"
 #include "ftbench/data/dataset.h"
 #include "ftbench/device/backend.h"
@@ -82,8 +89,25 @@ data::Batcher batcher_of(const data::Dataset& ds) {
   return data::Batcher(ds, o, at::kCPU);
 }
 
-class LoraBackward : public NumpyReferenceTest {
+enum class Reference { kNumpy, kPeft };
+// gtest's name for a parameter in its messages.
+void PrintTo(Reference r, std::ostream* os) { *os << (r == Reference::kNumpy ? "Numpy" : "Peft"); }
+
+class LoraBackward : public NumpyReferenceTest, public ::testing::WithParamInterface<Reference> {
  protected:
+  // The PEFT reference runs every script (the checkpoint's too) with FTBENCH_PYTHON.
+  void SetUp() override {
+    if (GetParam() == Reference::kPeft) {
+      std::string why;
+      python_ = test_env::hf_python(why);
+      if (python_.empty()) {
+        if (test_env::on_ci()) FAIL() << why << " (on CI)";
+        GTEST_SKIP() << why;
+      }
+    }
+    NumpyReferenceTest::SetUp();
+  }
+
   // Checkpoint, model with random adapters (B nonzero: with B = 0 every A gradient is zero),
   // the run's spec, and the adapter before training exported to dir_/initial.
   void prepare(std::vector<std::string> targets) {
@@ -187,18 +211,32 @@ class LoraBackward : public NumpyReferenceTest {
     return stepped;
   }
 
-  // llama_numpy_backward.py check of `grads` (may be empty) and `stepped` with the Trainer's
-  // losses and norms of `result`; its exit code, its measurements in `measured`.
-  int check(const fs::path& grads, const std::vector<fs::path>& stepped,
-            const train::TrainResult& result, const spec::RunSpec& s, nlohmann::json& measured) {
+  // One comparison: ftbench's gradients (`grads`, may be empty) and adapters after each step
+  // (`stepped`), with the losses and gradient norms of `result`, against the reference's steps
+  // under `s`'s optimizer settings.
+  struct Check {
+    fs::path grads;
+    std::vector<fs::path> stepped;
+    const train::TrainResult* result = nullptr;
+    const spec::RunSpec* spec = nullptr;
+  };
+  // Its outcome: 0 within tolerance, 1 outside, 2 bad input (no result); the reference's
+  // measurements (its -o file).
+  struct Checked {
+    int code = 2;
+    nlohmann::json measured;
+  };
+
+  // The reference's check command line of `c` (named `name`: its STEP.json and result file).
+  std::string check_args(const std::string& name, const Check& c) {
     nlohmann::json step;
     step["examples"] = nlohmann::json::array();
     for (int64_t i = 0; i < dataset_.size(); ++i) {
       step["examples"].push_back(
           {{"tokens", dataset_.at(i).tokens}, {"prompt_tokens", dataset_.at(i).prompt_tokens}});
     }
-    step["steps"] = result.steps.size();
-    const spec::TrainSpec& t = s.train;
+    step["steps"] = c.result->steps.size();
+    const spec::TrainSpec& t = c.spec->train;
     step["optimizer"] = {{"lr", t.lr},
                          {"beta1", t.beta1},
                          {"beta2", t.beta2},
@@ -207,39 +245,88 @@ class LoraBackward : public NumpyReferenceTest {
                          {"max_grad_norm", t.max_grad_norm}};
     step["losses"] = nlohmann::json::array();
     step["grad_norms"] = nlohmann::json::array();
-    for (const report::StepRecord& rec : result.steps) {
+    for (const report::StepRecord& rec : c.result->steps) {
       step["losses"].push_back(rec.loss);
       step["grad_norms"].push_back(rec.grad_norm);
     }
-    std::ofstream(dir_ / "step.json") << step.dump();
-    std::string args = "llama_numpy_backward.py' check --checkpoint '" + s.model.checkpoint +
-                       "' --adapter '" + (dir_ / "initial").string() + "' --step '" +
-                       (dir_ / "step.json").string() + "' -o '" + (dir_ / "result.json").string() +
-                       "'";
-    if (!grads.empty()) args += " --grads '" + grads.string() + "'";
-    for (const fs::path& p : stepped) args += " --stepped '" + p.string() + "'";
-    fs::remove(dir_ / "result.json");
-    const int code = python(args);
-    measured = fs::exists(dir_ / "result.json")
-                   ? nlohmann::json::parse(report::read_whole_file((dir_ / "result.json").string()))
-                   : nlohmann::json::object();
-    return code;
+    const fs::path step_file = dir_ / ("step-" + name + ".json");
+    const fs::path result_file = dir_ / ("result-" + name + ".json");
+    std::ofstream(step_file) << step.dump();
+    fs::remove(result_file);
+    std::string args = " check --checkpoint '" + c.spec->model.checkpoint + "' --adapter '" +
+                       (dir_ / "initial").string() + "' --step '" + step_file.string() + "' -o '" +
+                       result_file.string() + "'";
+    if (!c.grads.empty()) args += " --grads '" + c.grads.string() + "'";
+    for (const fs::path& p : c.stepped) args += " --stepped '" + p.string() + "'";
+    return args;
+  }
+
+  // The reference's verdict on every check, in order. NumPy: llama_numpy_backward.py, one
+  // process per check. PEFT: peft_reference.py, all of them in one process (its checks chained
+  // with "+": importing torch, transformers and peft takes longer than the checks). Both print
+  // their measurements (kept in all_logs_).
+  std::vector<Checked> check(const std::vector<Check>& checks) {
+    std::vector<Checked> out(checks.size());
+    std::vector<std::string> args;
+    for (size_t i = 0; i < checks.size(); ++i)
+      args.push_back(check_args(std::to_string(i), checks[i]));
+    all_logs_.clear();
+    if (GetParam() == Reference::kNumpy) {
+      for (size_t i = 0; i < checks.size(); ++i) {
+        out[i].code = python("llama_numpy_backward.py'" + args[i]);
+        all_logs_ += log();
+      }
+    } else {
+      std::string chain = "peft_reference.py'";
+      for (size_t i = 0; i < checks.size(); ++i) chain += (i ? " +" : "") + args[i];
+      const int code = python(chain);
+      all_logs_ = log();
+      EXPECT_TRUE(code == 0 || code == 1) << all_logs_;
+    }
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const fs::path result_file = dir_ / ("result-" + std::to_string(i) + ".json");
+      if (!fs::exists(result_file)) continue;
+      out[i].measured = nlohmann::json::parse(report::read_whole_file(result_file.string()));
+      const int code = out[i].measured.value("ok", false) ? 0 : 1;
+      if (GetParam() == Reference::kNumpy) {
+        EXPECT_EQ(out[i].code, code) << all_logs_;  // the exit code says what the file says
+      }
+      out[i].code = code;
+    }
+    return out;
   }
 
   // The whole comparison for adapters on `targets`, and the sign-flip control: the gradient of
-  // parameter `flip` negated must fail, and only that tensor (PEFT's `flip_module`).
+  // parameter `flip` negated must fail, and only that tensor (PEFT's `flip_module`). With
+  // `step_controls`, the Trainer's steps without clipping, and without weight decay, against the
+  // reference's steps with both: each must fail.
   void gradients_and_steps_match(std::vector<std::string> targets, const std::string& flip,
-                                 const std::string& flip_module) {
+                                 const std::string& flip_module, bool step_controls) {
     prepare(std::move(targets));
     if (HasFatalFailure()) return;
     const double loss = write_gradients(dir_ / "grads");
     train::TrainResult result;
     const std::vector<fs::path> stepped = train(spec_, "trained", result);
     EXPECT_NEAR(result.steps.at(0).loss, loss, 1e-6);  // the Trainer's loss is the test's
+    write_gradients(dir_ / "flipped", flip);
+    std::vector<Check> checks = {{dir_ / "grads", stepped, &result, &spec_},
+                                 {dir_ / "flipped", {}, &result, &spec_}};
+    const char* kStepControls[] = {"unclipped", "no_decay"};
+    std::vector<train::TrainResult> wrong_results(2);
+    if (step_controls) {
+      for (size_t i = 0; i < 2; ++i) {
+        spec::RunSpec wrong = spec_;
+        (i == 0 ? wrong.train.max_grad_norm : wrong.train.weight_decay) = 0.0;
+        checks.push_back(
+            {{}, train(wrong, kStepControls[i], wrong_results[i]), &wrong_results[i], &spec_});
+      }
+    }
+    const std::vector<Checked> checked = check(checks);
+    std::printf("%s", all_logs_.c_str());  // the measured differences, for the record
 
-    nlohmann::json measured;
-    EXPECT_EQ(check(dir_ / "grads", stepped, result, spec_, measured), 0) << log();
-    std::printf("%s", log().c_str());
+    for (const Checked& c : checked) ASSERT_TRUE(c.measured.is_object()) << all_logs_;
+    EXPECT_EQ(checked[0].code, 0) << all_logs_;
+    const nlohmann::json& measured = checked[0].measured;
     const nlohmann::json& tolerance = measured["tolerance"];
     EXPECT_EQ(tolerance["grad_atol"], kGradAtol);
     EXPECT_EQ(tolerance["grad_rtol"], kGradRtol);
@@ -258,45 +345,40 @@ class LoraBackward : public NumpyReferenceTest {
     EXPECT_GT(measured["unclipped_diff"].get<double>(), 100 * kWeightAtol);
     EXPECT_GT(measured["no_decay_diff"].get<double>(), 100 * kWeightAtol);
 
-    // Control: one adapter's gradient with its sign flipped fails.
-    write_gradients(dir_ / "flipped", flip);
-    nlohmann::json flipped;
-    EXPECT_EQ(check(dir_ / "flipped", {}, result, spec_, flipped), 1) << log();
-    std::printf("one gradient's sign flipped (must fail): %s", log().c_str());
-    EXPECT_EQ(flipped["gradients"]["failed"], nlohmann::json::array({flip_module}));
+    // Control: one adapter's gradient with its sign flipped fails, that tensor alone.
+    EXPECT_EQ(checked[1].code, 1) << "one gradient's sign flipped must fail";
+    EXPECT_EQ(checked[1].measured["gradients"]["failed"], nlohmann::json::array({flip_module}));
+    // Controls: the steps without clipping, or without weight decay, fail from step 1 on.
+    for (size_t i = 0; step_controls && i < 2; ++i) {
+      EXPECT_EQ(checked[2 + i].code, 1) << "steps " << kStepControls[i] << " must fail";
+      EXPECT_FALSE(checked[2 + i].measured["weights_after_step_1"]["ok"].get<bool>())
+          << kStepControls[i];
+    }
   }
 
   const FixedExamples dataset_;
   spec::RunSpec spec_;
   Llama model_{nullptr};
+  std::string all_logs_;  // the reference's output of the last check()
 };
 
-TEST_F(LoraBackward, AttentionAndMlpAdaptersGradientsAndClippedAdamWStepsMatchTheReference) {
+TEST_P(LoraBackward, AttentionAndMlpAdaptersGradientsAndClippedAdamWStepsMatchTheReference) {
   // q and v of the fused qkv (k without an adapter), o, up of the fused gate_up, down; the
   // frozen LM head takes the chunked cross-entropy path.
   gradients_and_steps_match({"q", "v", "o", "up", "down"}, "layer1.qkv.lora_a_v",
-                            "model.layers.1.self_attn.v_proj.lora_A");
-  if (HasFailure()) return;
-
-  // Controls: the Trainer's steps without clipping, or without weight decay, against the
-  // reference's steps with both: each must fail.
-  for (const char* what : {"unclipped", "no_decay"}) {
-    spec::RunSpec wrong = spec_;
-    (std::string(what) == "unclipped" ? wrong.train.max_grad_norm : wrong.train.weight_decay) = 0.0;
-    train::TrainResult result;
-    const std::vector<fs::path> stepped = train(wrong, what, result);
-    nlohmann::json measured;
-    EXPECT_EQ(check("", stepped, result, spec_, measured), 1) << what << ": " << log();
-    std::printf("steps %s (must fail): %s", what, log().c_str());
-    EXPECT_FALSE(measured["weights_after_step_1"]["ok"].get<bool>()) << what;
-  }
+                            "model.layers.1.self_attn.v_proj.lora_A", /*step_controls=*/true);
 }
 
-TEST_F(LoraBackward, EveryTargetWithTheLmHeadAdapterMatchesTheReference) {
+TEST_P(LoraBackward, EveryTargetWithTheLmHeadAdapterMatchesTheReference) {
   // Every target, the LM head's adapter too (the full cross-entropy path).
   gradients_and_steps_match({"q", "k", "v", "o", "gate", "up", "down", "output"},
-                            "lm_head.lora_b_output", "lm_head.lora_B");
+                            "lm_head.lora_b_output", "lm_head.lora_B", /*step_controls=*/false);
 }
+
+INSTANTIATE_TEST_SUITE_P(, LoraBackward, ::testing::Values(Reference::kNumpy, Reference::kPeft),
+                         [](const ::testing::TestParamInfo<Reference>& info) {
+                           return info.param == Reference::kNumpy ? "Numpy" : "Peft";
+                         });
 
 }  // namespace
 }  // namespace ftbench::hf

@@ -2,7 +2,9 @@
 // references of tests/reference/ (hf_checkpoint.py writes checkpoints and adapters,
 // llama_numpy.py computes the float64 logits): Debian's /usr/bin/python3 with numpy (skipped
 // without it, except on CI (ci_env.h), where that fails), a scratch folder per test, and the script
-// runner. Needs FTBENCH_SOURCE_DIR defined by CMake.
+// runner. A subclass may run the scripts with another interpreter that has NumPy (python_; the
+// tests against transformers and peft use FTBENCH_PYTHON, hf/hf_python.h) and set it before
+// calling SetUp(). Needs FTBENCH_SOURCE_DIR defined by CMake.
 #pragma once
 
 #include <sys/wait.h>
@@ -25,9 +27,9 @@ class NumpyReferenceTest : public ::testing::Test {
   static constexpr const char* kPython = "/usr/bin/python3";
 
   void SetUp() override {
-    if (std::system((std::string(kPython) + " -c 'import numpy' 2>/dev/null").c_str()) != 0) {
+    if (std::system(("'" + python_ + "' -c 'import numpy' 2>/dev/null").c_str()) != 0) {
       if (test_env::on_ci()) FAIL() << "numpy is missing on CI";
-      GTEST_SKIP() << "no numpy for " << kPython;
+      GTEST_SKIP() << "no numpy for " << python_;
     }
     const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = std::filesystem::temp_directory_path() /
@@ -41,12 +43,13 @@ class NumpyReferenceTest : public ::testing::Test {
   // Runs tests/reference/<args> (args start with the script's name and a closing quote:
   // "hf_checkpoint.py' make ..."); its exit code, its output in log().
   int python(const std::string& args) {
-    const std::string cmd = std::string(kPython) + " '" FTBENCH_SOURCE_DIR "/tests/reference/" +
-                            args + " > '" + (dir_ / "py.log").string() + "' 2>&1";
+    const std::string cmd = "'" + python_ + "' '" FTBENCH_SOURCE_DIR "/tests/reference/" + args +
+                            " > '" + (dir_ / "py.log").string() + "' 2>&1";
     return WEXITSTATUS(std::system(cmd.c_str()));
   }
   std::string log() { return report::read_whole_file((dir_ / "py.log").string()); }
 
+  std::string python_ = kPython;
   std::filesystem::path dir_;
 };
 
