@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <torch/utils.h>
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -106,6 +107,7 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
     : rank_(rank), size_(size), options_(options) {
   if (size_ == 1) return;
 #if FTBENCH_HAVE_C10D_GLOO
+  const auto started = std::chrono::steady_clock::now();
   try {
     // Gloo applies its group's timeout to every operation (not the per-call one) and to
     // connecting the full mesh; a late rank is waited for by the store (init_timeout).
@@ -148,11 +150,16 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, const s
   } catch (const LaunchError&) {
     throw;
   } catch (const std::exception& e) {
-    // Every rank had arrived: the handshake itself failed.
-    throw CollectiveError(
-        fmt::format("{}: the process group did not form within {} s "
-                    "(distributed.timeout_seconds), though every rank had arrived: {}",
-                    self(), seconds(options_.timeout), first_line(e)));
+    // Every rank had arrived: the handshake itself failed, at its timeout or before it.
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    const std::string when =
+        waited + std::chrono::seconds(1) >= options_.timeout
+            ? fmt::format("did not form within {} s (distributed.timeout_seconds)",
+                          seconds(options_.timeout))
+            : fmt::format("failed to form after {:.1f} s", seconds(waited));
+    throw CollectiveError(fmt::format("{}: the process group {}, though every rank had arrived: {}",
+                                      self(), when, first_line(e)));
   }
 #else
   (void)store;
@@ -624,9 +631,22 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
 std::unique_ptr<Communicator> communicator_for(const Launch& launch,
                                                const CommunicatorOptions& options) {
   if (!launch.distributed()) return std::make_unique<Communicator>();
-  return std::make_unique<Communicator>(connect_store(launch, options.init_timeout),
-                                        launch.store_prefix(), launch.rank, launch.world_size,
-                                        launch.master_addr, options);
+  try {
+    return std::make_unique<Communicator>(connect_store(launch, options.init_timeout),
+                                          launch.store_prefix(), launch.rank, launch.world_size,
+                                          launch.master_addr, options);
+  } catch (const CollectiveError& e) {
+    if (!launch.agent_store) throw;
+    // The store is torchrun's, served by the PyTorch torchrun came with: its protocol is that
+    // version's. LibTorch 1.13's client cannot talk to a 2.x torchrun's store (its libuv server
+    // drops the connection, "Invalid string size"), the likeliest cause of a group that fails
+    // under torchrun while every rank arrived.
+    throw CollectiveError(fmt::format(
+        "{}; torchrun's agent serves this job's store, in the store protocol of the PyTorch "
+        "torchrun belongs to: use the torchrun of the PyTorch this ftbench was built against "
+        "(LibTorch {}), or `ftbench run --nproc-per-node N` on one machine",
+        e.what(), TORCH_VERSION));
+  }
 }
 
 std::unique_ptr<Communicator> node_communicator_for(const Launch& launch,
