@@ -84,7 +84,7 @@ if(FTBENCH_WITH_TORCH)
   endif()
   find_package(Torch REQUIRED)
   include(FtbenchTorchIncludes)
-  ftbench_torch_includes_after_system(${TORCH_LIBRARIES})
+  ftbench_system_fmt_before_torch(${TORCH_LIBRARIES})
   # LibTorch's CMake adds its flags (ABI, -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.
   set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
   if(TARGET torch_hip OR TARGET c10_hip)

@@ -1,20 +1,34 @@
-# LibTorch's include directories, searched after the system's where they hold a bundled fmt.
+# The system's fmt ahead of the one LibTorch bundles.
 #
 # PyTorch wheels ship fmt's headers in torch/include (fmt 11 up to PyTorch 2.9, fmt 12 from
 # 2.10), the same directory as c10/ and ATen/. An imported target's directories become -isystem
 # flags, which the compiler searches before /usr/include: every file that includes <fmt/core.h>
 # or spdlog would see the wheel's fmt and link the distribution's older libfmt and libspdlog
 # (Ubuntu 22.04: fmt 8, Debian 12: fmt 9), failing with undefined fmt::v11 symbols, or worse,
-# linking code compiled against two versions of one header. Such a directory is taken off the
-# targets' include directories and passed as -idirafter instead, which the compiler searches
-# after the system directories: fmt and spdlog then come from where find_package found them,
-# and c10/, ATen/ and torch/ (found nowhere else) still from LibTorch. Directories without fmt
-# (Debian's LibTorch in /usr/include) are left as they are. fmt_version_check.cpp, compiled into
-# ftbench_torch, fails the build if a file still sees other fmt headers than the libfmt linked.
+# linking code compiled against two versions of one header.
 #
-# ftbench_torch_includes_after_system(<items of TORCH_LIBRARIES>...): walks the imported
-# targets among them and their INTERFACE_LINK_LIBRARIES.
-function(ftbench_torch_includes_after_system)
+# LibTorch's directory cannot simply go behind the system's: a machine may hold another LibTorch
+# there (Debian's libtorch-dev puts 1.13's c10/, ATen/ and torch/ in /usr/include), whose headers
+# would then win over the wheel's. So the directory stays where it is, and a directory of
+# ftbench's own, holding only `fmt` (a link to the fmt headers find_package(fmt) found), is put
+# in front of it on the same targets: <fmt/...> resolves to the system's fmt, everything else to
+# LibTorch's. Directories without fmt (Debian's LibTorch in /usr/include) are left as they are.
+# fmt_version_check.cpp, compiled into ftbench_torch, fails the build if a file still sees other
+# fmt headers than the libfmt linked.
+#
+# ftbench_system_fmt_before_torch(<items of TORCH_LIBRARIES>...): walks the imported targets
+# among them, their INTERFACE_LINK_LIBRARIES and the targets their generator expressions name.
+# Needs find_package(fmt) first.
+function(ftbench_system_fmt_before_torch)
+  set(fmt_hints "")
+  if(TARGET fmt::fmt)
+    get_target_property(fmt_hints fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+  endif()
+  find_path(FTBENCH_SYSTEM_FMT_INCLUDE_DIR fmt/core.h HINTS ${fmt_hints})
+  if(NOT FTBENCH_SYSTEM_FMT_INCLUDE_DIR)
+    message(FATAL_ERROR "ftbench: fmt/core.h of the fmt find_package(fmt) found is not found")
+  endif()
+  set(shadow "${CMAKE_BINARY_DIR}/ftbench-system-fmt")
   set(pending ${ARGN})
   set(seen "")
   set(moved "")
@@ -49,31 +63,28 @@ function(ftbench_torch_includes_after_system)
     if(NOT dirs)
       continue()
     endif()
-    set(kept "")
-    set(after "")
+    set(bundles_fmt FALSE)
     foreach(dir IN LISTS dirs)
       get_filename_component(real "${dir}" ABSOLUTE)
       # Generator expressions (one target's directories by reference to another's) stay.
       if(NOT dir MATCHES "\\$<" AND EXISTS "${real}/fmt/core.h"
-         AND NOT real IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
-        list(APPEND after "${real}")
-      else()
-        list(APPEND kept "${dir}")
+         AND NOT real IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES
+         AND NOT real STREQUAL FTBENCH_SYSTEM_FMT_INCLUDE_DIR)
+        set(bundles_fmt TRUE)
+        list(APPEND moved "${real}")
       endif()
     endforeach()
-    if(after)
-      set_property(TARGET "${item}" PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${kept}")
-      foreach(dir IN LISTS after)
-        set_property(TARGET "${item}" APPEND PROPERTY INTERFACE_COMPILE_OPTIONS
-                     "SHELL:-idirafter \"${dir}\"")
-        list(APPEND moved "${dir}")
-      endforeach()
+    if(bundles_fmt AND NOT "${shadow}" IN_LIST dirs)
+      set_property(TARGET "${item}" PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${shadow};${dirs}")
     endif()
   endwhile()
   if(moved)
+    file(MAKE_DIRECTORY "${shadow}")
+    file(REMOVE "${shadow}/fmt")
+    file(CREATE_LINK "${FTBENCH_SYSTEM_FMT_INCLUDE_DIR}/fmt" "${shadow}/fmt" SYMBOLIC)
     list(REMOVE_DUPLICATES moved)
-    message(STATUS "ftbench: LibTorch include directories with a bundled fmt, searched after the "
-                   "system's: ${moved}")
+    message(STATUS "ftbench: LibTorch include directories with a bundled fmt: ${moved}; the fmt "
+                   "of ${FTBENCH_SYSTEM_FMT_INCLUDE_DIR} comes first (${shadow})")
   endif()
 endfunction()
 

@@ -1,6 +1,6 @@
 // A build check, no code: the fmt headers that ftbench_torch's files see, LibTorch's include
 // directories among theirs, must be those of the libfmt they link. PyTorch wheels bundle a newer
-// fmt in torch/include, and cmake/FtbenchTorchIncludes.cmake puts it behind the system's; should
+// fmt in torch/include, and cmake/FtbenchTorchIncludes.cmake puts the system's in front; should
 // it still come first, this fails at compile time and says why, instead of the link failing on
 // undefined fmt:: symbols (or two fmt versions meeting in one program).
 #include <fmt/core.h>

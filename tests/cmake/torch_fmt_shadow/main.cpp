@@ -1,6 +1,6 @@
 // Compiled with the fake wheel's include directories (CMakeLists.txt): LibTorch's own headers
-// are still found there, fmt and spdlog are the system's, and the program links libfmt and
-// libspdlog and runs.
+// are the wheel's (not the system LibTorch's), fmt and spdlog are the system's, and the program
+// links libfmt and libspdlog and runs.
 #include <c10/fake_c10.h>
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
