@@ -83,6 +83,15 @@ if(FTBENCH_WITH_TORCH)
                    "an interface target for LibTorch's CMake files")
   endif()
   find_package(Torch REQUIRED)
+  include(FtbenchTorchLibraries)
+  ftbench_torch_libraries_of("${TORCH_INSTALL_PREFIX}" foreign_torch_libraries ${TORCH_LIBRARIES})
+  if(foreign_torch_libraries)
+    message(FATAL_ERROR
+      "ftbench: the LibTorch of ${TORCH_INSTALL_PREFIX} lists libraries of another LibTorch: "
+      "${foreign_torch_libraries} (its find_library searches the system's folders first). Name "
+      "its own: -DTORCH_LIBRARY=${TORCH_INSTALL_PREFIX}/lib/libtorch.so "
+      "-Dc10_LIBRARY=${TORCH_INSTALL_PREFIX}/lib/libc10.so (scripts/device-build.sh does)")
+  endif()
   include(FtbenchTorchIncludes)
   ftbench_system_fmt_before_torch(${TORCH_LIBRARIES})
   # LibTorch's CMake adds its flags (ABI, -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.

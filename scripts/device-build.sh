@@ -35,7 +35,11 @@ if [[ "$cxx11_abi" != 1 ]]; then
 fi
 
 prefix="$torch_prefix"
-args=()
+torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+# The wheel's TorchConfig.cmake looks for libtorch and libc10 with find_library(... PATHS
+# <wheel>/lib), which searches the system's folders first: where a LibTorch is installed there
+# too (Debian's libtorch-dev), it takes that one's. Name the wheel's.
+args=(-DTORCH_LIBRARY="$torch_lib/libtorch.so" -Dc10_LIBRARY="$torch_lib/libc10.so")
 if [[ -d "$deps/usr" ]]; then
   deps_abs=$(cd "$deps" && pwd)
   prefix="$prefix;$deps_abs/usr"
@@ -70,6 +74,26 @@ else:
     export TORCH_CUDA_ARCH_LIST
   fi
   echo "nvcc: $CUDACXX; TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST"
+  # The CUDA libraries the programs link (the runtime, NVRTC): the ones LibTorch itself loads. A
+  # PyPI wheel's libtorch_cuda.so finds its CUDA libraries through its RPATH in the wheel's
+  # nvidia-* packages (site-packages/nvidia/cu13/lib for CUDA 13), the versions it was built and
+  # tested with; the toolkit nvcc belongs to may be older (CUDA 13.0 in /usr/local/cuda against
+  # the 13.2 of torch 2.15), and a runtime older than the one LibTorch was built for lacks its
+  # newer functions. Left to CMake, CUDA::cudart and NVRTC are the toolkit's: a program would load
+  # those first, for LibTorch too (one libcudart.so.13 per process), and the toolkit's folder on
+  # its RPATH would hand the linker the toolkit's older NCCL for libtorch_cuda.so.
+  for cuda_lib in cudart nvrtc; do
+    resolved=$(ldd "$torch_lib/libtorch_cuda.so" 2>/dev/null |
+      awk -v lib="lib$cuda_lib.so" 'index($1, lib) == 1 && $3 ~ /^\// {print $3; exit}')
+    if [[ -n "$resolved" ]]; then
+      args+=(-DCUDA_${cuda_lib}_LIBRARY="$(realpath "$resolved")")
+      # LibTorch's cuda.cmake caches NVRTC once more, under a name of its own.
+      [[ "$cuda_lib" == nvrtc ]] && args+=(-DCUDA_NVRTC_LIB="$(realpath "$resolved")")
+      echo "CUDA $cuda_lib: $resolved (the one libtorch_cuda.so loads)"
+    else
+      echo "CUDA $cuda_lib: the toolkit's (libtorch_cuda.so names none that ldd resolves)"
+    fi
+  done
 fi
 
 if [[ "$hip_version" != "-" ]]; then
