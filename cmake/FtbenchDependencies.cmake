@@ -73,7 +73,8 @@ endif()
 if(FTBENCH_WITH_TORCH)
   # LibTorch up to 2.7 links torch::nvtoolsext to CUDA::nvToolsExt, a library CUDA >= 12.8 no
   # longer ships (NVTX 3 is header-only, CUDA::nvtx3): stand in for it so that such a LibTorch
-  # configures with a newer toolkit (scripts/ci-cuda-build.sh: Debian 13's 2.6 with CUDA 13).
+  # configures with a newer toolkit (a PyPI 2.4 to 2.7 wheel, Debian 13's libtorch-cuda 2.6, with
+  # CUDA 13).
   if(CUDAToolkit_FOUND AND NOT TARGET CUDA::nvToolsExt)
     add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
     if(TARGET CUDA::nvtx3)

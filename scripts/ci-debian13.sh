@@ -4,7 +4,7 @@
 # /var/cache/ftbench/debian13-root, reused after). Inside it runs the project's own commands on
 # this checkout, bound at /src: scripts/setup.sh, scripts/build.sh into build-debian13, and
 # ctest for the whole suite with CI=true, so a skip for something missing is a failure
-# (README.md, "Skips and CI").
+# (docs/ci.md, "Skips and CI").
 #
 # The torch sources are compiled without the precompiled header here
 # (CMAKE_DISABLE_PRECOMPILE_HEADERS=ON): a file that uses a LibTorch name without including its
@@ -23,9 +23,7 @@
 # background while the Debian 12 job compiles, so that the downloads and dpkg's work overlap it.
 #
 # The build goes through ccache (the cache in the root, /root/.cache/ccache, kept with it;
-# CCACHE_BASEDIR=/src, where both this job and scripts/ci-cuda-build.sh bind the checkout), so a
-# rerun recompiles only what changed, and the CUDA job reuses this job's torch-free objects (63
-# of its 278 compiler calls were hits in the cold run below).
+# CCACHE_BASEDIR=/src, where the checkout is bound), so a rerun recompiles only what changed.
 #
 # Measured 2026-12-02 on this project's 2-core VM (Intel Xeon, 24 GiB, Debian 12 host) while four
 # other helpers' builds shared it (load average 12 to 15), so far slower than the machine alone:

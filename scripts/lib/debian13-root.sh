@@ -217,7 +217,7 @@ debian13_root_install() {
 }
 
 # ccache's settings for the builds in the root: paths below /src (where the jobs bind the
-# checkout) hashed relative to the build folder, so that build-debian13 and build-cuda share
+# checkout) hashed relative to the build folder, so that build folders of the same sources share
 # objects compiled with the same flags; the precompiled headers' defines and timestamps allowed.
 debian13_ccache_env=(CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=true
   CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime)
