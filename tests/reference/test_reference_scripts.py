@@ -39,8 +39,12 @@ class Mapping(unittest.TestCase):
         self.assertEqual(p["lora"], {"r": 16, "lora_alpha": 32.0, "lora_dropout": 0.05,
                                      "target_modules": ["q_proj", "v_proj", "o_proj"],
                                      "bias": "none", "task_type": "CAUSAL_LM"})
+        # The adapters in bf16, as torchtune's recipe has them in the published run's config.
         self.assertEqual((p["dtype"], p["adapter_dtype"], p["gradient_checkpointing"]),
-                         ("bfloat16", "float32", True))
+                         ("bfloat16", "bfloat16", True))
+        fp32 = ref.plan(validated("configs/llama3.1-8b-lora-synthetic.yaml",
+                                  "lora.dtype=fp32")["spec"])
+        self.assertEqual(fp32["adapter_dtype"], "float32")
         self.assertEqual((p["micro_batch_size"], p["grad_accum_steps"], p["seq_len"]), (4, 4, 2048))
         self.assertEqual(p["optimizer"], {"lr": 0.0003, "betas": [0.9, 0.999], "eps": 1e-08,
                                           "weight_decay": 0.01})
