@@ -71,7 +71,7 @@ for v in "${variants[@]}"; do
   python=${venvs[$v]}/bin/python
   t=$SECONDS
   PYTHON=$python FTBENCH_BUILD_DIR=$build scripts/device-build.sh -DFTBENCH_BUILD_TESTS=ON \
-    -DFTBENCH_PYTHON="$repo/${venvs[current]}/bin/python" "${launcher[@]}"
+    -DFTBENCH_PYTHON="$(realpath -m -- "${venvs[current]}")/bin/python" "${launcher[@]}"
   ((${#launcher[@]})) && ccache --show-stats | sed -n '/Hits\|Misses\|hit rate/p'
   log "$v: built in $((SECONDS - t)) s"
   grep -q 'FTBENCH_TORCH_BACKEND:INTERNAL=cuda' "$build/CMakeCache.txt" || {

@@ -140,5 +140,10 @@ fi
 
 if [[ "$profile" == all ]]; then
   scripts_dir=$(dirname "$0")
-  "$scripts_dir/python-env.sh"
+  if [[ $(id -u) -eq 0 && -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
+    # `sudo scripts/setup.sh`: the environment belongs to the user who called sudo, not to root.
+    sudo -u "$SUDO_USER" --preserve-env=FTBENCH_VENV,FTBENCH_VENV_PYTHON "$scripts_dir/python-env.sh"
+  else
+    "$scripts_dir/python-env.sh"
+  fi
 fi
