@@ -88,10 +88,12 @@ if(FTBENCH_WITH_TORCH)
   ftbench_torch_libraries_of("${TORCH_INSTALL_PREFIX}" foreign_torch_libraries ${TORCH_LIBRARIES})
   if(foreign_torch_libraries)
     message(FATAL_ERROR
-      "ftbench: the LibTorch of ${TORCH_INSTALL_PREFIX} lists libraries of another LibTorch: "
-      "${foreign_torch_libraries} (its find_library searches the system's folders first). Name "
-      "its own: -DTORCH_LIBRARY=${TORCH_INSTALL_PREFIX}/lib/libtorch.so "
-      "-Dc10_LIBRARY=${TORCH_INSTALL_PREFIX}/lib/libc10.so (scripts/device-build.sh does)")
+      "ftbench: the LibTorch found (Torch_DIR ${Torch_DIR}, prefix ${TORCH_INSTALL_PREFIX}) "
+      "lists libraries of another LibTorch: ${foreign_torch_libraries}. Either its CMake files "
+      "took them from the system's folders, which their find_library searches first (name its "
+      "own in the cache variables it uses: TORCH_LIBRARY, c10_LIBRARY, C10_CUDA_LIBRARY; "
+      "scripts/device-build.sh does), or this build folder was configured before against that "
+      "other LibTorch and keeps its cache (use a new build folder, or pass -DTorch_DIR)")
   endif()
   include(FtbenchTorchIncludes)
   ftbench_system_fmt_before_torch(${TORCH_LIBRARIES})

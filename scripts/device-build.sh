@@ -20,10 +20,18 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
   echo "error: $python cannot import torch; set PYTHON to the interpreter that has PyTorch" >&2
   exit 1
 fi
-read -r torch_version torch_prefix cxx11_abi cuda_version hip_version < <("$python" -c '
-import torch
+# One value a line: a path may hold spaces.
+mapfile -t facts < <("$python" -c '
+import os, torch
 print(torch.__version__, torch.utils.cmake_prefix_path, int(torch._C._GLIBCXX_USE_CXX11_ABI),
-      torch.version.cuda or "-", getattr(torch.version, "hip", None) or "-")')
+      torch.version.cuda or "-", getattr(torch.version, "hip", None) or "-",
+      os.path.join(os.path.dirname(torch.__file__), "lib"), sep="\n")')
+if ((${#facts[@]} != 6)); then
+  echo "error: $python did not say what its torch is (${facts[*]})" >&2
+  exit 1
+fi
+torch_version=${facts[0]} torch_prefix=${facts[1]} cxx11_abi=${facts[2]}
+cuda_version=${facts[3]} hip_version=${facts[4]} torch_lib=${facts[5]}
 echo "PyTorch $torch_version (CUDA $cuda_version, HIP $hip_version), C++11 ABI $cxx11_abi"
 echo "LibTorch CMake files: $torch_prefix"
 # Debian's libraries (yaml-cpp, spdlog, fmt...) use the C++11 ABI; a LibTorch built with the old
@@ -35,13 +43,25 @@ if [[ "$cxx11_abi" != 1 ]]; then
 fi
 
 prefix="$torch_prefix"
-torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-# The wheel's TorchConfig.cmake looks for libtorch and libc10 with find_library(... PATHS
+# This torch's CMake files, named: a build folder configured before against another LibTorch
+# keeps that one's Torch_DIR and Caffe2_DIR in its cache otherwise.
+args=(-DTorch_DIR="$torch_prefix/Torch" -DCaffe2_DIR="$torch_prefix/Caffe2")
+# The wheel's TorchConfig.cmake looks for its libraries with find_library(... PATHS
 # <wheel>/lib), which searches the system's folders first: where a LibTorch is installed there
-# too (Debian's libtorch-dev), it takes that one's. Name the wheel's.
-args=(-DTORCH_LIBRARY="$torch_lib/libtorch.so" -Dc10_LIBRARY="$torch_lib/libc10.so")
+# too (Debian's libtorch-dev), it takes that one's. Name the wheel's, under the cache names
+# TorchConfig.cmake uses.
+for library in torch:TORCH_LIBRARY c10:c10_LIBRARY c10_cuda:C10_CUDA_LIBRARY \
+  c10_hip:c10_hip_LIBRARY torch_hip:torch_hip_LIBRARY kineto:kineto_LIBRARY; do
+  [[ -e "$torch_lib/lib${library%%:*}.so" ]] && args+=(-D"${library#*:}=$torch_lib/lib${library%%:*}.so")
+done
+# The programs' run-time search path: LibTorch's folder (and below, the CUDA libraries' and the
+# carried packages'), set whole at configure time (CMAKE_BUILD_WITH_INSTALL_RPATH). CMake's own
+# build RPATH for a target it also installs ends in an empty entry (room for the install-time
+# rewrite), which the loader reads as the current folder: a library planted there would be loaded.
+rpath=("$torch_lib")
 if [[ -d "$deps/usr" ]]; then
   deps_abs=$(cd "$deps" && pwd)
+  rpath+=("$deps_abs/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
   prefix="$prefix;$deps_abs/usr"
   args+=(-DOPENSSL_ROOT_DIR="$deps_abs/usr")
   echo "dependencies: $deps_abs ($(wc -l <"$(dirname "$deps_abs")/MANIFEST" 2>/dev/null || echo '?') packages)"
@@ -87,6 +107,7 @@ else:
       awk -v lib="lib$cuda_lib.so" 'index($1, lib) == 1 && $3 ~ /^\// {print $3; exit}')
     if [[ -n "$resolved" ]]; then
       args+=(-DCUDA_${cuda_lib}_LIBRARY="$(realpath "$resolved")")
+      rpath+=("$(dirname "$(realpath "$resolved")")")
       # LibTorch's cuda.cmake caches NVRTC once more, under a name of its own.
       [[ "$cuda_lib" == nvrtc ]] && args+=(-DCUDA_NVRTC_LIB="$(realpath "$resolved")")
       echo "CUDA $cuda_lib: $resolved (the one libtorch_cuda.so loads)"
@@ -104,6 +125,8 @@ if [[ "$hip_version" != "-" ]]; then
   echo "PYTORCH_ROCM_ARCH=$PYTORCH_ROCM_ARCH"
 fi
 
+rpath_list=$(printf '%s;' "${rpath[@]}")
+args+=(-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH="${rpath_list%;}")
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   "${args[@]}" "$@"
 target_args=()
