@@ -150,34 +150,19 @@ TEST_F(DataParallel, TorchrunsVariablesWithoutTheLauncher) {
 }
 
 // TORCHELASTIC_USE_AGENT_STORE=True: torchrun's agent serves the store and every rank, rank 0
-// too, is its client. The agent here is PyTorch's own TCPStore (Debian's python3-torch).
+// too, is its client. The agent here is a TCPStore server of the same LibTorch
+// (ftbench_test_store_rank serve), the class torchrun's agent serves with; torchrun itself runs
+// in tests/dist/torchrun/run.sh.
 TEST_F(DataParallel, EveryRankIsAClientOfTorchrunsAgentStore) {
   const fs::path port_file = dir() / "port";
   const fs::path done = dir() / "done";
-  const std::string agent =
-      "import datetime, os, sys, time\n"
-      "import torch.distributed as d\n"
-      "args = ('127.0.0.1', 0, 3, True, datetime.timedelta(seconds=60))\n"
-      "try:\n"  // PyTorch 2.4 on: libuv by default, which Debian's 2.6 is built without
-      "    s = d.TCPStore(*args, wait_for_workers=False, use_libuv=False)\n"
-      "except TypeError:\n"
-      "    s = d.TCPStore(*args, wait_for_workers=False)\n"
-      "open(sys.argv[1] + '.tmp', 'w').write(str(s.port)); os.rename(sys.argv[1] + '.tmp', "
-      "sys.argv[1])\n"
-      "t = time.time()\n"
-      "while not os.path.exists(sys.argv[2]) and time.time() - t < 120: time.sleep(0.05)\n";
-  const std::string start = "/usr/bin/python3 -c " + shell_quote(agent) + " " +
+  const std::string start = shell_quote(FTBENCH_STORE_RANK) + " serve " +
                             shell_quote(port_file.string()) + " " + shell_quote(done.string()) +
                             " >" + in_dir("agent.log") + " 2>&1 &";
   ASSERT_EQ(std::system(start.c_str()), 0);
   for (int i = 0; i < 600 && !fs::exists(port_file); ++i) usleep(50'000);
-  if (!fs::exists(port_file)) {
-    const std::string log = slurp(dir() / "agent.log");
-    if (std::getenv("CI") == nullptr && log.find("No module named") != std::string::npos) {
-      GTEST_SKIP() << "no PyTorch for /usr/bin/python3 (python3-torch): " << log;
-    }
-    FAIL() << "the agent's store did not start: " << log;
-  }
+  ASSERT_TRUE(fs::exists(port_file))
+      << "the agent's store did not start: " << slurp(dir() / "agent.log");
   const std::string port = slurp(port_file);
   // Every rank in the source tree, so that configs/ resolves: "cd X && A & B" would leave B
   // where the test runs.
