@@ -603,6 +603,7 @@ TEST_F(Cli, ValidateTorchtunesOwnLoraRecipe) {
   EXPECT_EQ(j["derived"]["total_steps"], 2);
   EXPECT_EQ(j["data"]["examples"], 40);
   EXPECT_EQ(j["data"]["truncated"], 0);
+  EXPECT_EQ(j["data"]["dropped_too_long"], 0);
   EXPECT_EQ(j["data"]["tokens"].get<int64_t>() - j["data"]["loss_tokens"].get<int64_t>(), 40);
 }
 

@@ -1238,13 +1238,15 @@ TEST(SpecConfigs, TorchtuneLlama31_8bLoraSingleDevice) {
   EXPECT_EQ(s.lora.dropout, 0.0);
   EXPECT_EQ(s.lora.targets, (std::vector<std::string>{"q", "v", "o", "gate", "up", "down"}));
   EXPECT_EQ(s.lora.dtype, "bf16");
-  // alpaca_cleaned_dataset in the Llama 3 chat format, prompt in the loss, no max_seq_len.
+  // alpaca_cleaned_dataset in the Llama 3 chat format, prompt in the loss; no max_seq_len in
+  // torchtune: a bound for the plan that cuts nothing (a longer example is left out, counted).
   EXPECT_EQ(s.data.source, "file");
   EXPECT_EQ(s.data.path, "data/alpaca-cleaned-chat.jsonl");
   EXPECT_EQ(s.data.format, "chat");
   EXPECT_EQ(s.data.tokenizer, "models/llama3.1-8b-instruct");
   EXPECT_TRUE(s.data.train_on_input);
-  EXPECT_EQ(s.data.seq_len, s.model.max_seq_len);
+  EXPECT_EQ(s.data.seq_len, 4096);
+  EXPECT_EQ(s.data.too_long, "drop");
   EXPECT_EQ(s.data.max_examples, 0);
   EXPECT_EQ(s.data.padding, "longest");
   EXPECT_TRUE(s.data.shuffle);
