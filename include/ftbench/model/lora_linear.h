@@ -39,6 +39,9 @@ class LoraLinearImpl : public torch::nn::Module {
   std::vector<at::Tensor> forward(const at::Tensor& x);
   // Single-slice convenience.
   at::Tensor forward_one(const at::Tensor& x);
+  // Every slice's output side by side, [..., sum(out_i)], in slice order: the base GEMM alone,
+  // so only for a layer without adapters (throws std::logic_error otherwise).
+  at::Tensor forward_packed(const at::Tensor& x);
 
   // Base weight ~ N(0, std^2); adapters A Kaiming-uniform, B zero.
   void init_random(double std);

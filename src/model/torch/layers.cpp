@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 
+#include "ftbench/model/cpu_fused.h"
 #include "ftbench/model/lora_linear.h"
 #include "ftbench/model/rms_norm.h"
 #include "ftbench/model/rope.h"
@@ -183,6 +185,9 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps, at::TensorOptions options) : e
 }
 
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+  if (fused_applies(x) && fused_applies(weight) && !weight.requires_grad()) {
+    return fused_rms_norm(x, weight, eps_);
+  }
   // In fp32 whatever the model dtype, as the reference Llama code does.
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
@@ -234,6 +239,10 @@ RopeTables gather_rope_tables(const RopeTables& tables, const at::Tensor& positi
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
+  if (tables.cos.dim() == 2 && fused_applies(x) && fused_applies(tables.cos) &&
+      fused_applies(tables.sin) && x.size(3) % 2 == 0) {
+    return fused_rope(x, tables.cos, tables.sin);
+  }
   const int64_t s = x.size(1);
   const int64_t half = x.size(3) / 2;
   const bool gathered = tables.cos.dim() == 3;  // [B, S, D] -> [B, S, 1, D]; else [S, 1, D]
@@ -295,6 +304,20 @@ std::vector<at::Tensor> LoraLinearImpl::forward(const at::Tensor& x) {
     const LoraConfig& cfg = slices_[i].lora;
     at::Tensor h = x.scalar_type() == cfg.dtype ? x : x.to(cfg.dtype);
     if (cfg.dropout > 0.0 && is_training()) h = at::dropout(h, cfg.dropout, /*train=*/true);
+    // addmm takes the scale as an fp32 scalar here and refuses one fp32 cannot hold (a
+    // hostile lora_alpha): the composite form then overflows to inf, which the caller reports.
+    const double scale = cfg.alpha / cfg.rank;
+    if (fused_applies(outs[i]) && h.scalar_type() == outs[i].scalar_type() &&
+        std::abs(scale) <= std::numeric_limits<float>::max()) {
+      // One GEMM adds the scaled update into the base output (beta 1, alpha the scale): no
+      // separate scale and add passes over [tokens x out], forward or backward.
+      const std::vector<int64_t> sizes = outs[i].sizes().vec();
+      const at::Tensor a = at::linear(h, lora_a[i]);
+      outs[i] = at::addmm(outs[i].reshape({-1, sizes.back()}), a.reshape({-1, cfg.rank}),
+                          lora_b[i].t(), /*beta=*/1, /*alpha=*/scale)
+                    .view(sizes);
+      continue;
+    }
     at::Tensor delta = at::linear(at::linear(h, lora_a[i]), lora_b[i]) * (cfg.alpha / cfg.rank);
     if (delta.scalar_type() != outs[i].scalar_type()) delta = delta.to(outs[i].scalar_type());
     outs[i] = outs[i] + delta;
@@ -309,6 +332,11 @@ std::vector<int64_t> LoraLinearImpl::weight_sizes() const {
 }
 
 at::Tensor LoraLinearImpl::forward_one(const at::Tensor& x) { return forward(x).front(); }
+
+at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
+  if (has_adapter_) throw std::logic_error("LoraLinear::forward_packed: the layer has adapters");
+  return at::linear(x, weight);
+}
 
 at::Tensor LoraLinearImpl::merged_slice(size_t slice) const {
   at::NoGradGuard no_grad;

@@ -10,6 +10,7 @@
 
 #include "ftbench/device/dtype.h"
 #include "ftbench/model/chunked_loss.h"
+#include "ftbench/model/cpu_fused.h"
 #include "ftbench/model/sdpa.h"
 #include "ftbench/spec/choices.h"
 
@@ -195,8 +196,16 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
   const at::Tensor attn =
       causal_sdpa(q, k, v, segment_ids).transpose(1, 2).reshape({b, s, n_heads_ * head_dim_});
   const at::Tensor h = x + o->forward_one(attn);
-  std::vector<at::Tensor> gu = gate_up->forward(mlp_norm->forward(h));
-  return h + down->forward_one(at::silu(gu[0]) * gu[1]);
+  const at::Tensor mlp_in = mlp_norm->forward(h);
+  at::Tensor act;
+  if (!gate_up->has_adapter() && fused_applies(mlp_in) && fused_applies(gate_up->weight)) {
+    act = fused_swiglu_packed(gate_up->forward_packed(mlp_in));
+  } else {
+    std::vector<at::Tensor> gu = gate_up->forward(mlp_in);
+    act = fused_applies(gu[0]) && fused_applies(gu[1]) ? fused_swiglu(gu[0], gu[1])
+                                                       : at::silu(gu[0]) * gu[1];
+  }
+  return h + down->forward_one(act);
 }
 
 LlamaImpl::LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64_t max_positions,
