@@ -9,7 +9,12 @@ torch.cuda.synchronize() per optimizer step. Every micro-batch is micro_batch_si
 token ids, all of them labels, which is what `ftbench run` trains with
 `--set data.length_distribution=fixed --set data.max_tokens=<seq_len>` (scripts/device-check.sh).
 
+On the CPU (`--device cpu`, scripts/bench_cpu_peers.sh) the same, with torch's default AdamW (not
+fused, as a user writes it there) and `--threads N` for torch.set_num_threads(N) (give
+OMP_NUM_THREADS=N in the environment too: the OpenMP runtime reads it once, when torch loads).
+
 Usage: python3 hf_peft_lora_step.py --spec spec.json [--steps 12] [--warmup 3] [--out r.json]
+         [--device cuda|cpu] [--threads N] [--attn sdpa|eager]
        python3 hf_peft_lora_step.py --spec spec.json --plan   (print the mapping; needs no torch)
 Prints and writes JSON: per-step seconds, tokens/s over the measured steps (their tokens over
 their total time, as ftbench's summary counts), peak memory.
@@ -125,11 +130,13 @@ def plan(spec):
     }
 
 
-def run(p, steps, warmup, device_name):
+def run(p, steps, warmup, device_name, threads=None, attn="sdpa"):
     import torch
     import transformers
     import peft
 
+    if threads:
+        torch.set_num_threads(threads)
     torch.manual_seed(p["seed"])
     device = torch.device(device_name)
     dtype = getattr(torch, p["dtype"])
@@ -139,7 +146,7 @@ def run(p, steps, warmup, device_name):
     # transformers 5 renamed torch_dtype to dtype.
     dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}
     with device:
-        model = transformers.LlamaForCausalLM._from_config(config, attn_implementation="sdpa",
+        model = transformers.LlamaForCausalLM._from_config(config, attn_implementation=attn,
                                                            **dtype_arg)
     model.requires_grad_(False)
     if p["gradient_checkpointing"]:
@@ -183,8 +190,10 @@ def run(p, steps, warmup, device_name):
     tokens_per_step = mb * accum * seq
     result = {
         "implementation": f"transformers {transformers.__version__} + peft {peft.__version__}, "
-                          f"torch {torch.__version__}, sdpa, AdamW(fused={fused})",
+                          f"torch {torch.__version__}, {attn}, AdamW(fused={fused})",
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "threads": torch.get_num_threads(),
+        "attn_implementation": attn,
         "build_seconds": build_seconds,
         "steps": steps,
         "warmup_steps_excluded": warmup,
@@ -207,6 +216,10 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--warmup", type=int, default=3, help="first steps left out of the median")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch.set_num_threads (default: torch's own choice)")
+    ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa",
+                    help="transformers' attn_implementation")
     ap.add_argument("--plan", action="store_true", help="print the mapping only (no torch needed)")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args(argv)
@@ -219,7 +232,8 @@ def main(argv=None):
     except (OSError, json.JSONDecodeError, KeyError, SpecError) as e:
         print(f"error: {args.spec}: {e}", file=sys.stderr)
         return 2
-    result = p if args.plan else run(p, args.steps, args.warmup, args.device)
+    result = p if args.plan else run(p, args.steps, args.warmup, args.device, args.threads,
+                                     args.attn)
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
