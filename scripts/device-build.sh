@@ -133,5 +133,5 @@ target_args=()
 # shellcheck disable=SC2206  # a list of target names, split on spaces
 [[ -n "${FTBENCH_BUILD_TARGETS:-}" ]] && target_args=(--target ${FTBENCH_BUILD_TARGETS})
 cmake --build "$build_dir" -j "$(nproc)" "${target_args[@]}"
-echo "built: $build_dir/src/ftbench ($(grep -o 'LibTorch [^ ]* ([a-z]* build)' \
-  "$build_dir/CMakeCache.txt" 2>/dev/null || true))"
+echo "built: $build_dir/src/ftbench ($("$build_dir/src/ftbench" devices 2>/dev/null |
+  sed -n 's/^libtorch: /LibTorch /p'))"
