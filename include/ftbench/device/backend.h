@@ -79,7 +79,13 @@ class Backend {
 };
 
 // What the process's BLAS resolved to, e.g. "openblas-pthread", "netlib reference blas": the
-// library sgemm_ is found in (its real path), else the first BLAS in /proc/self/maps.
+// library sgemm_ is found in (its real path), else the first BLAS in /proc/self/maps, else the
+// one LibTorch links in itself, read from its build settings (PyPI's x86 wheels: "mkl").
 std::string resolved_blas();
+
+// The BLAS that LibTorch's build settings (at::show_config(), "BLAS_INFO=mkl, ...") name, in
+// resolved_blas()'s words: "mkl", "openblas" for "open", another value as written, "unknown"
+// when the settings name none.
+std::string blas_from_build_settings(const std::string& config);
 
 }  // namespace ftbench::device

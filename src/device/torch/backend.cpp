@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -74,6 +75,19 @@ std::string blas_kind(const std::string& path) {
 
 }  // namespace
 
+std::string blas_from_build_settings(const std::string& config) {
+  const std::string key = "BLAS_INFO=";
+  const size_t at = config.find(key);
+  if (at == std::string::npos) return "unknown";
+  const size_t begin = at + key.size();
+  const size_t end = config.find_first_of(", \n", begin);
+  const std::string value = config.substr(begin, end == std::string::npos ? end : end - begin);
+  if (value == "mkl") return "mkl";
+  if (value == "open") return "openblas";
+  if (value.empty()) return "unknown";
+  return value;
+}
+
 std::string resolved_blas() {
   // The library that sgemm_, LibTorch's CPU matmul, resolves to: several BLAS libraries can be
   // loaded at once (LD_LIBRARY_PATH putting the reference libblas first while OpenBLAS's
@@ -99,7 +113,10 @@ std::string resolved_blas() {
       return kind;
     }
   }
-  return found.empty() ? "unknown" : found;
+  if (!found.empty()) return found;
+  // No BLAS library of its own: one linked into LibTorch, as PyPI's x86 wheels link MKL
+  // statically (no sgemm_ exported, no libmkl mapped). LibTorch's build settings name it.
+  return blas_from_build_settings(at::show_config());
 }
 
 Backend::Backend(const spec::BackendSpec& spec) {
