@@ -32,8 +32,10 @@ std::string to_string(AttentionKernel kernel);
 struct MemoryOptions {
   AttentionKernel attention = AttentionKernel::kFused;
   // The fused kernel reads K/V heads shared by several query heads (GQA) as they are: CUDA's and
-  // ROCm's flash kernels. False: they are repeated to every query head (the CPU's flash kernel
-  // in LibTorch 2.6 takes no GQA; model/sdpa.h). Packed rows repeat them either way.
+  // ROCm's flash kernels, the CPU's in LibTorch 2.15. False: they are repeated to every query
+  // head (the CPU's flash kernel in LibTorch 2.6 takes no GQA). A run asks the op itself
+  // (model::fused_sdpa_reads_shared_kv); the torch-free `validate` takes a CPU's as repeated.
+  // Packed rows repeat them either way.
   bool kernel_reads_shared_kv = true;
   // LibTorch 1.x's autograd keeps one more [tokens, dim] fp32 tensor with every normalised input
   // that carries a gradient (measured with the CPU counter on LibTorch 1.13; not on 2.6).

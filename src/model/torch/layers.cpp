@@ -158,6 +158,25 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   return fused_causal_sdpa(q, k, v, segment_ids);
 }
 
+bool fused_sdpa_reads_shared_kv(const at::Device& device, at::ScalarType dtype, int64_t query_heads,
+                                int64_t kv_heads, int64_t head_dim) {
+  if (kv_heads == query_heads) return true;
+#if FTBENCH_TORCH_AT_LEAST(2, 5)
+  // One query and one key of the run's shape: the op's choice depends on the device, the dtype,
+  // the head dimension and the heads, not on the sequence length.
+  const at::TensorOptions options = at::TensorOptions().device(device).dtype(dtype);
+  const at::Tensor q = at::zeros({1, query_heads, 1, head_dim}, options);
+  const at::Tensor kv = at::zeros({1, kv_heads, 1, head_dim}, options);
+  constexpr int64_t kMathBackend = 0;  // at::SDPBackend::math
+  return at::_fused_sdp_choice(q, kv, kv, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                               /*is_causal=*/true, /*scale=*/std::nullopt,
+                               /*enable_gqa=*/true) != kMathBackend;
+#else
+  (void)device, (void)dtype, (void)head_dim;
+  return false;
+#endif
+}
+
 bool blocked_attention_on(const at::Device& device) {
 #if !FTBENCH_TORCH_AT_LEAST(2, 2)
   return device.is_cpu();

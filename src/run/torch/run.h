@@ -29,6 +29,7 @@
 #include "ftbench/data/slice_dataset.h"
 #include "ftbench/data/synthetic_dataset.h"
 #include "ftbench/device/backend.h"
+#include "ftbench/device/dtype.h"
 #include "ftbench/device/energy_meter.h"
 #include "ftbench/device/environment.h"
 #include "ftbench/device/host_memory.h"

@@ -379,17 +379,24 @@ void Run::record_memory_prediction() {
   options.attention = model::blocked_attention_on(device) ? plan::AttentionKernel::kBlocked
                                                           : plan::AttentionKernel::kFused;
   options.gpu = !device.is_cpu();
-  options.kernel_reads_shared_kv = !device.is_cpu();
   options.libtorch_1 = !FTBENCH_TORCH_AT_LEAST(2, 0);
   options.shard_ranks = sharded_ != nullptr ? sharded_->ranks() : 1;
   options.prefetched_batches = spec_.train.grad_accum_steps;
+  const spec::ModelSpec& m = spec_.model;
   try {
+    // The K/V heads as the run's attention reads them (the fused op's own choice).
+    options.kernel_reads_shared_kv = model::fused_sdpa_reads_shared_kv(
+        device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
     const plan::MemoryEstimate estimate = plan::estimate_memory(spec_, options);
     rep_.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
-    rep_.memory.prediction_basis =
-        fmt::format("ftbench plan: {} attention, dropout masks {}, peak at {}",
-                    plan::to_string(options.attention),
-                    options.gpu ? "1 byte" : "in the input dtype", estimate.peak_at);
+    rep_.memory.prediction_basis = fmt::format(
+        "ftbench plan: {} attention{}, dropout masks {}, peak at {}",
+        plan::to_string(options.attention),
+        m.n_kv_heads == m.n_heads || options.attention != plan::AttentionKernel::kFused ? ""
+        : options.kernel_reads_shared_kv && spec_.data.padding != "pack"
+            ? " reading the shared K/V heads"
+            : " on repeated K/V heads",
+        options.gpu ? "1 byte" : "in the input dtype", estimate.peak_at);
   } catch (const std::exception& e) {
     rep_.memory.prediction_basis = std::string("no prediction: ") + e.what();
   }

@@ -61,6 +61,24 @@ TEST(PackedAttention, AMaskedGqaCallRepeatsTheKvHeadsRatherThanEnableGqa) {
   }
 }
 
+// What the memory plan takes from the op's own choice: the CPU's flash kernel reads shared K/V
+// heads in LibTorch 2.15 (CI's PyPI job) and not in 2.6 (Debian 13); before 2.5 there is no
+// enable_gqa. Without GQA there is nothing to repeat.
+TEST(PackedAttention, SharedKvHeadsAreReadWhereTheCpuKernelTakesThem) {
+  const at::Device cpu(at::kCPU);
+  EXPECT_TRUE(fused_sdpa_reads_shared_kv(cpu, at::kFloat, 4, 4, 16));
+  const bool gqa = fused_sdpa_reads_shared_kv(cpu, at::kFloat, 4, 2, 16);
+#if FTBENCH_TORCH_AT_LEAST(2, 15)
+  EXPECT_TRUE(gqa);
+#elif FTBENCH_TORCH_AT_LEAST(2, 6) && !FTBENCH_TORCH_AT_LEAST(2, 7)
+  EXPECT_FALSE(gqa);
+#elif !FTBENCH_TORCH_AT_LEAST(2, 5)
+  EXPECT_FALSE(gqa);
+#else
+  (void)gqa;  // 2.5, 2.7 to 2.14: not checked on a CPU build
+#endif
+}
+
 TEST(PackedAttention, MatchesTheMaskedReference) {
   at::manual_seed(20);
   const at::Tensor q = at::randn({2, 4, 200, 16}, at::kDouble);
