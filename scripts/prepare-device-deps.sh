@@ -2,7 +2,7 @@
 # Run HERE, on a Debian 12 machine with apt: fetch the Debian packages ftbench builds against
 # (everything but LibTorch) and unpack them into .deps/root, an ignored folder that travels with
 # the working tree to a GPU machine without a package manager. There, scripts/device-build.sh
-# builds against it and the LibTorch of the installed PyTorch (docs: README "Run it on a cloud
+# builds against it and the LibTorch of the installed PyTorch (docs: README "On a cloud
 # GPU", ../shared/design/LIBTORCH.md section 12).
 #
 # Usage: scripts/prepare-device-deps.sh [DEST]      (DEST: default .deps, relative to the
@@ -27,6 +27,7 @@ packages=(
   libpcre2-dev libpcre2-8-0
   libsentencepiece-dev libsentencepiece0 libprotobuf-lite32
   libgloo-dev
+  libjs-chart.js          # Chart.js, compiled into the HTML report (ftbench report --html)
 )
 
 if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then
