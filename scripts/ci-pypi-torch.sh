@@ -4,8 +4,11 @@
 #   current       torch of python/requirements.txt (the current release, .venv): every program,
 #                 then the whole suite through ctest with CI=true (a skip is a failure).
 #   gpu-machines  torch 2.11.0 of python/torch-2.11.txt (the version on the lent GPU machines,
-#                 .venv-torch2.11): every program, then configs/ci-tiny.yaml, its report checked;
-#                 the build folder is one a GPU session can carry (docs/ci.md).
+#                 .venv-torch2.11): the programs (ftbench, ftbench-bin, the GPU query modules)
+#                 and the GPU tests, the targets scripts/device-check.sh builds first, then
+#                 configs/ci-tiny.yaml, its report checked; the build folder is one a GPU session
+#                 can carry (docs/ci.md). The other test programs, whose sources the 2.15.0 build
+#                 has just compiled and run, are left out (the whole build took 360 s on 2 cores, 2026-12-06).
 # Both are CUDA builds (PyPI's Linux wheels are): the CUDA side of ftbench compiles and links
 # against them, nvcc from the toolkit in /usr/local/cuda; at run time the CUDA libraries are the
 # wheel's own nvidia-* packages (device-build.sh says why), and without a GPU LibTorch reports
@@ -70,7 +73,10 @@ for v in "${variants[@]}"; do
   build=${builds[$v]}
   python=${venvs[$v]}/bin/python
   t=$SECONDS
-  PYTHON=$python FTBENCH_BUILD_DIR=$build scripts/device-build.sh -DFTBENCH_BUILD_TESTS=ON \
+  targets=""  # every target
+  [[ "$v" == gpu-machines ]] && targets="ftbench ftbench_gpu_tests"
+  FTBENCH_BUILD_TARGETS=$targets PYTHON=$python FTBENCH_BUILD_DIR=$build \
+    scripts/device-build.sh -DFTBENCH_BUILD_TESTS=ON \
     -DFTBENCH_PYTHON="$(realpath -m -- "${venvs[current]}")/bin/python" "${launcher[@]}"
   ((${#launcher[@]})) && ccache --show-stats | sed -n '/Hits\|Misses\|hit rate/p'
   log "$v: built in $((SECONDS - t)) s"
