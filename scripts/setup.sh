@@ -4,30 +4,51 @@
 # clang 14) and Debian 13 (trixie: LibTorch 2.6, clang 19); only clang's runtime is named by
 # version, and that version is read from the clang package installed or offered.
 # scripts/test.sh (what CI runs on a fresh machine) calls it, so everything a test would
-# otherwise skip for is here: on CI such a skip is a failure (README.md, "Skips and CI").
+# otherwise skip for is here: on CI such a skip is a failure (docs/ci.md, "Skips and CI").
 #
 # Without --demo it also makes the virtual environment of the Python references
 # (scripts/python-env.sh: PyPI's torch, transformers, peft, tokenizers, sentencepiece, pinned in
 # python/requirements.txt), as the calling user, never as root and never in the system Python.
 #
-# Usage: scripts/setup.sh [--demo]
-#   (none)  everything: building ftbench, its tests, the sanitizer and fuzz builds (test.sh)
-#   --demo  only what building and running ftbench and ftbench-bin needs (scripts/demo.sh)
+# Usage: scripts/setup.sh [--demo | --packages | --python]
+#   (none)      everything: building ftbench, its tests, the sanitizer and fuzz builds (test.sh)
+#   --demo      only what building and running ftbench and ftbench-bin needs (scripts/demo.sh)
+#   --packages  everything but the virtual environment; --python: only the virtual environment
+#               (scripts/test.sh makes it while the build compiles: it mostly waits on the network)
 set -euo pipefail
 
 profile=all
+usage="usage: scripts/setup.sh [--demo | --packages | --python]"
 if (($# > 1)); then
-  echo "usage: scripts/setup.sh [--demo]" >&2
+  echo "$usage" >&2
   exit 2
 fi
 case "${1:-}" in
   "") ;;
   --demo) profile=demo ;;
+  --packages) profile=packages ;;
+  --python) profile=python ;;
   *)
-    echo "usage: scripts/setup.sh [--demo]" >&2
+    echo "$usage" >&2
     exit 2
     ;;
 esac
+
+# The virtual environment of the references, as the calling user (never as root under sudo).
+python_env() {
+  local scripts_dir
+  scripts_dir=$(dirname "$0")
+  if [[ $(id -u) -eq 0 && -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
+    # `sudo scripts/setup.sh`: the environment belongs to the user who called sudo, not to root.
+    sudo -u "$SUDO_USER" --preserve-env=FTBENCH_VENV,FTBENCH_VENV_PYTHON "$scripts_dir/python-env.sh"
+  else
+    "$scripts_dir/python-env.sh"
+  fi
+}
+if [[ "$profile" == python ]]; then
+  python_env
+  exit 0
+fi
 
 # What building and running ftbench needs (both profiles).
 packages=(
@@ -68,7 +89,7 @@ test_packages=(
 if [[ "$(dpkg --print-architecture)" == "amd64" ]]; then
   test_packages+=(libamdhip64-dev hipcc librocm-smi-dev)
 fi
-if [[ "$profile" == all ]]; then
+if [[ "$profile" == all || "$profile" == packages ]]; then
   packages+=("${test_packages[@]}")
 fi
 
@@ -99,7 +120,7 @@ as_root() {
   fi
 }
 
-if [[ "$profile" == all ]]; then
+if [[ "$profile" == all || "$profile" == packages ]]; then
   major=$(clang_major)
   if [[ -z "$major" ]]; then
     # A fresh machine whose apt has no package lists yet.
@@ -139,11 +160,5 @@ if [[ "$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p'
 fi
 
 if [[ "$profile" == all ]]; then
-  scripts_dir=$(dirname "$0")
-  if [[ $(id -u) -eq 0 && -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
-    # `sudo scripts/setup.sh`: the environment belongs to the user who called sudo, not to root.
-    sudo -u "$SUDO_USER" --preserve-env=FTBENCH_VENV,FTBENCH_VENV_PYTHON "$scripts_dir/python-env.sh"
-  else
-    "$scripts_dir/python-env.sh"
-  fi
+  python_env
 fi

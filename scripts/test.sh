@@ -5,8 +5,24 @@
 # FTBENCH_SKIP_SANITIZE=1 leaves out for a quicker local run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --packages
+# The Python environment of the references (setup.sh --python: PyPI's torch and Hugging Face's
+# libraries, pinned) is made while the build compiles: it mostly waits on the network and the
+# disk. Its output is printed once it is done; a failure stops here, after the build.
+python_log=$(mktemp /tmp/ftbench-python-env.XXXXXX.log)
+scripts/setup.sh --python >"$python_log" 2>&1 &
+python_pid=$!
+trap 'kill "$python_pid" 2>/dev/null || true' EXIT
 scripts/build.sh -DFTBENCH_BUILD_TESTS=ON
+python_status=0
+wait "$python_pid" || python_status=$?
+trap - EXIT
+cat "$python_log"
+rm -f "$python_log"
+if ((python_status)); then
+  echo "test: the Python environment failed (scripts/setup.sh --python, above)" >&2
+  exit "$python_status"
+fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 ctest --test-dir "${FTBENCH_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
 # The sanitizer job took 20 min 13 s (user 16 min 4 s) from a fresh clone on this project's
