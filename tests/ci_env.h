@@ -2,7 +2,7 @@
 // scripts/setup.sh installs (NumPy, spm_train, a GPU runtime's query module, the virtual
 // environment of PyPI's torch, transformers, peft, tokenizers and sentencepiece) fails instead
 // there, so that CI never passes with it left out. The rule, the same
-// in every test and script that applies it (README.md, "Skips and CI"): CI is set to a
+// in every test and script that applies it (docs/ci.md, "Skips and CI"): CI is set to a
 // non-empty value other than 0 and false (any case). CI services set CI=true; CI=0 or CI=false
 // turns it off.
 #pragma once

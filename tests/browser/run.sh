@@ -9,7 +9,7 @@
 #         long      a report of 22,500 steps (make_long_report.py) beside the H100 fixture
 #         ci-tiny   a fresh run of configs/ci-tiny.yaml (needs ftbench-bin), priced at --rate 1
 # Exit 0: every check passed; 1: one failed; 77: skipped because Chromium is missing, except on
-# CI, where that is a failure (README.md, "Skips and CI"). The page, its screenshot and what the
+# CI, where that is a failure (docs/ci.md, "Skips and CI"). The page, its screenshot and what the
 # browser read back stay in WORK_DIR/CASE.
 set -euo pipefail
 

@@ -9,7 +9,7 @@
 # scripts/python-env.sh's virtual environment), else bin/python of that environment, FTBENCH_VENV
 # (default .venv, relative to the checkout). Exit 0: all ids equal; 1: mismatches; 77: skipped
 # because the interpreter or its tokenizers / sentencepiece is missing, except on CI, where that
-# is a failure. On CI means (README.md, "Skips and CI"; the same rule as tests/ci_env.h): CI is
+# is a failure. On CI means (docs/ci.md, "Skips and CI"; the same rule as tests/ci_env.h): CI is
 # set to a non-empty value other than 0 and false (any case).
 # FTBENCH_CONFORMANCE_BENCH_MB (default 1): megabytes of text for the throughput lines.
 set -euo pipefail

@@ -25,7 +25,7 @@ the same files.
 
 Usage: python tokenizer_conformance.py --ftbench PATH --workdir DIR [--bench-mb N]
 (run.sh picks the interpreter and runs this). Exit 77 (skipped) when `tokenizers` or
-`sentencepiece` cannot be imported, except on CI (README.md, "Skips and CI"; the same rule as
+`sentencepiece` cannot be imported, except on CI (docs/ci.md, "Skips and CI"; the same rule as
 tests/ci_env.h), where that is a failure.
 """
 

@@ -4,7 +4,7 @@
 // (scripts/python-env.sh: torch, transformers, peft, safetensors, numpy), which ctest passes as
 // the environment variable FTBENCH_PYTHON (CMake cache variable of the same name, default
 // .venv/bin/python). Where it is not set, not there or lacks a package, the tests are skipped,
-// except on CI (ci_env.h), where that is a failure (README.md, "Skips and CI").
+// except on CI (ci_env.h), where that is a failure (docs/ci.md, "Skips and CI").
 #pragma once
 
 #include <sys/wait.h>

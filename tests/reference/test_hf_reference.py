@@ -8,7 +8,7 @@ scripts/reference/check_hf.py.
 Run by ctest `hf_reference` with the pinned environment's Python (FTBENCH_PYTHON,
 scripts/python-env.sh: NumPy and PyPI's torch). Without NumPy it exits 77 (skipped),
 and without torch the tests against the torch implementation are skipped; on CI either is a
-failure (scripts/setup.sh makes the environment). On CI means (README.md, "Skips and CI"; the same
+failure (scripts/setup.sh makes the environment). On CI means (docs/ci.md, "Skips and CI"; the same
 rule as tests/ci_env.h): CI is set to a non-empty value other than 0 and false (any case).
 """
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs a Python test script with FTBENCH_PYTHON, the interpreter of the pinned virtual environment
 # (scripts/python-env.sh), which ctest passes in the environment. Without it: exit 77 (skipped),
-# except on CI (README.md, "Skips and CI": CI set to a non-empty value other than 0 and false, in
+# except on CI (docs/ci.md, "Skips and CI": CI set to a non-empty value other than 0 and false, in
 # any case), where that is a failure.
 #
 # Usage: tests/reference/with_python.sh SCRIPT [ARGS...]
