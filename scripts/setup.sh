@@ -13,8 +13,9 @@
 # Usage: scripts/setup.sh [--demo | --packages | --python]
 #   (none)      everything: building ftbench, its tests, the sanitizer and fuzz builds (test.sh)
 #   --demo      only what building and running ftbench and ftbench-bin needs (scripts/demo.sh)
-#   --packages  everything but the virtual environment; --python: only the virtual environment
-#               (scripts/test.sh makes it while the build compiles: it mostly waits on the network)
+#   --packages  everything but the virtual environment
+#   --python    only the virtual environment (scripts/test.sh makes it while the build compiles:
+#               it mostly waits on the network)
 set -euo pipefail
 
 profile=all

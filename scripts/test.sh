@@ -8,11 +8,20 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --packages
 # The Python environment of the references (setup.sh --python: PyPI's torch and Hugging Face's
 # libraries, pinned) is made while the build compiles: it mostly waits on the network and the
-# disk. Its output is printed once it is done; a failure stops here, after the build.
+# disk. Its output is printed once it is done; a failure stops here, after the build. In a
+# session of its own (setsid), so that a failed or interrupted build stops all of it (pip
+# included, which ignores the SIGINT of a background job), and its log is printed either way.
 python_log=$(mktemp /tmp/ftbench-python-env.XXXXXX.log)
-scripts/setup.sh --python >"$python_log" 2>&1 &
+setsid scripts/setup.sh --python >"$python_log" 2>&1 &
 python_pid=$!
-trap 'kill "$python_pid" 2>/dev/null || true' EXIT
+stop_python() {
+  kill -TERM -- "-$python_pid" 2>/dev/null || true
+  wait "$python_pid" 2>/dev/null || true
+  echo "test: stopped the Python environment (scripts/setup.sh --python); its log:" >&2
+  cat "$python_log" >&2
+  rm -f "$python_log"
+}
+trap stop_python EXIT
 scripts/build.sh -DFTBENCH_BUILD_TESTS=ON
 python_status=0
 wait "$python_pid" || python_status=$?
