@@ -8,7 +8,8 @@
 #                 and the GPU tests, the targets scripts/device-check.sh builds first, then
 #                 configs/ci-tiny.yaml, its report checked; the build folder is one a GPU session
 #                 can carry (docs/ci.md). The other test programs, whose sources the 2.15.0 build
-#                 has just compiled and run, are left out (the whole build took 360 s on 2 cores, 2026-12-06).
+#                 has just compiled and run, are left out (the whole build took 360 s on 2
+#                 cores, this one 198 s, 2026-12-06).
 # Both are CUDA builds (PyPI's Linux wheels are): the CUDA side of ftbench compiles and links
 # against them, nvcc from the toolkit in /usr/local/cuda; at run time the CUDA libraries are the
 # wheel's own nvidia-* packages (device-build.sh says why), and without a GPU LibTorch reports

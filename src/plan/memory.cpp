@@ -164,14 +164,20 @@ struct LayerBytes {
   double mlp_transient = 0;  // alive at once during the MLP's forward, beyond `saved`
 };
 
+// Fused attention with GQA: whether the K/V heads are repeated to every query head. A mask rules
+// out the GQA kernels; some devices have none.
+std::optional<bool> kv_heads_repeated(const Job& j, const MemoryOptions& o) {
+  if (o.attention != AttentionKernel::kFused || j.s.kv_heads == j.s.heads) return std::nullopt;
+  return j.packed || !o.kernel_reads_shared_kv;
+}
+
 // Attention's inputs and outputs kept for its backward, per token; qg, kg: whether q and k
 // carry a gradient.
 double attention_saves(const Job& j, const MemoryOptions& o, bool qg, bool kg) {
   const Shape& s = j.s;
   double k = 0;
   if (o.attention == AttentionKernel::kFused) {
-    // A mask rules out the GQA kernels; some devices have none.
-    const bool repeat = (j.packed || !o.kernel_reads_shared_kv) && s.kv_heads != s.heads;
+    const bool repeat = kv_heads_repeated(j, o).value_or(false);
     const double kv_each = repeat ? s.d : s.kvd;
     k += s.d * s.e + 2 * kv_each * s.e;  // q, k, v after the rotary embedding
     // An unadapted v is a view of the q/k/v projection's output and keeps all of it.
@@ -298,6 +304,7 @@ MemoryEstimate estimate_memory(const spec::RunSpec& spec, const MemoryOptions& o
   MemoryEstimate out;
   out.tokens = static_cast<int64_t>(j.t);
   out.loss_tokens = static_cast<int64_t>(j.nl);
+  out.kv_heads_repeated = kv_heads_repeated(j, o);
   add_held(out, j, o);
   const std::vector<Candidate> candidates = add_activations(out, j, o);
   for (const MemoryItem& item : out.held) out.held_bytes += item.bytes;

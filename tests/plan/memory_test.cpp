@@ -86,6 +86,8 @@ TEST(MemoryPlan, FusedAttentionKeepsQkvOutputAndLogSumExp) {
   const double first = 320 + (256 + 128 + 128) + 256 + 16 + 260 + 1408 + 704;
   const double second = first + 260;
   EXPECT_EQ(item(m.activations, "activations kept for backward"), (first + second) * 512);
+  EXPECT_EQ(m.kv_heads_repeated, std::optional<bool>(false));
+  EXPECT_EQ(estimate_memory(tiny(), cpu_blocked()).kv_heads_repeated, std::nullopt);
 }
 
 TEST(MemoryPlan, PackedRowsOnAFusedKernelKeepTheMaskAndRepeatedKv) {
@@ -97,6 +99,7 @@ TEST(MemoryPlan, PackedRowsOnAFusedKernelKeepTheMaskAndRepeatedKv) {
   const double first = 320 + (256 + 256 + 256) + 256 + 16 + 128 * 4 + 260 + 1408 + 704;
   const double second = first + 260;
   EXPECT_EQ(item(packed.activations, "activations kept for backward"), (first + second) * 512);
+  EXPECT_EQ(packed.kv_heads_repeated, std::optional<bool>(true));
 }
 
 TEST(MemoryPlan, AKernelWithoutGqaKeepsKvRepeatedToEveryHead) {
@@ -111,6 +114,7 @@ TEST(MemoryPlan, AKernelWithoutGqaKeepsKvRepeatedToEveryHead) {
   EXPECT_EQ(first, 3732);
   const double second = first + 260;
   EXPECT_EQ(item(m.activations, "activations kept for backward"), (first + second) * 512);
+  EXPECT_EQ(m.kv_heads_repeated, std::optional<bool>(true));
 }
 
 TEST(MemoryPlan, ASplitBaseHoldsItsShareAndTwoWholeUnits) {

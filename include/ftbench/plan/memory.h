@@ -69,6 +69,10 @@ struct MemoryEstimate {
   std::string peak_at;      // where in the step the peak falls
   int64_t tokens = 0;       // per micro-batch (micro-batch size x seq_len)
   int64_t loss_tokens = 0;  // tokens with a label per micro-batch (estimated from the spec)
+  // Fused attention with GQA: whether the K/V heads are taken as repeated to every query head
+  // (packed rows, or a kernel that reads no shared heads); empty without GQA or on the blocked
+  // CPU attention.
+  std::optional<bool> kv_heads_repeated;
 };
 
 // The tensors one rank holds at its peak during an optimizer step of `spec` (validated), with

@@ -97,6 +97,21 @@ FusedSdpaPlan plan_fused_sdpa(bool masked, int64_t query_heads, int64_t kv_heads
   return {false, true};
 }
 
+#if FTBENCH_TORCH_AT_LEAST(2, 5)
+namespace {
+
+// The op's own choice (at::_fused_sdp_choice), unmasked and causal: whether a fused kernel reads
+// k and v's shared heads under enable_gqa, rather than the math kernel, which keeps the S x S
+// probabilities for the backward.
+bool fused_kernel_takes_gqa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  constexpr int64_t kMathBackend = 0;  // at::SDPBackend::math
+  return at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true,
+                               /*scale=*/std::nullopt, /*enable_gqa=*/true) != kMathBackend;
+}
+
+}  // namespace
+#endif
+
 at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const at::Tensor& segment_ids) {
   // Packed: the block-diagonal causal mask as a boolean attn_mask (true = attend), without
@@ -105,13 +120,8 @@ at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at:
   FusedSdpaPlan plan = plan_fused_sdpa(segment_ids.defined(), q.size(1), k.size(1));
   // Where no fused kernel reads shared K/V heads (LibTorch 2.6's CPU flash kernel does not), the
   // op would fall back to the math kernel, which keeps the S x S probabilities for the backward:
-  // repeat the heads so that the fused kernel runs. at::_fused_sdp_choice is the op's own choice.
-  constexpr int64_t kMathBackend = 0;  // at::SDPBackend::math
-  if (plan.enable_gqa && at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                                               /*is_causal=*/true, /*scale=*/std::nullopt,
-                                               /*enable_gqa=*/true) == kMathBackend) {
-    plan = {true, false};
-  }
+  // repeat the heads so that the fused kernel runs.
+  if (plan.enable_gqa && !fused_kernel_takes_gqa(q, k, v)) plan = {true, false};
   const at::Tensor ke = plan.repeat_kv_heads ? expand_kv_heads(k, q.size(1)) : k;
   const at::Tensor ve = plan.repeat_kv_heads ? expand_kv_heads(v, q.size(1)) : v;
   if (segment_ids.defined()) {
@@ -167,10 +177,7 @@ bool fused_sdpa_reads_shared_kv(const at::Device& device, at::ScalarType dtype, 
   const at::TensorOptions options = at::TensorOptions().device(device).dtype(dtype);
   const at::Tensor q = at::zeros({1, query_heads, 1, head_dim}, options);
   const at::Tensor kv = at::zeros({1, kv_heads, 1, head_dim}, options);
-  constexpr int64_t kMathBackend = 0;  // at::SDPBackend::math
-  return at::_fused_sdp_choice(q, kv, kv, /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                               /*is_causal=*/true, /*scale=*/std::nullopt,
-                               /*enable_gqa=*/true) != kMathBackend;
+  return fused_kernel_takes_gqa(q, kv, kv);
 #else
   (void)device, (void)dtype, (void)head_dim;
   return false;

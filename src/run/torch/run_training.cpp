@@ -389,14 +389,13 @@ void Run::record_memory_prediction() {
         device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
     const plan::MemoryEstimate estimate = plan::estimate_memory(spec_, options);
     rep_.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
-    rep_.memory.prediction_basis = fmt::format(
-        "ftbench plan: {} attention{}, dropout masks {}, peak at {}",
-        plan::to_string(options.attention),
-        m.n_kv_heads == m.n_heads || options.attention != plan::AttentionKernel::kFused ? ""
-        : options.kernel_reads_shared_kv && spec_.data.padding != "pack"
-            ? " reading the shared K/V heads"
-            : " on repeated K/V heads",
-        options.gpu ? "1 byte" : "in the input dtype", estimate.peak_at);
+    rep_.memory.prediction_basis =
+        fmt::format("ftbench plan: {} attention{}, dropout masks {}, peak at {}",
+                    plan::to_string(options.attention),
+                    !estimate.kv_heads_repeated   ? ""
+                    : *estimate.kv_heads_repeated ? " on repeated K/V heads"
+                                                  : " reading the shared K/V heads",
+                    options.gpu ? "1 byte" : "in the input dtype", estimate.peak_at);
   } catch (const std::exception& e) {
     rep_.memory.prediction_basis = std::string("no prediction: ") + e.what();
   }
