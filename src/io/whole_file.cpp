@@ -1,11 +1,13 @@
 #include "ftbench/io/whole_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -25,6 +27,30 @@ std::string unreadable_type(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device, not a file";
   if (S_ISSOCK(mode)) return "a socket, not a file";
   return "not a regular file";
+}
+
+// A FIFO opened without blocking: waits (at most kFifoWriterWaitSeconds, in slices a signal
+// cannot stretch) until a writer has written or come and gone, then makes reads block again.
+// A FIFO nobody writes to is refused rather than waited on for good. Linux's poll() reports
+// neither POLLIN nor POLLHUP on a FIFO that no writer has opened since this open.
+constexpr int kFifoWriterWaitSeconds = 10;
+
+void wait_for_a_writer(int fd, const std::string& path) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(kFifoWriterWaitSeconds);
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);
+    if (ready > 0) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      throw FileReadError(path, fmt::format("a FIFO that no process wrote to within {} s: "
+                                            "nothing to read (give a regular file, or start "
+                                            "its writer first)",
+                                            kFifoWriterWaitSeconds));
+    }
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 }
 
 std::string too_large(const FileKind& kind, const std::string& found) {
@@ -61,13 +87,14 @@ std::string format_limit(std::uint64_t bytes) {
 int open_for_reading(const std::string& path, const FileKind& kind, std::uint64_t& regular_bytes) {
   regular_bytes = 0;
   struct stat st {};
-  // The type first, from the path: opening a FIFO blocks until it has a writer, and opening a
-  // device may have effects of its own.
+  // The type first, from the path: opening a device may have effects of its own.
   if (::stat(path.c_str(), &st) != 0) throw FileReadError(path, errno_text(errno));
   if (const std::string why = unreadable_type(st.st_mode); !why.empty()) {
     throw FileReadError(path, why);
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Without blocking: a FIFO put in the file's place after the stat above would otherwise wait
+  // for a writer that may never come (and no signal handler could end that wait).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw FileReadError(path, errno_text(errno));
   // Again on what was opened: the path may have changed in between.
   if (::fstat(fd, &st) != 0 || !unreadable_type(st.st_mode).empty()) {
@@ -76,6 +103,7 @@ int open_for_reading(const std::string& path, const FileKind& kind, std::uint64_
     throw FileReadError(path, unreadable_type(st.st_mode).empty() ? errno_text(error)
                                                                   : unreadable_type(st.st_mode));
   }
+  if (S_ISFIFO(st.st_mode)) wait_for_a_writer(fd, path);
   if (S_ISREG(st.st_mode)) {
     regular_bytes = static_cast<std::uint64_t>(st.st_size);
     if (regular_bytes > kind.max_bytes) {

@@ -87,7 +87,7 @@ std::optional<int64_t> step_of_folder(const std::string& name) {
 }
 
 void sync_path(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
   ::fsync(fd);
   ::close(fd);
@@ -340,8 +340,13 @@ std::string resolve_checkpoint(const std::string& path_or_dir) {
 }
 
 std::string sha256_of_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Without blocking, then only a regular file: a FIFO in its place is refused, not waited on.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw CheckpointError(path + ": cannot read: " + std::strerror(errno));
+  if (struct stat st{}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw CheckpointError(path + ": cannot read: not a regular file");
+  }
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
     ::close(fd);

@@ -1,10 +1,14 @@
 #include "ftbench/io/safetensors.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -170,6 +174,27 @@ TEST_F(SafetensorsFile, ReaderNamesTheFileOfEveryProblem) {
   } catch (const SafetensorsError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(path.string() + ": truncated", 0), 0u) << e.what();
   }
+}
+
+// A FIFO in a weights file's place (issue 39, item 4) used to block the open for good, deaf to
+// a stop signal: it is refused at once as not a regular file.
+TEST_F(SafetensorsFile, AFifoIsRefusedNotWaitedOn) {
+  const fs::path fifo = dir_ / "model.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto opening = std::async(std::launch::async, [&] {
+    try {
+      SafetensorsReader reader(fifo.string());
+    } catch (const SafetensorsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("opened");
+  });
+  if (opening.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // let the open end
+    if (fd >= 0) ::close(fd);
+    FAIL() << "the open of a FIFO waited for a writer";
+  }
+  EXPECT_EQ(opening.get(), fifo.string() + ": not a regular file");
 }
 
 TEST_F(SafetensorsFile, WriterRefusesBadNamesAndReportsWriteFailures) {

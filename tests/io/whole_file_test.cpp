@@ -2,12 +2,15 @@
 // memory until the machine ran out; now each kind of file has a limit and devices are refused.
 #include "ftbench/io/whole_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,8 +87,35 @@ TEST_F(WholeFile, AnEndlessPipeStopsAtTheLimit) {
   short_writer.join();
 }
 
+// A FIFO that no process writes to (issue 39, item 4: a spec, a catalog, segments.json, an HF
+// config.json given as one) used to block the open for good, a stop signal included. It is now
+// refused after a bounded wait, naming the file.
+TEST_F(WholeFile, AFifoWithoutAWriterIsRefusedNotWaitedOnForGood) {
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto reading = std::async(std::launch::async, [&] {
+    return reason_of([&] { read_whole_file(fifo.string(), kRunSpecFile); });
+  });
+  if (reading.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    // Unblock the reader (a writer's open) before failing, so that the test ends.
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+    FAIL() << "the read of a FIFO without a writer did not end within 30 s";
+  }
+  EXPECT_EQ(reading.get(),
+            "a FIFO that no process wrote to within 10 s: nothing to read (give a regular file, "
+            "or start its writer first)");
+  // A writer that comes while the reader waits is read as before.
+  std::thread late_writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::ofstream(fifo, std::ios::binary) << "late";
+  });
+  EXPECT_EQ(read_whole_file(fifo.string(), kRunSpecFile), "late");
+  late_writer.join();
+}
+
 TEST(WholeFileLimits, AreStatedInWords) {
-  EXPECT_EQ(format_limit(kRunSpecFile.max_bytes), "16 MiB");
+  EXPECT_EQ(format_limit(kRunSpecFile.max_bytes), "1 MiB");
   EXPECT_EQ(format_limit(kReportFile.max_bytes), "1 GiB");
   EXPECT_EQ(format_limit(kDataLinesFile.max_bytes), "16 GiB");
   EXPECT_EQ(format_limit(3 * kGiB / 2), "1.5 GiB");
