@@ -513,6 +513,12 @@ std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir) {
       }
     }
   }
+  // The journal's temporary file, left by a process ended at once while it wrote the journal.
+  for (const std::string& left :
+       io::remove_stale_temporary_files((fs::path(dir) / kSegmentJournal).string())) {
+    cleaned.push_back(fs::path(left).filename().string() + " (an unfinished write of " +
+                      kSegmentJournal + ", removed)");
+  }
   if (!cleaned.empty()) sync_path(dir);
   return cleaned;
 }

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -164,10 +165,11 @@ TEST_F(ResumeHostile, AProcessStoppedDuringSetUpIsStillBilled) {
   EXPECT_NEAR(chosen["linear_usd"].get<double>(), segments_seconds, 1e-9 * segments_seconds);
 }
 
-// Rewrites the checkpoint at `folder` as another LibTorch could have saved it: its tensor file
-// with `rng.cpu` of another size, and its manifest's size, SHA-256 and checksum file made to
-// match, so that only the content is wrong.
-void give_the_rng_state_another_size(const fs::path& folder) {
+// Rewrites the checkpoint at `folder` with its `rng.cpu` bytes changed by `change`, and its
+// manifest's size, SHA-256 and checksum file made to match (re-signed), so that only the content
+// is wrong.
+void rewrite_the_rng_state(const fs::path& folder,
+                           const std::function<void(std::string&)>& change) {
   const std::string bytes = slurp(folder / "state.safetensors");
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = header_size << 8 | uint8_t(bytes[size_t(i)]);
@@ -183,7 +185,7 @@ void give_the_rng_state_another_size(const fs::path& folder) {
     const uint64_t begin = info["data_offsets"][0], end = info["data_offsets"][1];
     std::string tensor = data.substr(begin, end - begin);
     if (name == "rng.cpu") {
-      tensor += std::string(8, '\0');
+      change(tensor);
       info["shape"] = json::array({tensor.size()});
     }
     info["data_offsets"] = json::array({out_data.size(), out_data.size() + tensor.size()});
@@ -226,9 +228,17 @@ TEST_F(ResumeHostile, UnusableCheckpointsAreRefusedBeforeAnyWorkAndKeepTheReport
     EXPECT_EQ(slurp(dir_ / "r.json"), interrupted);
   };
 
-  give_the_rng_state_another_size(saved);
+  // As another LibTorch could have saved it: a state of another size.
+  rewrite_the_rng_state(saved, [](std::string& bytes) { bytes += std::string(8, '\0'); });
   refused("", {saved.string() + "/state.safetensors: \"rng.cpu\" is U8 ",
                "this LibTorch's CPU generator keeps a state of "});
+  // The right size, but no state the generator takes (issue 39, item 4: "Invalid mt19937
+  // state" from LibTorch once the model was built, exit 3).
+  fs::remove_all(saved);
+  fs::copy(copy, saved);
+  rewrite_the_rng_state(saved, [](std::string& bytes) { bytes.assign(bytes.size(), '\0'); });
+  refused("", {saved.string() + "/state.safetensors: \"rng.cpu\" is not a state of the CPU "
+                                "generator"});
 
   // Saved at 8 x 1 (the same effective batch, as a checkpoint with a consistent manifest says):
   // a 4 x 2 run never reaches that split (its fallback halves the micro-batch).

@@ -262,6 +262,21 @@ TEST_F(CheckpointFolder, ReplacingAStepLeavesOneCompleteCopyAndLeftoversAreClean
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 3);
 }
 
+// A second stop signal ends a run at once, also in the middle of writing the segment journal:
+// "segments.json.tmp.<pid>" was left, and stayed after a resume (issue 39, item 4). The next
+// start removes it with the other leftovers.
+TEST_F(CheckpointFolder, AnUnfinishedJournalWriteIsCleaned) {
+  save(2, 2, "first");
+  std::ofstream(dir_ / "segments.json") << "{}";
+  std::ofstream(dir_ / "segments.json.tmp.99999997") << "{\"form";
+  const std::vector<std::string> cleaned = clean_checkpoint_leftovers(dir_.string());
+  EXPECT_EQ(cleaned, (std::vector<std::string>{
+                         "segments.json.tmp.99999997 (an unfinished write of segments.json, "
+                         "removed)"}));
+  EXPECT_FALSE(fs::exists(dir_ / "segments.json.tmp.99999997"));
+  EXPECT_TRUE(fs::exists(dir_ / "segments.json"));
+}
+
 TEST_F(CheckpointFolder, TwoRunsCannotHoldOneFolder) {
   const CheckpointDirLock first(dir_.string());
   try {

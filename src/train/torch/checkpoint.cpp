@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <torch/utils.h>
 
@@ -150,6 +151,23 @@ void check_checkpoint_for_resume(const std::string& folder, const CheckpointMani
         cpu == nullptr ? std::string("missing")
                        : fmt::format("{} {}", cpu->dtype, fmt::join(cpu->shape, "x")),
         cpu_state_bytes));
+  }
+  // The bytes must be a state the generator takes (its own checks: a valid Mersenne Twister
+  // position and seed), tried on a generator of its own: a checkpoint whose tensors were
+  // re-signed after a change is bad input, found before any machine time, not a failed run.
+  {
+    at::Tensor bytes = at::empty({cpu->shape[0]}, at::TensorOptions().dtype(at::kByte));
+    reader->read_tensor(*cpu, bytes.data_ptr());
+    at::Generator scratch = at::detail::createCPUGenerator();
+    try {
+      std::lock_guard<std::mutex> lock(scratch.mutex());
+      scratch.set_state(bytes);
+    } catch (const c10::Error& e) {
+      throw CheckpointError(fmt::format(
+          "{}: \"rng.cpu\" is not a state of the CPU generator ({}): the random numbers could "
+          "not continue where they stopped",
+          path, e.what_without_backtrace()));
+    }
   }
   if (m.has_device_rng) {
     const io::TensorInfo* device = reader->index().find("rng.device");
