@@ -3,6 +3,10 @@
 // store; N ranks against one process at the same effective batch; a rank that dies, hangs or
 // gets SIGTERM. ci-tiny at micro-batch 2 x accumulation 4 (8 steps), so 1, 2 and 4 ranks run the
 // same job.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -12,6 +16,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -20,6 +26,7 @@
 #include "ftbench_process.h"
 #include "job_files.h"
 #include "report_docs.h"
+#include "spawned.h"
 
 namespace {
 
@@ -400,6 +407,108 @@ TEST_F(DataParallel, TheLauncherRefusesToNestUnderTorchrun) {
                        "one (torchrun, rank 0 of 1"),
             std::string::npos)
       << o.err;
+}
+
+}  // namespace
+
+namespace {
+
+// Something that is not a c10d store on MASTER_PORT (another service, a half-dead peer): it
+// accepts every connection, reads what comes and answers a line of its own (`banner`), or
+// nothing at all.
+class NotAStore {
+ public:
+  explicit NotAStore(bool banner) : banner_(banner) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::listen(listener_, 16);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept(listener_, nullptr, nullptr);
+        if (fd < 0) return;  // the listener was shut down
+        char buffer[256];
+        (void)::recv(fd, buffer, sizeof buffer, 0);
+        const char reply[] = "SSH-2.0-OpenSSH_9.2\r\n";
+        if (banner_) (void)::send(fd, reply, sizeof reply - 1, MSG_NOSIGNAL);
+        connections_.push_back(fd);  // held open, as a service that waits for more would
+      }
+    });
+  }
+  ~NotAStore() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    thread_.join();
+    for (const int fd : connections_) ::close(fd);
+  }
+  int port() const { return port_; }
+
+ private:
+  bool banner_ = false;
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::vector<int> connections_;
+};
+
+// A rank whose MASTER_PORT answers with something that is not a c10d store used to wait for good
+// (150 s seen with init_timeout_seconds 10), deaf to SIGTERM. The init timeout now bounds the
+// connection (exit 3, naming the store), and a stop signal during it ends the rank with exit 4.
+TEST(Rendezvous, AStoreThatIsNotOneFailsWithinTheInitTimeoutOrStopsOnASignal) {
+  const ScratchDir scratch("ftbench-not-a-store");
+  for (const bool banner : {false, true}) {
+    SCOPED_TRACE(banner ? "a service that answers a line of its own" : "a port that says nothing");
+    const NotAStore service(banner);
+    const std::string env =
+        "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 "
+        "MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+        std::to_string(service.port()) + " TORCHELASTIC_RESTART_COUNT=0";
+    const std::string args = std::string("run ") + kJob +
+                             " --set distributed.init_timeout_seconds=3 -o " +
+                             shell_quote((scratch.path() / "r.json").string());
+    const Outcome r = run_ftbench(args, scratch.path(), env, 90.0);
+    EXPECT_FALSE(r.timed_out) << "still waiting after 90 s: " << r.err;
+    EXPECT_EQ(r.signal, 0) << r.err;
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("the job's store at 127.0.0.1:" + std::to_string(service.port())),
+              std::string::npos)
+        << r.err;
+    // Not a timed assertion: how long it took, for the record.
+    std::printf("%s: ended after %.1f s\n", banner ? "banner" : "silent", r.seconds);
+  }
+
+  // SIGTERM while it waits (a long init timeout): exit 4.
+  const NotAStore silent(false);
+  const std::vector<std::pair<const char*, std::string>> vars = {
+      {"RANK", "1"},
+      {"LOCAL_RANK", "1"},
+      {"WORLD_SIZE", "2"},
+      {"LOCAL_WORLD_SIZE", "2"},
+      {"MASTER_ADDR", "127.0.0.1"},
+      {"MASTER_PORT", std::to_string(silent.port())},
+      {"TORCHELASTIC_RESTART_COUNT", "0"}};
+  for (const auto& [name, value] : vars) ::setenv(name, value.c_str(), 1);
+  ftbench::e2e::Spawned rank(
+      {FTBENCH_BINARY, "run", "configs/ci-tiny.yaml", "--set", "train.micro_batch_size=2", "--set",
+       "train.grad_accum_steps=4", "--set", "distributed.init_timeout_seconds=600", "-o",
+       (scratch.path() / "s.json").string()},
+      scratch.path());
+  for (const auto& [name, value] : vars) ::unsetenv(name);
+  ASSERT_TRUE(rank.spawned());
+  ASSERT_TRUE(rank.wait_for_out("rank 1 of 2", 60.0)) << rank.out() << rank.err();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(::kill(rank.pid(), SIGTERM), 0);
+  const int code = rank.wait(60.0);
+  EXPECT_FALSE(rank.timed_out) << "SIGTERM did not end the wait: " << rank.err();
+  EXPECT_EQ(code, 4) << rank.err();
+  EXPECT_NE(rank.err().find("stopped by SIGTERM during set-up"), std::string::npos) << rank.err();
 }
 
 }  // namespace

@@ -178,8 +178,13 @@ class Communicator {
 
 // The store a launched job meets at: a TCPStore at launch.master_addr:master_port, served by
 // rank 0 (a client everywhere under torchrun's agent store), waiting `timeout` for the others.
+// The whole connection, a first round trip through the store included, ends within `timeout`
+// (and a few seconds): a port that accepts and never answers as a c10d store is a
+// CollectiveError then, not a wait for good. `stop_requested`, asked every 50 ms while it waits,
+// ends it with RendezvousStopped (exit code 4).
 c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
-                                              std::chrono::milliseconds timeout);
+                                              std::chrono::milliseconds timeout,
+                                              const std::function<bool()>& stop_requested = {});
 
 // The Communicator of a launched job: its store, its key prefix, rank and size; a group of one
 // for a single process.

@@ -1,8 +1,11 @@
 #include "ftbench/dist/communicator.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -603,8 +606,10 @@ bool without_libuv(Options&, long) {
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
-                                              std::chrono::milliseconds timeout) {
+namespace {
+
+c10::intrusive_ptr<c10d::Store> connect_tcp_store(const Launch& launch,
+                                                  std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<std::uint16_t>(launch.master_port);
   opts.isServer = launch.rank == 0 && !launch.agent_store;
@@ -628,13 +633,78 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
   }
 }
 
+// What a connection on its own thread leaves for the waiting one.
+struct PendingStore {
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  c10::intrusive_ptr<c10d::Store> store;
+  std::exception_ptr error;
+};
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Launch& launch,
+                                              std::chrono::milliseconds timeout,
+                                              const std::function<bool()>& stop_requested) {
+  // TCPStore's timeout does not bound every wait of its connection: a port that accepts and
+  // then answers nothing a store would (another service, a half-dead peer) held a rank for good,
+  // deaf to SIGTERM. The connection and a first round trip run on a thread of their own, which
+  // is left behind (blocked in a read) when the wait ends without them.
+  auto pending = std::make_shared<PendingStore>();
+  std::thread([pending, launch, timeout] {
+    c10::intrusive_ptr<c10d::Store> store;
+    std::exception_ptr error;
+    try {
+      store = connect_tcp_store(launch, timeout);
+      try {
+        (void)store->check({"ftbench/connected"});  // an answer, in the store's protocol
+      } catch (const std::exception& e) {
+        throw CollectiveError(fmt::format(
+            "{}: the job's store at {}:{} does not answer as a c10d store (another service on "
+            "MASTER_PORT?): {}",
+            describe(launch), launch.master_addr, launch.master_port, first_line(e)));
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const std::lock_guard<std::mutex> lock(pending->mutex);
+    pending->store = std::move(store);
+    pending->error = error;
+    pending->finished = true;
+    pending->done.notify_all();
+  }).detach();
+  // TCPStore's own timeout errors come first (their message says more); this bound is for what
+  // it does not cover.
+  const auto deadline = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
+  std::unique_lock<std::mutex> lock(pending->mutex);
+  while (!pending->finished) {
+    if (stop_requested && stop_requested()) {
+      throw RendezvousStopped(
+          fmt::format("stopped by a signal while {} connected to the job's "
+                      "store at {}:{}",
+                      describe(launch), launch.master_addr, launch.master_port));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw CollectiveError(fmt::format(
+          "{}: the job's store at {}:{} did not answer as a c10d store within {} s "
+          "(distributed.init_timeout_seconds): another service on MASTER_PORT, or a peer that "
+          "hangs?",
+          describe(launch), launch.master_addr, launch.master_port, seconds(timeout)));
+    }
+    pending->done.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (pending->error) std::rethrow_exception(pending->error);
+  return pending->store;
+}
+
 std::unique_ptr<Communicator> communicator_for(const Launch& launch,
                                                const CommunicatorOptions& options) {
   if (!launch.distributed()) return std::make_unique<Communicator>();
   try {
-    return std::make_unique<Communicator>(connect_store(launch, options.init_timeout),
-                                          launch.store_prefix(), launch.rank, launch.world_size,
-                                          launch.master_addr, options);
+    return std::make_unique<Communicator>(
+        connect_store(launch, options.init_timeout, options.stop_requested), launch.store_prefix(),
+        launch.rank, launch.world_size, launch.master_addr, options);
   } catch (const CollectiveError& e) {
     if (!launch.agent_store) throw;
     // The store is torchrun's, served by the PyTorch torchrun came with: its protocol is that
@@ -662,7 +732,7 @@ std::unique_ptr<Communicator> node_communicator_for(const Launch& launch,
                   launch.local_rank, launch.local_world_size, launch.node_rank);
   node.peer_name = "local rank";
   return std::make_unique<Communicator>(
-      connect_store(client, options.init_timeout),
+      connect_store(client, options.init_timeout, options.stop_requested),
       launch.store_prefix() + fmt::format("node{}/", launch.node_rank), launch.local_rank,
       launch.local_world_size, launch.master_addr, node);
 }
