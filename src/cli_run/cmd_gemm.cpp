@@ -10,6 +10,7 @@
 
 #include "ftbench/bench/gemm.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/io/output_rules.h"
 #include "run_command.h"
 
 namespace ftbench::cli {
@@ -75,7 +76,11 @@ Action add_gemm_command(CLI::App& app) {
     if (!f->dtypes.empty()) dtypes = bench::parse_dtypes(f->dtypes, "--dtype");
     std::vector<bench::GemmShape> shapes;
     if (!f->shapes.empty()) shapes = bench::parse_shape_sweep(f->shapes, "--shapes");
-    if (!f->output.empty()) io::check_writable(f->output, f->force);
+    if (!f->output.empty()) {
+      // Never over a report or another ftbench file of another kind (io/output_rules.h).
+      io::check_output_rules("-o", f->output, "gemm result", {});
+      io::check_writable(f->output, f->force);
+    }
 
     const device::Backend backend(f->backend);
 

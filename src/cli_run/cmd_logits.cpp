@@ -21,6 +21,7 @@
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/hf/peft_config.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/io/output_rules.h"
 #include "ftbench/model/llama.h"
 #include "run_command.h"
 
@@ -91,7 +92,13 @@ Action add_logits_command(CLI::App& app) {
 
   return [f]() {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ftbench-logits"));
-    if (!f->output.empty()) io::check_writable(f->output, f->force);
+    if (!f->output.empty()) {
+      // Never over the weights it reads, a report or another ftbench file of another kind.
+      io::check_output_rules("-o", f->output, "logits file",
+                             {{"the checkpoint's config.json", f->checkpoint + "/config.json"},
+                              {"the checkpoint's weights", f->checkpoint + "/model.safetensors"}});
+      io::check_writable(f->output, f->force);
+    }
     const std::string config_path = f->checkpoint + "/config.json";
     spec::ModelSpec shape = hf::parse_hf_config(hf::read_hf_file(config_path), config_path).shape;
     shape.dtype = f->dtype;

@@ -72,7 +72,7 @@ spec::RunSpec spec_to_run(const RunFlags& f, run::RunOptions& o) {
   }();
   if (old.weights) o.expected_weights_fingerprint = old.weights->fingerprint;
   if (old.data) o.expected_data_fingerprint = old.data->fingerprint;
-  return run::spec_from_report(old, f.from_report);
+  return run::spec_from_report(old, f.from_report, !f.output.empty());
 }
 
 // The price of the live line's dollars: --rate (with --billing, --min-seconds), --offer, else

@@ -1,5 +1,8 @@
 #include "ftbench/run/mllog.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -102,9 +105,27 @@ MlLog::MlLog(const std::string& path, bool force, bool append, double process_st
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
-  file_ = std::fopen(path.c_str(), append ? "a" : "w");
+  // Never through a link (io/output_rules.h): a link in the way is replaced (--force said so),
+  // and one that appeared since is refused by O_NOFOLLOW rather than followed into its target.
+  if (!append && std::filesystem::is_symlink(std::filesystem::symlink_status(path, ignored))) {
+    std::filesystem::remove(path, ignored);
+  }
+  const int fd =
+      ::open(path.c_str(),
+             O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  if (fd < 0) {
+    const int error = errno;
+    throw io::FileWriteError("output.mllog " + path + ": cannot " +
+                             (append ? "append to" : "create") + ": " +
+                             (error == ELOOP ? std::string("it is a symbolic link, and ftbench "
+                                                           "writes no output through a link")
+                                             : std::string(std::strerror(error))));
+  }
+  file_ = ::fdopen(fd, append ? "a" : "w");
   if (file_ == nullptr) {
-    throw io::FileWriteError("output.mllog " + path + ": cannot create: " + std::strerror(errno));
+    const int error = errno;
+    ::close(fd);
+    throw io::FileWriteError("output.mllog " + path + ": cannot create: " + std::strerror(error));
   }
 }
 

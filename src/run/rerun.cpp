@@ -70,7 +70,37 @@ std::vector<report::InputFile> input_files(const spec::RunSpec& spec) {
   return out;
 }
 
-spec::RunSpec spec_from_report(const report::Report& report, const std::string& source) {
+namespace {
+
+// An output path of the first run's spec as the re-run takes it: relative to the current folder,
+// never outside it (what the first run wrote through "/abs/x" or "../x" is not the re-run's).
+std::string output_here(const std::string& key, const std::string& text,
+                        const std::string& source) {
+  const fs::path p = fs::path(text).lexically_normal();
+  const bool leaves = p.is_absolute() || (!p.empty() && *p.begin() == "..");
+  if (!leaves) return text;
+  fs::path name = p.filename();
+  if (name.empty()) name = p.parent_path().filename();
+  if (name.empty() || name == "." || name == "..") {
+    throw RerunError(fmt::format("{}: its {} {} leaves no name for a path in the current folder",
+                                 source, key, text));
+  }
+  return name.string();
+}
+
+std::string expand_name(std::string text, const std::string& name) {
+  const std::string tag = "{name}";
+  for (std::size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at)) {
+    text.replace(at, tag.size(), name);
+    at += name.size();
+  }
+  return text;
+}
+
+}  // namespace
+
+spec::RunSpec spec_from_report(const report::Report& report, const std::string& source,
+                               bool report_path_given) {
   if (report.working_directory.empty()) {
     throw RerunError(fmt::format(
         "{}: the report does not record the folder its run started in (schema {}; ftbench "
@@ -88,6 +118,37 @@ spec::RunSpec spec_from_report(const report::Report& report, const std::string& 
     const std::string text = value.get<std::string>();
     if (std::string(key) == "tokenizer" && !is_tokenizer_file(text)) continue;
     if (fs::path(text).is_relative()) value = (base / text).lexically_normal().string();
+  }
+  // What the first run wrote is never in the re-run's way.
+  const std::string name = spec.contains("output") && spec["output"].contains("name") &&
+                                   spec["output"]["name"].is_string()
+                               ? spec["output"]["name"].get<std::string>()
+                               : std::string();
+  std::error_code cwd_error;
+  const fs::path here = fs::current_path(cwd_error);
+  for (const char* pointer : kOutputKeys) {
+    const nlohmann::ordered_json::json_pointer at(pointer);
+    if (!spec.contains(at) || !spec[at].is_string() || spec[at].get<std::string>().empty()) {
+      continue;
+    }
+    std::string key = std::string(pointer).substr(1);
+    std::replace(key.begin(), key.end(), '/', '.');
+    const std::string first = spec[at].get<std::string>();
+    const std::string again = output_here(key, first, source);
+    spec[at] = again;
+    if (key == "output.report" && report_path_given) continue;
+    const fs::path first_place = (fs::path(first).is_absolute() ? fs::path(expand_name(first, name))
+                                                                : base / expand_name(first, name))
+                                     .lexically_normal();
+    const fs::path again_place = (here / expand_name(again, name)).lexically_normal();
+    std::error_code ec;
+    if (!cwd_error && first_place == again_place &&
+        fs::exists(fs::symlink_status(first_place, ec))) {
+      throw RerunError(fmt::format(
+          "{}: its {} {} is where the first run wrote ({}); a re-run writes relative to the "
+          "current folder and never over the first run's: run it from another folder",
+          source, key, first, first_place.string()));
+    }
   }
   spec::RunSpec out;
   try {

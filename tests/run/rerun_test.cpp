@@ -100,6 +100,58 @@ TEST(Rerun, AReportWithoutItsWorkingDirectoryOrOfAnotherJobIsRefused) {
   EXPECT_THROW(spec_from_report(r, "r.json"), RerunError);
 }
 
+// What the first run wrote through absolute and "../" paths is not the re-run's to write: each
+// output goes into the current folder by its last name (issue 39, item 3; it used to be written
+// where the report's spec pointed, over the first run's files with --force).
+TEST(Rerun, OutputsGoIntoTheCurrentFolder) {
+  const Folder folder;
+  report::Report r = report_in(folder);
+  r.spec["output"]["report"] = (folder.path / "reports/first.json").string();
+  r.spec["output"]["mllog"] = "../logs/{name}.log";
+  r.spec["output"]["adapter"] = (folder.path / "adapter").string() + "/";
+  r.spec["output"]["merged"] = "out/merged";
+  r.spec["train"]["checkpoint"]["dir"] = "../../ck";
+  const spec::RunSpec s = spec_from_report(r, "r.json");
+  EXPECT_EQ(s.output.report, "first.json");
+  EXPECT_EQ(s.output.mllog, "{name}.log");
+  EXPECT_EQ(s.output.adapter, "adapter");
+  EXPECT_EQ(s.output.merged, "out/merged");  // relative, inside the current folder: as it was
+  EXPECT_EQ(s.train.checkpoint.dir, "ck");
+  EXPECT_EQ(spec::fingerprint(s), r.spec_fingerprint);
+}
+
+// Run from the folder the first run ran in, an output would land on the first run's: refused,
+// naming the key, while that output exists (the report too, unless -o names another).
+TEST(Rerun, AnOutputWhereTheFirstRunWroteIsRefused) {
+  const Folder folder;
+  report::Report r = report_in(folder);
+  r.spec["train"]["checkpoint"]["dir"] = "ck/{name}";
+  r.spec["output"]["name"] = "job";
+  r.spec["output"]["report"] = "first.json";
+  nlohmann::ordered_json as_loaded = r.spec;
+  as_loaded.erase("source_path");
+  r.spec_fingerprint = spec::fingerprint(spec::load_spec_from_string(as_loaded.dump(), "s"));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(folder.path);
+  EXPECT_NO_THROW(spec_from_report(r, "r.json"));  // nothing of the first run's in the way
+  fs::create_directories(folder.path / "ck/job/step-00000002");
+  std::string message;
+  try {
+    spec_from_report(r, "r.json");
+  } catch (const RerunError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, "r.json: its train.checkpoint.dir ck/{name} is where the first run wrote (" +
+                         (folder.path / "ck/job").string() +
+                         "); a re-run writes relative to the current folder and never over the "
+                         "first run's: run it from another folder");
+  fs::remove_all(folder.path / "ck");
+  folder.write("first.json", "{}");
+  EXPECT_THROW(spec_from_report(r, "r.json"), RerunError);
+  EXPECT_NO_THROW(spec_from_report(r, "r.json", true));  // -o names the re-run's report
+  fs::current_path(cwd);
+}
+
 TEST(Rerun, ATokenizerFolderRecordsItsTokenizerJsonAndConfig) {
   const Folder folder;
   fs::create_directories(folder.path / "tok");

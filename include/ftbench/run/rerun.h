@@ -32,12 +32,22 @@ std::vector<report::InputFile> input_files(const spec::RunSpec& spec);
 inline constexpr const char* kPathKeys[][2] = {
     {"model", "checkpoint"}, {"data", "path"}, {"data", "validation_path"}, {"data", "tokenizer"}};
 
+// The spec keys that name what the run writes, as JSON pointers into the spec. In a re-run each
+// goes where the re-run runs, relative to the current folder: an absolute value, or one that
+// leaves the folder ("../x"), is taken by its last name ("x") there; and none may land on what
+// the first run wrote there (run it from another folder).
+inline constexpr const char* kOutputKeys[] = {"/output/report", "/output/mllog", "/output/adapter",
+                                              "/output/merged", "/train/checkpoint/dir"};
+
 // The spec of `report` (read from `source`) as a run takes it: source_path dropped, each
-// relative path of kPathKeys made absolute against run.working_directory, loaded and validated
-// as a spec file is. Then each file of data.files must hold the bytes it held (size and
-// SHA-256), the spec must read exactly those files (input_files() here), and the spec's
-// fingerprint must be the report's. RerunError names the report, the
-// key and what differs; a report before 1.11 (no working directory) is refused with what to do.
-spec::RunSpec spec_from_report(const report::Report& report, const std::string& source);
+// relative path of kPathKeys made absolute against run.working_directory, each output of
+// kOutputKeys put in the current folder (output.report left out of the check when
+// `report_path_given`: -o names it), loaded and validated as a spec file is. Then each file of
+// data.files must hold the bytes it held (size and SHA-256), the spec must read exactly those files
+// (input_files() here), and the spec's fingerprint must be the report's. RerunError names the
+// report, the key and what differs; a report before 1.11 (no working directory) is refused with
+// what to do.
+spec::RunSpec spec_from_report(const report::Report& report, const std::string& source,
+                               bool report_path_given = false);
 
 }  // namespace ftbench::run
