@@ -302,11 +302,14 @@ class Reader : public text::JsonFields<Json, ReportError> {
     r.schema = j.at("schema").template get<std::string>();
     FieldReader<Reader, Json> fields{*this, j, ""};
     detail::visit_fields(fields, r);
-    detail::check_consistency(r, this->source());
+    detail::check_consistency(r, this->source(), run_may_be_unfinished);
     for (const std::function<void()>& check : after_reading_) check();
     after_reading_.clear();
     return r;
   }
+
+  // A checkpoint's partial report (checkpoint_report_from_json).
+  bool run_may_be_unfinished = false;
 
   // A check that needs the whole report, run at the end of read().
   void after_reading(std::function<void()> check) const {
@@ -406,6 +409,12 @@ Report from_json(const nlohmann::json& json, const std::string& source) {
 
 Report from_json(const nlohmann::ordered_json& json, const std::string& source) {
   return Reader<nlohmann::ordered_json>(source).read(json);
+}
+
+Report checkpoint_report_from_json(const nlohmann::ordered_json& json, const std::string& source) {
+  Reader<nlohmann::ordered_json> reader(source);
+  reader.run_may_be_unfinished = true;
+  return reader.read(json);
 }
 
 Environment environment_from_json(const nlohmann::json& json, const std::string& source) {

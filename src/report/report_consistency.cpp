@@ -24,9 +24,11 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
 
  public:
   using Fields::fail;
-  using Fields::Fields;
   using Fields::index;
   using Fields::join;
+
+  Consistency(const std::string& source, bool run_may_be_unfinished)
+      : Fields(source), run_may_be_unfinished_(run_may_be_unfinished) {}
 
  private:
   // ---- Consistency (docs/report-schema.md): figures that cannot all be true are refused,
@@ -264,7 +266,9 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
   // What the run says of itself: a known status, a completed run with all its steps, steps
   // within the job's shape (tokens, epochs, learning rate, FLOPs), an end after its start.
   void check_run(const Report& r) const {
-    const std::vector<std::string>& run_statuses = status::run_statuses();
+    // A checkpoint's partial report may say what its segments may say: "unfinished".
+    const std::vector<std::string>& run_statuses =
+        run_may_be_unfinished_ ? status::segment_statuses() : status::run_statuses();
     const std::vector<std::string>& segment_statuses = status::segment_statuses();
     const auto known = [](const std::vector<std::string>& set, const std::string& v) {
       return std::find(set.begin(), set.end(), v) != set.end();
@@ -583,12 +587,16 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     check_summary(r);
     check_energy(r);
   }
+
+ private:
+  bool run_may_be_unfinished_;
 };
 
 }  // namespace
 
-void check_consistency(const Report& report, const std::string& source) {
-  Consistency(source).check_consistency(report);
+void check_consistency(const Report& report, const std::string& source,
+                       bool run_may_be_unfinished) {
+  Consistency(source, run_may_be_unfinished).check_consistency(report);
 }
 
 }  // namespace ftbench::report::detail

@@ -10,6 +10,9 @@
 namespace ftbench::report::detail {
 
 // Throws ReportError "<source>: <field path>: <what is wrong>" at the first problem.
-void check_consistency(const Report& report, const std::string& source);
+// `run_may_be_unfinished`: the partial report of a checkpoint, whose run.status may be
+// "unfinished" (the run went on after the save).
+void check_consistency(const Report& report, const std::string& source,
+                       bool run_may_be_unfinished = false);
 
 }  // namespace ftbench::report::detail

@@ -703,6 +703,30 @@ TEST(ReportJson, RejectsBadOnePointTwoFields) {
   EXPECT_EQ(read_error(j), "r.json: timing.phases[1].memory: expected an object, found number");
 }
 
+// The partial report a periodic checkpoint carries says run.status "unfinished" (the run went on
+// after the save). A run's report may not; a checkpoint's may, so that a run killed without
+// notice after the save resumes from it (issue 39, item 1). Anything else is refused in both.
+TEST(ReportJson, OnlyACheckpointsReportMayBeUnfinished) {
+  nlohmann::ordered_json j = to_json(full_report());
+  j["run"]["status"] = "unfinished";
+  j["derived"]["total_steps"] = 8;
+  EXPECT_EQ(read_error(j),
+            "r.json: run.status: expected one of completed, interrupted, diverged, failed, found "
+            "\"unfinished\"");
+  const Report r = report::checkpoint_report_from_json(j, "r.json");
+  EXPECT_EQ(r.status, "unfinished");
+  EXPECT_EQ(r.steps.size(), 5u);
+  j["run"]["status"] = "lost";
+  try {
+    report::checkpoint_report_from_json(j, "ck/checkpoint.json (report)");
+    ADD_FAILURE() << "accepted run.status \"lost\"";
+  } catch (const report::ReportError& e) {
+    EXPECT_STREQ(e.what(),
+                 "ck/checkpoint.json (report): run.status: expected one of completed, "
+                 "interrupted, diverged, failed, unfinished, found \"lost\"");
+  }
+}
+
 TEST(ReportJson, RoundTripsEvaluationsAndDataStatistics) {
   const Report back = report::from_json(OJson::parse(to_json(full_report()).dump(2)), "mem.json");
   ASSERT_EQ(back.evaluations.size(), 2u);

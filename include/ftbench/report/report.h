@@ -514,6 +514,10 @@ nlohmann::ordered_json to_json(const Report& report);
 Report from_json(const nlohmann::json& json, const std::string& source);
 // Same, keeping the key order of `spec` as written (nlohmann::json sorts object keys).
 Report from_json(const nlohmann::ordered_json& json, const std::string& source);
+// The partial report a checkpoint carries: as from_json, but its run.status may also be
+// "unfinished" (a periodic save of a run that went on after it: the process may then have died
+// without a word, and a resume continues from this report).
+Report checkpoint_report_from_json(const nlohmann::ordered_json& json, const std::string& source);
 
 // The `environment` object alone, as a report writes and reads it: for other files that say
 // where they were measured (`ftbench gemm` results). The reader throws ReportError naming

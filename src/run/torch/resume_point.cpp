@@ -49,8 +49,8 @@ ResumePoint find_resume_point(const spec::RunSpec& spec, const std::string& resu
         keys.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(keys, ", "))));
   }
   try {
-    r.previous = report::from_json(r.manifest.report,
-                                   r.folder + "/" + train::kCheckpointManifest + " (report)");
+    r.previous = report::checkpoint_report_from_json(
+        r.manifest.report, r.folder + "/" + train::kCheckpointManifest + " (report)");
   } catch (const report::ReportError& e) {
     throw train::CheckpointError(e.what());
   }
