@@ -58,8 +58,8 @@ std::map<std::string, ftbench::cli::Action> add_torch_placeholders(CLI::App& app
 }  // namespace
 
 // Before anything else of this program runs (the earliest constructor priority, ahead of every
-// static initialiser linked in): SIGTERM and SIGINT wait, blocked, until ftbench-bin has its
-// handler (train/stop_signals.h); the mask survives exec. main() gives them back to the other
+// static initialiser linked in): SIGTERM, SIGINT and SIGHUP wait, blocked, until ftbench-bin has
+// its handler (train/stop_signals.h); the mask survives exec. main() gives them back to the other
 // commands at once.
 __attribute__((constructor(101))) static void block_stop_signals_first() {
   ftbench::train::StopSignals::block_before_exec();

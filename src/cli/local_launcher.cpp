@@ -97,6 +97,7 @@ int run_local_ranks(const std::string& program, const std::vector<std::string>& 
   sigemptyset(&wanted);
   sigaddset(&wanted, SIGTERM);
   sigaddset(&wanted, SIGINT);
+  sigaddset(&wanted, SIGHUP);  // the session that started the job closed: a stop, passed on
   sigaddset(&wanted, SIGCHLD);
   sigprocmask(SIG_BLOCK, &wanted, nullptr);
 
@@ -141,7 +142,7 @@ int run_local_ranks(const std::string& program, const std::vector<std::string>& 
     }
     timespec wait{0, 200'000'000};  // also wakes to check the grace deadline
     const int sig = sigtimedwait(&wanted, nullptr, &wait);
-    if (sig == SIGTERM || sig == SIGINT) {
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
       const auto now = std::chrono::steady_clock::now();
       if (stop_passed && now - stop_passed_at < std::chrono::seconds(2)) continue;
       kill(-group, sig);

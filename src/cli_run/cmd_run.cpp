@@ -233,6 +233,9 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
     o.inject_rank_fault = dist::rank_fault_from_environment();
     o.resume = flags->resume;
     o.stop_after_steps = flags->stop_after_steps;
+    o.inputs = {{"the report of --from-report", flags->from_report},
+                {"the GEMM result of --gemm", flags->gemm_path}};
+    for (const std::string& catalog : flags->catalogs) o.inputs.push_back({"--catalog", catalog});
     if (!flags->gemm_path.empty()) {
       // Read and checked before the run starts: a bad file costs no machine time.
       const bench::GemmResult gemm = bench::read_gemm_result(flags->gemm_path);

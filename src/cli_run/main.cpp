@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   // First thing: the clock that measures launch and time to first step, then the handler of
-  // SIGTERM and SIGINT, which the launcher kept blocked until now (train/stop_signals.h).
+  // SIGTERM, SIGINT and SIGHUP, which the launcher kept blocked until now (train/stop_signals.h).
   const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
   ftbench::train::StopSignals signals;
   ftbench::train::ignore_signals_that_would_kill_a_run();

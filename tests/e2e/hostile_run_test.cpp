@@ -220,3 +220,70 @@ TEST_F(HostileRun, GemmBadShapesWriteNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// One rule for every output (io/output_rules.h, issue 39 item 3): never an input of the same
+// invocation, never an ftbench file of another kind, never through a link, --force or not. Each
+// of these used to be written: the spec turned into the report, the data file truncated before
+// it was read, a report replaced by an event log or a GEMM result, a link's target overwritten.
+TEST(OutputRules, NoOutputDestroysAnInputAReportOrALinksTarget) {
+  const ScratchDir scratch("ftbench-output-rules");
+  const fs::path dir = scratch.path();
+  const fs::path spec = dir / "spec.yaml";
+  const fs::path data = dir / "d.jsonl";
+  const std::string spec_text =
+      "model: {preset: tiny}\ndata: {source: file, path: " + data.string() +
+      ", seq_len: 256, max_tokens: 256}\ntrain: {max_steps: 1, micro_batch_size: 2, "
+      "grad_accum_steps: 1}\noutput: {progress: off}\n";
+  std::ofstream(spec) << spec_text;
+  std::string data_text;
+  for (int i = 0; i < 8; ++i) {
+    data_text += "{\"instruction\": \"a" + std::to_string(i) + "\", \"output\": \"b\"}\n";
+  }
+  std::ofstream(data) << data_text;
+  const fs::path report = dir / "other-report.json";
+  std::ofstream(report) << "{\"schema\": \"ftbench.report/1.16\"}\n";
+  const std::string report_text = slurp(report);
+  const fs::path target = dir / "target.txt";
+  std::ofstream(target) << "the link's target\n";
+  fs::create_symlink(target, dir / "link.log");
+
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string run = "run " + q(spec) + " --force ";
+  const std::vector<Case> cases = {
+      {run + "-o " + q(spec), "-o \"" + spec.string() + "\" is the spec file"},
+      {run + "-o " + q(data), "is data.path"},
+      {run + "-o " + q(dir / "r.json") + " --mllog " + q(data),
+       "--mllog \"" + data.string() + "\" is data.path"},
+      {run + "-o " + q(dir / "r.json") + " --mllog " + q(spec), "is the spec file"},
+      {run + "-o " + q(dir / "r.json") + " --mllog " + q(report),
+       "is an ftbench report, not an event log"},
+      {"gemm --device cpu --dtype fp32 --shapes 64:64:64 --iterations 1 --force -o " + q(report),
+       "is an ftbench report, not a gemm result"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const Outcome r = run_ftbench(c.args, dir, "", 120.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(spec), spec_text);
+    EXPECT_EQ(slurp(data), data_text);
+    EXPECT_EQ(slurp(report), report_text);
+    EXPECT_FALSE(fs::exists(dir / "r.json"));
+  }
+  // A link in the event log's place is replaced with --force, its target left as it was.
+  const Outcome r = run_ftbench(run + "-o " + q(dir / "r.json") + " --mllog " + q(dir / "link.log"),
+                                dir, "", 180.0);
+  expect_no_crash(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(target), "the link's target\n");
+  EXPECT_FALSE(fs::is_symlink(fs::symlink_status(dir / "link.log")));
+  EXPECT_EQ(slurp(dir / "link.log").rfind(":::MLLOG ", 0), 0u);
+}
+
+}  // namespace

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench_process.h"
+#include "spawned.h"
 
 extern char** environ;
 
@@ -408,6 +409,111 @@ TEST_F(Resume, SigtermMidRunThenResumeCompletes) {
   const json b = read_json(dir_ / "r.json");
   EXPECT_EQ(b["run"]["status"], "completed");
   EXPECT_EQ(field_of_steps(a, "loss"), field_of_steps(b, "loss"));
+  EXPECT_EQ(b["segments"].size(), 2u);
+}
+
+// The ci-tiny job of `args` (20 steps, a checkpoint every `every`) as an argument vector, for a
+// process that a signal must reach directly.
+std::vector<std::string> run_argv(const fs::path& dir, const std::string& name,
+                                  const std::string& checkpoints, int every,
+                                  const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {FTBENCH_BINARY,
+                                   "run",
+                                   "configs/ci-tiny.yaml",
+                                   "--set",
+                                   "data.num_examples=160",
+                                   "--set",
+                                   "output.progress=off",
+                                   "--set",
+                                   "train.checkpoint.every_steps=" + std::to_string(every),
+                                   "--set",
+                                   "train.checkpoint.dir=" + (dir / checkpoints).string(),
+                                   "-o",
+                                   (dir / name).string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+// A spot reclaim without notice, the OOM killer: SIGKILL between periodic checkpoints, three
+// times at different moments (between saves, right as a save is due, late in the run), each
+// time continued with --resume latest from the last periodic checkpoint. The run completes with
+// the losses, gradient norms and final state of an unbroken run, bit for bit, and each killed
+// process is a segment of the report, billed up to its last record in the journal. It used to
+// end with exit 2: the checkpoint's partial report says run.status "unfinished", which the
+// reader refused.
+TEST_F(Resume, KilledWithoutNoticeThreeTimesResumesFromPeriodicCheckpoints) {
+  const Result straight = ftbench(args("straight.json", "ck-straight", 2));
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+
+  const std::vector<int> kill_after = {3, 10, 15};
+  for (size_t i = 0; i < kill_after.size(); ++i) {
+    SCOPED_TRACE("kill -9 after step " + std::to_string(kill_after[i]));
+    std::vector<std::string> extra;
+    if (i > 0) extra = {"--resume", "latest"};
+    const fs::path logs = dir_ / ("logs-" + std::to_string(i));
+    fs::create_directories(logs);
+    ftbench::e2e::Spawned run(run_argv(dir_, "r.json", "ck", 2, extra), logs);
+    ASSERT_TRUE(run.spawned());
+    const std::string step = "step " + std::to_string(kill_after[i]) + "/20";
+    ASSERT_TRUE(run.wait_for_out(step, 180.0)) << run.out() << run.err();
+    ASSERT_EQ(::kill(run.pid(), SIGKILL), 0);
+    run.wait();
+    ASSERT_EQ(run.signal, SIGKILL) << run.err();
+    EXPECT_FALSE(fs::exists(dir_ / "r.json")) << "a killed process wrote no report";
+  }
+  const Result resumed = ftbench(args("r.json", "ck", 2) + " --resume latest");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+
+  const json a = read_json(dir_ / "straight.json");
+  const json b = read_json(dir_ / "r.json");
+  EXPECT_EQ(b["run"]["status"], "completed");
+  expect_same_training(a, b);
+  expect_same_state(dir_ / "ck-straight", dir_ / "ck", 20);
+  // Four processes: three killed (their end unknown: "unfinished", billed to their last record),
+  // the last completed.
+  ASSERT_EQ(b["segments"].size(), 4u);
+  int64_t next_first = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    const json& g = b["segments"][i];
+    SCOPED_TRACE("segment " + std::to_string(i + 1));
+    EXPECT_EQ(g["status"], "unfinished");
+    EXPECT_EQ(g["first_step"], next_first);
+    EXPECT_GE(g["last_step"].get<int64_t>(), next_first);
+    EXPECT_LE(g["last_step"].get<int64_t>(), kill_after[i] + 1);
+    EXPECT_GT(g["run_seconds"].get<double>(), 0.0);
+    // The next process starts after the last checkpoint of this one, a step that it made.
+    next_first = b["segments"][i + 1]["first_step"].get<int64_t>();
+    EXPECT_LE(next_first, kill_after[i] + 1);
+  }
+  EXPECT_EQ(b["segments"][3]["status"], "completed");
+  EXPECT_EQ(b["segments"][3]["last_step"], 20);
+  expect_cost_bills_each_segment(dir_ / "r.json", b);
+}
+
+// SIGHUP (the SSH session that started the run dropped) is a stop request like SIGTERM: the step
+// in flight finishes, a checkpoint and an interrupted report are written, exit code 4, and the
+// run resumes. It used to kill the run at once with no report and no checkpoint.
+TEST_F(Resume, SighupStopsWithACheckpointThenResumeCompletes) {
+  const Result straight = ftbench(args("straight.json", "ck-straight", 0));
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  {
+    ftbench::e2e::Spawned run(run_argv(dir_, "r.json", "ck", 0), dir_);
+    ASSERT_TRUE(run.spawned());
+    ASSERT_TRUE(run.wait_for_out("step 3/20", 180.0)) << run.out() << run.err();
+    ASSERT_EQ(::kill(run.pid(), SIGHUP), 0);
+    const int code = run.wait();
+    ASSERT_EQ(run.signal, 0) << "killed by signal " << run.signal << "\n" << run.err();
+    EXPECT_EQ(code, 4) << run.err();
+    EXPECT_NE(run.err().find("stopped by SIGHUP after step"), std::string::npos) << run.err();
+  }
+  const json part = read_json(dir_ / "r.json");
+  EXPECT_EQ(part["run"]["status"], "interrupted");
+  ASSERT_EQ(part["checkpoints"].size(), 1u);
+  EXPECT_EQ(part["checkpoints"][0]["reason"], "signal");
+  const Result resumed = ftbench(args("r.json", "ck", 0) + " --resume latest");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const json b = read_json(dir_ / "r.json");
+  expect_same_training(read_json(dir_ / "straight.json"), b);
   EXPECT_EQ(b["segments"].size(), 2u);
 }
 

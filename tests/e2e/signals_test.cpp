@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench_process.h"
+#include "spawned.h"
 
 extern char** environ;
 
@@ -28,90 +29,9 @@ namespace fs = std::filesystem;
 using ftbench::e2e::ScratchDir;
 using ftbench::e2e::shell_quote;
 using ftbench::e2e::slurp;
+using ftbench::e2e::Spawned;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// A process started without a shell in between (a signal must reach ftbench itself), in the
-// source tree, stdout and stderr into files.
-class Spawned {
- public:
-  Spawned(const std::vector<std::string>& argv, const fs::path& dir) : dir_(dir) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addchdir_np(&actions, FTBENCH_SOURCE_DIR);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, (dir / "stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir / "stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    started_ = Clock::now();
-    spawned_ = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ) == 0;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Spawned() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  bool spawned() const { return spawned_; }
-  pid_t pid() const { return pid_; }
-  std::string err() const { return slurp(dir_ / "stderr"); }
-  std::string out() const { return slurp(dir_ / "stdout"); }
-
-  // Sleeps until `seconds` after the start.
-  void at(double seconds) const {
-    std::this_thread::sleep_until(started_ + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(seconds)));
-  }
-  // Waits until stderr (or stdout, where the log goes) holds `text`; false after `timeout`
-  // seconds.
-  bool wait_for_err(const std::string& text, double timeout = 120.0) const {
-    return wait_for(text, timeout, false);
-  }
-  bool wait_for_out(const std::string& text, double timeout = 120.0) const {
-    return wait_for(text, timeout, true);
-  }
-  bool wait_for(const std::string& text, double timeout, bool out_not_err) const {
-    const auto deadline = Clock::now() + std::chrono::seconds(static_cast<int>(timeout));
-    while ((out_not_err ? out() : err()).find(text) == std::string::npos) {
-      if (Clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
-  // The exit code (-1 when killed: then `signal` is set), waiting at most `timeout` seconds.
-  int wait(double timeout = 120.0) {
-    const auto deadline = Clock::now() + std::chrono::seconds(static_cast<int>(timeout));
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    reaped_ = true;
-    if (WIFSIGNALED(status)) signal = WTERMSIG(status);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  int signal = 0;
-  bool timed_out = false;
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  bool spawned_ = false;
-  bool reaped_ = false;
-  Clock::time_point started_;
-};
 
 class Signals : public ::testing::Test {
  protected:
@@ -160,6 +80,85 @@ TEST_F(Signals, AStopSignalBeforeTheFirstStepEndsTheRunWithAnInterruptedReport) 
       EXPECT_LT(r["steps"].size(), 400u);
     }
   }
+}
+
+// A stop during set-up (a reclaim notice while the image or the weights load) leaves no
+// checkpoint: there is no step to save. It used to say "stopping ... with a checkpoint" all the
+// same, and then neither way on worked: --resume latest found no checkpoint (exit 2), a plain
+// rerun found the report (exit 5), and --force dropped the stopped process's rented time. Now
+// each of the three starts at step 1, trains as an unbroken run does, and keeps the stopped
+// process as the report's first segment, billed.
+TEST_F(Signals, AfterAStopDuringSetUpARerunStartsCleanlyAndKeepsTheStoppedSegment) {
+  std::vector<std::string> straight_args = run_args("straight.json");
+  straight_args[8] = "train.checkpoint.dir=" + (dir_ / "ck-straight").string();
+  Spawned straight(straight_args, dir_);
+  ASSERT_EQ(straight.wait(), 0) << straight.err();
+  const json unbroken = report("straight.json");
+  for (const std::vector<std::string>& rerun :
+       {std::vector<std::string>{}, std::vector<std::string>{"--resume", "latest"},
+        std::vector<std::string>{"--force"}}) {
+    std::string how = "plain rerun";
+    if (!rerun.empty()) how = rerun[0];
+    SCOPED_TRACE(how);
+    fs::remove_all(dir_ / "ck");
+    fs::remove(dir_ / "r.json");
+    {
+      Spawned run(run_args("r.json"), dir_);
+      ASSERT_TRUE(run.spawned());
+      ASSERT_TRUE(run.handles_soon(SIGTERM));
+      ASSERT_EQ(::kill(run.pid(), SIGTERM), 0);
+      ASSERT_EQ(run.wait(), 4) << run.err();
+      EXPECT_EQ(run.err().find("with a checkpoint"), std::string::npos) << run.err();
+      EXPECT_NE(run.err().find("nothing to checkpoint"), std::string::npos) << run.err();
+      EXPECT_NE(run.err().find("no checkpoint written; run the same command again"),
+                std::string::npos)
+          << run.err();
+    }
+    const json stopped = report("r.json");
+    ASSERT_EQ(stopped["steps"].size(), 0u);
+    ASSERT_EQ(stopped["segments"].size(), 1u);
+    std::vector<std::string> argv = run_args("r.json");
+    argv.insert(argv.end(), rerun.begin(), rerun.end());
+    Spawned again(argv, dir_);
+    ASSERT_EQ(again.wait(), 0) << again.err();
+    const json r = report("r.json");
+    EXPECT_EQ(r["run"]["status"], "completed");
+    ASSERT_EQ(r["steps"].size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(r["steps"][i]["loss"], unbroken["steps"][i]["loss"]) << "step " << i + 1;
+      EXPECT_EQ(r["steps"][i]["segment"], 2);
+    }
+    ASSERT_EQ(r["segments"].size(), 2u);
+    EXPECT_EQ(r["segments"][0], stopped["segments"][0]) << "the stopped process, as it was";
+    EXPECT_EQ(r["segments"][1]["first_step"], 1);
+    EXPECT_EQ(r["segments"][1]["status"], "completed");
+    EXPECT_EQ(r["timing"]["total_run_seconds"].get<double>(),
+              r["segments"][0]["run_seconds"].get<double>() +
+                  r["segments"][1]["run_seconds"].get<double>());
+  }
+}
+
+// Two runs started together with the same -o: the second used to train every step and then exit
+// 5, discarding its report. The report's path is now taken before any work: the second is
+// refused at once, and the first is unaffected.
+TEST_F(Signals, ASecondRunWithTheSameReportPathIsRefusedBeforeItTrains) {
+  Spawned first(run_args("same.json", 400), dir_);
+  ASSERT_TRUE(first.spawned());
+  ASSERT_TRUE(first.wait_for_out("steps,")) << first.err();
+  std::vector<std::string> argv = run_args("same.json", 400);
+  argv[8] = "train.checkpoint.dir=" + (dir_ / "ck2").string();
+  std::string command;
+  for (const std::string& a : argv) command += shell_quote(a) + " ";
+  const ftbench::e2e::Outcome second = ftbench::e2e::run_ftbench(
+      command.substr(shell_quote(FTBENCH_BINARY).size() + 1), dir_, "", 120.0);
+  EXPECT_EQ(second.exit_code, 5) << second.err;
+  EXPECT_NE(second.err.find("another ftbench process is writing it now"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(second.err.find("step 1/"), std::string::npos) << "the second run trained";
+  ASSERT_EQ(::kill(first.pid(), SIGTERM), 0);
+  EXPECT_EQ(first.wait(), 4) << first.err();
+  EXPECT_EQ(report("same.json")["run"]["status"], "interrupted");
+  EXPECT_FALSE(fs::exists(dir_ / ".same.json.lock")) << "the claim outlived the run";
 }
 
 // As PID 1 (a container's entry point) a signal without a handler is dropped by the kernel: the

@@ -4,7 +4,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "ftbench/io/output_rules.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
 
@@ -35,6 +37,11 @@ std::string folder_not_writable(const std::string& dir);
 // removing one, so that a read-only folder is found before the model is built, not at the first
 // checkpoint. io::FileWriteError (exit code 3) naming `key` otherwise.
 void check_folder_writable(const std::string& dir, const char* key);
+
+// The files a run of `spec` reads, named by their keys ("the spec file", "data.path", ...): its
+// outputs may not be any of them (io/output_rules.h). Paths as the spec gives them; empty ones
+// are none.
+std::vector<io::NamedPath> spec_input_files(const spec::RunSpec& spec);
 
 // The report now at `path`, when there is one ftbench can read; nullopt otherwise.
 std::optional<report::Report> existing_report(const std::string& path);

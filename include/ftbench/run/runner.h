@@ -8,6 +8,7 @@
 #include "ftbench/cost/billing.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/rank_fault.h"
+#include "ftbench/io/output_rules.h"
 #include "ftbench/metrics/process_clock.h"
 #include "ftbench/report/report.h"
 #include "ftbench/run/outputs.h"
@@ -58,6 +59,9 @@ struct RunOptions {
   // --from-report: the data fingerprint the report's run trained on ("" for none to check); a
   // run whose data differs stops once it is read (exit 2).
   std::string expected_data_fingerprint;
+  // The files this invocation reads besides the spec's own (--from-report, --gemm, --catalog):
+  // no output of the run may be one of them (io/output_rules.h).
+  std::vector<io::NamedPath> inputs;
 };
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws

@@ -1,5 +1,6 @@
 // Stopping a run early on request: SIGTERM (a spot reclaim notice, `docker stop`, Slurm's
-// preemption) or SIGINT (Ctrl-C), or `run --stop-after-steps`. The run finishes the step in
+// preemption), SIGINT (Ctrl-C), SIGHUP (the terminal or SSH session that started it closed), or
+// `run --stop-after-steps`. The run finishes the step in
 // flight (or the set-up phase in flight), saves a checkpoint and a partial report (status
 // "interrupted"), and exits with code 4.
 //
@@ -24,8 +25,8 @@ class Interrupted : public InterruptedRun {
   using InterruptedRun::InterruptedRun;
 };
 
-// Owns the handling of SIGTERM and SIGINT for the process. In the deferred mode (a run), the
-// first of them is only recorded, for the run to act on at its next safe point (the end of a
+// Owns the handling of SIGTERM, SIGINT and SIGHUP for the process. In the deferred mode (a run),
+// the first of them is only recorded, for the run to act on at its next safe point (the end of a
 // step or of a set-up phase), and a line on stderr says so; any second one, of either kind,
 // ends the process at once with exit code 128 + signal, as PID 1 too (where the default action
 // would be dropped). In the immediate mode (commands that have nothing to save: gemm, logits),
@@ -47,14 +48,18 @@ class StopSignals {
   // Switches to the immediate mode; a signal recorded before ends the process now.
   void stop_immediately_from_now();
 
-  // 0, or the first stop signal received (SIGTERM, SIGINT).
+  // From now on a stop saves a checkpoint (the run has made a step): the line a first signal
+  // prints says so. Before, it says that a stop during set-up has nothing to checkpoint.
+  static void checkpoint_on_stop();
+
+  // 0, or the first stop signal received (SIGTERM, SIGINT, SIGHUP).
   int received() const;
 
-  // "SIGTERM", "SIGINT", else "signal N".
+  // "SIGTERM", "SIGINT", "SIGHUP", else "signal N".
   static std::string name(int signal);
 
-  // Blocks SIGTERM and SIGINT in the calling thread (the launcher, before exec). Returns false
-  // when sigprocmask fails.
+  // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (the launcher, before exec). Returns
+  // false when sigprocmask fails.
   static bool block_before_exec();
   // Undoes block_before_exec() where no exec follows.
   static void unblock();
@@ -62,6 +67,7 @@ class StopSignals {
  private:
   struct sigaction previous_term_ {};
   struct sigaction previous_int_ {};
+  struct sigaction previous_hup_ {};
   sigset_t previous_mask_{};
 };
 

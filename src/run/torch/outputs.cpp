@@ -108,4 +108,19 @@ bool may_replace_report(const std::optional<report::Report>& old, const std::str
   return old && old->spec_fingerprint == fingerprint && old->status != report::status::kCompleted;
 }
 
+std::vector<io::NamedPath> spec_input_files(const spec::RunSpec& spec) {
+  std::vector<io::NamedPath> out = {{"the spec file", spec.source_path},
+                                    {"data.path", spec.data.path},
+                                    {"data.validation_path", spec.data.validation_path}};
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(spec.data.tokenizer, ec)) {
+    out.push_back({"data.tokenizer", spec.data.tokenizer});
+    out.push_back(
+        {"data.tokenizer's tokenizer_config.json",
+         (std::filesystem::path(spec.data.tokenizer).parent_path() / "tokenizer_config.json")
+             .string()});
+  }
+  return out;
+}
+
 }  // namespace ftbench::run

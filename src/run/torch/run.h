@@ -39,6 +39,7 @@
 #include "ftbench/hf/hf_load.h"
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/io/output_rules.h"
 #include "ftbench/metrics/gpu_peaks.h"
 #include "ftbench/metrics/memory_peaks.h"
 #include "ftbench/metrics/rank_figures.h"
@@ -103,6 +104,7 @@ class Run {
   void claim_checkpoint_folder();
   void read_resume_point();
   void check_outputs();
+  void continue_after_setup_stop();
   void start_report();
   // The set-up phases, in order.
   void init_backend();
@@ -180,6 +182,13 @@ class Run {
   std::optional<ResumePoint> resume_;
   std::optional<report::Report> old_report_;
   bool replace_report_ = false;
+  std::optional<io::OutputClaim> report_claim_;
+  // --resume latest found no checkpoint in the folder: the run starts at step 1 (when nothing
+  // of this job's steps would be lost, continue_after_setup_stop()).
+  bool resume_found_no_checkpoint_ = false;
+  // The report at -o is of this job stopped before its first step: its processes are earlier
+  // segments of this run, and the report (and its event log) are this run's to replace.
+  bool continues_setup_stop_ = false;
 
   // The report, fed by the phases and assembled from what they measured.
   Recorder recorder_;

@@ -34,6 +34,9 @@ void Run::train() {
   last_save_ = clock_.now();
   energy_->start(*backend_, clock_);
   train_start_ = clock_.now();
+  // From here a stop ends after the step in flight, with a checkpoint (and the first signal's
+  // line says so; during set-up it says that there is nothing to save yet).
+  train::StopSignals::checkpoint_on_stop();
   if (mllog_) {
     mllog_->start_training(train_start_, first_step_, epoch_of(first_step_),
                            rep_.data ? rep_.data->examples : 0,

@@ -86,11 +86,14 @@ Run::Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::S
   // Rank 0 alone writes: the other ranks neither lock nor check what they do not touch.
   if (lead()) claim_checkpoint_folder();
   read_resume_point();
-  if (lead()) check_outputs();
+  if (lead()) {
+    continue_after_setup_stop();
+    check_outputs();
+  }
   start_report();
   if (lead() && !o_.mllog_path.empty()) {
-    mllog_ = std::make_unique<MlLog>(o_.mllog_path, o_.force, resume_.has_value(),
-                                     clock_.start_epoch_seconds());
+    mllog_ = std::make_unique<MlLog>(o_.mllog_path, o_.force || continues_setup_stop_,
+                                     resume_.has_value(), clock_.start_epoch_seconds());
     mllog_->start_init(-rep_.t0_before_process_seconds, clock_.now(), mllog_job());
   }
 }
@@ -207,6 +210,15 @@ void Run::claim_checkpoint_folder() {
 // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
 void Run::read_resume_point() {
   if (o_.resume.empty()) return;
+  // `latest` over a folder without a checkpoint: a stop (or a kill) before the first save. The
+  // run starts at step 1, unless that would make steps of this job again
+  // (continue_after_setup_stop); an explicit folder must hold one.
+  std::error_code ec;
+  if (o_.resume == "latest" &&
+      (!std::filesystem::is_directory(cp_dir_, ec) || train::list_checkpoints(cp_dir_).empty())) {
+    resume_found_no_checkpoint_ = true;
+    return;
+  }
   resume_ = find_resume_point(spec_, o_.resume, cp_dir_);
   if (resume_->previous.world_size != o_.launch.world_size) {
     throw train::CheckpointError(fmt::format(
@@ -236,20 +248,64 @@ void Run::read_resume_point() {
   recorder_.resume(std::move(earlier));
 }
 
+// A stop before the first step (a reclaim notice while the image or the weights loaded) leaves a
+// report of this job with no step and no checkpoint. Its rerun, plain, with --resume latest or
+// with --force, starts at step 1 and keeps the stopped processes as earlier segments: their
+// rented time is billed with this run's. A report of this job with steps but no checkpoint to
+// continue them from is not passed over by --resume latest: those steps would be made again.
+void Run::continue_after_setup_stop() {
+  if (resume_) return;
+  const std::optional<report::Report> old = existing_report(o_.output_path);
+  const bool same_job = old && old->spec_fingerprint == spec_fingerprint_;
+  if (same_job && old->steps.empty() &&
+      (old->status == report::status::kInterrupted || old->status == report::status::kFailed)) {
+    continues_setup_stop_ = true;
+    EarlierSegments earlier;
+    earlier.segments = old->segments;
+    double billed = 0.0;
+    for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
+    spdlog::info(
+        "{}: this job {} before its first step; starting at step 1, its {} earlier process{} "
+        "({:.1f} s) kept in the report as segment{} billed with this one",
+        o_.output_path, old->status == report::status::kFailed ? "failed" : "stopped",
+        earlier.segments.size(), earlier.segments.size() == 1 ? "" : "es", billed,
+        earlier.segments.size() == 1 ? "" : "s");
+    recorder_.resume(std::move(earlier));
+    return;
+  }
+  if (!resume_found_no_checkpoint_) return;
+  if (same_job && !old->steps.empty() && old->status != report::status::kCompleted) {
+    throw train::CheckpointError(fmt::format(
+        "{}: no checkpoint in it, and {} records {} step{} of this job: --resume latest cannot "
+        "continue them (the checkpoint folder was emptied or moved?); put the checkpoint back, "
+        "or run without --resume and with --force to start again at step 1",
+        cp_dir_, o_.output_path, old->steps.size(), old->steps.size() == 1 ? "" : "s"));
+  }
+  spdlog::warn("--resume latest: no checkpoint in {}: starting at step 1", cp_dir_);
+}
+
 // The report in the way: the one of the run being resumed may be replaced, and so may one of a
 // run that failed (a corrected rerun needs no --force); a completed or interrupted run's is
 // kept unless --force. The export folders are checked now too: a run must not train for hours
 // and then find it may not write its adapter.
 void Run::check_outputs() {
+  // What the run reads is never what it writes, even with --force; nor is an ftbench file of
+  // another kind (io/output_rules.h).
+  std::vector<io::NamedPath> inputs = o_.inputs;
+  for (const io::NamedPath& p : spec_input_files(spec_)) inputs.push_back(p);
+  io::check_output_rules("-o", o_.output_path, "report", inputs);
+  io::check_output_rules("--mllog", o_.mllog_path, "event log", inputs);
   old_report_ = existing_report(o_.output_path);
   const bool old_report_failed = old_report_ && old_report_->status == report::status::kFailed;
-  replace_report_ = o_.force || old_report_failed ||
+  replace_report_ = o_.force || old_report_failed || continues_setup_stop_ ||
                     (resume_ && may_replace_report(old_report_, spec_fingerprint_));
   // What a process killed while writing the report left beside it.
   for (const std::string& removed : io::remove_stale_temporary_files(o_.output_path)) {
     spdlog::warn("removed {}, left by a process that did not finish writing the report", removed);
   }
   io::check_writable(o_.output_path, replace_report_);
+  // Held to the end: a second run given the same -o is refused now, not after training.
+  report_claim_.emplace(o_.output_path);
   if (!o_.mllog_path.empty()) {
     if (io::absolute_normal(o_.mllog_path) == io::absolute_normal(o_.output_path)) {
       throw spec::SpecError(
@@ -257,8 +313,10 @@ void Run::check_outputs() {
                           "the event log and the report would be one file (" + o_.mllog_path +
                               "); give the log a path of its own")});
     }
-    // A resumed run appends its segment to the log it started: only to an event log.
-    if (resume_) {
+    // A resumed run appends its segment to the log it started: only to an event log. One that
+    // continues a stop before the first step replaces that process's log (it holds no step),
+    // but only an event log.
+    if (resume_ || continues_setup_stop_) {
       check_mllog_to_continue(o_.mllog_path);
     } else {
       io::check_writable(o_.mllog_path, o_.force);
@@ -412,9 +470,12 @@ void Run::end_setup_phase(const char* name) {
 void Run::stop_if_asked(const char* phase_name) const {
   if (const int signal = signals_.received(); signal != 0) {
     throw train::Interrupted(
-        fmt::format("stopped by {} during set-up (after {}), before any step of this process{}",
+        fmt::format("stopped by {} during set-up (after {}), before any step of this process: "
+                    "no checkpoint written; {}",
                     train::StopSignals::name(signal), phase_name,
-                    resume_ ? "; resume again from " + resume_->folder : std::string()));
+                    resume_ ? "resume again from " + resume_->folder
+                            : std::string("run the same command again to start at step 1 (this "
+                                          "process stays in the report as a segment, billed)")));
   }
 }
 
