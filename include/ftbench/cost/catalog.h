@@ -120,6 +120,10 @@ struct SkyPilotCsvStats {
   int64_t skipped_fractional_count = 0;  // AcceleratorCount not a positive integer (e.g. 0.5)
   int64_t skipped_no_price = 0;          // neither Price nor SpotPrice given (empty or 0)
   int64_t folded_duplicates = 0;         // same offer key (zones of one region): cheapest kept
+  // GCP-style rows that price a GPU without its host VM (no InstanceType): priced with the host
+  // VM of their zone, or skipped when the file has none there.
+  int64_t priced_with_host = 0;
+  int64_t skipped_no_host = 0;
 };
 
 // Parses a SkyPilot-style catalog CSV (header row; columns by name: InstanceType,
