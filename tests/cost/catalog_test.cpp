@@ -862,6 +862,31 @@ TEST(CatalogCsv, GcpGpusArePricedWithTheirHostVm) {
   EXPECT_EQ(stats.offers, 8);
 }
 
+// Other GPUs ride an N1 VM: the cheapest of the zone with SkyPilot's vCPUs for the GPU and count
+// (T4 x 1: 4) and 4 GiB per vCPU. The T4 row is real (catalogs/v8/gcp/vms.csv); the N1 prices
+// are illustrative, in the file's format. n1-standard-4 (15 GiB) is too small, n1-standard-8
+// dearer than n1-highmem-4.
+TEST(CatalogCsv, GcpOtherGpusTakeTheCheapestN1VmThatFits) {
+  SkyPilotCsvStats stats;
+  const Catalog c = parse_skypilot_csv(
+      "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+      "AvailabilityZone,Price,SpotPrice\n"
+      "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.19,0.04\n"
+      "n1-highmem-4,4.0,26.0,,,,us-central1,us-central1-a,0.24,0.05\n"
+      "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.08\n"
+      ",,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,0.35,"
+      "0.175\n"
+      ",,,T4,3,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,1.05,"
+      "0.525\n",
+      "gcp/vms.csv", "gcp", builtin_catalog(), &stats);
+  const std::vector<const Offer*> t4 = OffersOf(c, "T4", "on-demand");
+  ASSERT_EQ(t4.size(), 1u);
+  EXPECT_EQ(t4[0]->instance_type, "n1-highmem-4");
+  EXPECT_EQ(t4[0]->usd_per_gpu_hour, 0.35 + 0.24);
+  EXPECT_EQ(OffersOf(c, "T4", "spot")[0]->usd_per_gpu_hour, 0.175 + 0.05);
+  EXPECT_EQ(stats.skipped_no_host, 1);  // 3 x T4: a count SkyPilot does not launch
+}
+
 // H100 NVL and PCIe cards, and the A100 80GB PCIe, are not the SXM parts: the row says so in its
 // GpuInfo (RunPod), its instance type (Lambda) or its instance family (Azure's NC series). Real
 // rows of catalogs/v6/azure/vms.csv and catalogs/v8/runpod/vms.csv, read 2026-12-06.
