@@ -27,6 +27,7 @@
 #include "ftbench/text/yaml_fields.h"
 #include "offer_names.h"
 #include "price_bounds.h"
+#include "skypilot_csv.h"
 
 namespace ftbench::cost {
 
@@ -40,6 +41,9 @@ extern const std::size_t kBuiltinCatalogYamlSize;
 namespace {
 
 constexpr const char* kBuiltinName = "configs/catalog.yaml (built in)";
+
+// A line of a SkyPilot CSV: real rows are under 1 KB, their GpuInfo cells included.
+constexpr std::uint64_t kMaxSkyPilotCsvLineBytes = 1 * io::kMiB;
 
 // ---------------------------------------------------------------------------------------------
 // Message text.
@@ -227,6 +231,38 @@ std::string read_file(const std::string& path, const io::FileKind& kind) {
   }
 }
 
+// A SkyPilot CSV read line by line through a fixed buffer, never whole (a catalog of every
+// cloud is tens of megabytes, of which the GPU rows are a few percent).
+Catalog read_skypilot_csv_file(const std::string& path, const std::string& provider,
+                               const Catalog& known) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw CatalogError(fmt::format("{}: is a folder, not a catalog file", path));
+  }
+  try {
+    io::LineReader lines(path, io::kSkyPilotCsvFile, kMaxSkyPilotCsvLineBytes);
+    std::string line;
+    bool line_given = false;  // the line went out; its '\n' is next
+    const auto next_chunk = [&]() -> std::string_view {
+      if (line_given) {
+        line_given = false;
+        return "\n";
+      }
+      if (!lines.next(line)) return {};
+      line_given = true;
+      // An empty line is handed out as its line break alone: an empty view ends the reading.
+      if (line.empty()) {
+        line_given = false;
+        return "\n";
+      }
+      return line;
+    };
+    return detail::read_skypilot_csv(next_chunk, path, provider, known, nullptr);
+  } catch (const io::FileReadError& e) {
+    throw CatalogError(fmt::format("{}: cannot read file: {}", path, e.reason()));
+  }
+}
+
 // A name or alias of this file's GPUs that already stands for another GPU of `known` (by its
 // name or an alias) is refused: lookups would take the one loaded first, and the file's offers
 // its own. Restating a GPU under its name is allowed (merge() replaces it).
@@ -402,8 +438,7 @@ Catalog load_catalog_file(const std::string& path_spec, const Catalog& known) {
         "names its providers itself",
         path_spec));
   }
-  const std::string text = read_file(path, is_csv ? io::kSkyPilotCsvFile : io::kCatalogFile);
-  if (!is_csv) return parse_catalog_yaml(text, path, &known);
+  if (!is_csv) return parse_catalog_yaml(read_file(path, io::kCatalogFile), path, &known);
 
   if (provider.empty()) {
     // SkyPilot keeps one folder per cloud: .../aws/vms.csv. Otherwise the stem: lambda.csv.
@@ -414,7 +449,7 @@ Catalog load_catalog_file(const std::string& path_spec, const Catalog& known) {
                    ? parent
                    : fs_path.stem().string();
   }
-  return parse_skypilot_csv(text, path, provider, known);
+  return read_skypilot_csv_file(path, provider, known);
 }
 
 void merge(Catalog& into, Catalog later) {

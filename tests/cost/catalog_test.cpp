@@ -782,6 +782,164 @@ TEST(CatalogCsv, Errors) {
             "t.csv:1: column \"price\" appears twice (fields 3 and 4)");
 }
 
+// Real rows of SkyPilot's GCP catalog (skypilot-org/skypilot-catalog, catalogs/v8/gcp/vms.csv,
+// read 2026-12-06): GPU rows carry only the GPU's attach price and no instance type; the host VM
+// is a row of its own per zone. H100-MEGA has no a3-megagpu-8g host in asia-northeast3.
+const char kGcpCsv[] =
+    "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+    "AvailabilityZone,Price,SpotPrice\n"                                         // 1
+    "a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-a,1.18251,0.36117\n"    // 2
+    "a3-highgpu-8g,208.0,1872.0,,,,us-central1,us-central1-a,9.46006,2.88933\n"  // 3
+    "a3-highgpu-8g,208.0,1872.0,,,,us-east4,us-east4-a,9.46006,2.15966\n"        // 4
+    "a3-megagpu-8g,208.0,1872.0,,,,us-central1,us-central1-a,9.46006,2.88933\n"  // 5
+    ",,,H100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},us-central1,us-central1-a,"
+    "4.20076,2.9926\n"  // 6
+    ",,,H100,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},us-central1,us-central1-a,"
+    "33.60609,23.9408\n"  // 7
+    ",,,H100,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},us-east4,us-east4-a,"
+    "78.37241,17.8848\n"  // 8
+    ",,,H100-MEGA,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},asia-northeast3,"
+    "asia-northeast3-a,35.39149,\n"  // 9
+    ",,,H100-MEGA,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]},us-central1,"
+    "us-central1-a,82.75421,25.2808\n"                                    // 10
+    ",,,tpu-v6e-8,1,tpu-v6e-8,us-central1,us-central1-a,21.6,4.35366\n";  // 11
+
+std::vector<const Offer*> OffersOf(const Catalog& c, const std::string& gpu,
+                                   const std::string& tier) {
+  std::vector<const Offer*> found;
+  for (const Offer& o : c.offers) {
+    if (o.gpu == gpu && o.tier == tier) found.push_back(&o);
+  }
+  return found;
+}
+
+// GCP bills an H100 VM as the GPUs plus the a3 machine type they come in, as SkyPilot prices it
+// (sky/catalog/gcp_catalog.py, list_accelerators): 8 x H100 in us-central1 is $33.61 + $9.46 =
+// $43.07 an hour, not $33.61. a3-high and a3-mega stay two offers with their machine types.
+TEST(CatalogCsv, GcpGpusArePricedWithTheirHostVm) {
+  SkyPilotCsvStats stats;
+  const Catalog c = parse_skypilot_csv(kGcpCsv, "gcp/vms.csv", "gcp", builtin_catalog(), &stats);
+
+  const std::vector<const Offer*> on_demand = OffersOf(c, "H100-SXM", "on-demand");
+  ASSERT_EQ(on_demand.size(), 3u);
+  const auto with_instance = [&](const std::string& tier, const std::string& instance,
+                                 int64_t gpus) -> const Offer* {
+    for (const Offer* o : OffersOf(c, "H100-SXM", tier)) {
+      if (o->instance_type == instance && o->gpus_per_instance == gpus) return o;
+    }
+    return nullptr;
+  };
+  const Offer* high8 = with_instance("on-demand", "a3-highgpu-8g", 8);
+  ASSERT_NE(high8, nullptr);
+  EXPECT_EQ(high8->usd_per_gpu_hour, (33.60609 + 9.46006) / 8);  // $43.07 per instance-hour
+  EXPECT_EQ(high8->region, "us-central1");  // the cheaper of us-central1 and us-east4
+  EXPECT_EQ(high8->origin, "gcp/vms.csv:7");
+  EXPECT_EQ(high8->note, "GPU price plus host VM a3-highgpu-8g (gcp/vms.csv:3)");
+  // Spot is cheapest in us-east4: $17.88 + $2.16 against $23.94 + $2.89.
+  const Offer* high8_spot = with_instance("spot", "a3-highgpu-8g", 8);
+  ASSERT_NE(high8_spot, nullptr);
+  EXPECT_EQ(high8_spot->usd_per_gpu_hour, (17.8848 + 2.15966) / 8);
+  EXPECT_EQ(high8_spot->region, "us-east4");
+
+  const Offer* high1 = with_instance("on-demand", "a3-highgpu-1g", 1);
+  ASSERT_NE(high1, nullptr);
+  EXPECT_EQ(high1->usd_per_gpu_hour, 4.20076 + 1.18251);
+
+  const Offer* mega = with_instance("on-demand", "a3-megagpu-8g", 8);
+  ASSERT_NE(mega, nullptr);
+  EXPECT_EQ(mega->usd_per_gpu_hour, (82.75421 + 9.46006) / 8);
+  EXPECT_EQ(mega->region, "us-central1");
+  ASSERT_NE(with_instance("spot", "a3-megagpu-8g", 8), nullptr);
+
+  // A TPU's price is the TPU's own: no host VM.
+  ASSERT_EQ(OffersOf(c, "tpu-v6e-8", "on-demand").size(), 1u);
+  EXPECT_EQ(OffersOf(c, "tpu-v6e-8", "on-demand")[0]->usd_per_gpu_hour, 21.6);
+
+  EXPECT_EQ(stats.rows, 10);
+  EXPECT_EQ(stats.skipped_no_accelerator, 4);  // the host VM rows
+  EXPECT_EQ(stats.skipped_no_host, 1);         // H100-MEGA in asia-northeast3
+  EXPECT_EQ(stats.priced_with_host, 4);
+  EXPECT_EQ(stats.offers, 8);
+}
+
+// Other GPUs ride an N1 VM: the cheapest of the zone with SkyPilot's vCPUs for the GPU and count
+// (T4 x 1: 4) and 4 GiB per vCPU. The T4 row is real (catalogs/v8/gcp/vms.csv); the N1 prices
+// are illustrative, in the file's format. n1-standard-4 (15 GiB) is too small, n1-standard-8
+// dearer than n1-highmem-4.
+TEST(CatalogCsv, GcpOtherGpusTakeTheCheapestN1VmThatFits) {
+  SkyPilotCsvStats stats;
+  const Catalog c = parse_skypilot_csv(
+      "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+      "AvailabilityZone,Price,SpotPrice\n"
+      "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.19,0.04\n"
+      "n1-highmem-4,4.0,26.0,,,,us-central1,us-central1-a,0.24,0.05\n"
+      "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.08\n"
+      ",,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,0.35,"
+      "0.175\n"
+      ",,,T4,3,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,1.05,"
+      "0.525\n",
+      "gcp/vms.csv", "gcp", builtin_catalog(), &stats);
+  const std::vector<const Offer*> t4 = OffersOf(c, "T4", "on-demand");
+  ASSERT_EQ(t4.size(), 1u);
+  EXPECT_EQ(t4[0]->instance_type, "n1-highmem-4");
+  EXPECT_EQ(t4[0]->usd_per_gpu_hour, 0.35 + 0.24);
+  EXPECT_EQ(OffersOf(c, "T4", "spot")[0]->usd_per_gpu_hour, 0.175 + 0.05);
+  EXPECT_EQ(stats.skipped_no_host, 1);  // 3 x T4: a count SkyPilot does not launch
+}
+
+// H100 NVL and PCIe cards, and the A100 80GB PCIe, are not the SXM parts: the row says so in its
+// GpuInfo (RunPod), its instance type (Lambda) or its instance family (Azure's NC series). Real
+// rows of catalogs/v6/azure/vms.csv and catalogs/v8/runpod/vms.csv, read 2026-12-06.
+TEST(CatalogCsv, PcieAndNvlPartsAreNotTheSxmParts) {
+  const Catalog known = builtin_catalog();
+  const Catalog azure = parse_skypilot_csv(
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+      "Region,Generation\n"
+      "Standard_NC24ads_A100_v4,A100-80GB,1,24.0,220,A100-80GB,3.673,0.444433,eastus,V2\n"
+      "Standard_NC40ads_H100_v5,H100,1,40.0,320,H100,6.98,6.98,eastus,V2\n"
+      "Standard_NC80adis_H100_v5,H100,2,80.0,640,H100,13.96,13.96,eastus,V2\n"
+      "Standard_ND96amsr_A100_v4,A100-80GB,8,96.0,1800,A100-80GB,32.77,3.6047,eastus,V2\n",
+      "azure/vms.csv", "azure", known);
+  ASSERT_EQ(OffersOf(azure, "H100 NVL", "on-demand").size(), 2u);
+  EXPECT_EQ(OffersOf(azure, "H100 NVL", "on-demand")[0]->note,
+            "Azure's NC-series H100 v5 instances carry H100 NVL cards: not H100-SXM");
+  ASSERT_EQ(OffersOf(azure, "A100-80GB PCIe", "on-demand").size(), 1u);
+  EXPECT_EQ(OffersOf(azure, "A100-80GB PCIe", "on-demand")[0]->instance_type,
+            "Standard_NC24ads_A100_v4");
+  EXPECT_TRUE(OffersOf(azure, "H100-SXM", "on-demand").empty());
+  ASSERT_EQ(OffersOf(azure, "A100-SXM-80GB", "on-demand").size(), 1u);  // ND: the SXM part
+  EXPECT_EQ(OffersOf(azure, "A100-SXM-80GB", "on-demand")[0]->instance_type,
+            "Standard_ND96amsr_A100_v4");
+
+  const Catalog runpod = parse_skypilot_csv(
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region,SpotPrice,Price,"
+      "AvailabilityZone,GpuInfo\n"
+      "1x_A100-80GB_SECURE,A100-80GB,1.0,8.0,117.0,IN,1.39,1.39,AP-IN-1,\"{'Gpus': [{'Name': "
+      "'A100 PCIe', 'Manufacturer': 'Nvidia', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 80}}], "
+      "'TotalGpuMemoryInMiB': 80}\"\n",
+      "runpod/vms.csv", "runpod", known);
+  ASSERT_EQ(runpod.offers.size(), 2u);
+  EXPECT_EQ(runpod.offers[0].gpu, "A100-80GB PCIe");
+  EXPECT_EQ(runpod.offers[0].note, "GpuInfo names A100 PCIe: not A100-SXM-80GB");
+}
+
+// One malformed column of a large file: the first problems with their lines, then a count, not
+// one line per row.
+TEST(CatalogCsv, ManyProblemsAreSummarised) {
+  std::string text = "AcceleratorName,AcceleratorCount,Price\n";
+  for (int i = 0; i < 30; ++i) text += "H100,1,N/A\n";
+  text += "H100,1\n";
+  std::string expected;
+  for (int line = 2; line <= 11; ++line) {
+    expected += "t.csv:" + std::to_string(line) +
+                ": column Price: expected a finite number >= 0, found \"N/A\"\n";
+  }
+  expected +=
+      "t.csv: 21 more problems on lines 12 to 32: 20 x column Price: expected a finite number "
+      ">= 0; 1 x expected 3 fields as in the header";
+  EXPECT_EQ(ErrorOf([&] { parse_skypilot_csv(text, "t.csv", "p", builtin_catalog()); }), expected);
+}
+
 // ---- Files, merging, loading
 // ---------------------------------------------------------------------
 
@@ -799,6 +957,42 @@ TEST(CatalogFile, ProviderFromFolderStemOrSpec) {
   EXPECT_EQ(load_catalog_file(dir.Write("lambda.CSV", csv), known).offers[0].provider, "lambda");
   EXPECT_EQ(load_catalog_file("my-cloud=" + dir.Write("x/vms.csv", csv), known).offers[0].provider,
             "my-cloud");
+}
+
+// A file is read line by line, never whole: the same offers and origins as the text read in
+// memory, with quoted cells spanning lines, CRLF records and blank lines on the way, and a line
+// longer than a SkyPilot CSV holds refused with its number.
+TEST(CatalogFile, CsvFilesAreReadAsTheirTextIs) {
+  TempDir dir;
+  std::string text =
+      "\xEF\xBB\xBFInstanceType,AcceleratorName,AcceleratorCount,GpuInfo,Price,Region\r\n";
+  for (int i = 0; i < 3000; ++i) {
+    text += "p" + std::to_string(i % 7) +
+            ".x,H100,8,\"{'Gpus': [{'Name': 'H100',\n'Count': 8}]}\"," +
+            std::to_string(20 + i % 13) + ",r" + std::to_string(i % 5) + "\r\n";
+    if (i % 100 == 0) text += "\n";
+  }
+  ASSERT_GT(text.size(), 150000u);  // more than two of the reader's 64 KiB chunks
+  const Catalog known = builtin_catalog();
+  const std::string path = dir.Write("aws/vms.csv", text);
+  const Catalog from_file = load_catalog_file(path, known);
+  const Catalog from_text = parse_skypilot_csv(text, path, "aws", known);
+  ASSERT_EQ(from_file.offers.size(), 7u);
+  ASSERT_EQ(from_file.offers.size(), from_text.offers.size());
+  for (std::size_t i = 0; i < from_file.offers.size(); ++i) {
+    EXPECT_EQ(from_file.offers[i].origin, from_text.offers[i].origin);
+    EXPECT_EQ(from_file.offers[i].usd_per_gpu_hour, from_text.offers[i].usd_per_gpu_hour);
+    EXPECT_EQ(from_file.offers[i].region, from_text.offers[i].region);
+  }
+  EXPECT_EQ(from_file.offers[0].origin, path + ":2");  // p0.x at $20: the first row
+  EXPECT_EQ(from_file.offers[0].usd_per_gpu_hour, 2.5);
+
+  const std::string wide = dir.Write("wide.csv", "AcceleratorName,AcceleratorCount,Price\nH100,1," +
+                                                     std::string(2 * 1024 * 1024, '1') + "\n");
+  EXPECT_EQ(ErrorOf([&] { load_catalog_file(wide, known); }),
+            wide +
+                ": cannot read file: line 2 is longer than 1 MiB; a line of a SkyPilot "
+                "catalog holds at most that");
 }
 
 // Two offers of one file that name the same GPU of the catalog loaded before, once by its name

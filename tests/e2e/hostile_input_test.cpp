@@ -470,6 +470,13 @@ std::vector<Case> cases() {
                     "\"-4\"",
                     "catalogs/bad-price.csv:4: column Price: expected a finite number >= 0, found "
                     "\"inf\""}),
+      // One malformed column of every row: ten lines and a count, not 5,000 lines (issue 39).
+      catalog_case("malformed-column.csv",
+                   {"catalogs/malformed-column.csv:2: column Price: expected a finite number >= "
+                    "0, found \"N/A\"",
+                    "catalogs/malformed-column.csv:11: column Price",
+                    "catalogs/malformed-column.csv: 4990 more problems on lines 12 to 5001: 4990 "
+                    "x column Price: expected a finite number >= 0"}),
       catalog_case("unclosed-quote.csv",
                    {"catalogs/unclosed-quote.csv:2: quoted field not closed"}),
       catalog_case("empty.csv", {"catalogs/empty.csv:1: empty file: expected a header row"}),

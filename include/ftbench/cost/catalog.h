@@ -119,14 +119,23 @@ struct SkyPilotCsvStats {
   int64_t skipped_no_accelerator = 0;    // empty AcceleratorName or AcceleratorCount (CPU rows)
   int64_t skipped_fractional_count = 0;  // AcceleratorCount not a positive integer (e.g. 0.5)
   int64_t skipped_no_price = 0;          // neither Price nor SpotPrice given (empty or 0)
-  int64_t folded_duplicates = 0;         // same offer key (zones of one region): cheapest kept
+  int64_t folded_duplicates = 0;  // same GPU, tier, instance type and size: cheapest zone and
+                                  // region kept
+  // GCP-style rows that price a GPU without its host VM (no InstanceType): priced with the host
+  // VM of their zone, or skipped when the file has none there.
+  int64_t priced_with_host = 0;
+  int64_t skipped_no_host = 0;
 };
 
 // Parses a SkyPilot-style catalog CSV (header row; columns by name: InstanceType,
-// AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, ...; RFC 4180 quoting). Rows
-// without an accelerator or a price are skipped; Price gives an on-demand offer and SpotPrice a
-// spot offer, both per instance-hour, converted to per GPU-hour. GPU names are mapped to catalog
-// names through `known` (aliases) when they match. `stats`, when given, receives the counts.
+// AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, AvailabilityZone, GpuInfo, ...;
+// RFC 4180 quoting). Rows without an accelerator or a price are skipped; Price gives an
+// on-demand offer and SpotPrice a spot offer, both per instance-hour, converted to per GPU-hour.
+// A GPU row without an instance type (GCP's layout) is priced with its host VM's row. GPU names
+// are mapped to catalog names through `known` (aliases) when they match and the row does not
+// name another part (PCIe, NVL). Offers of one GPU, tier, instance type and size fold to the
+// cheapest zone and region. Problems past the first ten are counted, not listed. `stats`, when
+// given, receives the counts. load_catalog_file() reads a file the same way without holding it.
 Catalog parse_skypilot_csv(std::string_view text, const std::string& source_name,
                            const std::string& provider, const Catalog& known,
                            SkyPilotCsvStats* stats = nullptr);
