@@ -23,7 +23,8 @@ namespace ftbench::metrics {
 
 // `compare --format json`'s step_test (docs/cost-and-compare.md).
 inline void to_json(nlohmann::ordered_json& j, const MannWhitneyResult& r) {
-  j = {{"test", "mann-whitney-u, two-sided"}};
+  // Over the steps of one run per side: not a test of the run-to-run variation.
+  j = {{"test", "mann-whitney-u, two-sided"}, {"samples", "steps of one run per side"}};
   FTBENCH_JSON_MEMBERS(j, r, n1, n2, u1, p_value, exact, too_few_samples);
 }
 
@@ -198,6 +199,7 @@ void against_baseline_rows(SideTable& s) {
                 better(c.throughput_ratio, false));
   });
   s.row("scaling efficiency vs A", [&](const Column& c) {
+    if (!c.scaling_caveat.empty()) return Cell("n/a: " + c.scaling_caveat, Color::kRed);
     if (!c.scaling_efficiency) return Cell("");
     // Of linear speed-up: 100% is N devices N times as fast as A's.
     return Cell(fmt::format("{} ({} scaling)", format_percent(*c.scaling_efficiency), c.scaling),
@@ -209,8 +211,9 @@ void against_baseline_rows(SideTable& s) {
   });
   s.row("step-time test vs A", [&](const Column& c) {
     if (!c.step_test) return Cell("");
-    return Cell(fmt::format("{}{}", compare::p_value_text(c.step_test->p_value),
-                            c.step_test->too_few_samples ? " (few samples)" : ""));
+    return Cell(fmt::format("{} over one run's steps each{}",
+                            compare::p_value_text(c.step_test->p_value),
+                            c.step_test->too_few_samples ? ", few samples" : ""));
   });
   s.row("cost vs A", [&](const Column& c) {
     if (!c.cost_ratio) return Cell("");
@@ -260,7 +263,8 @@ OJson column_json(const Column& c) {
       {"reason", c.energy_reason}};
   FTBENCH_JSON_MEMBERS(j, c, rate, cost, run_time_ratio, throughput_ratio, step_p50_change,
                        cost_ratio, energy_per_token_ratio, break_even_usd_per_gpu_hour, step_test,
-                       loss_gap, scaling_efficiency, scaling);
+                       loss_gap, scaling_efficiency, scaling, scaling_caveat, shared_cores,
+                       warmup_caveat);
   return j;
 }
 
@@ -464,7 +468,9 @@ Action add_compare_command(CLI::App& app) {
          "--loss-window", f->loss_window,
          "Steps in the trailing mean that smooths loss curves (default: train.loss_window)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--alpha", f->alpha, "Significance level of the step-time test (default 0.05)")
+  cmd->add_option("--alpha", f->alpha,
+                  "Recorded in the JSON output only: the step-time test over one run per side is "
+                  "reported, never judged significant (default 0.05)")
       ->check(finite_number(1e-9, 0.5));
 
   // The gate is its own command; --fail-on here says where it is rather than "not expected".

@@ -91,13 +91,25 @@ text::Table fits_table(const plan::Plan& p) {
   return t;
 }
 
+// An offer's flags less its price flags, which have a column of their own beside the price.
+std::string other_flags(const plan::OfferPlan& o) {
+  if (o.price_flags.empty()) return o.flags;
+  std::string rest = o.flags;
+  for (const std::string& part : {o.price_flags + "; ", "; " + o.price_flags, o.price_flags}) {
+    const std::size_t at = rest.find(part);
+    if (at != std::string::npos) return rest.erase(at, part.size());
+  }
+  return rest;
+}
+
 text::Table offers_table(const plan::Plan& p, bool spot) {
   text::Table t;
-  t.header = {"offer", "GPUs", "$/GPU-h", "time (estimate)", "billed (estimate)"};
+  t.header = {"offer", "GPUs", "$/GPU-h", "price flags", "time (estimate)", "billed (estimate)"};
   if (spot) t.header.push_back("spot, expected");
   t.header.push_back("throughput basis");
   t.header.push_back("flags");
-  t.align = {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight};
+  t.align = {Align::kLeft, Align::kRight, Align::kRight,
+             Align::kLeft, Align::kRight, Align::kRight};
   if (spot) t.align.push_back(Align::kRight);
   for (std::size_t i = 0; i < p.offers.size(); ++i) {
     const plan::OfferPlan& o = p.offers[i];
@@ -105,14 +117,17 @@ text::Table offers_table(const plan::Plan& p, bool spot) {
     std::vector<Cell> row = {
         Cell(cost::offer_name(o.offer) + (chosen ? " *" : ""),
              chosen ? text::Color::kBold : text::Color::kNone),
-        std::to_string(o.gpus), format_usd(o.offer.usd_per_gpu_hour),
+        std::to_string(o.gpus),
+        format_usd(o.offer.usd_per_gpu_hour),
+        Cell(o.price_flags, o.price_flags.empty() ? text::Color::kNone : text::Color::kYellow),
         o.time.tflops_low > 0
             ? range(o.time.run_seconds_low, o.time.run_seconds_high, &format_duration)
             : "n/a",
         o.timed ? range(o.cost_low.billed_usd, o.cost_high.billed_usd, &format_usd) : "n/a"};
     if (spot) row.emplace_back(o.spot_expected_usd ? format_usd(*o.spot_expected_usd) : "");
     row.emplace_back(o.time.throughput_basis);
-    row.emplace_back(o.flags, o.flags.empty() ? text::Color::kNone : text::Color::kYellow);
+    const std::string rest = other_flags(o);
+    row.emplace_back(rest, rest.empty() ? text::Color::kNone : text::Color::kYellow);
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -206,6 +221,7 @@ void print_json(const plan::Plan& p, const plan::PlanRequest& r) {
          {"recommended", p.recommended && *p.recommended == i},
          {"gpus", o.gpus},
          {"usd_per_gpu_hour", o.offer.usd_per_gpu_hour},
+         {"price_flags", o.price_flags},
          {"tokens", o.time.tokens},
          {"steps", o.time.steps},
          {"flops_per_token", o.time.flops_per_token},
@@ -243,7 +259,7 @@ void print_text(const plan::Plan& p, const PlanFlags& f, bool color) {
             << text::render_text(fits_table(p), color) << "\n"
             << text::paint(
                    "Time and bill of the job at each offer (estimates; the offers that "
-                   "qualify first, then dated, billing stated, cheapest)",
+                   "qualify first, each by its bill at the slow end)",
                    text::Color::kBold, color)
             << "\n"
             << text::render_text(offers_table(p, any_spot(p)), color) << "\n"

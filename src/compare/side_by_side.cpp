@@ -8,6 +8,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 namespace ftbench::compare {
 namespace {
 
@@ -39,11 +41,57 @@ std::vector<double> measured_step_seconds(const report::Report& r) {
   return out;
 }
 
+// The ranks of the run on the host of its first process: those whose records name that host,
+// or every one of a job launched on one host; 1 for a run of one process.
+int64_t ranks_on_first_host(const report::Report& r) {
+  if (!r.distributed || r.world_size <= 1) return 1;
+  const std::vector<report::RankRecord>& ranks = r.distributed->ranks;
+  if (ranks.empty()) return r.distributed->launch == "local" ? r.world_size : 1;
+  const std::string& host = ranks.front().host;
+  return std::count_if(ranks.begin(), ranks.end(),
+                       [&](const report::RankRecord& k) { return k.host == host; });
+}
+
+// "2 ranks x 2 threads on the 2 logical cores of one host": what the report records of how its
+// processes used the CPU (environment.host.cpu_logical_cores, software.intra_op_threads, which
+// every rank of `ftbench run` sets alike, and distributed.ranks[].host).
+std::string cpu_use(const report::Report& r) {
+  const int64_t ranks = ranks_on_first_host(r);
+  return fmt::format("{} rank{} x {} threads on the {} logical cores of one host", ranks,
+                     ranks == 1 ? "" : "s", r.environment.software.intra_op_threads,
+                     r.environment.host.cpu_logical_cores);
+}
+
+// The cores each rank of a CPU run could have to itself; nullopt when the report does not say.
+std::optional<double> cores_per_rank(const report::Report& r) {
+  const int64_t threads = r.environment.software.intra_op_threads;
+  const int64_t cores = r.environment.host.cpu_logical_cores;
+  if (r.environment.device.backend != "cpu" || threads <= 0 || cores <= 0) return std::nullopt;
+  return std::min(static_cast<double>(threads),
+                  static_cast<double>(cores) / static_cast<double>(ranks_on_first_host(r)));
+}
+
 // Scaling: the same device (name and backend) in another number, the same job at the same
-// effective batch (strong) or the same batch per device (weak).
+// effective batch (strong) or the same batch per device (weak). Ranks that got fewer cores each
+// than the baseline's process are not more devices: no figure, and the caveat says why (two
+// ranks on the two cores one process used read as 254 % strong scaling).
 void scale_against(const report::Report& base_report, const Column& base, const report::Report& r,
                    Column& c) {
   if (c.gpus == base.gpus || c.gpu != base.gpu || c.backend != base.backend) return;
+  const std::optional<double> cores = cores_per_rank(r);
+  const std::optional<double> base_cores = cores_per_rank(base_report);
+  if (!c.shared_cores.empty() || (cores && base_cores && *cores < *base_cores)) {
+    if (c.backend != "cpu") {
+      c.scaling_caveat = "ranks share a device: " + c.shared_cores;
+      return;
+    }
+    const int64_t base_ranks = ranks_on_first_host(base_report);
+    c.scaling_caveat = fmt::format("ranks share cores: {} (A: {} rank{} x {} threads on {})",
+                                   cpu_use(r), base_ranks, base_ranks == 1 ? "" : "s",
+                                   base_report.environment.software.intra_op_threads,
+                                   base_report.environment.host.cpu_logical_cores);
+    return;
+  }
   if (!c.throughput_ratio || base.gpus < 1 || c.gpus < 1) return;
   const int64_t base_batch = base_report.derived.effective_batch;
   const int64_t batch = r.derived.effective_batch;
@@ -56,6 +104,30 @@ void scale_against(const report::Report& base_report, const Column& base, const 
     return;
   }
   c.scaling_efficiency = finite_or_unset(*c.throughput_ratio * double(base.gpus) / double(c.gpus));
+}
+
+// How the run's ranks share a host: more intra-op threads than it has logical cores (CPU), or
+// one device (GPU); "" when they do not or the report does not say.
+std::string shared_cores(const report::Report& r) {
+  if (r.world_size <= 1) return "";
+  const int64_t ranks = ranks_on_first_host(r);
+  if (r.environment.device.backend == "cpu") {
+    const int64_t threads = r.environment.software.intra_op_threads;
+    const int64_t cores = r.environment.host.cpu_logical_cores;
+    if (ranks > 1 && threads > 0 && cores > 0 && ranks * threads > cores) return cpu_use(r);
+    return "";
+  }
+  if (!r.distributed) return "";
+  const std::vector<report::RankRecord>& all = r.distributed->ranks;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      if (all[i].host == all[j].host && all[i].device == all[j].device) {
+        return fmt::format("ranks {} and {} on one device ({} of one host)", all[i].rank,
+                           all[j].rank, all[i].device);
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -131,6 +203,8 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
     c.step_p50_seconds = r.summary.step_seconds.median;
     c.step_p90_seconds = r.summary.step_seconds.p90;
     c.measured_steps = r.summary.measured_steps;
+    c.shared_cores = shared_cores(r);
+    c.warmup_caveat = report::warmup_caveat(r);
     if (!r.summary.mfu.empty()) {
       c.mfu = r.summary.mfu.front().mfu;
       c.mfu_formula = r.summary.mfu.front().formula;

@@ -58,6 +58,16 @@ std::string significance(const metrics::MannWhitneyResult& t, double alpha) {
 
 namespace {
 
+// The step-time test of one run per side, in words that do not call it significant: two
+// identical ci-tiny runs read "-52.4 %, p = 0.002, significant" when it did.
+std::string within_runs_test(const metrics::MannWhitneyResult& t) {
+  return fmt::format(
+      "Mann-Whitney U {}, {} over the steps of one run each: steps within a run are not "
+      "independent samples of the run-to-run variation, so this is no evidence that another run "
+      "would differ; repeat each run to tell",
+      t.u1, p_value_text(t.p_value));
+}
+
 bool same(double a, double b) {
   const double scale = std::max(std::fabs(a), std::fabs(b));
   return scale == 0.0 || std::fabs(a - b) <= kSameWithin * scale;
@@ -65,7 +75,9 @@ bool same(double a, double b) {
 
 }  // namespace
 
-std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha) {
+// `alpha` no longer judges the step-time test: one report is one run, and its steps are no
+// sample of the run-to-run variation (docs/cost-and-compare.md).
+std::vector<std::string> verdicts(const std::vector<Column>& cols, double /*alpha*/) {
   std::vector<std::string> out;
   const Column& a = cols.front();
   for (std::size_t i = 1; i < cols.size(); ++i) {
@@ -85,16 +97,23 @@ std::vector<std::string> verdicts(const std::vector<Column>& cols, double alpha)
                     : std::string("finished sooner");
     }
     v += fmt::format(" ({} vs {})", format_duration(tb), format_duration(ta));
-    if (b.scaling_efficiency) {
+    if (!b.scaling_caveat.empty()) {
+      v += fmt::format("; {}: throughput {:.2f}x on {:.2g}x the ranks is no measure of scaling",
+                       b.scaling_caveat, b.throughput_ratio.value_or(0.0),
+                       double(b.gpus) / double(a.gpus));
+    } else if (b.scaling_efficiency) {
       v += fmt::format("; {} scaling efficiency {} (throughput {:.2f}x on {:.2g}x the devices)",
                        b.scaling, format_percent(*b.scaling_efficiency),
                        b.throughput_ratio.value_or(0.0), double(b.gpus) / double(a.gpus));
     }
     if (b.step_p50_change) {
       v += fmt::format("; step time p50 {}", format_percent(*b.step_p50_change, true));
-      if (b.step_test) v += " (" + significance(*b.step_test, alpha) + ")";
+      if (b.step_test) v += " (" + within_runs_test(*b.step_test) + ")";
     } else {
       v += "; no measured steps to compare";
+    }
+    for (const Column* c : {&a, &b}) {
+      if (!c->warmup_caveat.empty()) v += fmt::format("; {}: {}", c->label, c->warmup_caveat);
     }
     if (b.cost_ratio && a.cost && b.cost) {
       const double cb = b.cost->billed_usd;

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "ftbench/cost/pricing.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/derived.h"
+#include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 
@@ -41,18 +43,6 @@ double flops_per_token(const spec::RunSpec& spec) {
   return model::training_flops_per_token(spec.model, counts, spec.data.seq_len,
                                          model::FlopFormula::kLoraFrozenBase,
                                          spec.model.activation_checkpointing);
-}
-
-// Achieved TFLOP/s per device of a measured run, by the lora_frozen_base entry that counts
-// recompute as `recompute` says (the run's own checkpointing); nullopt when the report has none.
-std::optional<double> achieved_tflops_per_device(const report::Report& r, bool recompute) {
-  const report::MfuEntry* pick = nullptr;
-  for (const report::MfuEntry& e : r.summary.mfu) {
-    if (e.formula != "lora_frozen_base") continue;
-    if (pick == nullptr || e.recompute == recompute) pick = &e;
-  }
-  if (pick == nullptr || !(pick->achieved_tflops > 0.0)) return std::nullopt;
-  return pick->achieved_tflops / static_cast<double>(std::max<int64_t>(1, r.world_size));
 }
 
 }  // namespace
@@ -198,12 +188,63 @@ const gpus::Gpu* report_gpu(const PlanRequest& r) {
   return gpus::find_gpu(gpus::builtin_gpus(), r.from_report->environment.device.name);
 }
 
-// The report's activation checkpointing (what its measured FLOPs counted).
-bool report_recompute(const report::Report& rep) {
-  const auto model = rep.spec.find("model");
-  if (model == rep.spec.end() || !model->is_object()) return false;
-  const auto ckpt = model->find("activation_checkpointing");
-  return ckpt != model->end() && ckpt->is_boolean() && ckpt->get<bool>();
+// Reads `json[section][key]` into `out` when it is there with the type of `out`.
+template <typename T>
+void overlay(const nlohmann::ordered_json& json, const char* section, const char* key, T& out) {
+  const auto s = json.find(section);
+  if (s == json.end() || !s->is_object()) return;
+  const auto k = s->find(key);
+  if (k == s->end()) return;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (k->is_boolean()) out = k->get<bool>();
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    if (k->is_number_integer()) out = k->get<int64_t>();
+  } else {
+    if (k->is_array() &&
+        std::all_of(k->begin(), k->end(), [](const auto& v) { return v.is_string(); })) {
+      out = k->get<T>();
+    }
+  }
+}
+
+// The spec the report's run trained, as far as its FLOPs go: the report's spec where it loads as
+// this ftbench reads specs, else `job` with what decides the FLOPs read from the report's spec
+// one key at a time (the model's shape, its checkpointing, the adapters, data.seq_len), so that
+// a report of an older ftbench, whose spec has keys since renamed (the reference reports'
+// model.init), is still counted as it ran.
+spec::RunSpec report_flop_spec(const report::Report& rep, const spec::RunSpec& job) {
+  nlohmann::ordered_json json = rep.spec;
+  if (!json.is_object()) return job;
+  json.erase("source_path");
+  try {
+    return spec::load_spec_from_string(json.dump(), "the report's spec");
+  } catch (const BadInput&) {
+  }
+  spec::RunSpec ran = job;
+  overlay(json, "model", "dim", ran.model.dim);
+  overlay(json, "model", "n_layers", ran.model.n_layers);
+  overlay(json, "model", "n_heads", ran.model.n_heads);
+  overlay(json, "model", "n_kv_heads", ran.model.n_kv_heads);
+  overlay(json, "model", "ffn_dim", ran.model.ffn_dim);
+  overlay(json, "model", "vocab_size", ran.model.vocab_size);
+  overlay(json, "model", "tie_embeddings", ran.model.tie_embeddings);
+  overlay(json, "model", "activation_checkpointing", ran.model.activation_checkpointing);
+  overlay(json, "lora", "rank", ran.lora.rank);
+  overlay(json, "lora", "targets", ran.lora.targets);
+  overlay(json, "data", "seq_len", ran.data.seq_len);
+  return ran;
+}
+
+// What the report's device computed per second, counted as the plan counts a job: the padded
+// tokens of its measured steps per second times the training FLOPs per token of the spec it
+// ran (recompute when it checkpointed), over its devices. The report's own achieved TFLOP/s
+// count its real tokens without recompute; held against a job counted in padded tokens with
+// recompute they made its own job 2.3 times as long. nullopt without a measured step.
+std::optional<double> device_tflops(const report::Report& rep, const spec::RunSpec& ran) {
+  const double tokens_per_second = rep.summary.tokens_per_second_padded;
+  if (!(tokens_per_second > 0.0) || !std::isfinite(tokens_per_second)) return std::nullopt;
+  return tokens_per_second * flops_per_token(ran) / 1e12 /
+         static_cast<double>(std::max<int64_t>(1, rep.world_size));
 }
 
 std::string report_dtype(const report::Report& rep) {
@@ -232,11 +273,11 @@ void check_sources(const PlanRequest& r) {
                                   text::quoted(report_dtype(rep)),
                                   text::quoted(r.spec.model.dtype)));
     }
-    const std::optional<double> achieved = achieved_tflops_per_device(rep, report_recompute(rep));
+    const std::optional<double> achieved = device_tflops(rep, report_flop_spec(rep, r.spec));
     if (!achieved) {
       throw PlanError(fmt::format(
-          "--from-report {}: no measured throughput (summary.mfu has no lora_frozen_base entry "
-          "above 0 TFLOP/s: no measured steps?)",
+          "--from-report {}: no measured throughput (summary.tokens_per_second.padded is not "
+          "above 0: no measured steps?)",
           where));
     }
     const std::optional<double> peak = datasheet_tflops(*gpu, r.spec.model.dtype);
@@ -262,6 +303,49 @@ void check_sources(const PlanRequest& r) {
   }
 }
 
+namespace {
+
+// A GPU's GEMM throughput in `dtype` short of its datasheet peak: the `ftbench gemm` result when
+// it measured this GPU, else the public realised figure (bf16 only); nullopt when neither.
+struct GemmFigure {
+  double tflops = 0.0;
+  std::string basis;  // "measured GEMM 793 (gemm.json)", "public realised GEMM 720"
+};
+
+std::optional<GemmFigure> gemm_figure(const PlanRequest& r, const gpus::Gpu& gpu) {
+  if (r.gemm) {
+    const gpus::Gpu* measured =
+        gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name);
+    const bench::GemmDtypeResult* result = bench::find_measured(*r.gemm, r.spec.model.dtype);
+    if (measured != nullptr && measured->name == gpu.name && result != nullptr &&
+        result->max_tflops) {
+      return GemmFigure{*result->max_tflops,
+                        fmt::format("measured GEMM {:.0f} ({})", *result->max_tflops, r.gemm_path)};
+    }
+  }
+  if (r.spec.model.dtype == "bf16" && gpu.realised_bf16_tflops) {
+    return GemmFigure{*gpu.realised_bf16_tflops,
+                      fmt::format("public realised GEMM {:.0f}", *gpu.realised_bf16_tflops)};
+  }
+  return std::nullopt;
+}
+
+// The efficiency of `gpus` against a measurement on `measured_gpus` of the same GPU, {low, high}:
+// 1 for the same count (the measurement holds its own), else the ratio of the stated ranges.
+std::pair<double, double> relative_scaling(int64_t gpus, int64_t measured_gpus) {
+  if (gpus == measured_gpus) return {1.0, 1.0};
+  const auto [low, high] = scaling_efficiency(gpus);
+  const auto [measured_low, measured_high] = scaling_efficiency(measured_gpus);
+  return {low / measured_high, high / measured_low};
+}
+
+}  // namespace
+
+std::pair<double, double> cross_gpu_range(double ratio, bool realised) {
+  if (ratio <= 1.0) return {ratio * kCrossGpuGap, ratio};
+  return {realised ? ratio : kCrossGpuGap, ratio / kCrossGpuGap};
+}
+
 TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t gpus) {
   const spec::RunSpec& spec = r.spec;
   TimeEstimate t;
@@ -270,46 +354,67 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
   t.tokens = r.tokens.value_or(static_cast<double>(d.total_steps) * per_step);
   t.steps = t.tokens / per_step;
   t.flops_per_token = flops_per_token(spec);
-  const auto [scale_low, scale_high] = scaling_efficiency(gpus);
+  auto [scale_low, scale_high] = scaling_efficiency(gpus);
   const std::optional<double> peak = datasheet_tflops(gpu, spec.model.dtype);
   const gpus::Gpu* measured_gpu = report_gpu(r);
   std::optional<double> measured;
   if (measured_gpu != nullptr) {
-    measured = achieved_tflops_per_device(*r.from_report, report_recompute(*r.from_report));
+    measured = device_tflops(*r.from_report, report_flop_spec(*r.from_report, spec));
   }
+  const int64_t measured_gpus = r.from_report ? std::max<int64_t>(1, r.from_report->world_size) : 1;
   const std::optional<double> report_peak =
       measured_gpu != nullptr ? datasheet_tflops(*measured_gpu, spec.model.dtype) : std::nullopt;
-  const gpus::Gpu* gemm_gpu =
-      r.gemm ? gpus::find_gpu(gpus::builtin_gpus(), r.gemm->environment.device.name) : nullptr;
-  const bench::GemmDtypeResult* gemm =
-      r.gemm ? bench::find_measured(*r.gemm, spec.model.dtype) : nullptr;
+  const std::optional<GemmFigure> gemm = gemm_figure(r, gpu);
+  const std::optional<GemmFigure> report_gemm =
+      measured_gpu != nullptr ? gemm_figure(r, *measured_gpu) : std::nullopt;
+  const bool gemm_measured = gemm && r.gemm && gemm->basis.rfind("measured", 0) == 0;
+  const std::string measured_text =
+      measured ? fmt::format("{} ({}: {:.1f} TFLOP/s per GPU as the plan counts it, {} GPU(s))",
+                             r.from_report_path, measured_gpu->name, *measured, measured_gpus)
+               : "";
   if (measured && measured_gpu->name == gpu.name) {
     t.tflops_low = t.tflops_high = *measured;
     t.measured = true;
-    t.throughput_basis =
-        fmt::format("measured: {} achieved {:.1f} TFLOP/s per GPU", r.from_report_path, *measured);
+    std::tie(scale_low, scale_high) = relative_scaling(gpus, measured_gpus);
+    t.throughput_basis = "measured: " + measured_text;
+  } else if (measured && gemm && report_gemm) {
+    // Another GPU's measurement scaled by the two GPUs' GEMM throughput; end-to-end gaps are
+    // wider than GEMM gaps (cross_gpu_range).
+    const double ratio = gemm->tflops / report_gemm->tflops;
+    const auto [low, high] = cross_gpu_range(ratio, true);
+    t.tflops_low = *measured * low;
+    t.tflops_high = *measured * high;
+    std::tie(scale_low, scale_high) = relative_scaling(gpus, measured_gpus);
+    t.throughput_basis = fmt::format(
+        "estimate: {} x {:.2f}-{:.2f} ({} / {} TFLOP/s = {:.3f}; end-to-end gaps up to {:.2f}x "
+        "wider)",
+        measured_text, low, high, gemm->basis, report_gemm->basis, ratio, 1.0 / kCrossGpuGap);
   } else if (measured && peak && report_peak) {
-    // Another GPU's measurement, scaled by the datasheets' peaks; the reference run's per-step
-    // gap was wider than the datasheet gap (FIELD.md), so the slow end takes 80 % of that.
-    const double scaled = *measured * *peak / *report_peak;
-    t.tflops_low = 0.8 * scaled;
-    t.tflops_high = scaled;
+    // Datasheet peaks alone: a guess (the MI300X's says 1.32x an H100, the reference pair
+    // measured 0.75x), so its slow end is never faster than the measured GPU.
+    const double peak_here = peak.value_or(0.0);
+    const double peak_there = report_peak.value_or(0.0);
+    const double ratio = peak_here / peak_there;
+    const auto [low, high] = cross_gpu_range(ratio, false);
+    t.tflops_low = *measured * low;
+    t.tflops_high = *measured * high;
+    std::tie(scale_low, scale_high) = relative_scaling(gpus, measured_gpus);
+    t.throughput_basis = fmt::format(
+        "guess: {} x {:.2f}-{:.2f} (datasheet peaks {} / {} = {:.3f}, no GEMM figure for both; "
+        "slow end no faster than the measured GPU)",
+        measured_text, low, high, peak_here, peak_there, ratio);
+  } else if (gemm_measured) {
+    t.tflops_low = gemm->tflops * kGemmEfficiencyLow;
+    t.tflops_high = gemm->tflops * kGemmEfficiencyHigh;
     t.throughput_basis =
-        fmt::format("scaled from {} ({}: {:.1f} TFLOP/s) by datasheet peaks {} / {}, 80-100 %",
-                    r.from_report_path, measured_gpu->name, *measured, *peak, *report_peak);
-  } else if (gemm_gpu != nullptr && gemm_gpu->name == gpu.name && gemm != nullptr &&
-             gemm->max_tflops) {
-    t.tflops_low = *gemm->max_tflops * kGemmEfficiencyLow;
-    t.tflops_high = *gemm->max_tflops * kGemmEfficiencyHigh;
-    t.throughput_basis = fmt::format("measured {} GEMM {:.0f} TFLOP/s ({}) x {:.0f}-{:.0f} %",
-                                     spec.model.dtype, *gemm->max_tflops, r.gemm_path,
-                                     100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
-  } else if (spec.model.dtype == "bf16" && gpu.realised_bf16_tflops) {
-    t.tflops_low = *gpu.realised_bf16_tflops * kGemmEfficiencyLow;
-    t.tflops_high = *gpu.realised_bf16_tflops * kGemmEfficiencyHigh;
+        fmt::format("measured {} GEMM {:.0f} TFLOP/s ({}) x {:.0f}-{:.0f} %", spec.model.dtype,
+                    gemm->tflops, r.gemm_path, 100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
+  } else if (gemm) {
+    t.tflops_low = gemm->tflops * kGemmEfficiencyLow;
+    t.tflops_high = gemm->tflops * kGemmEfficiencyHigh;
     t.throughput_basis =
-        fmt::format("public realised bf16 GEMM {:.0f} TFLOP/s x {:.0f}-{:.0f} %",
-                    *gpu.realised_bf16_tflops, 100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
+        fmt::format("public realised bf16 GEMM {:.0f} TFLOP/s x {:.0f}-{:.0f} %", gemm->tflops,
+                    100 * kGemmEfficiencyLow, 100 * kGemmEfficiencyHigh);
   } else if (peak) {
     t.tflops_low = *peak * kEfficiencyLow;
     t.tflops_high = *peak * kEfficiencyHigh;
@@ -321,7 +426,12 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
         fmt::format("no {} figure for the {}: no time estimate", spec.model.dtype, gpu.name);
     return t;
   }
-  if (gpus > 1) {
+  if (t.measured || (measured && t.tflops_low > 0.0 && measured_gpus > 1)) {
+    if (gpus != measured_gpus) {
+      t.throughput_basis += fmt::format("; {} GPU(s) against the measured {}: x {:.2f}-{:.2f}",
+                                        gpus, measured_gpus, scale_low, scale_high);
+    }
+  } else if (gpus > 1) {
     t.throughput_basis += fmt::format("; {} GPUs at {:.0f}-{:.0f} % scaling", gpus, 100 * scale_low,
                                       100 * scale_high);
   }
@@ -417,8 +527,8 @@ OfferPlan plan_offer(const PlanRequest& r, const cost::Offer& offer, const GpuFi
   for_job.spec = job;
   p.time = estimate_time(for_job, fit.gpu, p.gpus);
   const cost::Rate rate = cost::rate_from_offer(offer);
-  const std::string offer_flags = cost::offer_flags(offer, today, r.max_age_days);
-  if (!offer_flags.empty()) flags.push_back(offer_flags);
+  p.price_flags = cost::offer_flags(offer, today, r.max_age_days);
+  if (!p.price_flags.empty()) flags.push_back(p.price_flags);
   if (offer.note.find("quote-only") != std::string::npos) flags.push_back("quote-only");
   if (p.time.tflops_low <= 0.0) {
     flags.push_back(p.time.throughput_basis);
@@ -490,16 +600,12 @@ double ranking_usd(const OfferPlan& p) {
   return p.spot_expected_usd.value_or(p.cost_high.billed_usd);
 }
 
-// Eligible offers first; among them dated offers before undated ones (ranked last), offers
-// that state their billing before those that do not (their bill is a guess), then the bill
-// (ranking_usd); offers without a time last.
+// Eligible offers first, then by the bill (ranking_usd); offers without a time last. An offer's
+// date and stated billing are flags beside its price, never a rank: ranking dated offers first
+// recommended one 40 times the bill of the cheapest that fitted.
 bool ranks_before(const OfferPlan& a, const OfferPlan& b) {
   if (eligible(a) != eligible(b)) return eligible(a);
   if (a.timed != b.timed) return a.timed;
-  if (a.offer.date.has_value() != b.offer.date.has_value()) return a.offer.date.has_value();
-  const bool a_billing = a.offer.billing != cost::Billing::kUnknown;
-  const bool b_billing = b.offer.billing != cost::Billing::kUnknown;
-  if (a_billing != b_billing) return a_billing;
   return ranking_usd(a) < ranking_usd(b);
 }
 
@@ -570,9 +676,10 @@ Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::D
     return f(a) == f(b) ? f(a) : f(a) + " to " + f(b);
   };
   plan.recommendation = fmt::format(
-      "{}: {} GPU(s), {}, billed {}", cost::offer_selector(best.offer), best.gpus,
+      "{}: {} GPU(s), {}, billed {}{}", cost::offer_selector(best.offer), best.gpus,
       range(best.time.run_seconds_low, best.time.run_seconds_high, &text::format_duration),
-      range(best.cost_low.billed_usd, best.cost_high.billed_usd, &text::format_usd));
+      range(best.cost_low.billed_usd, best.cost_high.billed_usd, &text::format_usd),
+      best.price_flags.empty() ? "" : " (price " + best.price_flags + ")");
   if (plan.offers.size() > 1 && eligible(plan.offers[1])) {
     const OfferPlan& next = plan.offers[1];
     plan.break_even_usd_per_gpu_hour = cost::break_even_usd_per_gpu_hour(

@@ -97,6 +97,19 @@ std::vector<std::pair<std::string, std::string>> rank_lines(int64_t world_size,
 
 }  // namespace
 
+std::string warmup_caveat(const Report& r) {
+  if (r.steps.empty() || r.summary.warmup_steps_excluded > 0) return "";
+  const auto train = r.spec.find("train");
+  if (train == r.spec.end() || !train->is_object()) return "";
+  const auto warmup = train->find("timing_warmup_steps");
+  if (warmup == train->end() || !warmup->is_number_integer() || warmup->get<int64_t>() <= 0) {
+    return "";
+  }
+  return fmt::format(
+      "no step is after the {} warm-up step{}, so the timed steps include the cold ones",
+      warmup->get<int64_t>(), warmup->get<int64_t>() == 1 ? "" : "s");
+}
+
 std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
@@ -112,8 +125,10 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   line("parameters",
        fmt::format("{} total: {} base + {} trainable", group_thousands(r.parameters.total),
                    group_thousands(r.parameters.base), group_thousands(r.parameters.trainable)));
-  line("steps", fmt::format("{} ({} timed, {} warm-up excluded)", r.steps.size(), s.measured_steps,
-                            s.warmup_steps_excluded));
+  const std::string cold = warmup_caveat(r);
+  line("steps",
+       fmt::format("{} ({} timed, {} warm-up excluded{})", r.steps.size(), s.measured_steps,
+                   s.warmup_steps_excluded, cold.empty() ? "" : ": " + cold));
   if (r.distributed) {
     for (const auto& [label, value] : rank_lines(r.world_size, *r.distributed)) line(label, value);
   }

@@ -120,6 +120,11 @@ std::string markdown_summary(const PageInput& in) {
   for (const Column& col : c.columns) title += (title.empty() ? "" : " vs ") + col.run_name;
   std::string out = "## ftbench: " + markdown_literal(title) + "\n\n";
   out += text::render_markdown(figures_table(c.columns, in));
+  std::string cold;
+  for (const Column& col : c.columns) {
+    if (!col.warmup_caveat.empty()) cold += "- " + col.label + ": " + col.warmup_caveat + "\n";
+  }
+  if (!cold.empty()) out += "\nTimed steps:\n\n" + cold;
   if (in.reports.size() > 1) out += comparison_text(c);
   return out;
 }

@@ -462,4 +462,53 @@ TEST(SideBySide, ScalingEfficiencyIsStrongAtTheSameJobAndWeakAtTheSameBatchPerDe
   EXPECT_FALSE(side_by_side({one, four}, {})[1].scaling_efficiency.has_value());
 }
 
+namespace {
+
+// A run on the CPU: `ranks` processes on one host of `cores` logical cores, each with
+// `threads` intra-op threads, at `tokens_per_second`.
+report::Report cpu_run(int64_t ranks, int64_t threads, int64_t cores, double tokens_per_second) {
+  report::Report r = make_report("AMD EPYC", 100.0, {1.0, 1.0, 1.0, 1.0, 1.0, 1.0},
+                                 {2.0, 2.0, 2.0, 2.0, 2.0, 2.0}, 2, tokens_per_second, 1.0);
+  r.environment.device.backend = "cpu";
+  r.environment.host.hostname = "box";
+  r.environment.host.cpu_logical_cores = cores;
+  r.environment.software.intra_op_threads = threads;
+  r.spec_fingerprint = "job";
+  r.world_size = ranks;
+  if (ranks > 1) {
+    report::Distributed d;
+    d.launch = "local";
+    for (int64_t i = 0; i < ranks; ++i) {
+      report::RankRecord rank;
+      rank.rank = i;
+      rank.host = "box";
+      rank.device = "cpu";
+      d.ranks.push_back(rank);
+    }
+    r.distributed = d;
+  }
+  return r;
+}
+
+}  // namespace
+
+// Two ranks on the two cores one process used (each asking for 2 threads): 5.08x the tokens on
+// no more cores is not "254 % strong scaling".
+TEST(SideBySide, RanksThatShareCoresAreSaidToAndTheirScalingIsNoScaling) {
+  const std::vector<Column> cols =
+      side_by_side({cpu_run(1, 2, 2, 1000.0), cpu_run(2, 2, 2, 5080.0)}, {});
+  const std::vector<std::string> v = verdicts(cols, 0.05);
+  EXPECT_NE(v[0].find("ranks share cores: 2 ranks x 2 threads on the 2 logical cores of one "
+                      "host (A: 1 rank x 2 threads on 2)"),
+            std::string::npos)
+      << v[0];
+  EXPECT_EQ(v[0].find("scaling efficiency"), std::string::npos) << v[0];
+  // Ranks with cores of their own (8 cores, 2 threads each) keep the figure.
+  const std::vector<Column> apart =
+      side_by_side({cpu_run(1, 2, 8, 1000.0), cpu_run(2, 2, 8, 1800.0)}, {});
+  const std::vector<std::string> w = verdicts(apart, 0.05);
+  EXPECT_NE(w[0].find("strong scaling efficiency 90.0%"), std::string::npos) << w[0];
+  EXPECT_EQ(w[0].find("share cores"), std::string::npos) << w[0];
+}
+
 }  // namespace ftbench::compare

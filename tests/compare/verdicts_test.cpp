@@ -57,6 +57,34 @@ TEST(Verdicts, SlowerAndDearerWithABreakEvenRate) {
             "same as A at $1.32/GPU-h (its rate: $2.00/GPU-h).");
 }
 
+// Two identical ci-tiny runs differed by -52.4 % at p = 0.002: steps within one run are not
+// independent samples of the run-to-run variation, so that p says nothing of a rerun.
+TEST(Verdicts, AStepTestWithinOneRunPerSideIsNotCalledSignificant) {
+  Column a = column("A", "cpu", 100, std::nullopt);
+  Column b = column("B", "cpu", 100, std::nullopt);
+  b.step_p50_change = -0.524;
+  metrics::MannWhitneyResult t;
+  t.n1 = 9;
+  t.n2 = 9;
+  t.u1 = 8;
+  t.p_value = 0.002;
+  b.step_test = t;
+  const std::vector<std::string> v = verdicts({a, b}, 0.05);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0],
+            "B (cpu) vs A (cpu): same total time (100.0 s vs 100.0 s); step time p50 -52.4% "
+            "(Mann-Whitney U 8, p = 0.002 over the steps of one run each: steps within a run "
+            "are not independent samples of the run-to-run variation, so this is no evidence "
+            "that another run would differ; repeat each run to tell); no cost (give --rate or "
+            "--offer per report, or add catalog offers for the GPU).");
+  // A run with no step after its warm-up: said beside the step times.
+  b.warmup_caveat =
+      "no step is after the 5 warm-up steps, so the timed steps include the cold ones";
+  EXPECT_NE(verdicts({a, b}, 0.05)[0].find("; B: no step is after the 5 warm-up steps, so the "
+                                           "timed steps include the cold ones"),
+            std::string::npos);
+}
+
 TEST(Verdicts, TimesWithinHalfAPercentAreTheSameAndNoCostIsSaid) {
   const std::vector<std::string> v =
       verdicts({column("A", "x", 1000, std::nullopt), column("B", "y", 1004, std::nullopt)}, 0.05);

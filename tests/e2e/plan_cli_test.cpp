@@ -1,6 +1,7 @@
 // End to end: `ftbench plan` as a user runs it before renting (the torch-free `ftbench`): every
 // catalog GPU planned, the 8B recipe's answer, each format, and bad flags refused by name.
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,9 +39,44 @@ TEST(PlanCli, The8bRecipeIsPlannedForEveryCatalogGpu) {
   EXPECT_NEAR(j["memory"]["peak_bytes"].get<double>() / 20939517440.0, 1.0, 0.02);
   EXPECT_TRUE(j["estimate"].get<bool>());
   ASSERT_TRUE(j["recommended"].is_string());
-  // Dated offers with their billing stated come before the rest.
-  EXPECT_EQ(j["recommended"], "reference-run/MI300X/on-demand");
+  // The cheapest bill at the slow end, dated or not; its doubts are flags beside its price.
+  EXPECT_EQ(j["recommended"], "example-marketplace-low/H100-SXM/marketplace");
+  EXPECT_EQ(j["offers"][0]["price_flags"], "undated; billing not stated");
+  for (std::size_t i = 1; i < j["offers"].size(); ++i) {
+    const auto& o = j["offers"][i];
+    if (!o["fits"].get<bool>() || o["spot"].is_object() ||
+        o["flags"].get<std::string>().find("spot:") != std::string::npos) {
+      continue;
+    }
+    EXPECT_LE(j["offers"][0]["cost_slow"]["billed_usd"].get<double>(),
+              o["cost_slow"]["billed_usd"].get<double>())
+        << o["offer"];
+  }
   EXPECT_EQ(j["offers"].size(), 11u);
+}
+
+// The command: a plan from the H100 reference report of the same job on the H100 gave
+// 41.9 min and $2.08 for a run measured at 18.0 min and $0.891. Each reference report, with its
+// own micro-batch, is given back its own time within 3 %.
+TEST(PlanCli, AReportOfTheSameJobOnItsGpuIsPlannedAtItsMeasuredTime) {
+  for (const auto& [report, gpu, batch, measured_seconds] :
+       std::vector<std::tuple<std::string, std::string, std::string, double>>{
+           {"h100-reference.json", "H100", "", 1080.0},
+           {"mi300x-reference.json", "MI300X",
+            " --set train.micro_batch_size=2 --set train.grad_accum_steps=8", 2040.0}}) {
+    SCOPED_TRACE(report);
+    const Outcome r = ftbench("plan configs/llama3.1-8b-lora-synthetic.yaml" + batch +
+                              " --from-report tests/fixtures/reports/" + report + " --gpu " + gpu +
+                              " --format json --today 2026-12-04");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["offers"].empty());
+    for (const auto& o : j["offers"]) {
+      EXPECT_TRUE(o["measured"].get<bool>()) << o["offer"];
+      EXPECT_NEAR(o["run_seconds"][0].get<double>() / measured_seconds, 1.0, 0.03) << o["offer"];
+      EXPECT_NEAR(o["run_seconds"][1].get<double>() / measured_seconds, 1.0, 0.03) << o["offer"];
+    }
+  }
 }
 
 TEST(PlanCli, EveryFormatPrints) {

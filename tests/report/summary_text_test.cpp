@@ -67,6 +67,33 @@ TEST(SummaryText, AJobOfSeveralRanksSaysHowTheyDid) {
 
 // The run name and device come from the spec and the driver: printed escaped, like every text
 // printer's file-derived strings.
+// A run with no step after its timing warm-up times every step, cold ones included (the summary
+// falls back to them rather than to nothing): said where the steps are counted.
+TEST(SummaryText, ARunShorterThanItsWarmUpSaysItsTimesIncludeTheColdSteps) {
+  Report r;
+  r.run_name = "short";
+  r.status = "completed";
+  r.spec = {{"train", {{"timing_warmup_steps", 5}}}};
+  r.steps.resize(3);
+  r.summary.warmup_steps_excluded = 0;
+  r.summary.measured_steps = 3;
+  std::string out = render_summary(r, "r.json");
+  EXPECT_NE(out.find("  steps                     3 (3 timed, 0 warm-up excluded: no step is after "
+                     "the 5 warm-up steps, so the timed steps include the cold ones)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(warmup_caveat(r),
+            "no step is after the 5 warm-up steps, so the timed steps include the cold ones");
+  r.steps.resize(8);
+  r.summary.warmup_steps_excluded = 5;
+  r.summary.measured_steps = 3;
+  out = render_summary(r, "r.json");
+  EXPECT_NE(out.find("  steps                     8 (3 timed, 5 warm-up excluded)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(warmup_caveat(r), "");
+}
+
 TEST(SummaryText, ControlCharactersAreEscaped) {
   Report r;
   r.run_name = "run\x1B[2J";

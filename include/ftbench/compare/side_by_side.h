@@ -83,6 +83,16 @@ struct Column {
   // both unset for reports on other devices, the same device count, or neither batch kept.
   std::optional<double> scaling_efficiency;
   std::string scaling;
+  // How the run's ranks share a host's cores (CPU: ranks x intra-op threads beyond its logical
+  // cores) or a device: "2 ranks x 2 threads on the 2 logical cores of one host"; "" when they
+  // do not, or the report does not say.
+  std::string shared_cores;
+  // Why there is no scaling figure against a baseline on another number of the same devices:
+  // "ranks share cores: ..." when this run's ranks got fewer cores each than the baseline's
+  // (docs/cost-and-compare.md); "" otherwise.
+  std::string scaling_caveat;
+  // report::warmup_caveat(): the timed steps include the cold warm-up ("" when they do not).
+  std::string warmup_caveat;
   std::optional<LossGap> loss_gap;
 };
 

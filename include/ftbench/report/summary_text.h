@@ -11,6 +11,11 @@ namespace ftbench::report {
 // loss and where the report went. Numbers in the "C" locale.
 std::string render_summary(const Report& report, const std::string& report_path);
 
+// "" unless the run asked for a timing warm-up (spec train.timing_warmup_steps) and had no step
+// after it, so that its timing figures are over every step, cold ones included:
+// "no step is after the 5 warm-up steps, so the timed steps include the cold ones".
+std::string warmup_caveat(const Report& report);
+
 // The energy line: "2835.0 J, 708.75 J/step, 7.1 kJ per 1M tokens; mean 630.0 W, peak
 // 700.0 W (energy counter: nvmlDeviceGetTotalEnergyConsumption; 46 samples every 100 ms,
 // 100.0% of 4.50 s)", or "n/a: <reason>".
