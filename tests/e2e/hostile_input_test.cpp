@@ -629,8 +629,9 @@ std::vector<Case> cases() {
                   json_edit([](nlohmann::json& j) { j["run"]["world_size"] = 2147483648LL; }),
                   {"huge-world-size.json: run.world_size: expected an integer between 1 and "
                    "65536, found 2147483648"}),
-      // A throughput so low that the projection never ends: the field is named, not
-      // "duration must be >= 0 seconds, found inf".
+      // A throughput so low that the projection would never end, written over the measured
+      // one: the reader holds it to the steps and names the field, not "duration must be >= 0
+      // seconds, found inf".
       Case{"report_throughput_too_low_to_project",
            [](const fs::path& scratch) {
              nlohmann::json j = nlohmann::json::parse(slurp(kH100));
@@ -638,8 +639,29 @@ std::vector<Case> cases() {
              write_bytes(scratch / "slow.json", j.dump(2));
              return "cost " + q(scratch / "slow.json") + " --rate 2 --project-tokens 1M";
            },
-           {"slow.json: summary.tokens_per_second.real: 1e-320 tokens/s is too low to project "
-            "1000000 tokens (no finite time)"}},
+           {"slow.json: summary.tokens_per_second.real: expected the measured steps' real_tokens "
+            "/ wall_seconds = 2355.4298093226153, found 1e-320"}},
+      // Summary figures written over the measured ones (issue 39): refused by every command,
+      // with what the steps give.
+      Case{"gate_report_forged_step_mean",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+             j["summary"]["step_seconds"]["mean"] = 3.6075736380912167;
+             write_bytes(scratch / "new.json", j.dump(2));
+             return "gate " + q(kH100) + " " + q(scratch / "new.json") + " --fail-on step_time:+5%";
+           },
+           {"new.json: summary.step_seconds.mean: expected the mean of the measured steps' "
+            "wall_seconds = 2.405049092060811, found 3.6075736380912167"}},
+      Case{"compare_report_forged_tflops",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+             j["summary"]["mfu"]["entries"][0]["achieved_tflops"] = 3782.820273772121;
+             write_bytes(scratch / "b.json", j.dump(2));
+             return "compare " + q(kH100) + " " + q(scratch / "b.json") + " --rate 2";
+           },
+           {"b.json: summary.mfu.entries[0].achieved_tflops: expected flops_per_step x "
+            "measured_steps / their wall_seconds / 10^12 = 75.65640547544241, found "
+            "3782.820273772121"}},
       Case{"compare_report_steps_longer_than_run",
            [](const fs::path& scratch) {
              nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
