@@ -742,6 +742,34 @@ TEST(HostileCorpus, DocumentedValidFilesAreAccepted) {
 const std::vector<std::string> kTerminalEscapeCorpus = {"catalogs/terminal-escapes.yaml",
                                                         "catalogs/terminal-escapes.csv"};
 
+// Valid files whose strings carry Markdown and HTML (MarkdownInjection below).
+const std::vector<std::string> kMarkdownInjectionCorpus = {"catalogs/markdown-injection.yaml"};
+
+// What in `markdown` a renderer would act on, for a message: a raw HTML tag or entity (a '<'
+// before a letter, '/' or '!', an '&' before a name or '#'), or the "](" or "![" of a link or
+// an image, without the backslash that makes it text; "" when there is none.
+std::string raw_markdown_markup(const std::string& markdown) {
+  const auto escaped = [&](std::size_t i) {
+    std::size_t backslashes = 0;
+    while (i > backslashes && markdown[i - backslashes - 1] == '\\') ++backslashes;
+    return backslashes % 2 == 1;
+  };
+  for (std::size_t i = 0; i + 1 < markdown.size(); ++i) {
+    const char c = markdown[i];
+    const char next = markdown[i + 1];
+    const bool tag = c == '<' && (std::isalpha(static_cast<unsigned char>(next)) != 0 ||
+                                  next == '/' || next == '!');
+    const bool entity =
+        c == '&' && (std::isalpha(static_cast<unsigned char>(next)) != 0 || next == '#');
+    const bool link = (c == ']' && next == '(') || (c == '!' && next == '[' && !escaped(i + 1));
+    if ((tag || entity || link) && !escaped(i)) {
+      return "raw markup at byte " + std::to_string(i) + " of:\n" +
+             markdown.substr(i < 200 ? 0 : i - 200, 400);
+    }
+  }
+  return "";
+}
+
 // What a terminal would act on in `text`, for a message: C0 controls but the line feed, DEL, C1
 // controls (U+0080-U+009F, which some terminals take for CSI and OSC) and bidirectional
 // controls; "" when there is none.
@@ -826,6 +854,47 @@ TEST(TerminalEscapes, SharedFilesCannotDriveTheTerminal) {
   }
 }
 
+// Strings of shared files (a catalog's GPU names, providers, regions and sources; a report's run,
+// device and CPU names) reach every Markdown output: cost, compare, catalog, plan and gate
+// --format markdown, report --markdown. Each is shown as text (issue 39: cost, compare and
+// catalog passed them through raw), "&" too.
+TEST(MarkdownInjection, SharedFilesCannotInjectMarkup) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string yaml = q(corpus("catalogs/markdown-injection.yaml"));
+  nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+  j["run"]["name"] = "<script>alert(1)</script>";
+  j["environment"]["device"]["name"] = "![x](http://evil.example/x.png) &amp;";
+  j["environment"]["host"]["cpu_model"] = "<img src=x onerror=alert(1)>";
+  const fs::path injected = scratch.path() / "injected.json";
+  write_bytes(injected, j.dump(2));
+  nlohmann::json cpu = j;
+  cpu["environment"]["device"]["backend"] = "cpu";
+  cpu["environment"]["device"]["name"] = "[click](http://evil.example)";
+  const fs::path cpu_report = scratch.path() / "cpu.json";
+  write_bytes(cpu_report, cpu.dump(2));
+  const std::string report = q(injected);
+  const std::string f = " --format markdown";
+  const std::vector<std::string> runs = {
+      "catalog --catalog " + yaml + f, "catalog --catalog " + yaml + " --gpus" + f,
+      "cost " + q(kH100) + " --catalog " + yaml + f, "cost " + report + " --rate 2" + f,
+      "cost " + q(cpu_report) + " --rate 2" + f,
+      "compare " + q(kH100) + " " + report + " --rate 2" + f,
+      "compare " + report + " " + q(kMi300x) + " --rate 2" + f,
+      "compare " + q(cpu_report) + " " + report + " --rate 2 --allow-different" + f,
+      "gate " + q(kH100) + " " + report + " --fail-on status" + f,
+      // (plan) The hostile offer is the cheapest: the recommendation names it.
+      "plan " + q(kSource / "configs/ci-tiny.yaml") + " --set model.dtype=bf16 --catalog " + yaml +
+          f,
+      "report " + q(kH100) + " " + report + " --markdown -"};
+  for (const std::string& args : runs) {
+    SCOPED_TRACE("ftbench " + args);
+    const Outcome r = run_ftbench(args, scratch.path(), "", 60.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(raw_markdown_markup(r.out), "");
+  }
+}
+
 // Every committed corpus file is used by a case above (a new file without a case is a mistake).
 TEST(HostileCorpus, EveryFileHasACase) {
   std::string names;
@@ -834,6 +903,9 @@ TEST(HostileCorpus, EveryFileHasACase) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
   for (const std::string& file : kTerminalEscapeCorpus) {
+    names += "_" + file.substr(file.find('/') + 1) + "\n";
+  }
+  for (const std::string& file : kMarkdownInjectionCorpus) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
   // The gemm files are cases of hostile_run_test.cpp (`run --gemm` needs LibTorch).
