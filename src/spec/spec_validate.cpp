@@ -324,7 +324,7 @@ void validate_backend(Checker& c, const BackendSpec& b) {
   // LibTorch takes an int; far more than any machine has is a typo, not a thread count.
   c.int_in_range("backend.device_index", b.device_index, 0, 65535, "more GPUs than a machine has");
   c.int_in_range("backend.threads", b.threads, 0, 65536, "more threads than a machine has");
-  if (b.peak_tflops) c.positive("backend.peak_tflops", *b.peak_tflops);
+  if (b.peak_tflops) c.at_least("backend.peak_tflops", *b.peak_tflops, kMinPeakTflops);
   // Faster than NVML's and AMD SMI's own update rate (about 10 ms at best) reads the same value
   // again; slower than 10 s leaves short runs with two readings.
   c.int_in_range("backend.energy_sample_ms", b.energy_sample_ms, 10, 10000,
