@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <iostream>
 #include <map>
 
@@ -7,6 +8,7 @@
 #include "ftbench/error.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
 #include "ftbench/version.h"
 
 namespace ftbench::cli {
@@ -47,6 +49,41 @@ void refuse_empty_values(CLI::App& app) {
     option->transform(non_empty);
   }
   for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+// CLI11 reads numbers in C's forms too ("0x10" is 16, "0b11" 3, "0o7" 7, "0x1p4" 16.0): `--rate
+// 0x10` billed $16/h while the spec, the catalog and every file ftbench reads take decimal
+// numbers only. Every option whose value is a number (CLI11's INT, UINT and FLOAT) takes the
+// spec's decimal forms (text/parse_number.h), refused otherwise before the option's own checks.
+// Infinity, NaN and values beyond the type's range pass on to those checks, which name them.
+constexpr const char* kNotDecimal = "expected a decimal number, found ";
+
+void refuse_non_decimal_numbers(CLI::App& app) {
+  const auto decimal = [](const std::string& value, bool integer) {
+    if (integer) {
+      int64_t i = 0;
+      uint64_t u = 0;
+      return text::parse_int(value, i) != std::errc::invalid_argument ||
+             text::parse_uint(value, u) != std::errc::invalid_argument;
+    }
+    double d = 0.0;
+    return text::parse_double(value, d) != std::errc::invalid_argument;
+  };
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_expected_max() == 0) continue;  // a flag
+    // "INT", or "INT:INT in [1 - 65536]" with a range check.
+    const std::string full_type = option->get_type_name();
+    const std::string type = full_type.substr(0, full_type.find(':'));
+    const bool integer = type == "INT" || type == "UINT";
+    if (!integer && type != "FLOAT") continue;
+    option->transform(CLI::Validator(
+        [decimal, integer](std::string& value) {
+          return value.empty() || decimal(value, integer) ? std::string()
+                                                          : kNotDecimal + text::quoted(value);
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_non_decimal_numbers(*sub);
 }
 
 // `--rate=` (nothing after the '='): CLI11 drops the empty value and takes the next word as
@@ -139,6 +176,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
   // Also each subcommand's own, so that its --help lists it (the top level takes it before).
   for (CLI::App* sub : app.get_subcommands({})) add_log_level_option(sub, log_level);
   refuse_empty_values(app);
+  refuse_non_decimal_numbers(app);
 
   if (const std::string option = empty_inline_value(argc, argv); !option.empty()) {
     std::cerr << "error: " << text::printable(option) << ": " << kEmptyValue

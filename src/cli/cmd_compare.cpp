@@ -15,6 +15,7 @@
 #include "ftbench/cost/pricing.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/json_values.h"
+#include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
@@ -394,16 +395,17 @@ void print_json(const Comparison& c) {
   std::cout << out.dump(2) << "\n";
 }
 
-// Differences and verdicts quote the reports' names and values: printed escaped, as the
-// tables are (text::printable).
+// Differences and verdicts quote the reports' names and values: shown as text, as the tables'
+// cells are (text::markdown_literal).
 void print_markdown(const Comparison& c) {
-  std::cout << "## Fairness\n\n**" << compare::fairness_headline(c.fairness) << "**\n\n";
+  std::cout << "## Fairness\n\n**" << text::markdown_literal(compare::fairness_headline(c.fairness))
+            << "**\n\n";
   for (const compare::Difference& d : c.fairness.differences) {
-    std::cout << "- " << text::printable(compare::difference_line(d)) << "\n";
+    std::cout << "- " << text::markdown_literal(compare::difference_line(d)) << "\n";
   }
   std::cout << "\n## Side by side\n\n"
             << text::render_markdown(side_table(c.columns)) << "\n## Verdict\n\n";
-  for (const std::string& l : c.verdicts) std::cout << "- " << text::printable(l) << "\n";
+  for (const std::string& l : c.verdicts) std::cout << "- " << text::markdown_literal(l) << "\n";
 }
 
 void print_text(const Comparison& c, bool color) {

@@ -13,6 +13,7 @@
 #include "ftbench/cost/spot_risk.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/json_values.h"
+#include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
@@ -444,10 +445,10 @@ std::string offers_title(const CostResult& r) {
 void print_markdown(const CostResult& r) {
   text::Table md = summary_with_energy(r);
   md.header = {"figure", "value"};
-  std::cout << "## Cost of " << text::printable(r.report.run_name) << "\n\n"
+  std::cout << "## Cost of " << text::markdown_literal(r.report.run_name) << "\n\n"
             << text::render_markdown(md);
   if (!r.pricing.offers.empty()) {
-    std::cout << "\n### " << text::printable(offers_title(r)) << "\n\n"
+    std::cout << "\n### " << text::markdown_literal(offers_title(r)) << "\n\n"
               << text::render_markdown(
                      offers_table(r.pricing.offers, r.pricing.projected_tokens.has_value()));
   }

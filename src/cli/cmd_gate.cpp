@@ -21,6 +21,7 @@
 #include "ftbench/compare/fairness.h"
 #include "ftbench/compare/gate.h"
 #include "ftbench/compare/verdicts.h"
+#include "ftbench/cost/billing.h"
 #include "ftbench/cost/estimate.h"
 #include "ftbench/cost/pricing.h"
 #include "ftbench/io/output_file.h"
@@ -479,7 +480,7 @@ Action add_gate_command(CLI::App& app) {
       ->check(finite_number(0.0, 1e9, /*above_lo=*/true));
   cmd->add_option("--billing", f->billing, "Billing of --rate (default per-second)");
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed seconds of --rate")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, cost::kMaxMinBilledSeconds));
   cmd->add_flag("--allow-different", f->allow_different,
                 "Gate even when the reports are of different jobs");
   cmd->add_flag("--allow-no-baseline", f->allow_no_baseline,

@@ -1,9 +1,11 @@
 // `ftbench plan SPEC`: before renting, the memory the spec needs per GPU, what fits where, the
 // time and the bill of the job at every catalog offer, and the cheapest that fits and meets a
 // deadline and a budget (plan/plan.h). Every figure is an estimate unless it says measured.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -15,6 +17,7 @@
 #include "ftbench/plan/plan.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/units.h"
 #include "inputs.h"
@@ -266,13 +269,25 @@ void print_text(const plan::Plan& p, const PlanFlags& f, bool color) {
             << recommendation_text(p) << "\n";
 }
 
+// The recommendation's lines quote catalog strings (offer names): each shown as text.
+std::string markdown_lines(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out += text::markdown_literal(std::string_view(text).substr(start, end - start)) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
 void print_markdown(const plan::Plan& p) {
   std::cout << "### Memory on one GPU (estimate)\n\n"
             << text::render_markdown(memory_table(p)) << "\n### What fits where\n\n"
             << text::render_markdown(fits_table(p))
             << "\n### Time and bill of the job at each offer (estimates)\n\n"
             << text::render_markdown(offers_table(p, any_spot(p))) << "\n"
-            << recommendation_text(p) << "\n";
+            << markdown_lines(recommendation_text(p));
 }
 
 plan::PlanRequest request_of(const PlanFlags& f) {

@@ -20,6 +20,7 @@
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/rerun.h"
 #include "ftbench/run/runner.h"
+#include "ftbench/spec/limits.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/messages.h"
@@ -177,8 +178,9 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
   cmd->add_option("--t0", flags->t0,
                   "External start as Unix epoch seconds (instance boot, image pull); "
                   "also FTBENCH_T0. Time to first step is measured from it");
+  // At least 1 GFLOP/s: a smaller peak makes MFU an overflow ("MFU inf%"), not a figure.
   cmd->add_option("--peak-tflops", flags->peak_tflops, "Peak TFLOP/s for MFU")
-      ->check(finite_number(0.0, 1e9, /*above_lo=*/true));
+      ->check(finite_number(spec::kMinPeakTflops, 1e9));
   cmd->add_option("--gemm", flags->gemm_path,
                   "A result of ftbench gemm --json/-o on this device: carried into the report, "
                   "and MFU is also given against its measured peak for the run's dtype");
@@ -189,7 +191,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
   cmd->add_option("--stop-after-steps", flags->stop_after_steps,
                   "Stop after this optimizer step as if interrupted: checkpoint, partial report "
                   "(status interrupted), exit code 4")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, spec::kMaxTotalSteps));
   cmd->add_option("--nproc-per-node", flags->nproc_per_node,
                   "Run the job as N data-parallel ranks on this machine (Gloo on CPU), without "
                   "torchrun: the ranks share each step's micro-batches, so train.grad_accum_steps "

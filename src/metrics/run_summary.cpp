@@ -120,4 +120,55 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
   return s;
 }
 
+report::Summary summary_of_steps(const report::Report& report) {
+  report::Summary s = report.summary;
+  const std::vector<bool> excluded = warmup_mask(report);
+  std::vector<double> seconds;
+  double wall = 0.0;
+  double wait = 0.0;
+  double real = 0.0;
+  double padded = 0.0;
+  double model_flops = 0.0;
+  for (std::size_t i = 0; i < report.steps.size(); ++i) {
+    if (excluded[i]) continue;
+    const report::StepRecord& r = report.steps[i];
+    seconds.push_back(r.wall_seconds);
+    wall += r.wall_seconds;
+    wait += r.data_wait_seconds;
+    real += double(r.real_tokens);
+    padded += double(r.padded_tokens);
+    model_flops += r.model_flops;
+  }
+  const auto measured = static_cast<int64_t>(seconds.size());
+  s.measured_steps = measured;
+  s.warmup_steps_excluded = static_cast<int64_t>(report.steps.size()) - measured;
+  s.step_seconds = summarize(seconds);
+  const auto over_wall = [&](double x) { return wall > 0.0 ? x / wall : 0.0; };
+  s.tokens_per_second_real = over_wall(real);
+  s.tokens_per_second_padded = over_wall(padded);
+  s.data_wait_fraction = over_wall(wait);
+  s.padding_fraction = padded > 0.0 ? 1.0 - real / padded : 0.0;
+  const double devices = double(std::max<int64_t>(1, report.world_size));
+  const auto fraction_of = [&](double achieved,
+                               const std::optional<double>& peak) -> std::optional<double> {
+    if (!peak || !(*peak > 0.0)) return std::nullopt;
+    return achieved / (*peak * devices);
+  };
+  for (report::MfuEntry& e : s.mfu) {
+    if (e.formula == "lora_frozen_base" && !e.recompute) {
+      e.flops_per_step = measured > 0 ? model_flops / double(measured) : 0.0;
+    }
+    e.achieved_tflops = over_wall(e.flops_per_step * double(measured)) / 1e12;
+    e.mfu = fraction_of(e.achieved_tflops, s.peak_tflops);
+    e.mfu_gemm = fraction_of(e.achieved_tflops, s.gemm_peak_tflops);
+  }
+  const auto n = static_cast<int64_t>(report.steps.size());
+  s.loss_window = std::min<int64_t>(std::max<int64_t>(s.loss_window, 1), n);
+  s.final_loss = n > 0 ? report.steps.back().loss : 0.0;
+  double sum = 0.0;
+  for (int64_t i = n - s.loss_window; i < n; ++i) sum += report.steps[static_cast<size_t>(i)].loss;
+  s.mean_last_losses = n > 0 ? sum / double(s.loss_window) : 0.0;
+  return s;
+}
+
 }  // namespace ftbench::metrics

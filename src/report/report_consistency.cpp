@@ -6,9 +6,13 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ftbench/metrics/memory_peaks.h"
+#include "ftbench/metrics/run_summary.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/run_status.h"
 #include "ftbench/text/iso8601.h"
@@ -328,47 +332,140 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     }
   }
 
-  // The summary is over the measured steps: its step times lie within theirs, and its
-  // throughput (tokens over time, summed) cannot beat the fastest step's.
+  // The summary is computed from the steps (metrics::summarize_run over the steps that
+  // metrics::warmup_mask leaves in), so every figure the steps determine is theirs, within
+  // rounding (metrics::summary_of_steps): a figure edited by hand is refused before any command
+  // prints it.
   void check_summary(const Report& r) const {
-    if (r.steps.empty() || r.summary.measured_steps == 0) return;
-    double fastest = std::numeric_limits<double>::infinity();
-    double slowest = 0.0;
-    double real_rate = 0.0;
-    double padded_rate = 0.0;
-    for (const StepRecord& s : r.steps) {
-      fastest = std::min(fastest, s.wall_seconds);
-      slowest = std::max(slowest, s.wall_seconds);
-      if (s.wall_seconds > 0.0) {
-        real_rate = std::max(real_rate, double(s.real_tokens) / s.wall_seconds);
-        padded_rate = std::max(padded_rate, double(s.padded_tokens) / s.wall_seconds);
+    const Summary& s = r.summary;
+    const auto n = static_cast<int64_t>(r.steps.size());
+    if (s.warmup_steps_excluded > n || (n > 0 && s.warmup_steps_excluded == n)) {
+      fail("summary.warmup_steps_excluded: expected fewer than the report's " + std::to_string(n) +
+           " steps (0 when it has none), found " + std::to_string(s.warmup_steps_excluded));
+    }
+    if (s.measured_steps != n - s.warmup_steps_excluded) {
+      fail("summary.measured_steps: expected the " + std::to_string(n) +
+           " steps less summary.warmup_steps_excluded " + std::to_string(s.warmup_steps_excluded) +
+           " = " + std::to_string(n - s.warmup_steps_excluded) + ", found " +
+           std::to_string(s.measured_steps));
+    }
+    if (n > 0 && (s.loss_window < 1 || s.loss_window > n)) {
+      fail("summary.loss.window: expected 1 to the report's " + std::to_string(n) +
+           " steps, found " + std::to_string(s.loss_window));
+    }
+    const Summary e = metrics::summary_of_steps(r);
+    check_step_seconds(s.step_seconds, e.step_seconds);
+    check_throughput(s, e);
+    check_losses(s, e);
+  }
+
+  void check_step_seconds(const SampleSummary& t, const SampleSummary& e) const {
+    const std::string tp = "summary.step_seconds";
+    if (t.count != e.count) {
+      fail(join(tp, "count") + ": expected the " + std::to_string(e.count) +
+           " measured steps (summary.measured_steps), found " + std::to_string(t.count));
+    }
+    const std::string of = " of the measured steps' wall_seconds";
+    derived_from(t.mean, e.mean, join(tp, "mean"), "the mean" + of);
+    derived_from(t.median, e.median, join(tp, "median"), "the median" + of);
+    derived_from(t.p90, e.p90, join(tp, "p90"), "the 90th percentile" + of);
+    derived_from(t.p99, e.p99, join(tp, "p99"), "the 99th percentile" + of);
+    derived_from(t.min, e.min, join(tp, "min"), "the least" + of);
+    derived_from(t.max, e.max, join(tp, "max"), "the largest" + of);
+    derived_from(t.stddev, e.stddev, join(tp, "stddev"), "the sample standard deviation" + of);
+    derived_from(t.cv, e.cv, join(tp, "cv"), "stddev / mean");
+  }
+
+  // Tokens, shares and FLOPs over the measured steps' time; MFU over the peak and the devices.
+  void check_throughput(const Summary& s, const Summary& e) const {
+    derived_from(s.tokens_per_second_real, e.tokens_per_second_real,
+                 "summary.tokens_per_second.real",
+                 "the measured steps' real_tokens / wall_seconds");
+    derived_from(s.tokens_per_second_padded, e.tokens_per_second_padded,
+                 "summary.tokens_per_second.padded",
+                 "the measured steps' padded_tokens / wall_seconds");
+    derived_from(s.data_wait_fraction, e.data_wait_fraction, "summary.data_wait_fraction",
+                 "the measured steps' data_wait_seconds / wall_seconds");
+    derived_from(s.padding_fraction, e.padding_fraction, "summary.padding_fraction",
+                 "1 - the measured steps' real_tokens / padded_tokens");
+    for (std::size_t i = 0; i < s.mfu.size(); ++i) {
+      const MfuEntry& found = s.mfu[i];
+      const MfuEntry& expected = e.mfu[i];
+      const std::string path = index("summary.mfu.entries", i);
+      derived_from(found.flops_per_step, expected.flops_per_step, join(path, "flops_per_step"),
+                   "the mean of the measured steps' model_flops");
+      derived_from(found.achieved_tflops, expected.achieved_tflops, join(path, "achieved_tflops"),
+                   "flops_per_step x measured_steps / their wall_seconds / 10^12");
+      optional_derived_from(found.mfu, expected.mfu, join(path, "mfu"),
+                            "achieved_tflops / (summary.mfu.peak_tflops x run.world_size)");
+      optional_derived_from(found.mfu_gemm, expected.mfu_gemm, join(path, "mfu_gemm"),
+                            "achieved_tflops / (summary.mfu.gemm_peak_tflops x run.world_size)");
+    }
+  }
+
+  // The last step's loss, and the mean of the last `window` (every step counts, warm-up too);
+  // a diverged run's are null (NaN) in the steps and the summary alike.
+  void check_losses(const Summary& s, const Summary& e) const {
+    const auto same_loss = [&](double found, double expected, const std::string& path,
+                               const std::string& formula) {
+      if (std::isnan(found) && std::isnan(expected)) return;
+      derived_from(found, expected, path, formula);
+    };
+    same_loss(s.final_loss, e.final_loss, "summary.loss.final", "the last step's loss");
+    same_loss(s.mean_last_losses, e.mean_last_losses, "summary.loss.mean_last",
+              "the mean loss of the last summary.loss.window steps");
+  }
+
+  // The run's memory peaks are the largest of its phases' (metrics::memory_peaks_over_phases):
+  // the device ones equal to it, the host's resident peak (taken over the whole process) at
+  // least as large as any resident size a phase saw. Reports before 1.2 have no phase figures.
+  void check_memory_peaks(const Report& r) const {
+    const bool recorded = std::any_of(r.phases.begin(), r.phases.end(),
+                                      [](const Phase& p) { return p.memory.has_value(); });
+    if (!recorded) return;
+    const Memory expected = metrics::memory_peaks_over_phases(r.phases);
+    for (const auto& [found, peak, key] :
+         {std::tuple{&r.memory.peak_allocated_bytes, &expected.peak_allocated_bytes,
+                     "peak_allocated_bytes"},
+          std::tuple{&r.memory.peak_reserved_bytes, &expected.peak_reserved_bytes,
+                     "peak_reserved_bytes"},
+          std::tuple{&r.memory.peak_active_bytes, &expected.peak_active_bytes, "peak_active_bytes"},
+          std::tuple{&r.memory.device_used_peak_bytes, &expected.device_used_peak_bytes,
+                     "device_used_peak_bytes"}}) {
+      if (*found != *peak) {
+        fail(join("memory", key) + ": expected the largest of timing.phases[].memory." + key +
+             " = " + (*peak ? std::to_string(**peak) : std::string("null (none measured)")) +
+             ", found " + (*found ? std::to_string(**found) : std::string("null")));
       }
     }
-    const SampleSummary& t = r.summary.step_seconds;
-    for (const auto& [value, key] :
-         {std::pair{t.mean, "mean"}, std::pair{t.median, "median"}, std::pair{t.p90, "p90"},
-          std::pair{t.p99, "p99"}, std::pair{t.min, "min"}, std::pair{t.max, "max"}}) {
-      if (std::isnan(value)) continue;
-      if (value < fastest * (1.0 - 1e-6) || value > slowest * (1.0 + 1e-6)) {
-        fail("summary.step_seconds." + std::string(key) + ": " + number_text(value) +
-             " s, outside the steps' " + number_text(fastest) + " to " + number_text(slowest) +
-             " s");
+    if (!r.memory.peak_rss_bytes) return;
+    int64_t largest = 0;
+    std::string where;
+    for (std::size_t i = 0; i < r.phases.size(); ++i) {
+      if (!r.phases[i].memory) continue;
+      const PhaseMemory& p = *r.phases[i].memory;
+      for (const auto& [value, key] : {std::pair{&p.peak_rss_bytes, "peak_rss_bytes"},
+                                       std::pair{&p.rss_at_end_bytes, "rss_at_end_bytes"}}) {
+        if (*value && **value > largest) {
+          largest = **value;
+          where = join(join(index("timing.phases", i), "memory"), key);
+        }
       }
     }
-    for (const auto& [value, most, key] :
-         {std::tuple{r.summary.tokens_per_second_real, real_rate, "real"},
-          std::tuple{r.summary.tokens_per_second_padded, padded_rate, "padded"}}) {
-      if (value > most * (1.0 + 1e-6)) {
-        fail("summary.tokens_per_second." + std::string(key) + ": " + number_text(value) +
-             ", more than the fastest step's " + number_text(most));
-      }
+    if (largest > *r.memory.peak_rss_bytes) {
+      fail(
+          "memory.peak_rss_bytes: expected at least the largest resident size of "
+          "timing.phases[].memory, " +
+          std::to_string(largest) + " (" + where + "), found " +
+          std::to_string(*r.memory.peak_rss_bytes));
     }
   }
 
   // Two figures one is computed from: equal up to rounding.
   void derived_from(double found, double expected, const std::string& path,
                     const std::string& formula) const {
-    if (std::fabs(found - expected) > 1e-6 * std::fabs(expected) + 1e-9) {
+    // Written as "not within" so that a NaN on either side is refused too.
+    if (!(std::fabs(found - expected) <= 1e-6 * std::fabs(expected) + 1e-9)) {
       fail(path + ": expected " + formula + " = " + number_text(expected) + ", found " +
            number_text(found));
     }
@@ -585,6 +682,7 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     check_steps(r);
     check_run(r);
     check_summary(r);
+    check_memory_peaks(r);
     check_energy(r);
   }
 

@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "ftbench/cost/billing.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
@@ -16,6 +19,7 @@
 #include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
 
 namespace ftbench::spec {
 namespace {
@@ -320,7 +324,7 @@ void validate_backend(Checker& c, const BackendSpec& b) {
   // LibTorch takes an int; far more than any machine has is a typo, not a thread count.
   c.int_in_range("backend.device_index", b.device_index, 0, 65535, "more GPUs than a machine has");
   c.int_in_range("backend.threads", b.threads, 0, 65536, "more threads than a machine has");
-  if (b.peak_tflops) c.positive("backend.peak_tflops", *b.peak_tflops);
+  if (b.peak_tflops) c.at_least("backend.peak_tflops", *b.peak_tflops, kMinPeakTflops);
   // Faster than NVML's and AMD SMI's own update rate (about 10 ms at best) reads the same value
   // again; slower than 10 s leaves short runs with two readings.
   c.int_in_range("backend.energy_sample_ms", b.energy_sample_ms, 10, 10000,
@@ -349,6 +353,29 @@ bool is_name_char(char ch) {
 
 constexpr std::size_t kMaxNameChars = 200;
 
+// output.price as `ftbench run` takes it: a number is USD per GPU-hour, decimal (the spec's
+// numbers are), finite and within what billing takes (cost/billing.h); text that starts like a
+// number and is none (0x10, 1_000, nan, inf) is refused rather than looked up as an offer, so
+// that `validate` refuses what `run` would. Anything else names a catalog offer, which `run`
+// resolves in its catalogs.
+void validate_price(Checker& c, const std::string& price) {
+  if (price.empty()) return;
+  double any = 0.0;
+  const bool number_like =
+      text::parse_any_double(price, any) ||
+      (price.find('/') == std::string::npos &&
+       std::string_view("0123456789+-.").find(price.front()) != std::string_view::npos);
+  if (!number_like) return;
+  double usd = 0.0;
+  if (text::parse_double(price, usd) != std::errc() || !(usd >= cost::kMinUsdPerGpuHour) ||
+      usd > cost::kMaxUsdPerGpuHour) {
+    c.fail("output.price",
+           fmt::format("expected USD per GPU-hour from {} to {} (a decimal number) or a catalog "
+                       "offer PROVIDER/GPU[/TIER], found {}",
+                       cost::kMinUsdPerGpuHour, cost::kMaxUsdPerGpuHour, text::quoted(price)));
+  }
+}
+
 void validate_output(Checker& c, const OutputSpec& o) {
   if (o.report.empty()) c.fail("output.report", "must not be empty");
   // The name becomes part of a file name ("{name}" in output.report), so it is kept to
@@ -365,6 +392,7 @@ void validate_output(Checker& c, const OutputSpec& o) {
   }
   c.one_of("output.progress", o.progress, choice::progress::kAll);
   c.int_at_least("output.log_every_steps", o.log_every_steps, 1);
+  validate_price(c, o.price);
 }
 
 constexpr std::string_view kOwnFolder =

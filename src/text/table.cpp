@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
 
 namespace ftbench::text {
@@ -116,11 +117,11 @@ std::string render_text(const Table& raw, bool color) {
   return out;
 }
 
-std::string render_markdown(const Table& raw) {
-  const Table table = printable_table(raw);
+std::string render_markdown(const Table& table) {
+  // Literal text (markdown_literal escapes controls as printable() does), then the cell's '|'.
   auto escape = [](const std::string& s) {
     std::string out;
-    for (const char c : s) {
+    for (const char c : markdown_literal(s)) {
       if (c == '|') out += '\\';
       out += c;
     }

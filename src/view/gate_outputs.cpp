@@ -5,6 +5,7 @@
 #include "ftbench/compare/verdicts.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/json_values.h"
+#include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/table.h"
 #include "ftbench/text/units.h"
@@ -14,6 +15,7 @@ namespace ftbench::view {
 namespace {
 
 using compare::GatePart;
+using text::markdown_literal;
 using OJson = nlohmann::ordered_json;
 
 std::string figure(const std::optional<double>& v, const std::string& unit) {

@@ -7,6 +7,7 @@
 
 #include "ftbench/compare/verdicts.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/table.h"
 #include "ftbench/text/units.h"
@@ -18,8 +19,9 @@ using compare::Column;
 using text::format_duration;
 using text::format_percent;
 using text::format_usd;
+using text::markdown_literal;
 
-// The key figures, one column per report.
+// The key figures, one column per report; render_markdown shows every cell as text.
 text::Table figures_table(const std::vector<Column>& columns, const PageInput& in) {
   text::Table t;
   t.header = {""};
@@ -34,14 +36,14 @@ text::Table figures_table(const std::vector<Column>& columns, const PageInput& i
     t.rows.push_back(std::move(cells));
   };
   const auto col = [&](std::size_t i) -> const Column& { return columns[i]; };
-  row("report", [&](std::size_t i) { return markdown_literal(in.sources[i]); });
-  row("run", [&](std::size_t i) { return markdown_literal(col(i).run_name); });
+  row("report", [&](std::size_t i) { return in.sources[i]; });
+  row("run", [&](std::size_t i) { return col(i).run_name; });
   row("device", [&](std::size_t i) {
-    return markdown_literal(fmt::format("{} x{} ({})", col(i).gpu, col(i).gpus, col(i).backend));
+    return fmt::format("{} x{} ({})", col(i).gpu, col(i).gpus, col(i).backend);
   });
   row("status", [&](std::size_t i) {
     const report::Report& r = in.reports[i];
-    return markdown_literal(r.error.empty() ? r.status : r.status + ": " + r.error);
+    return r.error.empty() ? r.status : r.status + ": " + r.error;
   });
   row("steps", [&](std::size_t i) { return std::to_string(col(i).times.steps); });
   row("time to first step", [&](std::size_t i) {
@@ -74,8 +76,7 @@ text::Table figures_table(const std::vector<Column>& columns, const PageInput& i
   row("cost", [&](std::size_t i) {
     if (!col(i).cost) return std::string("not priced (no offer for this device; give --rate)");
     return fmt::format("{} at {} ({} before the first step)", format_usd(col(i).cost->billed_usd),
-                       markdown_literal(col(i).rate->label),
-                       format_usd(col(i).cost->before_first_step_usd));
+                       col(i).rate->label, format_usd(col(i).cost->before_first_step_usd));
   });
   return t;
 }
@@ -96,23 +97,6 @@ std::string comparison_text(const PageComparison& c) {
 }
 
 }  // namespace
-
-std::string markdown_literal(std::string_view text) {
-  std::string out;
-  std::string shown = text::printable(text);
-  if (shown.size() > kMaxMarkdownText) {
-    // Cut at a UTF-8 character's start, and say so.
-    std::size_t cut = kMaxMarkdownText;
-    while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) --cut;
-    shown = shown.substr(0, cut) + fmt::format("… ({} bytes in all)", shown.size());
-  }
-  for (char c : shown) {
-    static constexpr std::string_view kSpecial = "\\`*_[]<>~";
-    if (kSpecial.find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 std::string markdown_summary(const PageInput& in) {
   const PageComparison c = compare_reports(in);

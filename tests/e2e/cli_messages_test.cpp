@@ -84,6 +84,69 @@ TEST(CliMessages, EverySubcommandsHelpListsTheLogLevel) {
   }
 }
 
+// Numbers in flags are decimal, as the spec's are: CLI11 would read "0x10" as 16 (`--rate 0x10`
+// billed $16/h) and "0b11" or "0o7" likewise; each is refused, naming the flag,
+// before the option's own range check. Every numeric option of every command goes through the
+// same check (src/cli/app.cpp).
+TEST(CliMessages, NumbersInFlagsAreDecimal) {
+  const std::string report = "tests/fixtures/reports/h100-reference.json";
+  const std::string cost = "cost " + report + " --rate 2 ";
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"--rate", "cost " + report + " --rate 0x10"},
+      {"--rate", "cost " + report + " --rate 0X1p4"},
+      {"--min-seconds", cost + "--min-seconds 0x10"},
+      {"--min-seconds", cost + "--min-seconds 0b11"},
+      {"--gpus", cost + "--gpus 0o7"},
+      {"--energy-price", cost + "--energy-price 0x1"},
+      {"--max-age-days", cost + "--max-age-days 0x7"},
+      {"--alpha", "compare " + report + " " + report + " --rate 2 --alpha 0x0.1p0"},
+      {"--rate", "compare " + report + " " + report + " --rate 2,0x10"},
+  };
+  if (fs::exists(fs::path(FTBENCH_BINARY).parent_path() / "ftbench-bin")) {
+    const std::string run = "run configs/ci-tiny.yaml --set train.max_steps=1 ";
+    cases.insert(cases.end(), {{"--rate", run + "--rate 0x10"},
+                               {"--peak-tflops", run + "--peak-tflops 0x10"},
+                               {"--stop-after-steps", run + "--stop-after-steps 0x2"}});
+  }
+  for (const auto& [option, args] : cases) {
+    SCOPED_TRACE(args);
+    const Outcome r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(option + ": expected a decimal number, found "), std::string::npos)
+        << r.err;
+  }
+  // Decimal forms are taken as before.
+  EXPECT_EQ(ftbench("cost " + report + " --rate 2.5e0 --min-seconds 60 --gpus 1").exit_code, 0);
+}
+
+// Ranges say their bounds as numbers a reader can take in (not CLI11's 300 digits of the
+// largest double), and a peak too small to divide by is refused rather than printed as "MFU
+// inf%".
+TEST(CliMessages, RangesAreReadableAndPeaksDivisible) {
+  const std::string report = "tests/fixtures/reports/h100-reference.json";
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"gate " + report + " " + report + " --fail-on cost:+5% --rate 2 --min-seconds -1",
+       "--min-seconds: Value -1 not in range 0 to 31622400"},
+  };
+  if (fs::exists(fs::path(FTBENCH_BINARY).parent_path() / "ftbench-bin")) {
+    const std::string run = "run configs/ci-tiny.yaml --set train.max_steps=1 ";
+    cases.insert(
+        cases.end(),
+        {{run + "--stop-after-steps 0", "--stop-after-steps: Value 0 not in range 1 to 1000000"},
+         {run + "--peak-tflops 1e-320",
+          "--peak-tflops: expected a number from 0.001 to 1e+09, found 1e-320"}});
+  }
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(args);
+    const Outcome r = ftbench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+  }
+}
+
 // CLI11 reads an empty value as the type's default (no price, a rate of 0, no output path):
 // every option that takes a value refuses "" instead, naming itself. Each case is otherwise a
 // command that would run, so nothing but the empty value can make it fail.

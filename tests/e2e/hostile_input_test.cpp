@@ -636,8 +636,9 @@ std::vector<Case> cases() {
                   json_edit([](nlohmann::json& j) { j["run"]["world_size"] = 2147483648LL; }),
                   {"huge-world-size.json: run.world_size: expected an integer between 1 and "
                    "65536, found 2147483648"}),
-      // A throughput so low that the projection never ends: the field is named, not
-      // "duration must be >= 0 seconds, found inf".
+      // A throughput so low that the projection would never end, written over the measured
+      // one: the reader holds it to the steps and names the field, not "duration must be >= 0
+      // seconds, found inf".
       Case{"report_throughput_too_low_to_project",
            [](const fs::path& scratch) {
              nlohmann::json j = nlohmann::json::parse(slurp(kH100));
@@ -645,8 +646,29 @@ std::vector<Case> cases() {
              write_bytes(scratch / "slow.json", j.dump(2));
              return "cost " + q(scratch / "slow.json") + " --rate 2 --project-tokens 1M";
            },
-           {"slow.json: summary.tokens_per_second.real: 1e-320 tokens/s is too low to project "
-            "1000000 tokens (no finite time)"}},
+           {"slow.json: summary.tokens_per_second.real: expected the measured steps' real_tokens "
+            "/ wall_seconds = 2355.4298093226153, found 1e-320"}},
+      // Summary figures written over the measured ones (issue 39): refused by every command,
+      // with what the steps give.
+      Case{"gate_report_forged_step_mean",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+             j["summary"]["step_seconds"]["mean"] = 3.6075736380912167;
+             write_bytes(scratch / "new.json", j.dump(2));
+             return "gate " + q(kH100) + " " + q(scratch / "new.json") + " --fail-on step_time:+5%";
+           },
+           {"new.json: summary.step_seconds.mean: expected the mean of the measured steps' "
+            "wall_seconds = 2.405049092060811, found 3.6075736380912167"}},
+      Case{"compare_report_forged_tflops",
+           [](const fs::path& scratch) {
+             nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+             j["summary"]["mfu"]["entries"][0]["achieved_tflops"] = 3782.820273772121;
+             write_bytes(scratch / "b.json", j.dump(2));
+             return "compare " + q(kH100) + " " + q(scratch / "b.json") + " --rate 2";
+           },
+           {"b.json: summary.mfu.entries[0].achieved_tflops: expected flops_per_step x "
+            "measured_steps / their wall_seconds / 10^12 = 75.65640547544241, found "
+            "3782.820273772121"}},
       Case{"compare_report_steps_longer_than_run",
            [](const fs::path& scratch) {
              nlohmann::json j = nlohmann::json::parse(slurp(kMi300x));
@@ -726,6 +748,34 @@ TEST(HostileCorpus, DocumentedValidFilesAreAccepted) {
 // Valid files whose strings carry what a terminal acts on (TerminalEscapes below).
 const std::vector<std::string> kTerminalEscapeCorpus = {"catalogs/terminal-escapes.yaml",
                                                         "catalogs/terminal-escapes.csv"};
+
+// Valid files whose strings carry Markdown and HTML (MarkdownInjection below).
+const std::vector<std::string> kMarkdownInjectionCorpus = {"catalogs/markdown-injection.yaml"};
+
+// What in `markdown` a renderer would act on, for a message: a raw HTML tag or entity (a '<'
+// before a letter, '/' or '!', an '&' before a name or '#'), or the "](" or "![" of a link or
+// an image, without the backslash that makes it text; "" when there is none.
+std::string raw_markdown_markup(const std::string& markdown) {
+  const auto escaped = [&](std::size_t i) {
+    std::size_t backslashes = 0;
+    while (i > backslashes && markdown[i - backslashes - 1] == '\\') ++backslashes;
+    return backslashes % 2 == 1;
+  };
+  for (std::size_t i = 0; i + 1 < markdown.size(); ++i) {
+    const char c = markdown[i];
+    const char next = markdown[i + 1];
+    const bool tag = c == '<' && (std::isalpha(static_cast<unsigned char>(next)) != 0 ||
+                                  next == '/' || next == '!');
+    const bool entity =
+        c == '&' && (std::isalpha(static_cast<unsigned char>(next)) != 0 || next == '#');
+    const bool link = (c == ']' && next == '(') || (c == '!' && next == '[' && !escaped(i + 1));
+    if ((tag || entity || link) && !escaped(i)) {
+      return "raw markup at byte " + std::to_string(i) + " of:\n" +
+             markdown.substr(i < 200 ? 0 : i - 200, 400);
+    }
+  }
+  return "";
+}
 
 // What a terminal would act on in `text`, for a message: C0 controls but the line feed, DEL, C1
 // controls (U+0080-U+009F, which some terminals take for CSI and OSC) and bidirectional
@@ -811,6 +861,47 @@ TEST(TerminalEscapes, SharedFilesCannotDriveTheTerminal) {
   }
 }
 
+// Strings of shared files (a catalog's GPU names, providers, regions and sources; a report's run,
+// device and CPU names) reach every Markdown output: cost, compare, catalog, plan and gate
+// --format markdown, report --markdown. Each is shown as text (issue 39: cost, compare and
+// catalog passed them through raw), "&" too.
+TEST(MarkdownInjection, SharedFilesCannotInjectMarkup) {
+  const ScratchDir scratch("ftbench-hostile");
+  const std::string yaml = q(corpus("catalogs/markdown-injection.yaml"));
+  nlohmann::json j = nlohmann::json::parse(slurp(kH100));
+  j["run"]["name"] = "<script>alert(1)</script>";
+  j["environment"]["device"]["name"] = "![x](http://evil.example/x.png) &amp;";
+  j["environment"]["host"]["cpu_model"] = "<img src=x onerror=alert(1)>";
+  const fs::path injected = scratch.path() / "injected.json";
+  write_bytes(injected, j.dump(2));
+  nlohmann::json cpu = j;
+  cpu["environment"]["device"]["backend"] = "cpu";
+  cpu["environment"]["device"]["name"] = "[click](http://evil.example)";
+  const fs::path cpu_report = scratch.path() / "cpu.json";
+  write_bytes(cpu_report, cpu.dump(2));
+  const std::string report = q(injected);
+  const std::string f = " --format markdown";
+  const std::vector<std::string> runs = {
+      "catalog --catalog " + yaml + f, "catalog --catalog " + yaml + " --gpus" + f,
+      "cost " + q(kH100) + " --catalog " + yaml + f, "cost " + report + " --rate 2" + f,
+      "cost " + q(cpu_report) + " --rate 2" + f,
+      "compare " + q(kH100) + " " + report + " --rate 2" + f,
+      "compare " + report + " " + q(kMi300x) + " --rate 2" + f,
+      "compare " + q(cpu_report) + " " + report + " --rate 2 --allow-different" + f,
+      "gate " + q(kH100) + " " + report + " --fail-on status" + f,
+      // (plan) The hostile offer is the cheapest: the recommendation names it.
+      "plan " + q(kSource / "configs/ci-tiny.yaml") + " --set model.dtype=bf16 --catalog " + yaml +
+          f,
+      "report " + q(kH100) + " " + report + " --markdown -"};
+  for (const std::string& args : runs) {
+    SCOPED_TRACE("ftbench " + args);
+    const Outcome r = run_ftbench(args, scratch.path(), "", 60.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(raw_markdown_markup(r.out), "");
+  }
+}
+
 // Every committed corpus file is used by a case above (a new file without a case is a mistake).
 TEST(HostileCorpus, EveryFileHasACase) {
   std::string names;
@@ -819,6 +910,9 @@ TEST(HostileCorpus, EveryFileHasACase) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
   for (const std::string& file : kTerminalEscapeCorpus) {
+    names += "_" + file.substr(file.find('/') + 1) + "\n";
+  }
+  for (const std::string& file : kMarkdownInjectionCorpus) {
     names += "_" + file.substr(file.find('/') + 1) + "\n";
   }
   // The gemm files are cases of hostile_run_test.cpp (`run --gemm` needs LibTorch).

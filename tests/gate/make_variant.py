@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Writes a copy of an ftbench report made to differ by known amounts, for the gate's tests.
 
-Each change keeps the report consistent (ftbench reads it back): scaled step times come with the
-step-time summary and the throughput recomputed from the measured steps (numpy-linear
-percentiles, as src/metrics/stats.cpp computes them); scaled phases with the time to first step
-and the segments' times scaled alike.
+Each change keeps the report consistent (ftbench reads it back and holds every summary figure to
+the steps): scaled step times come with the step-time summary, the throughput, the data-wait
+share and the MFU entries recomputed from the measured steps (numpy-linear percentiles, as
+src/metrics/stats.cpp computes them); scaled phases with the time to first step and the
+segments' times scaled alike; a scaled allocator peak with the phases' peaks it is the largest
+of; a shifted loss with every step's loss shifted.
 
 Usage: make_variant.py IN.json OUT.json [--steps F] [--phases F] [--allocated F] [--loss D]
        [--status S] [--later SECONDS]
@@ -43,6 +45,14 @@ def rescale_steps(r, f):
     r["summary"]["tokens_per_second"] = {
         "real": sum(s["real_tokens"] for s in measured) / seconds,
         "padded": sum(s["padded_tokens"] for s in measured) / seconds}
+    r["summary"]["data_wait_fraction"] = sum(s["data_wait_seconds"] for s in measured) / seconds
+    devices = r["run"].get("world_size", 1)
+    mfu = r["summary"]["mfu"]
+    for e in mfu["entries"]:
+        e["achieved_tflops"] = e["flops_per_step"] * len(walls) / seconds / 1e12
+        for key, peak in (("mfu", mfu["peak_tflops"]), ("mfu_gemm", mfu.get("gemm_peak_tflops"))):
+            if key in e and peak:
+                e[key] = e["achieved_tflops"] / (peak * devices)
     # The training phase holds those steps: it grows by what they added, what follows moves on.
     shift = 0.0
     for p in r["timing"]["phases"]:
@@ -100,7 +110,14 @@ def main():
         rescale_phases(r, o.phases)
     if o.allocated is not None:
         r["memory"]["peak_allocated_bytes"] = round(r["memory"]["peak_allocated_bytes"] * o.allocated)
+        for p in r["timing"]["phases"]:
+            m = p.get("memory") or {}
+            if m.get("peak_allocated_bytes") is not None:
+                m["peak_allocated_bytes"] = round(m["peak_allocated_bytes"] * o.allocated)
     if o.loss is not None:
+        for s in r["steps"]:
+            s["loss"] += o.loss
+        r["summary"]["loss"]["final"] += o.loss
         r["summary"]["loss"]["mean_last"] += o.loss
     if o.status is not None:
         r["run"]["status"] = o.status

@@ -126,6 +126,53 @@ TEST(RunSummary, RecomputeEntriesAndNoPeak) {
   EXPECT_EQ(s.loss_window, 1);
 }
 
+// What the reader holds a report's summary to: the run's own summary, recomputed from the
+// report's steps alone (a resumed job of 2 devices with a warm-up of 1 and both peaks).
+TEST(SummaryOfSteps, IsTheSummaryTheRunComputed) {
+  report::Report r;
+  r.world_size = 2;
+  r.spec = nlohmann::ordered_json::parse(R"({"train": {"timing_warmup_steps": 1}})");
+  std::vector<StepFlops> flops;
+  for (int64_t i = 1; i <= 6; ++i) {
+    r.steps.push_back(step(i, 1.0 + 0.25 * double(i % 3), 0.125, 90 + i, 128, 3.0 - 0.25 * i));
+    r.steps.back().segment = i <= 3 ? 1 : 2;
+    r.steps.back().model_flops = 1e12 * double(i);
+    flops.push_back({1e12 * double(i), 1.5e12 * double(i), 2e12 * double(i), 3e12 * double(i)});
+  }
+  SummaryOptions o;
+  o.warmup_steps = 1;
+  o.loss_window = 4;
+  o.peak_tflops = 10.0;
+  o.gemm_peak_tflops = 8.0;
+  o.recompute = true;
+  o.devices = 2;
+  r.summary = summarize_run(r.steps, flops, o);
+  const report::Summary s = summary_of_steps(r);
+  EXPECT_EQ(s.warmup_steps_excluded, 2);
+  EXPECT_EQ(s.measured_steps, 4);
+  EXPECT_EQ(s.step_seconds.count, 4);
+  EXPECT_EQ(s.step_seconds.mean, r.summary.step_seconds.mean);
+  EXPECT_EQ(s.step_seconds.p90, r.summary.step_seconds.p90);
+  EXPECT_EQ(s.step_seconds.stddev, r.summary.step_seconds.stddev);
+  EXPECT_EQ(s.tokens_per_second_real, r.summary.tokens_per_second_real);
+  EXPECT_EQ(s.tokens_per_second_padded, r.summary.tokens_per_second_padded);
+  EXPECT_EQ(s.padding_fraction, r.summary.padding_fraction);
+  EXPECT_EQ(s.data_wait_fraction, r.summary.data_wait_fraction);
+  ASSERT_EQ(s.mfu.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.mfu[i].flops_per_step, r.summary.mfu[i].flops_per_step) << i;
+    EXPECT_DOUBLE_EQ(s.mfu[i].achieved_tflops, r.summary.mfu[i].achieved_tflops) << i;
+    EXPECT_DOUBLE_EQ(*s.mfu[i].mfu, *r.summary.mfu[i].mfu) << i;
+    EXPECT_DOUBLE_EQ(*s.mfu[i].mfu_gemm, *r.summary.mfu[i].mfu_gemm) << i;
+  }
+  // Steps 2, 3, 5 and 6: 16e12 FLOP of the frozen-base count over 5 s.
+  EXPECT_EQ(s.mfu[0].flops_per_step, 4e12);
+  EXPECT_DOUBLE_EQ(s.mfu[0].achieved_tflops, 16e12 / 5.0 / 1e12);
+  EXPECT_EQ(s.final_loss, 1.5);
+  EXPECT_EQ(s.loss_window, 4);
+  EXPECT_EQ(s.mean_last_losses, (2.25 + 2.0 + 1.75 + 1.5) / 4.0);
+}
+
 TEST(WarmupMask, AReportLeavesOutTheWarmupOfEachSegmentAsItsSummaryDid) {
   report::Report r;
   r.spec = nlohmann::ordered_json::parse(R"({"train": {"timing_warmup_steps": 2}})");

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/io/output_file.h"
+#include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/report/report_io.h"
 
@@ -157,23 +158,27 @@ Report full_report() {
     st.loss = 2.5 - 0.1 * static_cast<double>(i);
     st.lr = 2e-4 * static_cast<double>(i) / 5.0;
     st.grad_norm = 0.75 + 1e-3 * static_cast<double>(i);
-    st.model_flops = 4.8e15 + static_cast<double>(i);
+    st.model_flops = 4.8e14 + static_cast<double>(i);
     r.steps.push_back(st);
   }
   r.evaluations = {{3, 2.2341, 17001, 25, 4.5}, {5, 2.125, 17001, 25, 4.25}};
 
+  // Every figure the steps determine is theirs (the reader checks): steps 3 to 5 are measured,
+  // 4.2 s, 300012 real and 393216 padded tokens, 0.12 s of data wait, on 2 devices.
   Summary& m = r.summary;
   m.warmup_steps_excluded = 2;
   m.measured_steps = 3;
   m.step_seconds = metrics::summarize({1.3, 1.4, 1.5});
-  m.tokens_per_second_real = 71428.57142857143;
+  m.tokens_per_second_real = 300012.0 / 4.2;
   m.tokens_per_second_padded = 93622.85714285714;
-  m.padding_fraction = 0.23706;
+  m.padding_fraction = 1.0 - 300012.0 / 393216.0;
   m.data_wait_fraction = 0.028571428571428577;
   m.peak_tflops = 989.4;
   m.peak_source = "gpu table: NVIDIA H100 80GB HBM3";
-  m.mfu = {{"lora_frozen_base", false, 4.8e15, 342.9, 0.3466, 0.4764},
-           {"six_n", true, 6.4e15, 457.1, 0.462, 0.6350}};
+  m.mfu = {{"lora_frozen_base", false, 4.8e14 + 4.0, 342.8571428571429,
+            342.8571428571429 / (989.4 * 2), 342.8571428571429 / (719.8 * 2)},
+           {"six_n", true, 6.4e14, 457.14285714285717, 457.14285714285717 / (989.4 * 2),
+            457.14285714285717 / (719.8 * 2)}};
   m.gemm_peak_tflops = 719.8;
   m.gemm_peak_source = "gemm file: h100-gemm.json bf16 8192x8192x8192";
   r.gemm = MeasuredGemm{
@@ -251,6 +256,8 @@ Report cpu_report() {
   r.environment.device.memory_bus_width_bits.reset();
   r.environment.variables = std::vector<EnvironmentVariable>{};
   r.phases[1].memory = PhaseMemory{};
+  r.phases[3].memory =
+      PhaseMemory{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 12884901888, 12000000000};
   r.summary.peak_tflops.reset();
   r.summary.peak_source = "none";
   r.summary.gemm_peak_tflops.reset();
@@ -272,6 +279,52 @@ Report cpu_report() {
   none.tokens = 400014;
   r.energy = none;
   return r;
+}
+
+// `j` with its summary as its steps make it (metrics::summary_of_steps), for tests that edit the
+// steps of a report's JSON: the reader holds every figure the steps determine to them.
+OJson with_summary_of_steps(OJson j) {
+  Report r;
+  const auto number = [](const OJson& v) {
+    return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+  };
+  for (const OJson& s : j["steps"]) {
+    StepRecord st;
+    st.wall_seconds = s["wall_seconds"];
+    st.data_wait_seconds = s["data_wait_seconds"];
+    st.real_tokens = s["real_tokens"];
+    st.padded_tokens = s["padded_tokens"];
+    st.loss = number(s["loss"]);
+    st.model_flops = s["model_flops"];
+    st.segment = s.value("segment", int64_t{1});
+    r.steps.push_back(st);
+  }
+  r.world_size = j["run"].value("world_size", int64_t{1});
+  r.spec = j["spec"];
+  OJson& summary = j["summary"];
+  r.summary.warmup_steps_excluded = summary["warmup_steps_excluded"];
+  r.summary.loss_window = summary["loss"]["window"];
+  const OJson& mfu = summary["mfu"];
+  if (mfu["peak_tflops"].is_number()) r.summary.peak_tflops = mfu["peak_tflops"].get<double>();
+  if (mfu.contains("gemm_peak_tflops") && mfu["gemm_peak_tflops"].is_number()) {
+    r.summary.gemm_peak_tflops = mfu["gemm_peak_tflops"].get<double>();
+  }
+  for (const OJson& e : mfu["entries"]) {
+    r.summary.mfu.push_back({e["formula"], e["recompute"], e["flops_per_step"], 0.0, std::nullopt});
+  }
+  r.summary = metrics::summary_of_steps(r);
+  const OJson computed = to_json(r)["summary"];
+  for (const char* key : {"measured_steps", "step_seconds", "tokens_per_second", "padding_fraction",
+                          "data_wait_fraction", "loss"}) {
+    summary[key] = computed[key];
+  }
+  for (std::size_t i = 0; i < mfu["entries"].size(); ++i) {
+    OJson& e = summary["mfu"]["entries"][i];
+    for (const char* key : {"flops_per_step", "achieved_tflops", "mfu", "mfu_gemm"}) {
+      if (e.contains(key)) e[key] = computed["mfu"]["entries"][i][key];
+    }
+  }
+  return j;
 }
 
 // The message of the ReportError that reading `json` throws; fails the test if none is thrown.
@@ -306,7 +359,7 @@ TEST(ReportJson, RoundTripEveryFieldSet) {
   EXPECT_EQ(back.summary.peak_tflops, 989.4);
   ASSERT_EQ(back.summary.mfu.size(), 2u);
   EXPECT_TRUE(back.summary.mfu[1].recompute);
-  EXPECT_EQ(back.summary.mfu[0].mfu, 0.3466);
+  EXPECT_EQ(back.summary.mfu[0].mfu, 342.8571428571429 / (989.4 * 2));
   EXPECT_EQ(back.memory.peak_rss_bytes, 12884901888);
   EXPECT_EQ(back.memory.allocation_retries, 2);
   EXPECT_EQ(back.memory.oom_count, 0);
@@ -323,7 +376,7 @@ TEST(ReportJson, RoundTripEveryFieldSet) {
   EXPECT_EQ(back.phases[3].memory->rss_at_end_bytes, 12000000000);
   ASSERT_EQ(back.steps.size(), 5u);
   EXPECT_EQ(back.steps[2].lr, full_report().steps[2].lr);  // doubles survive bit for bit
-  EXPECT_EQ(back.steps[4].model_flops, 4.8e15 + 5.0);
+  EXPECT_EQ(back.steps[4].model_flops, 4.8e14 + 5.0);
   EXPECT_EQ(back.spec, full_report().spec);
   EXPECT_EQ(keys(back.spec), (std::vector<std::string>{"run", "model", "lora"}));
 }
@@ -495,7 +548,8 @@ TEST(ReportJson, DivergedLossesReadBackAsNan) {
   Report r = full_report();
   r.steps[1].loss = std::numeric_limits<double>::quiet_NaN();
   r.steps[1].grad_norm = std::numeric_limits<double>::infinity();
-  r.summary.final_loss = std::numeric_limits<double>::quiet_NaN();
+  r.steps[4].loss = std::numeric_limits<double>::quiet_NaN();
+  r.summary = metrics::summary_of_steps(r);
   const Report back = report::from_json(nlohmann::json::parse(to_json(r).dump()), "diverged.json");
   EXPECT_TRUE(std::isnan(back.steps[1].loss));
   EXPECT_TRUE(std::isnan(back.steps[1].grad_norm));
@@ -547,6 +601,7 @@ TEST(ReportJson, ReadsVersionOneWithoutTheFieldsOfOnePointOne) {
   OJson j = to_json(full_report());
   j["schema"] = "ftbench.report/1";
   j["run"].erase("world_size");
+  j = with_summary_of_steps(j);  // MFU over one device
   j.erase("data");
   const Report r = report::from_json(j, "old.json");
   EXPECT_EQ(r.world_size, 1);
@@ -607,6 +662,7 @@ TEST(ReportJson, ReadsFieldsOlderVersionsLackAsTheirDefaults) {
   j["schema"] = "ftbench.report/1.0";
   j["run"].erase("world_size");
   for (auto& step : j["steps"]) step.erase("segment");
+  j = with_summary_of_steps(j);  // MFU over one device, the warm-up of one segment
   j["summary"]["mfu"].erase("gemm_peak_tflops");
   j["summary"]["mfu"].erase("gemm_peak_source");
   for (auto& entry : j["summary"]["mfu"]["entries"]) entry.erase("mfu_gemm");
@@ -843,7 +899,7 @@ TEST(ReportJson, RoundTripsTheMeasuredGemmPeak) {
   EXPECT_EQ(back.gemm->dtypes[1].best_k, 14336);
   EXPECT_EQ(back.summary.gemm_peak_tflops, 719.8);
   EXPECT_EQ(back.summary.gemm_peak_source, "gemm file: h100-gemm.json bf16 8192x8192x8192");
-  EXPECT_EQ(back.summary.mfu[1].mfu_gemm, 0.6350);
+  EXPECT_EQ(back.summary.mfu[1].mfu_gemm, 457.14285714285717 / (719.8 * 2));
 
   // Without --gemm: `gemm` null, the peak null with source "none", every mfu_gemm null.
   const OJson cpu = to_json(cpu_report());
@@ -867,7 +923,7 @@ TEST(ReportJson, ReadsReportsWithoutTheMeasuredGemmPeak) {
   EXPECT_FALSE(r.summary.gemm_peak_tflops.has_value());
   EXPECT_EQ(r.summary.gemm_peak_source, "none");
   EXPECT_FALSE(r.summary.mfu[0].mfu_gemm.has_value());
-  EXPECT_EQ(r.summary.mfu[0].mfu, 0.3466);
+  EXPECT_EQ(r.summary.mfu[0].mfu, 342.8571428571429 / (989.4 * 2));
 }
 
 TEST(ReportJson, RejectsABadMeasuredGemm) {
@@ -928,7 +984,7 @@ TEST(ReportJson, RejectsABadWorldSizeOrDataObject) {
   EXPECT_EQ(read_error(j),
             "r.json: run.world_size: expected an integer between 1 and 65536, found 2147483648");
   j["run"]["world_size"] = 65536;
-  EXPECT_NO_THROW(report::from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(with_summary_of_steps(j), "r.json"));
   j = to_json(full_report());
   j["data"].erase("fingerprint");
   EXPECT_EQ(read_error(j), "r.json: missing required field \"data.fingerprint\"");
@@ -1006,11 +1062,9 @@ TEST(ReportConsistency, StepsCannotTakeLongerThanTheRun) {
             "r.json: steps[].wall_seconds: the steps add up to 2000 s, more than the run's "
             "1848.25 s (timing.t0_before_process_seconds + the end of the last of "
             "timing.phases)");
-  // Measured on the same clock: within 1 ms (and a millionth) is the same. (The summary, of
-  // other step times, is left out of this check.)
+  // Measured on the same clock: within 1 ms (and a millionth) is the same.
   for (OJson& step : j["steps"]) step["wall_seconds"] = 369.65 + 0.0001;
-  j["summary"]["measured_steps"] = 0;
-  EXPECT_NO_THROW(report::from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(with_summary_of_steps(j), "r.json"));
   j = one_process_json();
   j["timing"]["time_to_first_step_seconds"] = 5000.0;
   EXPECT_EQ(read_error(j),
@@ -1026,7 +1080,7 @@ TEST(ReportConsistency, StepsCannotTakeLongerThanTheirSegment) {
             "r.json: steps[].wall_seconds: the steps of segment 2 add up to 41 s, more than its "
             "40 s (segments[1].run_seconds)");
   for (std::size_t i = 1; i < 5; ++i) j["steps"][i]["wall_seconds"] = 10.0002;
-  EXPECT_NO_THROW(report::from_json(j, "r.json"));
+  EXPECT_NO_THROW(report::from_json(with_summary_of_steps(j), "r.json"));
   j = to_json(full_report());
   j["segments"][0]["time_to_first_step_seconds"] = 70.0;
   EXPECT_EQ(read_error(j),
@@ -1203,12 +1257,13 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
   OJson j = to_json(full_report());
   j["summary"]["tokens_per_second"]["real"] = 1e12;
   EXPECT_EQ(read_error(j),
-            "r.json: summary.tokens_per_second.real: 1000000000000, more than the fastest step's "
-            "90909.99999999999");
+            "r.json: summary.tokens_per_second.real: expected the measured steps' real_tokens / "
+            "wall_seconds = 71431.42857142857, found 1000000000000");
   j = to_json(full_report());
   j["summary"]["step_seconds"]["median"] = 1e-9;
   EXPECT_EQ(read_error(j),
-            "r.json: summary.step_seconds.median: 1e-09 s, outside the steps' 1.1 to 1.5 s");
+            "r.json: summary.step_seconds.median: expected the median of the measured steps' "
+            "wall_seconds = 1.4, found 1e-09");
   j = to_json(full_report());
   j["steps"][3]["padded_tokens"] = 1'000'000'000'000'000;
   j["steps"][3]["real_tokens"] = 1'000'000'000'000'000;
@@ -1228,7 +1283,7 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
   j = to_json(full_report());
   j["steps"][1]["lr"] = -0.1;
   EXPECT_EQ(read_error(j),
-            "r.json: steps[1]: lr -0.1 and model_flops 4800000000000002: expected numbers >= 0");
+            "r.json: steps[1]: lr -0.1 and model_flops 480000000000002: expected numbers >= 0");
   j = to_json(full_report());
   j["run"]["status"] = "done\u001b[2J";
   EXPECT_EQ(read_error(j),
@@ -1251,6 +1306,102 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
   EXPECT_EQ(read_error(j),
             "r.json: segments[1].finished_at_utc: expected a UTC time such as "
             "2026-11-29T22:34:05.123Z, found \"2024-05-01 12:00\"");
+}
+
+// Every summary figure that the steps determine is recomputed from them when a report is read:
+// an edited figure (a mean of 0.2 s where the steps' is 0.103, a throughput 50 times the
+// measured one, a resident peak of 1 byte) is refused, naming the field, the formula, what the
+// steps give and what was found, before cost, compare or gate can print it.
+TEST(ReportConsistency, EverySummaryFigureIsTheStepsOwn) {
+  EXPECT_NO_THROW(report::from_json(to_json(full_report()), "r.json"));
+  EXPECT_NO_THROW(report::from_json(to_json(cpu_report()), "r.json"));
+  const auto edited = [](const std::function<void(OJson&)>& edit) {
+    OJson j = to_json(full_report());
+    edit(j);
+    return read_error(j);
+  };
+  // Within the steps' 1.3 to 1.5 s, so no range check would see it.
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["step_seconds"]["mean"] = 1.45; }),
+            "r.json: summary.step_seconds.mean: expected the mean of the measured steps' "
+            "wall_seconds = 1.4000000000000001, found 1.45");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["step_seconds"]["p99"] = 1.3; }),
+            "r.json: summary.step_seconds.p99: expected the 99th percentile of the measured "
+            "steps' wall_seconds = 1.498, found 1.3");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["step_seconds"]["stddev"] = 0.0; }),
+            "r.json: summary.step_seconds.stddev: expected the sample standard deviation of the "
+            "measured steps' wall_seconds = 0.09999999999999998, found 0");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["step_seconds"]["count"] = 5; }),
+            "r.json: summary.step_seconds.count: expected the 3 measured steps "
+            "(summary.measured_steps), found 5");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["measured_steps"] = 4; }),
+            "r.json: summary.measured_steps: expected the 5 steps less "
+            "summary.warmup_steps_excluded 2 = 3, found 4");
+  EXPECT_EQ(edited([](OJson& j) {
+              j["summary"]["warmup_steps_excluded"] = 5;
+              j["summary"]["measured_steps"] = 0;
+            }),
+            "r.json: summary.warmup_steps_excluded: expected fewer than the report's 5 steps (0 "
+            "when it has none), found 5");
+  // Throughput below the fastest step's, so no bound would see it.
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["tokens_per_second"]["real"] = 80000.0; }),
+            "r.json: summary.tokens_per_second.real: expected the measured steps' real_tokens / "
+            "wall_seconds = 71431.42857142857, found 80000");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["padding_fraction"] = 0.0; }),
+            "r.json: summary.padding_fraction: expected 1 - the measured steps' real_tokens / "
+            "padded_tokens = 0.237030029296875, found 0");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["data_wait_fraction"] = 0.001; }),
+            "r.json: summary.data_wait_fraction: expected the measured steps' data_wait_seconds "
+            "/ wall_seconds = 0.028571428571428574, found 0.001");
+  EXPECT_EQ(edited([](OJson& j) {
+              auto& e = j["summary"]["mfu"]["entries"][0];
+              e["achieved_tflops"] = e["achieved_tflops"].get<double>() * 50;
+            }),
+            "r.json: summary.mfu.entries[0].achieved_tflops: expected flops_per_step x "
+            "measured_steps / their wall_seconds / 10^12 = 342.8571428571457, found "
+            "17142.857142857145");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["mfu"]["entries"][0]["flops_per_step"] = 5e14; }),
+            "r.json: summary.mfu.entries[0].flops_per_step: expected the mean of the measured "
+            "steps' model_flops = 480000000000004, found 500000000000000");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["mfu"]["entries"][1]["mfu"] = 0.9; }),
+            "r.json: summary.mfu.entries[1].mfu: expected achieved_tflops / "
+            "(summary.mfu.peak_tflops x run.world_size) = 0.2310202431488059, found 0.9");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["mfu"]["entries"][0]["mfu_gemm"] = nullptr; }),
+            "r.json: summary.mfu.entries[0].mfu_gemm: expected achieved_tflops / "
+            "(summary.mfu.gemm_peak_tflops x run.world_size) = 0.2381613940380284, found null");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["loss"]["final"] = 1.0; }),
+            "r.json: summary.loss.final: expected the last step's loss = 2, found 1");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["loss"]["mean_last"] = 1.0; }),
+            "r.json: summary.loss.mean_last: expected the mean loss of the last "
+            "summary.loss.window steps = 2.1, found 1");
+  EXPECT_EQ(edited([](OJson& j) { j["summary"]["loss"]["window"] = 6; }),
+            "r.json: summary.loss.window: expected 1 to the report's 5 steps, found 6");
+  // Memory: the device peaks are the largest of the phases', the resident peak at least as
+  // large as any resident size a phase saw.
+  EXPECT_EQ(edited([](OJson& j) { j["memory"]["peak_rss_bytes"] = 1; }),
+            "r.json: memory.peak_rss_bytes: expected at least the largest resident size of "
+            "timing.phases[].memory, 12884901888 (timing.phases[3].memory.peak_rss_bytes), found "
+            "1");
+  EXPECT_EQ(edited([](OJson& j) { j["memory"]["peak_allocated_bytes"] = 1000; }),
+            "r.json: memory.peak_allocated_bytes: expected the largest of "
+            "timing.phases[].memory.peak_allocated_bytes = 61203283968, found 1000");
+  EXPECT_EQ(edited([](OJson& j) { j["memory"]["peak_reserved_bytes"] = nullptr; }),
+            "r.json: memory.peak_reserved_bytes: expected the largest of "
+            "timing.phases[].memory.peak_reserved_bytes = 66571993088, found null");
+  // A diverged run's last losses are null in the steps and in the summary alike.
+  Report diverged = full_report();
+  diverged.status = "diverged";
+  diverged.steps.back().loss = std::numeric_limits<double>::quiet_NaN();
+  diverged.summary.final_loss = std::numeric_limits<double>::quiet_NaN();
+  diverged.summary.mean_last_losses = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NO_THROW(report::from_json(to_json(diverged), "r.json"));
+}
+
+// The reference reports the cost and compare tests read are consistent with their steps.
+TEST(ReportConsistency, TheFixtureReportsRead) {
+  for (const char* name : {"h100-reference.json", "mi300x-reference.json"}) {
+    const std::string path = std::string(FTBENCH_SOURCE_DIR) + "/tests/fixtures/reports/" + name;
+    EXPECT_NO_THROW(read_report(path)) << path;
+  }
 }
 
 // Totals over the report stay far from int64 overflow.
@@ -1384,9 +1535,8 @@ TEST(ReportConsistency, TotalsStayWithinRange) {
   j.erase("checkpoints");
   j.erase("energy");
   j["timing"]["total_run_seconds"] = nullptr;  // as written without segments
-  // A run of 1001 steps of no time: no summary over them.
+  // A run of 1001 steps of no time.
   j["derived"]["total_steps"] = 1001;
-  j["summary"]["measured_steps"] = 0;
   const int64_t per_epoch = j["derived"]["steps_per_epoch"];
   const OJson step = j["steps"][0];
   j["steps"] = OJson::array();
@@ -1408,6 +1558,7 @@ TEST(ReportConsistency, TotalsStayWithinRange) {
     s["padded_tokens"] = 1000;
     s["loss_tokens"] = 500;
   }
+  j = with_summary_of_steps(j);
   EXPECT_NO_THROW(report::from_json(j, "r.json"));
   j["derived"]["effective_batch"] = 1'000'000'000'000'000;
   EXPECT_EQ(read_error(j),

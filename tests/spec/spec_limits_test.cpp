@@ -195,6 +195,28 @@ TEST(SpecLimits, ALongBadValueIsQuotedCutShortAndGetsNoSuggestion) {
   EXPECT_EQ(issues[0].find("did you mean"), std::string::npos);
 }
 
+// output.price as `run` takes it, refused by `validate` alike (issue 39: validate said the spec
+// was valid for each of these, which run then refused): a number is USD per GPU-hour, decimal,
+// finite and within the prices billing takes; anything else names a catalog offer.
+TEST(SpecLimits, OutputPriceIsADecimalPriceOrAnOffer) {
+  const std::string range = "USD per GPU-hour from 0.0001 to 1000000";
+  const auto issue = [](const std::string& found, const std::string& why) {
+    return Issues({"t.yaml:2 [output.price] expected " + why + ", found \"" + found + "\""});
+  };
+  const std::string offer = " (a decimal number) or a catalog offer PROVIDER/GPU[/TIER]";
+  EXPECT_EQ(IssuesOf("output:\n  price: \"-1\"\n"), issue("-1", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: \"0\"\n"), issue("0", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: \"1e7\"\n"), issue("1e7", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: nan\n"), issue("nan", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: .inf\n"), issue(".inf", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: \"inf\"\n"), issue("inf", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: \"0x10\"\n"), issue("0x10", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: \"1_000\"\n"), issue("1_000", range + offer));
+  EXPECT_EQ(IssuesOf("output:\n  price: \"2.5\"\n"), Issues({}));
+  EXPECT_EQ(IssuesOf("output:\n  price: reference-run/H100-SXM\n"), Issues({}));
+  EXPECT_EQ(IssuesOf("output:\n  price: H100-SXM\n"), Issues({}));
+}
+
 }  // namespace
 }  // namespace ftbench::spec
 

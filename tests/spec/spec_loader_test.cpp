@@ -942,9 +942,12 @@ TEST(SpecValidate, EnergySampleIntervalWithinBounds) {
             "t.yaml:2 [backend.energy_sample_ms] expected an integer, found \"0.5\"");
 }
 
-TEST(SpecValidate, PeakTflopsPositiveWhenGiven) {
+// At least 1 GFLOP/s: MFU is divided by it, and 1e-320 printed "MFU inf%".
+TEST(SpecValidate, PeakTflopsAtLeastOneGflopWhenGiven) {
   EXPECT_EQ(OnlyIssue("backend:\n  peak_tflops: 0\n"),
-            "t.yaml:2 [backend.peak_tflops] must be a number > 0, found 0");
+            "t.yaml:2 [backend.peak_tflops] must be a number >= 0.001, found 0");
+  EXPECT_EQ(OnlyIssue("backend:\n  peak_tflops: 1e-320\n"),
+            "t.yaml:2 [backend.peak_tflops] must be a number >= 0.001, found 1e-320");
 }
 
 TEST(SpecValidate, ReportPathNonEmpty) {

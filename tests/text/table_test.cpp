@@ -187,7 +187,7 @@ TEST(TableMarkdown, EscapesPipesAndAligns) {
       "| a\\|b | n |\n"
       "|---|---:|\n"
       "| x\\|y | 1 |\n"
-      "| line\\x0Abreak |  |\n";
+      "| line\\\\x0Abreak |  |\n";
   EXPECT_EQ(render_markdown(t), expected);
 }
 
@@ -196,9 +196,25 @@ TEST(TableMarkdown, ControlCharactersAreEscaped) {
   t.header = {"run\x1B[2J"};
   t.rows = {{"\x1B]0;x\x07|\xC2\x9B\xE2\x81\xA6"}};
   EXPECT_EQ(render_markdown(t),
-            "| run\\x1B[2J |\n"
+            "| run\\\\x1B\\[2J |\n"
             "|---|\n"
-            "| \\x1B]0;x\\x07\\|\\u009B\\u2066 |\n");
+            "| \\\\x1B\\]0;x\\\\x07\\|\\\\u009B\\\\u2066 |\n");
+}
+
+// Cells hold strings of reports and catalogs: shown as text in every Markdown table, not
+// rendered as HTML, entities, links, images or emphasis (text::markdown_literal).
+TEST(TableMarkdown, CellsAreLiteralText) {
+  Table t;
+  t.header = {"<b>gpu</b>", "source"};
+  t.rows = {{"<script>alert(1)</script>", "[click](http://e.example) & ![x](http://e.example/x)"},
+            {"<img src=x onerror=alert(1)>", "&lt;b&gt; *a* _b_ `c` ~d~"}};
+  EXPECT_EQ(
+      render_markdown(t),
+      "| \\<b\\>gpu\\</b\\> | source |\n"
+      "|---|---|\n"
+      "| \\<script\\>alert(1)\\</script\\> | \\[click\\](http://e.example) \\& "
+      "!\\[x\\](http://e.example/x) |\n"
+      "| \\<img src=x onerror=alert(1)\\> | \\&lt;b\\&gt; \\*a\\* \\_b\\_ \\`c\\` \\~d\\~ |\n");
 }
 
 TEST(TableMarkdown, ReferenceTable) {

@@ -62,13 +62,6 @@ TEST(HtmlPage, InvalidUtf8InAReportIsReplacedNotThrown) {
             std::string::npos);
 }
 
-TEST(MarkdownLiteral, LinksTagsEmphasisAndCodeAreEscaped) {
-  EXPECT_EQ(markdown_literal("[x](http://e.com) <img src=x> *a* _b_ `c` ~d~ \\"),
-            "\\[x\\](http://e.com) \\<img src=x\\> \\*a\\* \\_b\\_ \\`c\\` \\~d\\~ \\\\");
-  EXPECT_EQ(markdown_literal("run\x1b[2J"), "run\\\\x1B\\[2J");
-  EXPECT_EQ(markdown_literal("h100-reference (cuda)"), "h100-reference (cuda)");
-}
-
 TEST(MarkdownSummary, TheFixtureReportsGiveTheirFiguresAndTheVerdict) {
   PageInput in;
   in.sources = {kFixtures + "h100-reference.json", kFixtures + "mi300x-reference.json"};

@@ -49,4 +49,13 @@ std::vector<bool> warmup_mask(const report::Report& report);
 report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
                               const std::vector<StepFlops>& flops, const SummaryOptions& options);
 
+// The summary that `report`'s own steps give, for the reader to hold the report's against
+// (report/report_consistency.cpp) and for tests that edit steps: report.summary with every
+// figure the steps determine recomputed as summarize_run computes it, over the steps that
+// warmup_mask(report) leaves in. Kept as found: the warm-up count (the mask is the summary's),
+// the peaks and their sources, the entries' formulas and, but for the frozen-base LoRA count
+// that the steps record (model_flops), their flops_per_step; summary.loss.window clamped to
+// 1..steps as the run clamps it. MFU is over report.world_size devices.
+report::Summary summary_of_steps(const report::Report& report);
+
 }  // namespace ftbench::metrics

@@ -21,6 +21,9 @@ inline constexpr int64_t kMaxLoraRank = int64_t{1} << 16;
 // a ci-tiny report on 2026-12-01), and a checkpoint's manifest carries the report; a million
 // steps (about 0.4 GB) stay inside the 1 GiB a report file may hold (io/whole_file.h).
 inline constexpr int64_t kMaxTotalSteps = 1'000'000;
+// The least peak TFLOP/s MFU is divided by (backend.peak_tflops, run --peak-tflops): 1 GFLOP/s.
+// A smaller one (1e-320) made MFU an overflow, printed "MFU inf%".
+inline constexpr double kMinPeakTflops = 0.001;
 // Synthetic examples are generated and held in memory before the first step.
 inline constexpr int64_t kMaxSyntheticExamples = int64_t{1} << 24;
 // A data file's examples are held in memory too (a 98 MB file of short Alpaca records peaked at

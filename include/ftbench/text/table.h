@@ -51,7 +51,9 @@ std::string paint(const std::string& text, Color color, bool enabled);
 // Aligned columns separated by two spaces, a dashed rule under the header. Widths count UTF-8
 // code points, so "±" and "—" keep columns straight. Colour codes only when `color`.
 std::string render_text(const Table& table, bool color);
-// GitHub-flavoured Markdown; '|' in cells escaped.
+// GitHub-flavoured Markdown: header and cells as literal text (text::markdown_literal: no HTML,
+// entity, link, image, emphasis or code from a report's or a catalog's strings; controls shown
+// escaped; a cell cut at kMaxMarkdownText bytes), and '|' in them escaped.
 std::string render_markdown(const Table& table);
 // RFC 4180 quoting (fields with a comma or a quote quoted, quotes doubled) with "\n" line ends,
 // as Unix tools and pandas expect, rather than RFC 4180's CRLF. A CR or LF in a cell is
