@@ -8,9 +8,13 @@
 // machine the cpu-bench step took 1.11-1.19 s with the default policy and 0.56-0.59 s with
 // PASSIVE (docs/benchmarks.md). exec() keeps the process (same PID and start time), so launch
 // timing stays honest. A value the user set is kept.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -112,11 +116,48 @@ int launch_local_ranks(std::vector<std::string>& args, const std::string& target
   }
 }
 
+// Under an address-space limit (ulimit -v) too small for LibTorch, ftbench-bin dies of
+// std::bad_alloc in LibTorch's own static initialisers, before its main() could say anything or
+// write a report (exit 134 and a "terminate called" line). Where such a limit is set, a
+// ftbench-bin that only loads and prints its version is tried first under it (about a second);
+// one that does not come up is said here. Returns 0 when the run may go on, else the exit code.
+int check_torch_loads_under_the_memory_limit(const std::string& target) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  const pid_t child = fork();
+  if (child < 0) return 0;
+  if (child == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    execl(target.c_str(), target.c_str(), "--version", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  const std::string how = WIFSIGNALED(status)
+                              ? "of signal " + std::to_string(WTERMSIG(status)) +
+                                    (WTERMSIG(status) == SIGABRT ? " (std::bad_alloc)" : "")
+                              : "with status " + std::to_string(WEXITSTATUS(status));
+  std::fprintf(stderr,
+               "error: out of memory: LibTorch cannot load under this process's address-space "
+               "limit of %llu MiB (ulimit -v %llu): %s died %s before its main(); raise the "
+               "limit (ulimit -v unlimited)\n",
+               static_cast<unsigned long long>(limit.rlim_cur >> 20),
+               static_cast<unsigned long long>(limit.rlim_cur >> 10), target.c_str(), how.c_str());
+  return ftbench::cli::kExitFailure;
+}
+
 int main(int argc, char** argv) {
   const std::string subcommand = ftbench::cli::subcommand_of(argc, argv);
   if (ftbench::cli::needs_torch(subcommand)) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
     const std::string target = sibling("ftbench-bin");
+    if (const int code = check_torch_loads_under_the_memory_limit(target); code != 0) return code;
     std::vector<std::string> args(argv, argv + argc);
     if (subcommand == "run") {
       if (const int code = launch_local_ranks(args, target); code >= 0) return code;

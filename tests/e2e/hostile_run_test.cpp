@@ -4,6 +4,7 @@
 // naming the file and the reason, and the previous file intact, with no temporary file left.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "ftbench_process.h"
 #include "hostile_gemm_corpus.h"
+#include "spawned.h"
 
 namespace {
 
@@ -284,6 +286,49 @@ TEST(OutputRules, NoOutputDestroysAnInputAReportOrALinksTarget) {
   EXPECT_EQ(slurp(target), "the link's target\n");
   EXPECT_FALSE(fs::is_symlink(fs::symlink_status(dir / "link.log")));
   EXPECT_EQ(slurp(dir / "link.log").rfind(":::MLLOG ", 0), 0u);
+}
+
+}  // namespace
+
+namespace {
+
+// Under an address-space limit (ulimit -v) of 600 to 950 MB a run ended in std::bad_alloc (exit
+// 134, no report), a hang in LibTorch's thread-pool start-up that ignored SIGTERM, or libgomp's
+// "Thread creation failed" (exit 1) (issue 39, item 4). Now LibTorch that cannot load is said
+// by the launcher and threads that cannot start by the backend: exit 3 with a message that says
+// so (a failed report once the run has started); a limit that leaves room runs as usual. Which
+// limits fail depends on the LibTorch and the cores, so each is held to that rule whichever way
+// it goes. Not covered: on the 2-core VM with Debian's LibTorch 1.13, 850 to 980 MB still hangs
+// in OpenBLAS's buffer allocation, which retries a failed allocation for good
+// (docs/methodology.md, "Stopping").
+TEST(MemoryLimits, OutOfMemoryAnywhereIsExit3NeverACrashOrAHang) {
+  const ScratchDir scratch("ftbench-memory-limits");
+  for (const int megabytes : {600, 700, 800, 1100}) {
+    SCOPED_TRACE("ulimit -v " + std::to_string(megabytes * 1000));
+    const fs::path report = scratch.path() / ("r" + std::to_string(megabytes) + ".json");
+    const fs::path script = scratch.path() / "limited.sh";
+    std::ofstream(script, std::ios::trunc)
+        << "ulimit -v " << megabytes * 1000 << "\ncd " << shell_quote(FTBENCH_SOURCE_DIR)
+        << " && exec " << shell_quote(FTBENCH_BINARY)
+        << " run configs/ci-tiny.yaml --set output.progress=off -o " << q(report) << "\n";
+    ftbench::e2e::Spawned run({"bash", script.string()}, scratch.path());
+    ASSERT_TRUE(run.spawned());
+    const int code = run.wait(180.0);
+    const std::string err = run.err();
+    EXPECT_FALSE(run.timed_out) << "hung: " << err;
+    EXPECT_EQ(run.signal, 0) << "killed by signal " << run.signal << ": " << err;
+    EXPECT_TRUE(code == 0 || code == 3) << "exit " << code << ": " << err;
+    for (const char* text : {"terminate called", "Thread creation failed", "bad_alloc\n"}) {
+      EXPECT_EQ(err.find(text), std::string::npos) << err;
+    }
+    if (code == 3) {
+      EXPECT_NE(err.find("out of memory"), std::string::npos) << err;
+      if (fs::exists(report)) {
+        EXPECT_EQ(slurp(report).find("\"status\": \"completed\""), std::string::npos);
+      }
+    }
+    std::printf("ulimit -v %d000: exit %d\n", megabytes, code);
+  }
 }
 
 }  // namespace

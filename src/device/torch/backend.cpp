@@ -1,12 +1,19 @@
 #include "ftbench/device/backend.h"
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
@@ -22,6 +29,48 @@
 
 namespace ftbench::device {
 namespace {
+
+// LibTorch's CPU pools (pthreadpool, OpenMP) start their threads when the thread count is set
+// or at the first parallel region, and do not survive a failed pthread_create: under an
+// address-space limit (ulimit -v) too small for the threads' stacks, pthreadpool waits for good
+// for a thread that never started (deaf to SIGTERM) and libgomp exits the process with status 1.
+// `threads` threads started here first, all at once, then released, find that out while it can
+// still be said: a BackendError (exit 3, a failed report).
+void check_threads_can_start(int64_t threads) {
+  std::mutex mutex;
+  std::condition_variable release;
+  bool go = false;
+  std::vector<std::thread> started;
+  std::string failure;
+  for (int64_t i = 0; i < threads; ++i) {
+    try {
+      started.emplace_back([&] {
+        std::unique_lock<std::mutex> lock(mutex);
+        release.wait(lock, [&] { return go; });
+      });
+    } catch (const std::system_error& e) {
+      failure = e.what();
+      break;
+    }
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    go = true;
+  }
+  release.notify_all();
+  for (std::thread& t : started) t.join();
+  if (failure.empty()) return;
+  rlimit limit{};
+  std::string why;
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    why = fmt::format(" under an address-space limit of {} MiB (ulimit -v {})",
+                      limit.rlim_cur >> 20, limit.rlim_cur >> 10);
+  }
+  throw BackendError(fmt::format(
+      "out of memory: could start only {} of the {} threads of LibTorch's CPU pools{} ({}); "
+      "raise the limit, or lower backend.threads",
+      started.size(), threads, why, failure));
+}
 
 std::string cpu_isa() {
   std::ifstream in("/proc/cpuinfo");
@@ -130,6 +179,7 @@ Backend::Backend(const spec::BackendSpec& spec) {
     at::set_num_interop_threads(1);
   } catch (const c10::Error&) {
   }
+  check_threads_can_start(intra_op_threads_);
   at::set_num_threads(static_cast<int>(intra_op_threads_));
   set_openblas_threads(static_cast<int>(intra_op_threads_));
   inter_op_threads_ = at::get_num_interop_threads();
