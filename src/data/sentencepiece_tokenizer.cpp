@@ -17,7 +17,9 @@
 namespace ftbench::data {
 namespace {
 
-// ftbench_spm_load (src/spm/sentencepiece_backend.cpp).
+// ftbench_spm_load_checked (src/spm/sentencepiece_backend.cpp). Named for what it takes, the bytes
+// the checks accepted: a module of an older build, whose ftbench_spm_load took a path, is then
+// refused as not ftbench's module instead of being called with the wrong arguments.
 using LoadFn = Tokenizer* (*)(const char*, const char*, std::size_t, std::uint64_t, char*,
                               std::size_t);
 
@@ -72,7 +74,7 @@ LoadFn load_module() {
       throw TokenizerError(
           fmt::format("cannot load the SentencePiece module {}: {}", candidate, ::dlerror()));
     }
-    auto* load = reinterpret_cast<LoadFn>(::dlsym(handle, "ftbench_spm_load"));
+    auto* load = reinterpret_cast<LoadFn>(::dlsym(handle, "ftbench_spm_load_checked"));
     if (load == nullptr) {
       throw TokenizerError(fmt::format("{} is not ftbench's SentencePiece module", candidate));
     }

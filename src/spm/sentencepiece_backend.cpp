@@ -464,9 +464,9 @@ std::optional<int32_t> SpmBackend::token_id(std::string_view token) const {
 // `path`, checked by data::check_sentencepiece_model, which read its `model_type`) that the
 // caller owns (delete through Tokenizer's virtual destructor), or nullptr with the reason in
 // `error` (no exception crosses the module boundary).
-extern "C" __attribute__((visibility("default"))) ftbench::data::Tokenizer* ftbench_spm_load(
-    const char* path, const char* model, std::size_t model_size, std::uint64_t model_type,
-    char* error, std::size_t error_size) {
+extern "C" __attribute__((visibility("default"))) ftbench::data::Tokenizer*
+ftbench_spm_load_checked(const char* path, const char* model, std::size_t model_size,
+                         std::uint64_t model_type, char* error, std::size_t error_size) {
   try {
     return ftbench::data::SpmBackend::from_serialized(path, std::string_view(model, model_size),
                                                       model_type)
