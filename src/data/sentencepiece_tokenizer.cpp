@@ -11,12 +11,17 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/data/sentencepiece_model.h"
 #include "ftbench/io/whole_file.h"
 
 namespace ftbench::data {
 namespace {
 
-using LoadFn = Tokenizer* (*)(const char*, char*, std::size_t);
+// ftbench_spm_load_checked (src/spm/sentencepiece_backend.cpp). Named for what it takes, the bytes
+// the checks accepted: a module of an older build, whose ftbench_spm_load took a path, is then
+// refused as not ftbench's module instead of being called with the wrong arguments.
+using LoadFn = Tokenizer* (*)(const char*, const char*, std::size_t, std::uint64_t, char*,
+                              std::size_t);
 
 // Where libftbench_spm.so may be: FTBENCH_SPM_LIBRARY, next to the running program, in
 // ../lib/ftbench from it (installed), and in the build tree it was built in.
@@ -69,7 +74,7 @@ LoadFn load_module() {
       throw TokenizerError(
           fmt::format("cannot load the SentencePiece module {}: {}", candidate, ::dlerror()));
     }
-    auto* load = reinterpret_cast<LoadFn>(::dlsym(handle, "ftbench_spm_load"));
+    auto* load = reinterpret_cast<LoadFn>(::dlsym(handle, "ftbench_spm_load_checked"));
     if (load == nullptr) {
       throw TokenizerError(fmt::format("{} is not ftbench's SentencePiece module", candidate));
     }
@@ -96,6 +101,7 @@ auto guarded(F&& f) -> decltype(f()) {
 }  // namespace
 
 struct SentencePieceTokenizer::Impl {
+  std::string path;
   std::unique_ptr<Tokenizer> backend;
 };
 
@@ -105,27 +111,63 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<Impl> impl)
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
 std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_file(const std::string& path) {
-  // The library reads the file itself: it is checked first to be a file, and not too large.
+  std::string model;
   try {
-    std::uint64_t bytes = 0;
-    ::close(io::open_for_reading(path, io::kTokenizerFile, bytes));
+    model = io::read_whole_file(path, io::kTokenizerFile);
   } catch (const io::FileReadError& e) {
     throw TokenizerError(fmt::format("{}: cannot be read: {}", path, e.reason()));
   }
+  return from_serialized(model, path);
+}
+
+std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_serialized(
+    std::string_view model, const std::string& path) {
+  // The library trusts the model it parses (its normalizer follows the charsmap's trie without
+  // a bound): it is given only what the checks accept.
+  const SentencePieceModelInfo info = check_sentencepiece_model(model, path);
   const LoadFn load = load_module();
   char error[1024] = {0};
-  Tokenizer* backend = load(path.c_str(), error, sizeof(error));
+  Tokenizer* backend = load(path.c_str(), model.data(), model.size(),
+                            static_cast<std::uint64_t>(info.model_type), error, sizeof(error));
   if (backend == nullptr) throw TokenizerError(error);
   auto impl = std::make_unique<Impl>();
+  impl->path = path;
   impl->backend.reset(backend);
-  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(impl)));
+  auto tokenizer =
+      std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(impl)));
+  const int64_t pieces = tokenizer->vocab_size();
+  if (pieces != info.pieces) {
+    throw TokenizerError(fmt::format(
+        "SentencePiece model \"{}\": the library loaded {} pieces, expected the file's {}", path,
+        pieces, info.pieces));
+  }
+  const std::pair<const char*, int32_t> special_ids[] = {
+      {"BOS", tokenizer->bos_id()}, {"EOS", tokenizer->eos_id()}, {"PAD", tokenizer->pad_id()}};
+  for (const auto& [name, id] : special_ids) {
+    if (id < -1 || id >= pieces) {
+      throw TokenizerError(
+          fmt::format("SentencePiece model \"{}\": {} id: expected -1 (none) or 0 to {}, found {}",
+                      path, name, pieces - 1, id));
+    }
+  }
+  return tokenizer;
 }
 
 std::string SentencePieceTokenizer::name() const {
   return guarded([&] { return impl_->backend->name(); });
 }
 std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text) const {
-  return guarded([&] { return impl_->backend->encode(text); });
+  std::vector<int32_t> ids = guarded([&] { return impl_->backend->encode(text); });
+  // The ids index the model's embedding: one outside the vocabulary is refused here.
+  const int64_t pieces = impl_->backend->vocab_size();
+  for (const int32_t id : ids) {
+    if (id < 0 || id >= pieces) {
+      throw TokenizerError(fmt::format(
+          "SentencePiece model \"{}\": encoding gave id {}, expected 0 to {} (its pieces)",
+          impl_->path, id, pieces - 1));
+    }
+  }
+  return ids;
 }
 std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids) const {
   return guarded([&] { return impl_->backend->decode(ids); });

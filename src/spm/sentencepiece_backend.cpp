@@ -43,7 +43,7 @@ std::optional<uint64_t> read_varint(std::string_view bytes, size_t& pos) {
 // Calls `on_field(number, wire_type, value, payload)` for each field of the serialized protobuf
 // message `bytes` (varint and fixed-width fields: value, little-endian for the fixed ones;
 // length-delimited ones: payload). Stops at anything it cannot read: the bytes came from a model
-// SentencePiece has already parsed.
+// that data::check_sentencepiece_model accepted and SentencePiece then parsed.
 template <typename OnField>
 void for_each_field(std::string_view bytes, OnField&& on_field) {
   size_t pos = 0;
@@ -83,31 +83,6 @@ void for_each_field(std::string_view bytes, OnField&& on_field) {
     }
     on_field(number, wire_type, value, payload);
   }
-}
-
-// What from_file() needs of a serialized ModelProto (sentencepiece_model.proto: ModelProto field
-// 2 is trainer_spec, 3 normalizer_spec; TrainerSpec field 3 is model_type, default UNIGRAM).
-// Debian ships no generated sentencepiece_model.pb.h, so these fields are read off the wire.
-struct ModelSummary {
-  bool has_trainer_spec = false;
-  bool has_normalizer_spec = false;
-  uint64_t model_type = 1;  // UNIGRAM
-};
-
-ModelSummary summarize(std::string_view serialized_model) {
-  ModelSummary summary;
-  for_each_field(serialized_model,
-                 [&](uint32_t number, uint32_t wire_type, uint64_t, std::string_view payload) {
-                   if (wire_type != 2) return;
-                   if (number == 3) summary.has_normalizer_spec = true;
-                   if (number != 2) return;
-                   summary.has_trainer_spec = true;
-                   for_each_field(payload, [&](uint32_t inner, uint32_t inner_wire_type,
-                                               uint64_t value, std::string_view) {
-                     if (inner == 3 && inner_wire_type == 0) summary.model_type = value;
-                   });
-                 });
-  return summary;
 }
 
 std::string model_type_name(uint64_t model_type) {
@@ -386,7 +361,11 @@ std::string normalized_text(const sentencepiece::SentencePieceProcessor& process
 
 class SpmBackend final : public Tokenizer {
  public:
-  static std::unique_ptr<SpmBackend> from_file(const std::string& path);
+  // `serialized_model`: the bytes of the file `path`, accepted by check_sentencepiece_model,
+  // whose `model_type` the checks read.
+  static std::unique_ptr<SpmBackend> from_serialized(const std::string& path,
+                                                     std::string_view serialized_model,
+                                                     uint64_t model_type);
   std::string name() const override;
   std::vector<int32_t> encode(std::string_view text) const override;
   std::string decode(const std::vector<int32_t>& ids) const override;
@@ -407,28 +386,21 @@ class SpmBackend final : public Tokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
-std::unique_ptr<SpmBackend> SpmBackend::from_file(const std::string& path) {
+std::unique_ptr<SpmBackend> SpmBackend::from_serialized(const std::string& path,
+                                                        std::string_view serialized_model,
+                                                        uint64_t model_type) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  const sentencepiece::util::Status status = impl->processor.Load(path);
+  const sentencepiece::util::Status status =
+      impl->processor.LoadFromSerializedProto(serialized_model);
   if (!status.ok()) {
     throw TokenizerError(
         "SentencePiece model \"" + path +
-        "\": cannot be loaded (not a readable SentencePiece .model file): " + status.ToString());
+        "\": cannot be loaded (not a valid SentencePiece .model file): " + status.ToString());
   }
-  // A file cut off between two fields parses as a shorter model; SentencePiece's trainer always
-  // writes trainer_spec and normalizer_spec after the pieces, so a model without them is taken
-  // for truncated (without them it would load with default normalization).
-  const ModelSummary summary = summarize(impl->processor.serialized_model_proto());
-  if (!summary.has_trainer_spec || !summary.has_normalizer_spec) {
-    throw TokenizerError("SentencePiece model \"" + path + "\": no " +
-                         (summary.has_trainer_spec ? "normalizer_spec" : "trainer_spec") +
-                         " after the " + std::to_string(impl->processor.GetPieceSize()) +
-                         " pieces: the file looks truncated");
-  }
-  impl->name = "SentencePiece " + model_type_name(summary.model_type) + " (" +
+  impl->name = "SentencePiece " + model_type_name(model_type) + " (" +
                std::to_string(impl->processor.GetPieceSize()) + " pieces)";
-  if (summary.model_type == 1) impl->unigram.emplace(impl->processor.serialized_model_proto());
+  if (model_type == 1) impl->unigram.emplace(serialized_model);
   return std::unique_ptr<SpmBackend>(new SpmBackend(std::move(impl)));
 }
 
@@ -488,12 +460,17 @@ std::optional<int32_t> SpmBackend::token_id(std::string_view token) const {
 }  // namespace
 }  // namespace ftbench::data
 
-// The module's one entry point: a tokenizer the caller owns (delete through Tokenizer's virtual
-// destructor), or nullptr with the reason in `error` (no exception crosses the module boundary).
-extern "C" __attribute__((visibility("default"))) ftbench::data::Tokenizer* ftbench_spm_load(
-    const char* path, char* error, std::size_t error_size) {
+// The module's one entry point: a tokenizer for the `model_size` bytes at `model` (the file
+// `path`, checked by data::check_sentencepiece_model, which read its `model_type`) that the
+// caller owns (delete through Tokenizer's virtual destructor), or nullptr with the reason in
+// `error` (no exception crosses the module boundary).
+extern "C" __attribute__((visibility("default"))) ftbench::data::Tokenizer*
+ftbench_spm_load_checked(const char* path, const char* model, std::size_t model_size,
+                         std::uint64_t model_type, char* error, std::size_t error_size) {
   try {
-    return ftbench::data::SpmBackend::from_file(path).release();
+    return ftbench::data::SpmBackend::from_serialized(path, std::string_view(model, model_size),
+                                                      model_type)
+        .release();
   } catch (const std::exception& e) {
     std::snprintf(error, error_size, "%s", e.what());
   }

@@ -19,8 +19,17 @@
 #include <thread>
 #include <vector>
 
+#include "model_proto_writer.h"
+
 namespace ftbench::data {
 namespace {
+
+using test::bytes_field;
+using test::charsmap;
+using test::leaf_unit;
+using test::one_rule_trie;
+using test::piece_field;
+using test::varint_field;
 
 namespace fs = std::filesystem;
 
@@ -262,31 +271,6 @@ TEST(SentencePieceTokenizer, TextFileIsNotAModel) {
   EXPECT_NE(load_error(empty).find(empty), std::string::npos);
 }
 
-// Protobuf wire format, enough to write a ModelProto by hand (sentencepiece_model.proto).
-std::string varint(uint64_t value) {
-  std::string out;
-  for (; value >= 0x80; value >>= 7) out.push_back(static_cast<char>((value & 0x7F) | 0x80));
-  out.push_back(static_cast<char>(value));
-  return out;
-}
-std::string varint_field(uint32_t number, uint64_t value) {
-  return varint(number << 3) + varint(value);
-}
-std::string bytes_field(uint32_t number, const std::string& payload) {
-  return varint(number << 3 | 2) + varint(payload.size()) + payload;
-}
-std::string float_field(uint32_t number, float value) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof(bits));
-  std::string out = varint(number << 3 | 5);
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
-  return out;
-}
-// ModelProto.pieces: piece 1, score 2, type 3 (1 normal, 2 unknown, 3 control).
-std::string piece_field(const std::string& piece, float score, int type) {
-  return bytes_field(1, bytes_field(1, piece) + float_field(2, score) + varint_field(3, type));
-}
-
 // A unigram model: <unk> <s> </s>, then `pieces` (piece_field), identity normalization (no
 // precompiled map), dummy prefix and whitespace escaping on (the defaults). The expected ids of
 // the tests below are PyPI's sentencepiece 0.2.3 on the same file.
@@ -349,6 +333,35 @@ TEST(SentencePieceTokenizer, UnigramUserDefinedSymbolsScoreAsInSentencePiece022)
   const auto tok = SentencePieceTokenizer::from_file(path);
   EXPECT_EQ(tok->encode("44444"), (std::vector<int32_t>{3, 4, 6}));
   EXPECT_EQ(tok->encode("4444"), (std::vector<int32_t>{3, 6}));
+}
+
+// The layout check_sentencepiece_model expects of a precompiled_charsmap is the one the library
+// reads: a hand-written trie of the rule "A" -> "a" normalizes "A" as "a" there.
+TEST(SentencePieceTokenizer, HandWrittenCharsmapIsReadAsTheChecksReadIt) {
+  const std::string model =
+      piece_field("<unk>", 0.0F, 2) + piece_field("<s>", 0.0F, 3) + piece_field("</s>", 0.0F, 3) +
+      piece_field("\xE2\x96\x81", -1.0F, 1) + piece_field("a", -1.0F, 1) +
+      piece_field("b", -1.0F, 1) + bytes_field(2, varint_field(3, 1)) +
+      bytes_field(3, bytes_field(1, "custom") +
+                         bytes_field(2, charsmap(one_rule_trie(), std::string("a\0", 2))));
+  const auto tok = SentencePieceTokenizer::from_serialized(model, "one-rule.model");
+  EXPECT_EQ(tok->encode("A"), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(tok->encode("aAb"), (std::vector<int32_t>{3, 4, 4, 5}));
+  // A leaf past the strings is refused before the library reads the model.
+  std::vector<uint32_t> units = one_rule_trie();
+  units[512] = leaf_unit(1000);
+  const std::string bad = piece_field("<unk>", 0.0F, 2) + piece_field("a", -1.0F, 1) +
+                          bytes_field(2, varint_field(3, 1)) +
+                          bytes_field(3, bytes_field(2, charsmap(units, std::string("a\0", 2))));
+  try {
+    SentencePieceTokenizer::from_serialized(bad, "bad.model");
+    ADD_FAILURE() << "accepted";
+  } catch (const TokenizerError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "SentencePiece model \"bad.model\": normalizer_spec.precompiled_charsmap: trie unit "
+              "321 (reached by the bytes 41): expected its leaf to point into the 2 bytes of "
+              "replacement strings, found offset 1000");
+  }
 }
 
 TEST(SentencePieceTokenizer, TruncatedModelIsAnError) {

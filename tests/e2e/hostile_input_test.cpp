@@ -141,6 +141,19 @@ Case tokenizer_case(const std::string& file, std::vector<std::string> expected) 
               std::move(expected)};
 }
 
+// A SentencePiece model of fuzz/regressions/sentencepiece_model/ (binary, so kept with the fuzz
+// target's inputs rather than in the corpus here).
+std::string spm_regression(const std::string& name) {
+  return (kSource / "fuzz/regressions/sentencepiece_model" / (name + ".model")).string();
+}
+
+std::string spm_leaf_past_strings_message() {
+  return "SentencePiece model \"" + spm_regression("charsmap-leaf-past-strings") +
+         "\": normalizer_spec.precompiled_charsmap: trie unit 1 (reached by the bytes 41): "
+         "expected its leaf to point into the 4 bytes of replacement strings, found offset "
+         "8388610";
+}
+
 Case catalog_case(const std::string& file, std::vector<std::string> expected) {
   return Case{
       "catalog_" + file,
@@ -379,6 +392,35 @@ std::vector<Case> cases() {
       tokenizer_case("huge-id-gap.json",
                      {"tokenizers/huge-id-gap.json: model.vocab[\"zz\"]: id 2147483647 is far "
                       "beyond the tokenizer's 257 tokens (257 in model.vocab, 0 in added_tokens)"}),
+      // ---- SentencePiece .model files (issue 39) ----
+      // One changed byte of a trained model (fuzz/regressions/sentencepiece_model/: the leaf of
+      // "A" points 8 MB past the replacement strings) made SentencePiece's normalizer read
+      // there: SIGSEGV in `tokenize` and in `validate` as soon as a text held an "A".
+      Case{"spm_charsmap_leaf_past_strings_tokenize",
+           [](const fs::path&) {
+             return "tokenize --tokenizer " + q(spm_regression("charsmap-leaf-past-strings")) +
+                    " 'A cat'";
+           },
+           {spm_leaf_past_strings_message()}},
+      Case{"spm_charsmap_leaf_past_strings_validate",
+           [](const fs::path& scratch) {
+             write_bytes(scratch / "alpaca.jsonl",
+                         "{\"instruction\": \"A cat\", \"input\": \"\", \"output\": \"A\"}\n");
+             return validate_data_args(
+                 (scratch / "alpaca.jsonl").string(),
+                 "--set " + q("data.tokenizer=" + spm_regression("charsmap-leaf-past-strings")));
+           },
+           {spm_leaf_past_strings_message()}},
+      Case{"spm_charsmap_children_past_trie_tokenize",
+           [](const fs::path&) {
+             // U+3000, the ideographic space, is E3 80 80.
+             return "tokenize --tokenizer " + q(spm_regression("charsmap-children-past-trie")) +
+                    " 'A\xE3\x80\x80cat'";
+           },
+           {"SentencePiece model \"" + spm_regression("charsmap-children-past-trie") +
+            "\": normalizer_spec.precompiled_charsmap: trie unit 3 (reached by the bytes E3 80): "
+            "expected its children's units 48896 to 49151 inside the trie, found a trie of 256 "
+            "units"}},
       Case{"tokenizer_dev_zero",
            [](const fs::path&) { return std::string("tokenize --tokenizer /dev/zero hello"); },
            {"/dev/zero: cannot be read: a character device"}},

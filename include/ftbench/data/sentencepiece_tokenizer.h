@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ftbench/data/tokenizer.h"
 
@@ -16,6 +17,11 @@ class SentencePieceTokenizer final : public Tokenizer {
  public:
   // Throws TokenizerError naming the file when it cannot be read or is not a SentencePiece model.
   static std::unique_ptr<SentencePieceTokenizer> from_file(const std::string& path);
+  // The same for the bytes of a .model file, named `path` in messages: checked by
+  // check_sentencepiece_model (sentencepiece_model.h) before SentencePiece parses them, and the
+  // special ids the library then answers checked against the pieces.
+  static std::unique_ptr<SentencePieceTokenizer> from_serialized(std::string_view model,
+                                                                 const std::string& path);
   ~SentencePieceTokenizer() override;
 
   std::string name() const override;
