@@ -415,7 +415,8 @@ std::vector<Case> cases() {
            [](const fs::path&) {
              // U+3000, the ideographic space, is E3 80 80.
              return "tokenize --tokenizer " + q(spm_regression("charsmap-children-past-trie")) +
-                    " 'A\xE3\x80\x80cat'";
+                    " 'A\xE3\x80\x80"
+                    "cat'";
            },
            {"SentencePiece model \"" + spm_regression("charsmap-children-past-trie") +
             "\": normalizer_spec.precompiled_charsmap: trie unit 3 (reached by the bytes E3 80): "
