@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "ftbench/cost/pricing.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/metrics/report_figures.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
@@ -159,7 +160,9 @@ void add_common_options(CLI::App* cmd, CommonFlags& flags, bool with_dates) {
 
 report::Report load_report(const std::string& path) {
   try {
-    return report::read_report(path);
+    report::Report r = report::read_report(path);
+    metrics::check_summary_figures(r, path);
+    return r;
   } catch (const report::ReportError& e) {
     throw InputError(e.what());
   }

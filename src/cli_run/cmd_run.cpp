@@ -16,6 +16,7 @@
 #include "ftbench/cost/pricing.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/local_launch.h"
+#include "ftbench/metrics/report_figures.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/rerun.h"
@@ -66,7 +67,9 @@ spec::RunSpec spec_to_run(const RunFlags& f, run::RunOptions& o) {
   }
   const report::Report old = [&] {
     try {
-      return report::read_report(f.from_report);
+      report::Report r = report::read_report(f.from_report);
+      metrics::check_summary_figures(r, f.from_report);
+      return r;
     } catch (const report::ReportError& e) {
       throw InputError(e.what());
     }

@@ -11,8 +11,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/metrics/memory_peaks.h"
-#include "ftbench/metrics/run_summary.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/run_status.h"
 #include "ftbench/text/iso8601.h"
@@ -332,10 +330,7 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     }
   }
 
-  // The summary is computed from the steps (metrics::summarize_run over the steps that
-  // metrics::warmup_mask leaves in), so every figure the steps determine is theirs, within
-  // rounding (metrics::summary_of_steps): a figure edited by hand is refused before any command
-  // prints it.
+  // The summary's counts hold together with the steps.
   void check_summary(const Report& r) const {
     const Summary& s = r.summary;
     const auto n = static_cast<int64_t>(r.steps.size());
@@ -353,77 +348,28 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
       fail("summary.loss.window: expected 1 to the report's " + std::to_string(n) +
            " steps, found " + std::to_string(s.loss_window));
     }
-    const Summary e = metrics::summary_of_steps(r);
-    check_step_seconds(s.step_seconds, e.step_seconds);
-    check_throughput(s, e);
-    check_losses(s, e);
+    // The figures the steps determine are recomputed from them by the commands that read a
+    // report (metrics::check_summary_figures): this module computes nothing.
   }
 
-  void check_step_seconds(const SampleSummary& t, const SampleSummary& e) const {
-    const std::string tp = "summary.step_seconds";
-    if (t.count != e.count) {
-      fail(join(tp, "count") + ": expected the " + std::to_string(e.count) +
-           " measured steps (summary.measured_steps), found " + std::to_string(t.count));
-    }
-    const std::string of = " of the measured steps' wall_seconds";
-    derived_from(t.mean, e.mean, join(tp, "mean"), "the mean" + of);
-    derived_from(t.median, e.median, join(tp, "median"), "the median" + of);
-    derived_from(t.p90, e.p90, join(tp, "p90"), "the 90th percentile" + of);
-    derived_from(t.p99, e.p99, join(tp, "p99"), "the 99th percentile" + of);
-    derived_from(t.min, e.min, join(tp, "min"), "the least" + of);
-    derived_from(t.max, e.max, join(tp, "max"), "the largest" + of);
-    derived_from(t.stddev, e.stddev, join(tp, "stddev"), "the sample standard deviation" + of);
-    derived_from(t.cv, e.cv, join(tp, "cv"), "stddev / mean");
-  }
-
-  // Tokens, shares and FLOPs over the measured steps' time; MFU over the peak and the devices.
-  void check_throughput(const Summary& s, const Summary& e) const {
-    derived_from(s.tokens_per_second_real, e.tokens_per_second_real,
-                 "summary.tokens_per_second.real",
-                 "the measured steps' real_tokens / wall_seconds");
-    derived_from(s.tokens_per_second_padded, e.tokens_per_second_padded,
-                 "summary.tokens_per_second.padded",
-                 "the measured steps' padded_tokens / wall_seconds");
-    derived_from(s.data_wait_fraction, e.data_wait_fraction, "summary.data_wait_fraction",
-                 "the measured steps' data_wait_seconds / wall_seconds");
-    derived_from(s.padding_fraction, e.padding_fraction, "summary.padding_fraction",
-                 "1 - the measured steps' real_tokens / padded_tokens");
-    for (std::size_t i = 0; i < s.mfu.size(); ++i) {
-      const MfuEntry& found = s.mfu[i];
-      const MfuEntry& expected = e.mfu[i];
-      const std::string path = index("summary.mfu.entries", i);
-      derived_from(found.flops_per_step, expected.flops_per_step, join(path, "flops_per_step"),
-                   "the mean of the measured steps' model_flops");
-      derived_from(found.achieved_tflops, expected.achieved_tflops, join(path, "achieved_tflops"),
-                   "flops_per_step x measured_steps / their wall_seconds / 10^12");
-      optional_derived_from(found.mfu, expected.mfu, join(path, "mfu"),
-                            "achieved_tflops / (summary.mfu.peak_tflops x run.world_size)");
-      optional_derived_from(found.mfu_gemm, expected.mfu_gemm, join(path, "mfu_gemm"),
-                            "achieved_tflops / (summary.mfu.gemm_peak_tflops x run.world_size)");
-    }
-  }
-
-  // The last step's loss, and the mean of the last `window` (every step counts, warm-up too);
-  // a diverged run's are null (NaN) in the steps and the summary alike.
-  void check_losses(const Summary& s, const Summary& e) const {
-    const auto same_loss = [&](double found, double expected, const std::string& path,
-                               const std::string& formula) {
-      if (std::isnan(found) && std::isnan(expected)) return;
-      derived_from(found, expected, path, formula);
-    };
-    same_loss(s.final_loss, e.final_loss, "summary.loss.final", "the last step's loss");
-    same_loss(s.mean_last_losses, e.mean_last_losses, "summary.loss.mean_last",
-              "the mean loss of the last summary.loss.window steps");
-  }
-
-  // The run's memory peaks are the largest of its phases' (metrics::memory_peaks_over_phases):
+  // The run's memory peaks are the largest of its phases':
   // the device ones equal to it, the host's resident peak (taken over the whole process) at
   // least as large as any resident size a phase saw. Reports before 1.2 have no phase figures.
   void check_memory_peaks(const Report& r) const {
     const bool recorded = std::any_of(r.phases.begin(), r.phases.end(),
                                       [](const Phase& p) { return p.memory.has_value(); });
     if (!recorded) return;
-    const Memory expected = metrics::memory_peaks_over_phases(r.phases);
+    Memory expected;
+    const auto keep_max = [](std::optional<int64_t>& peak, const std::optional<int64_t>& value) {
+      if (value) peak = std::max(peak.value_or(*value), *value);
+    };
+    for (const Phase& p : r.phases) {
+      if (!p.memory) continue;
+      keep_max(expected.peak_allocated_bytes, p.memory->peak_allocated_bytes);
+      keep_max(expected.peak_reserved_bytes, p.memory->peak_reserved_bytes);
+      keep_max(expected.peak_active_bytes, p.memory->peak_active_bytes);
+      keep_max(expected.device_used_peak_bytes, p.memory->device_used_peak_bytes);
+    }
     for (const auto& [found, peak, key] :
          {std::tuple{&r.memory.peak_allocated_bytes, &expected.peak_allocated_bytes,
                      "peak_allocated_bytes"},

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/io/output_file.h"
+#include "ftbench/metrics/report_figures.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/report/report_io.h"
@@ -1313,12 +1314,24 @@ TEST(ReportConsistency, TheRunAgreesWithItsJobAndItsSummaryWithItsSteps) {
 // measured one, a resident peak of 1 byte) is refused, naming the field, the formula, what the
 // steps give and what was found, before cost, compare or gate can print it.
 TEST(ReportConsistency, EverySummaryFigureIsTheStepsOwn) {
-  EXPECT_NO_THROW(report::from_json(to_json(full_report()), "r.json"));
-  EXPECT_NO_THROW(report::from_json(to_json(cpu_report()), "r.json"));
-  const auto edited = [](const std::function<void(OJson&)>& edit) {
+  // As a command reads a report (cli::load_report): the reader, then the summary's figures
+  // recomputed from the steps (metrics::check_summary_figures).
+  const auto read_as_commands_do = [](const OJson& j) {
+    const Report r = report::from_json(j, "r.json");
+    metrics::check_summary_figures(r, "r.json");
+  };
+  EXPECT_NO_THROW(read_as_commands_do(to_json(full_report())));
+  EXPECT_NO_THROW(read_as_commands_do(to_json(cpu_report())));
+  const auto edited = [&](const std::function<void(OJson&)>& edit) {
     OJson j = to_json(full_report());
     edit(j);
-    return read_error(j);
+    try {
+      read_as_commands_do(j);
+    } catch (const ReportError& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "no ReportError";
+    return std::string();
   };
   // Within the steps' 1.3 to 1.5 s, so no range check would see it.
   EXPECT_EQ(edited([](OJson& j) { j["summary"]["step_seconds"]["mean"] = 1.45; }),
@@ -1393,7 +1406,7 @@ TEST(ReportConsistency, EverySummaryFigureIsTheStepsOwn) {
   diverged.steps.back().loss = std::numeric_limits<double>::quiet_NaN();
   diverged.summary.final_loss = std::numeric_limits<double>::quiet_NaN();
   diverged.summary.mean_last_losses = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_NO_THROW(report::from_json(to_json(diverged), "r.json"));
+  EXPECT_NO_THROW(read_as_commands_do(to_json(diverged)));
 }
 
 // The reference reports the cost and compare tests read are consistent with their steps.
