@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/cost/billing.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
@@ -354,7 +353,7 @@ bool is_name_char(char ch) {
 constexpr std::size_t kMaxNameChars = 200;
 
 // output.price as `ftbench run` takes it: a number is USD per GPU-hour, decimal (the spec's
-// numbers are), finite and within what billing takes (cost/billing.h); text that starts like a
+// numbers are), finite and within what billing takes (spec/limits.h); text that starts like a
 // number and is none (0x10, 1_000, nan, inf) is refused rather than looked up as an offer, so
 // that `validate` refuses what `run` would. Anything else names a catalog offer, which `run`
 // resolves in its catalogs.
@@ -367,12 +366,12 @@ void validate_price(Checker& c, const std::string& price) {
        std::string_view("0123456789+-.").find(price.front()) != std::string_view::npos);
   if (!number_like) return;
   double usd = 0.0;
-  if (text::parse_double(price, usd) != std::errc() || !(usd >= cost::kMinUsdPerGpuHour) ||
-      usd > cost::kMaxUsdPerGpuHour) {
+  if (text::parse_double(price, usd) != std::errc() || !(usd >= kMinPriceUsdPerGpuHour) ||
+      usd > kMaxPriceUsdPerGpuHour) {
     c.fail("output.price",
            fmt::format("expected USD per GPU-hour from {} to {} (a decimal number) or a catalog "
                        "offer PROVIDER/GPU[/TIER], found {}",
-                       cost::kMinUsdPerGpuHour, cost::kMaxUsdPerGpuHour, text::quoted(price)));
+                       kMinPriceUsdPerGpuHour, kMaxPriceUsdPerGpuHour, text::quoted(price)));
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "ftbench/cost/billing.h"
 #include "ftbench/report/report.h"
+#include "ftbench/spec/limits.h"
 
 namespace ftbench::cost {
 namespace {
@@ -576,4 +577,17 @@ TEST(EstimateCost, EachSegmentOfAResumedRunIsBilledOnItsOwn) {
   EXPECT_TRUE(run_times(r).segment_seconds.empty());
 }
 
+}  // namespace ftbench::cost
+
+namespace ftbench::cost {
+namespace {
+
+// The spec checks output.price against its own copy of billing's bounds (spec may not include
+// cost): the two pairs are one.
+TEST(Billing, TheSpecsPriceBoundsAreBillings) {
+  EXPECT_EQ(spec::kMinPriceUsdPerGpuHour, kMinUsdPerGpuHour);
+  EXPECT_EQ(spec::kMaxPriceUsdPerGpuHour, kMaxUsdPerGpuHour);
+}
+
+}  // namespace
 }  // namespace ftbench::cost

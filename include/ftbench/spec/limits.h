@@ -33,6 +33,12 @@ inline constexpr int64_t kMaxSyntheticExamples = int64_t{1} << 24;
 inline constexpr int64_t kMaxDataExamples = int64_t{1} << 24;
 inline constexpr int64_t kMaxDataTokens = int64_t{1} << 31;
 
+// output.price as a number: USD per GPU-hour that billing takes, the bounds of cost/billing.h
+// (kMinUsdPerGpuHour, kMaxUsdPerGpuHour; the spec may not include cost, and a test holds the two
+// pairs equal).
+inline constexpr double kMinPriceUsdPerGpuHour = 1e-4;
+inline constexpr double kMaxPriceUsdPerGpuHour = 1e6;
+
 // a * b, a + b for counts >= 0: nullopt when the result does not fit in int64.
 inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
   int64_t out = 0;
