@@ -270,14 +270,21 @@ std::vector<Case> cases() {
                           [] { return std::string("model:\n  preset: \xC3\x28\xFF\n"); },
                           {"invalid-utf8.yaml:2: model.preset: ", "found \"\\xC3(\\xFF\""}),
       generated_spec_case(
-          "deep-nesting", [] { return repeated("[", 100000); },
-          {"deep-nesting.yaml:1: invalid YAML: lists or mappings nested too deeply"}),
+          // One bracket a line: a line of 100,000 is refused before the parser (spec_long_value).
+          "deep-nesting", [] { return repeated("[\n", 100000); },
+          {"deep-nesting.yaml:100001: invalid YAML: lists or mappings nested too deeply"}),
       generated_spec_case(
-          "deep-mapping", [] { return repeated("{a: ", 100000); },
-          {"deep-mapping.yaml:1: invalid YAML: lists or mappings nested too deeply"}),
+          "deep-mapping", [] { return repeated("{a: \n", 100000); },
+          {"deep-mapping.yaml:100001: invalid YAML: lists or mappings nested too deeply"}),
       generated_spec_case(
-          "long-line", [] { return "output:\n  name: " + std::string(8 << 20, 'n') + "\n"; },
-          {"long-line.yaml:2: output.name: must be at most 200 characters, found 8388608"}),
+          "long-line", [] { return "output:\n  name: " + std::string(60'000, 'n') + "\n"; },
+          {"long-line.yaml:2: output.name: must be at most 200 characters, found 60000"}),
+      generated_spec_case(
+          "long-value", [] { return "output:\n  name: " + std::string(200'000, 'n') + "\n"; },
+          {"long-value.yaml:2: 200008 bytes on one line; a spec line holds at most 65536"}),
+      generated_spec_case(
+          "huge", [] { return "output:\n  name: " + std::string(8 << 20, 'n') + "\n"; },
+          {"huge.yaml: cannot read file: 8388625 bytes; a run spec holds at most 1 MiB"}),
       Case{"spec_directory",
            [](const fs::path& scratch) {
              fs::create_directory(scratch / "folder.yaml");
