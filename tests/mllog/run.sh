@@ -63,13 +63,20 @@ fi
 "$python" "$here/check_mllog.py" "$work/stopped.mllog" --report "$work/stopped.json" --status success
 grep -q '"key": "submission_platform", "value": "1x[^"]' "$work/done.mllog" ||
   { echo "submission_platform does not name the device" >&2; exit 1; }
-# A resume appends only to an event log: another file at the path is refused and kept.
+# A resume appends only to an event log: another file at the path is refused and kept (a report
+# there is refused before that, as an ftbench file of another kind: exit 2, --force or not).
 cp "$work/done.json" "$work/victim.json"
 status=0
 "$ftbench" run "${common[@]}" -o "$work/stopped.json" --mllog "$work/victim.json" \
   --resume latest --force >/dev/null 2>&1 || status=$?
-cmp -s "$work/done.json" "$work/victim.json" && [[ $status -eq 5 ]] ||
+cmp -s "$work/done.json" "$work/victim.json" && [[ $status -eq 2 ]] ||
   { echo "a resume appended to a file that is not an event log (exit $status)" >&2; exit 1; }
+echo "notes, not an event log" >"$work/victim.txt"
+status=0
+"$ftbench" run "${common[@]}" -o "$work/stopped.json" --mllog "$work/victim.txt" \
+  --resume latest --force >/dev/null 2>&1 || status=$?
+[[ "$(cat "$work/victim.txt")" == "notes, not an event log" && $status -eq 5 ]] ||
+  { echo "a resume appended to a text file that is not an event log (exit $status)" >&2; exit 1; }
 # --billing without --rate is refused, not ignored.
 status=0
 "$ftbench" run "${common[@]}" -o "$work/x.json" --offer reference-run/H100-SXM --billing bogus \
