@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "ftbench/cost/pricing.h"
 #include "ftbench/io/output_file.h"
+#include "ftbench/io/output_rules.h"
 #include "ftbench/metrics/report_figures.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/text/did_you_mean.h"
@@ -62,6 +63,17 @@ void check_view_output(const std::string& path, const std::string& flag,
         "{} {}: that file is an ftbench report; what ftbench writes beside reports never "
         "replaces one (--force or not)",
         flag, text::printable(path)));
+  }
+  // Nor any other ftbench file but one of its own kind (io/output_rules.h): an event log, a GEMM
+  // result, the files of an export folder. A markdown summary is told by nothing in it, so
+  // --markdown and --summary replace or append to no ftbench file at all.
+  const std::string kind = flag == "--html"    ? "HTML report"
+                           : flag == "--junit" ? "JUnit result"
+                                               : "markdown summary";
+  try {
+    io::check_output_rules(flag, path, kind, {});
+  } catch (const io::OutputRefused& e) {
+    throw InputError(e.what());
   }
 }
 

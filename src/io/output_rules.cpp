@@ -35,7 +35,9 @@ std::string head_of_regular_file(const std::string& path, std::size_t n) {
 
 // "a report", "an event log".
 std::string article(const std::string& noun) {
-  const bool vowel = !noun.empty() && std::string("aeiou").find(noun[0]) != std::string::npos;
+  // "an HTML report": the letter's sound, not the letter.
+  const bool vowel = (!noun.empty() && std::string("aeiou").find(noun[0]) != std::string::npos) ||
+                     noun.rfind("HTML", 0) == 0;
   return (vowel ? "an " : "a ") + noun;
 }
 
@@ -50,6 +52,23 @@ bool same_file(const std::string& a, const std::string& b) {
 std::string ftbench_file_kind(const std::string& path) {
   const std::string head = head_of_regular_file(path, 4096);
   if (head.rfind(":::MLLOG ", 0) == 0) return "event log";
+  if (head.rfind("<!DOCTYPE html>\n<!-- An ftbench HTML report", 0) == 0) return "HTML report";
+  if (head.find("<testsuites name=\"ftbench gate\"") != std::string::npos) return "JUnit result";
+  // The files of an export folder (run's output.adapter, output.merged): what a serving stack
+  // reads, named by the folder's own layout.
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  std::error_code ec;
+  if (!head.empty() && fs::is_regular_file(p.parent_path() / "adapter_config.json", ec) &&
+      (name == "adapter_config.json" || name == "adapter_model.safetensors")) {
+    return "file of an exported adapter";
+  }
+  if (!head.empty() && fs::is_regular_file(p.parent_path() / "config.json", ec) &&
+      (name == "config.json" || name.rfind("model", 0) == 0) &&
+      (fs::exists(p.parent_path() / "model.safetensors", ec) ||
+       fs::exists(p.parent_path() / "model.safetensors.index.json", ec))) {
+    return "file of a model's weights folder";
+  }
   static const std::regex schema(R"re(^\s*\{[^]*?"schema"\s*:\s*"ftbench\.([a-z_]+)/)re");
   std::smatch m;
   if (!std::regex_search(head, m, schema)) return "";

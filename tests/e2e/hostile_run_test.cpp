@@ -332,3 +332,56 @@ TEST(MemoryLimits, OutOfMemoryAnywhereIsExit3NeverACrashOrAHang) {
 }
 
 }  // namespace
+
+namespace {
+
+// From a hostile review of the output rule (issue 39, item 3): output.adapter and output.merged
+// with --force replaced a report, a spec, a file or a folder of other work with the export, and
+// other commands' outputs replaced the files of an export folder, an event log or a GEMM result.
+// Each is refused now (exit 2), the file or folder left as it was.
+TEST(OutputRules, ExportsAndOtherCommandsReplaceNoFileOfAnotherKind) {
+  const ScratchDir scratch("ftbench-output-rules-2");
+  const fs::path dir = scratch.path();
+  const fs::path report = dir / "other.json";
+  std::ofstream(report) << "{\"schema\": \"ftbench.report/1.16\"}\n";
+  fs::create_directories(dir / "work");
+  std::ofstream(dir / "work" / "notes.txt") << "notes\n";
+  fs::create_directories(dir / "merged");
+  std::ofstream(dir / "merged" / "config.json") << "{\"model_type\": \"llama\"}\n";
+  std::ofstream(dir / "merged" / "model.safetensors") << "weights";
+  const fs::path log = dir / "events.log";
+  std::ofstream(log) << ":::MLLOG {\"key\": \"init_start\"}\n";
+  const fs::path gemm = dir / "g.json";
+  std::ofstream(gemm) << "{\"schema\": \"ftbench.gemm/1.1\"}\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run configs/ci-tiny.yaml --force -o " + q(dir / "r.json") + " --set " +
+           q("output.adapter=" + report.string()),
+       "a file, not a folder"},
+      {"run configs/ci-tiny.yaml --force -o " + q(dir / "r.json") + " --set " +
+           q("output.merged=" + (dir / "work").string()),
+       "a folder without config.json: not an exported merged model"},
+      {"gemm --device cpu --dtype fp32 --shapes 64:64:64 --iterations 1 --force -o " +
+           q(dir / "merged" / "config.json"),
+       "is an ftbench file of a model's weights folder, not a gemm result"},
+      {"report tests/fixtures/reports/h100-reference.json --force --html " + q(log),
+       "is an ftbench event log, not an HTML report"},
+      {"report tests/fixtures/reports/h100-reference.json --force --markdown " + q(gemm),
+       "is an ftbench gemm result, not a markdown summary"},
+  };
+  const auto snapshot = [&] {
+    return slurp(report) + slurp(dir / "work" / "notes.txt") +
+           slurp(dir / "merged" / "config.json") + slurp(log) + slurp(gemm);
+  };
+  const std::string before = snapshot();
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(args);
+    const Outcome r = run_ftbench(args, dir, "", 120.0);
+    expect_no_crash(r);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(snapshot(), before);
+    EXPECT_FALSE(fs::exists(dir / "r.json"));
+  }
+}
+
+}  // namespace

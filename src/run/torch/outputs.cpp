@@ -50,9 +50,38 @@ std::string merged_export_dir(const spec::RunSpec& spec) {
 void check_export_writable(const std::string& dir, const char* key, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(fs::symlink_status(dir, ec)) && !force) {
+  const fs::file_status status = fs::symlink_status(dir, ec);
+  if (fs::exists(status) && !force) {
     throw io::FileExistsError(fmt::format(
         "{}: exists ({}); pass --force to replace it, or choose another folder", dir, key));
+  }
+  // --force replaces an earlier export of the same kind, or an empty folder: never a file (a
+  // report, a spec), a link, or a folder of other work, whose contents the export would take
+  // away (io/output_rules.h).
+  if (fs::exists(status)) {
+    const bool adapter = std::string(key) == "output.adapter";
+    const char* marker = adapter ? "adapter_config.json" : "config.json";
+    const char* kind = adapter ? "an exported adapter" : "an exported merged model";
+    std::string problem;
+    if (!fs::is_directory(status)) {
+      problem = fs::is_symlink(status) ? "a symbolic link" : "a file, not a folder";
+    } else if (!fs::is_empty(dir, ec)) {
+      if (!fs::is_regular_file(fs::path(dir) / marker, ec)) {
+        problem = fmt::format("a folder without {}: not {}", marker, kind);
+      }
+      for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+        if (problem.empty() && !e.is_regular_file(ec)) {
+          problem = fmt::format("a folder holding {}, which {} does not",
+                                e.path().filename().string(), kind);
+        }
+      }
+    }
+    if (!problem.empty()) {
+      throw io::OutputRefused(fmt::format(
+          "{} ({}): {}; even --force replaces only {} (or an empty folder): choose another "
+          "folder",
+          dir, key, problem, kind));
+    }
   }
   const fs::path target = fs::path(dir).lexically_normal();
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
