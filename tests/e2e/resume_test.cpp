@@ -517,6 +517,25 @@ TEST_F(Resume, SighupStopsWithACheckpointThenResumeCompletes) {
   EXPECT_EQ(b["segments"].size(), 2u);
 }
 
+// A plain rerun over the checkpoints of a run killed without notice started at step 1 and pruned
+// them with its own saves, no --force needed (a hostile review of issue 39): it is refused
+// (exit 5, the folder named and both ways on said), and --force starts again.
+TEST_F(Resume, AFreshRunOverResumableCheckpointsNeedsForce) {
+  ASSERT_EQ(ftbench(args("r.json", "ck", 2) + " --stop-after-steps 4").exit_code, 4);
+  fs::remove(dir_ / "r.json");  // as after a kill -9: checkpoints, no report
+  const Result again = ftbench(args("r.json", "ck", 2));
+  EXPECT_EQ(again.exit_code, 5) << again.output;
+  EXPECT_NE(again.output.find((dir_ / "ck").string() + ": holds 2 checkpoints (the newest "),
+            std::string::npos)
+      << again.output;
+  EXPECT_NE(again.output.find("continue it with --resume latest, or pass --force"),
+            std::string::npos)
+      << again.output;
+  EXPECT_TRUE(fs::exists(dir_ / "ck" / "step-00000004" / "checkpoint.json"));
+  const Result forced = ftbench(args("r.json", "ck", 2) + " --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+}
+
 // ci-tiny over two epochs (8 steps each) in three processes: stopped in the first epoch
 // (step 6), resumed across the boundary into the second (stopped at 11), resumed to the end.
 // Each resume rebuilds the data order of an epoch it did not start, the second one of an

@@ -15,6 +15,22 @@ void Run::claim_checkpoint_folder() {
     for (const std::string& cleaned : train::clean_checkpoint_leftovers(cp_dir_)) {
       spdlog::warn("{}: {}", cp_dir_, cleaned);
     }
+    // A run started afresh over checkpoints (of a run killed without notice, say) would prune
+    // them with its own saves and drop the killed process from the journal: only when asked.
+    if (o_.resume.empty() && lead()) {
+      const std::vector<std::string> saved = train::list_checkpoints(cp_dir_);
+      if (!saved.empty() && !o_.force) {
+        throw io::FileExistsError(fmt::format(
+            "{}: holds {} checkpoint{} (the newest {}) that the run there may continue from: "
+            "continue it with --resume latest, or pass --force to start again at step 1 (this "
+            "run's saves then replace them)",
+            cp_dir_, saved.size(), saved.size() == 1 ? "" : "s", saved.back()));
+      }
+      if (!saved.empty()) {
+        spdlog::warn("{}: --force: starting at step 1; the {} checkpoint{} there will be replaced",
+                     cp_dir_, saved.size(), saved.size() == 1 ? "" : "s");
+      }
+    }
     check_folder_writable(cp_dir_, "train.checkpoint.dir");
   } else if (const std::string why = folder_not_writable(cp_dir_); !why.empty()) {
     spdlog::warn("train.checkpoint.dir {}: {}: a stop signal could not save a checkpoint", cp_dir_,
