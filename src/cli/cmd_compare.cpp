@@ -398,14 +398,19 @@ void print_json(const Comparison& c) {
 // Differences and verdicts quote the reports' names and values: shown as text, as the tables'
 // cells are (text::markdown_literal).
 void print_markdown(const Comparison& c) {
-  std::cout << "## Fairness\n\n**" << text::markdown_literal(compare::fairness_headline(c.fairness))
+  std::cout << "## Fairness\n\n**"
+            << text::markdown_literal(compare::fairness_headline(c.fairness),
+                                      text::kMaxMarkdownLine)
             << "**\n\n";
   for (const compare::Difference& d : c.fairness.differences) {
-    std::cout << "- " << text::markdown_literal(compare::difference_line(d)) << "\n";
+    std::cout << "- " << text::markdown_literal(compare::difference_line(d), text::kMaxMarkdownLine)
+              << "\n";
   }
   std::cout << "\n## Side by side\n\n"
             << text::render_markdown(side_table(c.columns)) << "\n## Verdict\n\n";
-  for (const std::string& l : c.verdicts) std::cout << "- " << text::markdown_literal(l) << "\n";
+  for (const std::string& l : c.verdicts) {
+    std::cout << "- " << text::markdown_literal(l, text::kMaxMarkdownLine) << "\n";
+  }
 }
 
 void print_text(const Comparison& c, bool color) {

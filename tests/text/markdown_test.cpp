@@ -26,3 +26,18 @@ TEST(MarkdownLiteral, LongTextIsCutAndSaysSo) {
 
 }  // namespace
 }  // namespace ftbench::text
+
+namespace ftbench::text {
+namespace {
+
+// ftbench's own lines (a compare verdict with the one-run caveat is 426 bytes) were cut at a file
+// string's 300 bytes (a hostile review of issue 39): they take kMaxMarkdownLine.
+TEST(MarkdownLiteral, OwnLinesAreCutOnlyAtTheLineLimit) {
+  const std::string verdict(426, 'v');
+  EXPECT_EQ(markdown_literal(verdict, kMaxMarkdownLine), verdict);
+  EXPECT_EQ(markdown_literal(std::string(5000, 'v'), kMaxMarkdownLine),
+            std::string(4096, 'v') + "… (5000 bytes in all)");
+}
+
+}  // namespace
+}  // namespace ftbench::text

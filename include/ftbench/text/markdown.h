@@ -17,6 +17,9 @@ namespace ftbench::text {
 // Text longer than kMaxMarkdownText bytes is cut there and says how long it was, so that a
 // file's strings cannot make a comment longer than a CI service takes (GitHub: 65,536).
 inline constexpr std::size_t kMaxMarkdownText = 300;
-std::string markdown_literal(std::string_view text);
+// ftbench's own lines (a compare verdict, which names the reports' devices) are longer than any
+// one string of a file: cut at this instead.
+inline constexpr std::size_t kMaxMarkdownLine = 4096;
+std::string markdown_literal(std::string_view text, std::size_t max_bytes = kMaxMarkdownText);
 
 }  // namespace ftbench::text
