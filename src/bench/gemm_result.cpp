@@ -338,12 +338,10 @@ GemmResult read_gemm_result(const std::string& path) {
 }
 
 GemmResult parse_gemm_result(std::string_view text, const std::string& source) {
-  const Json json = ftbench::text::parse_json_text<Json>(
-      text,
-      [&](const ftbench::text::JsonTextError& e) {
+  const Json json =
+      ftbench::text::parse_json_text<Json>(text, [&](const ftbench::text::JsonTextError& e) {
         throw GemmFileError(ftbench::text::own_file_message(e, source, "gemm result"));
-      },
-      /*unique_keys=*/true);
+      });
   return gemm_from_json(json, source);
 }
 

@@ -439,9 +439,10 @@ class FileReader {
         // the error's path says where.
         throw DataError(fmt::format("{}: {}", path, e.reason));
       }
-      // nlohmann's syntax error byte is 1-based; the too-deep offset 0-based.
-      const std::size_t offset =
-          e.kind == JsonTextError::Kind::kSyntax && e.byte > 0 ? e.byte - 1 : e.byte;
+      // A syntax error's and a key given twice's byte is 1-based; the too-deep offset 0-based.
+      const bool one_based =
+          e.kind == JsonTextError::Kind::kSyntax || e.kind == JsonTextError::Kind::kDuplicateKey;
+      const std::size_t offset = one_based && e.byte > 0 ? e.byte - 1 : e.byte;
       throw DataError(fmt::format("{}:{}: {}", path, line_column(text, offset).first,
                                   malformed_json_message(text, e)));
     });

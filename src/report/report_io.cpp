@@ -30,11 +30,9 @@ Report parse_report(std::string_view text, const std::string& source) {
   // Too deep, a number too large for a double (1e999) or a key given twice: valid JSON perhaps,
   // but no report's.
   const auto json = ftbench::text::parse_json_text<nlohmann::ordered_json>(
-      text,
-      [&](const ftbench::text::JsonTextError& e) {
+      text, [&](const ftbench::text::JsonTextError& e) {
         throw ReportError(ftbench::text::own_file_message(e, source, "report"));
-      },
-      /*unique_keys=*/true);
+      });
   // Qualified: argument-dependent lookup would also find nlohmann's own from_json(json, T&).
   return report::from_json(json, source);
 }

@@ -85,9 +85,9 @@ std::string read_hf_file(const std::string& path) {
 
 Json parse_hf_json_object(std::string_view text, const std::string& source) {
   const Json j = text::parse_json_text<Json>(text, [&](const text::JsonTextError& e) {
-    throw HfCheckpointError(
-        source + (e.kind == text::JsonTextError::Kind::kTooDeep ? ": " : ": not valid JSON: ") +
-        e.reason);
+    using Kind = text::JsonTextError::Kind;
+    const bool syntax = e.kind == Kind::kSyntax || e.kind == Kind::kOutOfRange;
+    throw HfCheckpointError(source + (syntax ? ": not valid JSON: " : ": ") + e.reason);
   });
   if (!j.is_object()) throw HfCheckpointError(source + ": expected a JSON object");
   return j;

@@ -40,6 +40,7 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
   bool binary(binary_t&) override { return value(); }
   bool start_object(std::size_t) override { return open(false); }
   bool key(string_t& key) override {
+    ++keys_read_;
     frames_.back().key = key;
     frames_.back().has_key = true;
     if (stop_at_duplicate_key_ && !frames_.back().keys.insert(key).second) {
@@ -58,6 +59,8 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
 
   bool failed() const { return failed_; }
   bool found_duplicate_key() const { return duplicate_key_; }
+  // Keys read so far, the one being read included.
+  std::size_t keys_read() const { return keys_read_; }
   // A key written after a dot: a letter or '_', then letters, digits and '_'.
   static bool is_name(const std::string& key) {
     if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
@@ -110,7 +113,28 @@ class PathTracker : public nlohmann::json_sax<nlohmann::json> {
   bool stop_at_duplicate_key_ = false;
   bool failed_ = false;
   bool duplicate_key_ = false;
+  std::size_t keys_read_ = 0;
 };
+
+// The offset of the opening quote of the n-th (0-based) key in `text`, valid JSON: a string that
+// white space and then ':' follow (outside strings, '"' only ever opens one).
+std::size_t nth_key_offset(std::string_view text, std::size_t n) {
+  std::size_t keys = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"') continue;
+    const std::size_t open = i;
+    for (++i; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] == '\\') ++i;
+    }
+    std::size_t next = i + 1;
+    while (next < text.size() &&
+           (text[next] == ' ' || text[next] == '\t' || text[next] == '\n' || text[next] == '\r')) {
+      ++next;
+    }
+    if (next < text.size() && text[next] == ':' && keys++ == n) return open;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -120,11 +144,11 @@ std::string json_error_path(std::string_view text) {
   return tracker.failed() ? tracker.path() : "";
 }
 
-std::optional<std::string> json_duplicate_key_path(std::string_view text) {
+std::optional<JsonDuplicateKey> json_duplicate_key(std::string_view text) {
   PathTracker tracker(/*stop_at_duplicate_key=*/true);
   nlohmann::json::sax_parse(text, &tracker);
   if (!tracker.found_duplicate_key()) return std::nullopt;
-  return tracker.path();
+  return JsonDuplicateKey{tracker.path(), nth_key_offset(text, tracker.keys_read() - 1)};
 }
 
 std::string json_error_at(std::string_view text, std::string_view what) {

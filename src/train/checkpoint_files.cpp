@@ -61,13 +61,16 @@ class ManifestReader : public text::JsonFields<Json, CheckpointError> {
 };
 
 // The JSON document of a checkpoint folder's file; CheckpointError "<source>: ..." when it nests
-// too deep (`what` heads that message) or is not JSON.
+// too deep (`what` heads that message), gives a key twice (the key's path heads it) or is not
+// JSON.
 Json parse_json_file(std::string_view text, const std::string& source, const char* what) {
   return text::parse_json_text<Json>(text, [&](const text::JsonTextError& e) {
+    using Kind = text::JsonTextError::Kind;
     throw CheckpointError(source + ": " +
-                          (e.kind == text::JsonTextError::Kind::kTooDeep
-                               ? what
-                               : "not valid JSON (truncated or corrupted?): ") +
+                          (e.kind == Kind::kTooDeep        ? what
+                           : e.kind == Kind::kDuplicateKey ? ""
+                                                           : "not valid JSON (truncated or "
+                                                             "corrupted?): ") +
                           e.reason);
   });
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -62,7 +64,7 @@ OJson step_time_json(const report::Report& r) {
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     if (!excluded[i]) measured.push_back(r.steps[i].wall_seconds);
   }
-  const Histogram h = histogram(measured, kHistogramBins);
+  const Histogram h = histogram(measured, histogram_bins(measured.size()));
   return {{"summary",
            {{"count", s.count},
             {"mean", s.mean},
@@ -182,6 +184,51 @@ OJson cost_json(const PageInput& in, std::size_t i) {
   return out;
 }
 
+// The figures the page opens with: the run's time from t0 to the end (every process of a resumed
+// run), real tokens/s over the measured steps, the bill at the price the run is set at (the
+// cost section's chosen offer) and the first MFU entry; null where the report has none.
+OJson headline_json(const report::Report& r, const OJson& cost) {
+  OJson out = {{"run_seconds", nullptr},
+               {"tokens_per_second", nullptr},
+               {"cost_usd", nullptr},
+               {"cost_rate", nullptr},
+               {"mfu", nullptr}};
+  if (!r.phases.empty()) out["run_seconds"] = cost::run_times(r).run_seconds;
+  if (r.summary.measured_steps > 0) out["tokens_per_second"] = r.summary.tokens_per_second_real;
+  for (const OJson& o : cost["offers"]) {
+    if (!o["chosen"].get<bool>()) continue;
+    out["cost_usd"] = o["billed_usd"];
+    out["cost_rate"] = cost["rate"];
+  }
+  if (!r.summary.mfu.empty()) out["mfu"] = optional_number(r.summary.mfu.front().mfu);
+  return out;
+}
+
+// One axis for each memory chart, over every report's phases: host (peak RSS) and device (the
+// allocator's peak and the device-wide used peak); null where no phase measured it.
+OJson memory_axes_json(const PageInput& in) {
+  std::optional<int64_t> host, device;
+  const auto larger = [](std::optional<int64_t>& into, const std::optional<int64_t>& v) {
+    if (v && (!into || *v > *into)) into = v;
+  };
+  for (const report::Report& r : in.reports) {
+    for (const PhaseMemoryRow& m : memory_by_phase(r)) {
+      larger(host, m.peak_rss_bytes);
+      larger(device, m.peak_allocated_bytes);
+      larger(device, m.device_used_peak_bytes);
+    }
+  }
+  const auto axis = [](const std::optional<int64_t>& largest) -> OJson {
+    if (!largest) return nullptr;
+    const ByteAxis a = byte_axis(static_cast<double>(*largest));
+    return {{"unit", a.unit},
+            {"unit_bytes", a.unit_bytes},
+            {"step_bytes", a.step_bytes},
+            {"top_bytes", a.top_bytes}};
+  };
+  return {{"host", axis(host)}, {"device", axis(device)}};
+}
+
 OJson report_json(const PageInput& in, std::size_t i) {
   const report::Report& r = in.reports[i];
   const report::DeviceInfo& d = r.environment.device;
@@ -209,6 +256,7 @@ OJson report_json(const PageInput& in, std::size_t i) {
                      {"padding_fraction", if_measured(r.summary.padding_fraction)}};
   j["mfu"] = mfu_json(r);
   j["cost"] = cost_json(in, i);
+  j["headline"] = headline_json(r, j["cost"]);
   j["loss"] = {{"final", number_or_null(r.summary.final_loss)},
                {"window", r.summary.loss_window},
                {"mean_last", number_or_null(r.summary.mean_last_losses)}};
@@ -273,6 +321,39 @@ Histogram histogram(const std::vector<double>& samples, int64_t bins) {
     ++h.counts[static_cast<std::size_t>(bin)];
   }
   return h;
+}
+
+int64_t histogram_bins(std::size_t samples) {
+  if (samples == 0) return 0;
+  const auto n = static_cast<int64_t>(samples);
+  int64_t k = 1;
+  while (k < kMaxHistogramBins && k * k * k < 8 * n) ++k;
+  return std::min(k, n);
+}
+
+ByteAxis byte_axis(double largest_bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  constexpr int kMaxSteps = 8;
+  ByteAxis a;
+  a.unit = kUnits[0];
+  if (!(largest_bytes > 0.0) || !std::isfinite(largest_bytes)) return a;
+  for (std::size_t u = 1; u < std::size(kUnits) && largest_bytes >= 2.0 * a.unit_bytes * 1024.0;
+       ++u) {
+    a.unit = kUnits[u];
+    a.unit_bytes *= 1024.0;
+  }
+  // The least of 1, 2, 5, 10, 20, 50, ... units that covers the largest value in kMaxSteps.
+  for (double decade = 1.0;; decade *= 10.0) {
+    for (const double m : {1.0, 2.0, 5.0}) {
+      const double step = m * decade * a.unit_bytes;
+      const double steps = std::ceil(largest_bytes / step);
+      if (steps <= kMaxSteps) {
+        a.step_bytes = step;
+        a.top_bytes = steps * step;
+        return a;
+      }
+    }
+  }
 }
 
 std::vector<TimelineBar> timeline(const report::Report& r) {
@@ -342,6 +423,7 @@ nlohmann::ordered_json page_data(const PageInput& in) {
   return {{"schema", kPageSchema},
           {"generated_by", std::string("ftbench ") + version()},
           {"reports", std::move(reports)},
+          {"memory_axes", memory_axes_json(in)},
           {"comparison", comparison_json(in)}};
 }
 

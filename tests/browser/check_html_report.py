@@ -19,14 +19,19 @@ The page contract checked:
     error-level browser log entry (e.g. a resource that failed to load);
   * every chart painted a non-transparent pixel on its canvas, and one with data drew some of
     it (its canvas changes when every dataset is hidden), and the full-page
-    screenshot has more than 16 distinct colours (a blank page has 1-2).
+    screenshot has more than 16 distinct colours (a blank page has 1-2);
+  * the headline (#headline: time, tokens/s, cost, MFU) comes before every other section and
+    chart;
+  * no dollar figure breaks over two lines, at 1400 px and at a phone's 360 px.
 
 RESULT.json: {"page", "ready" (the ftbenchReady string, null if never set),
 "console_errors", "exceptions", "network_requests" (lists of strings), "charts": [{"id",
 "type", "labels", "datasets": [{"label", "data"}], "canvas": {"id", "width", "height",
-"in_document"}, "painted_pixels", "data_pixels" (pixels that change when every dataset is
-hidden: what the data drew), "error"}], "data" (window.ftbench.data), "screenshot":
-{"width", "height", "distinct_colours"}, "chromium_version", "elapsed_s", "problems"}.
+"in_document"}, "ticks": {<scale>: [{"value", "label"}]}, "painted_pixels", "data_pixels"
+(pixels that change when every dataset is hidden: what the data drew), "error"}], "data"
+(window.ftbench.data), "headline": {"present", "first", "figures": [{"report", "figure",
+"value", "text"}]}, "dollars": {<width>: {"checked", "wrapped"}}, "screenshot": {"width",
+"height", "distinct_colours"}, "chromium_version", "elapsed_s", "problems"}.
 
 Exit status: 0 every check passed; 1 a check failed or Chromium failed (one line per
 problem on stderr); 2 bad usage, or the page or Chromium missing. Chromium's whole
@@ -58,13 +63,15 @@ READ_BACK_JS = r"""(() => {
   const f = window.ftbench, charts = [];
   if (!f || typeof f !== "object") return {missing: true, charts: [], data: null};
   for (const [id, c] of Object.entries(f.charts || {})) {
-    const r = {id, type: null, labels: [], datasets: [], canvas: null, painted_pixels: 0,
+    const r = {id, type: null, labels: [], datasets: [], canvas: null, ticks: {}, painted_pixels: 0,
                data_pixels: 0, error: null};
     try {
       r.type = c.config.type || (c.config._config && c.config._config.type) || null;
       r.labels = plain(c.data.labels || []);
       r.datasets = (c.data.datasets || []).map(d => ({label: plain(d.label), data: plain(d.data || [])}));
       const cv = c.canvas; r.canvas = {id: cv.id, width: cv.width, height: cv.height, in_document: document.getElementById(id) === cv};
+      r.ticks = Object.fromEntries(Object.entries(c.scales).map(([k, sc]) => [k,
+        sc.ticks.map(t => ({value: t.value, label: plain(t.label)}))]));
       if (cv.width > 0 && cv.height > 0) {
         const image = () => cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
         const px = image();
@@ -100,6 +107,37 @@ READ_BACK_JS = r"""(() => {
   }
   return {missing: false, charts, data: plain(f.data)};
 })()"""
+# The headline: where it is (before every other section and chart) and its figures, each an
+# element with data-report, data-figure and data-value (the exact number, "" when none).
+HEADLINE_JS = r"""(() => {
+  const h = document.getElementById("headline");
+  if (!h) return {present: false, first: false, figures: []};
+  const others = [...document.querySelectorAll("main section, canvas")].filter(e => e !== h && !h.contains(e));
+  const first = others.every(e => (h.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0);
+  const figures = [...h.querySelectorAll("[data-figure]")].map(e => ({report: e.dataset.report,
+    figure: e.dataset.figure, value: e.dataset.value, text: e.textContent}));
+  return {present: true, first, figures};
+})()"""
+# Every dollar figure shown ("$0.891", "$1,234.50") and whether its characters lie on more than
+# one line: a figure broken mid-number. Text without a box (scripts, closed details) is skipped.
+DOLLARS_JS = r"""(() => {
+  const wrapped = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let checked = 0;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    for (const m of n.data.matchAll(/\$\d[\d,]*(?:\.\d+)?/g)) {
+      const range = document.createRange();
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const rects = [...range.getClientRects()].filter(r => r.width > 0 && r.height > 0);
+      if (!rects.length) continue;
+      checked++;
+      const lines = new Set(rects.map(r => Math.round(r.top))).size;
+      if (lines > 1) wrapped.push(`${m[0]} over ${lines} lines in "${n.data.slice(0, 60)}"`);
+    }
+  }
+  return {checked, wrapped};
+})()"""
+NARROW_WIDTH = 360  # a phone's viewport, in CSS pixels: where tables squeeze their cells
 LIBC = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 
@@ -364,12 +402,34 @@ def inspect_page(cdp, url, result, deadline, shot_path):
     back = evaluate(cdp, session, READ_BACK_JS)
     result["charts"], result["data"] = back["charts"], back["data"]
     problems += chart_problems(back)
+    result["headline"] = evaluate(cdp, session, HEADLINE_JS)
+    if not result["headline"]["present"]:
+        problems.append("no headline (#headline) on the page")
+    elif not result["headline"]["first"]:
+        problems.append("the headline is not before every other section and chart")
     png = screenshot(cdp, session)
     if shot_path:
         pathlib.Path(shot_path).write_bytes(png)
     result["screenshot"] = distinct_colours(png)
     if result["screenshot"]["distinct_colours"] <= 16:
         problems.append(f"screenshot has only {result['screenshot']['distinct_colours']} distinct colours")
+    problems += dollar_problems(cdp, session, result)
+    return problems
+
+
+def dollar_problems(cdp, session, result):
+    """Dollar figures at the page's width and at a phone's: none may break over two lines."""
+    result["dollars"] = {}
+    priced = any(r["cost"]["offers"] for r in (result["data"] or {}).get("reports", []))
+    problems = []
+    for width in (1400, NARROW_WIDTH):
+        cdp.call("Emulation.setDeviceMetricsOverride",
+                 {"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": False}, session)
+        evaluate(cdp, session, "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", True)
+        found = result["dollars"][str(width)] = evaluate(cdp, session, DOLLARS_JS)
+        if priced and found["checked"] == 0:
+            problems.append(f"at {width} px: no dollar figure shown, though offers are priced")
+        problems += [f"at {width} px: a dollar figure wraps: {w}" for w in found["wrapped"]]
     return problems
 
 
@@ -377,7 +437,8 @@ def check(args, chromium, page):
     """Runs Chromium on the page; returns (result, problems). Chromium is always killed."""
     started = time.monotonic()
     result = {"page": page.as_uri(), "ready": None, "console_errors": [], "exceptions": [],
-              "network_requests": [], "charts": [], "data": None, "screenshot": None, "chromium_version": None}
+              "network_requests": [], "charts": [], "data": None, "headline": None, "dollars": None,
+              "screenshot": None, "chromium_version": None}
     profile, proc = tempfile.mkdtemp(prefix="ftbench-chromium-"), None
     try:
         proc, write_fd, read_fd = launch(chromium, profile)

@@ -12,7 +12,13 @@ is held against them:
     decimated line keeps the first and last and draws at most 1000 of the report's points;
   * step time: the measured and warm-up points together are every step's (step, wall_seconds),
     the warm-up ones as many as summary.warmup_steps_excluded;
-  * the step-time histogram holds summary.step_seconds.count steps, from its min to its max;
+  * the step-time histogram holds summary.step_seconds.count steps, from its min to its max, in
+    as many bins as the count calls for (histogram_bins: the least k with k^3 >= 8n, at most 30
+    and at most n; one bin when every step took the same time);
+  * the headline: each report's time from t0 to the end (the waterfall's last bar), real tokens/s,
+    MFU (the first entry) and cost (the chosen offer's billed dollars, none when not priced);
+  * the memory axes: every tick a whole number of one binary unit ("200 MiB", "10 GiB") at that
+    many bytes, from 0 in equal steps of 1, 2 or 5 x 10^k units, up to at least the largest bar;
   * the waterfall: a resumed run's earlier processes first (each its segment's run_seconds),
     then each phase's [start, end] shifted by them and timing.t0_before_process_seconds (runs
     of one phase joined);
@@ -23,9 +29,28 @@ Exit 0 when every check passes; 1 with one line per mismatch on stderr; 2 on bad
 """
 import json
 import math
+import re
 import sys
 
 DRAWN_POINTS = 1000  # src/view/assets/page.js: lines above this are decimated (LTTB)
+MAX_BINS = 30  # view::kMaxHistogramBins
+UNITS = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40, "PiB": 2 ** 50,
+         "EiB": 2 ** 60}
+
+
+def histogram_bins(n):
+    """The least k with k^3 >= 8n (2 n^(1/3), Rice's rule), at most MAX_BINS and at most n."""
+    k = 1
+    while k ** 3 < 8 * n:
+        k += 1
+    return max(1, min(k, MAX_BINS, n))
+
+
+def round_step(units):
+    """True when `units` is 1, 2 or 5 x 10^k for a whole k >= 0."""
+    while units >= 10 and units % 10 == 0:
+        units //= 10
+    return units in (1, 2, 5)
 
 
 def close(a, b):
@@ -107,8 +132,14 @@ def check_report(c, charts, label, index, report):
         c.points(f"step time {label}", measured, walls[summary["warmup_steps_excluded"]:])
     hist = charts.get(f"step-histogram-{label}")
     if hist is not None:
-        c.expect(sum(hist["datasets"][0]["data"]) == summary["step_seconds"]["count"],
+        count = summary["step_seconds"]["count"]
+        c.expect(sum(hist["datasets"][0]["data"]) == count,
                  f"histogram {label}: counts do not add up to the measured steps")
+        equal = summary["step_seconds"]["min"] == summary["step_seconds"]["max"]
+        bins = 1 if equal else histogram_bins(count)
+        c.expect(len(hist["datasets"][0]["data"]) == bins,
+                 f"histogram {label}: {len(hist['datasets'][0]['data'])} bins for {count} steps, "
+                 f"expected {bins}")
     bars = charts["waterfall"]
     for name, start, end in timeline(report):
         found = any(d["label"] == name and d["data"][index] is not None
@@ -138,6 +169,51 @@ def check_report(c, charts, label, index, report):
         plotted = dict(zip(chart["labels"], dataset(chart, f"{label} host peak RSS") or []))
         c.expect(all(plotted.get(k) == v for k, v in host.items()),
                  f"memory {label}: host peak RSS by phase differs")
+
+
+def check_headline(c, headline, data, label, index, report):
+    figures = {f["figure"]: f for f in headline["figures"] if f["report"] == label}
+    value = lambda name: None if name not in figures or figures[name]["value"] in ("", None) \
+        else float(figures[name]["value"])
+    c.expect(set(figures) == {"time", "tokens", "cost", "mfu"},
+             f"headline {label}: figures {sorted(figures)}, expected time, tokens, cost and mfu")
+    c.expect(all(f["text"].strip() for f in figures.values()), f"headline {label}: an empty figure")
+    bars = timeline(report)
+    c.expect(close(value("time"), bars[-1][2]), f"headline {label}: time {value('time')}, the run "
+             f"took {bars[-1][2]} s from t0")
+    summary = report["summary"]
+    tokens = summary["tokens_per_second"]["real"] if summary["measured_steps"] > 0 else None
+    c.expect(value("tokens") == tokens or close(value("tokens"), tokens),
+             f"headline {label}: tokens/s {value('tokens')}, the report's {tokens}")
+    entries = summary.get("mfu", {}).get("entries") or []
+    mfu = entries[0].get("mfu") if entries else None
+    c.expect(value("mfu") == mfu or close(value("mfu"), mfu),
+             f"headline {label}: MFU {value('mfu')}, the report's {mfu}")
+    chosen = [o["billed_usd"] for o in data["reports"][index]["cost"]["offers"] if o["chosen"]]
+    usd = chosen[0] if chosen else None
+    c.expect(value("cost") == usd or close(value("cost"), usd),
+             f"headline {label}: cost {value('cost')}, the chosen offer's {usd}")
+
+
+def check_memory_axis(c, chart):
+    ticks = chart.get("ticks", {}).get("y") or []
+    labels = [t["label"] for t in ticks]
+    parsed = [re.fullmatch(r"(\d+) (B|KiB|MiB|GiB|TiB|PiB|EiB)", str(t)) for t in labels]
+    where = f"{chart['id']}: ticks {labels}"
+    if not ticks or not all(parsed):
+        c.expect(False, f"{where}: each should be a whole number of one binary unit")
+        return
+    units = {m.group(2) for m in parsed}
+    c.expect(len(units) == 1, f"{where}: more than one unit")
+    unit = UNITS[parsed[0].group(2)]
+    counts = [int(m.group(1)) for m in parsed]
+    c.expect(all(t["value"] == n * unit for t, n in zip(ticks, counts)),
+             f"{where}: a tick's label is not its value")
+    steps = {b - a for a, b in zip(counts, counts[1:])}
+    c.expect(counts[0] == 0 and len(steps) == 1 and round_step(steps.pop()),
+             f"{where}: not from 0 in equal steps of 1, 2 or 5 x 10^k units")
+    largest = max((v for d in chart["datasets"] for v in d["data"] if v is not None), default=0)
+    c.expect(ticks[-1]["value"] >= largest, f"{where}: the largest bar ({largest}) is above the top")
 
 
 def check_costs(c, charts, data):
@@ -171,6 +247,10 @@ def main(argv):
         label = chr(ord("A") + index)
         c.expect(data["reports"][index]["label"] == label, f"report {label}: wrong label")
         check_report(c, charts, label, index, report)
+        check_headline(c, result["headline"], data, label, index, report)
+    for chart_id in ("memory-host", "memory-device"):
+        if chart_id in charts:
+            check_memory_axis(c, charts[chart_id])
     check_costs(c, charts, data)
     for p in c.problems:
         print("check_report_values: " + p, file=sys.stderr)

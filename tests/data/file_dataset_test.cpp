@@ -780,5 +780,21 @@ TEST_F(FileDatasetTest, OptionErrors) {
             path + ": max_examples: must be an integer >= 0, found -1");
 }
 
+// A record that gives a key twice was read with its last value, without a word (issue 39): it is
+// a malformed record, named by file, line and key.
+TEST_F(FileDatasetTest, ARecordThatGivesAKeyTwiceIsRefused) {
+  EXPECT_EQ(Error("t.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\", \"text\": \"c\"}\n"),
+            (dir_ / "t.jsonl").string() + ":2: text: a key given twice in one object");
+  EXPECT_EQ(Error("a.json",
+                  "[\n{\"instruction\": \"a\", \"output\": \"b\"},\n{\"instruction\": \"a\",\n"
+                  " \"output\": \"b\", \"instruction\": \"c\"}\n]"),
+            (dir_ / "a.json").string() + ":4: [1].instruction: a key given twice in one object");
+  DataFileOptions skip;
+  skip.on_error = "skip";
+  skip.path = Write("s.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\", \"text\": \"c\"}\n");
+  FileDataset dataset(skip, byte_);
+  EXPECT_EQ(dataset.size(), 1);
+}
+
 }  // namespace
 }  // namespace ftbench::data

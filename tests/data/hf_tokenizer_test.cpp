@@ -522,5 +522,21 @@ TEST(HfTokenizer, LoadsFromFileOrFolder) {
   std::filesystem::remove_all(dir);
 }
 
+// A vocabulary that gives a token twice was read with its last id (issue 39): refused, naming
+// the file and the token; so is any other key given twice.
+TEST(HfTokenizer, ATokenGivenTwiceInTheVocabularyIsRefused) {
+  std::string text = tokenizer_json(Spec{}).dump();
+  const std::size_t vocab = text.find("\"vocab\":{");
+  ASSERT_NE(vocab, std::string::npos);
+  text.insert(vocab + 9, "\"a\":300,");
+  EXPECT_EQ(error_of([&] { HfTokenizer::from_json(text, "", "tokenizer.json"); }),
+            "tokenizer.json: model.vocab.a: a key given twice in one object");
+  EXPECT_EQ(error_of([&] {
+              HfTokenizer::from_json(tokenizer_json(Spec{}).dump(),
+                                     R"({"eos_token": "a", "eos_token": "b"})", "tokenizer.json");
+            }),
+            "tokenizer_config.json: eos_token: a key given twice in one object");
+}
+
 }  // namespace
 }  // namespace ftbench::data

@@ -322,6 +322,12 @@ std::vector<Case> cases() {
       data_case("empty.jsonl", {"data/empty.jsonl: the file has no records"}),
       data_case("truncated-alpaca.json",
                 {"data/truncated-alpaca.json:4: malformed JSON at column 54: "}),
+      // A key given twice: nlohmann kept the last value without a word (issue 39).
+      data_case("duplicate-key.jsonl",
+                {"data/duplicate-key.jsonl:2: output: a key given twice in one object"}),
+      data_case("duplicate-key-array.json",
+                {"data/duplicate-key-array.json:4: [1].instruction: a key given twice in one "
+                 "object"}),
       generated_data_case("invalid-utf8",
                           [alpaca] {
                             return alpaca + "\n" +
@@ -393,6 +399,9 @@ std::vector<Case> cases() {
       tokenizer_case("merge-unknown-token.json",
                      {"tokenizers/merge-unknown-token.json: model.merges[0]: right token \"zz\" "
                       "is not in model.vocab"}),
+      tokenizer_case("duplicate-vocab-key.json",
+                     {"tokenizers/duplicate-vocab-key.json: model.vocab.a: a key given twice in "
+                      "one object"}),
       tokenizer_case("merges-not-array.json",
                      {"tokenizers/merges-not-array.json: model.merges: missing or not an array"}),
       // Sized the id table to 2^31 strings (issue 14, item 6).

@@ -261,5 +261,12 @@ TEST(HfConfig, ShardIndexMapsTensorsToFilesInTheFolder) {
   }
 }
 
+// config.json with a key given twice was read with its last value (issue 39): refused, naming
+// the file and the key.
+TEST(HfConfig, AKeyGivenTwiceIsRefused) {
+  EXPECT_EQ(error_of("{\"hidden_size\": 2048," + std::string(kLlama31_8b).substr(1)),
+            "c.json: hidden_size: a key given twice in one object");
+}
+
 }  // namespace
 }  // namespace ftbench::hf

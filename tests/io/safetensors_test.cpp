@@ -98,6 +98,14 @@ TEST(Safetensors, ScalarAndEmptyTensors) {
   EXPECT_EQ(index.find("e")->elements(), 0);
 }
 
+// Two tensors of one name: nlohmann kept the last and the file read as one tensor fewer (issue
+// 39, the same defect as config.json's): refused, naming the file and the tensor.
+TEST(Safetensors, ATensorNameGivenTwiceIsRefused) {
+  const std::string t = R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+  EXPECT_EQ(error_of(file_of("{\"a\":" + t + ",\"a\":" + t + "}", std::string(4, 'x'))),
+            "x.safetensors: the header: a: a key given twice in one object");
+}
+
 TEST(Safetensors, RejectsBrokenFilesNamingWhat) {
   const std::string ok = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   EXPECT_NE(error_of("abc").find("fewer than the 8"), std::string::npos);

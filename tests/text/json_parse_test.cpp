@@ -61,5 +61,27 @@ TEST(JsonParse, ANulByteIsASyntaxErrorWhereverItIs) {
   EXPECT_NE(in_string.reason.find("(NUL) must be escaped"), std::string::npos) << in_string.reason;
 }
 
+// nlohmann keeps an object's last value for a key given twice, without a word; every file ftbench
+// reads says one thing per key or is refused, naming the key's path and its byte (issue 39).
+TEST(JsonParse, AKeyGivenTwiceIsRefusedWithItsPathAndByte) {
+  const JsonTextError twice = error_of(R"({"a": 1, "b": {"c": 2, "c": 3}})");
+  EXPECT_EQ(twice.kind, JsonTextError::Kind::kDuplicateKey);
+  EXPECT_EQ(twice.byte, 24u);  // the second "c"'s opening quote, 1-based
+  EXPECT_EQ(twice.reason, "b.c: a key given twice in one object");
+  // Keys compare as the strings they are, escapes read.
+  const JsonTextError escaped = error_of(R"({"a": 1, "\u0061": 2})");
+  EXPECT_EQ(escaped.reason, "a: a key given twice in one object");
+  EXPECT_EQ(escaped.byte, 10u);
+  // A string value that looks like a key is not one.
+  const JsonTextError after = error_of("{\"x\": \"\\\"y\\\": 1\",\n \"y\": 1, \"y\": 2}");
+  EXPECT_EQ(after.reason, "y: a key given twice in one object");
+  EXPECT_EQ(after.byte, 28u);
+  // One key in each of two objects is no duplicate.
+  EXPECT_EQ(parse_json_text<nlohmann::json>(R"([{"a": 1}, {"a": 2}])",
+                                            [](const JsonTextError&) { throw Failed{}; })
+                .size(),
+            2u);
+}
+
 }  // namespace
 }  // namespace ftbench::text

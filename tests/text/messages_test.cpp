@@ -99,8 +99,9 @@ TEST(JsonErrorPath, NamesTheValueWhereParsingStopped) {
   EXPECT_EQ(json_error_path(R"({"_x9": 1e999})"), "_x9");
   // An object that has no key yet ends the path (it read a[1][""]; a review).
   EXPECT_EQ(json_error_path(R"({"a": [1, {)"), "a[1]");
-  EXPECT_EQ(json_duplicate_key_path(R"({"a": [{"b": 1, "c": 2, "b": 3}]})"), "a[0].b");
-  EXPECT_EQ(json_duplicate_key_path(R"({"a": {"b": 1}, "c": {"b": 1}})"), std::nullopt);
+  EXPECT_EQ(json_duplicate_key(R"({"a": [{"b": 1, "c": 2, "b": 3}]})")->path, "a[0].b");
+  EXPECT_EQ(json_duplicate_key(R"({"a": [{"b": 1, "c": 2, "b": 3}]})")->offset, 24u);
+  EXPECT_FALSE(json_duplicate_key(R"({"a": {"b": 1}, "c": {"b": 1}})").has_value());
   // Written as JSON strings, so that no two keys read alike (a review).
   EXPECT_EQ(json_error_path(R"({"a\"]b": 1e999})"), R"(["a\"]b"])");
   EXPECT_EQ(json_error_path(R"({"\\x01": 1e999})"), R"(["\\x01"])");

@@ -438,5 +438,29 @@ TEST(CheckpointFiles, TheSegmentJournalKeepsTheReportsRules) {
   EXPECT_NE(error_of(bad).find("segments[0]: first_step 3 and last_step 2"), std::string::npos);
 }
 
+// A manifest or segment journal that gives a key twice was read with its last value (issue 39):
+// refused, naming the file and the key.
+TEST(CheckpointFiles, AKeyGivenTwiceInTheManifestOrTheJournalIsRefused) {
+  const std::string manifest = nlohmann::json(to_json(manifest_at(2))).dump();
+  try {
+    parse_manifest("{\"format\": \"ftbench.checkpoint/1\"," + manifest.substr(1), "c.json");
+    ADD_FAILURE() << "a manifest with a key given twice was read";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()), "c.json: format: a key given twice in one object");
+  }
+  const std::string journal =
+      segment_journal_text({"fp", {segment(1, "2026-12-01T10:00:00.000Z", 1, 4, 60.0)}});
+  const std::size_t at = journal.find("\"run_seconds\"");
+  ASSERT_NE(at, std::string::npos);
+  try {
+    parse_segment_journal(journal.substr(0, at) + "\"run_seconds\": 1.0, " + journal.substr(at),
+                          "segments.json");
+    ADD_FAILURE() << "a journal with a key given twice was read";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "segments.json: segments[0].run_seconds: a key given twice in one object");
+  }
+}
+
 }  // namespace
 }  // namespace ftbench::train

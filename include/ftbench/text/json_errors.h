@@ -19,10 +19,14 @@ std::string json_error_reason(std::string_view what);
 // what json_error_reason cannot say for a number out of range, which nlohmann reports without a
 // position. "" when the text parses or the parser stops outside any array or object.
 std::string json_error_path(std::string_view text);
-// The path of the first key that an object in `text` gives twice ("steps[0].loss"), or nullopt:
-// nlohmann keeps the last value without a word, and a file that says two things about one
-// figure is not to be read as either.
-std::optional<std::string> json_duplicate_key_path(std::string_view text);
+// The first key that an object in `text` gives twice, or nullopt: nlohmann keeps the last value
+// without a word, and a file that says two things about one figure is not to be read as either.
+// Keys compare as the strings they are ("a" and "\u0061" are one key).
+struct JsonDuplicateKey {
+  std::string path;    // the key's path, "steps[0].loss" (as json_error_path writes it)
+  std::size_t offset;  // 0-based offset of its second occurrence's opening quote in `text`
+};
+std::optional<JsonDuplicateKey> json_duplicate_key(std::string_view text);
 
 // json_error_reason(what), after "<path>: " when json_error_path(text) has one.
 std::string json_error_at(std::string_view text, std::string_view what);

@@ -20,25 +20,28 @@ struct JsonTextError {
     kTooDeep,       // nested deeper than kMaxJsonDepth; refused before parsing
     kSyntax,        // not JSON (nlohmann's parse_error)
     kOutOfRange,    // valid JSON that a value cannot hold, such as the number 1e999
-    kDuplicateKey,  // an object gives a key twice (asked for with unique_keys)
+    kDuplicateKey,  // an object gives a key twice
   };
   Kind kind;
   // kSyntax: nlohmann's 1-based byte of the error; kTooDeep: the 0-based offset of the bracket
-  // that opens one level too many; kOutOfRange: 0 (nlohmann gives no position).
+  // that opens one level too many; kOutOfRange: 0 (nlohmann gives no position); kDuplicateKey:
+  // the 1-based byte of the second key's opening quote.
   std::size_t byte = 0;
-  // The message without any "<file>: " head: json_too_deep_message, json_error_reason (kSyntax)
-  // or json_error_at, whose path says where the value is (kOutOfRange).
+  // The message without any "<file>: " head: json_too_deep_message, json_error_reason (kSyntax),
+  // json_error_at, whose path says where the value is (kOutOfRange), or "<the key's path>: a key
+  // given twice in one object" (kDuplicateKey).
   std::string reason;
 };
 
-// `text` parsed as a `Json` (nlohmann::json or nlohmann::ordered_json). With `unique_keys`
-// (for ftbench's own files: reports, gemm results), an object that gives a key twice is refused
-// as well (kDuplicateKey) instead of keeping its last value. When it cannot be parsed,
-// calls fail(const JsonTextError&), which must throw. A NUL byte outside a string is a syntax
-// error: nlohmann's parser takes it for the end of the text and would ignore what follows (in
-// a string, the parser itself refuses it as an unescaped control character).
+// `text` parsed as a `Json` (nlohmann::json or nlohmann::ordered_json). When it cannot be parsed,
+// calls fail(const JsonTextError&), which must throw. An object that gives a key twice is
+// refused (kDuplicateKey) instead of keeping its last value, in every file ftbench reads: a
+// data record, a vocabulary or a manifest that says two things about one key is read as
+// neither. A NUL byte outside a string is a syntax error: nlohmann's parser takes it for the end
+// of the text and would ignore what follows (in a string, the parser itself refuses it as an
+// unescaped control character).
 template <class Json, class Fail>
-Json parse_json_text(std::string_view text, Fail&& fail, bool unique_keys = false) {
+Json parse_json_text(std::string_view text, Fail&& fail) {
   std::size_t nul = std::string_view::npos;
   for_each_byte_outside_strings(text, [&](std::size_t i, char c) {
     if (c == '\0') nul = i;
@@ -62,10 +65,10 @@ Json parse_json_text(std::string_view text, Fail&& fail, bool unique_keys = fals
     }
     // Outside the try: what `fail` throws is the caller's, never taken for the parser's.
     if (parsed) {
-      const auto duplicate = unique_keys ? json_duplicate_key_path(text) : std::nullopt;
+      const std::optional<JsonDuplicateKey> duplicate = json_duplicate_key(text);
       if (!duplicate) return json;
-      fail(JsonTextError{JsonTextError::Kind::kDuplicateKey, 0,
-                         *duplicate + ": a key given twice in one object"});
+      fail(JsonTextError{JsonTextError::Kind::kDuplicateKey, duplicate->offset + 1,
+                         duplicate->path + ": a key given twice in one object"});
     }
   }
   throw std::logic_error("parse_json_text: the fail callback returned");

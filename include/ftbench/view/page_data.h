@@ -22,8 +22,8 @@ namespace ftbench::view {
 
 // The version of the page's data object (window.ftbench.data, docs/html-report.md).
 inline constexpr const char* kPageSchema = "ftbench.html-report/1";
-// Bins of the step-time histogram.
-inline constexpr int64_t kHistogramBins = 30;
+// The most bins a step-time histogram is drawn with.
+inline constexpr int64_t kMaxHistogramBins = 30;
 
 struct PageInput {
   std::vector<report::Report> reports;
@@ -42,6 +42,24 @@ struct Histogram {
   std::vector<int64_t> counts;
 };
 Histogram histogram(const std::vector<double>& samples, int64_t bins);
+
+// How many bins `samples` values fill: 2 n^(1/3) rounded up (Rice's rule: the least k with
+// k^3 >= 8n, in integers), at most kMaxHistogramBins and at most n; 0 for none. 6 samples: 4
+// bins (not 30 with 24 empty); 100: 10; 370: 15; 3375 and more: 30.
+int64_t histogram_bins(std::size_t samples);
+
+// A memory chart's value axis, its ticks at whole multiples of a round step of one binary unit:
+// 1, 2 or 5 x 10^k of B, KiB, MiB, GiB, TiB, PiB or EiB (k >= 0), from 0 to `top_bytes`, at
+// most 8 steps. The unit is the largest that the largest value holds at least twice, so that
+// 1.2 GiB reads 0 to 1400 MiB by 200 and 9 GiB reads 0 to 10 GiB by 2. Byte counts are doubles
+// here as in the page's script (powers of two and their round multiples stay exact).
+struct ByteAxis {
+  std::string unit;         // "MiB"
+  double unit_bytes = 1.0;  // 1048576
+  double step_bytes = 1.0;  // between two ticks
+  double top_bytes = 1.0;   // the last tick: a whole number of steps, at least the largest value
+};
+ByteAxis byte_axis(double largest_bytes);
 
 // A stretch of the run on the rented timeline, in seconds from t0 (the instance's start when a
 // wrapper passed one, else the process start): a resumed run's earlier processes first ("process
@@ -74,9 +92,9 @@ struct PageComparison {
 };
 PageComparison compare_reports(const PageInput& input);
 
-// The page's data object: {"schema", "generated_by", "reports": [...], "comparison": ...}, each
-// field in docs/html-report.md. Throws BadInput naming the file when a report cannot be costed
-// or compared.
+// The page's data object: {"schema", "generated_by", "reports": [...], "memory_axes",
+// "comparison": ...}, each field in docs/html-report.md. Throws BadInput naming the file when a
+// report cannot be costed or compared.
 nlohmann::ordered_json page_data(const PageInput& input);
 
 }  // namespace ftbench::view

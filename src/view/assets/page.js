@@ -31,14 +31,32 @@
   const usd = (v) => v == null ? 'n/a' : '$' + (v > 0 && v < 1
     ? v.toFixed(Math.max(2, 2 - Math.floor(Math.log10(v)))) : v.toFixed(2));
   const percent = (f) => f == null ? 'n/a' : (100 * f).toFixed(2) + ' %';
+  // A whole number with thousands separators, whatever the browser's locale: 12,345.
+  const whole = (v) => String(Math.round(v)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   const number = (v) => v == null ? 'n/a' : Number(v).toPrecision(6);
   const name = (r) => r.label + ' · ' + (r.device || r.backend) + ' · ' + r.run_name;
 
-  // --- elements (text always as textContent: report strings are never parsed as HTML) -----
+  // --- elements (text always as text nodes: report strings are never parsed as HTML) -------
+  // A dollar figure ("$0.891", "$1,234.50") in a box of its own that does not break: a narrow
+  // table cell may otherwise wrap it mid-number.
+  const dollars = /(\$\d[\d,]*(?:\.\d+)?)/;
+  function setText(e, text) {
+    String(text).split(dollars).forEach((part, i) => {
+      if (!part) return;
+      if (i % 2) {
+        const figure = document.createElement('span');
+        figure.className = 'nowrap';
+        figure.textContent = part;
+        e.appendChild(figure);
+      } else {
+        e.appendChild(document.createTextNode(part));
+      }
+    });
+  }
   function element(tag, className, text) {
     const e = document.createElement(tag);
     if (className) e.className = className;
-    if (text != null) e.textContent = String(text);
+    if (text != null) setText(e, text);
     return e;
   }
   const main = document.getElementById('main');
@@ -104,6 +122,61 @@
     document.getElementById('subtitle').textContent = reports.map(name).join('  |  ');
     document.getElementById('footer').textContent = 'Written by ' + data.generated_by +
       ' (' + data.schema + '); charts by Chart.js ' + Chart.version + ' (MIT licence).';
+  }
+
+  // The four figures a reader came for, before any detail: one box each for one report, a row
+  // a report for several. Each figure's element carries the exact value (data-value) it shows.
+  const headlineFigures = [
+    ['time', 'time from t0 to the end', (h) => h.run_seconds, seconds],
+    ['tokens', 'tokens/s (real, measured steps)', (h) => h.tokens_per_second,
+      (v) => v == null ? 'n/a' : whole(v)],
+    ['cost', 'cost', (h) => h.cost_usd, (v) => v == null ? 'not priced' : usd(v)],
+    ['mfu', 'MFU (datasheet peak)', (h) => h.mfu, percent]];
+  function figure(tag, className, r, [key, , value, format]) {
+    const v = value(r.headline);
+    const e = element(tag, className);
+    e.dataset.report = r.label;
+    e.dataset.figure = key;
+    e.dataset.value = v == null ? '' : String(v);
+    e.appendChild(element('span', 'value', format(v)));
+    return e;
+  }
+  function headline() {
+    const s = section('At a glance', reports.length > 1
+      ? 'Each run: its time from t0 to the end, its throughput, its bill at the price it is ' +
+        'set at, and its model FLOPs utilisation. The details follow.'
+      : 'The run\'s time from t0 to the end, its throughput, its bill at the price it is set ' +
+        'at, and its model FLOPs utilisation. The details follow.');
+    s.id = 'headline';
+    if (reports.length === 1) {
+      const r = reports[0];
+      const row = element('div', 'figures');
+      headlineFigures.forEach((f) => {
+        const box = figure('div', 'figure', r, f);
+        const what = f[0] === 'cost' && r.headline.cost_rate ? 'cost at ' + r.headline.cost_rate
+          : f[0] === 'cost' ? 'cost: ' + r.cost.reason : f[1];
+        box.appendChild(element('span', 'what', what));
+        row.appendChild(box);
+      });
+      s.appendChild(row);
+      return;
+    }
+    const t = element('table', 'headline');
+    const head = element('tr');
+    ['', 'run'].concat(headlineFigures.map((f) => f[1])).forEach((h) =>
+      head.appendChild(element('th', null, h)));
+    t.appendChild(head);
+    reports.forEach((r) => {
+      const tr = element('tr');
+      tr.appendChild(element('td', null, r.label));
+      tr.appendChild(element('td', 'text', (r.device || r.backend) + ' · ' + r.run_name));
+      headlineFigures.forEach((f) => tr.appendChild(figure('td', 'figure', r, f)));
+      t.appendChild(tr);
+    });
+    s.appendChild(t);
+  }
+
+  function runs() {
     const s = section('Runs');
     table(s, ['', 'report', 'run', 'device', 'GPUs', 'status', 'started (UTC)', 'steps'],
       reports.map((r) => [r.label, r.source, r.run_name, r.device + ' (' + r.backend + ')',
@@ -249,8 +322,11 @@
           'in the table.'));
         return;
       }
+      // Ticks at whole multiples of a round step of one binary unit (view::byte_axis).
+      const a = data.memory_axes[id === 'memory-host' ? 'host' : 'device'];
       chart(s, id, { type: 'bar', data: { labels: phases, datasets: datasets },
-        options: { scales: { y: axis(title, { ticks: { callback: bytes } }) },
+        options: { scales: { y: axis(title, { min: 0, max: a.top_bytes,
+          ticks: { stepSize: a.step_bytes, callback: (v) => (v / a.unit_bytes) + ' ' + a.unit } }) },
           plugins: { tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' +
             bytes(c.raw) } } } } }, true);
     };
@@ -340,6 +416,8 @@
 
   try {
     header();
+    headline();
+    runs();
     verdict();
     losses();
     stepTimes();
