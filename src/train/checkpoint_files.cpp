@@ -636,6 +636,24 @@ std::optional<std::vector<report::Segment>> read_segment_journal(
   return std::move(journal.segments);
 }
 
+std::optional<std::vector<report::Segment>> read_segment_journal_of_job(
+    const std::string& dir, const std::string& spec_fingerprint) {
+  const std::string path = (fs::path(dir) / kSegmentJournal).string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  std::string text;
+  try {
+    text = io::read_whole_file(path, kSegmentJournalFile);
+  } catch (const io::FileReadError& e) {
+    throw CheckpointError(path + ": cannot read: " + e.reason());
+  }
+  SegmentJournal journal = parse_segment_journal(text, path);
+  if (journal.spec_fingerprint != spec_fingerprint || journal.segments.empty()) {
+    return std::nullopt;
+  }
+  return std::move(journal.segments);
+}
+
 void check_resume_split(const std::string& folder, const CheckpointManifest& m,
                         int64_t micro_batch_size, int64_t grad_accum_steps, bool oom_fallback,
                         int64_t oom_max_fallbacks) {

@@ -536,6 +536,40 @@ TEST_F(Resume, AFreshRunOverResumableCheckpointsNeedsForce) {
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
 }
 
+// A process killed before its first checkpoint was not billed at all: the journal began at the
+// first save (a hostile review of issue 39). A run that saves checkpoints journals from its
+// start, and the next process, plain or with --resume latest, starts at step 1 with the killed
+// one as an unfinished segment whose steps are made again.
+TEST_F(Resume, AProcessKilledBeforeItsFirstCheckpointIsBilled) {
+  for (const bool resume : {true, false}) {
+    SCOPED_TRACE(resume ? "--resume latest" : "a plain rerun");
+    fs::remove_all(dir_ / "ck");
+    fs::remove(dir_ / "r.json");
+    {
+      ftbench::e2e::Spawned run(run_argv(dir_, "r.json", "ck", 15), dir_);
+      ASSERT_TRUE(run.spawned());
+      ASSERT_TRUE(run.wait_for_out("step 5/20", 180.0)) << run.out() << run.err();
+      ASSERT_EQ(::kill(run.pid(), SIGKILL), 0);
+      run.wait();
+    }
+    ASSERT_TRUE(fs::exists(dir_ / "ck" / "segments.json"));
+    const Result next = ftbench(args("r.json", "ck", 15) + (resume ? " --resume latest" : ""));
+    ASSERT_EQ(next.exit_code, 0) << next.output;
+    const json b = read_json(dir_ / "r.json");
+    ASSERT_EQ(b["segments"].size(), 2u) << b["segments"].dump(1);
+    EXPECT_EQ(b["segments"][0]["status"], "unfinished");
+    EXPECT_GT(b["segments"][0]["run_seconds"].get<double>(), 0.0);
+    EXPECT_EQ(b["segments"][0]["discarded_steps"].get<int64_t>(),
+              b["segments"][0]["last_step"].get<int64_t>() == 0
+                  ? 0
+                  : b["segments"][0]["last_step"].get<int64_t>() -
+                        b["segments"][0]["first_step"].get<int64_t>() + 1);
+    EXPECT_EQ(b["segments"][1]["first_step"], 1);
+    EXPECT_EQ(b["steps"].size(), 20u);
+    expect_cost_bills_each_segment(dir_ / "r.json", b);
+  }
+}
+
 // ci-tiny over two epochs (8 steps each) in three processes: stopped in the first epoch
 // (step 6), resumed across the boundary into the second (stopped at 11), resumed to the end.
 // Each resume rebuilds the data order of an epoch it did not start, the second one of an

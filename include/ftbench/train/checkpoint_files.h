@@ -183,6 +183,10 @@ void write_segment_journal(const std::string& dir, const std::string& spec_finge
 std::optional<std::vector<report::Segment>> read_segment_journal(
     const std::string& dir, const std::string& spec_fingerprint,
     const std::string& first_started_at_utc);
+// The same for a folder without a checkpoint, whose run is known by its job alone: the journal's
+// segments when it is of `spec_fingerprint` (processes killed before their first save).
+std::optional<std::vector<report::Segment>> read_segment_journal_of_job(
+    const std::string& dir, const std::string& spec_fingerprint);
 
 // Checks, before any work, that the micro-batch split the manifest records is one this spec's
 // run could be in: the same effective batch, and the spec's split or one its out-of-memory

@@ -3,6 +3,8 @@
 // runner.cpp, which runs the phases.
 #include "run.h"
 
+#include <algorithm>
+
 namespace ftbench::run {
 namespace detail {
 
@@ -110,6 +112,36 @@ void Run::continue_after_setup_stop() {
         earlier.segments.size() == 1 ? "" : "s");
     recorder_.resume(std::move(earlier));
     return;
+  }
+  // Processes of this job killed before its first checkpoint are in the folder's journal (a run
+  // that saves checkpoints keeps one from its start): billed with this run, their steps made
+  // again.
+  if (cp_lock_ && train::list_checkpoints(cp_dir_).empty() && (!old || old->steps.empty())) {
+    std::optional<std::vector<report::Segment>> journal;
+    try {
+      journal = train::read_segment_journal_of_job(cp_dir_, spec_fingerprint_);
+    } catch (const train::CheckpointError& e) {
+      spdlog::warn("{}: not billed from it (damaged)", e.what());
+    }
+    // A run that ended (completed) is another run, whatever became of its checkpoints.
+    const bool ended = journal && std::any_of(journal->begin(), journal->end(), [](const auto& g) {
+                         return g.status == report::status::kCompleted;
+                       });
+    if (journal && !ended) {
+      EarlierSegments earlier;
+      earlier.segments = train::segments_to_resume(*journal, std::nullopt, 0);
+      double billed = 0.0;
+      for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
+      spdlog::info(
+          "{}: {} earlier process{} of this job ({:.1f} s) ended before a checkpoint; starting "
+          "at step 1, {} kept in the report as segment{} billed with this one",
+          cp_dir_, earlier.segments.size(), earlier.segments.size() == 1 ? "" : "es", billed,
+          earlier.segments.size() == 1 ? "it is" : "they are",
+          earlier.segments.size() == 1 ? "" : "s");
+      recorder_.resume(std::move(earlier));
+      continues_setup_stop_ = old.has_value() && same_job;
+      return;
+    }
   }
   if (!resume_found_no_checkpoint_) return;
   if (same_job && !old->steps.empty() && old->status != report::status::kCompleted) {

@@ -59,7 +59,8 @@ void Run::on_step(const report::StepRecord& r) {
     recorder_.first_step_ended(now);
     phases_->end_at(phase::kFirstStep, now);
   }
-  if (now - journal_written_ >= 60.0) update_journal(report::status::kUnfinished);
+  // Every few seconds: a process killed without notice is billed to its last record.
+  if (now - journal_written_ >= 5.0) update_journal(report::status::kUnfinished);
   progress_->update(r, now - train_start_, now + rep_.t0_before_process_seconds);
   if (mllog_) {
     const int64_t total = rep_.derived.total_steps;

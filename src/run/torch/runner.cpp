@@ -244,7 +244,9 @@ void Run::start_report() {
   result_.grad_accum_steps = spec_.train.grad_accum_steps;
   energy_.emplace(spec_.backend, recorder_.segment_index());
 
-  journal_on_ = resume_.has_value() && lead();
+  // Every process of a run that saves checkpoints is in the journal from its start: one killed
+  // before its first save is billed by the next (run_start.cpp, continue_after_setup_stop).
+  journal_on_ = (resume_.has_value() || cp_lock_.has_value()) && lead();
   phases_->after_each_phase([this] { update_journal(report::status::kUnfinished); });
   // A resumed process is in the journal from now on, whatever becomes of it.
   update_journal(report::status::kUnfinished);
