@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (or brings up to date) the virtual environment of ftbench's Python references and tools
 # from one pinned requirements file: PyPI's torch, transformers, peft, tokenizers, sentencepiece,
-# numpy (python/requirements.txt, every package pinned with its hashes). Nothing is installed into
+# numpy, and MLCommons' mlperf-logging and xmlschema for format checks (python/requirements.txt,
+# every package pinned with its hashes). Nothing is installed into
 # the system Python. scripts/setup.sh calls it (not with --demo); tests find the environment's
 # interpreter through CMake's FTBENCH_PYTHON (default: .venv/bin/python).
 #

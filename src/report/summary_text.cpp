@@ -1,5 +1,6 @@
 #include "ftbench/report/summary_text.h"
 #include <algorithm>
+#include <cmath>
 
 #include <string>
 #include <utility>
@@ -87,9 +88,8 @@ std::vector<std::pair<std::string, std::string>> rank_lines(int64_t world_size,
                     smallest == largest ? fmt::format("over {} ranks", largest)
                                         : fmt::format("over {} to {} ranks", smallest, largest),
                     g.shard_base, smallest == 1 ? ", some ranks whole" : "", first.rank,
-                    first.base_bytes
-                        ? fmt::format("{:.1f} MB of it", double(*first.base_bytes) / 1e6)
-                        : std::string("an unrecorded share of it"),
+                    first.base_bytes ? format_bytes(*first.base_bytes) + " of it"
+                                     : std::string("an unrecorded share of it"),
                     first.gathers, first.gather_wait_seconds));
   }
   return lines;
@@ -143,8 +143,9 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   }
   if (r.weights && r.weights->source == "checkpoint") {
     const WeightsInfo& w = *r.weights;
-    line("weights", fmt::format("{}: {:.1f} MB in {:.2f} s ({:.0f} MB/s)", w.path,
-                                double(w.bytes) / 1e6, w.seconds, w.bytes_per_second / 1e6));
+    line("weights",
+         fmt::format("{}: {} in {:.2f} s ({}/s)", w.path, format_bytes(w.bytes), w.seconds,
+                     format_bytes(static_cast<int64_t>(std::llround(w.bytes_per_second)))));
   }
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
@@ -158,8 +159,8 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   if (!r.checkpoints.empty()) {
     const CheckpointSave& c = r.checkpoints.back();
     line("checkpoints",
-         fmt::format("{} saved; last after step {}: {} ({:.1f} MB, {:.3f} s)", r.checkpoints.size(),
-                     c.step, c.path, double(c.bytes) / 1e6, c.seconds));
+         fmt::format("{} saved; last after step {}: {} ({}, {:.3f} s)", r.checkpoints.size(),
+                     c.step, c.path, format_bytes(c.bytes), c.seconds));
   }
   // Validation passes split the training phase; the time of the parts is summed.
   double training_seconds = 0.0;
@@ -220,7 +221,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   }
   for (const ExportRecord& x : r.exports) {
     line(x.kind == "peft_adapter" ? "adapter (PEFT)" : "merged weights",
-         fmt::format("{} ({:.1f} MB, {:.2f} s)", x.path, double(x.bytes) / 1e6, x.seconds));
+         fmt::format("{} ({}, {:.2f} s)", x.path, format_bytes(x.bytes), x.seconds));
   }
   line("report", report_path);
   return out;

@@ -152,7 +152,9 @@ OJson MlLog::at_step(int64_t step, int64_t epoch) const {
 void MlLog::start_init(double t0_seconds, double now_seconds, const MlLogJob& job) {
   global_batch_size_ = job.global_batch_size;
   if (continuing_) return;  // the first process logged the start
-  write(now_seconds, MlEvent::kPoint, "cache_clear", false, OJson::object());
+  // Stamped at t0, with init_start: the line says what held since the start (no cache was
+  // cleared), and a later stamp before init_start's would make the log's first line its latest.
+  write(t0_seconds, MlEvent::kPoint, "cache_clear", false, OJson::object());
   write(t0_seconds, MlEvent::kStart, "init_start", nullptr, OJson::object());
   const OJson submission = {{"submission_benchmark", "llama2_70b_lora"},
                             {"submission_org", "ftbench"},

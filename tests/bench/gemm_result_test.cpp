@@ -387,7 +387,9 @@ TEST(GemmResult, CarriedIntoAReportAreTheMeasuredDtypes) {
 TEST(GemmResult, TextHasTheShapesTheSummaryAndWhatWasNotMeasured) {
   // 256^3 = 2^25 FLOP x 2; fp32 256^3: mean of {1, 0.5, 0.25, 0.5} ms = 0.5625 ms -> 0.05965,
   // median 0.5 ms -> 0.06711, fastest 0.25 ms -> 0.1342; the fp32 median over shapes is the
-  // mean of 0.06711 and 0.1342.
+  // mean of 0.06711 and 0.1342. The summary's peak is the best shape's median (0.1342 of
+  // 512x512x512, whose fastest call made 0.2684), and its column says so: it was "max TFLOP/s",
+  // the per-shape tables' name for the fastest call.
   EXPECT_EQ(
       render_gemm_text(sample_result()),
       "ftbench gemm on AMD EPYC (cpu, LibTorch 1.13.0): 2 shapes, 1 warm-up + 4 timed calls "
@@ -411,12 +413,12 @@ TEST(GemmResult, TextHasTheShapesTheSummaryAndWhatWasNotMeasured) {
       "512x512x512        failed               -            -            -          -\n"
       "512x512x512 failed: out of memory\n"
       "\n"
-      "dtype  max TFLOP/s  best shape   median over shapes  shapes\n"
+      "dtype  best median TFLOP/s  best shape   median over shapes  shapes\n"
       "-----------------------------------------------------------------------------------------"
-      "---------\n"
-      "fp32        0.1342  512x512x512              0.1007  2 measured\n"
-      "bf16        0.1342  256x256x256              0.1342  1 measured, 1 failed, 1 skipped (time "
-      "budget)\n"
+      "-----------------\n"
+      "fp32                0.1342  512x512x512              0.1007  2 measured\n"
+      "bf16                0.1342  256x256x256              0.1342  1 measured, 1 failed, 1 "
+      "skipped (time budget)\n"
       "fp8: not supported on this device/LibTorch: fp8 needs at::_scaled_mm of LibTorch 2.4 or "
       "newer\n"
       "total time 2.5 s\n");

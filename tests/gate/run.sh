@@ -124,6 +124,22 @@ expect 0 "$work/few-warn.out" "$work/short-a.json" "$work/short-b.json" --fail-o
   --undecided warn --junit "$work/few-warn.xml" --github --summary "$work/summary.md"
 check junit "$work/few-warn.xml" status=pass step_time:+5%=skipped
 check annotations "$work/few-warn.out" step_time:+5%=warning verdict=notice
+# The README's gate lines of two reports (reports/last-good.json reports/new.json) pass on two
+# ci-tiny runs, as a new user tries them first.
+readme_lines=0
+while IFS=: read -r number line; do
+  line=${line%%   #*}
+  read -r -a words <<<"${line#build/src/ftbench gate reports/last-good.json reports/new.json}"
+  readme_lines=$((readme_lines + 1))
+  rc=0
+  "$ftbench" gate "$work/short-a.json" "$work/short-b.json" "${words[@]}" \
+    >"$work/readme-$number.out" 2>&1 || rc=$?
+  [[ $rc -eq 0 ]] || { cat "$work/readme-$number.out" >&2
+    echo "README.md line $number: gate ${words[*]} on two ci-tiny runs: exit $rc, expected 0" >&2
+    exit 1; }
+done < <(grep -n '^build/src/ftbench gate reports/last-good.json reports/new.json ' README.md)
+[[ $readme_lines -ge 2 ]] ||
+  { echo "README.md: expected 2 or more gate lines of two reports, found $readme_lines" >&2; exit 1; }
 # The summary is appended (GitHub's job summary file), never replaced.
 expect 0 "$work/few-warn2.out" "$work/short-a.json" "$work/short-b.json" --fail-on step_time:+5% \
   --undecided warn --summary "$work/summary.md"

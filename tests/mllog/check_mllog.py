@@ -8,8 +8,9 @@ checker's common rules, the llama2_70b_lora benchmark's conventions; docs/mllog.
 with their sources), written here independently of ftbench:
   * every line is ":::MLLOG " and one JSON object whose keys are, in order, namespace,
     time_ms, event_type, key, value, metadata, written as Python's json.dumps writes it;
-  * time_ms an integer of milliseconds since the Unix epoch; after init_start (which may lie
-    at an external t0 before the process), never decreasing;
+  * time_ms an integer of milliseconds since the Unix epoch, never decreasing from the first
+    line on (init_start may lie at an external t0 before the process; what comes before it is
+    stamped no later);
   * event_type INTERVAL_START for *_start keys, INTERVAL_END for *_stop, else POINT_IN_TIME;
   * metadata an object beginning with "file" (a string) and "lineno" (an integer);
   * exactly once: the submission keys, init_stop, run_start, run_stop, train_samples,
@@ -138,10 +139,10 @@ def check_order(events, problems, status):
             if sc < last_samples:
                 problems.append(f"line {e['line']}: samples_count went back to {sc}")
             last_samples = sc
-        if e["key"] != "init_start":
-            if last_time is not None and e["time_ms"] < last_time:
-                problems.append(f"line {e['line']}: time_ms went back")
-            last_time = e["time_ms"]
+        if last_time is not None and e["time_ms"] < last_time:
+            problems.append(f"line {e['line']}: time_ms {e['time_ms']} ({e['key']}) is before "
+                            f"the line above's, {last_time}")
+        last_time = e["time_ms"]
 
 
 def check_against_report(events, report, problems):

@@ -50,7 +50,7 @@ TEST(SummaryText, AJobOfSeveralRanksSaysHowTheyDid) {
   rank0.gather_wait_seconds = 0.0625;
   r.distributed->ranks = {rank0, rank0};
   EXPECT_NE(render_summary(r, "r.json")
-                .find("  base split                over 2 ranks (node): rank 0 holds 12.3 MB of "
+                .find("  base split                over 2 ranks (node): rank 0 holds 11.77 MiB of "
                       "it, 48 gathers, 0.062 s waited for them\n"),
             std::string::npos)
       << render_summary(r, "r.json");
@@ -58,11 +58,48 @@ TEST(SummaryText, AJobOfSeveralRanksSaysHowTheyDid) {
   r.distributed->ranks[1].shard_group_size = 1;
   EXPECT_NE(render_summary(r, "r.json")
                 .find("  base split                over 1 to 2 ranks (node), some ranks whole: "
-                      "rank 0 holds 12.3 MB of it"),
+                      "rank 0 holds 11.77 MiB of it"),
             std::string::npos)
       << render_summary(r, "r.json");
   r.distributed.reset();
   EXPECT_EQ(render_summary(r, "r.json").find("ranks"), std::string::npos);
+}
+
+// Sizes of what a run wrote, small or large, in the units format_bytes chooses: a LoRA adapter
+// of 24 KiB was "0.0 MB".
+TEST(SummaryText, SizesOfWhatTheRunWroteAreReadableAtAnyScale) {
+  Report r;
+  r.run_name = "tiny";
+  r.status = "completed";
+  r.exports.push_back({"peft_adapter", "out/adapter", 14, 24'576, 0.0125});
+  r.exports.push_back({"merged", "out/merged", 30, 16'060'522'496, 41.5});
+  CheckpointSave c;
+  c.step = 6;
+  c.path = "ckpt/step-00000006";
+  c.bytes = 73'728;
+  c.seconds = 0.004;
+  r.checkpoints.push_back(c);
+  WeightsInfo w;
+  w.source = "checkpoint";
+  w.path = "models/tiny";
+  w.bytes = 1'536;
+  w.seconds = 0.5;
+  w.bytes_per_second = 3072.0;
+  r.weights = w;
+  const std::string out = render_summary(r, "r.json");
+  EXPECT_NE(out.find("  adapter (PEFT)            out/adapter (24.00 KiB, 0.01 s)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  merged weights            out/merged (14.96 GiB, 41.50 s)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  checkpoints               1 saved; last after step 6: ckpt/step-00000006 "
+                     "(72.00 KiB, 0.004 s)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  weights                   models/tiny: 1.50 KiB in 0.50 s (3.00 KiB/s)\n"),
+            std::string::npos)
+      << out;
 }
 
 // The run name and device come from the spec and the driver: printed escaped, like every text

@@ -3,7 +3,12 @@
 #include "ftbench/run/running_cost.h"
 
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -27,6 +32,47 @@ TEST(MlLogLine, KeysInMllogsOrderWithPythonsSpacing) {
                        nlohmann::ordered_json::object())
                 .find("\"event_type\": \"INTERVAL_END\", \"key\": \"eval_stop\", \"value\": null"),
             std::string::npos);
+}
+
+// Every line's time_ms, in the order of the file, is at or after the line before: MLPerf's
+// tools read a log as a timeline. cache_clear, written when the log opens (after the spec is
+// read), says what held since the start, so it is stamped at t0 with init_start, not later.
+TEST(MlLog, TimesNeverGoBackwardsFromTheFirstLine) {
+  namespace fs = std::filesystem;
+  const fs::path path =
+      fs::temp_directory_path() /
+      ("ftbench-mllog-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+       ".mllog");
+  fs::remove(path);
+  {
+    // The process started at 1,000 s after the epoch; an external t0 1.5 s before it.
+    MlLog log(path.string(), /*force=*/false, /*append=*/false, 1000.0);
+    MlLogJob job;
+    job.global_batch_size = 8;
+    log.start_init(/*t0_seconds=*/-1.5, /*now_seconds=*/0.25, job);
+    log.start_run(0.5, "1xCPU");
+    log.start_training(0.75, 1, 1, 64, 16, 8);
+    log.step_ended(1.0, 8, 1, /*epoch_ended=*/true, /*more=*/false);
+    log.stop_run(1.25, 8, 1, /*completed=*/true);
+  }
+  std::ifstream in(path);
+  std::vector<std::pair<std::string, int64_t>> lines;  // key, time_ms
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line.substr(std::string(":::MLLOG ").size()));
+    lines.emplace_back(j.at("key").get<std::string>(), j.at("time_ms").get<int64_t>());
+  }
+  fs::remove(path);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], std::make_pair(std::string("cache_clear"), int64_t{998'500}));
+  EXPECT_EQ(lines[1], std::make_pair(std::string("init_start"), int64_t{998'500}));
+  EXPECT_EQ(lines[2], std::make_pair(std::string("submission_benchmark"), int64_t{1'000'250}));
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_GE(lines[i].second, lines[i - 1].second)
+        << "line " << i + 1 << " (" << lines[i].first << ") at " << lines[i].second
+        << " ms, before line " << i << " (" << lines[i - 1].first << ") at " << lines[i - 1].second
+        << " ms";
+  }
+  EXPECT_EQ(lines.back(), std::make_pair(std::string("run_stop"), int64_t{1'001'250}));
 }
 
 TEST(RunningCost, SoFarIsBilledAsStoppingNowAndTheEndAddsTheEta) {

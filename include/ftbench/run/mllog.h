@@ -56,9 +56,9 @@ class MlLog {
   MlLog& operator=(const MlLog&) = delete;
   ~MlLog();
 
-  // cache_clear (false: ftbench clears no cache), init_start at t0 (process seconds, negative
-  // when an external t0 lies before the process), the submission keys and the job's
-  // hyperparameters.
+  // cache_clear (false: ftbench clears no cache) and init_start, both at t0 (process seconds,
+  // negative when an external t0 lies before the process), then, at `now_seconds`, the
+  // submission keys and the job's hyperparameters: time_ms never decreases down the file.
   void start_init(double t0_seconds, double now_seconds, const MlLogJob& job);
   // submission_platform (the device and how many, "1xNVIDIA H100 80GB HBM3", known once the
   // backend is up), init_stop and run_start: the clock starts before the run first touches its

@@ -1,5 +1,7 @@
 #include "run.h"
 
+#include "ftbench/report/summary_text.h"
+
 namespace ftbench::run::detail {
 namespace {
 
@@ -295,8 +297,8 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
   journal_on_ = true;
   phases_->end(phase::kCheckpoint);  // and the journal, with this save
   last_save_ = clock_.now();
-  spdlog::info("step {}: checkpoint {} ({}, {:.1f} MB in {:.3f} s)", step, saved.path, reason,
-               double(saved.bytes) / 1e6, seconds);
+  spdlog::info("step {}: checkpoint {} ({}, {} in {:.3f} s)", step, saved.path, reason,
+               report::format_bytes(saved.bytes), seconds);
   return saved.path;
 }
 
@@ -337,8 +339,8 @@ void Run::export_to(const char* kind, const char* phase_name, const std::string&
   const double seconds = clock_.now() - start;
   rep_.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
   phases_->end(phase_name);
-  spdlog::info("{}: {} ({} tensors, {:.1f} MB in {:.3f} s)", kind, dir, x.tensors,
-               double(x.bytes) / 1e6, seconds);
+  spdlog::info("{}: {} ({} tensors, {} in {:.3f} s)", kind, dir, x.tensors,
+               report::format_bytes(x.bytes), seconds);
 }
 
 void Run::release_run_objects() {

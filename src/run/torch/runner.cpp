@@ -1,5 +1,9 @@
 #include "run.h"
 
+#include <cmath>
+
+#include "ftbench/report/summary_text.h"
+
 namespace ftbench::run {
 namespace detail {
 
@@ -454,10 +458,11 @@ void Run::load_weights() {
                           loaded.tensors,    loaded.bytes,
                           seconds,           seconds > 0.0 ? double(loaded.bytes) / seconds : 0.0,
                           loaded.fingerprint};
-  spdlog::info("weights: {} tensors, {:.1f} MB from {} file{} of {} in {:.3f} s ({:.0f} MB/s)",
-               loaded.tensors, double(loaded.bytes) / 1e6, loaded.files,
-               loaded.files == 1 ? "" : "s", spec_.model.checkpoint, seconds,
-               seconds > 0.0 ? double(loaded.bytes) / seconds / 1e6 : 0.0);
+  spdlog::info(
+      "weights: {} tensors, {} from {} file{} of {} in {:.3f} s ({}/s)", loaded.tensors,
+      report::format_bytes(loaded.bytes), loaded.files, loaded.files == 1 ? "" : "s",
+      spec_.model.checkpoint, seconds,
+      report::format_bytes(seconds > 0.0 ? std::llround(double(loaded.bytes) / seconds) : 0));
   // A resumed run continues on the weights it started from.
   if (resume_ && resume_->previous.weights &&
       resume_->previous.weights->fingerprint != loaded.fingerprint) {
@@ -486,8 +491,8 @@ void Run::count_base_bytes() {
   }
   base_bytes_ = bytes;
   if (sharded_) {
-    spdlog::info("base split over {} ranks ({}): this rank holds {:.1f} MB of it between gathers",
-                 sharded_->ranks(), spec_.distributed.shard_base, double(bytes) / 1e6);
+    spdlog::info("base split over {} ranks ({}): this rank holds {} of it between gathers",
+                 sharded_->ranks(), spec_.distributed.shard_base, report::format_bytes(bytes));
   }
 }
 
