@@ -570,6 +570,26 @@ TEST_F(Resume, AProcessKilledBeforeItsFirstCheckpointIsBilled) {
   }
 }
 
+// A process killed after its last save and before its report left no report, and --resume latest
+// said only "nothing left to run" (a hostile review of issue 39): it names the way on, the
+// checkpoint before, from which the run completes with its report.
+TEST_F(Resume, KilledAfterTheLastSaveBeforeTheReportSaysTheWayOn) {
+  ASSERT_EQ(ftbench(args("r.json", "ck", 2)).exit_code, 0);
+  fs::remove(dir_ / "r.json");  // as after a kill -9 between the last save and the report
+  const Result latest = ftbench(args("r.json", "ck", 2) + " --resume latest");
+  EXPECT_EQ(latest.exit_code, 2) << latest.output;
+  const std::string before = (dir_ / "ck" / "step-00000018").string();
+  EXPECT_NE(latest.output.find("nothing left to run; if the process that saved it ended before "
+                               "writing its report (killed after the save), continue from the "
+                               "checkpoint before it: --resume " +
+                               before),
+            std::string::npos)
+      << latest.output;
+  const Result way_on = ftbench(args("r.json", "ck", 2) + " --resume '" + before + "'");
+  ASSERT_EQ(way_on.exit_code, 0) << way_on.output;
+  EXPECT_EQ(read_json(dir_ / "r.json")["run"]["status"], "completed");
+}
+
 // ci-tiny over two epochs (8 steps each) in three processes: stopped in the first epoch
 // (step 6), resumed across the boundary into the second (stopped at 11), resumed to the end.
 // Each resume rebuilds the data order of an epoch it did not start, the second one of an

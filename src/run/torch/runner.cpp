@@ -642,10 +642,23 @@ void Run::load_checkpoint() {
         rep_.data->fingerprint.substr(0, 12)));
   }
   if (resume_->manifest.step >= rep_.derived.total_steps) {
+    // A process killed after its last save and before its report: the way on is an earlier
+    // checkpoint (the last step made again, the report written), when one is kept.
+    std::string way_on = "; with none kept before it, run again with --force to start at step 1";
+    const std::vector<std::string> kept = train::list_checkpoints(cp_dir_);
+    for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
+      const std::optional<int64_t> step = train::step_of_checkpoint_folder(*it);
+      if (step && *step < rep_.derived.total_steps) {
+        way_on = fmt::format(
+            "; if the process that saved it ended before writing its report (killed after the "
+            "save), continue from the checkpoint before it: --resume {}",
+            *it);
+        break;
+      }
+    }
     throw train::CheckpointError(
-        fmt::format("{}: saved after step {}, the run has {} steps: "
-                    "nothing left to run",
-                    resume_->folder, resume_->manifest.step, rep_.derived.total_steps));
+        fmt::format("{}: saved after step {}, the run has {} steps: nothing left to run{}",
+                    resume_->folder, resume_->manifest.step, rep_.derived.total_steps, way_on));
   }
   train::ResumeState state =
       train::load_checkpoint(resume_->folder, resume_->manifest, model_, backend_->device());
