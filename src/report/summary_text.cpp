@@ -152,9 +152,17 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   if (r.segments.size() > 1) {
     double total = 0.0;
     for (const Segment& g : r.segments) total += g.run_seconds;
-    line("segments",
-         fmt::format("{} (resumed {} time{}), {:.2f} s rented in all", r.segments.size(),
-                     r.segments.size() - 1, r.segments.size() == 2 ? "" : "s", total));
+    // A later segment either resumed from a checkpoint or started again at step 1 (after a
+    // process that ended before any checkpoint).
+    std::size_t resumed = 0;
+    for (std::size_t i = 1; i < r.segments.size(); ++i)
+      resumed += !r.segments[i].resumed_from.empty();
+    const std::size_t again = r.segments.size() - 1 - resumed;
+    const auto times = [](std::size_t n) { return fmt::format("{} time{}", n, n == 1 ? "" : "s"); };
+    std::string how;
+    if (again > 0) how = "started again " + times(again);
+    if (resumed > 0) how += (how.empty() ? "" : ", ") + std::string("resumed ") + times(resumed);
+    line("segments", fmt::format("{} ({}), {:.2f} s rented in all", r.segments.size(), how, total));
   }
   if (!r.checkpoints.empty()) {
     const CheckpointSave& c = r.checkpoints.back();

@@ -172,3 +172,28 @@ TEST(SummaryText, EnergyOfAResumedRunSaysWhatItCovers) {
 
 }  // namespace
 }  // namespace ftbench::report
+
+namespace ftbench::report {
+namespace {
+
+// A run started again at step 1 after a process that ended before any checkpoint (a stop during
+// set-up, a kill before the first save) was said to be "resumed 1 time" (a hostile review of
+// issue 39): resumes are segments that started from a checkpoint, the others started again.
+TEST(SummaryText, SegmentsSayWhichResumedAndWhichStartedAgain) {
+  Report r;
+  r.status = "completed";
+  r.segments.resize(3);
+  for (Segment& g : r.segments) g.run_seconds = 1.5;
+  r.segments[2].resumed_from = "ck/step-00000004";
+  EXPECT_NE(render_summary(r, "r.json")
+                .find("3 (started again 1 time, resumed 1 time), 4.50 s rented in all"),
+            std::string::npos)
+      << render_summary(r, "r.json");
+  r.segments[1].resumed_from = "ck/step-00000002";
+  EXPECT_NE(render_summary(r, "r.json").find("3 (resumed 2 times), 4.50 s rented in all"),
+            std::string::npos)
+      << render_summary(r, "r.json");
+}
+
+}  // namespace
+}  // namespace ftbench::report
