@@ -356,7 +356,7 @@ constexpr std::size_t kMaxNameChars = 200;
 // numbers are), finite and within what billing takes (spec/limits.h); text that starts like a
 // number and is none (0x10, 1_000, nan, inf) is refused rather than looked up as an offer, so
 // that `validate` refuses what `run` would. Anything else names a catalog offer, which `run`
-// resolves in its catalogs.
+// resolves in its catalogs: refused here when it is not of an offer's form.
 void validate_price(Checker& c, const std::string& price) {
   if (price.empty()) return;
   double any = 0.0;
@@ -364,7 +364,24 @@ void validate_price(Checker& c, const std::string& price) {
       text::parse_any_double(price, any) ||
       (price.find('/') == std::string::npos &&
        std::string_view("0123456789+-.").find(price.front()) != std::string_view::npos);
-  if (!number_like) return;
+  if (!number_like) {
+    // An offer's name as the catalog lookup takes it: two or three parts, none empty; whether the
+    // offer exists is for the run's catalogs to say.
+    std::size_t parts = 1;
+    bool empty_part = price.front() == '/' || price.back() == '/';
+    for (std::size_t i = 0; i < price.size(); ++i) {
+      if (price[i] != '/') continue;
+      ++parts;
+      if (i + 1 < price.size() && price[i + 1] == '/') empty_part = true;
+    }
+    if (parts < 2 || parts > 3 || empty_part) {
+      c.fail("output.price",
+             fmt::format("expected USD per GPU-hour from {} to {} (a decimal number) or a catalog "
+                         "offer PROVIDER/GPU[/TIER], found {}",
+                         kMinPriceUsdPerGpuHour, kMaxPriceUsdPerGpuHour, text::quoted(price)));
+    }
+    return;
+  }
   double usd = 0.0;
   if (text::parse_double(price, usd) != std::errc() || !(usd >= kMinPriceUsdPerGpuHour) ||
       usd > kMaxPriceUsdPerGpuHour) {

@@ -8,6 +8,7 @@
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/spec_loader.h"
+#include "ftbench/text/messages.h"
 #include "spec_issues.h"
 
 namespace ftbench::spec {
@@ -214,7 +215,8 @@ TEST(SpecLimits, OutputPriceIsADecimalPriceOrAnOffer) {
   EXPECT_EQ(IssuesOf("output:\n  price: \"1_000\"\n"), issue("1_000", range + offer));
   EXPECT_EQ(IssuesOf("output:\n  price: \"2.5\"\n"), Issues({}));
   EXPECT_EQ(IssuesOf("output:\n  price: reference-run/H100-SXM\n"), Issues({}));
-  EXPECT_EQ(IssuesOf("output:\n  price: H100-SXM\n"), Issues({}));
+  // A GPU alone is no offer: run refuses it (its catalog lookup takes PROVIDER/GPU[/TIER]).
+  EXPECT_EQ(IssuesOf("output:\n  price: H100-SXM\n"), issue("H100-SXM", range + offer));
 }
 
 }  // namespace
@@ -235,6 +237,31 @@ TEST(SpecLimits, ALineLongerThanAnyKeyNeedsIsRefusedBeforeParsing) {
   // 65,536 bytes is still a line (a long data.path list in flow style, say).
   const std::string longest = "model:\n  preset: tiny\n# " + std::string(65'534, 'x') + "\n";
   EXPECT_EQ(IssuesOf(longest), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace ftbench::spec
+
+namespace ftbench::spec {
+namespace {
+
+// validate said 0 for offer names that run refuses ("foo", "a/b/c/d", "x/", "/x", "€5"): a hostile
+// review of issue 39. Text that is no number must have an offer's form, PROVIDER/GPU[/TIER].
+TEST(SpecLimits, OutputPriceTextMustHaveAnOffersForm) {
+  for (const std::string price : {"foo", "a/b/c/d", "x/", "/x", "a//b",
+                                  "\xE2\x82\xAC"
+                                  "5"}) {
+    SCOPED_TRACE(price);
+    EXPECT_EQ(IssuesOf("model: {preset: tiny}\n", {"output.price=" + price}),
+              (std::vector<std::string>{
+                  "--set:0 [output.price] expected USD per GPU-hour from 0.0001 to 1000000 (a "
+                  "decimal number) or a catalog offer PROVIDER/GPU[/TIER], found " +
+                  text::quoted(price)}));
+  }
+  for (const std::string price : {"reference-run/H100-SXM", "runpod/H100-SXM/spot"}) {
+    EXPECT_EQ(IssuesOf("model: {preset: tiny}\n", {"output.price=" + price}),
+              std::vector<std::string>{});
+  }
 }
 
 }  // namespace
