@@ -615,27 +615,6 @@ void write_segment_journal(const std::string& dir, const std::string& spec_finge
   }
 }
 
-std::optional<std::vector<report::Segment>> read_segment_journal(
-    const std::string& dir, const std::string& spec_fingerprint,
-    const std::string& first_started_at_utc) {
-  const std::string path = (fs::path(dir) / kSegmentJournal).string();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  std::string text;
-  try {
-    text = io::read_whole_file(path, kSegmentJournalFile);
-  } catch (const io::FileReadError& e) {
-    throw CheckpointError(path + ": cannot read: " + e.reason());
-  }
-  SegmentJournal journal = parse_segment_journal(text, path);
-  // Another job's, or another run of the same job in the same folder (started afresh).
-  if (journal.spec_fingerprint != spec_fingerprint || journal.segments.empty() ||
-      journal.segments.front().started_at_utc != first_started_at_utc) {
-    return std::nullopt;
-  }
-  return std::move(journal.segments);
-}
-
 std::optional<std::vector<report::Segment>> read_segment_journal_of_job(
     const std::string& dir, const std::string& spec_fingerprint) {
   const std::string path = (fs::path(dir) / kSegmentJournal).string();
@@ -648,10 +627,21 @@ std::optional<std::vector<report::Segment>> read_segment_journal_of_job(
     throw CheckpointError(path + ": cannot read: " + e.reason());
   }
   SegmentJournal journal = parse_segment_journal(text, path);
+  // Another job's, or none recorded.
   if (journal.spec_fingerprint != spec_fingerprint || journal.segments.empty()) {
     return std::nullopt;
   }
   return std::move(journal.segments);
+}
+
+std::optional<std::vector<report::Segment>> read_segment_journal(
+    const std::string& dir, const std::string& spec_fingerprint,
+    const std::string& first_started_at_utc) {
+  std::optional<std::vector<report::Segment>> segments =
+      read_segment_journal_of_job(dir, spec_fingerprint);
+  // Another run of the same job in the same folder (started afresh) is not this run's.
+  if (segments && segments->front().started_at_utc != first_started_at_utc) return std::nullopt;
+  return segments;
 }
 
 void check_resume_split(const std::string& folder, const CheckpointManifest& m,
