@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ftbench/data/synthetic_dataset.h"
@@ -396,6 +397,35 @@ TEST(Plan, AReportOfTheSameJobOnTheSameGpuIsGivenBackItsOwnTime) {
     EXPECT_NEAR(t.run_seconds_high / measured.run_seconds, 1.0, 0.03);
     EXPECT_NEAR(t.steps, static_cast<double>(run.report.derived.total_steps), 1e-9);
   }
+}
+
+// A report of another batch split was taken as the job's measurement without a word (a hostile
+// review of issue 39: the MI300X's run at micro-batch 2 x 8 planned for a job of 4 x 4): the
+// basis says so.
+TEST(Plan, AReportOfAnotherBatchSplitSaysSo) {
+  const std::vector<FixtureRun> runs = fixture_runs();
+  ASSERT_GE(runs.size(), 2u);
+  PlanRequest r = request_from(runs[0]);
+  r.spec = runs[1].spec;
+  const gpus::Gpu* gpu =
+      gpus::find_gpu(gpus::builtin_gpus(), runs[0].report.environment.device.name);
+  ASSERT_NE(gpu, nullptr);
+  // The reference reports predate the batching section: their specs say the split.
+  report::Batching b;
+  b.micro_batch_size = runs[0].report.spec["train"]["micro_batch_size"].get<int64_t>();
+  b.grad_accum_steps = runs[0].report.spec["train"]["grad_accum_steps"].get<int64_t>();
+  ASSERT_NE(b.micro_batch_size, r.spec.train.micro_batch_size);
+  const TimeEstimate t = estimate_time(r, *gpu, 1);
+  EXPECT_NE(t.throughput_basis.find(fmt::format(
+                "; the report's run was micro-batch {} x {}, this job {} x {}: its throughput is "
+                "another batch split's",
+                b.micro_batch_size, b.grad_accum_steps, r.spec.train.micro_batch_size,
+                r.spec.train.grad_accum_steps)),
+            std::string::npos)
+      << t.throughput_basis;
+  // Its own job: nothing to say.
+  EXPECT_EQ(estimate_time(request_from(runs[0]), *gpu, 1).throughput_basis.find("batch split"),
+            std::string::npos);
 }
 
 TEST(Plan, OneReferenceReportScaledToTheOtherGpuHoldsTheOthersMeasuredTime) {
