@@ -18,8 +18,6 @@ using report::MfuEntry;
 using report::SampleSummary;
 using report::Summary;
 
-std::string number_text(double v) { return fmt::format("{}", v); }
-
 class SummaryFigures : public text::JsonFields<nlohmann::json, report::ReportError> {
   using Fields = text::JsonFields<nlohmann::json, report::ReportError>;
 
@@ -93,26 +91,6 @@ class SummaryFigures : public text::JsonFields<nlohmann::json, report::ReportErr
     same_loss(s.final_loss, e.final_loss, "summary.loss.final", "the last step's loss");
     same_loss(s.mean_last_losses, e.mean_last_losses, "summary.loss.mean_last",
               "the mean loss of the last summary.loss.window steps");
-  }
-
-  // Two figures one is computed from: equal up to rounding.
-  void derived_from(double found, double expected, const std::string& path,
-                    const std::string& formula) const {
-    // Written as "not within" so that a NaN on either side is refused too.
-    if (!(std::fabs(found - expected) <= 1e-6 * std::fabs(expected) + 1e-9)) {
-      fail(path + ": expected " + formula + " = " + number_text(expected) + ", found " +
-           number_text(found));
-    }
-  }
-
-  void optional_derived_from(const std::optional<double>& found,
-                             const std::optional<double>& expected, const std::string& path,
-                             const std::string& formula) const {
-    if (found.has_value() != expected.has_value()) {
-      fail(path + ": expected " + (expected ? formula + " = " + number_text(*expected) : "null") +
-           ", found " + (found ? number_text(*found) : "null"));
-    }
-    if (found) derived_from(*found, *expected, path, formula);
   }
 };
 

@@ -407,26 +407,6 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     }
   }
 
-  // Two figures one is computed from: equal up to rounding.
-  void derived_from(double found, double expected, const std::string& path,
-                    const std::string& formula) const {
-    // Written as "not within" so that a NaN on either side is refused too.
-    if (!(std::fabs(found - expected) <= 1e-6 * std::fabs(expected) + 1e-9)) {
-      fail(path + ": expected " + formula + " = " + number_text(expected) + ", found " +
-           number_text(found));
-    }
-  }
-
-  void optional_derived_from(const std::optional<double>& found,
-                             const std::optional<double>& expected, const std::string& path,
-                             const std::string& formula) const {
-    if (found.has_value() != expected.has_value()) {
-      fail(path + ": expected " + (expected ? formula + " = " + number_text(*expected) : "null") +
-           ", found " + (found ? number_text(*found) : "null"));
-    }
-    if (found) derived_from(*found, *expected, path, formula);
-  }
-
   void watts(const std::optional<double>& mean, const std::optional<double>& peak, double max_watts,
              const std::string& path) const {
     if (mean.has_value() != peak.has_value()) {

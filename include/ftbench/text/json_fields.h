@@ -3,7 +3,11 @@
 // JSON path ("steps[3].loss").
 #pragma once
 
+#include <cmath>
+#include <optional>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace ftbench::text {
 
@@ -22,6 +26,28 @@ class JsonFields {
 
   static std::string index(const std::string& parent, std::size_t i) {
     return parent + "[" + std::to_string(i) + "]";
+  }
+
+  // A figure and the one it is computed from: equal up to rounding (1e-6 relative and 1e-9
+  // absolute), else "<path>: expected <formula> = <expected>, found <found>". Written as "not
+  // within" so that a NaN on either side is refused too.
+  void derived_from(double found, double expected, const std::string& path,
+                    const std::string& formula) const {
+    if (!(std::fabs(found - expected) <= 1e-6 * std::fabs(expected) + 1e-9)) {
+      fail(path + ": expected " + formula + " = " + fmt::format("{}", expected) + ", found " +
+           fmt::format("{}", found));
+    }
+  }
+  // The same where either may be null (unset).
+  void optional_derived_from(const std::optional<double>& found,
+                             const std::optional<double>& expected, const std::string& path,
+                             const std::string& formula) const {
+    if (found.has_value() != expected.has_value()) {
+      fail(path + ": expected " +
+           (expected ? formula + " = " + fmt::format("{}", *expected) : std::string("null")) +
+           ", found " + (found ? fmt::format("{}", *found) : std::string("null")));
+    }
+    if (found) derived_from(*found, *expected, path, formula);
   }
 
   [[noreturn]] void wrong_type(const std::string& path, const char* expected,
