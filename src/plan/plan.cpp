@@ -346,6 +346,34 @@ std::pair<double, double> cross_gpu_range(double ratio, bool realised) {
   return {realised ? ratio : kCrossGpuGap, ratio / kCrossGpuGap};
 }
 
+namespace {
+
+// A report of another batch split measured another job's throughput (padding and GEMM shapes
+// follow the micro-batch): said beside the figure, not hidden in it. "" for the same split.
+std::string other_batch_split(const report::Report& rep, const spec::RunSpec& spec) {
+  // The split in effect at the run's end (since 1.6), else its spec's.
+  int64_t micro = 0;
+  int64_t accum = 0;
+  if (rep.batching) {
+    micro = rep.batching->micro_batch_size;
+    accum = rep.batching->grad_accum_steps;
+  } else if (const auto train = rep.spec.find("train");
+             train != rep.spec.end() && train->is_object()) {
+    micro = train->value("micro_batch_size", int64_t{0});
+    accum = train->value("grad_accum_steps", int64_t{0});
+  }
+  if (micro <= 0 || accum <= 0 ||
+      (micro == spec.train.micro_batch_size && accum == spec.train.grad_accum_steps)) {
+    return "";
+  }
+  return fmt::format(
+      "; the report's run was micro-batch {} x {}, this job {} x {}: its throughput is another "
+      "batch split's",
+      micro, accum, spec.train.micro_batch_size, spec.train.grad_accum_steps);
+}
+
+}  // namespace
+
 TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t gpus) {
   const spec::RunSpec& spec = r.spec;
   TimeEstimate t;
@@ -368,29 +396,7 @@ TimeEstimate estimate_time(const PlanRequest& r, const gpus::Gpu& gpu, int64_t g
   const std::optional<GemmFigure> report_gemm =
       measured_gpu != nullptr ? gemm_figure(r, *measured_gpu) : std::nullopt;
   const bool gemm_measured = gemm && r.gemm && gemm->basis.rfind("measured", 0) == 0;
-  // A report of another batch split measured another job's throughput (padding and GEMM
-  // shapes follow the micro-batch): said beside the figure, not hidden in it.
-  std::string other_batch;
-  if (measured) {
-    // The split in effect at the run's end (since 1.6), else its spec's.
-    int64_t micro = 0;
-    int64_t accum = 0;
-    if (r.from_report->batching) {
-      micro = r.from_report->batching->micro_batch_size;
-      accum = r.from_report->batching->grad_accum_steps;
-    } else if (const auto train = r.from_report->spec.find("train");
-               train != r.from_report->spec.end() && train->is_object()) {
-      micro = train->value("micro_batch_size", int64_t{0});
-      accum = train->value("grad_accum_steps", int64_t{0});
-    }
-    if (micro > 0 && accum > 0 &&
-        (micro != spec.train.micro_batch_size || accum != spec.train.grad_accum_steps)) {
-      other_batch = fmt::format(
-          "; the report's run was micro-batch {} x {}, this job {} x {}: its throughput is "
-          "another batch split's",
-          micro, accum, spec.train.micro_batch_size, spec.train.grad_accum_steps);
-    }
-  }
+  const std::string other_batch = measured ? other_batch_split(*r.from_report, spec) : "";
   const std::string measured_text =
       measured ? fmt::format("{} ({}: {:.1f} TFLOP/s per GPU as the plan counts it, {} GPU(s){})",
                              r.from_report_path, measured_gpu->name, *measured, measured_gpus,

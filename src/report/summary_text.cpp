@@ -110,6 +110,27 @@ std::string warmup_caveat(const Report& r) {
       warmup->get<int64_t>(), warmup->get<int64_t>() == 1 ? "" : "s");
 }
 
+namespace {
+
+// "3 (started again 1 time, resumed 1 time), 4.50 s rented in all": a later segment either
+// resumed from a checkpoint or started again at step 1 (after a process that ended before any
+// checkpoint).
+std::string segments_text(const Report& r) {
+  double total = 0.0;
+  for (const Segment& g : r.segments) total += g.run_seconds;
+  std::size_t resumed = 0;
+  for (std::size_t i = 1; i < r.segments.size(); ++i)
+    resumed += !r.segments[i].resumed_from.empty();
+  const std::size_t again = r.segments.size() - 1 - resumed;
+  const auto times = [](std::size_t n) { return fmt::format("{} time{}", n, n == 1 ? "" : "s"); };
+  std::string how;
+  if (again > 0) how = "started again " + times(again);
+  if (resumed > 0) how += (how.empty() ? "" : ", ") + std::string("resumed ") + times(resumed);
+  return fmt::format("{} ({}), {:.2f} s rented in all", r.segments.size(), how, total);
+}
+
+}  // namespace
+
 std::string render_summary(const Report& r, const std::string& report_path) {
   const Summary& s = r.summary;
   const DeviceInfo& d = r.environment.device;
@@ -149,21 +170,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   }
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
-  if (r.segments.size() > 1) {
-    double total = 0.0;
-    for (const Segment& g : r.segments) total += g.run_seconds;
-    // A later segment either resumed from a checkpoint or started again at step 1 (after a
-    // process that ended before any checkpoint).
-    std::size_t resumed = 0;
-    for (std::size_t i = 1; i < r.segments.size(); ++i)
-      resumed += !r.segments[i].resumed_from.empty();
-    const std::size_t again = r.segments.size() - 1 - resumed;
-    const auto times = [](std::size_t n) { return fmt::format("{} time{}", n, n == 1 ? "" : "s"); };
-    std::string how;
-    if (again > 0) how = "started again " + times(again);
-    if (resumed > 0) how += (how.empty() ? "" : ", ") + std::string("resumed ") + times(resumed);
-    line("segments", fmt::format("{} ({}), {:.2f} s rented in all", r.segments.size(), how, total));
-  }
+  if (r.segments.size() > 1) line("segments", segments_text(r));
   if (!r.checkpoints.empty()) {
     const CheckpointSave& c = r.checkpoints.back();
     line("checkpoints",
