@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench_process.h"
+#include "spawned.h"
 
 extern char** environ;
 
@@ -81,23 +82,8 @@ class ResumeHostile : public ::testing::Test {
                                const_cast<char*>(command.c_str()), nullptr};
     return posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv.data(), environ) == 0 ? pid : 0;
   }
-  // Whether process `pid` blocks or catches SIGTERM (/proc/PID/status, SigBlk and SigCgt):
-  // ftbench's launcher blocks it from its first instruction on and ftbench-bin catches it, so
-  // from then on a SIGTERM stops the run cleanly. Waits up to 30 s.
   static bool handles_sigterm_soon(pid_t pid) {
-    const uint64_t bit = uint64_t{1} << (SIGTERM - 1);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-      std::string line;
-      while (std::getline(status, line)) {
-        if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigCgt:", 0) == 0) {
-          if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
+    return ftbench::e2e::handles_signal_soon(pid, SIGTERM);
   }
   // Whether `log` holds `text` within two minutes.
   bool shows_soon(const std::string& log, const std::string& text) const {

@@ -23,6 +23,25 @@ extern char** environ;
 
 namespace ftbench::e2e {
 
+// Whether process `pid` blocks or catches `sig` (/proc/PID/status, SigBlk and SigCgt), waiting
+// up to 30 s: ftbench's launcher blocks the stop signals from its first instruction on and
+// ftbench-bin catches them, so from then on one is a clean stop, long before a step.
+inline bool handles_signal_soon(pid_t pid, int sig) {
+  const uint64_t bit = uint64_t{1} << (sig - 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigCgt:", 0) == 0) {
+        if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 // A process started without a shell in between (a signal must reach ftbench itself), in the
 // source tree, stdout and stderr into files.
 class Spawned {
@@ -57,24 +76,8 @@ class Spawned {
   std::string err() const { return slurp(dir_ / "stderr"); }
   std::string out() const { return slurp(dir_ / "stdout"); }
 
-  // Whether the process blocks or catches `sig` (/proc/PID/status, SigBlk and SigCgt), waiting
-  // up to 30 s: ftbench's launcher blocks the stop signals from its first instruction on and
-  // ftbench-bin catches them, so from then on one is a clean stop, long before a step.
-  bool handles_soon(int sig) const {
-    const uint64_t bit = uint64_t{1} << (sig - 1);
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (Clock::now() < deadline) {
-      std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-      std::string line;
-      while (std::getline(status, line)) {
-        if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigCgt:", 0) == 0) {
-          if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
-  }
+  // Whether the process blocks or catches `sig` soon (handles_signal_soon).
+  bool handles_soon(int sig) const;
 
   // Sleeps until `seconds` after the start.
   void at(double seconds) const {
@@ -136,5 +139,7 @@ class Spawned {
   bool reaped_ = false;
   Clock::time_point started_;
 };
+
+inline bool Spawned::handles_soon(int sig) const { return handles_signal_soon(pid_, sig); }
 
 }  // namespace ftbench::e2e
