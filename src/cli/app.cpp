@@ -76,10 +76,13 @@ void refuse_non_decimal_numbers(CLI::App& app) {
     const std::string type = full_type.substr(0, full_type.find(':'));
     const bool integer = type == "INT" || type == "UINT";
     if (!integer && type != "FLOAT") continue;
+    // A bounded whole number's own check (whole_number) says its bounds for "2.5".
+    const bool bounded = full_type.find(kWholeNumberDescription) != std::string::npos;
     option->transform(CLI::Validator(
-        [decimal, integer](std::string& value) {
-          return value.empty() || decimal(value, integer) ? std::string()
-                                                          : kNotDecimal + text::quoted(value);
+        [decimal, integer, bounded](std::string& value) {
+          const bool taken = value.empty() || decimal(value, integer) ||
+                             (integer && bounded && decimal(value, /*integer=*/false));
+          return taken ? std::string() : kNotDecimal + text::quoted(value);
         },
         ""));
   }

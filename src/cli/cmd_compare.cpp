@@ -470,11 +470,11 @@ Action add_compare_command(CLI::App& app) {
                 "Compare even when the reports are of different jobs");
   cmd->add_option("--loss-skip-steps", f->loss_skip_steps,
                   "Compare loss curves after this many steps (default: the larger warm-up)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+      ->check(whole_number(0, int64_t{1} << 40));
   cmd->add_option(
          "--loss-window", f->loss_window,
          "Steps in the trailing mean that smooths loss curves (default: train.loss_window)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(whole_number(1, int64_t{1} << 40));
   cmd->add_option("--alpha", f->alpha,
                   "Recorded in the JSON output only: the step-time test over one run per side is "
                   "reported, never judged significant (default 0.05)")

@@ -513,7 +513,7 @@ Action add_cost_command(CLI::App& app) {
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds")
       ->needs(rate);
   cmd->add_option("--gpus", f->gpus, "GPUs the run used (default: the report's world size)")
-      ->check(CLI::Range(int64_t{1}, int64_t{65536}));
+      ->check(whole_number(1, 65536));
   auto* pt = cmd->add_option("--project-tokens", f->project_tokens,
                              "Project a job of N trained tokens (e.g. 22.5M)");
   auto* pe = cmd->add_option("--project-examples", f->project_examples,

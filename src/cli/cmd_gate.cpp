@@ -461,7 +461,7 @@ Action add_gate_command(CLI::App& app) {
       ->check(finite_number(1e-9, 0.5));
   cmd->add_option("--min-samples", f->min_samples,
                   "Measured steps each side needs for step_time's test to decide (default 9)")
-      ->check(CLI::Range(int64_t{3}, int64_t{1} << 40));
+      ->check(whole_number(3, int64_t{1} << 40));
   cmd->add_option("--noise-sigmas", f->noise_sigmas,
                   "A folder baseline of 3 or more reports widens a limit to this many times its "
                   "spread (c_n x 1.4826 x MAD) where that is further than the rule's amount "
@@ -469,7 +469,7 @@ Action add_gate_command(CLI::App& app) {
       ->check(finite_number(0.0, 100.0));
   cmd->add_option("--last", f->last,
                   "A folder baseline: only its newest N completed reports of the job")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(whole_number(1, int64_t{1} << 20));
   cmd->add_option("--undecided", f->undecided,
                   "A rule that cannot decide (too few samples, a figure not measured): fail (the "
                   "default) fails the gate, warn lets it pass with a warning");
@@ -480,7 +480,7 @@ Action add_gate_command(CLI::App& app) {
       ->check(finite_number(0.0, 1e9, /*above_lo=*/true));
   cmd->add_option("--billing", f->billing, "Billing of --rate (default per-second)");
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed seconds of --rate")
-      ->check(CLI::Range(int64_t{0}, cost::kMaxMinBilledSeconds));
+      ->check(whole_number(0, cost::kMaxMinBilledSeconds));
   cmd->add_flag("--allow-different", f->allow_different,
                 "Gate even when the reports are of different jobs");
   cmd->add_flag("--allow-no-baseline", f->allow_no_baseline,

@@ -360,10 +360,10 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_option("--set", f->overrides, "Override a key: --set lora.rank=8 (repeatable)");
   cmd->add_option("--gpu", f->gpu, "Plan for this GPU only (a catalog name or alias)");
   cmd->add_option("--gpus", f->gpus, "GPUs per job (default: the fewest that fit)")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+      ->check(whole_number(1, 4096));
   cmd->add_option("--max-gpus", f->max_gpus,
                   "Most GPUs to split the base across when one does not fit (default 8)")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+      ->check(whole_number(1, 4096));
   cmd->add_option("--tokens", f->tokens,
                   "Tokens the job trains, as the device processes them (e.g. 22.5M; default: the "
                   "spec's steps x tokens per step)");

@@ -6,17 +6,21 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "ftbench/error.h"
+#include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
 
 namespace ftbench::cli {
 
@@ -60,6 +64,24 @@ inline CLI::Validator finite_number(double lo, double hi, bool above_lo = false)
         return "";
       },
       "FINITE", "finite number");
+}
+
+// A whole-number flag's check: an integer in [lo, hi], said in ftbench's words
+// (text::whole_number_message) for anything else, "2.5" and values beyond int64 included;
+// CLI11's Range says its own, which change between CLI11's versions. Its description,
+// "INT from LO to HI", is what --help shows and what marks the flag as bounded
+// (refuse_non_decimal_numbers leaves such a flag's non-whole decimals to it).
+inline constexpr std::string_view kWholeNumberDescription = "INT from ";
+inline CLI::Validator whole_number(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        int64_t v = 0;
+        if (text::parse_int(value, v) != std::errc{} || v < lo || v > hi) {
+          return text::whole_number_message(lo, hi, value);
+        }
+        return "";
+      },
+      fmt::format("{}{} to {}", kWholeNumberDescription, lo, hi), "whole number");
 }
 
 // Every subcommand, once: its name, the line `ftbench --help` shows for it, and whether

@@ -36,9 +36,9 @@ void add_backend_options(CLI::App* cmd, spec::BackendSpec& backend) {
   cmd->add_option("--device", backend.device, "auto, cpu, cuda or rocm (default auto)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "rocm"}));
   cmd->add_option("--device-index", backend.device_index, "GPU to use (default 0)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1023}));
+      ->check(whole_number(0, 1023));
   cmd->add_option("--threads", backend.threads, "CPU threads (default: all hardware threads)")
-      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+      ->check(whole_number(0, 4096));
 }
 
 Action add_gemm_command(CLI::App& app) {
@@ -54,9 +54,9 @@ Action add_gemm_command(CLI::App& app) {
                   "device");
   cmd->add_flag("--quick", f->quick, "A few small shapes and few calls: a first look");
   cmd->add_option("--warmup", f->warmup, "Untimed calls per shape before the timed ones")
-      ->check(CLI::Range(int64_t{0}, int64_t{100000}));
+      ->check(whole_number(0, 100000));
   cmd->add_option("--iterations", f->iterations, "Timed calls per shape")
-      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+      ->check(whole_number(1, 100000));
   cmd->add_option("--max-seconds", f->max_seconds,
                   "Time budget of the sweep; shapes not started by then are skipped")
       ->check(finite_number(0.0, 1e9, /*above_lo=*/true));

@@ -194,12 +194,12 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
   cmd->add_option("--stop-after-steps", flags->stop_after_steps,
                   "Stop after this optimizer step as if interrupted: checkpoint, partial report "
                   "(status interrupted), exit code 4")
-      ->check(CLI::Range(int64_t{1}, spec::kMaxTotalSteps));
+      ->check(whole_number(1, spec::kMaxTotalSteps));
   cmd->add_option("--nproc-per-node", flags->nproc_per_node,
                   "Run the job as N data-parallel ranks on this machine (Gloo on CPU), without "
                   "torchrun: the ranks share each step's micro-batches, so train.grad_accum_steps "
                   "must be a multiple of N; rank 0 writes the report (docs/distributed.md)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+      ->check(whole_number(1, 1024));
   cmd->add_option("--mllog", flags->mllog,
                   "Write the run as an MLPerf-style event log (:::MLLOG lines) to this file; "
                   "default: the spec's output.mllog (docs/mllog.md)");

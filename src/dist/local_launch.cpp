@@ -23,8 +23,7 @@ constexpr std::string_view kFlag = "--nproc-per-node";
 int64_t nproc_value(const std::string& text) {
   int64_t n = 0;
   if (text::parse_int(text, n) != std::errc{} || n < 1 || n > kMaxLocalRanks) {
-    throw LaunchError(fmt::format("--nproc-per-node {}: expected a whole number from 1 to {}",
-                                  text::quoted(text), kMaxLocalRanks));
+    throw LaunchError("--nproc-per-node: " + text::whole_number_message(1, kMaxLocalRanks, text));
   }
   return n;
 }

@@ -141,6 +141,14 @@ std::string not_one_of_message(std::string_view got, const std::vector<std::stri
   return message;
 }
 
+std::string whole_number_message(int64_t lo, int64_t hi, std::string_view found) {
+  const std::string shown =
+      found.size() > 64
+          ? fmt::format("{}... ({} bytes)", printable(found.substr(0, 48)), found.size())
+          : printable(found);
+  return fmt::format("expected a whole number from {} to {}, found {}", lo, hi, shown);
+}
+
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:

@@ -42,11 +42,11 @@ TEST(NprocPerNode, IsTakenOutOfTheCommandLine) {
 
 TEST(NprocPerNode, BadValuesAreRefused) {
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node", "0"}),
-            "--nproc-per-node \"0\": expected a whole number from 1 to 1024");
+            "--nproc-per-node: expected a whole number from 1 to 1024, found 0");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node=two"}),
-            "--nproc-per-node \"two\": expected a whole number from 1 to 1024");
+            "--nproc-per-node: expected a whole number from 1 to 1024, found two");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node", "2000"}),
-            "--nproc-per-node \"2000\": expected a whole number from 1 to 1024");
+            "--nproc-per-node: expected a whole number from 1 to 1024, found 2000");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node"}),
             "--nproc-per-node needs a value: the number of ranks to start");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node=2", "--nproc-per-node", "2"}),

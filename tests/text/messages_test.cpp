@@ -70,6 +70,20 @@ TEST(Quoted, LongTextIsCutWithItsLength) {
             "\"" + std::string(159, 'x') + "\" (cut; 262 bytes in all)");
 }
 
+// A whole number out of its bounds, in one wording for every flag and variable that has bounds,
+// whatever CLI11's version says of its own ranges.
+TEST(WholeNumberMessage, SaysTheBoundsAndWhatWasFound) {
+  EXPECT_EQ(whole_number_message(1, 1024, "0"), "expected a whole number from 1 to 1024, found 0");
+  EXPECT_EQ(whole_number_message(0, int64_t{1} << 40, "2.5"),
+            "expected a whole number from 0 to 1099511627776, found 2.5");
+  EXPECT_EQ(whole_number_message(-3, 3, "\x1b[2J"),
+            "expected a whole number from -3 to 3, found \\x1B[2J");
+  // A long value is cut to its first 48 bytes, its length said.
+  EXPECT_EQ(
+      whole_number_message(1, 9, std::string(10000, '7')),
+      "expected a whole number from 1 to 9, found " + std::string(48, '7') + "... (10000 bytes)");
+}
+
 TEST(YamlErrorText, DepthLimitIsSaidInWords) {
   try {
     YAML::Load(std::string(100000, '['));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ std::string unknown_name_message(std::string_view what, std::string_view got,
 
 // `expected one of a, b, found "got"` with a "did you mean" hint when one is close.
 std::string not_one_of_message(std::string_view got, const std::vector<std::string>& allowed);
+
+// "expected a whole number from LO to HI, found FOUND": the one wording of a bounded whole
+// number (command-line flags, launcher variables), FOUND as printable() writes it, cut to its
+// first 48 bytes with its length said when longer than 64.
+std::string whole_number_message(int64_t lo, int64_t hi, std::string_view found);
 
 // What a YAML node is, for "expected X, found Y": null, a quoted scalar (called out as "the
 // quoted string" when it was quoted in the file, since `"8"` is a string although it looks like
