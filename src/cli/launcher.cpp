@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "ftbench/device/host_memory.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/local_launch.h"
 #include "ftbench/train/stop_signals.h"
@@ -118,14 +120,35 @@ int launch_local_ranks(std::vector<std::string>& args, const std::string& target
 
 // Under an address-space limit (ulimit -v) too small for LibTorch, ftbench-bin dies of
 // std::bad_alloc in LibTorch's own static initialisers, before its main() could say anything or
-// write a report (exit 134 and a "terminate called" line). Where such a limit is set, a
-// ftbench-bin that only loads and prints its version is tried first under it (about a second);
-// one that does not come up is said here. Returns 0 when the run may go on, else the exit code.
+// write a report (exit 134 and a "terminate called" line), or never gets there: Debian 13's
+// OpenBLAS (0.3.29) retries a 128 MiB buffer that the limit refuses for good, at 100 % of a
+// core. Where such a limit is set, a ftbench-bin that only loads and prints its version is tried
+// first under it (about a second), for at most FTBENCH_LOAD_CHECK_SECONDS (default 30 s); one
+// that does not come up in time is killed and said here. A stop signal (blocked since the first
+// instruction, see below) ends the check and the command. Returns 0 when the run may go on, else
+// the exit code.
 int check_torch_loads_under_the_memory_limit(const std::string& target) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  const std::optional<uint64_t> limit = ftbench::device::address_space_limit();
+  if (!limit) return 0;
+  double deadline_seconds = 0.0;
+  try {
+    deadline_seconds = ftbench::device::load_check_seconds();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return static_cast<int>(ftbench::ExitCode::kBadInput);
+  }
+  const std::string under = ftbench::device::describe_address_space_limit(*limit);
+  // SIGCHLD joins the blocked stop signals, so that one sigtimedwait() waits for either.
+  sigset_t waited;
+  sigemptyset(&waited);
+  for (const int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&waited, sig);
+  sigset_t before;
+  sigprocmask(SIG_BLOCK, &waited, &before);
   const pid_t child = fork();
-  if (child < 0) return 0;
+  if (child < 0) {
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    return 0;
+  }
   if (child == 0) {
     const int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {
@@ -135,8 +158,49 @@ int check_torch_loads_under_the_memory_limit(const std::string& target) {
     execl(target.c_str(), target.c_str(), "--version", static_cast<char*>(nullptr));
     _exit(127);
   }
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(deadline_seconds));
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  int stopped_by = 0;
+  bool ended = false;
+  while (!ended && stopped_by == 0) {
+    if (waitpid(child, &status, WNOHANG) == child) {
+      ended = true;
+      break;
+    }
+    const auto left = give_up - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    const auto left_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    const timespec wait_for{static_cast<time_t>(left_ns / 1000000000),
+                            static_cast<long>(left_ns % 1000000000)};
+    const int sig = sigtimedwait(&waited, nullptr, &wait_for);
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) stopped_by = sig;
+  }
+  if (!ended) {
+    kill(child, SIGKILL);
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  // A SIGCHLD still pending is dropped with the block lifted (its default action is to ignore).
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_UNBLOCK, &chld, nullptr);
+  if (stopped_by != 0) {
+    std::fprintf(stderr,
+                 "ftbench: stopped by %s while checking that LibTorch loads under %s; nothing "
+                 "was run\n",
+                 ftbench::train::StopSignals::name(stopped_by).c_str(), under.c_str());
+    return ftbench::cli::kExitInterrupted;
+  }
+  if (!ended) {
+    std::fprintf(stderr,
+                 "error: out of memory: LibTorch did not load within %g s under %s: %s --version "
+                 "was still running and was killed (OpenBLAS retries a buffer the limit refuses "
+                 "for good); raise the limit (ulimit -v unlimited)\n",
+                 deadline_seconds, under.c_str(), target.c_str());
+    return ftbench::cli::kExitFailure;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
   const std::string how = WIFSIGNALED(status)
@@ -144,11 +208,9 @@ int check_torch_loads_under_the_memory_limit(const std::string& target) {
                                     (WTERMSIG(status) == SIGABRT ? " (std::bad_alloc)" : "")
                               : "with status " + std::to_string(WEXITSTATUS(status));
   std::fprintf(stderr,
-               "error: out of memory: LibTorch cannot load under this process's address-space "
-               "limit of %llu MiB (ulimit -v %llu): %s died %s before its main(); raise the "
-               "limit (ulimit -v unlimited)\n",
-               static_cast<unsigned long long>(limit.rlim_cur >> 20),
-               static_cast<unsigned long long>(limit.rlim_cur >> 10), target.c_str(), how.c_str());
+               "error: out of memory: LibTorch cannot load under %s: %s died %s before its "
+               "main(); raise the limit (ulimit -v unlimited)\n",
+               under.c_str(), target.c_str(), how.c_str());
   return ftbench::cli::kExitFailure;
 }
 

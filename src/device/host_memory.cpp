@@ -1,8 +1,14 @@
 #include "ftbench/device/host_memory.h"
 
+#include <sys/resource.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace ftbench::device {
 namespace {
@@ -41,6 +47,29 @@ bool reset_host_peak_rss() {
   if (f == nullptr) return false;
   const bool written = std::fputs("5", f) >= 0;
   return std::fclose(f) == 0 && written;
+}
+
+std::optional<uint64_t> address_space_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<uint64_t>(limit.rlim_cur);
+}
+
+std::string describe_address_space_limit(uint64_t bytes) {
+  return fmt::format("this process's address-space limit of {} MiB (ulimit -v {})", bytes >> 20,
+                     bytes >> 10);
+}
+
+double load_check_seconds() {
+  const char* s = std::getenv("FTBENCH_LOAD_CHECK_SECONDS");
+  if (s == nullptr) return 30.0;
+  char* end = nullptr;
+  const double seconds = std::strtod(s, &end);
+  if (*s == '\0' || end == nullptr || *end != '\0' || !(seconds >= 1.0 && seconds <= 3600.0)) {
+    throw std::invalid_argument(fmt::format(
+        "FTBENCH_LOAD_CHECK_SECONDS=\"{}\": expected a number of seconds from 1 to 3600", s));
+  }
+  return seconds;
 }
 
 }  // namespace ftbench::device

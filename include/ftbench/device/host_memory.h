@@ -27,4 +27,15 @@ HostMemory parse_proc_status(const std::string& text);
 // caller that resets must keep its own whole-run maximum.
 bool reset_host_peak_rss();
 
+// The process's address-space limit (RLIMIT_AS, `ulimit -v`) in bytes; none when unlimited.
+std::optional<uint64_t> address_space_limit();
+
+// "this process's address-space limit of 830 MiB (ulimit -v 850000)", for messages.
+std::string describe_address_space_limit(uint64_t bytes);
+
+// How long LibTorch may take to load under such a limit before the launcher calls it stuck
+// (OpenBLAS retries a refused buffer for good): FTBENCH_LOAD_CHECK_SECONDS, 1 to 3600, default
+// 30. std::invalid_argument, with the message to print, for another value.
+double load_check_seconds();
+
 }  // namespace ftbench::device

@@ -1,13 +1,13 @@
 #include "ftbench/device/backend.h"
 
 #include <dlfcn.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -25,6 +25,7 @@
 #include "ftbench/device/cpu_tensor_bytes.h"
 #include "ftbench/device/dtype.h"
 #include "ftbench/device/host_info.h"
+#include "ftbench/device/host_memory.h"
 #include "ftbench/spec/choices.h"
 
 namespace ftbench::device {
@@ -60,11 +61,9 @@ void check_threads_can_start(int64_t threads) {
   release.notify_all();
   for (std::thread& t : started) t.join();
   if (failure.empty()) return;
-  rlimit limit{};
   std::string why;
-  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    why = fmt::format(" under an address-space limit of {} MiB (ulimit -v {})",
-                      limit.rlim_cur >> 20, limit.rlim_cur >> 10);
+  if (const std::optional<uint64_t> limit = address_space_limit()) {
+    why = " under " + describe_address_space_limit(*limit);
   }
   throw BackendError(fmt::format(
       "out of memory: could start only {} of the {} threads of LibTorch's CPU pools{} ({}); "
