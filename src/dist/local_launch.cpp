@@ -21,8 +21,17 @@ namespace {
 constexpr std::string_view kFlag = "--nproc-per-node";
 
 int64_t nproc_value(const std::string& text) {
+  if (text.empty()) {
+    throw LaunchError("--nproc-per-node: expected a value, found an empty string");
+  }
   int64_t n = 0;
-  if (text::parse_int(text, n) != std::errc{} || n < 1 || n > kMaxLocalRanks) {
+  const std::errc parsed = text::parse_int(text, n);
+  double decimal = 0.0;
+  if (parsed == std::errc::invalid_argument &&
+      text::parse_double(text, decimal) == std::errc::invalid_argument) {
+    throw LaunchError("--nproc-per-node: expected a decimal number, found " + text::quoted(text));
+  }
+  if (parsed != std::errc{} || n < 1 || n > kMaxLocalRanks) {
     throw LaunchError("--nproc-per-node: " + text::whole_number_message(1, kMaxLocalRanks, text));
   }
   return n;

@@ -44,13 +44,20 @@ TEST(NprocPerNode, BadValuesAreRefused) {
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node", "0"}),
             "--nproc-per-node: expected a whole number from 1 to 1024, found 0");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node=two"}),
-            "--nproc-per-node: expected a whole number from 1 to 1024, found two");
+            "--nproc-per-node: expected a decimal number, found \"two\"");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node", "2000"}),
             "--nproc-per-node: expected a whole number from 1 to 1024, found 2000");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node"}),
             "--nproc-per-node needs a value: the number of ranks to start");
   EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node=2", "--nproc-per-node", "2"}),
             "--nproc-per-node is given twice");
+  // As every other number flag says them (a review): hex and an empty value.
+  EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node", "0x10"}),
+            "--nproc-per-node: expected a decimal number, found \"0x10\"");
+  EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node="}),
+            "--nproc-per-node: expected a value, found an empty string");
+  EXPECT_EQ(take_error({"ftbench", "run", "--nproc-per-node", ""}),
+            "--nproc-per-node: expected a value, found an empty string");
 }
 
 TEST(RankEnvironment, ReplacesLaunchVariablesAndSharesTheCores) {
