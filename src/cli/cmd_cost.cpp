@@ -511,6 +511,7 @@ Action add_cost_command(CLI::App& app) {
                   "Billing increment for --rate: per-second (default), per-minute, per-hour")
       ->needs(rate);
   cmd->add_option("--min-seconds", f->min_seconds, "Minimum billed time for --rate, seconds")
+      ->check(whole_number(0, cost::kMaxMinBilledSeconds))
       ->needs(rate);
   cmd->add_option("--gpus", f->gpus, "GPUs the run used (default: the report's world size)")
       ->check(whole_number(1, 65536));

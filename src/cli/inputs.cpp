@@ -152,7 +152,8 @@ void add_price_options(CLI::App* cmd, PriceFlags& f) {
   cmd->add_option("--billing", f.billing,
                   "per-second (default), per-minute or per-hour, for --rate: one or one per "
                   "report");
-  cmd->add_option("--min-seconds", f.min_seconds, "Minimum billed time for --rate, seconds");
+  cmd->add_option("--min-seconds", f.min_seconds, "Minimum billed time for --rate, seconds")
+      ->check(whole_number(0, cost::kMaxMinBilledSeconds));
 }
 
 void add_common_options(CLI::App* cmd, CommonFlags& flags, bool with_dates) {

@@ -208,7 +208,8 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                   "summary the run's cost (default: the spec's output.price)");
   cmd->add_option("--billing", flags->billing,
                   "per-second (default), per-minute or per-hour, for --rate");
-  cmd->add_option("--min-seconds", flags->min_seconds, "Minimum billed time for --rate, seconds");
+  cmd->add_option("--min-seconds", flags->min_seconds, "Minimum billed time for --rate, seconds")
+      ->check(whole_number(0, cost::kMaxMinBilledSeconds));
   cmd->add_option("--offer", flags->offer,
                   "Catalog offer (PROVIDER/GPU[/TIER]) to show dollars at, as --rate");
   cmd->add_option("--catalog", flags->catalogs,

@@ -141,6 +141,8 @@ TEST(CliMessages, RangesAreReadableAndPeaksDivisible) {
       {"--min-samples", gate, 3, int64_t{1} << 40},
       {"--last", gate, 1, int64_t{1} << 20},
       {"--min-seconds", gate + "--fail-on cost:+5% --rate 2", 0, 31622400},
+      {"--min-seconds", "cost " + report + " --rate 2", 0, 31622400},
+      {"--min-seconds", "compare " + report + " " + other + " --rate 2", 0, 31622400},
       {"--loss-skip-steps", "compare " + report + " " + other, 0, int64_t{1} << 40},
       {"--loss-window", "compare " + report + " " + other, 1, int64_t{1} << 40},
       {"--gpus", "plan configs/ci-tiny.yaml", 1, 4096},
@@ -151,6 +153,7 @@ TEST(CliMessages, RangesAreReadableAndPeaksDivisible) {
   if (torch_side) {
     const std::string run = "run configs/ci-tiny.yaml --set train.max_steps=1";
     flags.insert(flags.end(), {{"--stop-after-steps", run, 1, 1000000},
+                               {"--min-seconds", run + " --rate 2", 0, 31622400},
                                {"--nproc-per-node", run, 1, 1024},
                                {"--device-index", "gemm --quick", 0, 1023},
                                {"--threads", "gemm --quick", 0, 4096},
