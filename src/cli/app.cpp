@@ -1,10 +1,14 @@
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <new>
+#include <optional>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
+#include "ftbench/device/host_memory.h"
 #include "ftbench/error.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/text/messages.h"
@@ -210,6 +214,13 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
     // Every library error is of one kind (ftbench/error.h), which decides its exit code.
     std::cerr << e.lead() << shown(e.what()) << "\n";
     return static_cast<int>(e.exit_code());
+  } catch (const std::bad_alloc&) {
+    const std::optional<uint64_t> limit = device::address_space_limit();
+    std::cerr << "error: out of memory: an allocation failed (std::bad_alloc) under "
+              << (limit ? device::describe_address_space_limit(*limit)
+                        : std::string("the memory the system grants"))
+              << "; raise the limit, or ask for less\n";
+    return kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "error: " << shown(e.what()) << "\n";
     return kExitFailure;

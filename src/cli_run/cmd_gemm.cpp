@@ -106,7 +106,7 @@ Action add_gemm_command(CLI::App& app) {
     try {
       result = bench::run_gemm_sweep(o, backend);
     } catch (const c10::Error& e) {
-      throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());
+      throw torch_failure(e);
     }
 
     const std::string json = bench::to_json(result).dump(2) + "\n";

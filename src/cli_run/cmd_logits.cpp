@@ -170,7 +170,7 @@ Action add_logits_command(CLI::App& app) {
       doc["logits"] = std::move(all);
       doc["loss"] = std::isfinite(loss) ? nlohmann::ordered_json(loss) : nlohmann::ordered_json();
     } catch (const c10::Error& e) {
-      throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());
+      throw torch_failure(e);
     }
     const std::string json = doc.dump() + "\n";
     if (f->output.empty()) {

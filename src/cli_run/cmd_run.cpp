@@ -273,7 +273,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
       rep = run::run_benchmark(o, clock, signals);
     } catch (const c10::Error& e) {
       // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
-      throw RunFailure(std::string("LibTorch: ") + e.what_without_backtrace());
+      throw torch_failure(e);
     }
     // Rank 0 wrote the job's report; the others' share is in it.
     if (o.launch.rank == 0) {

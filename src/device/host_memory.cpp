@@ -7,8 +7,12 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
+
+#include "ftbench/text/messages.h"
+#include "ftbench/text/parse_number.h"
 
 namespace ftbench::device {
 namespace {
@@ -63,11 +67,11 @@ std::string describe_address_space_limit(uint64_t bytes) {
 double load_check_seconds() {
   const char* s = std::getenv("FTBENCH_LOAD_CHECK_SECONDS");
   if (s == nullptr) return 30.0;
-  char* end = nullptr;
-  const double seconds = std::strtod(s, &end);
-  if (*s == '\0' || end == nullptr || *end != '\0' || !(seconds >= 1.0 && seconds <= 3600.0)) {
-    throw std::invalid_argument(fmt::format(
-        "FTBENCH_LOAD_CHECK_SECONDS=\"{}\": expected a number of seconds from 1 to 3600", s));
+  double seconds = 0.0;
+  if (text::parse_double(s, seconds) != std::errc{} || !(seconds >= 1.0 && seconds <= 3600.0)) {
+    throw std::invalid_argument(
+        fmt::format("FTBENCH_LOAD_CHECK_SECONDS={}: expected a number of seconds from 1 to 3600",
+                    text::quoted(s)));
   }
   return seconds;
 }

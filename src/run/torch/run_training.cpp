@@ -410,7 +410,9 @@ void Run::record_memory_prediction() {
 void Run::record_failure(const std::exception& e) {
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
-  rep_.error = first_line(e.what());
+  rep_.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+                   ? "out of memory: an allocation failed (std::bad_alloc)"
+                   : first_line(e.what());
   const std::string status = interrupted ? report::status::kInterrupted
                              : diverged  ? report::status::kDiverged
                                          : report::status::kFailed;
@@ -440,6 +442,8 @@ void Run::record_failure(const std::exception& e) {
   }
   try {
     report::write_report(rep_, o_.output_path, replace_report_);
+  } catch (const std::bad_alloc&) {
+    spdlog::error("{}: the failed run's report was not written: out of memory", o_.output_path);
   } catch (const std::exception& write_error) {
     // The run's own error is the one to report; the lost report is logged (a full disk often
     // fails both).

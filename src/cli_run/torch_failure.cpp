@@ -1,0 +1,21 @@
+#include <optional>
+#include <string>
+
+#include <c10/util/Exception.h>
+
+#include "ftbench/device/host_memory.h"
+#include "ftbench/train/oom_fallback.h"
+#include "run_command.h"
+
+namespace ftbench::cli {
+
+RunFailure torch_failure(const c10::Error& e) {
+  const std::string what = e.what_without_backtrace();
+  if (!train::is_out_of_memory_message(what)) return RunFailure("LibTorch: " + what);
+  const std::optional<uint64_t> limit = device::address_space_limit();
+  return RunFailure("out of memory" +
+                    (limit ? " under " + device::describe_address_space_limit(*limit) : "") +
+                    ": LibTorch: " + what);
+}
+
+}  // namespace ftbench::cli
