@@ -128,8 +128,7 @@ int launch_local_ranks(std::vector<std::string>& args, const std::string& target
 // instruction, see below) ends the check and the command. Returns 0 when the run may go on, else
 // the exit code.
 int check_torch_loads_under_the_memory_limit(const std::string& target) {
-  const std::optional<uint64_t> limit = ftbench::device::address_space_limit();
-  if (!limit) return 0;
+  // The setting is checked whether or not a limit is set: a mistyped value shows at once.
   double deadline_seconds = 0.0;
   try {
     deadline_seconds = ftbench::device::load_check_seconds();
@@ -137,6 +136,8 @@ int check_torch_loads_under_the_memory_limit(const std::string& target) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return static_cast<int>(ftbench::ExitCode::kBadInput);
   }
+  const std::optional<uint64_t> limit = ftbench::device::address_space_limit();
+  if (!limit) return 0;
   const std::string under = ftbench::device::describe_address_space_limit(*limit);
   // SIGCHLD joins the blocked stop signals, so that one sigtimedwait() waits for either.
   sigset_t waited;

@@ -88,7 +88,8 @@ void describe_the_limit(char* out, std::size_t size) {
       message, sizeof(message),
       "error: out of memory: a thread asked %llu times in %.1f s for a mapping (the last of %llu "
       "MiB) that %s refuses, and would go on for good (the BLAS library retries its buffers); "
-      "ended with no report; raise the limit, or lower backend.threads\n",
+      "ended before writing its output; raise the limit, or use fewer threads (backend.threads of "
+      "a run, --threads of gemm and logits)\n",
       static_cast<unsigned long long>(refused_in_a_row), seconds_since(first_refusal),
       static_cast<unsigned long long>(length >> 20), under);
   say_and_end(message, n < 0 ? 0 : std::min<int>(n, static_cast<int>(sizeof(message)) - 1));
@@ -142,7 +143,8 @@ int guarded_pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* 
   const int n = std::snprintf(
       message, sizeof(message),
       "error: out of memory: %s could not start a thread (%s) under %s, and would wait for it "
-      "for good; ended with no report; raise the limit, or lower backend.threads\n",
+      "for good; ended before writing its output; raise the limit, or use fewer threads "
+      "(backend.threads of a run, --threads of gemm and logits)\n",
       library, std::strerror(error), under);
   say_and_end(message, n < 0 ? 0 : std::min<int>(n, static_cast<int>(sizeof(message)) - 1));
 }

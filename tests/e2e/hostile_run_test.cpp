@@ -436,17 +436,20 @@ TEST(MemoryLimits, TheLoadCheckDeadlineIsANumberOfSeconds) {
   for (const std::string& value :
        {std::string("soon"), std::string(" 5"), std::string("0x10"), std::string("0"),
         std::string("3601"), std::string("nan"), std::string("5\n")}) {
-    SCOPED_TRACE(value);
-    const fs::path script = scratch.path() / "limited.sh";
-    std::ofstream(script) << "ulimit -v 8000000\nexport FTBENCH_LOAD_CHECK_SECONDS="
-                          << shell_quote(value) << "\nexec " << q(n.launcher) << " run spec.yaml\n";
-    ftbench::e2e::Spawned run({"bash", script.string()}, scratch.path());
-    ASSERT_TRUE(run.spawned());
-    EXPECT_EQ(run.wait(30.0), 2) << run.err();
-    std::string shown = value == "5\n" ? "5\\x0A" : value;
-    EXPECT_EQ(run.err(), "error: FTBENCH_LOAD_CHECK_SECONDS=\"" + shown +
-                             "\": expected a number of seconds from 1 to 3600\n");
-    EXPECT_FALSE(process_exists(n.pid_file));
+    // With a limit and without one (a review): a mistyped value shows whether or not it is used.
+    for (const std::string limit : {"ulimit -v 8000000\n", ""}) {
+      SCOPED_TRACE(value + " " + limit);
+      const fs::path script = scratch.path() / "limited.sh";
+      std::ofstream(script) << limit << "export FTBENCH_LOAD_CHECK_SECONDS=" << shell_quote(value)
+                            << "\nexec " << q(n.launcher) << " run spec.yaml\n";
+      ftbench::e2e::Spawned run({"bash", script.string()}, scratch.path());
+      ASSERT_TRUE(run.spawned());
+      EXPECT_EQ(run.wait(30.0), 2) << run.err();
+      const std::string shown = value == "5\n" ? "5\\x0A" : value;
+      EXPECT_EQ(run.err(), "error: FTBENCH_LOAD_CHECK_SECONDS=\"" + shown +
+                               "\": expected a number of seconds from 1 to 3600\n");
+      EXPECT_FALSE(process_exists(n.pid_file));
+    }
   }
 }
 

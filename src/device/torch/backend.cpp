@@ -67,8 +67,11 @@ void check_threads_can_start(int64_t threads) {
   }
   throw BackendError(fmt::format(
       "out of memory: could start only {} of the {} threads of LibTorch's CPU pools{} ({}); "
-      "raise the limit, or lower backend.threads",
-      started.size(), threads, why, failure));
+      "raise the limit{}",
+      started.size(), threads, why, failure,
+      threads > 1
+          ? ", or use fewer threads (backend.threads of a run, --threads of gemm and logits)"
+          : ""));
 }
 
 std::string cpu_isa() {
