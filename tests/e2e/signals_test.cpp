@@ -141,6 +141,23 @@ TEST_F(Signals, AfterAStopDuringSetUpARerunStartsCleanlyAndKeepsTheStoppedSegmen
 // Two runs started together with the same -o: the second used to train every step and then exit
 // 5, discarding its report. The report's path is now taken before any work: the second is
 // refused at once, and the first is unaffected.
+// A stop signal during the last step: the first signal's line promises a checkpoint after the
+// step in flight, but after the last step there is nothing left to resume, and the run completed
+// without a word on it (a review). Now it says so; the report is the completed run's.
+TEST_F(Signals, AStopDuringTheLastStepSaysTheRunCompletesInstead) {
+  const ftbench::e2e::Outcome r = ftbench::e2e::run_ftbench(
+      "run configs/ci-tiny.yaml --set output.progress=off --set train.checkpoint.dir=" +
+          shell_quote((dir_ / "ck").string()) + " -o " + shell_quote((dir_ / "r.json").string()),
+      dir_, "FTBENCH_INJECT_RANK_FAULT=0:8:sigterm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE((r.err + r.out)
+                .find("SIGTERM came during the last step (8 of 8): nothing is left to stop; the "
+                      "run completes and writes its report"),
+            std::string::npos)
+      << r.err << r.out;
+  EXPECT_EQ(report("r.json")["run"]["status"], "completed");
+}
+
 TEST_F(Signals, ASecondRunWithTheSameReportPathIsRefusedBeforeItTrains) {
   Spawned first(run_args("same.json", 400), dir_);
   ASSERT_TRUE(first.spawned());

@@ -89,7 +89,18 @@ void Run::on_step(const report::StepRecord& r) {
       stop = cadence_->stop(r.step, signal);
     }
   }
-  if (!stop) return;
+  if (!stop) {
+    // The first signal's line promised a stop after the step in flight; after the last step
+    // there is nothing left to resume, so the run ends as it would have (the same on every
+    // rank: they agreed on the signal).
+    if (signal != 0 && r.step == cadence_->total_steps()) {
+      spdlog::warn(
+          "{} came during the last step ({} of {}): nothing is left to stop; the run "
+          "completes and writes its report",
+          train::StopSignals::name(signal), r.step, cadence_->total_steps());
+    }
+    return;
+  }
   if (saved.empty()) {
     end_training_phase_at(r.step);
     saved = save_checkpoint(r.step, *stop, true);
