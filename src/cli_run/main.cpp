@@ -2,6 +2,7 @@
 // launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
 // command works here too.
 #include "ftbench/device/host_allocator.h"
+#include "ftbench/io/whole_file.h"
 #include "ftbench/train/stop_signals.h"
 #include "run_command.h"
 
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
   ftbench::train::StopSignals signals;
   ftbench::train::ignore_signals_that_would_kill_a_run();
+  ftbench::io::set_stop_requested(&ftbench::train::StopSignals::stop_requested);
   // Only a run has something to save: every other command ends at once on a stop signal.
   if (ftbench::cli::subcommand_of(argc, argv) != "run") signals.stop_immediately_from_now();
   ftbench::device::tune_host_allocator();

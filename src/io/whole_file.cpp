@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "ftbench/error.h"
 
 namespace ftbench::io {
 namespace {
@@ -35,6 +38,8 @@ std::string unreadable_type(mode_t mode) {
 // neither POLLIN nor POLLHUP on a FIFO that no writer has opened since this open.
 constexpr int kFifoWriterWaitSeconds = 10;
 
+std::atomic<StopRequested> g_stop_requested{nullptr};
+
 void wait_for_a_writer(int fd, const std::string& path) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(kFifoWriterWaitSeconds);
@@ -42,6 +47,12 @@ void wait_for_a_writer(int fd, const std::string& path) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, 100);
     if (ready > 0) break;
+    if (const StopRequested stop = g_stop_requested.load(); stop != nullptr && stop()) {
+      ::close(fd);
+      throw InterruptedRun(path +
+                           ": stopped by a signal while waiting for the FIFO's writer; nothing "
+                           "was run");
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       ::close(fd);
       throw FileReadError(path, fmt::format("a FIFO that no process wrote to within {} s: "
@@ -72,6 +83,8 @@ int read_into(int fd, std::string& out, std::uint64_t max_bytes) {
 }
 
 }  // namespace
+
+void set_stop_requested(StopRequested check) { g_stop_requested.store(check); }
 
 FileReadError::FileReadError(std::string path, std::string reason)
     : BadInput(path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}

@@ -101,6 +101,8 @@ void StopSignals::checkpoint_on_stop() { g_checkpoint_on_stop = 1; }
 
 int StopSignals::received() const { return g_received; }
 
+bool StopSignals::stop_requested() { return g_received != 0; }
+
 std::string StopSignals::name(int signal) {
   if (signal == SIGTERM) return "SIGTERM";
   if (signal == SIGINT) return "SIGINT";

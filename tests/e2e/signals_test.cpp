@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -156,6 +157,27 @@ TEST_F(Signals, AStopDuringTheLastStepSaysTheRunCompletesInstead) {
             std::string::npos)
       << r.err << r.out;
   EXPECT_EQ(report("r.json")["run"]["status"], "completed");
+}
+
+// A stop signal while `run` waits (at most 10 s) for a FIFO spec's writer: the wait went on to
+// its end and the run exited 2 for the FIFO (a review). Now the wait ends at the signal, exit 4,
+// nothing run.
+TEST_F(Signals, AStopWhileWaitingForAFifosWriterEndsTheWait) {
+  const fs::path fifo = dir_ / "spec.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Spawned run({FTBENCH_BINARY, "run", fifo.string(), "-o", (dir_ / "r.json").string()}, dir_);
+  ASSERT_TRUE(run.spawned());
+  ASSERT_TRUE(run.handles_soon(SIGTERM));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto sent = Clock::now();
+  ::kill(run.pid(), SIGTERM);
+  EXPECT_EQ(run.wait(30.0), 4) << run.err();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - sent).count(), 3.0);
+  EXPECT_NE(run.err().find(fifo.string() + ": stopped by a signal while waiting for the FIFO's "
+                                           "writer; nothing was run"),
+            std::string::npos)
+      << run.err();
+  EXPECT_FALSE(fs::exists(dir_ / "r.json"));
 }
 
 TEST_F(Signals, ASecondRunWithTheSameReportPathIsRefusedBeforeItTrains) {

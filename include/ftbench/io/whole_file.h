@@ -68,6 +68,12 @@ std::string format_limit(std::uint64_t bytes);
 // regular file larger than kind.max_bytes.
 int open_for_reading(const std::string& path, const FileKind& kind, std::uint64_t& regular_bytes);
 
+// What a wait for a FIFO's writer asks, every 100 ms, to know whether the process was asked to
+// stop (ftbench-bin sets train::StopSignals::stop_requested): a stop ends the wait with
+// InterruptedRun (exit 4). None by default.
+using StopRequested = bool (*)();
+void set_stop_requested(StopRequested check);
+
 // All of `path`; FileReadError as open_for_reading says, or when a pipe delivers more than
 // kind.max_bytes, or a read fails.
 std::string read_whole_file(const std::string& path, const FileKind& kind);

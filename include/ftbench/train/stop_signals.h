@@ -54,6 +54,8 @@ class StopSignals {
 
   // 0, or the first stop signal received (SIGTERM, SIGINT, SIGHUP).
   int received() const;
+  // Whether one was received, for code that has no StopSignals at hand (io::set_stop_requested).
+  static bool stop_requested();
 
   // "SIGTERM", "SIGINT", "SIGHUP", else "signal N".
   static std::string name(int signal);
