@@ -61,38 +61,40 @@ double seconds_since(const timespec& start) {
          static_cast<double>(now.tv_nsec - start.tv_nsec) * 1e-9;
 }
 
-// "this process's address-space limit of 830 MiB (ulimit -v 850000)", or the system's memory.
-void describe_the_limit(char* out, std::size_t size) {
-  std::snprintf(out, size, "the memory the system grants");
+// Writes "error: out of memory under LIMIT: WHAT; ended before ..." and ends the process (exit 3),
+// LIMIT being "this process's address-space limit of 830 MiB (ulimit -v 850000)" or the memory
+// the system grants.
+[[noreturn]] void end_out_of_memory(const char* what) {
+  char under[160] = "the memory the system grants";
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    std::snprintf(out, size, "this process's address-space limit of %llu MiB (ulimit -v %llu)",
+    std::snprintf(under, sizeof(under),
+                  "this process's address-space limit of %llu MiB (ulimit -v %llu)",
                   static_cast<unsigned long long>(limit.rlim_cur >> 20),
                   static_cast<unsigned long long>(limit.rlim_cur >> 10));
   }
-}
-
-[[noreturn]] void say_and_end(const char* message, int length) {
-  if (length > 0) {
-    const ssize_t written = write(STDERR_FILENO, message, static_cast<std::size_t>(length));
+  char message[768];
+  const int n = std::snprintf(message, sizeof(message),
+                              "error: out of memory under %s: %s; ended before writing its output; "
+                              "raise the limit, or use fewer threads (backend.threads of a run, "
+                              "--threads of gemm and logits)\n",
+                              under, what);
+  if (n > 0) {
+    const std::size_t size = std::min(static_cast<std::size_t>(n), sizeof(message) - 1);
+    const ssize_t written = write(STDERR_FILENO, message, size);
     (void)written;
   }
   _exit(static_cast<int>(ftbench::ExitCode::kRunFailed));
 }
 
 [[noreturn]] void end_the_spin(std::size_t length) {
-  char under[160];
-  describe_the_limit(under, sizeof(under));
-  char message[640];
-  const int n = std::snprintf(
-      message, sizeof(message),
-      "error: out of memory: a thread asked %llu times in %.1f s for a mapping (the last of %llu "
-      "MiB) that %s refuses, and would go on for good (the BLAS library retries its buffers); "
-      "ended before writing its output; raise the limit, or use fewer threads (backend.threads of "
-      "a run, --threads of gemm and logits)\n",
-      static_cast<unsigned long long>(refused_in_a_row), seconds_since(first_refusal),
-      static_cast<unsigned long long>(length >> 20), under);
-  say_and_end(message, n < 0 ? 0 : std::min<int>(n, static_cast<int>(sizeof(message)) - 1));
+  char what[256];
+  std::snprintf(what, sizeof(what),
+                "a thread asked %llu times in %.1f s for a mapping (the last of %llu MiB), refused "
+                "each time, and would go on for good (the BLAS library retries its buffers)",
+                static_cast<unsigned long long>(refused_in_a_row), seconds_since(first_refusal),
+                static_cast<unsigned long long>(length >> 20));
+  end_out_of_memory(what);
 }
 
 void* guarded_mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
@@ -137,16 +139,11 @@ int guarded_pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* 
   if (error == 0) return 0;
   const char* library = library_of(caller);
   if (!cannot_live_without_its_thread(library)) return error;
-  char under[160];
-  describe_the_limit(under, sizeof(under));
-  char message[640];
-  const int n = std::snprintf(
-      message, sizeof(message),
-      "error: out of memory: %s could not start a thread (%s) under %s, and would wait for it "
-      "for good; ended before writing its output; raise the limit, or use fewer threads "
-      "(backend.threads of a run, --threads of gemm and logits)\n",
-      library, std::strerror(error), under);
-  say_and_end(message, n < 0 ? 0 : std::min<int>(n, static_cast<int>(sizeof(message)) - 1));
+  char what[256];
+  std::snprintf(what, sizeof(what),
+                "%s could not start a thread (%s), and would wait for it for good", library,
+                std::strerror(error));
+  end_out_of_memory(what);
 }
 
 }  // namespace
