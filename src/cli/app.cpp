@@ -2,7 +2,6 @@
 #include <iostream>
 #include <map>
 #include <new>
-#include <optional>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -215,11 +214,8 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
     std::cerr << e.lead() << shown(e.what()) << "\n";
     return static_cast<int>(e.exit_code());
   } catch (const std::bad_alloc&) {
-    const std::optional<uint64_t> limit = device::address_space_limit();
     std::cerr << "error: out of memory: an allocation failed (std::bad_alloc) under "
-              << (limit ? device::describe_address_space_limit(*limit)
-                        : std::string("the memory the system grants"))
-              << "; raise the limit, or ask for less\n";
+              << device::describe_memory_limit() << "; raise the limit, or ask for less\n";
     return kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "error: " << shown(e.what()) << "\n";

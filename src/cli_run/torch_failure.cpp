@@ -1,4 +1,3 @@
-#include <optional>
 #include <string>
 
 #include <c10/util/Exception.h>
@@ -12,9 +11,7 @@ namespace ftbench::cli {
 RunFailure torch_failure(const c10::Error& e) {
   const std::string what = e.what_without_backtrace();
   if (!train::is_out_of_memory_message(what)) return RunFailure("LibTorch: " + what);
-  const std::optional<uint64_t> limit = device::address_space_limit();
-  return RunFailure("out of memory" +
-                    (limit ? " under " + device::describe_address_space_limit(*limit) : "") +
+  return RunFailure("out of memory under " + device::describe_memory_limit() +
                     ": LibTorch: " + what);
 }
 

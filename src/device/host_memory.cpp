@@ -64,6 +64,11 @@ std::string describe_address_space_limit(uint64_t bytes) {
                      bytes >> 10);
 }
 
+std::string describe_memory_limit() {
+  const std::optional<uint64_t> limit = address_space_limit();
+  return limit ? describe_address_space_limit(*limit) : "the memory the system grants";
+}
+
 double load_check_seconds() {
   const char* s = std::getenv("FTBENCH_LOAD_CHECK_SECONDS");
   if (s == nullptr) return 30.0;

@@ -33,6 +33,10 @@ std::optional<uint64_t> address_space_limit();
 // "this process's address-space limit of 830 MiB (ulimit -v 850000)", for messages.
 std::string describe_address_space_limit(uint64_t bytes);
 
+// What memory this process may have, for "out of memory under ...": the limit as above where one
+// is set, else "the memory the system grants" (as ftbench-bin's guards say it too).
+std::string describe_memory_limit();
+
 // How long LibTorch may take to load under such a limit before the launcher calls it stuck
 // (OpenBLAS retries a refused buffer for good): FTBENCH_LOAD_CHECK_SECONDS, 1 to 3600, default
 // 30. std::invalid_argument, with the message to print, for another value.
