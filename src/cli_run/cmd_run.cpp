@@ -16,6 +16,7 @@
 #include "ftbench/cost/pricing.h"
 #include "ftbench/dist/launch.h"
 #include "ftbench/dist/local_launch.h"
+#include "ftbench/metrics/profile_table.h"
 #include "ftbench/metrics/report_figures.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/summary_text.h"
@@ -51,6 +52,7 @@ struct RunFlags {
   std::string offer;
   std::vector<std::string> catalogs;
   std::string from_report;
+  std::string profile_steps;
 };
 
 // The spec to run: the file given, with --set; or with --from-report the report's own spec as is
@@ -200,6 +202,23 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                   "torchrun: the ranks share each step's micro-batches, so train.grad_accum_steps "
                   "must be a multiple of N; rank 0 writes the report (docs/distributed.md)")
       ->check(whole_number(1, 1024));
+  cmd->add_option("--profile-steps", flags->profile_steps,
+                  "Profile steps N to M (N alone: step N) with LibTorch's profiler: a Chrome trace "
+                  "and per-op and per-kernel tables (CSV) beside the report, the step's scopes and "
+                  "attention ops in it; the profiled steps are left out of the timing figures")
+      ->type_name("N[,M]")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            try {
+              (void)metrics::parse_profile_steps(value);
+              return "";
+            } catch (const std::invalid_argument& e) {
+              constexpr std::string_view kFlag = "--profile-steps: ";
+              const std::string what = e.what();
+              return what.rfind(kFlag, 0) == 0 ? what.substr(kFlag.size()) : what;
+            }
+          },
+          "N[,M]", "step window"));
   cmd->add_option("--mllog", flags->mllog,
                   "Write the run as an MLPerf-style event log (:::MLLOG lines) to this file; "
                   "default: the spec's output.mllog (docs/mllog.md)");
@@ -239,6 +258,9 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
     o.inject_rank_fault = dist::rank_fault_from_environment();
     o.resume = flags->resume;
     o.stop_after_steps = flags->stop_after_steps;
+    if (!flags->profile_steps.empty()) {
+      o.profile_steps = metrics::parse_profile_steps(flags->profile_steps);
+    }
     o.inputs = {{"the report of --from-report", flags->from_report},
                 {"the GEMM result of --gemm", flags->gemm_path}};
     for (const std::string& catalog : flags->catalogs) o.inputs.push_back({"--catalog", catalog});

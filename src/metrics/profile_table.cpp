@@ -140,6 +140,7 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
   std::vector<int64_t> children_ns(events.size(), 0);          // direct children, any kind
   std::vector<int64_t> inner_scopes_ns(events.size(), 0);      // nearest nested scopes
   std::vector<bool> nested_in_namesake(events.size(), false);  // inside an op of its name
+  std::vector<bool> calls_ops(events.size(), false);           // an op runs inside it
   std::vector<std::size_t> stack;
   uint64_t thread = 0;
   for (std::size_t idx : order) {
@@ -149,6 +150,9 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
     thread = e.thread;
     while (!stack.empty() && end_of(events[stack.back()]) < end_of(e)) stack.pop_back();
     if (!stack.empty()) children_ns[stack.back()] += e.duration_ns;
+    if (e.kind == ProfileEventKind::kOp) {
+      for (std::size_t above : stack) calls_ops[above] = true;
+    }
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       const ProfileEvent& above = events[*it];
       if (e.kind == ProfileEventKind::kScope && above.kind == ProfileEventKind::kScope) {
@@ -189,6 +193,13 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
         } else {
           row.input_bytes.reset();
         }
+        if (!calls_ops[i]) {
+          if (e.input_bytes) {
+            out.leaf_input_bytes += *e.input_bytes;
+          } else {
+            ++out.leaf_calls_without_bytes;
+          }
+        }
         break;
       }
       case ProfileEventKind::kScope: {
@@ -215,15 +226,9 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
       }
     }
   }
-  out.input_bytes = 0;
   for (auto& [name, row] : ops) {
     out.op_self_ns += row.self_ns;
     out.flops += row.flops;
-    if (out.input_bytes && row.input_bytes) {
-      *out.input_bytes += *row.input_bytes;
-    } else {
-      out.input_bytes.reset();
-    }
     std::string lower = name;
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });

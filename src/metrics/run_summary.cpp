@@ -23,7 +23,10 @@ std::vector<bool> warmup_mask(const std::vector<report::StepRecord>& steps, int6
   return excluded;
 }
 
-std::vector<bool> warmup_mask(const report::Report& report) {
+namespace {
+
+// warmup_mask(report) without the profiled steps.
+std::vector<bool> warmup_only_mask(const report::Report& report) {
   if (report.summary.warmup_steps_excluded <= 0) return std::vector<bool>(report.steps.size());
   // A report whose spec does not say (it always does since 1.0) has one segment.
   int64_t per_segment = report.summary.warmup_steps_excluded;
@@ -45,14 +48,42 @@ std::vector<bool> warmup_mask(const report::Report& report) {
   return mask;
 }
 
+}  // namespace
+
+std::vector<bool> warmup_mask(const report::Report& report) {
+  std::vector<bool> mask = warmup_only_mask(report);
+  if (report.summary.profiled_steps_excluded > 0 && report.profile) {
+    exclude_profiled_steps(report.steps, {report.profile->first_step, report.profile->last_step},
+                           mask);
+  }
+  return mask;
+}
+
+int64_t exclude_profiled_steps(const std::vector<report::StepRecord>& steps,
+                               std::pair<int64_t, int64_t> profiled, std::vector<bool>& excluded) {
+  std::vector<bool> more = excluded;
+  int64_t added = 0;
+  for (std::size_t i = 0; i < steps.size() && i < more.size(); ++i) {
+    if (more[i] || steps[i].step < profiled.first || steps[i].step > profiled.second) continue;
+    more[i] = true;
+    ++added;
+  }
+  if (std::count(more.begin(), more.end(), false) == 0) return 0;
+  excluded = std::move(more);
+  return added;
+}
+
 report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
                               const std::vector<StepFlops>& flops, const SummaryOptions& o) {
   report::Summary s;
   const int64_t n = static_cast<int64_t>(steps.size());
-  const std::vector<bool> excluded = warmup_mask(steps, o.warmup_steps);
-  const int64_t skip = std::count(excluded.begin(), excluded.end(), true);
-  s.warmup_steps_excluded = skip;
-  s.measured_steps = n - skip;
+  std::vector<bool> excluded = warmup_mask(steps, o.warmup_steps);
+  const int64_t warmup = std::count(excluded.begin(), excluded.end(), true);
+  const int64_t profiled =
+      o.profiled_steps ? exclude_profiled_steps(steps, *o.profiled_steps, excluded) : 0;
+  s.warmup_steps_excluded = warmup;
+  s.profiled_steps_excluded = profiled;
+  s.measured_steps = n - warmup - profiled;
   s.peak_tflops = o.peak_tflops;
   s.peak_source = o.peak_source;
   s.gemm_peak_tflops = o.gemm_peak_tflops;
@@ -141,7 +172,10 @@ report::Summary summary_of_steps(const report::Report& report) {
   }
   const auto measured = static_cast<int64_t>(seconds.size());
   s.measured_steps = measured;
-  s.warmup_steps_excluded = static_cast<int64_t>(report.steps.size()) - measured;
+  const std::vector<bool> warmup = warmup_only_mask(report);
+  s.warmup_steps_excluded = std::count(warmup.begin(), warmup.end(), true);
+  s.profiled_steps_excluded =
+      static_cast<int64_t>(report.steps.size()) - measured - s.warmup_steps_excluded;
   s.step_seconds = summarize(seconds);
   const auto over_wall = [&](double x) { return wall > 0.0 ? x / wall : 0.0; };
   s.tokens_per_second_real = over_wall(real);

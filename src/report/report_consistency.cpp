@@ -334,15 +334,32 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
   void check_summary(const Report& r) const {
     const Summary& s = r.summary;
     const auto n = static_cast<int64_t>(r.steps.size());
-    if (s.warmup_steps_excluded > n || (n > 0 && s.warmup_steps_excluded == n)) {
-      fail("summary.warmup_steps_excluded: expected fewer than the report's " + std::to_string(n) +
-           " steps (0 when it has none), found " + std::to_string(s.warmup_steps_excluded));
+    const int64_t excluded = s.warmup_steps_excluded + s.profiled_steps_excluded;
+    if (excluded > n || (n > 0 && excluded == n)) {
+      fail(std::string(s.profiled_steps_excluded > 0
+                           ? "summary.warmup_steps_excluded + summary.profiled_steps_excluded"
+                           : "summary.warmup_steps_excluded") +
+           ": expected fewer than the report's " + std::to_string(n) +
+           " steps (0 when it has none), found " + std::to_string(s.warmup_steps_excluded) +
+           (s.profiled_steps_excluded > 0 ? " + " + std::to_string(s.profiled_steps_excluded)
+                                          : std::string()));
     }
-    if (s.measured_steps != n - s.warmup_steps_excluded) {
+    if (s.profiled_steps_excluded > 0 && !r.profile) {
+      fail("summary.profiled_steps_excluded: expected 0 in a report without a profile, found " +
+           std::to_string(s.profiled_steps_excluded));
+    }
+    if (r.profile && r.profile->last_step < r.profile->first_step) {
+      fail("profile.last_step: expected at least profile.first_step " +
+           std::to_string(r.profile->first_step) + ", found " +
+           std::to_string(r.profile->last_step));
+    }
+    if (s.measured_steps != n - excluded) {
       fail("summary.measured_steps: expected the " + std::to_string(n) +
            " steps less summary.warmup_steps_excluded " + std::to_string(s.warmup_steps_excluded) +
-           " = " + std::to_string(n - s.warmup_steps_excluded) + ", found " +
-           std::to_string(s.measured_steps));
+           (s.profiled_steps_excluded > 0 ? " and summary.profiled_steps_excluded " +
+                                                std::to_string(s.profiled_steps_excluded)
+                                          : std::string()) +
+           " = " + std::to_string(n - excluded) + ", found " + std::to_string(s.measured_steps));
     }
     if (n > 0 && (s.loss_window < 1 || s.loss_window > n)) {
       fail("summary.loss.window: expected 1 to the report's " + std::to_string(n) +

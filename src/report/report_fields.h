@@ -357,9 +357,50 @@ void visit_fields(V& v, R& e) {
   v.optional_number_since("mfu_gemm", e.mfu_gemm);
 }
 
+template <class V, class R, IfRecord<R, Execution> = 0>
+void visit_fields(V& v, R& e) {
+  v.string("attention_kernel", e.attention_kernel);
+  v.string("activation_checkpointing", e.activation_checkpointing);
+}
+
+template <class V, class R, IfRecord<R, ProfileOp> = 0>
+void visit_fields(V& v, R& o) {
+  v.string("name", o.name);
+  v.count("calls", o.calls);
+  v.non_negative("self_seconds", o.self_seconds);
+  v.non_negative("flops", o.flops);
+}
+
+template <class V, class R, IfRecord<R, ProfileScope> = 0>
+void visit_fields(V& v, R& s) {
+  v.string("name", s.name);
+  v.count("calls", s.calls);
+  v.non_negative("seconds", s.seconds);
+  v.non_negative("self_seconds", s.self_seconds);
+}
+
+template <class V, class R, IfRecord<R, Profile> = 0>
+void visit_fields(V& v, R& p) {
+  v.count("first_step", p.first_step);
+  v.count("last_step", p.last_step);
+  v.string("trace", p.trace);
+  v.string("ops_table", p.ops_table);
+  v.string("kernels_table", p.kernels_table);
+  v.boolean("device_activity", p.device_activity);
+  v.non_negative("op_self_seconds", p.op_self_seconds);
+  v.non_negative("kernel_seconds", p.kernel_seconds);
+  v.non_negative("flops", p.flops);
+  v.count("leaf_input_bytes", p.leaf_input_bytes);
+  v.count("leaf_calls_without_bytes", p.leaf_calls_without_bytes);
+  v.records("scopes", p.scopes);
+  v.records("top_ops", p.top_ops);
+  v.records("attention_ops", p.attention_ops);
+}
+
 template <class V, class R, IfRecord<R, Summary> = 0>
 void visit_fields(V& v, R& s) {
   v.count("warmup_steps_excluded", s.warmup_steps_excluded);
+  v.count_since("profiled_steps_excluded", s.profiled_steps_excluded);
   v.count("measured_steps", s.measured_steps);
   v.record("step_seconds", s.step_seconds);
   v.group("tokens_per_second", [&](auto& g) {
@@ -474,6 +515,8 @@ void visit_fields(V& v, R& r) {
   v.record("memory", r.memory);
   v.optional_record_since("energy", r.energy);
   v.optional_record_since("distributed", r.distributed);
+  v.optional_record_since("execution", r.execution);
+  v.optional_record_since("profile", r.profile);
 }
 
 }  // namespace ftbench::report::detail

@@ -147,9 +147,29 @@ std::string render_summary(const Report& r, const std::string& report_path) {
        fmt::format("{} total: {} base + {} trainable", group_thousands(r.parameters.total),
                    group_thousands(r.parameters.base), group_thousands(r.parameters.trainable)));
   const std::string cold = warmup_caveat(r);
-  line("steps",
-       fmt::format("{} ({} timed, {} warm-up excluded{})", r.steps.size(), s.measured_steps,
-                   s.warmup_steps_excluded, cold.empty() ? "" : ": " + cold));
+  line("steps", fmt::format("{} ({} timed, {} warm-up excluded{}{})", r.steps.size(),
+                            s.measured_steps, s.warmup_steps_excluded,
+                            s.profiled_steps_excluded > 0
+                                ? fmt::format(", {} profiled excluded", s.profiled_steps_excluded)
+                                : "",
+                            cold.empty() ? "" : ": " + cold));
+  if (r.execution) {
+    line("execution",
+         fmt::format("attention kernel {}, activation checkpointing {}",
+                     r.execution->attention_kernel, r.execution->activation_checkpointing));
+  }
+  if (r.profile) {
+    const Profile& p = *r.profile;
+    line("profile",
+         fmt::format(
+             "step{} {}: ops {:.3f} s of self time{}; trace {}",
+             p.first_step == p.last_step ? "" : "s",
+             p.first_step == p.last_step ? fmt::format("{}", p.first_step)
+                                         : fmt::format("{} to {}", p.first_step, p.last_step),
+             p.op_self_seconds,
+             p.device_activity ? fmt::format(", device kernels {:.3f} s", p.kernel_seconds) : "",
+             p.trace));
+  }
   if (r.distributed) {
     for (const auto& [label, value] : rank_lines(r.world_size, *r.distributed)) line(label, value);
   }

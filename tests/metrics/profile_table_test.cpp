@@ -98,7 +98,9 @@ TEST(ProfileTables, SelfTimeExcludesWhatAnOpCalls) {
   EXPECT_EQ(t.ops[3].self_ns, 20);
   EXPECT_EQ(t.op_self_ns, 110 + 30 + 20 + 20);
   EXPECT_EQ(t.flops, 6000u);
-  EXPECT_EQ(t.input_bytes, 1000 + 1000 + 1500 + 64);
+  // The leaves: the two mm calls and the add (linear's and matmul's inputs are mm's).
+  EXPECT_EQ(t.leaf_input_bytes, 1000 + 500 + 64);
+  EXPECT_EQ(t.leaf_calls_without_bytes, 0);
   EXPECT_TRUE(t.kernels.empty());
   EXPECT_TRUE(t.attention_ops.empty());
 }
@@ -152,7 +154,9 @@ TEST(ProfileTables, KernelsAndAttentionOps) {
   const ProfileTables t = tabulate_profile(events);
   EXPECT_EQ(t.attention_ops, (std::vector<std::string>{"aten::_scaled_dot_product_flash_attention",
                                                        "aten::scaled_dot_product_attention"}));
-  EXPECT_EQ(t.input_bytes, std::nullopt);
+  // The flash op runs inside the public one: the leaf, whose bytes are unknown.
+  EXPECT_EQ(t.leaf_input_bytes, 0);
+  EXPECT_EQ(t.leaf_calls_without_bytes, 1);
   ASSERT_EQ(t.kernels.size(), 2u);
   EXPECT_EQ(t.kernels[0].name, "flash_fwd_kernel");
   EXPECT_EQ(t.kernels[0].calls, 2);

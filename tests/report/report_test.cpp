@@ -242,6 +242,24 @@ Report full_report() {
   dist.tokens_per_second = 100.0;
   dist.tokens_per_second_per_device = 50.0;
   r.distributed = dist;
+  r.execution = Execution{"flash_attention", "full"};
+  // Steps 1 and 2 profiled: already left out as the warm-up, so none more.
+  Profile p;
+  p.first_step = 1;
+  p.last_step = 2;
+  p.trace = "run.profile-trace.json";
+  p.ops_table = "run.profile-ops.csv";
+  p.kernels_table = "run.profile-kernels.csv";
+  p.device_activity = true;
+  p.op_self_seconds = 1.5;
+  p.kernel_seconds = 2.25;
+  p.flops = 1.5e15;
+  p.leaf_input_bytes = 123456789;
+  p.leaf_calls_without_bytes = 3;
+  p.scopes = {{"forward", 2, 0.75, 0.75}, {"backward", 2, 1.5, 1.0}, {"recompute", 16, 0.5, 0.5}};
+  p.top_ops = {{"aten::mm", 900, 1.0, 1.4e15}, {"aten::mul", 300, 0.25, 0.0}};
+  p.attention_ops = {{"aten::_scaled_dot_product_flash_attention", 64, 0.125, 0.0}};
+  r.profile = p;
   return r;
 }
 
@@ -426,6 +444,27 @@ TEST(ReportJson, RoundTripOptionalsUnset) {
   EXPECT_TRUE(back.environment.variables->empty());
 }
 
+// A profiled step after the warm-up is left out of the timing figures, and the reader holds the
+// summary to that.
+TEST(ReportJson, ProfiledStepsAreLeftOutOfTheSummary) {
+  Report r = full_report();
+  r.profile->first_step = 4;
+  r.profile->last_step = 4;
+  r.summary.profiled_steps_excluded = 1;
+  r.summary = metrics::summary_of_steps(r);
+  EXPECT_EQ(r.summary.warmup_steps_excluded, 2);
+  EXPECT_EQ(r.summary.profiled_steps_excluded, 1);
+  EXPECT_EQ(r.summary.measured_steps, 2);
+  EXPECT_EQ(r.summary.step_seconds.median, (1.3 + 1.5) / 2);
+  const Report back = report::from_json(to_json(r), "mem.json");
+  EXPECT_EQ(back.summary.profiled_steps_excluded, 1);
+  EXPECT_EQ(back.summary.measured_steps, 2);
+  // The same report with the profiled step counted as measured disagrees with its steps.
+  OJson edited = to_json(r);
+  edited["summary"]["measured_steps"] = 3;
+  EXPECT_THROW(report::from_json(edited, "edited.json"), ReportError);
+}
+
 TEST(ReportJson, RoundTripThroughUnorderedJson) {
   const OJson written = to_json(full_report());
   const Report back = report::from_json(nlohmann::json::parse(written.dump()), "mem.json");
@@ -435,12 +474,23 @@ TEST(ReportJson, RoundTripThroughUnorderedJson) {
 TEST(ReportJson, LayoutAndKeyOrder) {
   const OJson j = to_json(full_report());
   EXPECT_EQ(keys(j), (std::vector<std::string>{
-                         "schema",     "run",         "spec",    "spec_fingerprint", "environment",
-                         "data",       "parameters",  "derived", "batching",         "timing",
-                         "steps",      "evaluations", "gemm",    "segments",         "checkpoints",
-                         "weights",    "exports",     "summary", "memory",           "energy",
-                         "distributed"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.11");
+                         "schema",      "run",         "spec",    "spec_fingerprint", "environment",
+                         "data",        "parameters",  "derived", "batching",         "timing",
+                         "steps",       "evaluations", "gemm",    "segments",         "checkpoints",
+                         "weights",     "exports",     "summary", "memory",           "energy",
+                         "distributed", "execution",   "profile"}));
+  EXPECT_EQ(keys(j["execution"]),
+            (std::vector<std::string>{"attention_kernel", "activation_checkpointing"}));
+  EXPECT_EQ(keys(j["profile"]),
+            (std::vector<std::string>{
+                "first_step", "last_step", "trace", "ops_table", "kernels_table", "device_activity",
+                "op_self_seconds", "kernel_seconds", "flops", "leaf_input_bytes",
+                "leaf_calls_without_bytes", "scopes", "top_ops", "attention_ops"}));
+  EXPECT_EQ(keys(j["profile"]["scopes"][1]),
+            (std::vector<std::string>{"name", "calls", "seconds", "self_seconds"}));
+  EXPECT_EQ(keys(j["profile"]["top_ops"][0]),
+            (std::vector<std::string>{"name", "calls", "self_seconds", "flops"}));
+  EXPECT_EQ(j["schema"], "ftbench.report/1.12");
   EXPECT_EQ(keys(j["distributed"]),
             (std::vector<std::string>{"launch", "backend", "shard_base", "ranks",
                                       "step_skew_seconds", "straggler_rank", "collective_share",
@@ -529,9 +579,9 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"kind", "path", "tensors", "bytes", "seconds"}));
   EXPECT_EQ(j["exports"][1]["kind"], "merged");
   EXPECT_EQ(keys(j["summary"]),
-            (std::vector<std::string>{"warmup_steps_excluded", "measured_steps", "step_seconds",
-                                      "tokens_per_second", "padding_fraction", "data_wait_fraction",
-                                      "mfu", "loss"}));
+            (std::vector<std::string>{"warmup_steps_excluded", "profiled_steps_excluded",
+                                      "measured_steps", "step_seconds", "tokens_per_second",
+                                      "padding_fraction", "data_wait_fraction", "mfu", "loss"}));
   EXPECT_EQ(keys(j["summary"]["step_seconds"]),
             (std::vector<std::string>{"count", "mean", "median", "p90", "p99", "min", "max",
                                       "stddev", "cv"}));
@@ -604,7 +654,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.11") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.12") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -1772,7 +1822,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.11\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.12\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

@@ -91,8 +91,11 @@ struct ProfileTables {
   int64_t op_self_ns = 0;          // every op's self time together
   int64_t kernel_ns = 0;           // every kernel's and transfer's time together
   uint64_t flops = 0;              // every op's flops together
-  // Every op's input bytes together; nullopt when some op's were unknown.
-  std::optional<int64_t> input_bytes;
+  // The tensor inputs of the leaf ops (ops that call no other op: those that touch the memory;
+  // aten::linear's bytes are its aten::mm's), over the calls whose bytes are known, and the leaf
+  // calls whose are not (an op recorded without shapes, a dtype of unknown size).
+  int64_t leaf_input_bytes = 0;
+  int64_t leaf_calls_without_bytes = 0;
   // The attention ops that ran (names with "attention" in them, "aten::" included), sorted.
   std::vector<std::string> attention_ops;
 };

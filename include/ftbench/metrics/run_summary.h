@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ftbench/report/report.h"
@@ -32,15 +33,26 @@ struct SummaryOptions {
   // Devices the job ran on (run.world_size): the steps' FLOPs are the job's, over every device,
   // so MFU is achieved / (peak x devices); peak_tflops stays one device's.
   int64_t devices = 1;
+  // `ftbench run --profile-steps`: the steps (StepRecord::step) the profiler recorded, left out of
+  // the timing figures as the warm-up is (summary.profiled_steps_excluded), unless that leaves
+  // no step.
+  std::optional<std::pair<int64_t, int64_t>> profiled_steps;
 };
 
 // The steps left out of timing figures as the warm-up: the first `warmup_steps` of each segment
 // (true), or none when that leaves no step.
 std::vector<bool> warmup_mask(const std::vector<report::StepRecord>& steps, int64_t warmup_steps);
 
-// The same for a report, with the warm-up its summary left out: the spec's
-// train.timing_warmup_steps per segment, none when summary.warmup_steps_excluded is 0, and the
-// first summary.warmup_steps_excluded steps when the two disagree (a report edited by hand).
+// Adds to `excluded` the steps numbered first..last (StepRecord::step) that it leaves in, unless
+// that would leave no step in; returns how many it added.
+int64_t exclude_profiled_steps(const std::vector<report::StepRecord>& steps,
+                               std::pair<int64_t, int64_t> profiled, std::vector<bool>& excluded);
+
+// The steps a report's summary left out of its timing figures: the warm-up its summary left out
+// (the spec's train.timing_warmup_steps per segment, none when summary.warmup_steps_excluded is
+// 0, and the first summary.warmup_steps_excluded steps when the two disagree: a report edited by
+// hand), and the profiled steps (profile.first_step to profile.last_step) when
+// summary.profiled_steps_excluded is not 0.
 std::vector<bool> warmup_mask(const report::Report& report);
 
 // Timing figures use the steps after the warm-up, which is left out of each segment (the first

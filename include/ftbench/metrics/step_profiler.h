@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/record_function.h>
+
 #include "ftbench/metrics/profile_table.h"
 
 namespace ftbench::metrics {
@@ -21,6 +23,19 @@ inline constexpr const char* kScopeLoss = "ftbench::loss";            // LM head
 inline constexpr const char* kScopeBackward = "ftbench::backward";    // the whole backward pass
 inline constexpr const char* kScopeRecompute = "ftbench::recompute";  // a checkpointed unit again
 inline constexpr const char* kScopeOptimizer = "ftbench::optimizer";  // norms, clipping, AdamW
+
+// One of the scopes above, from construction to end() or destruction, whichever comes first
+// (RECORD_USER_SCOPE where a block's end is the scope's end).
+class ProfileScope {
+ public:
+  explicit ProfileScope(const char* name) : guard_(at::RecordScope::USER_SCOPE) {
+    if (guard_.isActive()) guard_.before(name);
+  }
+  void end() { guard_.end(); }
+
+ private:
+  at::RecordFunction guard_;
+};
 
 // Whether this LibTorch's profiler can record (false, with why, where it cannot: a build without
 // the profiler's collection). Checked before a run spends time on the model.

@@ -1,6 +1,8 @@
 // Causal scaled-dot-product attention that compiles against LibTorch 1.13 and 2.x.
 #pragma once
 
+#include <string>
+
 #include <ATen/ATen.h>
 
 #include "ftbench/device/torch_version.h"
@@ -48,6 +50,16 @@ bool fused_sdpa_reads_shared_kv(const at::Device& device, at::ScalarType dtype, 
 // Whether causal_sdpa() runs ftbench's blocked attention on `device` (a CPU before LibTorch 2.2)
 // rather than the fused op: what the memory plan needs to know (plan/memory.h).
 bool blocked_attention_on(const at::Device& device);
+
+// The attention kernel causal_sdpa() runs on `device` in `dtype` for these heads, with or without
+// packed sequences (`packed`: a mask): LibTorch's own dispatch choice (at::_fused_sdp_choice,
+// LibTorch 2.5+) for the call fused_causal_sdpa() makes, as SDPBackend names it:
+// "flash_attention", "efficient_attention", "cudnn_attention", "math", "overrideable";
+// "blocked_math" for ftbench's blocked attention (a CPU before LibTorch 2.2); "unknown" where this
+// LibTorch cannot say (2.2 to 2.4, or a choice it does not name).
+std::string attention_kernel_name(const at::Device& device, at::ScalarType dtype,
+                                  int64_t query_heads, int64_t kv_heads, int64_t head_dim,
+                                  bool packed);
 
 // [B, 1, S, S] bool, true where query i may attend to key j: j <= i, same segment.
 at::Tensor packed_attention_mask(const at::Tensor& segment_ids);

@@ -19,7 +19,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.11";     // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.12";     // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -136,6 +136,9 @@ struct MfuEntry {
 
 struct Summary {
   int64_t warmup_steps_excluded = 0;
+  // Steps of the profile window left out besides the warm-up (since 1.12; 0 when absent): the
+  // profiler's recording slows them.
+  int64_t profiled_steps_excluded = 0;
   int64_t measured_steps = 0;
   SampleSummary step_seconds;
   double tokens_per_second_real = 0.0;
@@ -457,6 +460,55 @@ struct Energy {
   std::vector<DeviceEnergy> devices;
 };
 
+// How the step was executed where the spec leaves a choice to ftbench or to LibTorch (since
+// 1.12; optional when reading).
+struct Execution {
+  // The attention kernel scaled_dot_product_attention dispatches to for the run's shapes, dtype
+  // and device (LibTorch's own choice, at::_fused_sdp_choice): flash_attention,
+  // efficient_attention, cudnn_attention, math, overrideable; blocked_math for ftbench's blocked
+  // CPU attention (LibTorch before 2.2); "unknown" where this LibTorch cannot say.
+  std::string attention_kernel;
+  // The activation-checkpointing policy the run used: full, none.
+  std::string activation_checkpointing;
+};
+
+// An op of the profile: its calls and self time over the profiled steps.
+struct ProfileOp {
+  std::string name;
+  int64_t calls = 0;
+  double self_seconds = 0.0;
+  double flops = 0.0;  // the profiler's FLOP count (a GEMM's 2mnk), 0 where it counts none
+};
+
+// One of ftbench's scopes (forward, loss, backward, recompute, optimizer) over the profiled
+// steps: with what runs inside it, and without the scopes nested in it.
+struct ProfileScope {
+  std::string name;
+  int64_t calls = 0;
+  double seconds = 0.0;
+  double self_seconds = 0.0;
+};
+
+// `ftbench run --profile-steps` (since 1.12; absent without it).
+struct Profile {
+  int64_t first_step = 0;        // as asked
+  int64_t last_step = 0;         // the last step recorded (earlier than asked when the run stopped)
+  std::string trace;             // the Chrome trace's path, as written
+  std::string ops_table;         // the per-op table's path (CSV)
+  std::string kernels_table;     // the per-kernel table's path (CSV)
+  bool device_activity = false;  // the device's kernels were recorded (a GPU run)
+  double op_self_seconds = 0.0;  // every op's self time together
+  double kernel_seconds = 0.0;   // every kernel's and device copy's time together
+  double flops = 0.0;            // the profiler's FLOP count of every op
+  // The leaf ops' tensor inputs (ops that call no other op), over the calls whose bytes are
+  // known, and the leaf calls whose are not.
+  int64_t leaf_input_bytes = 0;
+  int64_t leaf_calls_without_bytes = 0;
+  std::vector<ProfileScope> scopes;
+  std::vector<ProfileOp> top_ops;        // the first ops by self time (at most 12)
+  std::vector<ProfileOp> attention_ops;  // the attention ops that ran
+};
+
 struct Report {
   std::string schema = kSchema;
   std::string run_name;
@@ -492,6 +544,8 @@ struct Report {
   Memory memory;
   std::optional<Energy> energy;            // nullopt: not recorded (reports before 1.6)
   std::optional<Distributed> distributed;  // nullopt: one process (and reports before 1.7)
+  std::optional<Execution> execution;      // nullopt: not recorded (reports before 1.12)
+  std::optional<Profile> profile;          // nullopt: no --profile-steps (and before 1.12)
 };
 
 // Why `value` is not a container image reference as environment.software.container_image

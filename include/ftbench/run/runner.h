@@ -10,6 +10,7 @@
 #include "ftbench/dist/rank_fault.h"
 #include "ftbench/io/output_rules.h"
 #include "ftbench/metrics/process_clock.h"
+#include "ftbench/metrics/profile_table.h"
 #include "ftbench/report/report.h"
 #include "ftbench/run/outputs.h"
 #include "ftbench/spec/run_spec.h"
@@ -62,6 +63,10 @@ struct RunOptions {
   // The files this invocation reads besides the spec's own (--from-report, --gemm, --catalog):
   // no output of the run may be one of them (io/output_rules.h).
   std::vector<io::NamedPath> inputs;
+  // --profile-steps: LibTorch's profiler records these steps (rank 0's), and the trace and the
+  // op and kernel tables are written beside the report (run/profile_outputs.h); the steps are
+  // left out of the summary's timing figures.
+  std::optional<metrics::ProfileWindow> profile_steps;
 };
 
 // Runs the benchmark and writes the report to options.output_path. Refuses to start (throws

@@ -128,6 +128,13 @@ class Trainer {
   // split in effect.
   void run(TrainResult& result, const StepCallback& on_step);
 
+  // Called with each step's number (1-based) just before the step's clock starts, outside the
+  // step's time (`ftbench run --profile-steps` starts its recording there); the step's end is
+  // run()'s `on_step`, also outside it.
+  void set_before_step(std::function<void(int64_t step)> before_step) {
+    before_step_ = std::move(before_step);
+  }
+
   // Continue a checkpointed run: run() then starts at step resume.steps_done + 1 with the
   // optimizer, loss scale, random-number generators, micro-batch split and data position as
   // they were after that step (the model's adapter weights are the caller's to restore). The
@@ -213,6 +220,7 @@ class Trainer {
   dist::Communicator* comm_ = nullptr;                   // null: one process
   const dist::CollectiveStats* gather_stats_ = nullptr;  // null: a whole base
   std::unique_ptr<data::Prefetcher> prefetcher_;
+  std::function<void(int64_t step)> before_step_;
   at::Generator generator_;  // the device's: it draws the dropout masks
 };
 

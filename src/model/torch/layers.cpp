@@ -8,6 +8,11 @@
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 
+#include "ftbench/device/torch_version.h"
+#if FTBENCH_TORCH_AT_LEAST(2, 5)
+#include <ATen/SDPBackend.h>
+#endif
+
 #include "ftbench/model/cpu_fused.h"
 #include "ftbench/model/lora_linear.h"
 #include "ftbench/model/rms_norm.h"
@@ -181,6 +186,47 @@ bool fused_sdpa_reads_shared_kv(const at::Device& device, at::ScalarType dtype, 
 #else
   (void)device, (void)dtype, (void)head_dim;
   return false;
+#endif
+}
+
+std::string attention_kernel_name(const at::Device& device, at::ScalarType dtype,
+                                  int64_t query_heads, int64_t kv_heads, int64_t head_dim,
+                                  bool packed) {
+  if (blocked_attention_on(device)) return "blocked_math";
+#if FTBENCH_TORCH_AT_LEAST(2, 5)
+  // The call fused_causal_sdpa() makes, on a short sequence of the run's heads (the choice
+  // depends on the device, the dtype, the heads, the head dimension and the mask, not on the
+  // sequence length).
+  constexpr int64_t kSeq = 16;
+  const at::TensorOptions options = at::TensorOptions().device(device).dtype(dtype);
+  const at::Tensor q = at::zeros({1, query_heads, kSeq, head_dim}, options);
+  FusedSdpaPlan plan = plan_fused_sdpa(packed, query_heads, kv_heads);
+  const at::Tensor kv = at::zeros({1, kv_heads, kSeq, head_dim}, options);
+  if (plan.enable_gqa && !fused_kernel_takes_gqa(q, kv, kv)) plan = {true, false};
+  const at::Tensor k = plan.repeat_kv_heads ? expand_kv_heads(kv, query_heads) : kv;
+  const at::Tensor mask =
+      packed ? packed_attention_mask(at::zeros({1, kSeq}, options.dtype(at::kLong))) : at::Tensor();
+  const int64_t choice =
+      at::_fused_sdp_choice(q, k, k, mask, /*dropout_p=*/0.0, /*is_causal=*/!packed,
+                            /*scale=*/std::nullopt, /*enable_gqa=*/plan.enable_gqa);
+  switch (static_cast<at::SDPBackend>(choice)) {
+    case at::SDPBackend::math:
+      return "math";
+    case at::SDPBackend::flash_attention:
+      return "flash_attention";
+    case at::SDPBackend::efficient_attention:
+      return "efficient_attention";
+    case at::SDPBackend::cudnn_attention:
+      return "cudnn_attention";
+    case at::SDPBackend::overrideable:
+      return "overrideable";
+    default:
+      return "unknown";
+  }
+#else
+  // Before 2.5 the op's choice is not asked here (its signature differs from version to version).
+  (void)dtype, (void)query_heads, (void)kv_heads, (void)head_dim, (void)packed;
+  return "unknown";
 #endif
 }
 

@@ -5,10 +5,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
 #include <torch/autograd.h>
 #include <torch/custom_class.h>
 
 #include "ftbench/device/dtype.h"
+#include "ftbench/metrics/step_profiler.h"
 #include "ftbench/model/chunked_loss.h"
 #include "ftbench/model/cpu_fused.h"
 #include "ftbench/model/sdpa.h"
@@ -128,6 +130,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     }
     at::Tensor y;
     {
+      RECORD_USER_SCOPE(metrics::kScopeRecompute);
       torch::AutoGradMode grad_mode(true);
       y = handle->compute(x);
     }
@@ -369,6 +372,7 @@ at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids, const at::Tenso
   if (position_ids.defined() != segment_ids.defined()) {
     throw std::invalid_argument("packed rows need both position_ids and segment_ids");
   }
+  RECORD_USER_SCOPE(metrics::kScopeForward);
   // A split base: every pass with gradients is a training pass (loss_sum, then backward).
   const bool grad = at::GradMode::is_enabled();
   if (gathers_ != nullptr) {
@@ -422,6 +426,7 @@ at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& la
                                const at::Tensor& loss_positions, const at::Tensor& position_ids,
                                const at::Tensor& segment_ids) {
   at::Tensor h = hidden_states(input_ids, position_ids, segment_ids);
+  RECORD_USER_SCOPE(metrics::kScopeLoss);
   h = h.reshape({-1, h.size(-1)});
   at::Tensor targets = labels.reshape({-1});
   if (loss_positions.defined()) {

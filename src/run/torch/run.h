@@ -45,6 +45,7 @@
 #include "ftbench/metrics/rank_figures.h"
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
+#include "ftbench/metrics/step_profiler.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/model/sdpa.h"
 #include "ftbench/model/shape_math.h"
@@ -55,6 +56,7 @@
 #include "ftbench/run/mllog.h"
 #include "ftbench/run/outputs.h"
 #include "ftbench/run/phase_timer.h"
+#include "ftbench/run/profile_outputs.h"
 #include "ftbench/run/progress.h"
 #include "ftbench/run/recorder.h"
 #include "ftbench/run/rerun.h"
@@ -118,6 +120,13 @@ class Run {
   // The step loop and what runs between steps.
   void train();
   void on_step(const report::StepRecord& r);
+  // --profile-steps: the window checked against the run's steps, the profiler started before
+  // the window's first step, the files written after its last (or when the run ends inside it).
+  void check_profile_window() const;
+  void start_profiler();
+  void finish_profile(std::vector<metrics::ProfileEvent> events, int64_t last_step) noexcept;
+  // execution: the attention kernel and the checkpointing policy.
+  void record_execution();
   void end_training_phase_at(int64_t step);
   void evaluate_after(int64_t step);
   std::string save_checkpoint(int64_t step, train::SaveReason why, bool stopping);
@@ -235,6 +244,9 @@ class Run {
   std::unique_ptr<Progress> progress_;
   // The MLPerf-style event log (output.mllog), rank 0's; unset without one.
   std::unique_ptr<MlLog> mllog_;
+  // --profile-steps, rank 0's; unset without it.
+  std::unique_ptr<metrics::StepProfiler> profiler_;
+  ProfilePaths profile_paths_;
 
   // The step loop's state: when it pauses for a validation pass, a save or a stop.
   std::optional<train::Cadence> cadence_;

@@ -201,6 +201,21 @@ void Run::check_outputs() {
       }
     }
   }
+  if (o_.profile_steps && lead()) {
+    const metrics::ProfilerSupport support = metrics::profiler_support();
+    if (!support.available) {
+      throw BadInput("--profile-steps: this LibTorch cannot profile: " + support.why_not);
+    }
+    profile_paths_ = profile_paths(o_.output_path);
+    for (const std::string& path :
+         {profile_paths_.trace, profile_paths_.ops_table, profile_paths_.kernels_table}) {
+      io::check_output_rules("--profile-steps", path, "", inputs);
+      if (o_.mllog_path == path) {
+        throw BadInput("--profile-steps: the profile's " + path + " would be the event log");
+      }
+      io::check_writable(path, o_.force);
+    }
+  }
   for (const auto& [key, dir] :
        {std::pair<const char*, std::string>{"output.adapter", adapter_dir_},
         {"output.merged", merged_dir_}}) {

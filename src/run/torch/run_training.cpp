@@ -45,6 +45,7 @@ void Run::train() {
                            rep_.data && rep_.data->validation ? rep_.data->validation->examples : 0,
                            rep_.derived.total_steps);
   }
+  start_profiler();
   trainer_->run(result_, [this](const report::StepRecord& r) { on_step(r); });
   progress_->finish();
   rep_.energy = energy_->finish(recorder_.segment_steps(result_));
@@ -55,6 +56,11 @@ void Run::train() {
 }
 
 void Run::on_step(const report::StepRecord& r) {
+  if (profiler_) {
+    if (std::optional<std::vector<metrics::ProfileEvent>> events = profiler_->step_ended(r.step)) {
+      finish_profile(std::move(*events), r.step);
+    }
+  }
   comm_->heartbeat(r.step);
   const double now = clock_.now();
   if (r.step == first_step_) {

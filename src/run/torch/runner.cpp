@@ -95,6 +95,7 @@ Run::Run(const RunOptions& o, const metrics::ProcessClock& clock, const train::S
     check_outputs();
   }
   start_report();
+  if (lead()) check_profile_window();  // the steps are counted now, but for a data file's
   if (lead() && !o_.mllog_path.empty()) {
     mllog_ = std::make_unique<MlLog>(o_.mllog_path, o_.force || continues_setup_stop_,
                                      resume_.has_value(), clock_.start_epoch_seconds());
@@ -264,6 +265,7 @@ report::Report Run::execute() {
     init_backend();
     end_setup_phase(phase::kBackendInit);
     build_model();
+    record_execution();
     end_setup_phase(phase::kModelBuild);
     load_weights();
     check_weights();
@@ -294,6 +296,19 @@ report::Report Run::execute() {
     gather_rank_records();
     export_outputs();
   } catch (const std::exception& e) {
+    // A run that ends inside the profile window: the steps recorded so far.
+    if (profiler_ && profiler_->recording()) {
+      std::optional<std::vector<metrics::ProfileEvent>> events;
+      try {
+        events = profiler_->stop();
+      } catch (const std::exception& stop_error) {
+        spdlog::warn("--profile-steps: the profiler did not stop: {}", stop_error.what());
+      }
+      if (events) {
+        finish_profile(std::move(*events),
+                       result_.steps.empty() ? first_step_ - 1 : result_.steps.back().step);
+      }
+    }
     release_run_objects();
     stop_mllog(dynamic_cast<const train::Interrupted*>(&e) != nullptr && !result_.steps.empty());
     record_failure(e);

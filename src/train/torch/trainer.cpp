@@ -15,10 +15,12 @@
 #include <spdlog/spdlog.h>
 
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 #include <torch/utils.h>
 
 #include "ftbench/data/prefetcher.h"
+#include "ftbench/metrics/step_profiler.h"
 #include "ftbench/model/shape_math.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/train/adamw.h"
@@ -232,7 +234,10 @@ void Trainer::forward_backward(int64_t k, int64_t step,
                                                mb.position_ids, mb.segment_ids);
       inject_out_of_memory(
           {OomSite::kForward, step, split_.micro_batch_size, first + int64_t(i), mb.padded_tokens});
-      (loss * (out.token_weight * scaler_.scale())).backward();
+      {
+        RECORD_USER_SCOPE(metrics::kScopeBackward);
+        (loss * (out.token_weight * scaler_.scale())).backward();
+      }
       out.loss_sum.add_(loss.detach());
       mb = data::MicroBatch{};  // release the batch's tensors before the next forward
     }
@@ -290,6 +295,8 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   out.loss_sum = at::zeros({}, f32_);
   forward_backward(k, rec.step, micro_batches, out);
 
+  // The optimizer's host work, up to the synchronisation that ends the step.
+  metrics::ProfileScope optimizer_scope(metrics::kScopeOptimizer);
   if (scaler_.enabled()) {
     for (const at::Tensor& p : trainable_) {
       if (p.grad().defined()) p.grad().mul_(1.0 / scaler_.scale());
@@ -324,6 +331,7 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   if (!skip_update) optimizer_->step();
   // Gradients set to none (not zeroed): nothing to clear next step, less memory.
   for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();
+  optimizer_scope.end();
 
   backend_.synchronize();
   out.end = Clock::now();
@@ -513,6 +521,7 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
 
   result.steps.reserve(static_cast<size_t>(counts_.total_steps));
   backend_.synchronize();
+  if (before_step_ && steps_done_ < counts_.total_steps) before_step_(steps_done_ + 1);
   Clock::time_point step_start = Clock::now();
   for (int64_t k = steps_done_; k < counts_.total_steps; ++k) {
     // What a redo must restore: the loss scale and the generator that draws dropout masks, as
@@ -575,7 +584,8 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
       check_parameters_equal(fmt::format("after step {}", steps_done_));
     }
     if (on_step) on_step(rec);
-    // The callback (progress, logging) is host work outside the measured step.
+    // The callbacks (progress, logging, the profiler) are host work outside the measured step.
+    if (before_step_ && k + 1 < counts_.total_steps) before_step_(k + 2);
     step_start = Clock::now();
   }
 
