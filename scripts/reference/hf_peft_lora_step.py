@@ -13,18 +13,33 @@ On the CPU (`--device cpu`, scripts/bench_cpu_peers.sh) the same, with torch's d
 fused, as a user writes it there) and `--threads N` for torch.set_num_threads(N) (give
 OMP_NUM_THREADS=N in the environment too: the OpenMP runtime reads it once, when torch loads).
 
+With `--profile-steps N[,M]` (1-based, inclusive, as `ftbench run --profile-steps`), torch.profiler
+records those steps, with ftbench's scopes marked by record_function (ftbench::forward: the model
+call up to the logits; ftbench::loss: the model's own loss function on them; ftbench::backward;
+ftbench::optimizer: clipping, AdamW and zero_grad), and STEM.profile-ops.csv,
+STEM.profile-kernels.csv (ftbench's formats, from the same raw events: profile_tables.py) and
+STEM.profile-trace.json (torch's Chrome trace) are written; STEM is `--profile-out`, by default
+the --out path without .json (else "hf-peft"). The profiled steps are left out of the timing
+figures as ftbench leaves them out (unless that leaves no step), and the JSON's `profile` says
+which steps were profiled. scripts/profile-side-by-side.py sets the tables beside ftbench's.
+
 Usage: python3 hf_peft_lora_step.py --spec spec.json [--steps 12] [--warmup 3] [--out r.json]
          [--device cuda|cpu] [--threads N] [--attn sdpa|eager]
+         [--profile-steps N[,M] [--profile-out STEM]]
        python3 hf_peft_lora_step.py --spec spec.json --plan   (print the mapping; needs no torch)
 Prints and writes JSON: per-step seconds, tokens/s over the measured steps (their tokens over
 their total time, as ftbench's summary counts), peak memory.
 """
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import time
+
+import profile_tables
+from profile_tables import parse_profile_steps, profile_stem  # noqa: F401  (tested from here)
 
 # ftbench LoRA targets -> the Linear modules of transformers' Llama.
 TARGET_MODULES = {
@@ -130,8 +145,57 @@ def plan(spec):
     }
 
 
-def run(p, steps, warmup, device_name, threads=None, attn="sdpa"):
+def causal_lm_loss(model, logits, labels, vocab_size):
+    """What LlamaForCausalLM's forward computes when given labels= (its loss_function, transformers
+    4.46 and later; before, the shifted cross-entropy of the logits in float), called apart from
+    the forward so that the loss is a scope of its own."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    loss_function = getattr(base, "loss_function", None)
+    if loss_function is not None:
+        return loss_function(logits=logits, labels=labels, vocab_size=vocab_size)
+    import torch.nn.functional as F
+    shifted = logits.float()[..., :-1, :].contiguous()
+    return F.cross_entropy(shifted.view(-1, vocab_size), labels[..., 1:].contiguous().view(-1))
+
+
+def measured_steps(steps, warmup, window):
+    """The 1-based steps the timing figures use, and how many profiled steps they leave out:
+    those after the warm-up less the profiled ones, unless that leaves none (then 0 left out), as
+    ftbench's summary does (metrics::exclude_profiled_steps)."""
+    after_warmup = list(range(warmup + 1, steps + 1))
+    if window is None:
+        return after_warmup, 0
+    kept = [s for s in after_warmup if not window[0] <= s <= window[1]]
+    if not kept:
+        return after_warmup, 0
+    return kept, len(after_warmup) - len(kept)
+
+
+def _unmarked(name):
+    return contextlib.nullcontext()
+
+
+def write_profile(prof, window, device_activity, stem):
+    """The tables and the trace of a stopped torch.profiler.profile; the report's record."""
+    results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    if results is None:
+        raise RuntimeError("--profile-steps: this torch's profiler keeps no raw events "
+                           "(torch.profiler.profile().profiler.kineto_results)")
+    events = profile_tables.events_of_kineto(results.events())
+    tables = profile_tables.tabulate_profile(events)
+    paths = profile_tables.profile_paths(stem)
+    with open(paths["ops_table"], "w", newline="") as f:
+        f.write(profile_tables.op_table_csv(tables))
+    with open(paths["kernels_table"], "w", newline="") as f:
+        f.write(profile_tables.kernel_table_csv(tables))
+    prof.export_chrome_trace(paths["trace"])
+    return profile_tables.profile_record(tables, window, device_activity, paths)
+
+
+def run(p, steps, warmup, device_name, threads=None, attn="sdpa", window=None,
+        stem="hf-peft"):
     import torch
+    from torch.profiler import ProfilerActivity, record_function
     import transformers
     import peft
 
@@ -171,22 +235,41 @@ def run(p, steps, warmup, device_name, threads=None, attn="sdpa"):
                for _ in range(accum)]
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    prof = None
     step_seconds, losses = [], []
-    for _ in range(steps):
+    for step in range(1, steps + 1):
+        recording = window is not None and window[0] <= step <= window[1]
+        if recording and step == window[0]:
+            prof = torch.profiler.profile(activities=activities, record_shapes=True,
+                                          with_flops=True)
+            prof.start()
+        mark = record_function if recording else _unmarked
         start = time.perf_counter()
         total = None
         for ids in batches:
-            loss = model(input_ids=ids, labels=ids).loss / accum
-            loss.backward()
+            with mark("ftbench::forward"):
+                logits = model(input_ids=ids).logits
+            with mark("ftbench::loss"):
+                loss = causal_lm_loss(model, logits, ids, config.vocab_size) / accum
+            del logits  # as model(labels=...) keeps no logits beyond the loss's graph
+            with mark("ftbench::backward"):
+                loss.backward()
             total = loss.detach() if total is None else total + loss.detach()
-        if p["max_grad_norm"] > 0:
-            torch.nn.utils.clip_grad_norm_(trainable, p["max_grad_norm"])
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        with mark("ftbench::optimizer"):
+            if p["max_grad_norm"] > 0:
+                torch.nn.utils.clip_grad_norm_(trainable, p["max_grad_norm"])
+            opt.step()
+            opt.zero_grad(set_to_none=True)
         sync()
         step_seconds.append(time.perf_counter() - start)
         losses.append(float(total))
-    measured = step_seconds[warmup:]
+        if recording and step == window[1]:
+            prof.stop()
+    kept, profiled_excluded = measured_steps(steps, warmup, window)
+    measured = [step_seconds[s - 1] for s in kept]
+    profile = (write_profile(prof, window, device.type == "cuda", stem)
+               if prof is not None else None)
     tokens_per_step = mb * accum * seq
     result = {
         "implementation": f"transformers {transformers.__version__} + peft {peft.__version__}, "
@@ -197,6 +280,8 @@ def run(p, steps, warmup, device_name, threads=None, attn="sdpa"):
         "build_seconds": build_seconds,
         "steps": steps,
         "warmup_steps_excluded": warmup,
+        "profiled_steps_excluded": profiled_excluded,
+        "measured_steps": len(measured),
         "tokens_per_step": tokens_per_step,
         "step_seconds": step_seconds,
         "median_step_seconds": statistics.median(measured),
@@ -206,8 +291,26 @@ def run(p, steps, warmup, device_name, threads=None, attn="sdpa"):
         "losses": losses,
         "trainable_parameters": sum(q.numel() for q in trainable),
         "peak_allocated_bytes": torch.cuda.max_memory_allocated() if device.type == "cuda" else None,
+        # --profile-steps: the profiled steps, the files and the totals (ftbench's report's
+        # `profile`); null without it.
+        "profile": profile,
     }
     return result
+
+
+def profile_window(profile_steps, profile_out, steps):
+    """--profile-steps as (N, M), None without it; ValueError for a bad value, a window past the
+    run's last step, or --profile-out alone."""
+    if profile_steps is None:
+        if profile_out is not None:
+            raise ValueError("--profile-out: needs --profile-steps")
+        return None
+    window = parse_profile_steps(profile_steps)
+    if window[1] > steps:
+        raise ValueError(f"--profile-steps {profile_tables.window_text(window)}: the run has "
+                         f"{steps} optimizer step{'' if steps == 1 else 's'}; profile steps "
+                         f"from 1 to {steps}")
+    return window
 
 
 def main(argv=None):
@@ -222,9 +325,19 @@ def main(argv=None):
                     help="transformers' attn_implementation")
     ap.add_argument("--plan", action="store_true", help="print the mapping only (no torch needed)")
     ap.add_argument("--out", help="also write the JSON here")
+    ap.add_argument("--profile-steps", metavar="N[,M]",
+                    help="record steps N to M (1-based) with torch.profiler, as ftbench run does")
+    ap.add_argument("--profile-out", metavar="STEM",
+                    help="the profile's files are STEM.profile-{ops,kernels}.csv and "
+                         "STEM.profile-trace.json (default: --out without .json, else hf-peft)")
     args = ap.parse_args(argv)
     if args.steps <= args.warmup:
         ap.error(f"--steps ({args.steps}) must exceed --warmup ({args.warmup})")
+    try:
+        window = profile_window(args.profile_steps, args.profile_out, args.steps)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         with open(args.spec) as f:
             doc = json.load(f)
@@ -232,8 +345,9 @@ def main(argv=None):
     except (OSError, json.JSONDecodeError, KeyError, SpecError) as e:
         print(f"error: {args.spec}: {e}", file=sys.stderr)
         return 2
+    stem = args.profile_out if args.profile_out is not None else profile_stem(args.out)
     result = p if args.plan else run(p, args.steps, args.warmup, args.device, args.threads,
-                                     args.attn)
+                                     args.attn, window, stem)
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

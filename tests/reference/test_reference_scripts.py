@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """The CPU-runnable parts of the device check: the spec -> transformers/peft mapping of
-scripts/reference/hf_peft_lora_step.py and scripts/reference/device_check_summary.py. Neither
-needs torch, transformers or peft. Run by ctest (FTBENCH_BINARY: the ftbench launcher)."""
+scripts/reference/hf_peft_lora_step.py and scripts/reference/device_check_summary.py; the
+reference's --profile-steps (its parsing, and the tables of scripts/reference/profile_tables.py,
+ftbench's metrics/profile_table.cpp in Python, on made-up events). None needs torch,
+transformers or peft. Run by ctest (FTBENCH_BINARY: the ftbench launcher)."""
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -15,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "reference"))
 
 import device_check_summary  # noqa: E402
 import hf_peft_lora_step as ref  # noqa: E402
+import profile_tables as pt  # noqa: E402
 
 
 def validated(spec="configs/llama3.1-8b-lora-synthetic.yaml", *overrides):
@@ -111,6 +117,190 @@ class Summary(unittest.TestCase):
                                            peak_tflops=100.0)
         self.assertAlmostEqual(s["mfu"][0]["ftbench_mfu"], 0.7565640547544241, places=15)
         self.assertTrue(s["mfu_target_met"])
+
+
+def bad_steps_message(text):
+    return ("--profile-steps: expected N or N,M (whole numbers of steps, 1 <= N <= M <= "
+            f'1000000000), found "{text}"')
+
+
+class ProfileSteps(unittest.TestCase):
+    def test_one_step_or_a_range_as_ftbench_takes_them(self):
+        self.assertEqual(ref.parse_profile_steps("5"), (5, 5))
+        self.assertEqual(ref.parse_profile_steps("5,7"), (5, 7))
+        self.assertEqual(ref.parse_profile_steps("1000000000"), (1000000000, 1000000000))
+
+    def test_anything_else_is_refused_with_ftbenchs_words(self):
+        # The list of ftbench's ProfileSteps.AnythingElseIsRefusedWithWhatWasFound, and more.
+        for bad in ("", "0", "-1", "+3", "7,5", "5,", ",5", "5,6,7", "5 ,7", "1e3", "2.5",
+                    "1000000001", "99999999999999999999", "a", " 5", "\u0665", "0,3"):
+            with self.subTest(bad=bad), self.assertRaises(ValueError) as caught:
+                ref.parse_profile_steps(bad)
+            self.assertEqual(str(caught.exception), bad_steps_message(bad))
+        with self.assertRaises(ValueError) as caught:
+            ref.parse_profile_steps("5\n")
+        self.assertEqual(str(caught.exception), bad_steps_message("5\\x0A"))
+
+    def test_the_window_is_held_to_the_runs_steps(self):
+        self.assertIsNone(ref.profile_window(None, None, 12))
+        self.assertEqual(ref.profile_window("2,12", None, 12), (2, 12))
+        with self.assertRaises(ValueError) as caught:
+            ref.profile_window("2,13", None, 12)
+        self.assertEqual(str(caught.exception), "--profile-steps 2,13: the run has 12 optimizer "
+                                                "steps; profile steps from 1 to 12")
+        with self.assertRaisesRegex(ValueError, "^--profile-out: needs --profile-steps$"):
+            ref.profile_window(None, "x", 12)
+
+    def test_profiled_steps_leave_the_timing_unless_none_would_be_left(self):
+        self.assertEqual(ref.measured_steps(6, 2, None), ([3, 4, 5, 6], 0))
+        self.assertEqual(ref.measured_steps(6, 2, (4, 5)), ([3, 6], 2))
+        self.assertEqual(ref.measured_steps(6, 2, (1, 3)), ([4, 5, 6], 1))  # one in the warm-up
+        self.assertEqual(ref.measured_steps(4, 1, (2, 4)), ([2, 3, 4], 0))  # none would be left
+
+    def test_the_files_go_beside_the_out_json(self):
+        self.assertEqual(ref.profile_stem("out/r.json"), "out/r")
+        self.assertEqual(ref.profile_stem("out/r"), "out/r")
+        self.assertEqual(ref.profile_stem(".json"), ".json")
+        self.assertEqual(ref.profile_stem(None), "hf-peft")
+        self.assertEqual(pt.profile_paths("out/r")["ops_table"], "out/r.profile-ops.csv")
+
+    def test_bad_flags_end_the_plan_with_exit_2_and_the_script_needs_no_torch(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(validated("configs/ci-tiny.yaml"), f)
+            f.flush()
+            for flags, message in ((["--profile-steps", "0"], bad_steps_message("0")),
+                                   (["--steps", "4", "--warmup", "1", "--profile-steps", "3,5"],
+                                    "--profile-steps 3,5: the run has 4 optimizer steps; "
+                                    "profile steps from 1 to 4")):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    self.assertEqual(ref.main(["--spec", f.name, "--plan"] + flags), 2)
+                self.assertEqual(err.getvalue(), f"error: {message}\n")
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(ref.main(["--spec", f.name, "--plan", "--profile-steps", "4,5"]),
+                                 0)
+        probe = ("import sys; sys.path.insert(0, sys.argv[1]); import hf_peft_lora_step; "
+                 "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                 "('torch', 'transformers', 'peft')))")
+        self.assertEqual(subprocess.check_output(
+            [sys.executable, "-c", probe, os.path.join(ROOT, "scripts", "reference")],
+            text=True), "[]\n")
+
+
+def op(name, thread, start, duration, flops=0, input_bytes=0):
+    return pt.ProfileEvent(name, pt.OP, thread, start, duration, flops, input_bytes)
+
+
+def scope(name, thread, start, duration):
+    return pt.ProfileEvent(name, pt.SCOPE, thread, start, duration, 0, 0)
+
+
+def kernel(name, start, duration, transfer=False):
+    return pt.ProfileEvent(name, pt.TRANSFER if transfer else pt.KERNEL, 7, start, duration)
+
+
+class ProfileTables(unittest.TestCase):
+    """ftbench's tests/metrics/profile_table_test.cpp, on the Python port: the same events, the
+    same figures and the same CSV text."""
+
+    def test_dtype_sizes_and_input_bytes(self):
+        self.assertEqual(pt.profiler_dtype_bytes("c10::BFloat16"), 2)
+        self.assertEqual(pt.profiler_dtype_bytes("long int"), 8)
+        self.assertEqual(pt.profiler_dtype_bytes("Scalar"), 0)
+        self.assertIsNone(pt.profiler_dtype_bytes("c10::qint8"))
+        self.assertEqual(pt.input_bytes_of([[2048, 256], [], [], [256]],
+                                           ["float", "Scalar", "c10::BFloat16", "long int"]),
+                         2048 * 256 * 4 + 2 + 256 * 8)
+        self.assertIsNone(pt.input_bytes_of([[4]], ["c10::qint8"]))
+
+    def test_self_time_excludes_what_an_op_calls(self):
+        t = pt.tabulate_profile([
+            op("aten::linear", 1, 0, 100, 0, 1000), op("aten::matmul", 1, 10, 80, 0, 1000),
+            op("aten::mm", 1, 20, 60, 4000, 1000), op("aten::add", 1, 100, 30, 0, 64),
+            op("aten::mm", 2, 0, 50, 2000, 500)])
+        self.assertEqual([(r["name"], r["calls"], r["self_ns"], r["total_ns"]) for r in t["ops"]],
+                         [("aten::mm", 2, 110, 110), ("aten::add", 1, 30, 30),
+                          ("aten::linear", 1, 20, 100), ("aten::matmul", 1, 20, 80)])
+        self.assertEqual((t["ops"][0]["flops"], t["ops"][0]["input_bytes"]), (6000, 1500))
+        self.assertEqual((t["op_self_ns"], t["flops"]), (180, 6000))
+        self.assertEqual((t["leaf_input_bytes"], t["leaf_calls_without_bytes"]), (1564, 0))
+        self.assertEqual((t["kernels"], t["attention_ops"]), ([], []))
+
+    def test_an_op_calling_itself_counts_once_in_its_total(self):
+        t = pt.tabulate_profile([op("aten::copy_", 1, 0, 100), op("aten::copy_", 1, 10, 50)])
+        self.assertEqual([(r["calls"], r["self_ns"], r["total_ns"]) for r in t["ops"]],
+                         [(2, 100, 100)])
+
+    def test_scopes_nest_through_ops_and_keep_their_own_time(self):
+        t = pt.tabulate_profile([
+            scope("forward", 1, 0, 100), op("aten::mm", 1, 10, 80),
+            scope("backward", 1, 100, 300), op("CppNode<UnitFunction>", 1, 150, 200),
+            scope("recompute", 1, 160, 140), op("aten::mm", 1, 170, 80),
+            scope("optimizer", 1, 400, 50)])
+        self.assertEqual([(s["name"], s["total_ns"], s["self_ns"]) for s in t["scopes"]],
+                         [("forward", 100, 100), ("backward", 300, 160),
+                          ("recompute", 140, 140), ("optimizer", 50, 50)])
+        self.assertEqual([(r["name"], r["self_ns"]) for r in t["ops"]],
+                         [("aten::mm", 160), ("CppNode<UnitFunction>", 60)])
+        record = pt.profile_record(t, (2, 3), False, pt.profile_paths("r"))
+        self.assertEqual(record["scopes"][1], {"name": "backward", "calls": 1,
+                                               "seconds": 300e-9, "self_seconds": 160e-9})
+        self.assertEqual((record["first_step"], record["last_step"], record["ops_table"]),
+                         (2, 3, "r.profile-ops.csv"))
+
+    def test_kernels_and_attention_ops(self):
+        t = pt.tabulate_profile([
+            op("aten::_scaled_dot_product_flash_attention", 1, 0, 10, 0, None),
+            op("aten::scaled_dot_product_attention", 1, 0, 20),
+            kernel("flash_fwd_kernel", 5, 30),
+            kernel("Memcpy HtoD (Pageable -> Device)", 40, 10, True),
+            kernel("flash_fwd_kernel", 60, 30)])
+        self.assertEqual(t["attention_ops"], ["aten::_scaled_dot_product_flash_attention",
+                                              "aten::scaled_dot_product_attention"])
+        self.assertEqual((t["leaf_input_bytes"], t["leaf_calls_without_bytes"]), (0, 1))
+        self.assertEqual(t["kernel_ns"], 70)
+        self.assertEqual(pt.kernel_table_csv(t),
+                         "name,kind,calls,total_ms,share,mean_us\n"
+                         "flash_fwd_kernel,kernel,2,0.000,0.8571,0.030\n"
+                         "Memcpy HtoD (Pageable -> Device),transfer,1,0.000,0.1429,0.010\n")
+
+    def test_op_csv_rates_over_self_time(self):
+        t = pt.tabulate_profile([op("aten::mm", 1, 0, 2_000_000, 4_000_000_000, 8_000_000),
+                                 op('a,"b"', 1, 2_000_000, 2_000_000, 0, None)])
+        self.assertEqual(pt.op_table_csv(t),
+                         "name,calls,self_ms,total_ms,self_share,flops,tflop_per_s,input_bytes,"
+                         "input_gb_per_s\n"
+                         '"a,""b""",1,2.000,2.000,0.5000,0,,,\n'
+                         "aten::mm,1,2.000,2.000,0.5000,4000000000,2,8000000,4\n")
+
+    def test_torchs_raw_events_as_ftbench_reads_them(self):
+        def event(name, activity, device="CPU", scope=0, thread=1, start=0, duration=10,
+                  flops=0, shapes=(), dtypes=(), stream=3):
+            return types.SimpleNamespace(
+                name=lambda: name, activity_type=lambda: activity,
+                device_type=lambda: types.SimpleNamespace(name=device), scope=lambda: scope,
+                start_thread_id=lambda: thread, start_ns=lambda: start,
+                duration_ns=lambda: duration, flops=lambda: flops, shapes=lambda: list(shapes),
+                dtypes=lambda: list(dtypes), device_resource_id=lambda: stream)
+        events = pt.events_of_kineto([
+            event("ftbench::forward", "user_annotation", scope=7, duration=100),
+            event("aten::mm", "cpu_op", start=5, duration=50, flops=128,
+                  shapes=[[2, 4], [4, 8]], dtypes=["float", "float"]),
+            event("MmBackward0", "cpu_op", scope=1, start=60),  # no shapes: unknown bytes
+            event("profiler::_record_function_enter_new", "cpu_op", start=1),
+            event("overhead", "overhead"),
+            event("cudaLaunchKernel", "cuda_runtime", start=70, duration=5),
+            event("ftbench::forward", "gpu_user_annotation", device="CUDA"),
+            event("gemm", "kernel", device="CUDA", start=80, stream=7),
+            event("Memset (Device)", "gpu_memset", device="CUDA", start=90, stream=7),
+        ])
+        self.assertEqual(events, [
+            pt.ProfileEvent("ftbench::forward", pt.SCOPE, 1, 0, 100, 0, None),
+            pt.ProfileEvent("aten::mm", pt.OP, 1, 5, 50, 128, 2 * 4 * 4 + 4 * 8 * 4),
+            pt.ProfileEvent("MmBackward0", pt.OP, 1, 60, 10, 0, None),
+            pt.ProfileEvent("cudaLaunchKernel", pt.OP, 1, 70, 5, 0, None),
+            pt.ProfileEvent("gemm", pt.KERNEL, 7, 80, 10, 0, None),
+            pt.ProfileEvent("Memset (Device)", pt.TRANSFER, 7, 90, 10, 0, None)])
 
 
 if __name__ == "__main__":
