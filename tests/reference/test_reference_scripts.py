@@ -2,8 +2,9 @@
 """The CPU-runnable parts of the device check: the spec -> transformers/peft mapping of
 scripts/reference/hf_peft_lora_step.py and scripts/reference/device_check_summary.py; the
 reference's --profile-steps (its parsing, and the tables of scripts/reference/profile_tables.py,
-ftbench's metrics/profile_table.cpp in Python, on made-up events). None needs torch,
-transformers or peft. Run by ctest (FTBENCH_BINARY: the ftbench launcher)."""
+ftbench's metrics/profile_table.cpp in Python, on made-up events) and
+scripts/profile-side-by-side.py. None needs torch, transformers or peft. Run by ctest
+(FTBENCH_BINARY: the ftbench launcher)."""
 
 import contextlib
 import io
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import types
 import unittest
 
@@ -21,6 +23,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "reference"))
 import device_check_summary  # noqa: E402
 import hf_peft_lora_step as ref  # noqa: E402
 import profile_tables as pt  # noqa: E402
+
+SIDE_BY_SIDE = os.path.join(ROOT, "scripts", "profile-side-by-side.py")
 
 
 def validated(spec="configs/llama3.1-8b-lora-synthetic.yaml", *overrides):
@@ -301,6 +305,120 @@ class ProfileTables(unittest.TestCase):
             pt.ProfileEvent("cudaLaunchKernel", pt.OP, 1, 70, 5, 0, None),
             pt.ProfileEvent("gemm", pt.KERNEL, 7, 80, 10, 0, None),
             pt.ProfileEvent("Memset (Device)", pt.TRANSFER, 7, 90, 10, 0, None)])
+
+
+OPS_HEADER = "name,calls,self_ms,total_ms,self_share,flops,tflop_per_s,input_bytes,input_gb_per_s"
+
+
+class SideBySide(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    def run_script(self, *args):
+        return subprocess.run([sys.executable, SIDE_BY_SIDE, *args], capture_output=True,
+                              text=True)
+
+    def test_ops_and_kernels_joined_by_name(self):
+        left = self.write("ftbench.profile-ops.csv", f"""
+            {OPS_HEADER}
+            aten::mm,4,6.000,6.500,0.6000,8000000000,1.333,1000,0.0001667
+            "a,""b""|c",1,3.000,3.000,0.3000,0,,,
+            aten::add,2,1.000,1.000,0.1000,0,,64,0.064
+            """)
+        right = self.write("hf.profile-ops.csv", f"""
+            {OPS_HEADER}
+            aten::mm,6,4.500,4.500,0.5455,6000000000,1.333,1000,0.0002222
+            aten::mul,3,2.000,2.000,0.2424,0,,,
+            aten::add,2,1.500,1.500,0.1818,0,,64,0.04267
+            aten::add_,1,0.250,0.250,0.0303,0,,,
+            """)
+        left_k = self.write("ftbench.profile-kernels.csv", """
+            name,kind,calls,total_ms,share,mean_us
+            gemm_a,kernel,4,2.000,0.8000,500.000
+            Memcpy HtoD (Pageable -> Device),transfer,2,0.500,0.2000,250.000
+            """)
+        right_k = self.write("hf.profile-kernels.csv", """
+            name,kind,calls,total_ms,share,mean_us
+            gemm_b,kernel,4,3.000,0.8571,750.000
+            Memcpy HtoD (Pageable -> Device),transfer,1,0.500,0.1429,500.000
+            """)
+        done = self.run_script("--left", f"ftbench={left}", "--right", f"hf={right}", "--top", "3",
+                               "--left-kernels", left_k, "--right-kernels", right_k)
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
+        self.assertEqual(done.stdout, textwrap.dedent(f"""\
+            ## Ops by self time: ftbench ({left}) and hf ({right})
+
+            | op | ftbench calls | ftbench self ms | ftbench flops | hf calls | hf self ms | hf flops | ftbench - hf ms | ftbench share | hf share |
+            |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+            | aten::mm | 4 | 6.000 | 8e+09 | 6 | 4.500 | 6e+09 | +1.500 | 60.0% | 54.5% |
+            | a,"b"\\|c | 1 | 3.000 |  |  |  |  | +3.000 | 30.0% |  |
+            | aten::mul |  |  |  | 3 | 2.000 |  | -2.000 |  | 24.2% |
+            | *2 more ops* | 2 | 1.000 |  | 3 | 1.750 |  | -0.750 | 10.0% | 21.2% |
+            | **total** | 7 | 10.000 | 8e+09 | 12 | 8.250 | 6e+09 | +1.750 | 100.0% | 100.0% |
+
+            ## Device kernels by total time: ftbench ({left_k}) and hf ({right_k})
+
+            | kernel | kind | ftbench calls | ftbench total ms | hf calls | hf total ms | ftbench - hf ms | ftbench share | hf share |
+            |---|---|---:|---:|---:|---:|---:|---:|---:|
+            | gemm_b | kernel |  |  | 4 | 3.000 | -3.000 |  | 85.7% |
+            | gemm_a | kernel | 4 | 2.000 |  |  | +2.000 | 80.0% |  |
+            | Memcpy HtoD (Pageable -> Device) | transfer | 2 | 0.500 | 1 | 0.500 | +0.000 | 20.0% | 14.3% |
+            | **total** |  | 6 | 2.500 | 5 | 3.500 | -1.000 | 100.0% | 100.0% |
+            """))  # noqa: E501
+
+    def test_the_references_own_csv_reads_back(self):
+        t = pt.tabulate_profile([op("aten::mm", 1, 0, 2_000_000, 4_000_000_000, 8_000_000),
+                                 op('a,"b"', 1, 2_000_000, 1_000_000, 0, None)])
+        path = self.write("hf.profile-ops.csv", pt.op_table_csv(t))
+        done = self.run_script("--left", f"x={path}", "--right", f"y={path}", "--top", "1")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("| *1 more op* | 1 | 1.000 |  | 1 | 1.000 |  | +0.000 | 33.3% | 33.3% |",
+                      done.stdout)
+        self.assertIn("| **total** | 2 | 3.000 | 4e+09 | 2 | 3.000 | 4e+09 | +0.000 | 100.0% | "
+                      "100.0% |", done.stdout)
+
+    def test_a_wrong_header_a_bad_row_or_a_missing_file_is_named(self):
+        ops = self.write("ops.csv", f"{OPS_HEADER}\naten::mm,1,1.000,1.000,1.0000,0,,,\n")
+        kernels = self.write("kernels.csv", "name,kind,calls,total_ms,share,mean_us\n")
+        done = self.run_script("--left", f"a={kernels}", "--right", f"b={ops}")
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stdout, "")
+        self.assertEqual(done.stderr, f"error: {kernels}:1: expected the header '{OPS_HEADER}', "
+                                      "found 'name,kind,calls,total_ms,share,mean_us'\n")
+        empty = self.write("empty.csv", "")
+        done = self.run_script("--left", f"a={ops}", "--right", f"b={empty}")
+        self.assertEqual((done.returncode, done.stderr),
+                         (2, f"error: {empty}:1: expected the header '{OPS_HEADER}', found "
+                             "nothing (an empty file)\n"))
+        done = self.run_script("--left", f"a={ops}", "--right", f"b={ops}",
+                               "--left-kernels", kernels, "--right-kernels", ops)
+        self.assertEqual((done.returncode, done.stderr),
+                         (2, f"error: {ops}:1: expected the header "
+                             "'name,kind,calls,total_ms,share,mean_us', found "
+                             f"'{OPS_HEADER}'\n"))
+        bad = self.write("bad.csv", f"{OPS_HEADER}\naten::mm,1,1.000,1.000,1.0000,0,,,\n"
+                                    "aten::add,x,1.000,1.000,1.0000,0,,,\n")
+        done = self.run_script("--left", f"a={ops}", "--right", f"b={bad}")
+        self.assertEqual((done.returncode, done.stderr),
+                         (2, f"error: {bad}:3: calls: expected a whole number, found 'x'\n"))
+        short = self.write("short.csv", f"{OPS_HEADER}\naten::mm,1,1.000\n")
+        done = self.run_script("--left", f"a={short}", "--right", f"b={ops}")
+        self.assertEqual((done.returncode, done.stderr),
+                         (2, f"error: {short}:2: expected 9 fields, found 3\n"))
+        missing = os.path.join(self.dir.name, "missing.csv")
+        done = self.run_script("--left", f"a={ops}", "--right", f"b={missing}")
+        self.assertEqual((done.returncode, done.stderr),
+                         (2, f"error: {missing}: cannot read it: No such file or directory\n"))
+        done = self.run_script("--left", ops, "--right", f"b={ops}")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn(f"argument --left: expected NAME=PATH, found '{ops}'", done.stderr)
 
 
 if __name__ == "__main__":
