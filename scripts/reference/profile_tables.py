@@ -175,17 +175,19 @@ def _nesting(events):
         if not stack or thread != e.thread:
             stack = []
         thread = e.thread
-        while stack and end[stack[-1]] < end[idx]:
+        # Inside the open event when it starts before that one ends, even when it ends a little
+        # after (times rounded to whole microseconds): only the part inside counts against it.
+        while stack and end[stack[-1]] <= e.start_ns:
             stack.pop()
         if stack:
-            children[stack[-1]] += e.duration_ns
+            children[stack[-1]] += min(end[idx], end[stack[-1]]) - e.start_ns
         if e.kind == OP:
             for above in stack:
                 calls_ops[above] = True
         if e.kind == SCOPE:
             for above in reversed(stack):
                 if events[above].kind == SCOPE:
-                    inner_scopes[above] += e.duration_ns
+                    inner_scopes[above] += min(end[idx], end[above]) - e.start_ns
                     break
         if e.kind == OP:
             in_namesake[idx] = any(events[a].kind == OP and events[a].name == e.name

@@ -148,15 +148,19 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
     if (!is_host(e.kind)) continue;
     if (stack.empty() || thread != e.thread) stack.clear();
     thread = e.thread;
-    while (!stack.empty() && end_of(events[stack.back()]) < end_of(e)) stack.pop_back();
-    if (!stack.empty()) children_ns[stack.back()] += e.duration_ns;
+    // An event that starts before the open one ends is inside it, even when it ends a little
+    // after (times rounded to whole microseconds); only the part inside counts against it.
+    while (!stack.empty() && end_of(events[stack.back()]) <= e.start_ns) stack.pop_back();
+    if (!stack.empty()) {
+      children_ns[stack.back()] += std::min(end_of(e), end_of(events[stack.back()])) - e.start_ns;
+    }
     if (e.kind == ProfileEventKind::kOp) {
       for (std::size_t above : stack) calls_ops[above] = true;
     }
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       const ProfileEvent& above = events[*it];
       if (e.kind == ProfileEventKind::kScope && above.kind == ProfileEventKind::kScope) {
-        inner_scopes_ns[*it] += e.duration_ns;
+        inner_scopes_ns[*it] += std::min(end_of(e), end_of(above)) - e.start_ns;
         break;
       }
     }

@@ -105,6 +105,23 @@ TEST(ProfileTables, SelfTimeExcludesWhatAnOpCalls) {
   EXPECT_TRUE(t.attention_ops.empty());
 }
 
+// Times rounded to whole microseconds (LibTorch 1.13) can end a call a microsecond after its
+// caller: it is still inside it, and no self time goes negative.
+TEST(ProfileTables, ACallEndingJustAfterItsCallerIsStillInsideIt) {
+  const std::vector<ProfileEvent> events = {op("aten::linear", 1, 0, 100'000),
+                                            op("aten::mm", 1, 10'000, 91'000),
+                                            op("aten::add", 1, 101'000, 5'000)};
+  const ProfileTables t = tabulate_profile(events);
+  ASSERT_EQ(t.ops.size(), 3u);
+  EXPECT_EQ(t.ops[0].name, "aten::mm");
+  EXPECT_EQ(t.ops[0].self_ns, 91'000);
+  EXPECT_EQ(t.ops[1].name, "aten::linear");
+  EXPECT_EQ(t.ops[1].self_ns, 10'000);  // 100 us less the 90 us of mm inside it
+  EXPECT_EQ(t.ops[2].name, "aten::add");
+  EXPECT_EQ(t.ops[2].self_ns, 5'000);
+  for (const OpRow& r : t.ops) EXPECT_GE(r.self_ns, 0) << r.name;
+}
+
 TEST(ProfileTables, AnOpCallingItselfCountsOnceInItsTotal) {
   const std::vector<ProfileEvent> events = {op("aten::copy_", 1, 0, 100),
                                             op("aten::copy_", 1, 10, 50)};

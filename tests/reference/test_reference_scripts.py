@@ -230,6 +230,13 @@ class ProfileTables(unittest.TestCase):
         self.assertEqual((t["leaf_input_bytes"], t["leaf_calls_without_bytes"]), (1564, 0))
         self.assertEqual((t["kernels"], t["attention_ops"]), ([], []))
 
+    def test_a_call_ending_just_after_its_caller_is_still_inside_it(self):
+        t = pt.tabulate_profile([op("aten::linear", 1, 0, 100000),
+                                 op("aten::mm", 1, 10000, 91000),
+                                 op("aten::add", 1, 101000, 5000)])
+        self.assertEqual([(r["name"], r["self_ns"]) for r in t["ops"]],
+                         [("aten::mm", 91000), ("aten::linear", 10000), ("aten::add", 5000)])
+
     def test_an_op_calling_itself_counts_once_in_its_total(self):
         t = pt.tabulate_profile([op("aten::copy_", 1, 0, 100), op("aten::copy_", 1, 10, 50)])
         self.assertEqual([(r["calls"], r["self_ns"], r["total_ns"]) for r in t["ops"]],

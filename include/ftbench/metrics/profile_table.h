@@ -101,7 +101,8 @@ struct ProfileTables {
 };
 
 // Self time: an event's duration less the durations of the events directly inside it on its
-// thread (an event inside another starts at or after its start and ends at or before its end).
+// thread (an event inside another starts at or after its start and before its end; one that
+// ends after it, by the rounding of times to whole microseconds, counts up to its end).
 // Scopes and ops nest in one tree, so an op's self time excludes the ops it calls and a scope's
 // the scopes and ops inside it; the op table takes the ops' self times, the scope table the
 // scopes' totals and their self times among scopes only.
