@@ -1,5 +1,5 @@
 // The files `ftbench run --profile-steps` writes beside the report, and the report's `profile`
-// record (docs/spec.md, "Profiling a step"; docs/report-schema.md, `profile`).
+// record (docs/methodology.md, section 20; docs/report-schema.md, `profile`).
 #pragma once
 
 #include <string>
