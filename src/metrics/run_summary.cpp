@@ -109,6 +109,7 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
       flop_sum.lora_frozen_base_recompute += f.lora_frozen_base_recompute;
       flop_sum.six_n += f.six_n;
       flop_sum.six_n_recompute += f.six_n_recompute;
+      flop_sum.executed += f.executed;
     }
   }
   s.step_seconds = summarize(seconds);
@@ -140,6 +141,7 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
     entry("lora_frozen_base", true, flop_sum.lora_frozen_base_recompute);
     entry("six_n", true, flop_sum.six_n_recompute);
   }
+  entry("executed", o.recompute, flop_sum.executed);
 
   s.loss_window = std::min<int64_t>(std::max<int64_t>(o.loss_window, 1), n);
   if (n > 0) {

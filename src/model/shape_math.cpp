@@ -93,16 +93,26 @@ std::string to_string(FlopFormula formula) {
   return std::string(text::spelling_of(kFlopFormulaSpellings, formula));
 }
 
+bool attention_skips_masked_blocks(std::string_view attention_kernel) {
+  return attention_kernel == "flash_attention" || attention_kernel == "efficient_attention" ||
+         attention_kernel == "cudnn_attention" || attention_kernel == "blocked_math";
+}
+
 double training_flops_per_token(const spec::ModelSpec& m, const ParamCounts& c, int64_t seq_len,
-                                FlopFormula formula, bool recompute) {
+                                FlopFormula formula, bool recompute, bool causal_half) {
   const double n_base = static_cast<double>(c.base_matmul);
   const double n_lora = static_cast<double>(c.lora);
   // Attention score and value products: 2 * s * d each per layer and token, forward.
-  const double attn_forward =
+  double attn_forward =
       4.0 * static_cast<double>(m.n_layers) * static_cast<double>(m.dim) * seq_len;
+  // Executed causal attention: a token at position i sees i + 1 keys, (s + 1) / 2 on average.
+  if (formula == FlopFormula::kExecuted && causal_half && seq_len > 0) {
+    attn_forward *= (static_cast<double>(seq_len) + 1.0) / (2.0 * static_cast<double>(seq_len));
+  }
   double flops = 0.0;
   switch (formula) {
     case FlopFormula::kLoraFrozenBase:
+    case FlopFormula::kExecuted:
       // Forward 2N + 2N_lora, input gradients 2N + 2N_lora, weight gradients only for the
       // adapters 2N_lora; attention backward is twice its forward.
       flops = 4.0 * n_base + 6.0 * n_lora + 3.0 * attn_forward;

@@ -239,13 +239,16 @@ CheckpointManifest manifest_from_json(const Json& j, const std::string& source) 
   const Json& flops = r.array(j, "", "step_flops");
   for (size_t i = 0; i < flops.size(); ++i) {
     const std::string path = r.index("step_flops", i);
-    if (!flops[i].is_array() || flops[i].size() != 4) r.wrong_type(path, "4 numbers", flops[i]);
-    std::vector<double> four;
-    for (const Json& f : flops[i]) {
-      if (!f.is_number()) r.wrong_type(path, "4 numbers", flops[i]);
-      four.push_back(f.get<double>());
+    // Four numbers before the executed count (ftbench.report/1.12), five since.
+    if (!flops[i].is_array() || flops[i].size() < 4 || flops[i].size() > 5) {
+      r.wrong_type(path, "4 or 5 numbers", flops[i]);
     }
-    m.step_flops.push_back(std::move(four));
+    std::vector<double> counts;
+    for (const Json& f : flops[i]) {
+      if (!f.is_number()) r.wrong_type(path, "4 or 5 numbers", flops[i]);
+      counts.push_back(f.get<double>());
+    }
+    m.step_flops.push_back(std::move(counts));
   }
   if (static_cast<int64_t>(m.step_flops.size()) != m.step) {
     r.fail(fmt::format("step_flops: {} entries for {} steps", m.step_flops.size(), m.step));

@@ -22,7 +22,7 @@ TEST(RunSummary, ExcludesWarmupAndComputesThroughput) {
       step(1, 10.0, 1.0, 100, 200, 5.0), step(2, 2.0, 0.5, 300, 400, 4.0),
       step(3, 4.0, 0.5, 500, 600, 3.0), step(4, 2.0, 0.0, 200, 200, 2.0)};
   std::vector<StepFlops> flops(4);
-  for (auto& f : flops) f = {4e12, 5e12, 6e12, 7e12};
+  for (auto& f : flops) f = {4e12, 5e12, 6e12, 7e12, 3e12};
   SummaryOptions o;
   o.warmup_steps = 1;
   o.loss_window = 2;
@@ -37,13 +37,19 @@ TEST(RunSummary, ExcludesWarmupAndComputesThroughput) {
   EXPECT_DOUBLE_EQ(s.tokens_per_second_padded, 1200.0 / 8.0);
   EXPECT_DOUBLE_EQ(s.padding_fraction, 1.0 - 1000.0 / 1200.0);
   EXPECT_DOUBLE_EQ(s.data_wait_fraction, 1.0 / 8.0);
-  ASSERT_EQ(s.mfu.size(), 2u);  // no recompute entries without checkpointing
+  // No recompute entries without checkpointing; the executed count last.
+  ASSERT_EQ(s.mfu.size(), 3u);
   EXPECT_EQ(s.mfu[0].formula, "lora_frozen_base");
   EXPECT_DOUBLE_EQ(s.mfu[0].flops_per_step, 4e12);
   EXPECT_DOUBLE_EQ(s.mfu[0].achieved_tflops, 12.0 / 8.0);
   EXPECT_DOUBLE_EQ(*s.mfu[0].mfu, 0.15);
   EXPECT_EQ(s.mfu[1].formula, "six_n");
   EXPECT_DOUBLE_EQ(s.mfu[1].achieved_tflops, 18.0 / 8.0);
+  EXPECT_EQ(s.mfu[2].formula, "executed");
+  EXPECT_FALSE(s.mfu[2].recompute);
+  EXPECT_DOUBLE_EQ(s.mfu[2].flops_per_step, 3e12);
+  EXPECT_DOUBLE_EQ(s.mfu[2].achieved_tflops, 9.0 / 8.0);
+  EXPECT_DOUBLE_EQ(*s.mfu[2].mfu, 0.1125);
   EXPECT_DOUBLE_EQ(s.final_loss, 2.0);
   EXPECT_EQ(s.loss_window, 2);
   EXPECT_DOUBLE_EQ(s.mean_last_losses, 2.5);
@@ -80,7 +86,7 @@ TEST(RunSummary, MfuAgainstTheMeasuredGemmPeak) {
   const report::Summary s = summarize_run(steps, {{4e12, 0, 5e12, 0}, {4e12, 0, 5e12, 0}}, o);
   EXPECT_EQ(s.gemm_peak_tflops, 8.0);
   EXPECT_EQ(s.gemm_peak_source, "gemm file: g.json fp32 512x512x512");
-  ASSERT_EQ(s.mfu.size(), 2u);
+  ASSERT_EQ(s.mfu.size(), 3u);
   EXPECT_EQ(s.mfu[0].achieved_tflops, 2.0);  // 8e12 FLOP over 4 s
   EXPECT_EQ(*s.mfu[0].mfu, 0.2);
   EXPECT_EQ(*s.mfu[0].mfu_gemm, 0.25);
@@ -115,13 +121,16 @@ TEST(RunSummary, RecomputeEntriesAndNoPeak) {
   SummaryOptions o;
   o.warmup_steps = 5;  // more than the run: every step is measured
   o.recompute = true;
-  const report::Summary s = summarize_run(steps, {{1e12, 2e12, 3e12, 4e12}}, o);
+  const report::Summary s = summarize_run(steps, {{1e12, 2e12, 3e12, 4e12, 1.5e12}}, o);
   EXPECT_EQ(s.warmup_steps_excluded, 0);
   EXPECT_EQ(s.measured_steps, 1);
-  ASSERT_EQ(s.mfu.size(), 4u);
+  ASSERT_EQ(s.mfu.size(), 5u);
   EXPECT_TRUE(s.mfu[2].recompute);
   EXPECT_DOUBLE_EQ(s.mfu[2].achieved_tflops, 2.0);
   EXPECT_DOUBLE_EQ(s.mfu[3].achieved_tflops, 4.0);
+  EXPECT_EQ(s.mfu[4].formula, "executed");
+  EXPECT_TRUE(s.mfu[4].recompute);  // the run's own recompute
+  EXPECT_DOUBLE_EQ(s.mfu[4].achieved_tflops, 1.5);
   EXPECT_FALSE(s.mfu[0].mfu.has_value());
   EXPECT_EQ(s.loss_window, 1);
 }
@@ -137,7 +146,8 @@ TEST(SummaryOfSteps, IsTheSummaryTheRunComputed) {
     r.steps.push_back(step(i, 1.0 + 0.25 * double(i % 3), 0.125, 90 + i, 128, 3.0 - 0.25 * i));
     r.steps.back().segment = i <= 3 ? 1 : 2;
     r.steps.back().model_flops = 1e12 * double(i);
-    flops.push_back({1e12 * double(i), 1.5e12 * double(i), 2e12 * double(i), 3e12 * double(i)});
+    flops.push_back({1e12 * double(i), 1.5e12 * double(i), 2e12 * double(i), 3e12 * double(i),
+                     1.25e12 * double(i)});
   }
   SummaryOptions o;
   o.warmup_steps = 1;
@@ -158,8 +168,8 @@ TEST(SummaryOfSteps, IsTheSummaryTheRunComputed) {
   EXPECT_EQ(s.tokens_per_second_padded, r.summary.tokens_per_second_padded);
   EXPECT_EQ(s.padding_fraction, r.summary.padding_fraction);
   EXPECT_EQ(s.data_wait_fraction, r.summary.data_wait_fraction);
-  ASSERT_EQ(s.mfu.size(), 4u);
-  for (std::size_t i = 0; i < 4; ++i) {
+  ASSERT_EQ(s.mfu.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(s.mfu[i].flops_per_step, r.summary.mfu[i].flops_per_step) << i;
     EXPECT_DOUBLE_EQ(s.mfu[i].achieved_tflops, r.summary.mfu[i].achieved_tflops) << i;
     EXPECT_DOUBLE_EQ(*s.mfu[i].mfu, *r.summary.mfu[i].mfu) << i;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ftbench/spec/derived.h"
+#include "ftbench/spec/presets.h"
 
 namespace ftbench::model {
 namespace {
@@ -87,6 +88,39 @@ TEST(ShapeMath, FlopsPerTokenFormulas) {
                    6.0 * (656 + 32) + 3.0 * attn);
   EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, s, FlopFormula::kSixN, true),
                    6.0 * (656 + 32) + 3.0 * attn + 2.0 * (576 + 32) + attn);
+  // Executed: a causal kernel computes (s + 1) / 2s of the scores (10 of 16 for s = 4); the
+  // math kernel all of them; the recompute adds the layers' forward, attention included.
+  const double causal = attn * 10.0 / 16.0;  // 80
+  EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, s, FlopFormula::kExecuted, false, true),
+                   4.0 * 656 + 6.0 * 32 + 3.0 * causal);
+  EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, s, FlopFormula::kExecuted, true, true),
+                   4.0 * 656 + 6.0 * 32 + 3.0 * causal + 2.0 * (576 + 32) + causal);
+  EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, s, FlopFormula::kExecuted, false, false),
+                   training_flops_per_token(m, c, s, FlopFormula::kLoraFrozenBase, false));
+  // The other formulas keep the whole square whatever the kernel.
+  EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, s, FlopFormula::kSixN, false, true),
+                   6.0 * (656 + 32) + 3.0 * attn);
+  EXPECT_TRUE(attention_skips_masked_blocks("flash_attention"));
+  EXPECT_TRUE(attention_skips_masked_blocks("efficient_attention"));
+  EXPECT_TRUE(attention_skips_masked_blocks("cudnn_attention"));
+  EXPECT_TRUE(attention_skips_masked_blocks("blocked_math"));
+  EXPECT_FALSE(attention_skips_masked_blocks("math"));
+  EXPECT_FALSE(attention_skips_masked_blocks("unknown"));
+}
+
+// docs/methodology.md section 5's example: Llama 3.1 8B, LoRA r16 on q, v, o, s = 2048.
+TEST(ShapeMath, TheReferenceRecipesModelAndExecutedFlops) {
+  const spec::ModelSpec m = *spec::find_preset("llama3.1-8b");
+  spec::LoraSpec lora;
+  lora.rank = 16;
+  lora.targets = {"q", "v", "o"};
+  const ParamCounts c = count_parameters(m, lora);
+  EXPECT_EQ(c.base_matmul, 7504658432);
+  EXPECT_EQ(c.block_matmul, 6979321856);
+  EXPECT_EQ(c.lora_in_blocks, 11010048);
+  EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, 2048, FlopFormula::kSixN, false), 48315236352.0);
+  EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, 2048, FlopFormula::kExecuted, true, true),
+                   46213890048.0);
 }
 
 TEST(ShapeMath, DerivedCountsOfTheReferenceRecipe) {

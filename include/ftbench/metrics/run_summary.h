@@ -18,6 +18,9 @@ struct StepFlops {
   double lora_frozen_base_recompute = 0.0;
   double six_n = 0.0;
   double six_n_recompute = 0.0;
+  // What the hardware executes (model::FlopFormula::kExecuted): lora_frozen_base's GEMMs,
+  // causal attention's half where the kernel skips the masked blocks, the recompute when on.
+  double executed = 0.0;
 };
 
 struct SummaryOptions {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "ftbench/spec/run_spec.h"
 #include "ftbench/text/spellings.h"
@@ -34,9 +35,14 @@ ParamCounts count_parameters(const spec::ModelSpec& model, const spec::LoraSpec&
 enum class FlopFormula {
   kLoraFrozenBase,  // forward 2N, input grads 2N, LoRA weight grads; see methodology.md
   kSixN,            // the common 6N count (all weights treated as trained)
+  // What the hardware executes: lora_frozen_base's GEMMs with causal attention's half square
+  // where the kernel skips the masked blocks (`causal_half`), plus the recompute when on.
+  kExecuted,
 };
 inline constexpr text::Spelling<FlopFormula> kFlopFormulaSpellings[] = {
-    {FlopFormula::kLoraFrozenBase, "lora_frozen_base"}, {FlopFormula::kSixN, "six_n"}};
+    {FlopFormula::kLoraFrozenBase, "lora_frozen_base"},
+    {FlopFormula::kSixN, "six_n"},
+    {FlopFormula::kExecuted, "executed"}};
 
 std::string to_string(FlopFormula formula);
 
@@ -44,7 +50,15 @@ std::string to_string(FlopFormula formula);
 // causal attention counted over the full sequence as in PaLM/Megatron (12 * L * d * s for a
 // full training step under 6N). `recompute` adds the forward of the decoder layers again
 // (activation checkpointing), which gives hardware FLOPs rather than model FLOPs.
+// kExecuted: attention's products over the causal half (s (s + 1) / 2 of the s^2 scores) where
+// `causal_half` (flash, memory-efficient, cuDNN and ftbench's blocked kernels skip the masked
+// blocks; the math kernel computes them all); the other formulas ignore it.
 double training_flops_per_token(const spec::ModelSpec& model, const ParamCounts& counts,
-                                int64_t seq_len, FlopFormula formula, bool recompute);
+                                int64_t seq_len, FlopFormula formula, bool recompute,
+                                bool causal_half = false);
+
+// Whether the attention kernel (report execution.attention_kernel) skips causal attention's
+// masked blocks: every fused kernel and ftbench's blocked one; not "math", nor "unknown".
+bool attention_skips_masked_blocks(std::string_view attention_kernel);
 
 }  // namespace ftbench::model

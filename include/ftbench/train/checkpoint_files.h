@@ -76,8 +76,9 @@ struct CheckpointManifest {
   double loss_scale = 1.0;
   int64_t loss_scale_clean_steps = 0;
   bool has_device_rng = false;  // a "rng.device" tensor besides "rng.cpu"
-  // Per step so far: the four FLOP counts (lora_frozen_base, its recompute, six_n, its
-  // recompute) that the report's summary needs for steps of earlier segments.
+  // Per step so far: the FLOP counts (lora_frozen_base, its recompute, six_n, its recompute,
+  // executed; the last absent in checkpoints written before it) that the report's summary needs
+  // for steps of earlier segments.
   std::vector<std::vector<double>> step_flops;
   nlohmann::ordered_json report;  // the partial report as of the save (report::to_json)
   int64_t tensors_bytes = 0;      // size of state.safetensors

@@ -82,7 +82,11 @@ void Run::read_resume_point() {
       train::segments_to_resume(resume_->previous.segments, journal, resume_->manifest.step);
   earlier.steps = resume_->previous.steps;
   for (const std::vector<double>& f : resume_->manifest.step_flops) {
-    earlier.flops.push_back({f[0], f[1], f[2], f[3]});
+    // A checkpoint from before the executed count: lora_frozen_base's (with the recompute when
+    // on), which counts causal attention's whole square.
+    const double executed =
+        f.size() > 4 ? f[4] : (spec_.model.activation_checkpointing ? f[1] : f[0]);
+    earlier.flops.push_back({f[0], f[1], f[2], f[3], executed});
   }
   earlier.resumed_from = resume_->folder;
   recorder_.resume(std::move(earlier));
