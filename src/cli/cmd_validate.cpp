@@ -75,6 +75,7 @@ plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu,
                                     plan::AttentionKernel kernel) {
   plan::MemoryOptions o;
   o.gpu = gpu;
+  o.rms_norm_kernel = gpu;
   o.kernel_reads_shared_kv = gpu;
   o.libtorch_1 = kernel == plan::AttentionKernel::kBlocked;  // Debian 12's LibTorch 1.13 on a CPU
   o.attention = kernel;

@@ -197,8 +197,70 @@ double attention_saves(const Job& j, const MemoryOptions& o, bool qg, bool kg) {
   return k;
 }
 
+// The fused blocks' LoRA (model/fused_blocks.h) per token: the projection's input once in the
+// base dtype (the cast to the adapters' dtype is recomputed in the backward), a 1-byte mask per
+// slice that drops out, and the slices' rank-r outputs.
+double fused_adapter_saves(const Shape& s, int adapted_slices, double in_dim) {
+  if (adapted_slices == 0) return 0.0;
+  double bytes = in_dim * s.e + adapted_slices * s.rank * s.el;
+  if (s.dropout) bytes += adapted_slices * in_dim;
+  return bytes;
+}
+
+// Attention's saved tensors under the fused blocks: q and k after the rotary embedding are new
+// tensors, v a view of the q/k/v projection's output, which it keeps whole; repeated K/V heads
+// are copies, and the projection's output goes.
+double fused_attention_saves(const Job& j, const MemoryOptions& o, bool qg, bool kg) {
+  if (o.attention != AttentionKernel::kFused) return attention_saves(j, o, qg, kg);
+  const Shape& s = j.s;
+  double k = s.d * s.e;  // q
+  if (kv_heads_repeated(j, o).value_or(false)) {
+    k += 2 * s.d * s.e;  // k and v repeated to every query head
+  } else {
+    k += s.kvd * s.e + (s.d + 2 * s.kvd) * s.e;  // k, and the projection's output v views
+  }
+  k += s.d * s.e + 4 * s.heads;                         // the output and its log-sum-exp (fp32)
+  if (j.packed) k += static_cast<double>(j.seq) * s.e;  // [B, 1, S, S] mask
+  return k;
+}
+
+LayerBytes layer_bytes_fused(const Job& j, const MemoryOptions& o, bool gx) {
+  const Shape& s = j.s;
+  LayerBytes l;
+  double& k = l.saved;
+  // The CPU's one-pass kernels (fp32 on a CPU): RMSNorm keeps its fp32 input, SwiGLU the sigmoid.
+  const bool cpu_kernels = !o.gpu && s.e == 4;
+  const double norm = o.rms_norm_kernel
+                          ? s.d * s.e + 4
+                          : 4 * s.d + 4 + (o.libtorch_1 && !cpu_kernels ? 4 * s.d : 0.0);
+  if (gx) k += norm;
+  k += fused_adapter_saves(s, int(j.tq) + int(j.tk) + int(j.tv), s.d);
+  const bool qg = gx || j.tq, kg = gx || j.tk, vg = gx || j.tv;
+  const bool attn_grad = qg || kg || vg;
+  if (attn_grad) k += fused_attention_saves(j, o, qg, kg);
+  k += fused_adapter_saves(s, int(j.to), s.d);
+  // o's input is the fused kernel's output, which attention keeps.
+  if (j.to && o.attention == AttentionKernel::kFused && attn_grad) k -= s.d * s.e;
+  const bool hg = attn_grad || j.to;
+  if (hg) k += norm;  // the MLP's RMSNorm
+  k += fused_adapter_saves(s, int(j.tg) + int(j.tu), s.d);
+  const bool mlp_grad = hg || j.tg || j.tu;
+  // SwiGLU keeps the gate/up projection's output [gate | up] (and the CPU kernel its sigmoid).
+  if (mlp_grad) k += 2 * s.f * s.e + (cpu_kernels ? 4 * s.f : 0.0);
+  k += fused_adapter_saves(s, int(j.td), s.f);
+  // The MLP's forward: silu(gate) * up and the down projection's output; with an adapted down,
+  // its input cast to the adapters' dtype, the rank-r output and an update of the adapters' dtype.
+  l.mlp_transient = s.f * s.e + s.d * s.e;
+  if (j.td) {
+    l.mlp_transient += s.rank * s.el;
+    if (s.el != s.e) l.mlp_transient += s.f * s.el + s.d * s.el;
+  }
+  return l;
+}
+
 // `gx`: the layer's input carries a gradient (an adapter below it).
 LayerBytes layer_bytes(const Job& j, const MemoryOptions& o, bool gx) {
+  if (o.fused_blocks) return layer_bytes_fused(j, o, gx);
   const Shape& s = j.s;
   LayerBytes l;
   double& k = l.saved;
@@ -261,10 +323,11 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
   const double final_norm = j.layers_adapted ? (4 * s.d + 4) * t : 0.0;
   out.activations.push_back({"final norm", final_norm, "its fp32 input and 1/rms"});
   const double nl = j.nl;
-  // The chunked loss's rows per chunk (model/chunked_loss.h: 256 MiB of fp32 logits).
-  const double rows =
-      j.head_adapted ? nl
-                     : std::min(nl, std::max(1.0, std::floor((256.0 * 1024 * 1024) / (s.v * 4))));
+  // The chunked loss's rows per chunk (model/chunked_loss.h: 256 MiB of fp32 logits, a multiple
+  // of 256 rows above 256).
+  double chunk = std::max(1.0, std::floor((256.0 * 1024 * 1024) / (s.v * 4)));
+  if (chunk > 256) chunk -= std::fmod(chunk, 256.0);
+  const double rows = j.head_adapted ? nl : std::min(nl, chunk);
   double loss_kept = 0.0;
   double loss_transient = 0.0;
   if (j.head_adapted) {
@@ -273,8 +336,16 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
     loss_transient = nl * s.v * 4 * 2;
   } else {
     loss_kept = nl * s.d * s.e;  // d loss / d h, computed in the forward (chunked loss)
-    // A chunk's fp32 logits and logsumexp's shifted copy, and the rows with a label.
-    loss_transient = rows * s.v * 8 + nl * s.d * s.e;
+    if (o.fused_blocks) {
+      // A chunk's logits in the model dtype, their fp32 copy (not on a GPU, whose log-softmax
+      // reads them as they are; none for fp32) and the fp32 log-probabilities; the rows with a
+      // label.
+      const double copy = o.gpu || s.e == 4 ? 0.0 : 4.0;
+      loss_transient = rows * s.v * (s.e + copy + 4) + nl * s.d * s.e;
+    } else {
+      // A chunk's fp32 logits and logsumexp's shifted copy, and the rows with a label.
+      loss_transient = rows * s.v * 8 + nl * s.d * s.e;
+    }
   }
   out.activations.push_back({"loss", loss_kept,
                              j.head_adapted ? "whole logits for the adapted head"
@@ -284,9 +355,15 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
     // The backward recomputes one layer at a time: its activations and its forward's peak, with
     // the gradient arriving at its output and the one leaving its input; the loss's and the
     // final norm's saved tensors were freed when their backward ran, before.
-    candidates.push_back(
-        {(rest.saved + rest.mlp_transient + 2 * s.d * s.e) * t - loss_kept - final_norm,
-         "backward, a layer recomputed", "one layer's activations and its forward's temporaries"});
+    // Under the fused blocks, SwiGLU's backward adds the packed gate/up gradient and, but for the
+    // CPU's one-pass kernel (fp32 on a CPU), two [tokens, ffn] temporaries (silu(gate) again, and
+    // the gradient times up).
+    const bool cpu_kernels = !o.gpu && s.e == 4;
+    const double swiglu_backward = !o.fused_blocks ? 0.0 : (cpu_kernels ? 2.0 : 4.0) * s.f * s.e;
+    candidates.push_back({(rest.saved + rest.mlp_transient + 2 * s.d * s.e + swiglu_backward) * t -
+                              loss_kept - final_norm,
+                          "backward, a layer recomputed",
+                          "one layer's activations and its forward's temporaries"});
   } else {
     const double last = (j.layers_adapted ? rest : first).mlp_transient * t;
     candidates.push_back({last - final_norm - loss_kept, "forward, last layer's MLP",

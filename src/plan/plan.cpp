@@ -22,6 +22,7 @@ MemoryOptions gpu_options(const spec::RunSpec& spec) {
   MemoryOptions o;
   o.attention = AttentionKernel::kFused;
   o.gpu = true;
+  o.rms_norm_kernel = true;  // the user's PyTorch 2.8+ wheel on CUDA or ROCm
   o.prefetched_batches = spec.train.grad_accum_steps;
   return o;
 }

@@ -361,6 +361,7 @@ template <class V, class R, IfRecord<R, Execution> = 0>
 void visit_fields(V& v, R& e) {
   v.string("attention_kernel", e.attention_kernel);
   v.string("activation_checkpointing", e.activation_checkpointing);
+  v.boolean("fused_blocks", e.fused_blocks);
 }
 
 template <class V, class R, IfRecord<R, ProfileOp> = 0>

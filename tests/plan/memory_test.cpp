@@ -31,12 +31,14 @@ double item(const std::vector<MemoryItem>& items, const std::string& name) {
   return -1;
 }
 
-// The CPU path of LibTorch 1.13 (Debian 12).
+// The CPU path of LibTorch 1.13 (Debian 12), with the composite layers these figures were
+// measured on (FTBENCH_FUSED_BLOCKS=0); the fused blocks' figures are below.
 MemoryOptions cpu_blocked() {
   MemoryOptions o;
   o.attention = AttentionKernel::kBlocked;
   o.gpu = false;
   o.libtorch_1 = true;
+  o.fused_blocks = false;
   o.prefetched_batches = 2;
   return o;
 }
@@ -115,6 +117,37 @@ TEST(MemoryPlan, AKernelWithoutGqaKeepsKvRepeatedToEveryHead) {
   const double second = first + 260;
   EXPECT_EQ(item(m.activations, "activations kept for backward"), (first + second) * 512);
   EXPECT_EQ(m.kv_heads_repeated, std::optional<bool>(true));
+}
+
+// The fused blocks on a GPU (model/fused_blocks.h): a bf16 base with fp32 adapters on every
+// projection, dropout, LibTorch's RMSNorm kernel, flash attention reading the shared K/V heads.
+TEST(MemoryPlan, FusedBlocksKeepEachInputOnceOneByteMasksAndTheQkvOutputForV) {
+  const spec::RunSpec spec = spec::load_spec_from_string(
+      "model: {preset: tiny, dtype: bf16}\n"
+      "lora: {rank: 8, dtype: fp32, dropout: 0.1, targets: [q, k, v, o, gate, up, down]}\n"
+      "data: {seq_len: 128, max_tokens: 128, prompt_fraction: 0.5}\n"
+      "train: {micro_batch_size: 4, grad_accum_steps: 2}\n",
+      "tiny.yaml");
+  MemoryOptions o;
+  o.attention = AttentionKernel::kFused;
+  o.gpu = true;
+  o.rms_norm_kernel = true;
+  o.prefetched_batches = 2;
+  const MemoryEstimate m = estimate_memory(spec, o);
+  // Bytes a token (d 64, K/V 32, ffn 176; bf16 2 bytes, adapters 4, rank 8):
+  // q/k/v adapters: the input 128 + 3 ranks 96 + 3 masks 192 = 416;
+  // attention: q 128, k 64, the q/k/v output v views 256, the output 128, log-sum-exp 16 = 592;
+  // o's adapter: 128 + 32 + 64 less its input, the kernel's output (128) = 96;
+  // the MLP's norm: input 128 + 1/rms 4 = 132; gate/up adapters: 128 + 64 + 128 = 320;
+  // SwiGLU: [gate | up] 704; down's adapter: 352 + 32 + 176 = 560.
+  const double first = 416 + 592 + 96 + 132 + 320 + 704 + 560;
+  EXPECT_EQ(first, 2820);
+  const double second = first + 132;  // its input norm too (a gradient reaches it)
+  EXPECT_EQ(item(m.activations, "activations kept for backward"), (first + second) * 512);
+  // The composite layers keep more: an fp32 copy of the dropped input per slice among them.
+  o.fused_blocks = false;
+  EXPECT_GT(item(estimate_memory(spec, o).activations, "activations kept for backward"),
+            (first + second) * 512);
 }
 
 TEST(MemoryPlan, ASplitBaseHoldsItsShareAndTwoWholeUnits) {

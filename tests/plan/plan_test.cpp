@@ -257,6 +257,7 @@ TEST(Plan, AJobThatNeedsCheckpointingIsTimedWithTheRecomputedForward) {
   // A card between the spec's needs with and without checkpointing.
   MemoryOptions o;
   o.prefetched_batches = r.spec.train.grad_accum_steps;
+  o.rms_norm_kernel = true;  // as the plan takes a GPU
   const double whole = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());
   o.activation_checkpointing = true;
   const double recompute = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());

@@ -242,7 +242,7 @@ Report full_report() {
   dist.tokens_per_second = 100.0;
   dist.tokens_per_second_per_device = 50.0;
   r.distributed = dist;
-  r.execution = Execution{"flash_attention", "full"};
+  r.execution = Execution{"flash_attention", "full", true};
   // Steps 1 and 2 profiled: already left out as the warm-up, so none more.
   Profile p;
   p.first_step = 1;
@@ -479,8 +479,9 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                          "steps",       "evaluations", "gemm",    "segments",         "checkpoints",
                          "weights",     "exports",     "summary", "memory",           "energy",
                          "distributed", "execution",   "profile"}));
-  EXPECT_EQ(keys(j["execution"]),
-            (std::vector<std::string>{"attention_kernel", "activation_checkpointing"}));
+  EXPECT_EQ(
+      keys(j["execution"]),
+      (std::vector<std::string>{"attention_kernel", "activation_checkpointing", "fused_blocks"}));
   EXPECT_EQ(keys(j["profile"]),
             (std::vector<std::string>{
                 "first_step", "last_step", "trace", "ops_table", "kernels_table", "device_activity",

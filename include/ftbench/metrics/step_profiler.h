@@ -1,10 +1,7 @@
 // LibTorch's profiler (Kineto's collection: host operators with their input shapes and FLOP
 // counts, and on a GPU the device's kernels and copies) around a window of training steps, as
-// `ftbench run --profile-steps N[,M]` asks. Torch side: built into ftbench_torch.
-//
-// The scopes ftbench marks in its step (user scopes, RecordScope::USER_SCOPE), so that the
-// profile says where the step's time goes: kScope... below. They cost nothing while no profiler
-// records.
+// `ftbench run --profile-steps N[,M]` asks, with the scopes ftbench marks in its step
+// (device/profile_scopes.h). Torch side: built into ftbench_torch.
 #pragma once
 
 #include <memory>
@@ -12,30 +9,9 @@
 #include <string>
 #include <vector>
 
-#include <ATen/record_function.h>
-
 #include "ftbench/metrics/profile_table.h"
 
 namespace ftbench::metrics {
-
-inline constexpr const char* kScopeForward = "ftbench::forward";      // embedding to final norm
-inline constexpr const char* kScopeLoss = "ftbench::loss";            // LM head and cross-entropy
-inline constexpr const char* kScopeBackward = "ftbench::backward";    // the whole backward pass
-inline constexpr const char* kScopeRecompute = "ftbench::recompute";  // a checkpointed unit again
-inline constexpr const char* kScopeOptimizer = "ftbench::optimizer";  // norms, clipping, AdamW
-
-// One of the scopes above, from construction to end() or destruction, whichever comes first
-// (RECORD_USER_SCOPE where a block's end is the scope's end).
-class ProfileScope {
- public:
-  explicit ProfileScope(const char* name) : guard_(at::RecordScope::USER_SCOPE) {
-    if (guard_.isActive()) guard_.before(name);
-  }
-  void end() { guard_.end(); }
-
- private:
-  at::RecordFunction guard_;
-};
 
 // Whether this LibTorch's profiler can record (false, with why, where it cannot: a build without
 // the profiler's collection). Checked before a run spends time on the model.

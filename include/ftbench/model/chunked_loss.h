@@ -9,7 +9,8 @@
 namespace ftbench::model {
 
 // Rows per chunk for a vocabulary of `vocab` entries: as many as keep one chunk's fp32 logits
-// within `budget_bytes` (at least 1).
+// within `budget_bytes` (at least 1), cut down to a multiple of 256 when there are more than 256
+// (a whole number of GEMM tiles: 523 rows would leave a ragged last tile in every chunk).
 int64_t loss_chunk_rows(int64_t vocab, int64_t budget_bytes = int64_t{256} << 20);
 
 // Sum over rows r with targets[r] != -100 of the cross-entropy of softmax(h[r] · weightᵀ) at
@@ -19,7 +20,14 @@ int64_t loss_chunk_rows(int64_t vocab, int64_t budget_bytes = int64_t{256} << 20
 // (softmax minus one-hot, times `weight`, in `h`'s dtype: what autograd would do after the fp32
 // upcast) and kept for backward, as Liger's fused linear cross-entropy does. So the extra
 // memory is one chunk of logits plus one [N, d] gradient, not [N, V] in two dtypes.
+//
+// `fused` (the default): each chunk's log-softmax in one op (at::_log_softmax, straight from the
+// bf16/fp16 logits into fp32 on a GPU), its gradient exp(log p) minus the one-hot in place, and
+// ignored rows zeroed in the [rows, d] gradient rather than the [rows, V] one: four passes over
+// the chunk's logits fewer. Off: the form before (logsumexp, gather, then sub, exp and a mask
+// over the logits), kept as the oracle and for docs/benchmarks.md's before-and-after counts.
 at::Tensor chunked_linear_cross_entropy(const at::Tensor& h, const at::Tensor& weight,
-                                        const at::Tensor& targets, int64_t chunk_rows);
+                                        const at::Tensor& targets, int64_t chunk_rows,
+                                        bool fused = true);
 
 }  // namespace ftbench::model

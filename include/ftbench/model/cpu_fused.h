@@ -26,6 +26,12 @@ at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double 
 // (row s for position s). Returns a contiguous [B, S, H, D] tensor.
 at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
+// fused_rope()'s arithmetic without autograd, into `out` (any strides but 1 on D, such as a view
+// of a fused projection's gradient), or with `transpose` its adjoint (the backward:
+// [g1 c1 + g2 s2, g2 c2 - g1 s1]). x and out: [B, S, H, D] (fused_applies); cos, sin: [>= S, D].
+void fused_rope_into(at::Tensor& out, const at::Tensor& x, const at::Tensor& cos,
+                     const at::Tensor& sin, bool transpose);
+
 // SwiGLU's product silu(gate) * up, gate and up of one shape (fused_applies both). The
 // sigmoid comes from ATen's vectorised at::sigmoid (one pass) and is kept for the backward,
 // which is then one pass without exponentials.

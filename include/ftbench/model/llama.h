@@ -29,6 +29,14 @@ class DecoderLayerImpl : public torch::nn::Module {
   // kept inside each segment (sdpa.h); `rope` then holds tables gathered at the position ids.
   at::Tensor forward(const at::Tensor& x, const RopeTables& rope,
                      const at::Tensor& segment_ids = {});
+  // The composite form forward() replaced (the tests' oracle): split views of the fused
+  // projections, rope.h's apply_rope, SwiGLU as silu and a product (the CPU's one-pass kernels
+  // where they apply), LoraLinear::forward_unfused.
+  at::Tensor forward_unfused(const at::Tensor& x, const RopeTables& rope,
+                             const at::Tensor& segment_ids = {});
+  // On (the default): fused_blocks.h's nodes; off: forward_unfused() and the composite norms and
+  // LoRA layers.
+  void set_fused(bool fused);
   void init_random(double std);
   void init_adapters();
   bool has_adapter() const;
@@ -44,6 +52,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   int64_t n_heads_;
   int64_t n_kv_heads_;
   int64_t head_dim_;
+  bool fused_ = true;
 };
 TORCH_MODULE(DecoderLayer);
 
@@ -89,6 +98,11 @@ class LlamaImpl : public torch::nn::Module {
   void init_random(const std::function<void(int64_t unit)>& filled = {});
   // The adapters only, as init_random() makes them, for base weights copied in from a
   // checkpoint (hf/hf_load.h).
+  // DecoderLayerImpl::set_fused for every layer, the final norm and the head alike, and the
+  // loss's chunks (chunked_loss.h); off is the step as it was before the fused blocks
+  // (FTBENCH_FUSED_BLOCKS=0, a benchmark aid: docs/benchmarks.md).
+  void set_fused(bool fused);
+  bool fused() const { return fused_; }
   void init_adapters();
 
   // Freezes everything but the adapters; returns the trainable parameters in a fixed order.
@@ -144,6 +158,7 @@ class LlamaImpl : public torch::nn::Module {
   spec::ModelSpec spec_;
   RopeTables rope_;
   bool checkpointing_ = false;
+  bool fused_ = true;
   std::vector<BaseUnit> units_;
   BaseGathers* gathers_ = nullptr;
 };

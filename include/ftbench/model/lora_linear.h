@@ -35,13 +35,22 @@ class LoraLinearImpl : public torch::nn::Module {
   LoraLinearImpl(int64_t in_features, std::vector<LinearSlice> slices, at::TensorOptions options,
                  bool allocate_weight = true);
 
-  // x: [..., in]. One tensor per slice: [..., out_i].
+  // Every slice's output side by side, [..., sum(out_i)], in slice order: the base GEMM, then the
+  // adapters' updates added into their columns in place (fused_blocks.h: lora_down, lora_up_),
+  // so that the backward hands the projection one gradient tensor.
+  at::Tensor forward_packed(const at::Tensor& x);
+  // x: [..., in]. One tensor per slice: [..., out_i] (views of forward_packed()'s).
   std::vector<at::Tensor> forward(const at::Tensor& x);
   // Single-slice convenience.
   at::Tensor forward_one(const at::Tensor& x);
-  // Every slice's output side by side, [..., sum(out_i)], in slice order: the base GEMM alone,
-  // so only for a layer without adapters (throws std::logic_error otherwise).
-  at::Tensor forward_packed(const at::Tensor& x);
+  // The composite form forward() replaced, kept as the tests' oracle: per slice, x cast to the
+  // adapter dtype, dropout, two GEMMs, the scale and the add (one addmm where the dtypes are
+  // fp32 on a CPU), the outputs split views of the base GEMM's.
+  std::vector<at::Tensor> forward_unfused(const at::Tensor& x);
+  // Off: forward() is forward_unfused() (the oracle, and the before of docs/benchmarks.md's
+  // counts); on (the default): the fused path.
+  void set_fused(bool fused) { fused_ = fused; }
+  bool fused() const { return fused_; }
 
   // Base weight ~ N(0, std^2); adapters A Kaiming-uniform, B zero.
   void init_random(double std);
@@ -67,6 +76,7 @@ class LoraLinearImpl : public torch::nn::Module {
   std::vector<LinearSlice> slices_;
   std::vector<int64_t> out_sizes_;
   bool has_adapter_ = false;
+  bool fused_ = true;
 };
 TORCH_MODULE(LoraLinear);
 

@@ -40,8 +40,16 @@ struct MemoryOptions {
   // LibTorch 1.x's autograd keeps one more [tokens, dim] fp32 tensor with every normalised input
   // that carries a gradient (measured with the CPU counter on LibTorch 1.13; not on 2.6).
   bool libtorch_1 = false;
-  // Dropout on a GPU keeps a 1-byte mask (fused dropout); on the CPU a mask in the input's dtype.
+  // Dropout on a GPU keeps a 1-byte mask (fused dropout); on the CPU a mask in the input's dtype
+  // (the composite form; the fused blocks keep a 1-byte mask everywhere).
   bool gpu = true;
+  // The step's fused blocks (model/fused_blocks.h), as every run has them unless
+  // FTBENCH_FUSED_BLOCKS=0: LoRA keeps its input once in the base dtype and 1-byte dropout masks,
+  // v stays a view of the q/k/v projection's output, SwiGLU keeps the gate/up output alone.
+  bool fused_blocks = true;
+  // RMSNorm keeps its input in the model dtype and 1/rms (LibTorch's fused kernel: CUDA and ROCm
+  // from LibTorch 2.8); false: its input in fp32 (the CPU's one-pass kernel, the composite form).
+  bool rms_norm_kernel = false;
   // What is planned when it differs from the spec (0 / nullopt: the spec's).
   int64_t micro_batch_size = 0;
   std::optional<bool> activation_checkpointing;

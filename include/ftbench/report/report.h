@@ -470,6 +470,9 @@ struct Execution {
   std::string attention_kernel;
   // The activation-checkpointing policy the run used: full, none.
   std::string activation_checkpointing;
+  // The step's fused blocks (model/fused_blocks.h) were on; off only with FTBENCH_FUSED_BLOCKS=0,
+  // the benchmark aid that runs the step as it was before them.
+  bool fused_blocks = true;
 };
 
 // An op of the profile: its calls and self time over the profiled steps.

@@ -208,6 +208,8 @@ class Trainer {
   // packed.
   spec::DerivedCounts counts_;
   model::ParamCounts params_;
+  // The run's attention kernel skips causal attention's masked blocks (the executed FLOP count).
+  bool attention_skips_masked_blocks_ = false;
   LrSchedule schedule_;
   at::TensorOptions f32_;
   std::optional<ResumeState> resume_;
@@ -221,6 +223,7 @@ class Trainer {
   const dist::CollectiveStats* gather_stats_ = nullptr;  // null: a whole base
   std::unique_ptr<data::Prefetcher> prefetcher_;
   std::function<void(int64_t step)> before_step_;
+  at::Tensor gradient_norm() const;
   at::Generator generator_;  // the device's: it draws the dropout masks
 };
 

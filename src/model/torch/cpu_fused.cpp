@@ -104,7 +104,7 @@ class RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
 
 // out[b, s, h, :] = x * cos[s] + rotate_half(x) * sin[s], or with `transpose` the adjoint:
 // x * cos[s] + rotate_half^T(x * sin[s]), rotate_half^T(y) = [y2, -y1] (the backward).
-// x: [B, S, H, D] with stride 1 on D; out: contiguous [B, S, H, D].
+// x and out: [B, S, H, D] with stride 1 on D (out may be a view into a larger tensor).
 void rope_kernel(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, at::Tensor& out,
                  bool transpose) {
   const int64_t b = x.size(0);
@@ -119,6 +119,9 @@ void rope_kernel(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& s
   const float* cp = cos.data_ptr<float>();
   const float* snp = sin.data_ptr<float>();
   float* op = out.data_ptr<float>();
+  const int64_t ob = out.stride(0);
+  const int64_t os = out.stride(1);
+  const int64_t oh = out.stride(2);
   at::parallel_for(0, b * s, kGrainRows, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t bi = row / s;
@@ -127,7 +130,7 @@ void rope_kernel(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& s
       const float* sn = snp + si * d;
       for (int64_t hi = 0; hi < h; ++hi) {
         const float* xr = xp + bi * sb + si * ss + hi * sh;
-        float* o = op + (row * h + hi) * d;
+        float* o = op + bi * ob + si * os + hi * oh;
         if (!transpose) {
           for (int64_t j = 0; j < half; ++j) o[j] = xr[j] * c[j] - xr[j + half] * sn[j];
           for (int64_t j = half; j < d; ++j) o[j] = xr[j] * c[j] + xr[j - half] * sn[j];
@@ -307,6 +310,18 @@ at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
     throw std::invalid_argument("fused_rope: needs fp32 CPU x [B, S, H, D] and tables [>= S, D]");
   }
   return RopeFunction::apply(x, cos, sin);
+}
+
+void fused_rope_into(at::Tensor& out, const at::Tensor& x, const at::Tensor& cos,
+                     const at::Tensor& sin, bool transpose) {
+  if (!fused_applies(x) || !fused_applies(out) || x.dim() != 4 || out.sizes() != x.sizes() ||
+      x.size(3) % 2 != 0 || cos.dim() != 2 || cos.size(0) < x.size(1) || cos.size(1) != x.size(3) ||
+      !fused_applies(cos) || !fused_applies(sin) || sin.sizes() != cos.sizes()) {
+    throw std::invalid_argument(
+        "fused_rope_into: needs fp32 CPU x and out [B, S, H, D] and tables [>= S, D]");
+  }
+  rope_kernel(x, cos.narrow(0, 0, x.size(1)).contiguous(), sin.narrow(0, 0, x.size(1)).contiguous(),
+              out, transpose);
 }
 
 at::Tensor fused_swiglu(const at::Tensor& gate, const at::Tensor& up) {

@@ -14,6 +14,7 @@
 #endif
 
 #include "ftbench/model/cpu_fused.h"
+#include "ftbench/model/fused_blocks.h"
 #include "ftbench/model/lora_linear.h"
 #include "ftbench/model/rms_norm.h"
 #include "ftbench/model/rope.h"
@@ -257,6 +258,7 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps, at::TensorOptions options) : e
 }
 
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+  if (fused_ && !weight.requires_grad()) return rms_norm_frozen(x, weight, eps_);
   if (fused_applies(x) && fused_applies(weight) && !weight.requires_grad()) {
     return fused_rms_norm(x, weight, eps_);
   }
@@ -366,7 +368,49 @@ void LoraLinearImpl::init_adapters() {
   }
 }
 
+at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
+  at::Tensor out = at::linear(x, weight);
+  if (!has_adapter_) return out;
+  std::vector<LoraSliceRef> refs;
+  std::vector<at::Tensor> a;
+  std::vector<at::Tensor> b;
+  int64_t out_offset = 0;
+  int64_t rank_offset = 0;
+  at::ScalarType adapter_dtype = at::kFloat;
+  bool one_dtype = true;
+  for (size_t i = 0; i < slices_.size(); ++i) {
+    const LoraConfig& cfg = slices_[i].lora;
+    if (lora_a[i].defined()) {
+      if (!refs.empty() && cfg.dtype != adapter_dtype) one_dtype = false;
+      adapter_dtype = cfg.dtype;
+      refs.push_back(
+          {out_offset, out_sizes_[i], rank_offset, cfg.rank, cfg.alpha / cfg.rank, cfg.dropout});
+      a.push_back(lora_a[i]);
+      b.push_back(lora_b[i]);
+      rank_offset += cfg.rank;
+    }
+    out_offset += out_sizes_[i];
+  }
+  // addmm_ takes the scale as an fp32 scalar and refuses one fp32 cannot hold (a hostile
+  // lora_alpha): the composite form then overflows to inf, which the caller reports. Slices of
+  // different adapter dtypes (never from a spec: lora.dtype is one) take it too.
+  bool scale_fits = true;
+  for (const LoraSliceRef& r : refs) {
+    scale_fits = scale_fits && std::abs(r.scale) <= std::numeric_limits<float>::max();
+  }
+  if (!scale_fits || !one_dtype) return at::cat(forward_unfused(x), -1);
+  const at::Tensor a_all = lora_down(x, a, refs, adapter_dtype, is_training());
+  return lora_up_(out, a_all, b, refs);
+}
+
 std::vector<at::Tensor> LoraLinearImpl::forward(const at::Tensor& x) {
+  if (!fused_) return forward_unfused(x);
+  const at::Tensor packed = forward_packed(x);
+  if (slices_.size() == 1) return {packed};
+  return packed.split_with_sizes(out_sizes_, -1);
+}
+
+std::vector<at::Tensor> LoraLinearImpl::forward_unfused(const at::Tensor& x) {
   const at::Tensor base = at::linear(x, weight);
   std::vector<at::Tensor> outs =
       slices_.size() == 1 ? std::vector<at::Tensor>{base} : base.split_with_sizes(out_sizes_, -1);
@@ -404,11 +448,6 @@ std::vector<int64_t> LoraLinearImpl::weight_sizes() const {
 }
 
 at::Tensor LoraLinearImpl::forward_one(const at::Tensor& x) { return forward(x).front(); }
-
-at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
-  if (has_adapter_) throw std::logic_error("LoraLinear::forward_packed: the layer has adapters");
-  return at::linear(x, weight);
-}
 
 at::Tensor LoraLinearImpl::merged_slice(size_t slice) const {
   at::NoGradGuard no_grad;

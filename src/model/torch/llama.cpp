@@ -10,9 +10,10 @@
 #include <torch/custom_class.h>
 
 #include "ftbench/device/dtype.h"
-#include "ftbench/metrics/step_profiler.h"
+#include "ftbench/device/profile_scopes.h"
 #include "ftbench/model/chunked_loss.h"
 #include "ftbench/model/cpu_fused.h"
+#include "ftbench/model/fused_blocks.h"
 #include "ftbench/model/sdpa.h"
 #include "ftbench/spec/choices.h"
 
@@ -130,7 +131,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     }
     at::Tensor y;
     {
-      RECORD_USER_SCOPE(metrics::kScopeRecompute);
+      RECORD_USER_SCOPE(device::kScopeRecompute);
       torch::AutoGradMode grad_mode(true);
       y = handle->compute(x);
     }
@@ -186,8 +187,31 @@ bool DecoderLayerImpl::has_adapter() const {
   return qkv->has_adapter() || o->has_adapter() || gate_up->has_adapter() || down->has_adapter();
 }
 
+void DecoderLayerImpl::set_fused(bool fused) {
+  fused_ = fused;
+  for (LoraLinear* linear : {&qkv, &o, &gate_up, &down}) (*linear)->set_fused(fused);
+  attn_norm->set_fused(fused);
+  mlp_norm->set_fused(fused);
+}
+
 at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope,
                                      const at::Tensor& segment_ids) {
+  if (!fused_) return forward_unfused(x, rope, segment_ids);
+  const int64_t b = x.size(0);
+  const int64_t s = x.size(1);
+  const QkvHeads heads = split_qkv_rope(qkv->forward_packed(attn_norm->forward(x)), n_heads_,
+                                        n_kv_heads_, head_dim_, rope);
+  const at::Tensor attn = causal_sdpa(heads.q.transpose(1, 2), heads.k.transpose(1, 2),
+                                      heads.v.transpose(1, 2), segment_ids)
+                              .transpose(1, 2)
+                              .reshape({b, s, n_heads_ * head_dim_});
+  const at::Tensor h = x + o->forward_packed(attn);
+  const at::Tensor act = swiglu_packed(gate_up->forward_packed(mlp_norm->forward(h)));
+  return h + down->forward_packed(act);
+}
+
+at::Tensor DecoderLayerImpl::forward_unfused(const at::Tensor& x, const RopeTables& rope,
+                                             const at::Tensor& segment_ids) {
   const int64_t b = x.size(0);
   const int64_t s = x.size(1);
   std::vector<at::Tensor> qkv_out = qkv->forward(attn_norm->forward(x));
@@ -202,7 +226,7 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
   const at::Tensor mlp_in = mlp_norm->forward(h);
   at::Tensor act;
   if (!gate_up->has_adapter() && fused_applies(mlp_in) && fused_applies(gate_up->weight)) {
-    act = fused_swiglu_packed(gate_up->forward_packed(mlp_in));
+    act = fused_swiglu_packed(at::linear(mlp_in, gate_up->weight));
   } else {
     std::vector<at::Tensor> gu = gate_up->forward(mlp_in);
     act = fused_applies(gu[0]) && fused_applies(gu[1]) ? fused_swiglu(gu[0], gu[1])
@@ -301,6 +325,13 @@ void LlamaImpl::init_random(const std::function<void(int64_t unit)>& filled) {
   }
 }
 
+void LlamaImpl::set_fused(bool fused) {
+  fused_ = fused;
+  for (DecoderLayer& layer : layers) layer->set_fused(fused);
+  final_norm->set_fused(fused);
+  lm_head->set_fused(fused);
+}
+
 void LlamaImpl::init_adapters() {
   for (DecoderLayer& layer : layers) layer->init_adapters();
   lm_head->init_adapters();
@@ -372,7 +403,7 @@ at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids, const at::Tenso
   if (position_ids.defined() != segment_ids.defined()) {
     throw std::invalid_argument("packed rows need both position_ids and segment_ids");
   }
-  RECORD_USER_SCOPE(metrics::kScopeForward);
+  RECORD_USER_SCOPE(device::kScopeForward);
   // A split base: every pass with gradients is a training pass (loss_sum, then backward).
   const bool grad = at::GradMode::is_enabled();
   if (gathers_ != nullptr) {
@@ -426,7 +457,7 @@ at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& la
                                const at::Tensor& loss_positions, const at::Tensor& position_ids,
                                const at::Tensor& segment_ids) {
   at::Tensor h = hidden_states(input_ids, position_ids, segment_ids);
-  RECORD_USER_SCOPE(metrics::kScopeLoss);
+  RECORD_USER_SCOPE(device::kScopeLoss);
   h = h.reshape({-1, h.size(-1)});
   at::Tensor targets = labels.reshape({-1});
   if (loss_positions.defined()) {
@@ -440,7 +471,7 @@ at::Tensor LlamaImpl::loss_sum(const at::Tensor& input_ids, const at::Tensor& la
   if (head_frozen) {
     const WholeUnit whole(gathers_, head_unit());
     return chunked_linear_cross_entropy(h, lm_head->weight, targets,
-                                        loss_chunk_rows(lm_head->weight.size(0)));
+                                        loss_chunk_rows(lm_head->weight.size(0)), fused_);
   }
   at::Tensor logits;
   if (gathers_ != nullptr && at::GradMode::is_enabled()) {

@@ -84,6 +84,9 @@ void resolve_peak(const RunOptions& o, const report::DeviceInfo& device,
 void resolve_gemm_peak(const RunOptions& o, const report::DeviceInfo& device,
                        metrics::SummaryOptions& s);
 
+// FTBENCH_FUSED_BLOCKS: unset or "1" on, "0" off (BadInput otherwise).
+bool fused_blocks_from_environment();
+
 // Example lengths and the share of tokens without loss, for any data set; the file reader's own
 // counts (records, skipped, dropped, truncated) are filled in by the caller for file data.
 report::DataStatistics length_statistics(const data::Dataset& dataset,

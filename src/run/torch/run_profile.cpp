@@ -1,6 +1,9 @@
 // `ftbench run --profile-steps` and the report's execution record.
 #include "run.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "ftbench/device/dtype.h"
 #include "ftbench/model/sdpa.h"
 
@@ -72,7 +75,18 @@ void Run::record_execution() {
       backend_->device(), device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads,
       m.dim / m.n_heads, spec_.data.padding == spec::choice::padding::kPack);
   e.activation_checkpointing = m.activation_checkpointing ? "full" : "none";
+  e.fused_blocks = model_->fused();
   rep_.execution = e;
+}
+
+bool fused_blocks_from_environment() {
+  const char* value = std::getenv("FTBENCH_FUSED_BLOCKS");
+  if (value == nullptr || std::string_view(value) == "1") return true;
+  if (std::string_view(value) == "0") return false;
+  throw BadInput(
+      "FTBENCH_FUSED_BLOCKS: expected 0 (the step as before the fused blocks, a "
+      "benchmark aid) or 1, found " +
+      text::quoted(value));
 }
 
 }  // namespace ftbench::run::detail

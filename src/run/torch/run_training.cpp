@@ -294,7 +294,7 @@ std::string Run::save_checkpoint(int64_t step, train::SaveReason why, bool stopp
       assemble(stopping ? report::status::kInterrupted : report::status::kUnfinished);
   for (const metrics::StepFlops& f : flops) {
     m.step_flops.push_back(
-        {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute});
+        {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute, f.executed});
   }
   const std::string path =
       (std::filesystem::path(cp_dir_) / train::checkpoint_folder_name(step)).string();
@@ -403,6 +403,9 @@ void Run::record_memory_prediction() {
                                                           : plan::AttentionKernel::kFused;
   options.gpu = !device.is_cpu();
   options.libtorch_1 = !FTBENCH_TORCH_AT_LEAST(2, 0);
+  options.fused_blocks = !rep_.execution || rep_.execution->fused_blocks;
+  // LibTorch's RMSNorm kernel (keeping its input in the model dtype) on CUDA and ROCm from 2.8.
+  options.rms_norm_kernel = !device.is_cpu() && FTBENCH_TORCH_AT_LEAST(2, 8);
   options.shard_ranks = sharded_ != nullptr ? sharded_->ranks() : 1;
   options.prefetched_batches = spec_.train.grad_accum_steps;
   const spec::ModelSpec& m = spec_.model;
@@ -412,13 +415,13 @@ void Run::record_memory_prediction() {
         device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
     const plan::MemoryEstimate estimate = plan::estimate_memory(spec_, options);
     rep_.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
-    rep_.memory.prediction_basis =
-        fmt::format("ftbench plan: {} attention{}, dropout masks {}, peak at {}",
-                    plan::to_string(options.attention),
-                    !estimate.kv_heads_repeated   ? ""
-                    : *estimate.kv_heads_repeated ? " on repeated K/V heads"
-                                                  : " reading the shared K/V heads",
-                    options.gpu ? "1 byte" : "in the input dtype", estimate.peak_at);
+    rep_.memory.prediction_basis = fmt::format(
+        "ftbench plan: {} attention{}, dropout masks {}, peak at {}",
+        plan::to_string(options.attention),
+        !estimate.kv_heads_repeated   ? ""
+        : *estimate.kv_heads_repeated ? " on repeated K/V heads"
+                                      : " reading the shared K/V heads",
+        options.gpu || options.fused_blocks ? "1 byte" : "in the input dtype", estimate.peak_at);
   } catch (const std::exception& e) {
     rep_.memory.prediction_basis = std::string("no prediction: ") + e.what();
   }

@@ -420,9 +420,12 @@ dist::Communicator* Run::shard_group() const {
 }
 
 void Run::build_model() {
+  const bool fused = fused_blocks_from_environment();
   dist::Communicator* group = shard_group();
   model_ = model::Llama(spec_.model, spec_.lora, spec_.data.seq_len, backend_->device(),
                         group != nullptr ? group->size() : 0);
+  model_->set_fused(fused);
+  if (!fused) spdlog::warn("FTBENCH_FUSED_BLOCKS=0: the step runs as before the fused blocks");
   if (group != nullptr) {
     sharded_ = std::make_unique<dist::ShardedBase>(*group, model_->base_units());
     model_->set_base_gathers(sharded_.get());

@@ -20,8 +20,11 @@
 #include <torch/utils.h>
 
 #include "ftbench/data/prefetcher.h"
-#include "ftbench/metrics/step_profiler.h"
+#include "ftbench/device/dtype.h"
+#include "ftbench/device/profile_scopes.h"
+#include "ftbench/model/sdpa.h"
 #include "ftbench/model/shape_math.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/train/adamw.h"
 #include "ftbench/train/loss_scaler.h"
@@ -36,18 +39,21 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// `causal_half`: the attention kernel skips causal attention's masked blocks (the executed
+// count's attention is then half the square).
 metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::ParamCounts& c,
-                                     const data::MicroBatch& mb) {
+                                     const data::MicroBatch& mb, bool causal_half) {
   using model::FlopFormula;
   const int64_t s = mb.input_ids.size(1);
   const double tokens = double(mb.real_tokens);
   auto per_token = [&](FlopFormula f, bool recompute) {
-    return model::training_flops_per_token(m, c, s, f, recompute);
+    return model::training_flops_per_token(m, c, s, f, recompute, causal_half);
   };
   return {tokens * per_token(FlopFormula::kLoraFrozenBase, false),
           tokens * per_token(FlopFormula::kLoraFrozenBase, true),
           tokens * per_token(FlopFormula::kSixN, false),
-          tokens * per_token(FlopFormula::kSixN, true)};
+          tokens * per_token(FlopFormula::kSixN, true),
+          tokens * per_token(FlopFormula::kExecuted, m.activation_checkpointing)};
 }
 
 // The seed of the dropout masks of micro-batch `index` (of the job's, over every rank) of
@@ -129,6 +135,11 @@ Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& 
       inject_oom_(std::move(inject_oom)),
       counts_(spec::derive_counts_from_batches(spec, batcher.batches_per_epoch())),
       params_(model::count_parameters(spec.model, spec.lora)),
+      attention_skips_masked_blocks_(
+          model::attention_skips_masked_blocks(model::attention_kernel_name(
+              backend.device(), device::scalar_type_of(spec.model.dtype), spec.model.n_heads,
+              spec.model.n_kv_heads, spec.model.dim / spec.model.n_heads,
+              spec.data.padding == spec::choice::padding::kPack))),
       schedule_{spec.train.lr, spec.train.lr_warmup_steps, counts_.total_steps,
                 spec.train.lr_schedule, spec.train.min_lr_ratio},
       f32_(at::TensorOptions().dtype(at::kFloat).device(backend.device())),
@@ -235,7 +246,7 @@ void Trainer::forward_backward(int64_t k, int64_t step,
       inject_out_of_memory(
           {OomSite::kForward, step, split_.micro_batch_size, first + int64_t(i), mb.padded_tokens});
       {
-        RECORD_USER_SCOPE(metrics::kScopeBackward);
+        RECORD_USER_SCOPE(device::kScopeBackward);
         (loss * (out.token_weight * scaler_.scale())).backward();
       }
       out.loss_sum.add_(loss.detach());
@@ -281,11 +292,13 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
     rec.real_tokens += mb.real_tokens;
     rec.padded_tokens += mb.padded_tokens;
     rec.loss_tokens += mb.loss_tokens;
-    const metrics::StepFlops f = micro_batch_flops(spec_.model, params_, mb);
+    const metrics::StepFlops f =
+        micro_batch_flops(spec_.model, params_, mb, attention_skips_masked_blocks_);
     flops.lora_frozen_base += f.lora_frozen_base;
     flops.lora_frozen_base_recompute += f.lora_frozen_base_recompute;
     flops.six_n += f.six_n;
     flops.six_n_recompute += f.six_n_recompute;
+    flops.executed += f.executed;
   }
   rec.data_wait_seconds = seconds_between(data_start, Clock::now());
   sum_step_counts(rec, flops);
@@ -296,19 +309,13 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   forward_backward(k, rec.step, micro_batches, out);
 
   // The optimizer's host work, up to the synchronisation that ends the step.
-  metrics::ProfileScope optimizer_scope(metrics::kScopeOptimizer);
+  device::ProfileScope optimizer_scope(device::kScopeOptimizer);
   if (scaler_.enabled()) {
     for (const at::Tensor& p : trainable_) {
       if (p.grad().defined()) p.grad().mul_(1.0 / scaler_.scale());
     }
   }
-  // Global L2 norm over every adapter gradient, in fp32, without a host sync.
-  std::vector<at::Tensor> norms;
-  norms.reserve(trainable_.size());
-  for (const at::Tensor& p : trainable_) {
-    if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm());
-  }
-  out.grad_norm = norms.empty() ? at::zeros({}, f32_) : at::stack(norms).norm();
+  out.grad_norm = gradient_norm();
   // The overflow check needs the norm on the host: one sync per step, fp16 only.
   const bool skip_update =
       scaler_.enabled() && scaler_.update(std::isfinite(out.grad_norm.item<double>()));
@@ -338,20 +345,40 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
   return out;
 }
 
+// Global L2 norm over every adapter gradient, in fp32, without a host sync: one multi-tensor
+// op (_foreach_norm) where every gradient is fp32, rather than one norm kernel per adapter
+// (192 of them on an 8B model with LoRA on every projection).
+at::Tensor Trainer::gradient_norm() const {
+  std::vector<at::Tensor> grads;
+  grads.reserve(trainable_.size());
+  bool all_fp32 = true;
+  for (const at::Tensor& p : trainable_) {
+    if (!p.grad().defined()) continue;
+    grads.push_back(p.grad());
+    all_fp32 = all_fp32 && p.grad().scalar_type() == at::kFloat;
+  }
+  if (grads.empty()) return at::zeros({}, f32_);
+  if (all_fp32 && model_->fused()) return at::stack(at::_foreach_norm(grads, 2)).norm();
+  std::vector<at::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const at::Tensor& g : grads) norms.push_back(g.to(at::kFloat).norm());
+  return at::stack(norms).norm();
+}
+
 void Trainer::sum_step_counts(report::StepRecord& rec, metrics::StepFlops& flops) {
   if (ranks() == 1) return;
   // fp64 holds every count exactly up to 2^53 tokens.
   at::Tensor counts =
       at::tensor({double(rec.real_tokens), double(rec.padded_tokens), double(rec.loss_tokens),
                   flops.lora_frozen_base, flops.lora_frozen_base_recompute, flops.six_n,
-                  flops.six_n_recompute},
+                  flops.six_n_recompute, flops.executed},
                  at::kDouble);
   comm_->all_reduce_sum(counts);
   const double* c = counts.data_ptr<double>();
   rec.real_tokens = static_cast<int64_t>(c[0]);
   rec.padded_tokens = static_cast<int64_t>(c[1]);
   rec.loss_tokens = static_cast<int64_t>(c[2]);
-  flops = {c[3], c[4], c[5], c[6]};
+  flops = {c[3], c[4], c[5], c[6], c[7]};
 }
 
 // One flat fp32 buffer: one collective per step, whatever the number of adapter tensors. A

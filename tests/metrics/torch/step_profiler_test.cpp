@@ -1,5 +1,7 @@
 #include "ftbench/metrics/step_profiler.h"
 
+#include "ftbench/device/profile_scopes.h"
+
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
@@ -16,7 +18,7 @@ TEST(StepProfiler, RecordsTheWindowsOpsScopesShapesAndFlops) {
     profiler.step_begins(step);
     EXPECT_EQ(profiler.recording(), step == 2 || step == 3);
     {
-      RECORD_USER_SCOPE(kScopeForward);
+      RECORD_USER_SCOPE(device::kScopeForward);
       (void)at::mm(a, b);
     }
     const std::optional<std::vector<ProfileEvent>> events = profiler.step_ended(step);
@@ -24,7 +26,7 @@ TEST(StepProfiler, RecordsTheWindowsOpsScopesShapesAndFlops) {
     if (!events) continue;
     const ProfileTables t = tabulate_profile(*events);
     ASSERT_EQ(t.scopes.size(), 1u);
-    EXPECT_EQ(t.scopes[0].name, kScopeForward);
+    EXPECT_EQ(t.scopes[0].name, device::kScopeForward);
     EXPECT_EQ(t.scopes[0].calls, 2);  // steps 2 and 3
     bool found = false;
     for (const OpRow& r : t.ops) {

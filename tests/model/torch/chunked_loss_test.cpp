@@ -37,24 +37,28 @@ TEST(ChunkedLoss, MatchesCrossEntropyInFp64ForEveryChunkSize) {
   const Case c = make_case(37, 16, 50, at::kDouble);
   const auto [ref_loss, ref_grad] = reference(c);
   // fp64 stays fp64: only the summation order differs.
-  for (const int64_t chunk : {1, 5, 36, 37, 100}) {
-    const at::Tensor h = c.h.detach().clone().requires_grad_(true);
-    const at::Tensor loss = chunked_linear_cross_entropy(h, c.weight, c.targets, chunk);
-    EXPECT_NEAR(loss.item<double>(), ref_loss.item<double>(), 1e-12 * ref_loss.item<double>())
-        << chunk;
-    (loss * 2.0).backward();  // the upstream gradient scales the saved one
-    EXPECT_LT((h.grad() - 2.0 * ref_grad).abs().max().item<double>(), 1e-12) << chunk;
-    // Ignored rows get no gradient.
-    EXPECT_EQ(h.grad()[0].abs().sum().item<double>(), 0.0);
+  for (const bool fused : {false, true}) {
+    for (const int64_t chunk : {1, 5, 36, 37, 100}) {
+      const at::Tensor h = c.h.detach().clone().requires_grad_(true);
+      const at::Tensor loss = chunked_linear_cross_entropy(h, c.weight, c.targets, chunk, fused);
+      EXPECT_NEAR(loss.item<double>(), ref_loss.item<double>(), 1e-12 * ref_loss.item<double>())
+          << chunk << fused;
+      (loss * 2.0).backward();  // the upstream gradient scales the saved one
+      EXPECT_LT((h.grad() - 2.0 * ref_grad).abs().max().item<double>(), 1e-12) << chunk << fused;
+      // Ignored rows get no gradient.
+      EXPECT_EQ(h.grad()[0].abs().sum().item<double>(), 0.0);
+    }
   }
 }
 
 TEST(ChunkedLoss, MatchesCrossEntropyInFp32AndBf16) {
-  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+  for (const auto& [dtype, fused] :
+       {std::pair{at::kFloat, false}, std::pair{at::kFloat, true}, std::pair{at::kBFloat16, false},
+        std::pair{at::kBFloat16, true}}) {
     const Case c = make_case(64, 32, 300, dtype);
     const auto [ref_loss, ref_grad] = reference(c);
     const at::Tensor h = c.h.detach().clone().requires_grad_(true);
-    const at::Tensor loss = chunked_linear_cross_entropy(h, c.weight, c.targets, 7);
+    const at::Tensor loss = chunked_linear_cross_entropy(h, c.weight, c.targets, 7, fused);
     EXPECT_EQ(loss.scalar_type(), at::kFloat);
     // fp32: summation order only. bf16: the same bf16 logits, fp32 softmax; the gradient is
     // rounded to bf16 (8 bits of mantissa) either way.
@@ -81,8 +85,12 @@ TEST(ChunkedLoss, WithoutGradItOnlyCountsAndRefusesATrainableWeight) {
   const at::Tensor trainable = c.weight.clone().requires_grad_(true);
   EXPECT_THROW(chunked_linear_cross_entropy(c.h, trainable, c.targets, 3), std::invalid_argument);
   EXPECT_THROW(chunked_linear_cross_entropy(c.h, c.weight, c.targets, 0), std::invalid_argument);
-  // 256 MiB of fp32 logits over Llama 3's 128,256 entries: 523 rows.
-  EXPECT_EQ(loss_chunk_rows(128256), 523);
+  // 256 MiB of fp32 logits over Llama 3's 128,256 entries: 523 rows, cut to a multiple of 256
+  // (a whole number of GEMM tiles); fewer than 256 stay as they are.
+  EXPECT_EQ(loss_chunk_rows(128256), 512);
+  EXPECT_EQ(loss_chunk_rows(32000), 2048);  // 2097 rows fit
+  EXPECT_EQ(loss_chunk_rows(300000), 223);  // 223 fit: under one tile
+  EXPECT_EQ(loss_chunk_rows(262144), 256);  // exactly 256
   EXPECT_EQ(loss_chunk_rows(1 << 30), 1);
 }
 
