@@ -158,6 +158,21 @@ def _is_host(kind):
     return kind in (OP, SCOPE)
 
 
+# Ops that move no tensor data (views, metadata, allocation without a fill): ftbench's
+# touches_no_data() in src/metrics/profile_table.cpp.
+TOUCHES_NO_DATA = frozenset([
+    "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::_reshape_alias",
+    "aten::as_strided", "aten::narrow", "aten::slice", "aten::select", "aten::t",
+    "aten::transpose", "aten::permute", "aten::expand", "aten::expand_as", "aten::unsqueeze",
+    "aten::squeeze", "aten::detach", "aten::alias", "aten::split", "aten::split_with_sizes",
+    "aten::chunk", "aten::unbind", "aten::unflatten", "aten::flatten", "aten::view_as",
+    "aten::resolve_conj", "aten::resolve_neg", "aten::to", "aten::type_as", "aten::contiguous",
+    "aten::numpy_T", "aten::lift_fresh", "aten::empty", "aten::empty_like",
+    "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided", "aten::result_type",
+    "aten::size", "aten::stride", "aten::is_nonzero",
+])
+
+
 def _nesting(events):
     """Per event: the time of its direct children, of its nearest nested scopes, whether an op of
     its name holds it, whether an op runs inside it (tabulate_profile's first pass)."""
@@ -217,7 +232,7 @@ def tabulate_profile(events):
                 row["input_bytes"] += e.input_bytes
             else:
                 row["input_bytes"] = None
-            if not calls_ops[i]:
+            if not calls_ops[i] and e.name not in TOUCHES_NO_DATA:
                 if e.input_bytes is not None:
                     out["leaf_input_bytes"] += e.input_bytes
                 else:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -24,6 +25,54 @@ std::optional<int64_t> whole_step(std::string_view digits) {
   }
   if (value < 1 || value > kMaxProfileStep) return std::nullopt;
   return value;
+}
+
+// Ops that move no tensor data (views, metadata, allocation without a fill): their "inputs" are
+// the tensors they look at, not bytes read.
+bool touches_no_data(const std::string& name) {
+  static const std::set<std::string> kNames = {
+      "aten::view",
+      "aten::_unsafe_view",
+      "aten::reshape",
+      "aten::_reshape_alias",
+      "aten::as_strided",
+      "aten::narrow",
+      "aten::slice",
+      "aten::select",
+      "aten::t",
+      "aten::transpose",
+      "aten::permute",
+      "aten::expand",
+      "aten::expand_as",
+      "aten::unsqueeze",
+      "aten::squeeze",
+      "aten::detach",
+      "aten::alias",
+      "aten::split",
+      "aten::split_with_sizes",
+      "aten::chunk",
+      "aten::unbind",
+      "aten::unflatten",
+      "aten::flatten",
+      "aten::view_as",
+      "aten::resolve_conj",
+      "aten::resolve_neg",
+      "aten::to",
+      "aten::type_as",
+      "aten::contiguous",
+      "aten::numpy_T",
+      "aten::lift_fresh",
+      "aten::empty",
+      "aten::empty_like",
+      "aten::empty_strided",
+      "aten::new_empty",
+      "aten::new_empty_strided",
+      "aten::result_type",
+      "aten::size",
+      "aten::stride",
+      "aten::is_nonzero",
+  };
+  return kNames.count(name) > 0;
 }
 
 bool is_host(ProfileEventKind kind) {
@@ -197,7 +246,7 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
         } else {
           row.input_bytes.reset();
         }
-        if (!calls_ops[i]) {
+        if (!calls_ops[i] && !touches_no_data(e.name)) {
           if (e.input_bytes) {
             out.leaf_input_bytes += *e.input_bytes;
           } else {

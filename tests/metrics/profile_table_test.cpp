@@ -122,6 +122,16 @@ TEST(ProfileTables, ACallEndingJustAfterItsCallerIsStillInsideIt) {
   for (const OpRow& r : t.ops) EXPECT_GE(r.self_ns, 0) << r.name;
 }
 
+TEST(ProfileTables, ViewsReadNoBytes) {
+  // narrow looks at a 1 MB tensor and reads none of it; the add it feeds reads its 64 bytes.
+  const std::vector<ProfileEvent> events = {op("aten::narrow", 1, 0, 10, 0, 1'000'000),
+                                            op("aten::as_strided", 1, 20, 10, 0, 1'000'000),
+                                            op("aten::add", 1, 40, 10, 0, 64)};
+  const ProfileTables t = tabulate_profile(events);
+  EXPECT_EQ(t.leaf_input_bytes, 64);
+  EXPECT_EQ(t.ops.size(), 3u);  // still in the table, with their calls and time
+}
+
 TEST(ProfileTables, AnOpCallingItselfCountsOnceInItsTotal) {
   const std::vector<ProfileEvent> events = {op("aten::copy_", 1, 0, 100),
                                             op("aten::copy_", 1, 10, 50)};

@@ -237,6 +237,13 @@ class ProfileTables(unittest.TestCase):
         self.assertEqual([(r["name"], r["self_ns"]) for r in t["ops"]],
                          [("aten::mm", 91000), ("aten::linear", 10000), ("aten::add", 5000)])
 
+    def test_views_read_no_bytes(self):
+        t = pt.tabulate_profile([op("aten::narrow", 1, 0, 10, 0, 1000000),
+                                 op("aten::as_strided", 1, 20, 10, 0, 1000000),
+                                 op("aten::add", 1, 40, 10, 0, 64)])
+        self.assertEqual(t["leaf_input_bytes"], 64)
+        self.assertEqual(len(t["ops"]), 3)
+
     def test_an_op_calling_itself_counts_once_in_its_total(self):
         t = pt.tabulate_profile([op("aten::copy_", 1, 0, 100), op("aten::copy_", 1, 10, 50)])
         self.assertEqual([(r["calls"], r["self_ns"], r["total_ns"]) for r in t["ops"]],

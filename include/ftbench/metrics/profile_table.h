@@ -93,7 +93,9 @@ struct ProfileTables {
   uint64_t flops = 0;              // every op's flops together
   // The tensor inputs of the leaf ops (ops that call no other op: those that touch the memory;
   // aten::linear's bytes are its aten::mm's), over the calls whose bytes are known, and the leaf
-  // calls whose are not (an op recorded without shapes, a dtype of unknown size).
+  // calls whose are not (an op recorded without shapes, a dtype of unknown size). Views,
+  // metadata ops and allocations (aten::narrow, aten::view, aten::empty, a copy-free aten::to,
+  // ...) read no bytes and count for none.
   int64_t leaf_input_bytes = 0;
   int64_t leaf_calls_without_bytes = 0;
   // The attention ops that ran (names with "attention" in them, "aten::" included), sorted.
