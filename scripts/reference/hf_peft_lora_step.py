@@ -9,6 +9,14 @@ torch.cuda.synchronize() per optimizer step. Every micro-batch is micro_batch_si
 token ids, all of them labels, which is what `ftbench run` trains with
 `--set data.length_distribution=fixed --set data.max_tokens=<seq_len>` (scripts/device-check.sh).
 
+Activation checkpointing follows the spec's `model.activation_checkpointing` (true = full,
+false = none): none; full, every decoder layer recomputed in the backward (transformers' own
+non-reentrant checkpointing); selective, every decoder layer checkpointed with a
+selective-checkpoint context (torch >= 2.4) that keeps the outputs of the matrix products and of
+attention and recomputes the rest. ftbench resolves `auto` with its memory plan, which this script
+has not got: `--checkpointing full|selective|none` overrides the spec, and a spec saying auto needs
+it (the policy ftbench chose: its report's execution.activation_checkpointing).
+
 On the CPU (`--device cpu`, scripts/bench_cpu_peers.sh) the same, with torch's default AdamW (not
 fused, as a user writes it there) and `--threads N` for torch.set_num_threads(N) (give
 OMP_NUM_THREADS=N in the environment too: the OpenMP runtime reads it once, when torch loads).
@@ -25,7 +33,7 @@ which steps were profiled. scripts/profile-side-by-side.py sets the tables besid
 
 Usage: python3 hf_peft_lora_step.py --spec spec.json [--steps 12] [--warmup 3] [--out r.json]
          [--device cuda|cpu] [--threads N] [--attn sdpa|eager]
-         [--profile-steps N[,M] [--profile-out STEM]]
+         [--checkpointing full|selective|none] [--profile-steps N[,M] [--profile-out STEM]]
        python3 hf_peft_lora_step.py --spec spec.json --plan   (print the mapping; needs no torch)
 Prints and writes JSON: per-step seconds, tokens/s over the measured steps (their tokens over
 their total time, as ftbench's summary counts), peak memory.
@@ -33,6 +41,7 @@ their total time, as ftbench's summary counts), peak memory.
 
 import argparse
 import contextlib
+import functools
 import json
 import statistics
 import sys
@@ -53,10 +62,24 @@ TARGET_MODULES = {
     "output": "lm_head",
 }
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+# model.activation_checkpointing: the policies this script runs; ftbench's spec may also say auto.
+CHECKPOINTING_POLICIES = ("full", "selective", "none")
+# The aten ops whose outputs selective checkpointing keeps: the matrix products and attention, the
+# costly part of a layer to recompute. Not every torch has every one (the cuDNN and CPU attention
+# kernels are recent; linear is composite and reaches a policy as mm or addmm on most builds).
+SELECTIVE_SAVED_OPS = (
+    "mm", "addmm", "bmm", "baddbmm", "linear",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+)
 
 
 class SpecError(ValueError):
     pass
+
+
+class UnsupportedError(RuntimeError):
+    """The installed libraries cannot run what was asked (exit 2, as for a bad spec)."""
 
 
 def llama_config_kwargs(model):
@@ -118,19 +141,96 @@ def config_for_version(kwargs, transformers_major):
     return kw
 
 
-def plan(spec):
-    """Everything the run takes from the spec, as plain data."""
+def checkpointing_policy(value, override=None):
+    """full, selective or none for the spec's model.activation_checkpointing (true = full,
+    false = none, absent = none) and --checkpointing (`override`, None without it), which wins.
+    SpecError for any other value, the override notwithstanding, and for auto without it."""
+    if value is True or value is False:
+        value = "full" if value else "none"
+    if value not in CHECKPOINTING_POLICIES + ("auto",):
+        raise SpecError("model.activation_checkpointing: expected full, selective, none, auto or a "
+                        f"boolean, found {value!r}")
+    if override is not None:
+        return override
+    if value == "auto":
+        raise SpecError("model.activation_checkpointing: auto is resolved by ftbench's memory "
+                        "plan, which this script has not got: pass --checkpointing "
+                        "full|selective|none, the policy ftbench chose (its report's "
+                        "execution.activation_checkpointing)")
+    return value
+
+
+def saved_op_packets(aten):
+    """The SELECTIVE_SAVED_OPS this torch has, as overload packets of `aten` (torch.ops.aten),
+    by name."""
+    found = {name: getattr(aten, name, None) for name in SELECTIVE_SAVED_OPS}
+    return {name: packet for name, packet in found.items() if packet is not None}
+
+
+def selective_policy(saved, checkpoint_policy):
+    """The policy_fn of torch.utils.checkpoint.create_selective_checkpoint_contexts: MUST_SAVE for
+    an op (an OpOverload such as aten.mm.default) of one of the `saved` packets, PREFER_RECOMPUTE
+    for any other. `checkpoint_policy` is torch.utils.checkpoint.CheckpointPolicy."""
+    saved = frozenset(saved)
+
+    def policy_fn(ctx, op, *args, **kwargs):
+        if getattr(op, "overloadpacket", op) in saved:
+            return checkpoint_policy.MUST_SAVE
+        return checkpoint_policy.PREFER_RECOMPUTE
+
+    return policy_fn
+
+
+def checkpoint_kwargs(policy, checkpoint, aten, torch_version):
+    """The keyword arguments of torch.utils.checkpoint.checkpoint (`checkpoint`, the module) for a
+    policy; None for none. UnsupportedError for selective on a torch without selective-checkpoint
+    contexts (before 2.4)."""
+    if policy == "none":
+        return None
+    kwargs = {"use_reentrant": False}
+    if policy == "selective":
+        if not (hasattr(checkpoint, "create_selective_checkpoint_contexts")
+                and hasattr(checkpoint, "CheckpointPolicy")):
+            raise UnsupportedError(
+                "activation checkpointing selective: needs torch >= 2.4 "
+                "(torch.utils.checkpoint.create_selective_checkpoint_contexts), found torch "
+                f"{torch_version}; pass --checkpointing full or none")
+        policy_fn = selective_policy(saved_op_packets(aten).values(), checkpoint.CheckpointPolicy)
+        kwargs["context_fn"] = functools.partial(checkpoint.create_selective_checkpoint_contexts,
+                                                 policy_fn)
+    return kwargs
+
+
+def enable_checkpointing(model, kwargs):
+    """Checkpoint every decoder layer of a transformers model with these checkpoint() keyword
+    arguments: transformers hands them to torch.utils.checkpoint.checkpoint itself (a partial
+    of it that each layer calls). Recent transformers (5.25 here) name it
+    activation_checkpointing_enable, gradient_checkpointing_enable being its deprecated alias (a
+    FutureWarning); earlier versions have only the old name."""
+    enable = getattr(model, "activation_checkpointing_enable", None)
+    if enable is not None:
+        enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def plan(spec, checkpointing=None):
+    """Everything the run takes from the spec, as plain data; `checkpointing` is --checkpointing
+    (None without it)."""
     model, lora, train, data = spec["model"], spec["lora"], spec["train"], spec["data"]
     if model["dtype"] not in DTYPES:
         raise SpecError(f"model.dtype: expected one of {sorted(DTYPES)}, found {model['dtype']!r}")
     if train.get("optimizer", "adamw") != "adamw":
         raise SpecError(f"train.optimizer: only adamw, found {train['optimizer']!r}")
+    policy = checkpointing_policy(model.get("activation_checkpointing", False), checkpointing)
     return {
         "config": llama_config_kwargs(model),
         "lora": lora_kwargs(lora),
         "dtype": DTYPES[model["dtype"]],
         "adapter_dtype": DTYPES.get(lora.get("dtype", "fp32"), "float32"),
-        "gradient_checkpointing": bool(model.get("activation_checkpointing", False)),
+        "activation_checkpointing": policy,
+        # For readers from before the policies: whether any layer is recomputed.
+        "gradient_checkpointing": policy != "none",
         "micro_batch_size": train["micro_batch_size"],
         "grad_accum_steps": train["grad_accum_steps"],
         "seq_len": data["seq_len"],
@@ -192,6 +292,38 @@ def write_profile(prof, window, device_activity, stem):
     return profile_tables.profile_record(tables, window, device_activity, paths)
 
 
+def build_model(p, device, attn="sdpa"):
+    """The PEFT model of a plan on a torch.device, in training mode, seeded with the plan's seed:
+    (model, LlamaConfig, trainable parameters). UnsupportedError, before anything is built, for a
+    checkpointing policy this torch lacks."""
+    import torch
+    import torch.utils.checkpoint
+    import transformers
+    import peft
+
+    checkpointing = checkpoint_kwargs(p["activation_checkpointing"], torch.utils.checkpoint,
+                                      torch.ops.aten, torch.__version__)
+    torch.manual_seed(p["seed"])
+    dtype = getattr(torch, p["dtype"])
+    major = int(transformers.__version__.split(".")[0])
+    config = transformers.LlamaConfig(**config_for_version(p["config"], major))
+    # transformers 5 renamed torch_dtype to dtype.
+    dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}
+    with device:
+        model = transformers.LlamaForCausalLM._from_config(config, attn_implementation=attn,
+                                                           **dtype_arg)
+    model.requires_grad_(False)
+    if checkpointing is not None:
+        enable_checkpointing(model, checkpointing)
+    model = peft.get_peft_model(model, peft.LoraConfig(**p["lora"]))
+    adapter_dtype = getattr(torch, p["adapter_dtype"])
+    trainable = [q for q in model.parameters() if q.requires_grad]
+    for q in trainable:
+        q.data = q.data.to(adapter_dtype)
+    model.train()
+    return model, config, trainable
+
+
 def run(p, steps, warmup, device_name, threads=None, attn="sdpa", window=None,
         stem="hf-peft"):
     import torch
@@ -201,26 +333,9 @@ def run(p, steps, warmup, device_name, threads=None, attn="sdpa", window=None,
 
     if threads:
         torch.set_num_threads(threads)
-    torch.manual_seed(p["seed"])
     device = torch.device(device_name)
-    dtype = getattr(torch, p["dtype"])
-    major = int(transformers.__version__.split(".")[0])
-    config = transformers.LlamaConfig(**config_for_version(p["config"], major))
     t_build = time.perf_counter()
-    # transformers 5 renamed torch_dtype to dtype.
-    dtype_arg = {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}
-    with device:
-        model = transformers.LlamaForCausalLM._from_config(config, attn_implementation=attn,
-                                                           **dtype_arg)
-    model.requires_grad_(False)
-    if p["gradient_checkpointing"]:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    model = peft.get_peft_model(model, peft.LoraConfig(**p["lora"]))
-    adapter_dtype = getattr(torch, p["adapter_dtype"])
-    trainable = [q for q in model.parameters() if q.requires_grad]
-    for q in trainable:
-        q.data = q.data.to(adapter_dtype)
-    model.train()
+    model, config, trainable = build_model(p, device, attn)
     fused = device.type == "cuda"
     opt = torch.optim.AdamW(trainable, lr=p["optimizer"]["lr"], betas=tuple(p["optimizer"]["betas"]),
                             eps=p["optimizer"]["eps"], weight_decay=p["optimizer"]["weight_decay"],
@@ -277,6 +392,9 @@ def run(p, steps, warmup, device_name, threads=None, attn="sdpa", window=None,
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "threads": torch.get_num_threads(),
         "attn_implementation": attn,
+        "activation_checkpointing": p["activation_checkpointing"],
+        # For readers from before the policies: whether any layer is recomputed.
+        "gradient_checkpointing": p["gradient_checkpointing"],
         "build_seconds": build_seconds,
         "steps": steps,
         "warmup_steps_excluded": warmup,
@@ -323,6 +441,10 @@ def main(argv=None):
                     help="torch.set_num_threads (default: torch's own choice)")
     ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa",
                     help="transformers' attn_implementation")
+    ap.add_argument("--checkpointing", choices=CHECKPOINTING_POLICIES,
+                    help="activation checkpointing, in place of the spec's "
+                         "model.activation_checkpointing (needed where it says auto: give the "
+                         "policy ftbench chose, its report's execution.activation_checkpointing)")
     ap.add_argument("--plan", action="store_true", help="print the mapping only (no torch needed)")
     ap.add_argument("--out", help="also write the JSON here")
     ap.add_argument("--profile-steps", metavar="N[,M]",
@@ -341,13 +463,17 @@ def main(argv=None):
     try:
         with open(args.spec) as f:
             doc = json.load(f)
-        p = plan(doc.get("spec", doc))
+        p = plan(doc.get("spec", doc), args.checkpointing)
     except (OSError, json.JSONDecodeError, KeyError, SpecError) as e:
         print(f"error: {args.spec}: {e}", file=sys.stderr)
         return 2
     stem = args.profile_out if args.profile_out is not None else profile_stem(args.out)
-    result = p if args.plan else run(p, args.steps, args.warmup, args.device, args.threads,
-                                     args.attn, window, stem)
+    try:
+        result = p if args.plan else run(p, args.steps, args.warmup, args.device, args.threads,
+                                         args.attn, window, stem)
+    except UnsupportedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

@@ -3,10 +3,13 @@
 scripts/reference/hf_peft_lora_step.py and scripts/reference/device_check_summary.py; the
 reference's --profile-steps (its parsing, and the tables of scripts/reference/profile_tables.py,
 ftbench's metrics/profile_table.cpp in Python, on made-up events) and
-scripts/profile-side-by-side.py. None needs torch, transformers or peft. Run by ctest
-(FTBENCH_BINARY: the ftbench launcher)."""
+scripts/profile-side-by-side.py; the reference's activation-checkpointing policies (the spec's
+values, --checkpointing, the ops selective keeps). None needs torch, transformers or peft but
+CheckpointingWithTorch, which runs the policies on a tiny Llama and is skipped without them. Run
+by ctest (FTBENCH_BINARY: the ftbench launcher)."""
 
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -16,6 +19,7 @@ import tempfile
 import textwrap
 import types
 import unittest
+import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "reference"))
@@ -189,6 +193,319 @@ class ProfileSteps(unittest.TestCase):
         self.assertEqual(subprocess.check_output(
             [sys.executable, "-c", probe, os.path.join(ROOT, "scripts", "reference")],
             text=True), "[]\n")
+
+
+AUTO_MESSAGE = ("model.activation_checkpointing: auto is resolved by ftbench's memory plan, which "
+                "this script has not got: pass --checkpointing full|selective|none, the policy "
+                "ftbench chose (its report's execution.activation_checkpointing)")
+
+
+def bad_checkpointing_message(found):
+    return ("model.activation_checkpointing: expected full, selective, none, auto or a boolean, "
+            f"found {found}")
+
+
+def report_spec():
+    """The resolved spec of a report fixture (llama3.1-8b, activation_checkpointing: true): a spec
+    as `ftbench validate --json` writes it, without the ftbench binary."""
+    with open(os.path.join(ROOT, "tests/fixtures/reports/h100-reference.json")) as f:
+        return json.load(f)["spec"]
+
+
+class FakePacket:
+    """A stand-in for torch's OpOverloadPacket (torch.ops.aten.NAME): hashable, equal only to
+    itself."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def overload(packet, overload_name="default"):
+    """A stand-in for torch's OpOverload (torch.ops.aten.NAME.OVERLOAD), as a policy_fn gets it."""
+    return types.SimpleNamespace(overloadpacket=packet, name=overload_name)
+
+
+FAKE_POLICY = types.SimpleNamespace(MUST_SAVE="must_save", PREFER_RECOMPUTE="prefer_recompute")
+
+
+class Checkpointing(unittest.TestCase):
+    def test_every_value_and_the_booleans(self):
+        for value, policy in ((True, "full"), (False, "none"), ("full", "full"),
+                              ("selective", "selective"), ("none", "none")):
+            with self.subTest(value=value):
+                self.assertEqual(ref.checkpointing_policy(value), policy)
+        spec = report_spec()
+        self.assertIs(spec["model"]["activation_checkpointing"], True)
+        for value, policy, recomputes in ((True, "full", True), (False, "none", False),
+                                          ("full", "full", True),
+                                          ("selective", "selective", True),
+                                          ("none", "none", False)):
+            spec["model"]["activation_checkpointing"] = value
+            p = ref.plan(spec)
+            self.assertEqual((p["activation_checkpointing"], p["gradient_checkpointing"]),
+                             (policy, recomputes))
+        del spec["model"]["activation_checkpointing"]
+        self.assertEqual(ref.plan(spec)["activation_checkpointing"], "none")
+
+    def test_the_flag_overrides_the_spec(self):
+        for value in (True, False, "full", "selective", "none", "auto"):
+            for flag in ("full", "selective", "none"):
+                with self.subTest(value=value, flag=flag):
+                    self.assertEqual(ref.checkpointing_policy(value, flag), flag)
+        spec = report_spec()
+        spec["model"]["activation_checkpointing"] = "auto"
+        p = ref.plan(spec, "selective")
+        self.assertEqual((p["activation_checkpointing"], p["gradient_checkpointing"]),
+                         ("selective", True))
+        p = ref.plan(spec, "none")
+        self.assertEqual((p["activation_checkpointing"], p["gradient_checkpointing"]),
+                         ("none", False))
+
+    def test_auto_without_the_flag_and_bad_values_are_refused(self):
+        with self.assertRaises(ref.SpecError) as caught:
+            ref.checkpointing_policy("auto")
+        self.assertEqual(str(caught.exception), AUTO_MESSAGE)
+        for bad, found in (("partial", "'partial'"), ("Full", "'Full'"), ("", "''"),
+                           ("true", "'true'"), (1, "1"), (0, "0"), (None, "None"),
+                           (["full"], "['full']")):
+            for flag in (None, "full"):  # the flag does not excuse a bad spec
+                with self.subTest(bad=bad, flag=flag), self.assertRaises(ref.SpecError) as caught:
+                    ref.checkpointing_policy(bad, flag)
+                self.assertEqual(str(caught.exception), bad_checkpointing_message(found))
+
+    def test_the_plan_ends_with_exit_2_and_the_message_or_takes_the_flag(self):
+        spec = report_spec()
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            def main(value, *flags):
+                spec["model"]["activation_checkpointing"] = value
+                f.seek(0)
+                f.truncate()
+                json.dump({"spec": spec}, f)
+                f.flush()
+                out, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                    rc = ref.main(["--spec", f.name, "--plan", *flags])
+                return rc, out.getvalue(), err.getvalue()
+
+            self.assertEqual(main("auto"), (2, "", f"error: {f.name}: {AUTO_MESSAGE}\n"))
+            self.assertEqual(main("sometimes", "--checkpointing", "full"),
+                             (2, "", f"error: {f.name}: "
+                                     f"{bad_checkpointing_message(repr('sometimes'))}\n"))
+            rc, out, err = main("auto", "--checkpointing", "selective")
+            self.assertEqual((rc, err), (0, ""))
+            p = json.loads(out)
+            self.assertEqual((p["activation_checkpointing"], p["gradient_checkpointing"]),
+                             ("selective", True))
+            rc, out, err = main(True, "--checkpointing", "none")
+            self.assertEqual((rc, err), (0, ""))
+            p = json.loads(out)
+            self.assertEqual((p["activation_checkpointing"], p["gradient_checkpointing"]),
+                             ("none", False))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as caught:
+                ref.main(["--spec", f.name, "--plan", "--checkpointing", "auto"])
+            self.assertEqual(caught.exception.code, 2)
+            # (Python 3.12.8 stopped quoting the choices that follow.)
+            self.assertIn("argument --checkpointing: invalid choice: 'auto' (choose from ",
+                          err.getvalue())
+
+    def test_selective_saves_matrix_products_and_attention_only(self):
+        self.assertEqual(ref.SELECTIVE_SAVED_OPS, (
+            "mm", "addmm", "bmm", "baddbmm", "linear", "_scaled_dot_product_flash_attention",
+            "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+            "_scaled_dot_product_flash_attention_for_cpu"))
+        # An older torch: no cuDNN or CPU flash attention, no linear among the ops it dispatches.
+        present = ("mm", "addmm", "bmm", "baddbmm", "_scaled_dot_product_flash_attention",
+                   "_scaled_dot_product_efficient_attention", "add", "mul", "silu", "_softmax",
+                   "rsqrt", "matmul", "scaled_dot_product_attention")
+        aten = types.SimpleNamespace(**{name: FakePacket(name) for name in present})
+        saved = ref.saved_op_packets(aten)
+        self.assertEqual(sorted(saved), ["_scaled_dot_product_efficient_attention",
+                                         "_scaled_dot_product_flash_attention", "addmm",
+                                         "baddbmm", "bmm", "mm"])
+        self.assertTrue(all(saved[name] is getattr(aten, name) for name in saved))
+        policy_fn = ref.selective_policy(saved.values(), FAKE_POLICY)
+        decisions = {f"{name}.{o}": policy_fn(None, overload(getattr(aten, name), o), "x", k=1)
+                     for name in present for o in ("default", "out")}
+        self.assertEqual(sorted(k for k, v in decisions.items() if v == "must_save"), [
+            "_scaled_dot_product_efficient_attention.default",
+            "_scaled_dot_product_efficient_attention.out",
+            "_scaled_dot_product_flash_attention.default",
+            "_scaled_dot_product_flash_attention.out", "addmm.default", "addmm.out",
+            "baddbmm.default", "baddbmm.out", "bmm.default", "bmm.out", "mm.default", "mm.out"])
+        self.assertEqual(sorted(k for k, v in decisions.items() if v == "prefer_recompute"), [
+            "_softmax.default", "_softmax.out", "add.default", "add.out", "matmul.default",
+            "matmul.out", "mul.default", "mul.out", "rsqrt.default", "rsqrt.out",
+            "scaled_dot_product_attention.default", "scaled_dot_product_attention.out",
+            "silu.default", "silu.out"])
+        # An op of the same name from another namespace is not saved: packets are compared.
+        self.assertEqual(policy_fn(None, overload(FakePacket("mm"))), "prefer_recompute")
+
+    def test_checkpoint_arguments_of_each_policy(self):
+        def create(policy_fn):
+            return ("contexts", policy_fn)
+
+        checkpoint = types.SimpleNamespace(create_selective_checkpoint_contexts=create,
+                                           CheckpointPolicy=FAKE_POLICY)
+        aten = types.SimpleNamespace(mm=FakePacket("mm"), add=FakePacket("add"))
+        self.assertIsNone(ref.checkpoint_kwargs("none", checkpoint, aten, "2.15.0"))
+        self.assertEqual(ref.checkpoint_kwargs("full", checkpoint, aten, "2.15.0"),
+                         {"use_reentrant": False})
+        kwargs = ref.checkpoint_kwargs("selective", checkpoint, aten, "2.15.0")
+        self.assertEqual(sorted(kwargs), ["context_fn", "use_reentrant"])
+        self.assertIs(kwargs["use_reentrant"], False)
+        contexts, policy_fn = kwargs["context_fn"]()
+        self.assertEqual(contexts, "contexts")
+        self.assertEqual((policy_fn(None, overload(aten.mm)), policy_fn(None, overload(aten.add))),
+                         ("must_save", "prefer_recompute"))
+        old = types.SimpleNamespace(checkpoint=lambda *a, **k: None)  # torch 2.3's module
+        with self.assertRaises(ref.UnsupportedError) as caught:
+            ref.checkpoint_kwargs("selective", old, aten, "2.3.1")
+        self.assertEqual(str(caught.exception),
+                         "activation checkpointing selective: needs torch >= 2.4 "
+                         "(torch.utils.checkpoint.create_selective_checkpoint_contexts), found "
+                         "torch 2.3.1; pass --checkpointing full or none")
+        self.assertEqual(ref.checkpoint_kwargs("full", old, aten, "2.3.1"),
+                         {"use_reentrant": False})
+
+
+def has_modules(*names):
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
+def tiny_spec():
+    """A 2-layer Llama of hidden size 32 with LoRA on every projection, fp32, no dropout."""
+    spec = report_spec()
+    spec["model"].update(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, ffn_dim=64, vocab_size=128,
+                         max_seq_len=64, rope_scaling=None, dtype="fp32")
+    spec["lora"].update(rank=4, alpha=8.0, dropout=0.0, dtype="fp32",
+                        targets=["q", "k", "v", "o", "gate", "up", "down"])
+    spec["data"]["seq_len"] = 16
+    spec["train"].update(micro_batch_size=2, grad_accum_steps=1, seed=7)
+    return spec
+
+
+@unittest.skipUnless(has_modules("torch", "transformers", "peft"),
+                     "needs torch, transformers and peft (the pinned venv, scripts/python-env.sh)")
+class CheckpointingWithTorch(unittest.TestCase):
+    """The policies on a real tiny model, on the CPU with one thread."""
+
+    @classmethod
+    def setUpClass(cls):
+        import torch
+        import transformers
+        cls.torch = torch
+        cls.threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        transformers.logging.set_verbosity_error()  # "use_cache=True is incompatible ..."
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.torch.set_num_threads(cls.threads)
+
+    def test_this_torchs_ops_as_the_policy_decides_them(self):
+        torch = self.torch
+        kwargs = ref.checkpoint_kwargs("selective", torch.utils.checkpoint, torch.ops.aten,
+                                       torch.__version__)
+        policy_fn = kwargs["context_fn"].args[0]
+        must_save = torch.utils.checkpoint.CheckpointPolicy.MUST_SAVE
+        aten = torch.ops.aten
+        decisions = {}
+        for name, overload_name in (
+                ("mm", "default"), ("mm", "out"), ("addmm", "default"), ("bmm", "default"),
+                ("baddbmm", "default"), ("linear", "default"),
+                ("_scaled_dot_product_flash_attention", "default"),
+                ("_scaled_dot_product_efficient_attention", "default"),
+                ("_scaled_dot_product_cudnn_attention", "default"),
+                ("_scaled_dot_product_flash_attention_for_cpu", "default"),
+                ("scaled_dot_product_attention", "default"), ("matmul", "default"),
+                ("mul", "Tensor"), ("add", "Tensor"), ("silu", "default"), ("rsqrt", "default"),
+                ("pow", "Tensor_Scalar"), ("mean", "dim"), ("_softmax", "default"),
+                ("embedding", "default"), ("_to_copy", "default"), ("t", "default"),
+                ("view", "default"), ("cat", "default"), ("neg", "default")):
+            op = getattr(getattr(aten, name, None), overload_name, None)
+            if op is not None:  # this torch has it
+                decisions[f"{name}.{overload_name}"] = policy_fn(None, op) == must_save
+        saved = {n for n, save in decisions.items() if save}
+        expected = {"mm.default", "mm.out", "addmm.default", "bmm.default", "baddbmm.default",
+                    "linear.default", "_scaled_dot_product_flash_attention.default",
+                    "_scaled_dot_product_efficient_attention.default",
+                    "_scaled_dot_product_cudnn_attention.default",
+                    "_scaled_dot_product_flash_attention_for_cpu.default"}
+        self.assertEqual(saved, expected & set(decisions))
+        self.assertIn("mm.default", decisions)
+        self.assertGreater(len(decisions) - len(saved), 10)
+
+    def step(self, policy):
+        """One forward and backward of the tiny model: (loss, LoRA gradients by name, how many
+        times each aten op ran in the backward)."""
+        from torch.utils._python_dispatch import TorchDispatchMode  # counting only
+
+        torch = self.torch
+
+        class CountOps(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.calls = {}
+
+            def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+                name = func.overloadpacket.__name__
+                self.calls[name] = self.calls.get(name, 0) + 1
+                return func(*args, **(kwargs or {}))
+
+        p = ref.plan(tiny_spec(), policy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # peft asks is_gradient_checkpointing
+            model, config, trainable = ref.build_model(p, torch.device("cpu"))
+        # PEFT starts every B at zero; random adapters give A gradients too.
+        gen = torch.Generator().manual_seed(3)
+        with torch.no_grad():
+            for q in trainable:
+                q.copy_(0.1 * torch.randn(q.shape, generator=gen))
+        ids = torch.randint(0, config.vocab_size, (2, 16), generator=gen)
+        loss = ref.causal_lm_loss(model, model(input_ids=ids).logits, ids, config.vocab_size)
+        counted = CountOps()
+        with counted:
+            loss.backward()
+        grads = {n: q.grad for n, q in model.named_parameters() if q.requires_grad}
+        return loss.item(), grads, counted.calls
+
+    def test_selective_gives_nones_loss_and_gradients_recomputing_all_but_products(self):
+        steps = {policy: self.step(policy) for policy in ("none", "selective", "full")}
+        loss, grads, calls = steps["none"]
+        self.assertEqual(len(grads), 2 * 7 * 2)  # A and B of 7 projections in 2 layers
+        self.assertGreater(min(g.abs().max().item() for g in grads.values()), 0)
+        for policy in ("selective", "full"):
+            with self.subTest(policy=policy):
+                other_loss, other_grads, _ = steps[policy]
+                self.assertLessEqual(abs(other_loss - loss), 1e-6)
+                self.assertEqual(sorted(other_grads), sorted(grads))
+                for name, grad in grads.items():
+                    self.assertLessEqual((other_grads[name] - grad).abs().max().item(), 1e-6,
+                                         name)
+        # In the backward: each checkpointed layer's forward replayed (one SiLU a layer), its
+        # attention and its products again under full only.
+        replayed = {policy: (c.get("silu", 0),
+                             c.get("_scaled_dot_product_flash_attention_for_cpu", 0))
+                    for policy, (_, _, c) in steps.items()}
+        self.assertEqual(replayed, {"none": (0, 0), "selective": (2, 0), "full": (2, 2)})
+        self.assertGreater(steps["full"][2]["mm"], steps["selective"][2]["mm"])
+
+    def test_the_run_records_the_policy(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"spec": tiny_spec()}, f)
+            f.flush()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # as in step()
+                rc = ref.main(["--spec", f.name, "--device", "cpu", "--threads", "1", "--steps",
+                               "2", "--warmup", "1", "--checkpointing", "selective"])
+        self.assertEqual(rc, 0)
+        result = json.loads(out.getvalue())
+        self.assertEqual((result["activation_checkpointing"], result["gradient_checkpointing"]),
+                         ("selective", True))
+        self.assertEqual(len(result["losses"]), 2)
 
 
 def op(name, thread, start, duration, flops=0, input_bytes=0):
