@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -205,8 +206,12 @@ std::string attention_kernel_name(const at::Device& device, at::ScalarType dtype
   const at::Tensor kv = at::zeros({1, kv_heads, kSeq, head_dim}, options);
   if (plan.enable_gqa && !fused_kernel_takes_gqa(q, kv, kv)) plan = {true, false};
   const at::Tensor k = plan.repeat_kv_heads ? expand_kv_heads(kv, query_heads) : kv;
-  const at::Tensor mask =
-      packed ? packed_attention_mask(at::zeros({1, kSeq}, options.dtype(at::kLong))) : at::Tensor();
+  // No mask for padded rows: an undefined tensor in the optional is taken for a mask (and
+  // refused by LibTorch 2.15's shape check).
+  const std::optional<at::Tensor> mask =
+      packed ? std::optional<at::Tensor>(
+                   packed_attention_mask(at::zeros({1, kSeq}, options.dtype(at::kLong))))
+             : std::nullopt;
   const int64_t choice =
       at::_fused_sdp_choice(q, k, k, mask, /*dropout_p=*/0.0, /*is_causal=*/!packed,
                             /*scale=*/std::nullopt, /*enable_gqa=*/plan.enable_gqa);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
+#include "ftbench/device/torch_version.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/model/lora_linear.h"
 #include "ftbench/model/rope.h"
@@ -95,6 +96,28 @@ TEST(Attention, FusedMatchesTheReferenceWithGqa) {
   const at::Tensor k = at::randn({2, 2, 7, 8});
   const at::Tensor v = at::randn({2, 2, 7, 8});
   EXPECT_LT(max_abs_diff(causal_sdpa(q, k, v), causal_attention_reference(q, k, v)), 1e-5);
+}
+
+// The report's execution.attention_kernel, asked of LibTorch for padded rows (no mask: the op
+// must be given none, not an undefined one, which LibTorch 2.15 takes for a mask and refuses) and
+// for packed rows (a boolean mask). On a CPU from 2.5: the flash kernel or the math one; before:
+// ftbench's blocked attention (< 2.2) or "unknown".
+TEST(Attention, TheKernelNameIsAskedWithAndWithoutAMask) {
+  const at::Device cpu(at::kCPU);
+  for (const bool packed : {false, true}) {
+    for (const auto& [heads, kv_heads] : std::vector<std::pair<int64_t, int64_t>>{{4, 2}, {4, 4}}) {
+      std::string name;
+      ASSERT_NO_THROW(name = attention_kernel_name(cpu, at::kFloat, heads, kv_heads, 16, packed))
+          << packed << " " << heads << "/" << kv_heads;
+#if FTBENCH_TORCH_AT_LEAST(2, 5)
+      EXPECT_TRUE(name == "flash_attention" || name == "math") << name;
+#elif FTBENCH_TORCH_AT_LEAST(2, 2)
+      EXPECT_EQ(name, "unknown");
+#else
+      EXPECT_EQ(name, "blocked_math");
+#endif
+    }
+  }
 }
 
 TEST(Attention, GqaWithAsManyKvHeadsIsMultiHeadAttention) {
