@@ -13,7 +13,8 @@
 #
 # Since issue 40 it also profiles the recipe and the reference (the last two steps of each, left
 # out of their timing figures), puts the two op tables side by side, runs the recipe once with the
-# step as it was before the fused blocks (FTBENCH_FUSED_BLOCKS=0), and re-runs by name the tests
+# step as it was before the fused blocks (FTBENCH_FUSED_BLOCKS=0), runs the recipe and the
+# reference with the other checkpointing policies (selective, none), and re-runs by name the tests
 # that failed on the first GPU run (std::filesystem in the wheel, SentencePiece ids, the NCCL
 # refusal), before the rest of the suite. With PACK (a folder, e.g. the device tool's $OUT) it
 # ends by packing everything into PACK/device-check.tgz beside summary.txt, stages.txt,
@@ -101,6 +102,20 @@ fi
 # The step as before the fused blocks, same recipe: what they changed on this GPU.
 stage unfused 150 env FTBENCH_FUSED_BLOCKS=0 "$ftbench" run "${recipe[@]}" "${gemm_arg[@]}" \
   -o "$out/ftbench-unfused.json" --force
+# The other checkpointing policies (the recipe's is full; docs/methodology.md, section 21), each
+# on both sides: ftbench's selective against torch.utils.checkpoint's selective contexts, and no
+# checkpointing at all (which may not fit: an out-of-memory report is a result too).
+for policy in selective none; do
+  stage "ftbench-$policy" 120 "$ftbench" run "${recipe[@]}" "${gemm_arg[@]}" \
+    --set model.activation_checkpointing="$policy" -o "$out/ftbench-$policy.json" --force
+  stage "reference-$policy" 120 "$python" scripts/reference/hf_peft_lora_step.py \
+    --spec "$out/spec.json" --checkpointing "$policy" --steps "$steps" --warmup "$warmup" \
+    --out "$out/reference-$policy.json"
+  if [[ -s "$out/ftbench-$policy.json" && -s "$out/reference-$policy.json" ]]; then
+    timeout 30 "$python" scripts/reference/device_check_summary.py "$out/ftbench-$policy.json" \
+      "$out/reference-$policy.json" >"$out/summary-$policy.txt" 2>&1 || status=1
+  fi
+done
 if [[ -s "$out/ftbench.json" && -s "$out/reference.json" ]]; then
   timeout 30 "$python" scripts/reference/device_check_summary.py "$out/ftbench.json" \
     "$out/reference.json" | tee "$out/summary.txt" || status=1

@@ -80,16 +80,37 @@ text::Table memory_table(const plan::Plan& p) {
   return t;
 }
 
+// Every checkpointing policy: what it holds and needs, and its work against none's.
+text::Table policies_table(const plan::Plan& p) {
+  text::Table t;
+  t.header = {"checkpointing", "activations", "peak of tensors", "device memory needed",
+              "FLOPs a token", "work",        "planned"};
+  t.align = {Align::kLeft,  Align::kRight, Align::kRight, Align::kRight,
+             Align::kRight, Align::kRight, Align::kLeft};
+  const double none = p.policies.empty() ? 0.0 : p.policies.front().flops_per_token;
+  for (const plan::PolicyEstimate& e : p.policies) {
+    t.rows.push_back(
+        {e.policy, report::format_bytes(static_cast<int64_t>(e.memory.activation_bytes)),
+         report::format_bytes(static_cast<int64_t>(e.memory.peak_bytes)),
+         report::format_bytes(static_cast<int64_t>(e.needed_bytes)),
+         fmt::format("{:.4g}", e.flops_per_token),
+         none > 0 ? fmt::format("{:+.1f} %", 100.0 * (e.flops_per_token / none - 1.0)) : "n/a",
+         e.policy == p.memory_policy ? "above" : ""});
+  }
+  return t;
+}
+
 text::Table fits_table(const plan::Plan& p) {
   text::Table t;
-  t.header = {"GPU", "memory", "needs", "fits", "largest micro-batch", "note"};
-  t.align = {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft, Align::kRight, Align::kLeft};
+  t.header = {"GPU", "memory", "needs", "fits", "largest micro-batch", "checkpointing", "note"};
+  t.align = {Align::kLeft,  Align::kRight, Align::kRight, Align::kLeft,
+             Align::kRight, Align::kLeft,  Align::kLeft};
   for (const plan::GpuFit& f : p.fits) {
     t.rows.push_back({f.gpu.name, f.memory_bytes ? gb(*f.memory_bytes) : "n/a", gb(f.needed_bytes),
                       !f.memory_bytes ? Cell("unknown")
                       : f.fits        ? Cell("yes", text::Color::kGreen)
                                       : Cell("no", text::Color::kRed),
-                      std::to_string(f.largest_micro_batch), f.note});
+                      std::to_string(f.largest_micro_batch), f.checkpointing, f.note});
   }
   return t;
 }
@@ -201,7 +222,16 @@ void print_json(const plan::Plan& p, const plan::PlanRequest& r) {
                     {"headroom", r.headroom},
                     {"from_report", r.from_report_path},
                     {"gemm", r.gemm_path}};
+  memory["checkpointing"] = p.memory_policy;
   out["memory"] = memory;
+  out["checkpointing_policies"] = OJson::array();
+  for (const plan::PolicyEstimate& e : p.policies) {
+    out["checkpointing_policies"].push_back({{"policy", e.policy},
+                                             {"activation_bytes", bytes(e.memory.activation_bytes)},
+                                             {"peak_bytes", bytes(e.memory.peak_bytes)},
+                                             {"device_bytes_needed", bytes(e.needed_bytes)},
+                                             {"flops_per_token", e.flops_per_token}});
+  }
   out["fits"] = OJson::array();
   for (const plan::GpuFit& f : p.fits) {
     out["fits"].push_back(
@@ -211,6 +241,7 @@ void print_json(const plan::Plan& p, const plan::PlanRequest& r) {
          {"needed_bytes", bytes(f.needed_bytes)},
          {"fits", f.fits},
          {"largest_micro_batch", f.largest_micro_batch},
+         {"checkpointing", f.checkpointing},
          {"needs_checkpointing", f.needs_checkpointing},
          {"gpus_with_sharded_base", f.gpus_with_sharded_base},
          {"note", f.note}});
@@ -251,10 +282,18 @@ void print_json(const plan::Plan& p, const plan::PlanRequest& r) {
 }
 
 void print_text(const plan::Plan& p, const PlanFlags& f, bool color) {
-  std::cout << text::paint("Memory on one GPU (estimate, fused attention)", text::Color::kBold,
-                           color)
+  std::cout << text::paint(fmt::format("Memory on one GPU (estimate, fused attention, "
+                                       "checkpointing {})",
+                                       p.memory_policy),
+                           text::Color::kBold, color)
             << "\n"
             << text::render_text(memory_table(p), color) << "\n"
+            << text::paint(
+                   "Each activation-checkpointing policy (model.activation_checkpointing; "
+                   "work: training FLOPs a token against none's)",
+                   text::Color::kBold, color)
+            << "\n"
+            << text::render_text(policies_table(p), color) << "\n"
             << text::paint(fmt::format("What fits where ({:.4g} % of each GPU's memory left free)",
                                        f.headroom_percent),
                            text::Color::kBold, color)
@@ -283,7 +322,9 @@ std::string markdown_lines(const std::string& text) {
 
 void print_markdown(const plan::Plan& p) {
   std::cout << "### Memory on one GPU (estimate)\n\n"
-            << text::render_markdown(memory_table(p)) << "\n### What fits where\n\n"
+            << text::render_markdown(memory_table(p))
+            << "\n### Each activation-checkpointing policy\n\n"
+            << text::render_markdown(policies_table(p)) << "\n### What fits where\n\n"
             << text::render_markdown(fits_table(p))
             << "\n### Time and bill of the job at each offer (estimates)\n\n"
             << text::render_markdown(offers_table(p, any_spot(p))) << "\n"

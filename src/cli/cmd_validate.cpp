@@ -3,15 +3,18 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "ftbench/data/data_from_spec.h"
 #include "ftbench/data/load_tokenizer.h"
 #include "ftbench/data/packing.h"
 #include "ftbench/model/shape_math.h"
+#include "ftbench/plan/checkpointing.h"
 #include "ftbench/plan/memory.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
@@ -71,9 +74,18 @@ Validated validate(const spec::RunSpec& s, bool read_data) {
 
 // The memory plan's peak (plan/memory.h): on a GPU (fused attention, 1-byte dropout masks) and,
 // for a CPU backend, also with the blocked attention of LibTorch < 2.2.
-plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu,
-                                    plan::AttentionKernel kernel) {
+// model.activation_checkpointing auto is chosen by the run on its device: planned here as none
+// (the most memory), beside every policy (memory_line()).
+std::string planned_policy(const spec::RunSpec& s) {
+  return s.model.activation_checkpointing == spec::choice::checkpointing::kAuto
+             ? spec::choice::checkpointing::kNone
+             : s.model.activation_checkpointing;
+}
+
+plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu, plan::AttentionKernel kernel,
+                                    const std::string& policy = "") {
   plan::MemoryOptions o;
+  o.activation_checkpointing = policy.empty() ? planned_policy(s) : policy;
   o.gpu = gpu;
   o.rms_norm_kernel = gpu;
   o.kernel_reads_shared_kv = gpu;
@@ -93,6 +105,17 @@ std::string memory_line(const spec::RunSpec& s) {
     const plan::MemoryEstimate blocked = planned_memory(s, false, plan::AttentionKernel::kBlocked);
     text += fmt::format("; {} with LibTorch < 2.2's blocked CPU attention",
                         report::format_bytes(static_cast<int64_t>(blocked.peak_bytes)));
+  }
+  if (s.model.activation_checkpointing == spec::choice::checkpointing::kAuto) {
+    std::vector<std::string> each;
+    for (const std::string& policy : plan::policies_by_recompute()) {
+      each.push_back(fmt::format(
+          "{} {}", policy,
+          report::format_bytes(static_cast<int64_t>(
+              planned_memory(s, !cpu, plan::AttentionKernel::kFused, policy).peak_bytes))));
+    }
+    text += fmt::format("; checkpointing auto, chosen by the run on its device ({})",
+                        fmt::join(each, ", "));
   }
   return text + "; tensors only, every micro-batch padded to seq_len";
 }
@@ -116,7 +139,8 @@ void print_json(const Validated& v) {
       planned_memory(s, s.backend.device != "cpu", plan::AttentionKernel::kFused);
   out["memory"] = {{"predicted_peak_bytes", static_cast<int64_t>(memory.peak_bytes)},
                    {"peak_at", memory.peak_at},
-                   {"attention", plan::to_string(plan::AttentionKernel::kFused)}};
+                   {"attention", plan::to_string(plan::AttentionKernel::kFused)},
+                   {"checkpointing", planned_policy(s)}};
   if (v.data_stats) {
     out["data"] = {{"tokenizer", v.tokenizer_name},
                    {"special_tokens", v.special_tokens},

@@ -30,6 +30,10 @@ void flatten(const OJson& j, const std::string& path, std::vector<std::string>& 
   }
   if (seen.insert(path).second) order.push_back(path);
   out[path] = j.is_string() ? j.get<std::string>() : j.dump();
+  // A report from before the checkpointing policies says true or false: full or none.
+  if (path == "spec.model.activation_checkpointing" && j.is_boolean()) {
+    out[path] = j.get<bool>() ? "full" : "none";
+  }
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -65,7 +69,10 @@ std::string spec_note(const std::string& path) {
            "and speed";
   }
   if (path == "spec.model.activation_checkpointing") {
-    return "recomputes activations in backward: less memory, about one more forward of work";
+    return "what the backward recomputes (full: every layer's forward, about one more forward "
+           "of work; selective: the elementwise work between the GEMMs; none: nothing): memory "
+           "and speed differ, not what is computed; an auto run's choice is its report's "
+           "execution.activation_checkpointing";
   }
   if (path == "spec.train.oom_fallback" || path == "spec.train.oom_max_fallbacks") {
     return "what a run does when it runs out of memory; a fallback that happened is listed "

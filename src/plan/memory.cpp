@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -79,7 +80,8 @@ struct Job {
   double t = 0;   // tokens per micro-batch
   double nl = 0;  // tokens with a label per micro-batch
   bool packed = false;
-  bool checkpointing = false;
+  // model.activation_checkpointing as planned: full, selective or none.
+  std::string checkpointing = spec::choice::checkpointing::kNone;
   bool tq = false, tk = false, tv = false, to = false, tg = false, tu = false, td = false;
   bool layers_adapted = false;
   bool head_adapted = false;
@@ -104,6 +106,11 @@ Job job_of(const spec::RunSpec& spec, const MemoryOptions& o) {
   s.dropout = lora.dropout > 0.0;
   j.counts = model::count_parameters(m, lora);
   j.checkpointing = o.activation_checkpointing.value_or(m.activation_checkpointing);
+  if (j.checkpointing == spec::choice::checkpointing::kAuto) {
+    throw std::invalid_argument(
+        "estimate_memory: model.activation_checkpointing auto is planned policy by policy "
+        "(plan/checkpointing.h)");
+  }
   const int64_t micro_batch =
       o.micro_batch_size > 0 ? o.micro_batch_size : spec.train.micro_batch_size;
   j.seq = spec.data.seq_len;
@@ -296,6 +303,48 @@ LayerBytes layer_bytes(const Job& j, const MemoryOptions& o, bool gx) {
   return l;
 }
 
+// Selective checkpointing (model/selective_recompute.h) per token and layer: each projection's
+// output in the model dtype and its LoRA down-projection ([tokens, sum(rank)] in the adapters'
+// dtype), and attention's graph from the first pass (the fused kernel's q and k after the rotary
+// embedding, v a view of the kept q/k/v output unless repeated, the output and its log-sum-exp;
+// the blocked CPU attention's own saved tensors).
+double selective_kept(const Job& j, const MemoryOptions& o) {
+  const Shape& s = j.s;
+  // (The down projection's output is not kept: the replay needs its shape, not its values.)
+  double k = (s.d + 2 * s.kvd) * s.e + s.d * s.e + 2 * s.f * s.e;
+  const int adapted =
+      int(j.tq) + int(j.tk) + int(j.tv) + int(j.to) + int(j.tg) + int(j.tu) + int(j.td);
+  k += adapted * s.rank * s.el;
+  if (o.attention == AttentionKernel::kFused) {
+    k += fused_attention_saves(j, o, true, true);
+    if (!kv_heads_repeated(j, o).value_or(false)) k -= (s.d + 2 * s.kvd) * s.e;  // v: a view
+  } else {
+    k += attention_saves(j, o, true, true);
+  }
+  return k;
+}
+
+// What the replay of one layer under selective checkpointing saves for its backward, per token,
+// beyond what the forward kept: the two norms' inputs, each adapted projection's input (the
+// replay node keeps it for the LoRA gradients; o's is attention's kept output) and 1-byte dropout
+// masks. The LoRA down-projections are the kept ones.
+double replay_saved(const Job& j, const MemoryOptions& o) {
+  const Shape& s = j.s;
+  const bool cpu_kernels = !o.gpu && s.e == 4;
+  const double norm = o.rms_norm_kernel
+                          ? s.d * s.e + 4
+                          : 4 * s.d + 4 + (o.libtorch_1 && !cpu_kernels ? 4 * s.d : 0.0);
+  const auto inputs = [&](int adapted, double in_dim) {
+    return adapted == 0 ? 0.0 : fused_adapter_saves(s, adapted, in_dim) - adapted * s.rank * s.el;
+  };
+  double k = 2 * norm;
+  k += inputs(int(j.tq) + int(j.tk) + int(j.tv), s.d);
+  if (j.to) k += inputs(1, s.d) - s.d * s.e;
+  k += inputs(int(j.tg) + int(j.tu), s.d);
+  k += inputs(int(j.td), s.f);
+  return k;
+}
+
 struct Candidate {
   double extra;
   std::string where;
@@ -308,12 +357,21 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
   const LayerBytes first = layer_bytes(j, o, false);
   const LayerBytes rest = layer_bytes(j, o, j.layers_adapted);
   const double t = j.t;
-  const bool recompute = j.checkpointing && j.layers_adapted;
+  const bool recompute = j.checkpointing != spec::choice::checkpointing::kNone && j.layers_adapted;
+  const bool selective = recompute && j.checkpointing == spec::choice::checkpointing::kSelective;
   if (recompute) {
     out.activations.push_back(
         {"layer inputs (activation checkpointing)", s.layers * t * s.d * s.e,
          fmt::format("{} layers x {} tokens x {} x {} bytes", s.layers, t, s.d, s.e)});
-  } else {
+  }
+  if (selective) {
+    const double kept = selective_kept(j, o);
+    out.activations.push_back(
+        {"GEMM and attention outputs (selective checkpointing)", s.layers * t * kept,
+         fmt::format("{} layers x {} tokens x {:.0f} bytes: the projections' outputs and LoRA "
+                     "down-projections, attention's kept graph",
+                     s.layers, t, kept)});
+  } else if (!recompute) {
     out.activations.push_back(
         {"activations kept for backward", (first.saved + (s.layers - 1) * rest.saved) * t,
          fmt::format("{:.0f} bytes per token in the first layer, {:.0f} in each of the other {}; "
@@ -351,19 +409,40 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
                              j.head_adapted ? "whole logits for the adapted head"
                                             : "d loss / d h of the chunked cross-entropy"});
   std::vector<Candidate> candidates;
-  if (recompute) {
+  if (recompute && !o.fused_blocks) {
     // The backward recomputes one layer at a time: its activations and its forward's peak, with
     // the gradient arriving at its output and the one leaving its input; the loss's and the
     // final norm's saved tensors were freed when their backward ran, before.
-    // Under the fused blocks, SwiGLU's backward adds the packed gate/up gradient and, but for the
-    // CPU's one-pass kernel (fp32 on a CPU), two [tokens, ffn] temporaries (silu(gate) again, and
-    // the gradient times up).
+    candidates.push_back(
+        {(rest.saved + rest.mlp_transient + 2 * s.d * s.e) * t - loss_kept - final_norm,
+         "backward, a layer recomputed", "one layer's activations and its forward's temporaries"});
+  } else if (recompute) {
+    // Under the fused blocks the peak is SwiGLU's backward in the layer recomputed (full) or
+    // replayed (selective): that layer's saved tensors but the down projection's (its node has
+    // run), the gradient at the layer's output [t, dim] and SwiGLU's [t, ffn], the packed gate/up
+    // gradient [t, 2 ffn] and, but for the CPU's one-pass kernel (fp32 on a CPU), two [t, ffn]
+    // temporaries (silu(gate) again, the gradient times up). The loss's and the final norm's
+    // saved tensors were freed before.
     const bool cpu_kernels = !o.gpu && s.e == 4;
-    const double swiglu_backward = !o.fused_blocks ? 0.0 : (cpu_kernels ? 2.0 : 4.0) * s.f * s.e;
-    candidates.push_back({(rest.saved + rest.mlp_transient + 2 * s.d * s.e + swiglu_backward) * t -
-                              loss_kept - final_norm,
-                          "backward, a layer recomputed",
-                          "one layer's activations and its forward's temporaries"});
+    const double layer = selective ? replay_saved(j, o) : rest.saved;
+    const double down = fused_adapter_saves(s, int(j.td), s.f) - (selective ? s.rank * s.el : 0.0);
+    const double swiglu = 3 * s.f * s.e + (cpu_kernels ? 0.0 : 2 * s.f * s.e);
+    const char* where =
+        selective ? "backward, a layer replayed (selective)" : "backward, a layer recomputed";
+    candidates.push_back(
+        {(layer - (j.td ? down : 0.0) + s.d * s.e + swiglu) * t - loss_kept - final_norm, where,
+         "one layer's saved tensors and SwiGLU's backward"});
+    if (j.td) {
+      // An adapted down projection's backward, just before: every saved tensor of the layer, the
+      // gradient at its output, the input's gradient from the frozen GEMM [t, ffn] and the LoRA
+      // down node's [t, ffn] temporaries of the adapters' dtype: the input cast again (none when
+      // the dtypes agree), then with dropout the input masked and scaled, else its LoRA gradient.
+      const double lora_temps =
+          (s.dropout ? 2.0 : 1.0) * s.f * s.el + (s.el != s.e ? s.f * s.el : 0.0);
+      candidates.push_back(
+          {(layer + s.d * s.e + s.f * s.e + lora_temps) * t - loss_kept - final_norm, where,
+           "one layer's saved tensors and the down projection's backward"});
+    }
   } else {
     const double last = (j.layers_adapted ? rest : first).mlp_transient * t;
     candidates.push_back({last - final_norm - loss_kept, "forward, last layer's MLP",

@@ -8,6 +8,8 @@
 
 #include "ftbench/cost/pricing.h"
 #include "ftbench/model/shape_math.h"
+#include "ftbench/plan/checkpointing.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/messages.h"
@@ -41,9 +43,9 @@ std::optional<double> datasheet_tflops(const gpus::Gpu& gpu, const std::string& 
 // The training FLOPs of one token of the spec (methodology section 5).
 double flops_per_token(const spec::RunSpec& spec) {
   const model::ParamCounts counts = model::count_parameters(spec.model, spec.lora);
-  return model::training_flops_per_token(spec.model, counts, spec.data.seq_len,
-                                         model::FlopFormula::kLoraFrozenBase,
-                                         spec.model.activation_checkpointing);
+  return model::training_flops_per_token(
+      spec.model, counts, spec.data.seq_len, model::FlopFormula::kLoraFrozenBase,
+      spec.model.activation_checkpointing == spec::choice::checkpointing::kFull);
 }
 
 }  // namespace
@@ -111,16 +113,29 @@ std::pair<double, double> scaling_efficiency(int64_t gpus) {
 }
 
 GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t max_gpus) {
+  namespace cp = spec::choice::checkpointing;
   GpuFit f;
   f.gpu = gpu;
   MemoryOptions o = gpu_options(spec);
+  const DeviceOverheads overheads = default_gpu_overheads();
+  const bool is_auto = spec.model.activation_checkpointing == cp::kAuto;
+  f.checkpointing = spec.model.activation_checkpointing;
+  if (gpu.memory_gb) {
+    f.memory_bytes = *gpu.memory_gb * 1e9;
+    f.usable_bytes = *f.memory_bytes * (1.0 - headroom);
+  }
+  if (is_auto) {
+    // What a run with auto would choose on this GPU (run.h resolves it alike on the device).
+    f.checkpointing = gpu.memory_gb
+                          ? choose_checkpointing(spec, o, &overheads, f.usable_bytes).policy
+                          : std::string(cp::kNone);
+  }
+  o.activation_checkpointing = f.checkpointing;
   f.needed_bytes = needed_bytes(spec, o);
   if (!gpu.memory_gb) {
     f.note = "memory not stated in the datasheet";
     return f;
   }
-  f.memory_bytes = *gpu.memory_gb * 1e9;
-  f.usable_bytes = *f.memory_bytes * (1.0 - headroom);
   f.fits = f.needed_bytes <= f.usable_bytes;
   for (int64_t mb = 1; mb <= kMaxMicroBatchSearched; ++mb) {
     o.micro_batch_size = mb;
@@ -128,38 +143,45 @@ GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, 
     f.largest_micro_batch = mb;
   }
   o.micro_batch_size = 0;
-  if (!f.fits && !spec.model.activation_checkpointing) {
-    o.activation_checkpointing = true;
-    f.needs_checkpointing = needed_bytes(spec, o) <= f.usable_bytes;
+  if (!f.fits && !is_auto) {
+    // The policies that recompute more than the spec's, least first.
+    for (const std::string& policy : policies_by_recompute()) {
+      if (!recomputes_more(policy, f.checkpointing)) continue;
+      o.activation_checkpointing = policy;
+      if (needed_bytes(spec, o) <= f.usable_bytes) {
+        f.needs_checkpointing = true;
+        f.checkpointing = policy;
+        break;
+      }
+    }
   }
   if (!f.fits && !f.needs_checkpointing) {
     // `ftbench run` splits each step's micro-batches over the ranks: their count divides
     // grad_accum_steps.
+    o.activation_checkpointing = cp::kFull;
     for (int64_t n = 2; n <= max_gpus; ++n) {
       if (spec.train.grad_accum_steps % n != 0) continue;
       o.shard_ranks = n;
       if (needed_bytes(spec, o) <= f.usable_bytes) {
         f.gpus_with_sharded_base = n;
-        f.sharded_with_checkpointing = !spec.model.activation_checkpointing;
+        f.sharded_with_checkpointing = f.checkpointing != cp::kFull;
         break;
       }
     }
   }
+  const std::string chosen = is_auto ? fmt::format(" (auto: {})", f.checkpointing) : "";
   if (f.fits) {
     f.note = f.largest_micro_batch >= kMaxMicroBatchSearched
-                 ? fmt::format("fits; micro-batch {} or more", kMaxMicroBatchSearched)
-                 : fmt::format("fits; micro-batch up to {}", f.largest_micro_batch);
+                 ? fmt::format("fits; micro-batch {} or more{}", kMaxMicroBatchSearched, chosen)
+                 : fmt::format("fits; micro-batch up to {}{}", f.largest_micro_batch, chosen);
   } else if (f.needs_checkpointing) {
-    f.note = "fits with model.activation_checkpointing: true";
+    f.note = fmt::format("fits with model.activation_checkpointing: {}", f.checkpointing);
   } else if (f.largest_micro_batch > 0) {
     f.note = fmt::format("fits with micro-batch {} or less (train.micro_batch_size)",
                          f.largest_micro_batch);
   } else if (f.gpus_with_sharded_base > 0) {
-    f.note = fmt::format("fits on {} GPUs with distributed.shard_base (checkpointing {})",
-                         f.gpus_with_sharded_base,
-                         o.activation_checkpointing.value_or(spec.model.activation_checkpointing)
-                             ? "on"
-                             : "as the spec says");
+    f.note = fmt::format("fits on {} GPUs with distributed.shard_base (checkpointing full)",
+                         f.gpus_with_sharded_base);
   } else {
     f.note = fmt::format(
         "does not fit on up to {} GPUs (a split base takes a GPU count that divides "
@@ -170,10 +192,10 @@ GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, 
 }
 
 bool fits_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t gpus,
-             bool checkpointing) {
+             const std::string& checkpointing) {
   if (!gpu.memory_gb) return false;
   MemoryOptions o = gpu_options(spec);
-  if (checkpointing) o.activation_checkpointing = true;
+  o.activation_checkpointing = checkpointing;
   const double usable = *gpu.memory_gb * 1e9 * (1.0 - headroom);
   if (needed_bytes(spec, o) <= usable) return true;
   if (gpus < 2) return false;
@@ -198,6 +220,13 @@ void overlay(const nlohmann::ordered_json& json, const char* section, const char
   if (k == s->end()) return;
   if constexpr (std::is_same_v<T, bool>) {
     if (k->is_boolean()) out = k->get<bool>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    // model.activation_checkpointing: a policy, or a bool before the policies.
+    if (k->is_string()) out = k->get<std::string>();
+    if (k->is_boolean()) {
+      out =
+          k->get<bool>() ? spec::choice::checkpointing::kFull : spec::choice::checkpointing::kNone;
+    }
   } else if constexpr (std::is_same_v<T, int64_t>) {
     if (k->is_number_integer()) out = k->get<int64_t>();
   } else {
@@ -525,8 +554,9 @@ int64_t job_gpus(const PlanRequest& r, const GpuFit& fit) {
 // The spec as it would run on `fit`: checkpointing on where it needs it to fit.
 spec::RunSpec job_spec(const spec::RunSpec& spec, const GpuFit& fit) {
   spec::RunSpec job = spec;
-  if (fit.needs_checkpointing || (!fit.fits && fit.sharded_with_checkpointing)) {
-    job.model.activation_checkpointing = true;
+  job.model.activation_checkpointing = fit.checkpointing;
+  if (!fit.fits && !fit.needs_checkpointing && fit.gpus_with_sharded_base > 0) {
+    job.model.activation_checkpointing = spec::choice::checkpointing::kFull;
   }
   return job;
 }
@@ -539,10 +569,11 @@ OfferPlan plan_offer(const PlanRequest& r, const cost::Offer& offer, const GpuFi
   const int64_t gpus = job_gpus(r, fit);
   p.gpus = std::max<int64_t>(1, gpus);
   const spec::RunSpec job = job_spec(r.spec, fit);
-  if (fit.needs_checkpointing) flags.push_back("needs activation checkpointing");
+  if (fit.needs_checkpointing) {
+    flags.push_back(fmt::format("needs activation checkpointing {}", fit.checkpointing));
+  }
   if (r.gpus) {
-    const bool checkpointing = job.model.activation_checkpointing;
-    p.fits = fits_on(r.spec, fit.gpu, r.headroom, p.gpus, checkpointing);
+    p.fits = fits_on(r.spec, fit.gpu, r.headroom, p.gpus, job.model.activation_checkpointing);
     if (!p.fits) flags.push_back(fmt::format("does not fit on {} GPU(s)", p.gpus));
   } else {
     p.fits = gpus > 0;
@@ -671,8 +702,8 @@ std::string no_recommendation(const Plan& plan, const PlanRequest& r) {
 Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::Date& today) {
   check_sources(r);
   Plan plan;
-  plan.memory = estimate_memory(r.spec, gpu_options(r.spec));
   plan.overheads = default_gpu_overheads();
+  plan.policies = estimate_policies(r.spec, gpu_options(r.spec), &plan.overheads);
   const gpus::Gpu* only = nullptr;
   if (!r.gpu.empty()) {
     only = cost::find_gpu(catalog, r.gpu);
@@ -686,6 +717,15 @@ Plan make_plan(const PlanRequest& r, const cost::Catalog& catalog, const cost::D
   for (const gpus::Gpu& gpu : catalog.gpus) {
     if (only != nullptr && gpu.name != only->name) continue;
     plan.fits.push_back(fit_on(r.spec, gpu, r.headroom, r.max_gpus));
+  }
+  // The memory breakdown of the spec's policy; auto's as chosen on the first GPU planned.
+  plan.memory_policy = r.spec.model.activation_checkpointing;
+  if (plan.memory_policy == spec::choice::checkpointing::kAuto) {
+    plan.memory_policy = plan.fits.empty() ? std::string(spec::choice::checkpointing::kNone)
+                                           : plan.fits.front().checkpointing;
+  }
+  for (const PolicyEstimate& e : plan.policies) {
+    if (e.policy == plan.memory_policy) plan.memory = e.memory;
   }
   for (const cost::Offer& offer : catalog.offers) {
     const auto fit = std::find_if(plan.fits.begin(), plan.fits.end(),

@@ -58,6 +58,9 @@ struct FieldReader {
     }
   }
   void boolean(const char* key, bool& out) { out = reader.boolean(obj, path, key); }
+  void boolean_since(const char* key, bool& out) {
+    if (present(key)) out = reader.boolean(obj, path, key);
+  }
   void non_negative(const char* key, double& out) {
     out = reader.non_negative_number(obj, path, key);
   }

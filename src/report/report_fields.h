@@ -18,6 +18,7 @@
 //   string_since    a string when present, else the default / as is
 //   optional_non_negative   a number >= 0 or null / null when unset
 //   boolean         true or false / as is
+//   boolean_since   true or false when present, else the default / as is
 //   optional_number         a number or null / null when unset
 //   optional_number_since   as optional_number, absent read as unset / null when unset
 //   positive_integer_since  an integer >= 1 when present, else the default / as is
@@ -357,11 +358,26 @@ void visit_fields(V& v, R& e) {
   v.optional_number_since("mfu_gemm", e.mfu_gemm);
 }
 
+template <class V, class R, IfRecord<R, PolicyNeed> = 0>
+void visit_fields(V& v, R& n) {
+  v.string("policy", n.policy);
+  v.count("bytes", n.bytes);
+}
+
+template <class V, class R, IfRecord<R, CheckpointingChoice> = 0>
+void visit_fields(V& v, R& c) {
+  v.count("usable_bytes", c.usable_bytes);
+  v.boolean("fits", c.fits);
+  v.records("needed_bytes", c.needed_bytes);
+}
+
 template <class V, class R, IfRecord<R, Execution> = 0>
 void visit_fields(V& v, R& e) {
   v.string("attention_kernel", e.attention_kernel);
   v.string("activation_checkpointing", e.activation_checkpointing);
   v.boolean("fused_blocks", e.fused_blocks);
+  v.optional_record_since("checkpointing_choice", e.checkpointing_choice);
+  v.boolean_since("gpu_kernels", e.gpu_kernels);
 }
 
 template <class V, class R, IfRecord<R, ProfileOp> = 0>

@@ -27,6 +27,7 @@ struct FieldWriter {
   void count_in_range_since(const char* key, int64_t v, int64_t, int64_t) { j[key] = v; }
   void positive_integer_since(const char* key, int64_t v) { j[key] = v; }
   void boolean(const char* key, bool v) { j[key] = v; }
+  void boolean_since(const char* key, bool v) { j[key] = v; }
   void non_negative(const char* key, double v) { j[key] = number_or_null(v); }
   void non_negative_since(const char* key, double v) { j[key] = number_or_null(v); }
   void number(const char* key, double v) { j[key] = number_or_null(v); }

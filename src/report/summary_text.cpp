@@ -154,9 +154,18 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                                 : "",
                             cold.empty() ? "" : ": " + cold));
   if (r.execution) {
+    std::string chosen;
+    if (const std::optional<CheckpointingChoice>& c = r.execution->checkpointing_choice) {
+      std::vector<std::string> needs;
+      for (const PolicyNeed& n : c->needed_bytes) {
+        needs.push_back(fmt::format("{} {}", n.policy, format_bytes(n.bytes)));
+      }
+      chosen = fmt::format(" (auto: {} of {} usable{})", fmt::join(needs, ", "),
+                           format_bytes(c->usable_bytes), c->fits ? "" : "; nothing fits");
+    }
     line("execution",
-         fmt::format("attention kernel {}, activation checkpointing {}",
-                     r.execution->attention_kernel, r.execution->activation_checkpointing));
+         fmt::format("attention kernel {}, activation checkpointing {}{}",
+                     r.execution->attention_kernel, r.execution->activation_checkpointing, chosen));
   }
   if (r.profile) {
     const Profile& p = *r.profile;

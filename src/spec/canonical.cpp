@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/spec_fields.h"
 
 namespace ftbench::spec {
@@ -100,6 +101,12 @@ std::string canonical_job_json(const RunSpec& spec) {
   // When and where checkpoints are saved does not change what the job computes; resuming
   // checks this fingerprint, so a run may resume under another checkpoint policy.
   j["train"].erase("checkpoint");
+  // model.activation_checkpointing was a bool before the policies: full and none are hashed as
+  // true and false were, so fingerprints of earlier reports and checkpoints stay valid.
+  const std::string& policy = spec.model.activation_checkpointing;
+  if (policy == choice::checkpointing::kFull || policy == choice::checkpointing::kNone) {
+    j["model"]["activation_checkpointing"] = policy == choice::checkpointing::kFull;
+  }
   // Compact (no whitespace); invalid UTF-8 in a user string is replaced rather than thrown so
   // that any spec that loaded can be hashed.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -367,6 +367,13 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
   }
   std::set<std::string> given;
   read_mapping(r, "model", section, model, &given);
+  // Before the policies the key was a bool: true recomputed every layer, false nothing. Read
+  // here, so that the two spellings of a policy are one job (canonical form, fingerprint).
+  if (model.activation_checkpointing == "true") {
+    model.activation_checkpointing = choice::checkpointing::kFull;
+  } else if (model.activation_checkpointing == "false") {
+    model.activation_checkpointing = choice::checkpointing::kNone;
+  }
   if (!checkpoint.empty()) {
     if (preset_given && preset != "custom" && !find_preset(preset)) {
       std::vector<std::string> names = preset_names();

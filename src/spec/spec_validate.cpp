@@ -104,6 +104,8 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   const bool shape_known =
       c.one_of("model.preset", m.preset, presets) && (m.checkpoint.empty() || m.dim > 0);
   c.one_of("model.dtype", m.dtype, choice::dtype::kAll);
+  c.one_of("model.activation_checkpointing", m.activation_checkpointing,
+           choice::checkpointing::kAll);
   // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
   // the one real mistake.
   if (!shape_known) return;

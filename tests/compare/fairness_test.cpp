@@ -159,6 +159,24 @@ TEST(Fairness, DtypeIsJob) {
   EXPECT_EQ(d.note, "different arithmetic precision: speed and numerics both change");
 }
 
+// A report from before the checkpointing policies (true / false) and one of today (full / none)
+// ran the same policy: no difference. Another policy is an execution difference, with its note.
+TEST(Fairness, CheckpointingPoliciesAndTheBoolsBeforeThemCompareAsOne) {
+  report::Report a = make_report();
+  report::Report b = make_report();
+  a.spec["model"]["activation_checkpointing"] = true;
+  b.spec["model"]["activation_checkpointing"] = "full";
+  EXPECT_TRUE(whats(check_fairness({a, b})).empty());
+  b.spec["model"]["activation_checkpointing"] = "selective";
+  const Fairness f = check_fairness({a, b});
+  ASSERT_EQ(whats(f), (Values{"spec.model.activation_checkpointing"}));
+  EXPECT_EQ(f.differences[0].values, (Values{"full", "selective"}));
+  EXPECT_EQ(f.differences[0].severity, Severity::kExecution);
+  EXPECT_TRUE(f.same_job);
+  EXPECT_NE(f.differences[0].note.find("selective: the elementwise work between the GEMMs"),
+            std::string::npos);
+}
+
 TEST(Fairness, OtherSpecKeysAreJobWithJsonText) {
   report::Report a = make_report();
   report::Report b = make_report();
@@ -175,7 +193,7 @@ TEST(Fairness, OtherSpecKeysAreJobWithJsonText) {
   EXPECT_EQ(f.differences[0].values, (Values{"16", "8"}));
   EXPECT_EQ(f.differences[0].severity, Severity::kJob);
   EXPECT_EQ(f.differences[1].values, (Values{"0.05", "0.1"}));
-  EXPECT_EQ(f.differences[2].values, (Values{"false", "true"}));
+  EXPECT_EQ(f.differences[2].values, (Values{"none", "full"}));  // the bools read as policies
   EXPECT_EQ(f.differences[2].severity, Severity::kExecution);
   EXPECT_EQ(f.differences[3].values, (Values{"1", "5"}));
   EXPECT_EQ(f.differences[3].severity, Severity::kExecution);

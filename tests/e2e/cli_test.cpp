@@ -91,7 +91,7 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
   EXPECT_NE(r.output.find("time to first step"), std::string::npos) << r.output;
 
   const nlohmann::json j = nlohmann::json::parse(read_file(report));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.12");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.13");
   EXPECT_EQ(j["run"]["status"], "completed");
   EXPECT_EQ(j["steps"].size(), 8u);
   EXPECT_EQ(j["weights"]["source"], "random");

@@ -130,7 +130,7 @@ TEST_F(HfRun, TrainsOnACheckpointAndExportsWhatTheReferenceReads) {
       << run.output;
 
   const json report = json::parse(ftbench::e2e::slurp(dir_ / "run.json"));
-  EXPECT_EQ(report["schema"], "ftbench.report/1.12");
+  EXPECT_EQ(report["schema"], "ftbench.report/1.13");
   const json& w = report["weights"];
   EXPECT_EQ(w["source"], "checkpoint");
   EXPECT_EQ(w["path"], ck.string());

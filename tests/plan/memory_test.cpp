@@ -68,7 +68,7 @@ TEST(MemoryPlan, BlockedAttentionActivationsPerLayerAsCounted) {
 
 TEST(MemoryPlan, CheckpointingKeepsLayerInputsAndRecomputesOneLayer) {
   MemoryOptions o = cpu_blocked();
-  o.activation_checkpointing = true;
+  o.activation_checkpointing = "full";
   const MemoryEstimate m = estimate_memory(tiny(), o);
   EXPECT_EQ(item(m.activations, "layer inputs (activation checkpointing)"), 2.0 * 512 * 64 * 4);
   EXPECT_EQ(m.peak_at, "backward, a layer recomputed");

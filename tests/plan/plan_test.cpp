@@ -252,26 +252,93 @@ TEST(Plan, GivenGpusAreCheckedForMemoryAndForTheAccumulationTheyShare) {
   EXPECT_NE(tiny.flags.find("does not fit on 2 GPU(s)"), std::string::npos) << tiny.flags;
 }
 
+// Every projection adapted, with dropout, over 16 layers: selective keeps less than none (with q
+// and v alone none keeps little more than the GEMM outputs selective keeps, and over the tiny
+// preset's 2 layers the one layer replayed weighs as much as what the other keeps).
+PlanRequest all_targets_request() {
+  PlanRequest r = request();
+  r.spec.model.n_layers = 16;
+  r.spec.lora.targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  r.spec.lora.dropout = 0.05;
+  return r;
+}
+
 TEST(Plan, AJobThatNeedsCheckpointingIsTimedWithTheRecomputedForward) {
-  const PlanRequest r = request();
+  const PlanRequest r = all_targets_request();
   // A card between the spec's needs with and without checkpointing.
   MemoryOptions o;
   o.prefetched_batches = r.spec.train.grad_accum_steps;
   o.rms_norm_kernel = true;  // as the plan takes a GPU
   const double whole = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());
-  o.activation_checkpointing = true;
+  o.activation_checkpointing = "full";
   const double recompute = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());
-  ASSERT_LT(recompute, whole);
-  cost::Catalog c = catalog();
-  c.gpus[1].memory_gb = (whole + recompute) / 2 / 0.9 / 1e9;
-  const Plan p = make_plan(r, c, kToday);
-  const OfferPlan& card = offer(p, "tiny-card");
-  EXPECT_TRUE(card.fits);
-  EXPECT_NE(card.flags.find("needs activation checkpointing"), std::string::npos);
+  o.activation_checkpointing = "selective";
+  const double selective = device_bytes_needed(estimate_memory(r.spec, o), default_gpu_overheads());
+  ASSERT_LT(recompute, selective);
+  ASSERT_LT(selective, whole);
   const model::ParamCounts counts = model::count_parameters(r.spec.model, r.spec.lora);
-  EXPECT_EQ(card.time.flops_per_token,
+  // Between full's and selective's needs: full, timed with the recomputed forward.
+  cost::Catalog c = catalog();
+  c.gpus[1].memory_gb = (selective + recompute) / 2 / 0.9 / 1e9;
+  Plan p = make_plan(r, c, kToday);
+  EXPECT_TRUE(offer(p, "tiny-card").fits);
+  EXPECT_EQ(offer(p, "tiny-card").flags, "needs activation checkpointing full");
+  EXPECT_EQ(offer(p, "tiny-card").time.flops_per_token,
             model::training_flops_per_token(r.spec.model, counts, 128,
                                             model::FlopFormula::kLoraFrozenBase, true));
+  // Between selective's and none's: selective, which recomputes no GEMM.
+  c.gpus[1].memory_gb = (whole + selective) / 2 / 0.9 / 1e9;
+  p = make_plan(r, c, kToday);
+  EXPECT_TRUE(offer(p, "tiny-card").fits);
+  EXPECT_EQ(offer(p, "tiny-card").flags, "needs activation checkpointing selective");
+  EXPECT_EQ(offer(p, "tiny-card").time.flops_per_token,
+            model::training_flops_per_token(r.spec.model, counts, 128,
+                                            model::FlopFormula::kLoraFrozenBase, false));
+  // Auto on that card: selective too, without a flag (it is what auto is for).
+  PlanRequest automatic = r;
+  automatic.spec.model.activation_checkpointing = "auto";
+  p = make_plan(automatic, c, kToday);
+  const auto fit = std::find_if(p.fits.begin(), p.fits.end(),
+                                [](const GpuFit& f) { return f.gpu.name == "SMALL-1"; });
+  ASSERT_NE(fit, p.fits.end());
+  EXPECT_TRUE(fit->fits);
+  EXPECT_EQ(fit->checkpointing, "selective");
+  EXPECT_FALSE(fit->needs_checkpointing);
+  EXPECT_EQ(offer(p, "tiny-card").flags, "");
+}
+
+// Each policy planned: activations fall from none to selective to full, and only full adds the
+// recomputed forward's FLOPs; auto takes the least recompute that fits.
+TEST(Plan, EveryCheckpointingPolicyIsPlannedAndAutoTakesTheLeastRecomputeThatFits) {
+  const PlanRequest r = all_targets_request();
+  MemoryOptions o;
+  o.prefetched_batches = r.spec.train.grad_accum_steps;
+  const DeviceOverheads overheads = default_gpu_overheads();
+  const std::vector<PolicyEstimate> all = estimate_policies(r.spec, o, &overheads);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].policy, "none");
+  EXPECT_EQ(all[1].policy, "selective");
+  EXPECT_EQ(all[2].policy, "full");
+  EXPECT_GT(all[0].memory.activation_bytes, all[1].memory.activation_bytes);
+  EXPECT_GT(all[1].memory.activation_bytes, all[2].memory.activation_bytes);
+  EXPECT_EQ(all[0].flops_per_token, all[1].flops_per_token);
+  EXPECT_GT(all[2].flops_per_token, all[1].flops_per_token);
+  for (const PolicyEstimate& e : all) {
+    EXPECT_EQ(e.needed_bytes, device_bytes_needed(e.memory, overheads)) << e.policy;
+  }
+  EXPECT_EQ(choose_checkpointing(r.spec, o, &overheads, all[0].needed_bytes).policy, "none");
+  EXPECT_EQ(choose_checkpointing(r.spec, o, &overheads, all[0].needed_bytes - 1).policy,
+            "selective");
+  EXPECT_EQ(choose_checkpointing(r.spec, o, &overheads, all[1].needed_bytes - 1).policy, "full");
+  const CheckpointingChoice none_fits =
+      choose_checkpointing(r.spec, o, &overheads, all[2].needed_bytes - 1);
+  EXPECT_EQ(none_fits.policy, "full");
+  EXPECT_FALSE(none_fits.fits);
+  EXPECT_NE(none_fits.reason.find("nothing fits, the least memory"), std::string::npos);
+  EXPECT_TRUE(recomputes_more("full", "selective"));
+  EXPECT_TRUE(recomputes_more("selective", "none"));
+  EXPECT_FALSE(recomputes_more("none", "full"));
+  EXPECT_FALSE(recomputes_more("auto", "none"));
 }
 
 // A report of `device` whose steps computed `tflops` per GPU as the plan counts them: the spec

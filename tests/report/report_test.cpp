@@ -242,7 +242,15 @@ Report full_report() {
   dist.tokens_per_second = 100.0;
   dist.tokens_per_second_per_device = 50.0;
   r.distributed = dist;
-  r.execution = Execution{"flash_attention", "full", true};
+  r.execution = Execution{};
+  r.execution->attention_kernel = "flash_attention";
+  r.execution->activation_checkpointing = "selective";
+  r.execution->fused_blocks = true;
+  r.execution->gpu_kernels = true;
+  r.execution->checkpointing_choice = CheckpointingChoice{
+      70'000'000'000,
+      true,
+      {{"none", 90'000'000'000}, {"selective", 61'000'000'000}, {"full", 30'000'000'000}}};
   // Steps 1 and 2 profiled: already left out as the warm-up, so none more.
   Profile p;
   p.first_step = 1;
@@ -479,9 +487,9 @@ TEST(ReportJson, LayoutAndKeyOrder) {
                          "steps",       "evaluations", "gemm",    "segments",         "checkpoints",
                          "weights",     "exports",     "summary", "memory",           "energy",
                          "distributed", "execution",   "profile"}));
-  EXPECT_EQ(
-      keys(j["execution"]),
-      (std::vector<std::string>{"attention_kernel", "activation_checkpointing", "fused_blocks"}));
+  EXPECT_EQ(keys(j["execution"]),
+            (std::vector<std::string>{"attention_kernel", "activation_checkpointing",
+                                      "fused_blocks", "checkpointing_choice", "gpu_kernels"}));
   EXPECT_EQ(keys(j["profile"]),
             (std::vector<std::string>{
                 "first_step", "last_step", "trace", "ops_table", "kernels_table", "device_activity",
@@ -491,7 +499,7 @@ TEST(ReportJson, LayoutAndKeyOrder) {
             (std::vector<std::string>{"name", "calls", "seconds", "self_seconds"}));
   EXPECT_EQ(keys(j["profile"]["top_ops"][0]),
             (std::vector<std::string>{"name", "calls", "self_seconds", "flops"}));
-  EXPECT_EQ(j["schema"], "ftbench.report/1.12");
+  EXPECT_EQ(j["schema"], "ftbench.report/1.13");
   EXPECT_EQ(keys(j["distributed"]),
             (std::vector<std::string>{"launch", "backend", "shard_base", "ranks",
                                       "step_skew_seconds", "straggler_rank", "collective_share",
@@ -655,7 +663,7 @@ TEST(ReportJson, ToJsonWritesItsOwnSchemaVersion) {
     Report r = full_report();
     r.schema = read_as;
     const OJson j = to_json(r);
-    EXPECT_EQ(j["schema"], "ftbench.report/1.12") << read_as;
+    EXPECT_EQ(j["schema"], "ftbench.report/1.13") << read_as;
     EXPECT_EQ(j.begin().key(), "schema") << "the schema comes first";
   }
 }
@@ -1823,7 +1831,7 @@ TEST_F(ReportFile, WriteThenReadRoundTrips) {
   write_report(full_report(), path, false);
   const std::string text = slurp(path);
   EXPECT_EQ(text, to_json(full_report()).dump(2) + "\n");
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.12\",\n", 0), 0u);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"ftbench.report/1.13\",\n", 0), 0u);
   const Report back = read_report(path);
   EXPECT_EQ(to_json(back), to_json(full_report()));
   EXPECT_EQ(entries(), (std::vector<std::string>{"report.json"}));  // no temp file left

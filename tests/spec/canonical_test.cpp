@@ -146,6 +146,26 @@ TEST(Canonical, DecimalsDumpTheSameEveryTime) {
   EXPECT_EQ(canonical_job_json(load_spec_from_string("lora:\n  dropout: 5e-2\n", "t.yaml")), first);
 }
 
+// full and none are hashed as the bools before them were: a report or checkpoint of a spec that
+// said true or false keeps its fingerprint; selective and auto are jobs of their own.
+TEST(Canonical, CheckpointingPoliciesKeepTheFingerprintsOfTheBoolsBeforeThem) {
+  const auto of = [](const std::string& value) {
+    return load_spec_from_string("model:\n  activation_checkpointing: " + value + "\n", "t.yaml");
+  };
+  EXPECT_EQ(fingerprint(of("full")), fingerprint(of("true")));
+  EXPECT_EQ(fingerprint(of("none")), fingerprint(of("false")));
+  EXPECT_NE(canonical_job_json(of("full")).find("\"activation_checkpointing\":true,"),
+            std::string::npos);
+  EXPECT_NE(canonical_job_json(of("none")).find("\"activation_checkpointing\":false,"),
+            std::string::npos);
+  EXPECT_NE(canonical_job_json(of("selective")).find("\"activation_checkpointing\":\"selective\","),
+            std::string::npos);
+  EXPECT_NE(fingerprint(of("selective")), fingerprint(of("full")));
+  EXPECT_NE(fingerprint(of("auto")), fingerprint(of("none")));
+  // The spec as written (the report's spec section) says the policy.
+  EXPECT_EQ(to_json(of("true"))["model"]["activation_checkpointing"], "full");
+}
+
 TEST(Canonical, FingerprintIsSha256OfJobJson) {
   const RunSpec s = Defaults();
   EXPECT_EQ(fingerprint(s), sha256_hex(canonical_job_json(s)));

@@ -51,7 +51,7 @@ TEST(Presets, Tiny) {
   EXPECT_FALSE(m.tie_embeddings);
   // Non-shape keys stay at their defaults.
   EXPECT_EQ(m.dtype, "fp32");
-  EXPECT_FALSE(m.activation_checkpointing);
+  EXPECT_EQ(m.activation_checkpointing, "none");
   EXPECT_EQ(m.checkpoint, "");
   EXPECT_EQ(LlamaParameters(m), 133440);
 }

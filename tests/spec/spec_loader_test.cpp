@@ -143,7 +143,7 @@ output:
   EXPECT_EQ(s.model.rope_scaling->original_max_position_embeddings, 256);
   EXPECT_TRUE(s.model.tie_embeddings);
   EXPECT_EQ(s.model.dtype, "bf16");
-  EXPECT_TRUE(s.model.activation_checkpointing);
+  EXPECT_EQ(s.model.activation_checkpointing, "full");
   EXPECT_EQ(s.model.checkpoint, "");
   EXPECT_EQ(s.lora.rank, 4);
   EXPECT_EQ(s.lora.alpha, 8.5);
@@ -199,6 +199,38 @@ TEST(SpecLoader, ReportsEveryProblemAtOnce) {
                 "t.yaml:3 [lora.dropout] must be a number in [0, 1), found 1.5",
                 "t.yaml:5 [train.lr] expected a number, found \"fast\"",
             }));
+}
+
+// model.activation_checkpointing is a policy; the bools of specs before the policies read as
+// full and none, from the file and from --set alike.
+TEST(SpecLoader, ActivationCheckpointingIsAPolicyAndTheOldBoolsStillRead) {
+  EXPECT_EQ(Load("lora:\n").model.activation_checkpointing, "none");
+  for (const auto& [given, read] :
+       std::vector<std::pair<std::string, std::string>>{{"full", "full"},
+                                                        {"selective", "selective"},
+                                                        {"none", "none"},
+                                                        {"auto", "auto"},
+                                                        {"true", "full"},
+                                                        {"false", "none"}}) {
+    EXPECT_EQ(
+        Load("model:\n  activation_checkpointing: " + given + "\n").model.activation_checkpointing,
+        read)
+        << given;
+    EXPECT_EQ(
+        Load("lora:\n", {"model.activation_checkpointing=" + given}).model.activation_checkpointing,
+        read)
+        << given;
+  }
+  EXPECT_EQ(IssuesOf("model:\n  activation_checkpointing: selectve\n"),
+            (std::vector<std::string>{
+                "t.yaml:2 [model.activation_checkpointing] expected one of full, selective, "
+                "none, auto, found \"selectve\"; did you mean \"selective\"?"}));
+  EXPECT_EQ(IssuesOf("model:\n  activation_checkpointing: yes\n"),
+            (std::vector<std::string>{"t.yaml:2 [model.activation_checkpointing] expected one "
+                                      "of full, selective, none, auto, found \"yes\""}));
+  EXPECT_EQ(IssuesOf("model:\n  activation_checkpointing: [full]\n"),
+            (std::vector<std::string>{"t.yaml:2 [model.activation_checkpointing] expected a "
+                                      "string, found a list"}));
 }
 
 TEST(SpecLoader, ErrorWhatListsOneIssuePerLine) {
@@ -1159,7 +1191,7 @@ TEST(SpecConfigs, Llama31_8bLoraSynthetic) {
   EXPECT_EQ(s.model.preset, "llama3.1-8b");
   EXPECT_EQ(s.model.dim, 4096);
   EXPECT_EQ(s.model.dtype, "bf16");
-  EXPECT_TRUE(s.model.activation_checkpointing);
+  EXPECT_EQ(s.model.activation_checkpointing, "full");
   EXPECT_EQ(s.lora.rank, 16);
   EXPECT_EQ(s.lora.alpha, 32.0);
   EXPECT_EQ(s.lora.dropout, 0.05);
@@ -1233,7 +1265,7 @@ TEST(SpecConfigs, TorchtuneLlama31_8bLoraSingleDevice) {
   EXPECT_EQ(s.model.preset, "llama3.1-8b");
   EXPECT_EQ(s.model.max_seq_len, 131072);
   EXPECT_EQ(s.model.dtype, "bf16");
-  EXPECT_TRUE(s.model.activation_checkpointing);
+  EXPECT_EQ(s.model.activation_checkpointing, "full");
   EXPECT_EQ(s.model.checkpoint, "");
   // lora_rank 8, lora_alpha 16, lora_dropout 0.0 on q_proj, v_proj, output_proj and the MLP.
   EXPECT_EQ(s.lora.rank, 8);

@@ -46,6 +46,26 @@ at::Tensor lora_down(const at::Tensor& x, const std::vector<at::Tensor>& lora_a,
 at::Tensor lora_up_(const at::Tensor& packed, const at::Tensor& a_all,
                     const std::vector<at::Tensor>& lora_b, const std::vector<LoraSliceRef>& slices);
 
+// The two LoRA nodes' backward, for selective_recompute.h's replay as well: `masks[i]` is slice
+// i's dropout mask (undefined: it did not drop out), `x` lora_down()'s input as given.
+struct LoraDownGrads {
+  at::Tensor dx;               // x's gradient, x's dtype and shape
+  std::vector<at::Tensor> da;  // each A's
+};
+LoraDownGrads lora_down_backward(const at::Tensor& x, const std::vector<at::Tensor>& masks,
+                                 const std::vector<at::Tensor>& lora_a,
+                                 const std::vector<LoraSliceRef>& slices,
+                                 at::ScalarType adapter_dtype, const at::Tensor& grad_a_all);
+struct LoraUpGrads {
+  at::Tensor d_a_all;          // a_all's gradient
+  std::vector<at::Tensor> db;  // each B's
+};
+LoraUpGrads lora_up_backward(const at::Tensor& a_all, const std::vector<at::Tensor>& lora_b,
+                             const std::vector<LoraSliceRef>& slices,
+                             const at::Tensor& grad_packed);
+// 1 / (1 - p): at::native_dropout's scale of the kept elements.
+double dropout_keep_scale(double p);
+
 // The fused q/k/v projection's output [B, S, (H + 2 KV) D] taken apart for attention: q and k
 // rotated (rope.h's rotate-half form), v as is, each [B, S, heads, D]; q and k new contiguous
 // tensors, v a view. The backward writes the three gradients straight into one
@@ -55,8 +75,10 @@ struct QkvHeads {
   at::Tensor k;
   at::Tensor v;
 };
+// `gpu_kernels`: the rotary embedding through ftbench's own GPU kernel where it applies
+// (gpu_kernels.h; off by default, FTBENCH_GPU_KERNELS=1).
 QkvHeads split_qkv_rope(const at::Tensor& qkv, int64_t n_heads, int64_t n_kv_heads,
-                        int64_t head_dim, const RopeTables& rope);
+                        int64_t head_dim, const RopeTables& rope, bool gpu_kernels = false);
 
 // silu(gate) * up on [gate | up] ([..., 2F]) -> [..., F], rounded as the composite form (silu,
 // then the product); the gradient comes back as one [..., 2F] tensor, and only the input is

@@ -19,6 +19,16 @@
 
 namespace ftbench::model {
 
+// What a checkpointed decoder layer recomputes in the backward (model.activation_checkpointing).
+enum class Recompute {
+  kNone,       // nothing: the forward's graph is kept
+  kFull,       // the whole layer, from its input
+  kSelective,  // the elementwise work; the GEMM and attention outputs are kept
+};
+// full, selective or none (spec/choices.h); throws std::invalid_argument for anything else,
+// auto included (a run resolves it first: plan/checkpointing.h).
+Recompute recompute_of(const std::string& policy);
+
 class DecoderLayerImpl : public torch::nn::Module {
  public:
   // `allocate_base`: false leaves the four linear weights as placeholders for a split base
@@ -53,6 +63,8 @@ class DecoderLayerImpl : public torch::nn::Module {
   int64_t n_kv_heads_;
   int64_t head_dim_;
   bool fused_ = true;
+  bool gpu_kernels_ = false;
+  friend class LlamaImpl;
 };
 TORCH_MODULE(DecoderLayer);
 
@@ -103,6 +115,10 @@ class LlamaImpl : public torch::nn::Module {
   // (FTBENCH_FUSED_BLOCKS=0, a benchmark aid: docs/benchmarks.md).
   void set_fused(bool fused);
   bool fused() const { return fused_; }
+  // ftbench's own GPU kernels (gpu_kernels.h) where they apply, in every layer: off by default
+  // (FTBENCH_GPU_KERNELS=1), as none has yet run and matched its oracle on a GPU.
+  void set_gpu_kernels(bool on);
+  bool gpu_kernels() const { return gpu_kernels_; }
   void init_adapters();
 
   // Freezes everything but the adapters; returns the trainable parameters in a fixed order.
@@ -110,7 +126,8 @@ class LlamaImpl : public torch::nn::Module {
   // The same, with their module paths ("layers.0.attention.q.lora_a"), the names checkpoints
   // use.
   std::vector<std::pair<std::string, at::Tensor>> trainable_named_parameters();
-  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+  void set_recompute(Recompute recompute) { recompute_ = recompute; }
+  Recompute recompute() const { return recompute_; }
 
   // A split base (shard_ranks >= 1): the units, 0 the embedding, 1 + i block i, then the output
   // head unless it is tied to the embedding (then head_unit() is 0). Empty for a whole base.
@@ -157,8 +174,9 @@ class LlamaImpl : public torch::nn::Module {
   bool layers_adapted() const;
   spec::ModelSpec spec_;
   RopeTables rope_;
-  bool checkpointing_ = false;
+  Recompute recompute_ = Recompute::kNone;
   bool fused_ = true;
+  bool gpu_kernels_ = false;
   std::vector<BaseUnit> units_;
   BaseGathers* gathers_ = nullptr;
 };

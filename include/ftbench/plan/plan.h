@@ -15,6 +15,7 @@
 #include "ftbench/cost/estimate.h"
 #include "ftbench/cost/spot_risk.h"
 #include "ftbench/error.h"
+#include "ftbench/plan/checkpointing.h"
 #include "ftbench/plan/memory.h"
 #include "ftbench/report/report.h"
 #include "ftbench/spec/run_spec.h"
@@ -72,12 +73,15 @@ struct GpuFit {
   double usable_bytes = 0.0;           // memory x (1 - headroom)
   double needed_bytes = 0.0;           // the spec as written, on one GPU, with device overheads
   bool fits = false;
-  int64_t largest_micro_batch = 0;   // with the spec's checkpointing; 0 when 1 does not fit
-  bool needs_checkpointing = false;  // fits only with activation checkpointing on
+  int64_t largest_micro_batch = 0;  // with the spec's checkpointing; 0 when 1 does not fit
+  // The checkpointing policy planned on this GPU: the spec's, auto's choice (checkpointing.h),
+  // or the least recompute beyond the spec's that fits (needs_checkpointing).
+  std::string checkpointing;
+  bool needs_checkpointing = false;  // fits only with more recompute than the spec's
   // Fewest ranks splitting the base that fit (a divisor of train.grad_accum_steps, as `ftbench
   // run` requires); 0: none.
   int64_t gpus_with_sharded_base = 0;
-  bool sharded_with_checkpointing = false;  // that split needs checkpointing on too
+  bool sharded_with_checkpointing = false;  // that split needs full checkpointing too
   std::string note;                         // why not, or what it takes
 };
 
@@ -120,7 +124,10 @@ struct OfferPlan {
 };
 
 struct Plan {
-  MemoryEstimate memory;  // the spec on one GPU as written (fused attention)
+  MemoryEstimate memory;  // the spec on one GPU as written (fused attention), with memory_policy
+  std::string memory_policy;  // the spec's checkpointing; auto's choice on the first GPU planned
+  // Every checkpointing policy: memory and FLOPs a token (checkpointing.h).
+  std::vector<PolicyEstimate> policies;
   DeviceOverheads overheads;
   std::vector<GpuFit> fits;
   // Eligible first (fits, meets the deadline and the budget, a spot offer's reclaims priced),
@@ -140,9 +147,9 @@ Plan make_plan(const PlanRequest& request, const cost::Catalog& catalog, const c
 GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t max_gpus);
 
 // Whether the spec fits on `gpus` of `gpu`: on one (every rank a whole copy), else with the base
-// split across them; `checkpointing` forces activation checkpointing on.
+// split across them, with the checkpointing policy `checkpointing` (full, selective or none).
 bool fits_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, int64_t gpus,
-             bool checkpointing);
+             const std::string& checkpointing);
 
 // Throws PlanError unless `request`'s report and gemm result can be used for its spec: a
 // report of a datasheet GPU, in the spec's dtype, with a measured throughput no higher than the

@@ -19,7 +19,7 @@
 
 namespace ftbench::report {
 
-inline constexpr const char* kSchema = "ftbench.report/1.12";     // what this code writes
+inline constexpr const char* kSchema = "ftbench.report/1.13";     // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
 inline constexpr int kSchemaMajor = 1;
 
@@ -462,14 +462,32 @@ struct Energy {
 
 // How the step was executed where the spec leaves a choice to ftbench or to LibTorch (since
 // 1.12; optional when reading).
+// What model.activation_checkpointing auto chose from (since 1.13): each policy's memory need
+// by the plan, against what the device had.
+struct PolicyNeed {
+  std::string policy;
+  int64_t bytes = 0;
+};
+struct CheckpointingChoice {
+  int64_t usable_bytes = 0;  // the device's memory less the plan's headroom
+  bool fits = false;         // false: not even full fits; full was chosen, the least memory
+  std::vector<PolicyNeed> needed_bytes;  // none, selective, full
+};
+
 struct Execution {
   // The attention kernel scaled_dot_product_attention dispatches to for the run's shapes, dtype
   // and device (LibTorch's own choice, at::_fused_sdp_choice): flash_attention,
   // efficient_attention, cudnn_attention, math, overrideable; blocked_math for ftbench's blocked
   // CPU attention (LibTorch before 2.2); "unknown" where this LibTorch cannot say.
   std::string attention_kernel;
-  // The activation-checkpointing policy the run used: full, none.
+  // The activation-checkpointing policy the run used: full, selective or none (1.12: full or
+  // none).
   std::string activation_checkpointing;
+  // model.activation_checkpointing auto: what it chose from (since 1.13; nullopt otherwise).
+  std::optional<CheckpointingChoice> checkpointing_choice;
+  // ftbench's own GPU kernels (model/gpu_kernels.h) ran where they apply: FTBENCH_GPU_KERNELS=1
+  // on a GPU with a build that has them (since 1.13; false when absent).
+  bool gpu_kernels = false;
   // The step's fused blocks (model/fused_blocks.h) were on; off only with FTBENCH_FUSED_BLOCKS=0,
   // the benchmark aid that runs the step as it was before them.
   bool fused_blocks = true;

@@ -18,6 +18,18 @@ inline const std::vector<std::string> kAll = {kBf16, kFp16, kFp32};
 inline const std::vector<std::string> kLora = {kBf16, kFp16, kFp32, kBase};
 }  // namespace dtype
 
+namespace checkpointing {  // model.activation_checkpointing (true and false read as full and none)
+// Every decoder layer recomputed in the backward from its input.
+inline constexpr const char* kFull = "full";
+// The GEMM and attention outputs kept, the elementwise work (norms, the rotary embedding, SwiGLU,
+// dropout masks, residual adds) recomputed in the backward.
+inline constexpr const char* kSelective = "selective";
+inline constexpr const char* kNone = "none";
+// The least recompute that fits the device by the plan's memory model (plan/checkpointing.h).
+inline constexpr const char* kAuto = "auto";
+inline const std::vector<std::string> kAll = {kFull, kSelective, kNone, kAuto};
+}  // namespace checkpointing
+
 namespace data_source {  // data.source
 inline constexpr const char* kSynthetic = "synthetic";
 inline constexpr const char* kFile = "file";

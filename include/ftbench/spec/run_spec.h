@@ -40,7 +40,9 @@ struct ModelSpec {
   bool tie_embeddings = false;
   // bf16, fp16 or fp32: dtype of the frozen base weights and activations.
   std::string dtype = "fp32";
-  bool activation_checkpointing = false;
+  // full, selective, none or auto (spec/choices.h: checkpointing); a run resolves auto before it
+  // builds the model (the report's execution.activation_checkpointing says what ran).
+  std::string activation_checkpointing = "none";
   // A Hugging Face Llama checkpoint folder (config.json and safetensors weights) to load the
   // base weights from; "" (default): random weights (timing does not depend on their values).
   // With a checkpoint the shape keys come from its config.json (hf/hf_config.h); a shape

@@ -8,6 +8,7 @@
 
 #include "ftbench/device/torch_version.h"
 #include "ftbench/model/cpu_fused.h"
+#include "ftbench/model/gpu_kernels.h"
 
 namespace ftbench::model {
 namespace {
@@ -35,8 +36,7 @@ std::vector<int64_t> with_last(at::IntArrayRef sizes, int64_t last) {
   return out;
 }
 
-// The mask's scale 1 / (1 - p), as at::native_dropout applies it.
-double keep_scale(double p) { return p >= 1.0 ? 0.0 : 1.0 / (1.0 - p); }
+double keep_scale(double p) { return dropout_keep_scale(p); }
 
 class LoraDownFunction : public torch::autograd::Function<LoraDownFunction> {
  public:
@@ -73,54 +73,20 @@ class LoraDownFunction : public torch::autograd::Function<LoraDownFunction> {
     return a_all.view(with_last(x.sizes(), plan->total_rank));
   }
 
-  // Two [tokens, in] tensors of the adapters' dtype at most: the input cast again, and one
-  // slice's dropped copy while the A gradients are made; then the input's gradient and one
-  // slice's term of it.
   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
     const c10::intrusive_ptr<LoraSlices> plan = slices_of(ctx);
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor& x = saved[0];
     const std::size_t n = plan->slices.size();
     const std::size_t first_a = plan->dropout ? 1 + n : 1;
-    const at::Tensor g = rows_of(grad_outputs[0]);
-    std::vector<at::Tensor> a(saved.begin() + static_cast<std::ptrdiff_t>(first_a), saved.end());
-    tensor_list grads;
-    grads.emplace_back();  // x's, below
-    at::Tensor dh;
-    if (!plan->dropout) {
-      const at::Tensor a_cat = a.size() == 1 ? a[0] : at::cat(a, 0);
-      {
-        const at::Tensor h = rows_of(x).to(plan->adapter_dtype);  // the cast again, not stored
-        const at::Tensor da_cat = at::mm(g.t(), h);               // [sum(rank), in]
-        for (const LoraSliceRef& s : plan->slices) {
-          grads.push_back(da_cat.narrow(0, s.rank_offset, s.rank));
-        }
-      }
-      dh = at::mm(g, a_cat);
-    } else {
-      {
-        const at::Tensor h = rows_of(x).to(plan->adapter_dtype);
-        for (std::size_t i = 0; i < n; ++i) {
-          const LoraSliceRef& s = plan->slices[i];
-          const at::Tensor& mask = saved[1 + i];
-          const at::Tensor gi = g.narrow(1, s.rank_offset, s.rank);
-          grads.push_back(mask.defined() ? at::mm(gi.t(), h * mask * keep_scale(s.dropout))
-                                         : at::mm(gi.t(), h));
-        }
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        const LoraSliceRef& s = plan->slices[i];
-        const at::Tensor& mask = saved[1 + i];
-        at::Tensor term = at::mm(g.narrow(1, s.rank_offset, s.rank), a[i]);
-        if (mask.defined()) term.mul_(mask).mul_(keep_scale(s.dropout));
-        if (dh.defined()) {
-          dh.add_(term);
-        } else {
-          dh = std::move(term);
-        }
-      }
+    std::vector<at::Tensor> masks(n);
+    if (plan->dropout) {
+      for (std::size_t i = 0; i < n; ++i) masks[i] = saved[1 + i];
     }
-    grads[0] = dh.to(x.scalar_type()).view(x.sizes());
+    std::vector<at::Tensor> a(saved.begin() + static_cast<std::ptrdiff_t>(first_a), saved.end());
+    LoraDownGrads down =
+        lora_down_backward(saved[0], masks, a, plan->slices, plan->adapter_dtype, grad_outputs[0]);
+    tensor_list grads{down.dx};
+    for (at::Tensor& g : down.da) grads.push_back(std::move(g));
     grads.emplace_back();  // plan
     grads.emplace_back();  // training
     return grads;
@@ -154,19 +120,10 @@ class LoraUpFunction : public torch::autograd::Function<LoraUpFunction> {
   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
     const c10::intrusive_ptr<LoraSlices> plan = slices_of(ctx);
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor a = rows_of(saved[0]);
-    const at::Tensor g = rows_of(grad_outputs[0]);
-    at::Tensor da = at::empty_like(a);
-    tensor_list grads{grad_outputs[0], at::Tensor()};  // packed's passes through
-    for (std::size_t i = 0; i < plan->slices.size(); ++i) {
-      const LoraSliceRef& s = plan->slices[i];
-      const at::Tensor& b = saved[1 + i];
-      const at::Tensor gi = g.narrow(1, s.out_offset, s.out_features).to(b.scalar_type());
-      at::Tensor da_i = da.narrow(1, s.rank_offset, s.rank);
-      at::mm_out(da_i, gi, b).mul_(s.scale);
-      grads.push_back(at::mm(gi.t(), a.narrow(1, s.rank_offset, s.rank)).mul_(s.scale));
-    }
-    grads[1] = da.view(saved[0].sizes());
+    const std::vector<at::Tensor> b(saved.begin() + 1, saved.end());
+    LoraUpGrads up = lora_up_backward(saved[0], b, plan->slices, grad_outputs[0]);
+    tensor_list grads{grad_outputs[0], up.d_a_all};  // packed's passes through
+    for (at::Tensor& g : up.db) grads.push_back(std::move(g));
     grads.emplace_back();  // plan
     return grads;
   }
@@ -176,7 +133,12 @@ class LoraUpFunction : public torch::autograd::Function<LoraUpFunction> {
 // tables [S, 1, D] or [B, S, 1, D]; or with `transpose` its adjoint (the backward):
 // [g1 c1 + g2 s2, g2 c2 - g1 s1] for halves 1 and 2.
 void rope_into(at::Tensor& out, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-               bool transpose) {
+               bool transpose, bool gpu_kernels) {
+  // ftbench's own GPU kernel (gpu_kernels.h), when switched on and it takes these tensors.
+  if (gpu_kernels && gpu_rope_applies(out, x, cos, sin)) {
+    gpu_rope_into(out, x, cos, sin, transpose);
+    return;
+  }
   // The tables as given ([S, D]): the CPU's one-pass kernel, where it applies.
   if (cos.dim() == 2 && fused_applies(out) && fused_applies(x) && fused_applies(cos) &&
       fused_applies(sin)) {
@@ -186,7 +148,7 @@ void rope_into(at::Tensor& out, const at::Tensor& x, const at::Tensor& cos, cons
   const int64_t half = x.size(-1) / 2;
   if (cos.dim() == 2) {
     rope_into(out, x, cos.narrow(0, 0, x.size(1)).unsqueeze(1),
-              sin.narrow(0, 0, x.size(1)).unsqueeze(1), transpose);
+              sin.narrow(0, 0, x.size(1)).unsqueeze(1), transpose, /*gpu_kernels=*/false);
     return;
   }
   at::mul_out(out, x, cos);
@@ -212,7 +174,7 @@ class QkvRopeFunction : public torch::autograd::Function<QkvRopeFunction> {
  public:
   static tensor_list forward(AutogradContext* ctx, const at::Tensor& qkv, const at::Tensor& cos,
                              const at::Tensor& sin, int64_t n_heads, int64_t n_kv_heads,
-                             int64_t head_dim) {
+                             int64_t head_dim, bool gpu_kernels) {
     const int64_t b = qkv.size(0);
     const int64_t s = qkv.size(1);
     const auto [c, sn] = broadcast_tables({cos, sin});
@@ -221,8 +183,9 @@ class QkvRopeFunction : public torch::autograd::Function<QkvRopeFunction> {
     };
     at::Tensor q = at::empty({b, s, n_heads, head_dim}, qkv.options());
     at::Tensor k = at::empty({b, s, n_kv_heads, head_dim}, qkv.options());
-    rope_into(q, heads(0, n_heads), c, sn, /*transpose=*/false);
-    rope_into(k, heads(n_heads, n_kv_heads), c, sn, /*transpose=*/false);
+    rope_into(q, heads(0, n_heads), c, sn, /*transpose=*/false, gpu_kernels);
+    rope_into(k, heads(n_heads, n_kv_heads), c, sn, /*transpose=*/false, gpu_kernels);
+    ctx->saved_data["gpu_kernels"] = gpu_kernels;
     const at::Tensor v = heads(n_heads + n_kv_heads, n_kv_heads);
     ctx->save_for_backward({cos, sin});
     ctx->saved_data["shape"] = std::vector<int64_t>{b, s, n_heads, n_kv_heads, head_dim};
@@ -237,6 +200,7 @@ class QkvRopeFunction : public torch::autograd::Function<QkvRopeFunction> {
     const int64_t h = shape[2];
     const int64_t kv = shape[3];
     const int64_t d = shape[4];
+    const bool gpu_kernels = ctx->saved_data["gpu_kernels"].toBool();
     const auto [c, sn] = broadcast_tables({saved[0], saved[1]});
     const at::Tensor& any = grad_outputs[0].defined()   ? grad_outputs[0]
                             : grad_outputs[1].defined() ? grad_outputs[1]
@@ -249,12 +213,12 @@ class QkvRopeFunction : public torch::autograd::Function<QkvRopeFunction> {
     at::Tensor dk = heads(h, kv);
     at::Tensor dv = heads(h + kv, kv);
     if (grad_outputs[0].defined()) {
-      rope_into(dq, grad_outputs[0], c, sn, /*transpose=*/true);
+      rope_into(dq, grad_outputs[0], c, sn, /*transpose=*/true, gpu_kernels);
     } else {
       dq.zero_();
     }
     if (grad_outputs[1].defined()) {
-      rope_into(dk, grad_outputs[1], c, sn, /*transpose=*/true);
+      rope_into(dk, grad_outputs[1], c, sn, /*transpose=*/true, gpu_kernels);
     } else {
       dk.zero_();
     }
@@ -263,7 +227,8 @@ class QkvRopeFunction : public torch::autograd::Function<QkvRopeFunction> {
     } else {
       dv.zero_();
     }
-    return {dqkv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dqkv,         at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -293,6 +258,77 @@ class SwigluPackedFunction : public torch::autograd::Function<SwigluPackedFuncti
 };
 
 }  // namespace
+
+double dropout_keep_scale(double p) { return p >= 1.0 ? 0.0 : 1.0 / (1.0 - p); }
+
+// Two [tokens, in] tensors of the adapters' dtype at most: the input cast again, and one slice's
+// dropped copy while the A gradients are made; then the input's gradient and one slice's term of
+// it.
+LoraDownGrads lora_down_backward(const at::Tensor& x, const std::vector<at::Tensor>& masks,
+                                 const std::vector<at::Tensor>& lora_a,
+                                 const std::vector<LoraSliceRef>& slices,
+                                 at::ScalarType adapter_dtype, const at::Tensor& grad_a_all) {
+  const std::size_t n = slices.size();
+  bool dropout = false;
+  for (const at::Tensor& m : masks) dropout = dropout || m.defined();
+  const at::Tensor g = rows_of(grad_a_all);
+  LoraDownGrads out;
+  at::Tensor dh;
+  if (!dropout) {
+    const at::Tensor a_cat = lora_a.size() == 1 ? lora_a[0] : at::cat(lora_a, 0);
+    {
+      const at::Tensor h = rows_of(x).to(adapter_dtype);  // the cast again, not stored
+      const at::Tensor da_cat = at::mm(g.t(), h);         // [sum(rank), in]
+      for (const LoraSliceRef& s : slices) {
+        out.da.push_back(da_cat.narrow(0, s.rank_offset, s.rank));
+      }
+    }
+    dh = at::mm(g, a_cat);
+  } else {
+    {
+      const at::Tensor h = rows_of(x).to(adapter_dtype);
+      for (std::size_t i = 0; i < n; ++i) {
+        const LoraSliceRef& s = slices[i];
+        const at::Tensor& mask = masks[i];
+        const at::Tensor gi = g.narrow(1, s.rank_offset, s.rank);
+        out.da.push_back(mask.defined() ? at::mm(gi.t(), h * mask * keep_scale(s.dropout))
+                                        : at::mm(gi.t(), h));
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const LoraSliceRef& s = slices[i];
+      const at::Tensor& mask = masks[i];
+      at::Tensor term = at::mm(g.narrow(1, s.rank_offset, s.rank), lora_a[i]);
+      if (mask.defined()) term.mul_(mask).mul_(keep_scale(s.dropout));
+      if (dh.defined()) {
+        dh.add_(term);
+      } else {
+        dh = std::move(term);
+      }
+    }
+  }
+  out.dx = dh.to(x.scalar_type()).view(x.sizes());
+  return out;
+}
+
+LoraUpGrads lora_up_backward(const at::Tensor& a_all, const std::vector<at::Tensor>& lora_b,
+                             const std::vector<LoraSliceRef>& slices,
+                             const at::Tensor& grad_packed) {
+  const at::Tensor a = rows_of(a_all);
+  const at::Tensor g = rows_of(grad_packed);
+  at::Tensor da = at::empty_like(a);
+  LoraUpGrads out;
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    const LoraSliceRef& s = slices[i];
+    const at::Tensor& b = lora_b[i];
+    const at::Tensor gi = g.narrow(1, s.out_offset, s.out_features).to(b.scalar_type());
+    at::Tensor da_i = da.narrow(1, s.rank_offset, s.rank);
+    at::mm_out(da_i, gi, b).mul_(s.scale);
+    out.db.push_back(at::mm(gi.t(), a.narrow(1, s.rank_offset, s.rank)).mul_(s.scale));
+  }
+  out.d_a_all = da.view(a_all.sizes());
+  return out;
+}
 
 at::Tensor lora_down(const at::Tensor& x, const std::vector<at::Tensor>& lora_a,
                      const std::vector<LoraSliceRef>& slices, at::ScalarType adapter_dtype,
@@ -324,12 +360,12 @@ at::Tensor lora_up_(const at::Tensor& packed, const at::Tensor& a_all,
 }
 
 QkvHeads split_qkv_rope(const at::Tensor& qkv, int64_t n_heads, int64_t n_kv_heads,
-                        int64_t head_dim, const RopeTables& rope) {
+                        int64_t head_dim, const RopeTables& rope, bool gpu_kernels) {
   if (qkv.dim() != 3 || qkv.size(2) != (n_heads + 2 * n_kv_heads) * head_dim || head_dim % 2 != 0) {
     throw std::invalid_argument("split_qkv_rope: expected [B, S, (H + 2 KV) D] with D even");
   }
   const tensor_list out =
-      QkvRopeFunction::apply(qkv, rope.cos, rope.sin, n_heads, n_kv_heads, head_dim);
+      QkvRopeFunction::apply(qkv, rope.cos, rope.sin, n_heads, n_kv_heads, head_dim, gpu_kernels);
   return {out[0], out[1], out[2]};
 }
 

@@ -20,6 +20,7 @@
 #include "ftbench/model/rms_norm.h"
 #include "ftbench/model/rope.h"
 #include "ftbench/model/sdpa.h"
+#include "ftbench/model/selective_recompute.h"
 
 namespace ftbench::model {
 namespace {
@@ -374,8 +375,21 @@ void LoraLinearImpl::init_adapters() {
 }
 
 at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
-  at::Tensor out = at::linear(x, weight);
-  if (!has_adapter_) return out;
+  // Selective checkpointing (selective_recompute.h): the first pass keeps the output and the
+  // LoRA down-projection, the replay hands them back through one node.
+  SelectiveCache* cache = active_selective_cache();
+  if (cache != nullptr && cache->mode() == SelectiveCache::Mode::kReplay && !has_adapter_) {
+    SelectiveEntry kept = cache->take();
+    if (kept.graph_out.defined() || kept.a_all.defined()) {
+      throw std::logic_error("selective recompute: a projection replayed out of order");
+    }
+    return replay_projection(x, weight, kept.out, {}, {}, {}, {}, at::kFloat, is_training());
+  }
+  if (!has_adapter_) {
+    at::Tensor out = at::linear(x, weight);
+    if (cache != nullptr) cache->push({out, {}, {}, {}});
+    return out;
+  }
   std::vector<LoraSliceRef> refs;
   std::vector<at::Tensor> a;
   std::vector<at::Tensor> b;
@@ -403,9 +417,20 @@ at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
   for (const LoraSliceRef& r : refs) {
     scale_fits = scale_fits && std::abs(r.scale) <= std::numeric_limits<float>::max();
   }
+  // (No cache point: the replay recomputes it.)
   if (!scale_fits || !one_dtype) return at::cat(forward_unfused(x), -1);
+  if (cache != nullptr && cache->mode() == SelectiveCache::Mode::kReplay) {
+    SelectiveEntry kept = cache->take();
+    if (!kept.a_all.defined() || kept.graph_out.defined()) {
+      throw std::logic_error("selective recompute: a projection replayed out of order");
+    }
+    return replay_projection(x, weight, kept.out, kept.a_all, a, b, refs, adapter_dtype,
+                             is_training());
+  }
   const at::Tensor a_all = lora_down(x, a, refs, adapter_dtype, is_training());
-  return lora_up_(out, a_all, b, refs);
+  at::Tensor packed = lora_up_(at::linear(x, weight), a_all, b, refs);
+  if (cache != nullptr) cache->push({packed, a_all, {}, {}});
+  return packed;
 }
 
 std::vector<at::Tensor> LoraLinearImpl::forward(const at::Tensor& x) {

@@ -15,6 +15,7 @@
 #include "ftbench/model/cpu_fused.h"
 #include "ftbench/model/fused_blocks.h"
 #include "ftbench/model/sdpa.h"
+#include "ftbench/model/selective_recompute.h"
 #include "ftbench/spec/choices.h"
 
 namespace ftbench::model {
@@ -68,6 +69,9 @@ struct UnitHandle : torch::CustomClassHolder {
   BaseGathers* gathers = nullptr;  // null: the base is whole
   int64_t unit = 0;
   bool recompute = true;
+  // With recompute: keep the GEMM and attention outputs and recompute the rest
+  // (selective_recompute.h); false: recompute the whole unit.
+  bool selective = false;
   // Without recompute: the forward's own graph, from x_in (x detached) to y_in, run backward
   // when the unit's gradient arrives.
   at::Tensor x_in;
@@ -106,7 +110,15 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     }
     ctx->save_for_backward({x});
     at::NoGradGuard no_grad;
-    return handle->compute(x);
+    if (!handle->selective) return handle->compute(x);
+    auto cache = c10::make_intrusive<SelectiveCache>();
+    at::Tensor y;
+    {
+      const SelectiveScope scope(cache.get());
+      y = handle->compute(x);
+    }
+    ctx->saved_data["selective"] = c10::IValue::make_capsule(cache);
+    return y;
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
@@ -129,11 +141,19 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       current_state = gen.get_state();
       gen.set_state(ctx->saved_data["rng_state"].toTensor());
     }
+    c10::intrusive_ptr<SelectiveCache> cache;
+    if (handle->selective) {
+      cache = c10::static_intrusive_pointer_cast<SelectiveCache>(
+          ctx->saved_data["selective"].toCapsule());
+      cache->start_replay();
+    }
     at::Tensor y;
     {
       RECORD_USER_SCOPE(device::kScopeRecompute);
       torch::AutoGradMode grad_mode(true);
+      const SelectiveScope scope(cache.get());
       y = handle->compute(x);
+      if (cache) cache->check_replayed();
     }
     {
       std::lock_guard<std::mutex> lock(gen.mutex());
@@ -146,6 +166,16 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
 };
 
 }  // namespace
+
+Recompute recompute_of(const std::string& policy) {
+  if (policy == spec::choice::checkpointing::kFull) return Recompute::kFull;
+  if (policy == spec::choice::checkpointing::kSelective) return Recompute::kSelective;
+  if (policy == spec::choice::checkpointing::kNone) return Recompute::kNone;
+  throw std::invalid_argument(
+      "model.activation_checkpointing: expected full, selective or none "
+      "(auto is resolved before the model is built), found \"" +
+      policy + "\"");
+}
 
 DecoderLayerImpl::DecoderLayerImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora,
                                    at::TensorOptions options, bool allocate_base)
@@ -200,13 +230,23 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const RopeTables& rope
   const int64_t b = x.size(0);
   const int64_t s = x.size(1);
   const QkvHeads heads = split_qkv_rope(qkv->forward_packed(attn_norm->forward(x)), n_heads_,
-                                        n_kv_heads_, head_dim_, rope);
-  const at::Tensor attn = causal_sdpa(heads.q.transpose(1, 2), heads.k.transpose(1, 2),
-                                      heads.v.transpose(1, 2), segment_ids)
-                              .transpose(1, 2)
-                              .reshape({b, s, n_heads_ * head_dim_});
+                                        n_kv_heads_, head_dim_, rope, gpu_kernels_);
+  const at::Tensor attn =
+      selective_attention(
+          heads.q.transpose(1, 2), heads.k.transpose(1, 2), heads.v.transpose(1, 2),
+          [&segment_ids](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+            return causal_sdpa(q, k, v, segment_ids);
+          })
+          .transpose(1, 2)
+          .reshape({b, s, n_heads_ * head_dim_});
   const at::Tensor h = x + o->forward_packed(attn);
   const at::Tensor act = swiglu_packed(gate_up->forward_packed(mlp_norm->forward(h)));
+  // Selective checkpointing: the layer's output is not read by its backward, so neither is the
+  // down projection's (selective_recompute.h).
+  SelectiveCache* cache = active_selective_cache();
+  if (cache != nullptr && cache->mode() == SelectiveCache::Mode::kRecord) {
+    cache->drop_next_output();
+  }
   return h + down->forward_packed(act);
 }
 
@@ -237,7 +277,7 @@ at::Tensor DecoderLayerImpl::forward_unfused(const at::Tensor& x, const RopeTabl
 
 LlamaImpl::LlamaImpl(const spec::ModelSpec& m, const spec::LoraSpec& lora, int64_t max_positions,
                      at::Device device, int64_t shard_ranks)
-    : spec_(m), checkpointing_(m.activation_checkpointing) {
+    : spec_(m), recompute_(recompute_of(m.activation_checkpointing)) {
   const at::TensorOptions options =
       at::TensorOptions().dtype(device::scalar_type_of(m.dtype)).device(device);
   const at::ScalarType dt = options.dtype().toScalarType();
@@ -323,6 +363,11 @@ void LlamaImpl::init_random(const std::function<void(int64_t unit)>& filled) {
     init_unit_random(unit);
     if (!units_.empty() && filled) filled(unit);
   }
+}
+
+void LlamaImpl::set_gpu_kernels(bool on) {
+  gpu_kernels_ = on;
+  for (DecoderLayer& layer : layers) layer->gpu_kernels_ = on;
 }
 
 void LlamaImpl::set_fused(bool fused) {
@@ -419,7 +464,8 @@ at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids, const at::Tenso
     h = at::embedding(embedding, input_ids);
   }
   const bool unit_nodes =
-      grad && layers_adapted() && (gathers_ != nullptr || (checkpointing_ && is_training()));
+      grad && layers_adapted() &&
+      (gathers_ != nullptr || (recompute_ != Recompute::kNone && is_training()));
   const at::Tensor anchor =
       unit_nodes ? at::ones({}, h.options()).requires_grad_(true) : at::Tensor();
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -436,7 +482,8 @@ at::Tensor LlamaImpl::hidden_states(const at::Tensor& input_ids, const at::Tenso
     };
     handle->gathers = gathers_;
     handle->unit = unit;
-    handle->recompute = checkpointing_;
+    handle->recompute = recompute_ != Recompute::kNone;
+    handle->selective = recompute_ == Recompute::kSelective;
     h = UnitFunction::apply(h, anchor, handle);
   }
   return final_norm->forward(h);

@@ -32,6 +32,7 @@
 #include "ftbench/device/dtype.h"
 #include "ftbench/device/energy_meter.h"
 #include "ftbench/device/environment.h"
+#include "ftbench/device/host_info.h"
 #include "ftbench/device/host_memory.h"
 #include "ftbench/device/memory_meter.h"
 #include "ftbench/dist/communicator.h"
@@ -46,10 +47,13 @@
 #include "ftbench/metrics/run_summary.h"
 #include "ftbench/metrics/stats.h"
 #include "ftbench/metrics/step_profiler.h"
+#include "ftbench/model/gpu_kernels.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/model/sdpa.h"
 #include "ftbench/model/shape_math.h"
+#include "ftbench/plan/checkpointing.h"
 #include "ftbench/plan/memory.h"
+#include "ftbench/plan/plan.h"
 #include "ftbench/report/phase_names.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/run_status.h"
@@ -130,6 +134,10 @@ class Run {
   void finish_profile(std::vector<metrics::ProfileEvent> events, int64_t last_step) noexcept;
   // execution: the attention kernel and the checkpointing policy.
   void record_execution();
+  // checkpointing_: the spec's policy, or auto's choice by the memory plan on this device.
+  void resolve_checkpointing();
+  // The memory plan's options for this run's device, LibTorch and step (plan/memory.h).
+  plan::MemoryOptions memory_options(bool fused_blocks) const;
   void end_training_phase_at(int64_t step);
   void evaluate_after(int64_t step);
   std::string save_checkpoint(int64_t step, train::SaveReason why, bool stopping);
@@ -222,6 +230,10 @@ class Run {
   // start by a resumed run and from its first save by a fresh one (before, there is nothing to
   // resume from), updated at every phase's end, every save, every minute of training and at
   // the end, so that the next resume bills this process whatever becomes of it.
+  // model.activation_checkpointing as the model is built: full, selective or none
+  // (resolve_checkpointing(); auto's choice and why in checkpointing_choice_).
+  std::string checkpointing_;
+  std::optional<plan::CheckpointingChoice> checkpointing_choice_;
   bool journal_on_ = false;
   bool journal_failed_ = false;
   double journal_written_ = 0.0;

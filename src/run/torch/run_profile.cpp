@@ -1,6 +1,7 @@
 // `ftbench run --profile-steps` and the report's execution record.
 #include "run.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
 
@@ -74,8 +75,19 @@ void Run::record_execution() {
   e.attention_kernel = model::attention_kernel_name(
       backend_->device(), device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads,
       m.dim / m.n_heads, spec_.data.padding == spec::choice::padding::kPack);
-  e.activation_checkpointing = m.activation_checkpointing ? "full" : "none";
+  e.activation_checkpointing = checkpointing_;
+  if (checkpointing_choice_) {
+    e.checkpointing_choice = report::CheckpointingChoice{};
+    e.checkpointing_choice->usable_bytes =
+        static_cast<int64_t>(std::llround(checkpointing_choice_->usable_bytes));
+    e.checkpointing_choice->fits = checkpointing_choice_->fits;
+    for (const plan::PolicyEstimate& c : checkpointing_choice_->candidates) {
+      e.checkpointing_choice->needed_bytes.push_back(
+          {c.policy, static_cast<int64_t>(std::llround(c.needed_bytes))});
+    }
+  }
   e.fused_blocks = model_->fused();
+  e.gpu_kernels = model_->gpu_kernels();
   rep_.execution = e;
 }
 

@@ -85,7 +85,10 @@ void Run::read_resume_point() {
     // A checkpoint from before the executed count: lora_frozen_base's (with the recompute when
     // on), which counts causal attention's whole square.
     const double executed =
-        f.size() > 4 ? f[4] : (spec_.model.activation_checkpointing ? f[1] : f[0]);
+        f.size() > 4
+            ? f[4]
+            : (spec_.model.activation_checkpointing == spec::choice::checkpointing::kFull ? f[1]
+                                                                                          : f[0]);
     earlier.flops.push_back({f[0], f[1], f[2], f[3], executed});
   }
   earlier.resumed_from = resume_->folder;

@@ -395,24 +395,74 @@ report::Report Run::finish() {
 
 // Keeps what was measured: the phases that ended, the steps that finished, and why it stopped.
 // The error then goes on to the command line.
-void Run::record_memory_prediction() {
-  if (!backend_) return;
+plan::MemoryOptions Run::memory_options(bool fused_blocks) const {
   const at::Device device = backend_->device();
   plan::MemoryOptions options;
   options.attention = model::blocked_attention_on(device) ? plan::AttentionKernel::kBlocked
                                                           : plan::AttentionKernel::kFused;
   options.gpu = !device.is_cpu();
   options.libtorch_1 = !FTBENCH_TORCH_AT_LEAST(2, 0);
-  options.fused_blocks = !rep_.execution || rep_.execution->fused_blocks;
+  options.fused_blocks = fused_blocks;
   // LibTorch's RMSNorm kernel (keeping its input in the model dtype) on CUDA and ROCm from 2.8.
   options.rms_norm_kernel = !device.is_cpu() && FTBENCH_TORCH_AT_LEAST(2, 8);
-  options.shard_ranks = sharded_ != nullptr ? sharded_->ranks() : 1;
+  const dist::Communicator* group = shard_group();
+  options.shard_ranks = sharded_ != nullptr ? sharded_->ranks()
+                        : group != nullptr  ? group->size()
+                                            : 1;
   options.prefetched_batches = spec_.train.grad_accum_steps;
+  // Before the model is built (a run that failed earlier): the spec's policy.
+  if (!checkpointing_.empty()) options.activation_checkpointing = checkpointing_;
   const spec::ModelSpec& m = spec_.model;
+  // The K/V heads as the run's attention reads them (the fused op's own choice).
+  options.kernel_reads_shared_kv = model::fused_sdpa_reads_shared_kv(
+      device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
+  return options;
+}
+
+void Run::resolve_checkpointing() {
+  namespace cp = spec::choice::checkpointing;
+  checkpointing_ = spec_.model.activation_checkpointing;
+  if (checkpointing_ != cp::kAuto) return;
+  const at::Device device = backend_->device();
+  // A GPU: its memory less the plan's headroom, with the plan's device overheads. A CPU: the
+  // host's physical memory (or the address-space limit, when lower) less the same headroom.
+  std::optional<double> total;
+  if (!device.is_cpu()) {
+    if (const std::optional<int64_t> bytes = backend_->memory().device_total_bytes) {
+      total = static_cast<double>(*bytes);
+    }
+  } else {
+    const int64_t host = device::host_info().memory_bytes;
+    if (host > 0) total = static_cast<double>(host);
+    if (const std::optional<uint64_t> limit = device::address_space_limit()) {
+      total = std::min(total.value_or(static_cast<double>(*limit)), static_cast<double>(*limit));
+    }
+  }
+  if (!total) {
+    checkpointing_ = cp::kFull;
+    spdlog::info(
+        "model.activation_checkpointing auto: full (the device's memory is unknown, so "
+        "the least memory)");
+    return;
+  }
+  plan::MemoryOptions options = memory_options(fused_blocks_from_environment());
+  options.activation_checkpointing.reset();
+  const plan::DeviceOverheads overheads = plan::default_gpu_overheads();
+  checkpointing_choice_ = plan::choose_checkpointing(
+      spec_, options, device.is_cpu() ? nullptr : &overheads, *total * (1.0 - plan::kHeadroom));
+  // The composite forms (FTBENCH_FUSED_BLOCKS=0) have no selective cache points.
+  if (checkpointing_choice_->policy == cp::kSelective && !options.fused_blocks) {
+    checkpointing_choice_->policy = cp::kFull;
+  }
+  checkpointing_ = checkpointing_choice_->policy;
+  spdlog::info("model.activation_checkpointing auto: {}", checkpointing_choice_->reason);
+}
+
+void Run::record_memory_prediction() {
+  if (!backend_) return;
   try {
-    // The K/V heads as the run's attention reads them (the fused op's own choice).
-    options.kernel_reads_shared_kv = model::fused_sdpa_reads_shared_kv(
-        device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
+    const plan::MemoryOptions options =
+        memory_options(!rep_.execution || rep_.execution->fused_blocks);
     const plan::MemoryEstimate estimate = plan::estimate_memory(spec_, options);
     rep_.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
     rep_.memory.prediction_basis = fmt::format(

@@ -243,7 +243,6 @@ void Run::start_report() {
   summary_options_.warmup_steps = spec_.train.timing_warmup_steps;
   summary_options_.devices = o_.launch.world_size;
   summary_options_.loss_window = spec_.train.loss_window;
-  summary_options_.recompute = spec_.model.activation_checkpointing;
   rep_.gemm = o_.gemm;
   result_.micro_batch_size = spec_.train.micro_batch_size;
   result_.grad_accum_steps = spec_.train.grad_accum_steps;
@@ -421,10 +420,32 @@ dist::Communicator* Run::shard_group() const {
 
 void Run::build_model() {
   const bool fused = fused_blocks_from_environment();
+  resolve_checkpointing();
+  if (!fused && checkpointing_ == spec::choice::checkpointing::kSelective) {
+    throw BadInput(
+        "FTBENCH_FUSED_BLOCKS=0 runs the step's composite forms, which keep no GEMM outputs for "
+        "model.activation_checkpointing selective: use full or none with it");
+  }
+  summary_options_.recompute = checkpointing_ == spec::choice::checkpointing::kFull;
   dist::Communicator* group = shard_group();
-  model_ = model::Llama(spec_.model, spec_.lora, spec_.data.seq_len, backend_->device(),
+  spec::ModelSpec model_spec = spec_.model;
+  model_spec.activation_checkpointing = checkpointing_;
+  model_ = model::Llama(model_spec, spec_.lora, spec_.data.seq_len, backend_->device(),
                         group != nullptr ? group->size() : 0);
   model_->set_fused(fused);
+  bool gpu_kernels = false;
+  try {
+    gpu_kernels = model::gpu_kernels_enabled_from_environment();
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  }
+  if (gpu_kernels && !model::gpu_rope_kernel_built()) {
+    spdlog::warn(
+        "FTBENCH_GPU_KERNELS=1: this build has no GPU kernels of ftbench's own (a CPU "
+        "LibTorch, or built without them); ATen's operators run");
+  }
+  model_->set_gpu_kernels(gpu_kernels && model::gpu_rope_kernel_built() &&
+                          !backend_->device().is_cpu());
   if (!fused) spdlog::warn("FTBENCH_FUSED_BLOCKS=0: the step runs as before the fused blocks");
   if (group != nullptr) {
     sharded_ = std::make_unique<dist::ShardedBase>(*group, model_->base_units());

@@ -40,9 +40,10 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // `causal_half`: the attention kernel skips causal attention's masked blocks (the executed
-// count's attention is then half the square).
+// count's attention is then half the square). `recompute`: the layers' forward runs again in the
+// backward (full checkpointing; selective recomputes no GEMM, so it counts as none).
 metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::ParamCounts& c,
-                                     const data::MicroBatch& mb, bool causal_half) {
+                                     const data::MicroBatch& mb, bool causal_half, bool recompute) {
   using model::FlopFormula;
   const int64_t s = mb.input_ids.size(1);
   const double tokens = double(mb.real_tokens);
@@ -53,7 +54,7 @@ metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::Para
           tokens * per_token(FlopFormula::kLoraFrozenBase, true),
           tokens * per_token(FlopFormula::kSixN, false),
           tokens * per_token(FlopFormula::kSixN, true),
-          tokens * per_token(FlopFormula::kExecuted, m.activation_checkpointing)};
+          tokens * per_token(FlopFormula::kExecuted, recompute)};
 }
 
 // The seed of the dropout masks of micro-batch `index` (of the job's, over every rank) of
@@ -293,7 +294,8 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
     rec.padded_tokens += mb.padded_tokens;
     rec.loss_tokens += mb.loss_tokens;
     const metrics::StepFlops f =
-        micro_batch_flops(spec_.model, params_, mb, attention_skips_masked_blocks_);
+        micro_batch_flops(spec_.model, params_, mb, attention_skips_masked_blocks_,
+                          /*recompute=*/model_->recompute() == model::Recompute::kFull);
     flops.lora_frozen_base += f.lora_frozen_base;
     flops.lora_frozen_base_recompute += f.lora_frozen_base_recompute;
     flops.six_n += f.six_n;

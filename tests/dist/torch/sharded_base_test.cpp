@@ -43,7 +43,7 @@ std::string name_of(const Shape& s) {
 spec::ModelSpec model_of(const Shape& s) {
   spec::ModelSpec m = model::testing::small_model();
   m.tie_embeddings = s.tied;
-  m.activation_checkpointing = s.checkpointing;
+  m.activation_checkpointing = s.checkpointing ? "full" : "none";
   return m;
 }
 

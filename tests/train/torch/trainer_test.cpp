@@ -111,7 +111,7 @@ TEST(Trainer, LossFallsOnTheLearnableSyntheticTask) {
 TEST(Trainer, SameSeedGivesIdenticalLosses) {
   spec::RunSpec s = tiny_run();
   s.train.epochs = 1;
-  s.model.activation_checkpointing = true;
+  s.model.activation_checkpointing = "full";
   const TrainResult a = train(s);
   const TrainResult b = train(s);
   ASSERT_EQ(a.steps.size(), b.steps.size());
