@@ -248,6 +248,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
       spdlog::info("{}", dist::describe(o.launch));
     }
     o.spec = spec_to_run(*flags, o);
+    run::check_step_switches(o.spec);
     o.spec_loaded_seconds = clock.now();
     o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
     o.force = flags->force;

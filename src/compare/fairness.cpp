@@ -69,10 +69,8 @@ std::string spec_note(const std::string& path) {
            "and speed";
   }
   if (path == "spec.model.activation_checkpointing") {
-    return "what the backward recomputes (full: every layer's forward, about one more forward "
-           "of work; selective: the elementwise work between the GEMMs; none: nothing): memory "
-           "and speed differ, not what is computed; an auto run's choice is its report's "
-           "execution.activation_checkpointing";
+    return "what the backward recomputes (full: each layer's forward; selective: the "
+           "elementwise work; none: nothing): memory and speed differ, not the result";
   }
   if (path == "spec.train.oom_fallback" || path == "spec.train.oom_max_fallbacks") {
     return "what a run does when it runs out of memory; a fallback that happened is listed "
@@ -312,6 +310,38 @@ void check_execution(Differ& differ, const std::vector<report::Report>& reports,
                 "segment, billed as separate rentals; its step times are unaffected");
   }
 
+  // What ran where the spec leaves it open (report `execution`, since 1.12): the checkpointing
+  // policy (auto's choice; a report without the record ran its spec's), the fused blocks and
+  // ftbench's GPU kernels (compared where every report recorded them).
+  differ.check(
+      "activation checkpointing that ran", Severity::kExecution,
+      [](const report::Report& r) {
+        std::string spec = "none";
+        if (const auto m = r.spec.find("model"); m != r.spec.end() && m->is_object()) {
+          if (const auto k = m->find("activation_checkpointing"); k != m->end()) {
+            spec = k->is_boolean()  ? (k->get<bool>() ? "full" : "none")
+                   : k->is_string() ? k->get<std::string>()
+                                    : k->dump();
+          }
+        }
+        if (!r.execution) return spec;
+        const std::string& ran = r.execution->activation_checkpointing;
+        return spec == ran ? ran : fmt::format("{} ({})", ran, spec);
+      },
+      "what each layer's backward recomputed, as run (auto resolved); the policies differ in "
+      "memory and speed, not in what is computed");
+  const bool all_executions = std::all_of(reports.begin(), reports.end(),
+                                          [](const report::Report& r) { return r.execution; });
+  if (all_executions) {
+    differ.check(
+        "fused blocks", Severity::kExecution,
+        [](const report::Report& r) { return r.execution->fused_blocks ? "on" : "off"; },
+        "off: the step as before the fused blocks (FTBENCH_FUSED_BLOCKS=0), more ops and bytes");
+    differ.check(
+        "GPU kernels of ftbench's own", Severity::kExecution,
+        [](const report::Report& r) { return r.execution->gpu_kernels ? "on" : "off"; },
+        "FTBENCH_GPU_KERNELS=1: ftbench's rotary-embedding kernel instead of ATen's operators");
+  }
   differ.check(
       "world size", Severity::kExecution,
       [](const report::Report& r) { return std::to_string(r.world_size); },

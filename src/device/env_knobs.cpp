@@ -57,6 +57,9 @@ const std::vector<std::string_view>& recorded_variable_names() {
       "KMP_AFFINITY",
       "MKL_NUM_THREADS",
       "OPENBLAS_NUM_THREADS",
+      // ftbench's own step switches (docs/methodology.md, sections 20 and 21).
+      "FTBENCH_FUSED_BLOCKS",
+      "FTBENCH_GPU_KERNELS",
       // Host allocator.
       "GLIBC_TUNABLES",
       "MALLOC_ARENA_MAX",

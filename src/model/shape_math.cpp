@@ -121,7 +121,8 @@ double training_flops_per_token(const spec::ModelSpec& m, const ParamCounts& c, 
       flops = 6.0 * (n_base + n_lora) + 3.0 * attn_forward;
       break;
   }
-  if (recompute) {
+  // Without an adapter in the decoder layers no gradient enters them, so nothing is recomputed.
+  if (recompute && c.lora_in_blocks > 0) {
     flops += 2.0 * static_cast<double>(c.block_matmul + c.lora_in_blocks) + attn_forward;
   }
   return flops;

@@ -46,10 +46,13 @@ std::vector<PolicyEstimate> estimate_policies(const spec::RunSpec& spec,
 }
 
 CheckpointingChoice choose_checkpointing(const spec::RunSpec& spec, const MemoryOptions& options,
-                                         const DeviceOverheads* overheads, double usable_bytes) {
+                                         const DeviceOverheads* overheads, double usable_bytes,
+                                         bool selective_allowed) {
   CheckpointingChoice c;
   c.usable_bytes = usable_bytes;
-  c.candidates = estimate_policies(spec, options, overheads);
+  for (PolicyEstimate& e : estimate_policies(spec, options, overheads)) {
+    if (selective_allowed || e.policy != cp::kSelective) c.candidates.push_back(std::move(e));
+  }
   std::vector<std::string> needs;
   for (const PolicyEstimate& e : c.candidates) {
     needs.push_back(fmt::format("{} {:.2f} GB", e.policy, e.needed_bytes / 1e9));
@@ -61,7 +64,13 @@ CheckpointingChoice choose_checkpointing(const spec::RunSpec& spec, const Memory
       break;
     }
   }
-  if (!c.fits) c.policy = cp::kFull;
+  if (!c.fits) {
+    const auto least = std::min_element(c.candidates.begin(), c.candidates.end(),
+                                        [](const PolicyEstimate& a, const PolicyEstimate& b) {
+                                          return a.needed_bytes < b.needed_bytes;
+                                        });
+    c.policy = least->policy;
+  }
   c.reason = fmt::format(
       "{}: {} of {:.2f} GB usable (needed: {}){}", c.policy,
       c.fits ? "the least recompute that fits" : "nothing fits, the least memory",

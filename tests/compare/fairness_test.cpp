@@ -169,12 +169,39 @@ TEST(Fairness, CheckpointingPoliciesAndTheBoolsBeforeThemCompareAsOne) {
   EXPECT_TRUE(whats(check_fairness({a, b})).empty());
   b.spec["model"]["activation_checkpointing"] = "selective";
   const Fairness f = check_fairness({a, b});
-  ASSERT_EQ(whats(f), (Values{"spec.model.activation_checkpointing"}));
+  ASSERT_EQ(whats(f),
+            (Values{"spec.model.activation_checkpointing", "activation checkpointing that ran"}));
   EXPECT_EQ(f.differences[0].values, (Values{"full", "selective"}));
   EXPECT_EQ(f.differences[0].severity, Severity::kExecution);
   EXPECT_TRUE(f.same_job);
-  EXPECT_NE(f.differences[0].note.find("selective: the elementwise work between the GEMMs"),
-            std::string::npos);
+  EXPECT_NE(f.differences[0].note.find("selective: the elementwise work"), std::string::npos);
+  EXPECT_EQ(f.differences[1].values, (Values{"full", "selective"}));
+  EXPECT_EQ(f.differences[1].severity, Severity::kExecution);
+}
+
+// Two runs of one spec that says auto may run different policies (each device's memory
+// decides): what ran is compared (report `execution`), as are the fused blocks and ftbench's GPU
+// kernels where every report recorded them.
+TEST(Fairness, WhatRanIsComparedNotOnlyWhatTheSpecSaid) {
+  report::Report a = make_report();
+  report::Report b = make_report();
+  a.spec["model"]["activation_checkpointing"] = "auto";
+  b.spec["model"]["activation_checkpointing"] = "auto";
+  a.execution = report::Execution{};
+  a.execution->activation_checkpointing = "none";
+  b.execution = a.execution;
+  EXPECT_TRUE(whats(check_fairness({a, b})).empty());
+  b.execution->activation_checkpointing = "full";
+  b.execution->fused_blocks = false;
+  b.execution->gpu_kernels = true;
+  const Fairness f = check_fairness({a, b});
+  ASSERT_EQ(whats(f), (Values{"activation checkpointing that ran", "fused blocks",
+                              "GPU kernels of ftbench's own"}));
+  EXPECT_EQ(f.differences[0].values, (Values{"none (auto)", "full (auto)"}));
+  EXPECT_EQ(f.differences[1].values, (Values{"on", "off"}));
+  EXPECT_EQ(f.differences[2].values, (Values{"off", "on"}));
+  for (const Difference& d : f.differences) EXPECT_EQ(d.severity, Severity::kExecution);
+  EXPECT_TRUE(f.same_job);
 }
 
 TEST(Fairness, OtherSpecKeysAreJobWithJsonText) {
@@ -189,7 +216,8 @@ TEST(Fairness, OtherSpecKeysAreJobWithJsonText) {
   EXPECT_FALSE(f.same_job);
   EXPECT_EQ(whats(f),
             (Values{"spec.lora.rank", "spec.lora.dropout", "spec.model.activation_checkpointing",
-                    "spec.train.timing_warmup_steps", "spec.train.loss_window"}));
+                    "spec.train.timing_warmup_steps", "spec.train.loss_window",
+                    "activation checkpointing that ran"}));
   EXPECT_EQ(f.differences[0].values, (Values{"16", "8"}));
   EXPECT_EQ(f.differences[0].severity, Severity::kJob);
   EXPECT_EQ(f.differences[1].values, (Values{"0.05", "0.1"}));

@@ -23,7 +23,8 @@ TEST(EnvKnobs, AllowListHasTheKnobsThatChangeSpeed) {
         "PYTORCH_HIP_ALLOC_CONF", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
         "ROCR_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
         "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TORCH_BLAS_PREFER_HIPBLASLT", "HSA_XNACK",
-        "NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"}) {
+        "NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG", "FTBENCH_FUSED_BLOCKS",
+        "FTBENCH_GPU_KERNELS"}) {
     EXPECT_EQ(listed.count(name), 1u) << name;
   }
   // Fixed names only: nothing that looks like a pattern, and no credential.

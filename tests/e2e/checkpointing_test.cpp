@@ -3,6 +3,7 @@
 // what it chose from; selective is refused with the composite forms (FTBENCH_FUSED_BLOCKS=0).
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ using ftbench::e2e::run_ftbench;
 using ftbench::e2e::ScratchDir;
 using ftbench::e2e::shell_quote;
 using ftbench::e2e::slurp;
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 class Checkpointing : public ::testing::Test {
  protected:
@@ -73,9 +76,12 @@ TEST_F(Checkpointing, AutoTakesTheLeastRecomputeThatFitsAndSaysWhatItChoseFrom) 
   EXPECT_NE(o.out.find("activation checkpointing none (auto: none "), std::string::npos) << o.out;
 }
 
+// Refused before the run starts: no report is written, and an earlier one stays, --force or not.
 TEST_F(Checkpointing, SelectiveNeedsTheFusedBlocks) {
+  write(report(), "earlier");
   const Outcome o = run("selective", "FTBENCH_FUSED_BLOCKS=0");
   EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_EQ(slurp(report()), "earlier");
   EXPECT_NE(o.err.find("FTBENCH_FUSED_BLOCKS=0 runs the step's composite forms, which keep no GEMM "
                        "outputs for model.activation_checkpointing selective: use full or none "
                        "with it"),
@@ -83,6 +89,19 @@ TEST_F(Checkpointing, SelectiveNeedsTheFusedBlocks) {
       << o.err;
   const Outcome full = run("full", "FTBENCH_FUSED_BLOCKS=0");
   EXPECT_EQ(full.exit_code, 0) << full.out << full.err;
+}
+
+TEST_F(Checkpointing, BadStepSwitchesAreRefusedBeforeTheRun) {
+  for (const char* env : {"FTBENCH_GPU_KERNELS=2", "FTBENCH_GPU_KERNELS=yes",
+                          "FTBENCH_GPU_KERNELS=", "FTBENCH_FUSED_BLOCKS=true"}) {
+    write(report(), "earlier");
+    const Outcome o = run("none", env);
+    EXPECT_EQ(o.exit_code, 2) << env << o.out << o.err;
+    EXPECT_NE(o.err.find(std::string(env).substr(0, std::string(env).find('=')) + ": expected "),
+              std::string::npos)
+        << env << o.err;
+    EXPECT_EQ(slurp(report()), "earlier") << env;
+  }
 }
 
 }  // namespace

@@ -64,6 +64,29 @@ TEST(ShapeMath, Llama2_7bParameterCount) {
   EXPECT_EQ(c.base, 6738415616);
 }
 
+// LoRA on the output head alone: no gradient enters the decoder layers, so checkpointing
+// recomputes nothing and no formula counts a recompute.
+TEST(ShapeMath, NothingIsRecomputedWithoutAnAdapterInTheLayers) {
+  spec::ModelSpec m;
+  m.dim = 8;
+  m.n_layers = 2;
+  m.n_heads = 2;
+  m.n_kv_heads = 1;
+  m.ffn_dim = 16;
+  m.vocab_size = 10;
+  spec::LoraSpec lora;
+  lora.rank = 2;
+  lora.targets = {"output"};
+  const ParamCounts c = count_parameters(m, lora);
+  ASSERT_EQ(c.lora_in_blocks, 0);
+  for (const FlopFormula f :
+       {FlopFormula::kLoraFrozenBase, FlopFormula::kSixN, FlopFormula::kExecuted}) {
+    EXPECT_DOUBLE_EQ(training_flops_per_token(m, c, 4, f, true, true),
+                     training_flops_per_token(m, c, 4, f, false, true))
+        << to_string(f);
+  }
+}
+
 TEST(ShapeMath, FlopsPerTokenFormulas) {
   spec::ModelSpec m;
   m.dim = 8;

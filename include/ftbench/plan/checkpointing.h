@@ -37,14 +37,19 @@ std::vector<PolicyEstimate> estimate_policies(const spec::RunSpec& spec,
 
 struct CheckpointingChoice {
   std::string policy;  // what auto runs with
-  bool fits = false;   // false: not even full fits (it is then full, the least memory)
+  bool fits = false;   // false: none fits; `policy` is then the one that needs least
   double usable_bytes = 0.0;
-  std::vector<PolicyEstimate> candidates;  // policies_by_recompute() order
+  std::vector<PolicyEstimate> candidates;  // policies_by_recompute() order (those allowed)
   std::string reason;                      // "selective: 61.2 GB needed of 70.2 GB usable ..."
 };
 
-// Auto: the first of none, selective, full whose need fits `usable_bytes`.
+// Auto: the first of none, selective, full whose need fits `usable_bytes`; when none fits, the one
+// that needs least. Selective is not always below none (it keeps every projection's output, which
+// a job with few adapters does not): the order is of recompute, the test is of memory.
+// `selective_allowed` false leaves selective out (the composite forms, FTBENCH_FUSED_BLOCKS=0,
+// have no selective checkpointing).
 CheckpointingChoice choose_checkpointing(const spec::RunSpec& spec, const MemoryOptions& options,
-                                         const DeviceOverheads* overheads, double usable_bytes);
+                                         const DeviceOverheads* overheads, double usable_bytes,
+                                         bool selective_allowed = true);
 
 }  // namespace ftbench::plan

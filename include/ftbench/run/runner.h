@@ -77,6 +77,11 @@ struct RunOptions {
 // report with status "interrupted" and throws train::Interrupted. A checkpoint that cannot be
 // used throws train::CheckpointError before training. Returns the report as written.
 // `signals` says whether a stop was asked for (since the process started).
+// ftbench's step switches in the environment (FTBENCH_FUSED_BLOCKS, FTBENCH_GPU_KERNELS) and
+// what they allow with `spec` (selective checkpointing needs the fused blocks), checked before a
+// run starts: BadInput, and no report written, for a bad value.
+void check_step_switches(const spec::RunSpec& spec);
+
 report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock,
                              const train::StopSignals& signals);
 

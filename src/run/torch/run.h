@@ -233,7 +233,7 @@ class Run {
   // model.activation_checkpointing as the model is built: full, selective or none
   // (resolve_checkpointing(); auto's choice and why in checkpointing_choice_).
   std::string checkpointing_;
-  std::optional<plan::CheckpointingChoice> checkpointing_choice_;
+  std::optional<report::CheckpointingChoice> checkpointing_choice_;
   bool journal_on_ = false;
   bool journal_failed_ = false;
   double journal_written_ = 0.0;

@@ -76,16 +76,7 @@ void Run::record_execution() {
       backend_->device(), device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads,
       m.dim / m.n_heads, spec_.data.padding == spec::choice::padding::kPack);
   e.activation_checkpointing = checkpointing_;
-  if (checkpointing_choice_) {
-    e.checkpointing_choice = report::CheckpointingChoice{};
-    e.checkpointing_choice->usable_bytes =
-        static_cast<int64_t>(std::llround(checkpointing_choice_->usable_bytes));
-    e.checkpointing_choice->fits = checkpointing_choice_->fits;
-    for (const plan::PolicyEstimate& c : checkpointing_choice_->candidates) {
-      e.checkpointing_choice->needed_bytes.push_back(
-          {c.policy, static_cast<int64_t>(std::llround(c.needed_bytes))});
-    }
-  }
+  e.checkpointing_choice = checkpointing_choice_;
   e.fused_blocks = model_->fused();
   e.gpu_kernels = model_->gpu_kernels();
   rep_.execution = e;
@@ -102,3 +93,21 @@ bool fused_blocks_from_environment() {
 }
 
 }  // namespace ftbench::run::detail
+
+namespace ftbench::run {
+
+void check_step_switches(const spec::RunSpec& spec) {
+  const bool fused = detail::fused_blocks_from_environment();
+  try {
+    (void)model::gpu_kernels_enabled_from_environment();
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  }
+  if (!fused && spec.model.activation_checkpointing == spec::choice::checkpointing::kSelective) {
+    throw BadInput(
+        "FTBENCH_FUSED_BLOCKS=0 runs the step's composite forms, which keep no GEMM outputs for "
+        "model.activation_checkpointing selective: use full or none with it");
+  }
+}
+
+}  // namespace ftbench::run

@@ -1,5 +1,7 @@
 #include "run.h"
 
+#include <fstream>
+
 #include "ftbench/report/summary_text.h"
 
 namespace ftbench::run::detail {
@@ -423,6 +425,15 @@ void Run::resolve_checkpointing() {
   namespace cp = spec::choice::checkpointing;
   checkpointing_ = spec_.model.activation_checkpointing;
   if (checkpointing_ != cp::kAuto) return;
+  // A resumed run keeps what auto chose for the run it continues: one policy for every step.
+  if (resume_ && resume_->previous.execution &&
+      !resume_->previous.execution->activation_checkpointing.empty()) {
+    checkpointing_ = resume_->previous.execution->activation_checkpointing;
+    checkpointing_choice_ = resume_->previous.execution->checkpointing_choice;
+    spdlog::info("model.activation_checkpointing auto: {}, as the run it resumes chose",
+                 checkpointing_);
+    return;
+  }
   const at::Device device = backend_->device();
   // A GPU: its memory less the plan's headroom, with the plan's device overheads. A CPU: the
   // host's physical memory (or the address-space limit, when lower) less the same headroom.
@@ -435,7 +446,15 @@ void Run::resolve_checkpointing() {
     const int64_t host = device::host_info().memory_bytes;
     if (host > 0) total = static_cast<double>(host);
     if (const std::optional<uint64_t> limit = device::address_space_limit()) {
-      total = std::min(total.value_or(static_cast<double>(*limit)), static_cast<double>(*limit));
+      // Under an address-space limit, what the process has mapped already (LibTorch, its
+      // libraries, thread stacks: about 1 GB) is not there for tensors.
+      double room = static_cast<double>(*limit);
+      if (std::ifstream statm("/proc/self/statm"); statm) {
+        double pages = 0.0;
+        if (statm >> pages) room -= pages * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+      }
+      room = std::max(room, 0.0);
+      total = std::min(total.value_or(room), room);
     }
   }
   if (!total) {
@@ -448,14 +467,19 @@ void Run::resolve_checkpointing() {
   plan::MemoryOptions options = memory_options(fused_blocks_from_environment());
   options.activation_checkpointing.reset();
   const plan::DeviceOverheads overheads = plan::default_gpu_overheads();
-  checkpointing_choice_ = plan::choose_checkpointing(
-      spec_, options, device.is_cpu() ? nullptr : &overheads, *total * (1.0 - plan::kHeadroom));
   // The composite forms (FTBENCH_FUSED_BLOCKS=0) have no selective cache points.
-  if (checkpointing_choice_->policy == cp::kSelective && !options.fused_blocks) {
-    checkpointing_choice_->policy = cp::kFull;
+  const plan::CheckpointingChoice choice = plan::choose_checkpointing(
+      spec_, options, device.is_cpu() ? nullptr : &overheads, *total * (1.0 - plan::kHeadroom),
+      /*selective_allowed=*/options.fused_blocks);
+  checkpointing_ = choice.policy;
+  report::CheckpointingChoice record;
+  record.usable_bytes = static_cast<int64_t>(std::llround(choice.usable_bytes));
+  record.fits = choice.fits;
+  for (const plan::PolicyEstimate& c : choice.candidates) {
+    record.needed_bytes.push_back({c.policy, static_cast<int64_t>(std::llround(c.needed_bytes))});
   }
-  checkpointing_ = checkpointing_choice_->policy;
-  spdlog::info("model.activation_checkpointing auto: {}", checkpointing_choice_->reason);
+  checkpointing_choice_ = record;
+  spdlog::info("model.activation_checkpointing auto: {}", choice.reason);
 }
 
 void Run::record_memory_prediction() {
