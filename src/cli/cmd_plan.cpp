@@ -16,6 +16,7 @@
 #include "ftbench/cost/pricing.h"
 #include "ftbench/plan/plan.h"
 #include "ftbench/report/summary_text.h"
+#include "ftbench/spec/choices.h"
 #include "ftbench/spec/spec_loader.h"
 #include "ftbench/text/markdown.h"
 #include "ftbench/text/messages.h"
@@ -84,7 +85,7 @@ text::Table memory_table(const plan::Plan& p) {
 text::Table policies_table(const plan::Plan& p) {
   text::Table t;
   t.header = {"checkpointing", "activations", "peak of tensors", "device memory needed",
-              "FLOPs a token", "work",        "planned"};
+              "FLOPs a token", "work",        "breakdown above"};
   t.align = {Align::kLeft,  Align::kRight, Align::kRight, Align::kRight,
              Align::kRight, Align::kRight, Align::kLeft};
   const double none = p.policies.empty() ? 0.0 : p.policies.front().flops_per_token;
@@ -95,14 +96,15 @@ text::Table policies_table(const plan::Plan& p) {
          report::format_bytes(static_cast<int64_t>(e.needed_bytes)),
          fmt::format("{:.4g}", e.flops_per_token),
          none > 0 ? fmt::format("{:+.1f} %", 100.0 * (e.flops_per_token / none - 1.0)) : "n/a",
-         e.policy == p.memory_policy ? "above" : ""});
+         e.policy == p.memory_policy ? "yes" : ""});
   }
   return t;
 }
 
 text::Table fits_table(const plan::Plan& p) {
   text::Table t;
-  t.header = {"GPU", "memory", "needs", "fits", "largest micro-batch", "checkpointing", "note"};
+  t.header = {"GPU", "memory", "needs", "fits", "largest micro-batch", "planned checkpointing",
+              "note"};
   t.align = {Align::kLeft,  Align::kRight, Align::kRight, Align::kLeft,
              Align::kRight, Align::kLeft,  Align::kLeft};
   for (const plan::GpuFit& f : p.fits) {
@@ -281,10 +283,20 @@ void print_json(const plan::Plan& p, const plan::PlanRequest& r) {
   std::cout << out.dump(2) << "\n";
 }
 
-void print_text(const plan::Plan& p, const PlanFlags& f, bool color) {
+// The policy of the memory breakdown: the spec's, or auto's choice on the first GPU planned.
+std::string memory_policy_label(const plan::Plan& p, const plan::PlanRequest& r) {
+  if (r.spec.model.activation_checkpointing != spec::choice::checkpointing::kAuto) {
+    return p.memory_policy;
+  }
+  return p.fits.empty()
+             ? "auto: " + p.memory_policy
+             : fmt::format("auto: {}, as on the {}", p.memory_policy, p.fits.front().gpu.name);
+}
+
+void print_text(const plan::Plan& p, const plan::PlanRequest& r, const PlanFlags& f, bool color) {
   std::cout << text::paint(fmt::format("Memory on one GPU (estimate, fused attention, "
                                        "checkpointing {})",
-                                       p.memory_policy),
+                                       memory_policy_label(p, r)),
                            text::Color::kBold, color)
             << "\n"
             << text::render_text(memory_table(p), color) << "\n"
@@ -320,8 +332,9 @@ std::string markdown_lines(const std::string& text) {
   return out;
 }
 
-void print_markdown(const plan::Plan& p) {
-  std::cout << "### Memory on one GPU (estimate)\n\n"
+void print_markdown(const plan::Plan& p, const plan::PlanRequest& r) {
+  std::cout << "### Memory on one GPU (estimate, checkpointing "
+            << text::markdown_literal(memory_policy_label(p, r)) << ")\n\n"
             << text::render_markdown(memory_table(p))
             << "\n### Each activation-checkpointing policy\n\n"
             << text::render_markdown(policies_table(p)) << "\n### What fits where\n\n"
@@ -386,10 +399,11 @@ int run_plan(const PlanFlags& f) {
   } catch (const plan::PlanError& e) {
     throw InputError(e.what());
   }
-  return print_as(format, f.common.color,
-                  {[&] { print_json(p, request); },
-                   [&] { std::cout << text::render_csv(offers_table(p, any_spot(p))); },
-                   [&] { print_markdown(p); }, [&](bool color) { print_text(p, f, color); }});
+  return print_as(
+      format, f.common.color,
+      {[&] { print_json(p, request); },
+       [&] { std::cout << text::render_csv(offers_table(p, any_spot(p))); },
+       [&] { print_markdown(p, request); }, [&](bool color) { print_text(p, request, f, color); }});
 }
 
 }  // namespace
