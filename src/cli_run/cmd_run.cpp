@@ -168,6 +168,85 @@ std::string cost_line(const report::Report& rep, const cost::Rate& rate) {
 
 }  // namespace
 
+namespace {
+
+// `ftbench run` once its flags are read: the spec, the run's options, the run, the summary.
+int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
+                const train::StopSignals& signals) {
+  if (flags.nproc_per_node > 1) {
+    throw InputError(
+        "--nproc-per-node: ranks are started by the ftbench command (ftbench run "
+        "--nproc-per-node N), not by ftbench-bin");
+  }
+  run::RunOptions o;
+  dist::follow_launcher();
+  o.launch = dist::launch_from_environment(dist::environment_snapshot());
+  if (o.launch.distributed()) {
+    // Every rank logs to the same terminal under torchrun and srun: each line says whose.
+    spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] %^%l%$ %v", o.launch.rank));
+    spdlog::info("{}", dist::describe(o.launch));
+  }
+  o.spec = spec_to_run(flags, o);
+  run::check_step_switches(o.spec);
+  o.spec_loaded_seconds = clock.now();
+  o.output_path = flags.output.empty() ? run::default_report_path(o.spec) : flags.output;
+  o.force = flags.force;
+  o.mllog_path = flags.mllog.empty() ? run::mllog_path(o.spec) : flags.mllog;
+  o.rate = run_price(flags, o.spec);
+  o.peak_tflops = flags.peak_tflops;
+  o.inject_oom = oom_injection_from_environment();
+  o.inject_rank_fault = dist::rank_fault_from_environment();
+  o.resume = flags.resume;
+  o.stop_after_steps = flags.stop_after_steps;
+  if (!flags.profile_steps.empty()) {
+    o.profile_steps = metrics::parse_profile_steps(flags.profile_steps);
+  }
+  o.inputs = {{"the report of --from-report", flags.from_report},
+              {"the GEMM result of --gemm", flags.gemm_path}};
+  for (const std::string& catalog : flags.catalogs) o.inputs.push_back({"--catalog", catalog});
+  if (!flags.gemm_path.empty()) {
+    // Read and checked before the run starts: a bad file costs no machine time.
+    const bench::GemmResult gemm = bench::read_gemm_result(flags.gemm_path);
+    // A peak measured on wrong results is no peak (docs/methodology.md, "Correctness").
+    std::string failure;
+    if (!bench::checks_passed(gemm, &failure)) {
+      throw InputError(fmt::format(
+          "--gemm {}: the sweep's correctness check does not pass: {}; a rate measured on "
+          "wrong results is no peak (measure again with ftbench gemm)",
+          flags.gemm_path, failure));
+    }
+    o.gemm = bench::carried_gemm(gemm, flags.gemm_path);
+    if (bench::find_measured(gemm, o.spec.model.dtype) == nullptr) {
+      spdlog::warn(
+          "--gemm {} has no {} measurement (the run's model.dtype): no MFU against a "
+          "measured GEMM peak",
+          flags.gemm_path, o.spec.model.dtype);
+    }
+  }
+  if (flags.t0) {
+    o.t0_epoch_seconds = checked_t0(*flags.t0, "--t0", clock);
+    o.t0_source = "--t0";
+  } else if (auto env_t0 = t0_from_environment(clock)) {
+    o.t0_epoch_seconds = env_t0;
+    o.t0_source = "FTBENCH_T0";
+  }
+  report::Report rep;
+  try {
+    rep = run::run_benchmark(o, clock, signals);
+  } catch (const c10::Error& e) {
+    // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
+    throw torch_failure(e);
+  }
+  // Rank 0 wrote the job's report; the others' share is in it.
+  if (o.launch.rank == 0) {
+    std::cout << report::render_summary(rep, o.output_path);
+    if (o.rate) std::cout << cost_line(rep, *o.rate);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                        const train::StopSignals& signals) {
   auto flags = std::make_shared<RunFlags>();
@@ -233,78 +312,7 @@ Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
                   "Catalog offer (PROVIDER/GPU[/TIER]) to show dollars at, as --rate");
   cmd->add_option("--catalog", flags->catalogs,
                   "Extra catalog file for --offer, YAML or SkyPilot CSV ([PROVIDER=]PATH)");
-  return [flags, &clock, &signals]() {
-    if (flags->nproc_per_node > 1) {
-      throw InputError(
-          "--nproc-per-node: ranks are started by the ftbench command (ftbench run "
-          "--nproc-per-node N), not by ftbench-bin");
-    }
-    run::RunOptions o;
-    dist::follow_launcher();
-    o.launch = dist::launch_from_environment(dist::environment_snapshot());
-    if (o.launch.distributed()) {
-      // Every rank logs to the same terminal under torchrun and srun: each line says whose.
-      spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] %^%l%$ %v", o.launch.rank));
-      spdlog::info("{}", dist::describe(o.launch));
-    }
-    o.spec = spec_to_run(*flags, o);
-    run::check_step_switches(o.spec);
-    o.spec_loaded_seconds = clock.now();
-    o.output_path = flags->output.empty() ? run::default_report_path(o.spec) : flags->output;
-    o.force = flags->force;
-    o.mllog_path = flags->mllog.empty() ? run::mllog_path(o.spec) : flags->mllog;
-    o.rate = run_price(*flags, o.spec);
-    o.peak_tflops = flags->peak_tflops;
-    o.inject_oom = oom_injection_from_environment();
-    o.inject_rank_fault = dist::rank_fault_from_environment();
-    o.resume = flags->resume;
-    o.stop_after_steps = flags->stop_after_steps;
-    if (!flags->profile_steps.empty()) {
-      o.profile_steps = metrics::parse_profile_steps(flags->profile_steps);
-    }
-    o.inputs = {{"the report of --from-report", flags->from_report},
-                {"the GEMM result of --gemm", flags->gemm_path}};
-    for (const std::string& catalog : flags->catalogs) o.inputs.push_back({"--catalog", catalog});
-    if (!flags->gemm_path.empty()) {
-      // Read and checked before the run starts: a bad file costs no machine time.
-      const bench::GemmResult gemm = bench::read_gemm_result(flags->gemm_path);
-      // A peak measured on wrong results is no peak (docs/methodology.md, "Correctness").
-      std::string failure;
-      if (!bench::checks_passed(gemm, &failure)) {
-        throw InputError(fmt::format(
-            "--gemm {}: the sweep's correctness check does not pass: {}; a rate measured on "
-            "wrong results is no peak (measure again with ftbench gemm)",
-            flags->gemm_path, failure));
-      }
-      o.gemm = bench::carried_gemm(gemm, flags->gemm_path);
-      if (bench::find_measured(gemm, o.spec.model.dtype) == nullptr) {
-        spdlog::warn(
-            "--gemm {} has no {} measurement (the run's model.dtype): no MFU against a "
-            "measured GEMM peak",
-            flags->gemm_path, o.spec.model.dtype);
-      }
-    }
-    if (flags->t0) {
-      o.t0_epoch_seconds = checked_t0(*flags->t0, "--t0", clock);
-      o.t0_source = "--t0";
-    } else if (auto env_t0 = t0_from_environment(clock)) {
-      o.t0_epoch_seconds = env_t0;
-      o.t0_source = "FTBENCH_T0";
-    }
-    report::Report rep;
-    try {
-      rep = run::run_benchmark(o, clock, signals);
-    } catch (const c10::Error& e) {
-      // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
-      throw torch_failure(e);
-    }
-    // Rank 0 wrote the job's report; the others' share is in it.
-    if (o.launch.rank == 0) {
-      std::cout << report::render_summary(rep, o.output_path);
-      if (o.rate) std::cout << cost_line(rep, *o.rate);
-    }
-    return kExitOk;
-  };
+  return [flags, &clock, &signals]() { return run_command(*flags, clock, signals); };
 }
 
 }  // namespace ftbench::cli

@@ -174,8 +174,17 @@ std::optional<int64_t> input_bytes_of(const std::vector<std::vector<int64_t>>& s
   return total;
 }
 
-ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
-  ProfileTables out;
+namespace {
+
+// How the host events of each thread nest, by index into the events.
+struct Nesting {
+  std::vector<int64_t> children_ns;      // direct children, any kind
+  std::vector<int64_t> inner_scopes_ns;  // nearest nested scopes
+  std::vector<bool> nested_in_namesake;  // inside an op of its name
+  std::vector<bool> calls_ops;           // an op runs inside it
+};
+
+Nesting nesting_of(const std::vector<ProfileEvent>& events) {
   std::vector<std::size_t> order(events.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // By thread, then start, the longer first: a parent comes before the events inside it.
@@ -186,10 +195,11 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     return x.duration_ns > y.duration_ns;
   });
-  std::vector<int64_t> children_ns(events.size(), 0);          // direct children, any kind
-  std::vector<int64_t> inner_scopes_ns(events.size(), 0);      // nearest nested scopes
-  std::vector<bool> nested_in_namesake(events.size(), false);  // inside an op of its name
-  std::vector<bool> calls_ops(events.size(), false);           // an op runs inside it
+  Nesting n;
+  n.children_ns.assign(events.size(), 0);
+  n.inner_scopes_ns.assign(events.size(), 0);
+  n.nested_in_namesake.assign(events.size(), false);
+  n.calls_ops.assign(events.size(), false);
   std::vector<std::size_t> stack;
   uint64_t thread = 0;
   for (std::size_t idx : order) {
@@ -201,28 +211,40 @@ ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
     // after (times rounded to whole microseconds); only the part inside counts against it.
     while (!stack.empty() && end_of(events[stack.back()]) <= e.start_ns) stack.pop_back();
     if (!stack.empty()) {
-      children_ns[stack.back()] += std::min(end_of(e), end_of(events[stack.back()])) - e.start_ns;
+      n.children_ns[stack.back()] += std::min(end_of(e), end_of(events[stack.back()])) - e.start_ns;
     }
     if (e.kind == ProfileEventKind::kOp) {
-      for (std::size_t above : stack) calls_ops[above] = true;
+      for (std::size_t above : stack) n.calls_ops[above] = true;
     }
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       const ProfileEvent& above = events[*it];
       if (e.kind == ProfileEventKind::kScope && above.kind == ProfileEventKind::kScope) {
-        inner_scopes_ns[*it] += std::min(end_of(e), end_of(above)) - e.start_ns;
+        n.inner_scopes_ns[*it] += std::min(end_of(e), end_of(above)) - e.start_ns;
         break;
       }
     }
     if (e.kind == ProfileEventKind::kOp) {
       for (std::size_t above : stack) {
         if (events[above].kind == ProfileEventKind::kOp && events[above].name == e.name) {
-          nested_in_namesake[idx] = true;
+          n.nested_in_namesake[idx] = true;
           break;
         }
       }
     }
     stack.push_back(idx);
   }
+  return n;
+}
+
+}  // namespace
+
+ProfileTables tabulate_profile(const std::vector<ProfileEvent>& events) {
+  ProfileTables out;
+  const Nesting nest = nesting_of(events);
+  const std::vector<int64_t>& children_ns = nest.children_ns;
+  const std::vector<int64_t>& inner_scopes_ns = nest.inner_scopes_ns;
+  const std::vector<bool>& nested_in_namesake = nest.nested_in_namesake;
+  const std::vector<bool>& calls_ops = nest.calls_ops;
 
   std::map<std::string, OpRow> ops;
   std::map<std::string, KernelRow> kernels;

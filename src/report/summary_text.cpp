@@ -129,6 +129,31 @@ std::string segments_text(const Report& r) {
   return fmt::format("{} ({}), {:.2f} s rented in all", r.segments.size(), how, total);
 }
 
+// "attention kernel flash_attention, activation checkpointing none (auto: none 1.2 GiB, ...)".
+std::string execution_text(const Execution& e) {
+  std::string chosen;
+  if (const std::optional<CheckpointingChoice>& c = e.checkpointing_choice) {
+    std::vector<std::string> needs;
+    for (const PolicyNeed& n : c->needed_bytes) {
+      needs.push_back(fmt::format("{} {}", n.policy, format_bytes(n.bytes)));
+    }
+    chosen = fmt::format(" (auto: {} of {} usable{})", fmt::join(needs, ", "),
+                         format_bytes(c->usable_bytes), c->fits ? "" : "; nothing fits");
+  }
+  return fmt::format("attention kernel {}, activation checkpointing {}{}", e.attention_kernel,
+                     e.activation_checkpointing, chosen);
+}
+
+// "steps 2 to 3: ops 0.123 s of self time, device kernels 0.100 s; trace r.profile-trace.json".
+std::string profile_text(const Profile& p) {
+  return fmt::format(
+      "step{} {}: ops {:.3f} s of self time{}; trace {}", p.first_step == p.last_step ? "" : "s",
+      p.first_step == p.last_step ? fmt::format("{}", p.first_step)
+                                  : fmt::format("{} to {}", p.first_step, p.last_step),
+      p.op_self_seconds,
+      p.device_activity ? fmt::format(", device kernels {:.3f} s", p.kernel_seconds) : "", p.trace);
+}
+
 }  // namespace
 
 std::string render_summary(const Report& r, const std::string& report_path) {
@@ -153,32 +178,8 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                                 ? fmt::format(", {} profiled excluded", s.profiled_steps_excluded)
                                 : "",
                             cold.empty() ? "" : ": " + cold));
-  if (r.execution) {
-    std::string chosen;
-    if (const std::optional<CheckpointingChoice>& c = r.execution->checkpointing_choice) {
-      std::vector<std::string> needs;
-      for (const PolicyNeed& n : c->needed_bytes) {
-        needs.push_back(fmt::format("{} {}", n.policy, format_bytes(n.bytes)));
-      }
-      chosen = fmt::format(" (auto: {} of {} usable{})", fmt::join(needs, ", "),
-                           format_bytes(c->usable_bytes), c->fits ? "" : "; nothing fits");
-    }
-    line("execution",
-         fmt::format("attention kernel {}, activation checkpointing {}{}",
-                     r.execution->attention_kernel, r.execution->activation_checkpointing, chosen));
-  }
-  if (r.profile) {
-    const Profile& p = *r.profile;
-    line("profile",
-         fmt::format(
-             "step{} {}: ops {:.3f} s of self time{}; trace {}",
-             p.first_step == p.last_step ? "" : "s",
-             p.first_step == p.last_step ? fmt::format("{}", p.first_step)
-                                         : fmt::format("{} to {}", p.first_step, p.last_step),
-             p.op_self_seconds,
-             p.device_activity ? fmt::format(", device kernels {:.3f} s", p.kernel_seconds) : "",
-             p.trace));
-  }
+  if (r.execution) line("execution", execution_text(*r.execution));
+  if (r.profile) line("profile", profile_text(*r.profile));
   if (r.distributed) {
     for (const auto& [label, value] : rank_lines(r.world_size, *r.distributed)) line(label, value);
   }
