@@ -64,16 +64,23 @@ TEST(ShapeMath, Llama2_7bParameterCount) {
   EXPECT_EQ(c.base, 6738415616);
 }
 
-// LoRA on the output head alone: no gradient enters the decoder layers, so checkpointing
-// recomputes nothing and no formula counts a recompute.
-TEST(ShapeMath, NothingIsRecomputedWithoutAnAdapterInTheLayers) {
+// A one-layer toy whose FLOPs are counted by hand below.
+spec::ModelSpec flops_model() {
   spec::ModelSpec m;
   m.dim = 8;
-  m.n_layers = 2;
+  m.n_layers = 1;
   m.n_heads = 2;
   m.n_kv_heads = 1;
   m.ffn_dim = 16;
   m.vocab_size = 10;
+  return m;
+}
+
+// LoRA on the output head alone: no gradient enters the decoder layers, so checkpointing
+// recomputes nothing and no formula counts a recompute.
+TEST(ShapeMath, NothingIsRecomputedWithoutAnAdapterInTheLayers) {
+  spec::ModelSpec m = flops_model();
+  m.n_layers = 2;
   spec::LoraSpec lora;
   lora.rank = 2;
   lora.targets = {"output"};
@@ -88,13 +95,7 @@ TEST(ShapeMath, NothingIsRecomputedWithoutAnAdapterInTheLayers) {
 }
 
 TEST(ShapeMath, FlopsPerTokenFormulas) {
-  spec::ModelSpec m;
-  m.dim = 8;
-  m.n_layers = 1;
-  m.n_heads = 2;
-  m.n_kv_heads = 1;
-  m.ffn_dim = 16;
-  m.vocab_size = 10;
+  const spec::ModelSpec m = flops_model();
   spec::LoraSpec lora;
   lora.rank = 2;
   lora.targets = {"q"};
