@@ -59,9 +59,6 @@ class SelectiveCache : public torch::CustomClassHolder {
   // Throws std::logic_error unless the replay took every entry.
   void check_replayed() const;
   std::size_t size() const { return entries_.size(); }
-  // Bytes of the tensors the entries hold (the outputs, the LoRA down-projections; not the
-  // attention graphs' saved tensors, which LibTorch does not expose).
-  double held_bytes() const;
 
  private:
   Mode mode_ = Mode::kRecord;

@@ -21,7 +21,6 @@ at::Tensor rows_of(const at::Tensor& x) { return x.reshape({-1, x.size(-1)}); }
 struct ReplayPlan : torch::CustomClassHolder {
   std::vector<LoraSliceRef> slices;
   at::ScalarType adapter_dtype = at::kFloat;
-  std::size_t adapters = 0;  // A matrices, then as many B matrices, in the inputs
   at::Tensor out;
   at::Tensor a_all;
 };
@@ -150,16 +149,6 @@ void SelectiveCache::check_replayed() const {
   }
 }
 
-double SelectiveCache::held_bytes() const {
-  double bytes = 0.0;
-  for (std::size_t i = next_; i < entries_.size(); ++i) {
-    for (const at::Tensor* t : {&entries_[i].out, &entries_[i].a_all}) {
-      if (t->defined()) bytes += static_cast<double>(t->numel() * t->element_size());
-    }
-  }
-  return bytes;
-}
-
 SelectiveCache* active_selective_cache() { return active_cache; }
 
 SelectiveScope::SelectiveScope(SelectiveCache* cache) : previous_(active_cache) {
@@ -181,7 +170,6 @@ at::Tensor replay_projection(const at::Tensor& x, const at::Tensor& weight, cons
   auto plan = c10::make_intrusive<ReplayPlan>();
   plan->slices = slices;
   plan->adapter_dtype = adapter_dtype;
-  plan->adapters = slices.size();
   plan->out = out;
   plan->a_all = a_all.defined() ? a_all : at::empty({0}, out.options());
   std::vector<at::Tensor> adapters = lora_a;
