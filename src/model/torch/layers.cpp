@@ -387,7 +387,11 @@ at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
   }
   if (!has_adapter_) {
     at::Tensor out = at::linear(x, weight);
-    if (cache != nullptr) cache->push({out, {}, {}, {}});
+    if (cache != nullptr) {
+      SelectiveEntry kept;
+      kept.out = out;
+      cache->push(std::move(kept));
+    }
     return out;
   }
   std::vector<LoraSliceRef> refs;
@@ -429,7 +433,12 @@ at::Tensor LoraLinearImpl::forward_packed(const at::Tensor& x) {
   }
   const at::Tensor a_all = lora_down(x, a, refs, adapter_dtype, is_training());
   at::Tensor packed = lora_up_(at::linear(x, weight), a_all, b, refs);
-  if (cache != nullptr) cache->push({packed, a_all, {}, {}});
+  if (cache != nullptr) {
+    SelectiveEntry kept;
+    kept.out = packed;
+    kept.a_all = a_all;
+    cache->push(std::move(kept));
+  }
   return packed;
 }
 
