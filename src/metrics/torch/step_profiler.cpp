@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
