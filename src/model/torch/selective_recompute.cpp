@@ -6,6 +6,7 @@
 
 #include <ATen/core/ivalue.h>
 #include <torch/autograd.h>
+#include <torch/utils.h>
 
 namespace ftbench::model {
 namespace {
