@@ -77,6 +77,37 @@ TEST_F(Checkpointing, AutoTakesTheLeastRecomputeThatFitsAndSaysWhatItChoseFrom) 
 }
 
 // Refused before the run starts: no report is written, and an earlier one stays, --force or not.
+// A resumed auto run keeps the policy the run it continues chose (the machine may have another
+// amount of memory free by then): one policy for every step of one report.
+TEST_F(Checkpointing, AResumedAutoRunKeepsThePolicyItStartedWith) {
+  const std::string cp = (scratch_.path() / "ck").string();
+  const std::string common =
+      " --set train.checkpoint.every_steps=1 --set train.checkpoint.dir=" + shell_quote(cp);
+  const Outcome first = run_ftbench(
+      "run configs/ci-tiny.yaml --set train.max_steps=3 --set output.progress=off --set "
+      "model.activation_checkpointing=auto -o " +
+          shell_quote(report().string()) + common + " --stop-after-steps 1",
+      scratch_.path());
+  ASSERT_EQ(first.exit_code, 4) << first.out << first.err;
+  const nlohmann::json before = nlohmann::json::parse(slurp(report()));
+  const Outcome second = run_ftbench(
+      "run configs/ci-tiny.yaml --set train.max_steps=3 --set output.progress=off --set "
+      "model.activation_checkpointing=auto -o " +
+          shell_quote(report().string()) + common + " --resume latest",
+      scratch_.path());
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  const std::string log = second.out + second.err;
+  EXPECT_NE(log.find("model.activation_checkpointing auto: none, as the run it resumes chose"),
+            std::string::npos)
+      << log;
+  const nlohmann::json after = nlohmann::json::parse(slurp(report()));
+  EXPECT_EQ(after["execution"]["activation_checkpointing"],
+            before["execution"]["activation_checkpointing"]);
+  EXPECT_EQ(after["execution"]["checkpointing_choice"],
+            before["execution"]["checkpointing_choice"]);
+  EXPECT_EQ(after["steps"].size(), 3u);
+}
+
 TEST_F(Checkpointing, SelectiveNeedsTheFusedBlocks) {
   write(report(), "earlier");
   const Outcome o = run("selective", "FTBENCH_FUSED_BLOCKS=0");
