@@ -252,7 +252,9 @@ def tabulate_profile(events):
             out["kernel_ns"] += e.duration_ns
     out["op_self_ns"] = sum(r["self_ns"] for r in ops.values())
     out["flops"] = sum(r["flops"] for r in ops.values())
-    out["attention_ops"] = sorted(n for n in ops if "attention" in n.lower())
+    # ATen's own ops only: autograd's nodes around them name attention too.
+    out["attention_ops"] = sorted(n for n in ops
+                                  if n.startswith("aten::") and "attention" in n.lower())
     # Python's str order is the code-point order, which is UTF-8's byte order (std::map's).
     out["ops"] = sorted(ops.values(), key=lambda r: (-r["self_ns"], r["name"]))
     out["kernels"] = sorted(kernels.values(), key=lambda r: (-r["total_ns"], r["name"]))

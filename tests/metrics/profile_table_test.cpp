@@ -177,6 +177,9 @@ TEST(ProfileTables, KernelsAndAttentionOps) {
       kernel("flash_fwd_kernel", 5, 30),
       kernel("Memcpy HtoD (Pageable -> Device)", 40, 10, true),
       kernel("flash_fwd_kernel", 60, 30),
+      // Autograd's nodes around attention are not attention ops: the ATen op inside them is.
+      op("torch::autograd::CppNode<ftbench::model::ReplayAttentionFunction>", 1, 100, 5),
+      op("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0", 1, 110, 5),
   };
   const ProfileTables t = tabulate_profile(events);
   EXPECT_EQ(t.attention_ops, (std::vector<std::string>{"aten::_scaled_dot_product_flash_attention",
