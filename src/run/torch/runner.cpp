@@ -420,12 +420,9 @@ dist::Communicator* Run::shard_group() const {
 
 void Run::build_model() {
   const bool fused = fused_blocks_from_environment();
+  // The switches and what they allow were checked before the run (check_step_switches), and
+  // auto leaves selective out under FTBENCH_FUSED_BLOCKS=0.
   resolve_checkpointing();
-  if (!fused && checkpointing_ == spec::choice::checkpointing::kSelective) {
-    throw BadInput(
-        "FTBENCH_FUSED_BLOCKS=0 runs the step's composite forms, which keep no GEMM outputs for "
-        "model.activation_checkpointing selective: use full or none with it");
-  }
   summary_options_.recompute = checkpointing_ == spec::choice::checkpointing::kFull;
   dist::Communicator* group = shard_group();
   spec::ModelSpec model_spec = spec_.model;
@@ -433,12 +430,7 @@ void Run::build_model() {
   model_ = model::Llama(model_spec, spec_.lora, spec_.data.seq_len, backend_->device(),
                         group != nullptr ? group->size() : 0);
   model_->set_fused(fused);
-  bool gpu_kernels = false;
-  try {
-    gpu_kernels = model::gpu_kernels_enabled_from_environment();
-  } catch (const std::invalid_argument& e) {
-    throw BadInput(e.what());
-  }
+  const bool gpu_kernels = model::gpu_kernels_enabled_from_environment();
   if (gpu_kernels && !model::gpu_rope_kernel_built()) {
     spdlog::warn(
         "FTBENCH_GPU_KERNELS=1: this build has no GPU kernels of ftbench's own (a CPU "
