@@ -231,6 +231,38 @@ def function_lengths(files):
     return sorted(functions, reverse=True)
 
 
+def class_sizes(files):
+    """[(methods, fields, name, path)] for every class and struct of src/ and include/, largest
+    first: methods are the member functions it declares or defines (constructors and operators
+    included, each name once), fields its data members (Universal Ctags' kinds p, f and m)."""
+    ctags = shutil.which("ctags")
+    out = subprocess.run(
+        [ctags, "--output-format=json", "--fields=+nesZ", "--kinds-C++=+p-d-e-g-n-t-v-h",
+         "--language-force=C++", "-f", "-"] + files,
+        cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    classes = {}
+    for line in out.splitlines():
+        tag = json.loads(line)
+        if tag.get("_type") != "tag":
+            continue
+        kind, scope = tag.get("kind"), tag.get("scope", "")
+        if kind in ("class", "struct"):
+            name = (scope + "::" if scope else "") + tag["name"]
+            classes.setdefault(name, [set(), set(), tag["path"]])
+        elif tag.get("scopeKind") in ("class", "struct") and kind in ("prototype", "function",
+                                                                      "member"):
+            entry = classes.setdefault(scope, [set(), set(), tag["path"]])
+            entry[0 if kind != "member" else 1].add(tag["name"])
+    sizes = [(len(m), len(f), name, path) for name, (m, f, path) in classes.items()]
+    return sorted(sizes, key=lambda c: (c[0] + c[1], c[0]), reverse=True)
+
+
+def includers_of(files, header):
+    """The sources of src/ and include/ that include `header` ("ftbench/report/report.h")."""
+    pattern = re.compile(r'^\s*#\s*include\s+"' + re.escape(header) + '"', re.M)
+    return [path for path in files if pattern.search(read(path))]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a limit is broken")
@@ -272,6 +304,12 @@ def main():
                                     "reason (a '// Long file:' comment)")
         report["files"] = len(files)
         report["files_over_limit"] = long_files
+        report["public_headers"] = sum(path.startswith("include/") for path in files)
+        report_h = includers_of(files, "ftbench/report/report.h")
+        report["files_including_report_h"] = len(report_h)
+        report["modules_including_report_h"] = len({module_of(p) for p in report_h} - {None})
+        report["largest_classes"] = [f"{name} ({path}): {m} methods, {f} fields"
+                                     for m, f, name, path in class_sizes(files)[:5]]
     report["problems"] = problems
     if args.json:
         print(json.dumps(report, indent=2))

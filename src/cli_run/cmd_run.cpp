@@ -21,7 +21,7 @@
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/run/rerun.h"
-#include "ftbench/run/runner.h"
+#include "ftbench/run/run_benchmark.h"
 #include "ftbench/spec/limits.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/spec/spec_loader.h"
@@ -57,7 +57,7 @@ struct RunFlags {
 
 // The spec to run: the file given, with --set; or with --from-report the report's own spec as is
 // (run/rerun.h), with the weights its run trained to check.
-spec::RunSpec spec_to_run(const RunFlags& f, run::RunOptions& o) {
+spec::RunSpec spec_to_run(const RunFlags& f, run::RunRequest& o) {
   if (f.from_report.empty()) {
     if (f.spec_path.empty()) throw InputError("run: give a spec file, or --from-report REPORT");
     return spec::load_spec(f.spec_path, f.overrides);
@@ -178,7 +178,9 @@ int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
         "--nproc-per-node: ranks are started by the ftbench command (ftbench run "
         "--nproc-per-node N), not by ftbench-bin");
   }
-  run::RunOptions o;
+  run::RunOptions options;
+  run::RunRequest& o = options.request;
+  run::Instrumentation& shown = options.instrumentation;
   dist::follow_launcher();
   o.launch = dist::launch_from_environment(dist::environment_snapshot());
   if (o.launch.distributed()) {
@@ -188,18 +190,18 @@ int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
   }
   o.spec = spec_to_run(flags, o);
   run::check_step_switches(o.spec);
-  o.spec_loaded_seconds = clock.now();
+  shown.spec_loaded_seconds = clock.now();
   o.output_path = flags.output.empty() ? run::default_report_path(o.spec) : flags.output;
   o.force = flags.force;
-  o.mllog_path = flags.mllog.empty() ? run::mllog_path(o.spec) : flags.mllog;
-  o.rate = run_price(flags, o.spec);
-  o.peak_tflops = flags.peak_tflops;
-  o.inject_oom = oom_injection_from_environment();
-  o.inject_rank_fault = dist::rank_fault_from_environment();
+  shown.mllog_path = flags.mllog.empty() ? run::mllog_path(o.spec) : flags.mllog;
+  shown.rate = run_price(flags, o.spec);
+  shown.peak_tflops = flags.peak_tflops;
+  options.test_hooks.inject_oom = oom_injection_from_environment();
+  options.test_hooks.inject_rank_fault = dist::rank_fault_from_environment();
   o.resume = flags.resume;
   o.stop_after_steps = flags.stop_after_steps;
   if (!flags.profile_steps.empty()) {
-    o.profile_steps = metrics::parse_profile_steps(flags.profile_steps);
+    shown.profile_steps = metrics::parse_profile_steps(flags.profile_steps);
   }
   o.inputs = {{"the report of --from-report", flags.from_report},
               {"the GEMM result of --gemm", flags.gemm_path}};
@@ -215,7 +217,7 @@ int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
           "wrong results is no peak (measure again with ftbench gemm)",
           flags.gemm_path, failure));
     }
-    o.gemm = bench::carried_gemm(gemm, flags.gemm_path);
+    shown.gemm = bench::carried_gemm(gemm, flags.gemm_path);
     if (bench::find_measured(gemm, o.spec.model.dtype) == nullptr) {
       spdlog::warn(
           "--gemm {} has no {} measurement (the run's model.dtype): no MFU against a "
@@ -224,15 +226,15 @@ int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
     }
   }
   if (flags.t0) {
-    o.t0_epoch_seconds = checked_t0(*flags.t0, "--t0", clock);
-    o.t0_source = "--t0";
+    shown.t0_epoch_seconds = checked_t0(*flags.t0, "--t0", clock);
+    shown.t0_source = "--t0";
   } else if (auto env_t0 = t0_from_environment(clock)) {
-    o.t0_epoch_seconds = env_t0;
-    o.t0_source = "FTBENCH_T0";
+    shown.t0_epoch_seconds = env_t0;
+    shown.t0_source = "FTBENCH_T0";
   }
   report::Report rep;
   try {
-    rep = run::run_benchmark(o, clock, signals);
+    rep = run::run_benchmark(options, clock, signals);
   } catch (const c10::Error& e) {
     // LibTorch errors carry a C++ backtrace after the first line; the first line says it.
     throw torch_failure(e);
@@ -240,7 +242,7 @@ int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
   // Rank 0 wrote the job's report; the others' share is in it.
   if (o.launch.rank == 0) {
     std::cout << report::render_summary(rep, o.output_path);
-    if (o.rate) std::cout << cost_line(rep, *o.rate);
+    if (shown.rate) std::cout << cost_line(rep, *shown.rate);
   }
   return kExitOk;
 }

@@ -43,4 +43,8 @@ std::optional<SaveReason> Cadence::stop(int64_t step, int signal) const {
   return std::nullopt;
 }
 
+StepDecision Cadence::decide(int64_t step, double seconds_since_save, int signal) const {
+  return {periodic_save(step, seconds_since_save), stop(step, signal)};
+}
+
 }  // namespace ftbench::train

@@ -93,5 +93,28 @@ TEST(Cadence, NamesTheReasonsAsTheReportDoes) {
   EXPECT_EQ(to_string(SaveReason::kStopAfterSteps), "stop_after_steps");
 }
 
+// One decision a step: the periodic save and the stop, each as its own rule gives it.
+TEST(Cadence, DecidesAfterEachStepWhatTheRulesSay) {
+  const Cadence c(6, train_spec(2, 3, 0.0), /*validation=*/true, /*stop_after_steps=*/4);
+  const StepDecision first = c.decide(1, 0.0, 0);
+  EXPECT_EQ(first.save, std::nullopt);
+  EXPECT_EQ(first.stop, std::nullopt);
+  const StepDecision third = c.decide(3, 0.0, 0);
+  EXPECT_EQ(third.save, SaveReason::kEverySteps);
+  EXPECT_EQ(third.stop, std::nullopt);
+  const StepDecision fourth = c.decide(4, 0.0, 0);
+  EXPECT_EQ(fourth.save, std::nullopt);
+  EXPECT_EQ(fourth.stop, SaveReason::kStopAfterSteps);
+  // A signal wins over --stop-after-steps; after the last step nothing stops.
+  EXPECT_EQ(c.decide(2, 0.0, 15).stop, SaveReason::kSignal);
+  const StepDecision last = c.decide(6, 0.0, 15);
+  EXPECT_EQ(last.save, SaveReason::kEverySteps);
+  EXPECT_EQ(last.stop, std::nullopt);
+  // By the clock: every_minutes counts from the last save.
+  const Cadence by_minutes(6, train_spec(0, 0, 1.0), false, 0);
+  EXPECT_EQ(by_minutes.decide(2, 59.0, 0).save, std::nullopt);
+  EXPECT_EQ(by_minutes.decide(2, 60.0, 0).save, SaveReason::kEveryMinutes);
+}
+
 }  // namespace
 }  // namespace ftbench::train

@@ -1,7 +1,7 @@
 // When the step loop pauses between optimizer steps, as a policy of its own (torchtitan's
 // checkpointer and evaluator intervals): a validation pass, a checkpoint save, and a stop. It
 // decides from the step, the run's length and the host clock since the last save only, so the
-// rules are tested without a model; the run does what it says (src/run/torch/run_training.cpp).
+// rules are tested without a model; the run does what it says (src/run/torch/training_loop.cpp).
 // Pure code, no LibTorch.
 #pragma once
 
@@ -27,6 +27,14 @@ inline constexpr text::Spelling<SaveReason> kSaveReasonSpellings[] = {
     {SaveReason::kStopAfterSteps, "stop_after_steps"}};
 std::string_view to_string(SaveReason reason);  // "every_steps", ..., "stop_after_steps"
 
+// How the step loop goes on after optimizer step `step` (and its validation pass, if one is
+// due): a periodic save, then either the next step or the save that stops the run there (the
+// loop then ends; the run is interrupted, resumable). No save and no stop: continue.
+struct StepDecision {
+  std::optional<SaveReason> save;  // periodic_save()
+  std::optional<SaveReason> stop;  // stop()
+};
+
 class Cadence {
  public:
   // `stop_after_steps`: --stop-after-steps (0: none); `validation`: whether the run has
@@ -49,6 +57,9 @@ class Cadence {
   // The save that stops the run after `step`: a stop signal (`signal` != 0), or the step of
   // --stop-after-steps. nullopt after the last step (a stop there is moot) or without either.
   std::optional<SaveReason> stop(int64_t step, int signal) const;
+
+  // The save and stop rules above at once, after `step`.
+  StepDecision decide(int64_t step, double seconds_since_save, int signal) const;
 
   int64_t total_steps() const { return total_steps_; }
 

@@ -32,10 +32,17 @@
 
 namespace ftbench::train {
 
+// What the loop does after a step, as the step callback decides it: the next step, or an end
+// there (a stop: the run saves and ends interrupted, resumable).
+enum class AfterStep { kContinue, kStop };
+
+// How Trainer::run ended: every step of the run made, or stopped by the callback after one.
+enum class LoopEnd { kCompleted, kStopped };
+
 // Called after every optimizer step, after the device synchronisation and timing. Its time is
 // outside every step's wall_seconds (the next step's clock starts when it returns), so an
 // evaluation pass run from it leaves the step times as they would be without it.
-using StepCallback = std::function<void(const report::StepRecord&)>;
+using StepCallback = std::function<AfterStep(const report::StepRecord&)>;
 
 // The training loss of a step was not finite (NaN or infinity): the run diverged and stops
 // after recording that step. what(): "step N: the training loss is nan (not finite): the run
@@ -126,7 +133,10 @@ class Trainer {
   // inside the update, with fallback off, at micro-batch 1 or past the bound throws
   // OutOfMemoryFailure naming the step and the micro-batch tried. Batcher and result keep the
   // split in effect.
-  void run(TrainResult& result, const StepCallback& on_step);
+  //
+  // `on_step` (may be empty: every step) decides after each step whether the loop goes on;
+  // LoopEnd::kStopped when it stopped it.
+  LoopEnd run(TrainResult& result, const StepCallback& on_step);
 
   // Called with each step's number (1-based) just before the step's clock starts, outside the
   // step's time (`ftbench run --profile-steps` starts its recording there); the step's end is
@@ -193,6 +203,8 @@ class Trainer {
   // steps take them, built one step ahead on a background thread.
   std::unique_ptr<data::Prefetcher> start_prefetcher(int64_t first_step,
                                                      const MicroBatching& split);
+  // result.optimizer_updates: the fewest updates any trainable parameter has had.
+  void count_updates(TrainResult& result) const;
   // FTBENCH_INJECT_OOM: a simulated c10::OutOfMemoryError where the rule matches.
   void inject_out_of_memory(const OomSiteState& state) const;
   // The random-number generators as the checkpoint saved them: last, right before the first

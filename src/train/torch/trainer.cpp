@@ -540,7 +540,7 @@ void Trainer::restore_generators() {
   }
 }
 
-void Trainer::run(TrainResult& result, const StepCallback& on_step) {
+LoopEnd Trainer::run(TrainResult& result, const StepCallback& on_step) {
   model_->train();
   if (resume_) result.fallbacks = resume_->fallbacks;
   result.micro_batch_size = split_.micro_batch_size;
@@ -612,13 +612,21 @@ void Trainer::run(TrainResult& result, const StepCallback& on_step) {
     if (check_every > 0 && steps_done_ % check_every == 0 && steps_done_ < counts_.total_steps) {
       check_parameters_equal(fmt::format("after step {}", steps_done_));
     }
-    if (on_step) on_step(rec);
+    if (on_step && on_step(rec) == AfterStep::kStop) {
+      count_updates(result);
+      return LoopEnd::kStopped;
+    }
     // The callbacks (progress, logging, the profiler) are host work outside the measured step.
     if (before_step_ && k + 1 < counts_.total_steps) before_step_(k + 2);
     step_start = Clock::now();
   }
 
   check_parameters_equal(fmt::format("after the last step ({})", counts_.total_steps));
+  count_updates(result);
+  return LoopEnd::kCompleted;
+}
+
+void Trainer::count_updates(TrainResult& result) const {
   const std::vector<int64_t>& updates = optimizer_->param_steps();
   result.optimizer_updates =
       updates.empty() ? 0 : *std::min_element(updates.begin(), updates.end());

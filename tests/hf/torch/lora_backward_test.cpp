@@ -205,6 +205,7 @@ class LoraBackward : public NumpyReferenceTest, public ::testing::WithParamInter
     trainer.run(result, [&](const report::StepRecord& rec) {
       stepped.push_back(dir_ / (name + "_" + std::to_string(rec.step)));
       write_peft_adapter(model_, s.model, s.lora, "", stepped.back().string(), false);
+      return train::AfterStep::kContinue;
     });
     EXPECT_EQ(result.steps.size(), 2u);
     EXPECT_EQ(result.optimizer_updates, 2);

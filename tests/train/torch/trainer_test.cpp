@@ -57,8 +57,8 @@ spec::RunSpec tiny_run() {
 // the finished steps there), with simulated out-of-memory errors where `inject_oom` says.
 // Returns the trained adapter weights.
 std::vector<at::Tensor> train_into(const spec::RunSpec& s, TrainResult& result,
-                                   const StepCallback& on_step,
-                                   const std::string& inject_oom = "") {
+                                   const StepCallback& on_step, const std::string& inject_oom = "",
+                                   LoopEnd* ended = nullptr) {
   device::Backend backend(s.backend);
   at::manual_seed(s.train.seed);
   model::Llama model(s.model, s.lora, s.data.seq_len, backend.device());
@@ -74,7 +74,8 @@ std::vector<at::Tensor> train_into(const spec::RunSpec& s, TrainResult& result,
   std::optional<OomInjection> inject;
   if (!inject_oom.empty()) inject = OomInjection::parse(inject_oom);
   Trainer trainer(s, model, batcher, backend, inject);
-  trainer.run(result, on_step);
+  const LoopEnd end = trainer.run(result, on_step);
+  if (ended != nullptr) *ended = end;
   EXPECT_EQ(batcher.micro_batch_size(), result.micro_batch_size);
   std::vector<at::Tensor> adapters;
   for (const at::Tensor& p : model->trainable_parameters()) adapters.push_back(p.detach().clone());
@@ -245,11 +246,37 @@ TEST(Trainer, AFailureKeepsTheStepsThatFinished) {
   EXPECT_THROW(train_into(s, result,
                           [](const report::StepRecord& r) {
                             if (r.step == 3) throw std::runtime_error("interrupted");
+                            return AfterStep::kContinue;
                           }),
                std::runtime_error);
   ASSERT_EQ(result.steps.size(), 3u);
   EXPECT_EQ(result.flops.size(), 3u);
   EXPECT_EQ(result.steps[2].step, 3);
+}
+
+// A callback that stops the loop ends it after that step, without an error: the steps made are
+// in the result, with the optimizer's updates, and run() says it stopped.
+TEST(Trainer, ACallbackThatStopsEndsTheLoopAfterItsStep) {
+  spec::RunSpec s = tiny_run();
+  s.train.epochs = 1;
+  TrainResult result;
+  std::vector<int64_t> seen;
+  LoopEnd end = LoopEnd::kCompleted;
+  train_into(
+      s, result,
+      [&](const report::StepRecord& r) {
+        seen.push_back(r.step);
+        return r.step == 2 ? AfterStep::kStop : AfterStep::kContinue;
+      },
+      "", &end);
+  EXPECT_EQ(end, LoopEnd::kStopped);
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2}));
+  ASSERT_EQ(result.steps.size(), 2u);
+  EXPECT_EQ(result.optimizer_updates, 2);
+  TrainResult whole;
+  train_into(s, whole, nullptr, "", &end);
+  EXPECT_EQ(end, LoopEnd::kCompleted);
+  EXPECT_GT(whole.steps.size(), 2u);
 }
 
 // The validation loss, computed independently: full logits from the model's forward (not the

@@ -1,0 +1,469 @@
+#include "components.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/cuda.h>
+
+#include "ftbench/data/data_from_spec.h"
+#include "ftbench/data/fingerprint.h"
+#include "ftbench/data/slice_dataset.h"
+#include "ftbench/device/environment.h"
+#include "ftbench/dist/launch.h"
+#include "ftbench/hf/hf_load.h"
+#include "ftbench/metrics/stats.h"
+#include "ftbench/model/gpu_kernels.h"
+#include "ftbench/report/phase_names.h"
+#include "ftbench/report/summary_text.h"
+#include "ftbench/run/rerun.h"
+#include "ftbench/spec/canonical.h"
+#include "ftbench/spec/choices.h"
+#include "ftbench/spec/spec_error.h"
+#include "ftbench/spec/spec_loader.h"
+#include "ftbench/train/checkpoint.h"
+#include "ftbench/train/checkpoint_files.h"
+#include "mfu_peaks.h"
+#include "step_switches.h"
+
+namespace ftbench::run::detail {
+
+namespace phase = report::phase;
+
+namespace {
+
+// The first rank whose texts differ from rank 0's, and which text: none when all agree. The
+// texts travel as numbers (a character a number, exact in fp64) in one Gloo all-gather.
+std::optional<std::pair<std::size_t, std::size_t>> first_disagreement(
+    dist::Communicator& comm, const std::vector<std::string>& texts,
+    std::vector<std::vector<std::string>>& everyones) {
+  std::vector<double> mine;
+  for (const std::string& t : texts) {
+    mine.push_back(double(t.size()));
+    for (const char c : t) mine.push_back(double(static_cast<unsigned char>(c)));
+  }
+  for (const std::vector<double>& v : comm.all_gather_values(mine)) {
+    std::vector<std::string> theirs;
+    for (std::size_t i = 0; i < v.size();) {
+      const auto n = static_cast<std::size_t>(v[i]);
+      std::string t;
+      for (std::size_t k = 1; k <= n && i + k < v.size(); ++k) t += char(int(v[i + k]));
+      theirs.push_back(std::move(t));
+      i += 1 + n;
+    }
+    everyones.push_back(std::move(theirs));
+  }
+  for (std::size_t r = 1; r < everyones.size(); ++r) {
+    for (std::size_t which = 0; which < everyones[0].size(); ++which) {
+      if (which >= everyones[r].size() || everyones[r][which] != everyones[0][which]) {
+        return std::make_pair(r, which);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void check_same_launch_settings(const RunContext& ctx, Components& built) {
+  if (!ctx.request.launch.distributed()) return;
+  // How the job is run is left out of the spec fingerprint, but the ranks must agree on it: a
+  // rank with another distributed.shard_base would meet its peers' gathers with other
+  // collectives.
+  std::vector<std::vector<std::string>> all;
+  const auto differ =
+      first_disagreement(*built.comm, {spec::to_json(ctx.spec)["distributed"].dump()}, all);
+  if (!differ) return;
+  throw dist::LaunchError(fmt::format(
+      "rank {} runs the job differently from rank 0: its distributed section is {}, rank 0's "
+      "is {}; every rank must be started with the same spec and --set options",
+      differ->first, all[differ->first][0], all[0][0]));
+}
+
+// A run re-created from a report trains the weights that run trained.
+void check_weights(const RunContext& ctx, const report::WeightsInfo& weights) {
+  if (ctx.request.expected_weights_fingerprint.empty()) return;
+  if (weights.fingerprint != ctx.request.expected_weights_fingerprint) {
+    throw RerunError(fmt::format(
+        "model.checkpoint {}: weights fingerprint {}, the report's run trained {}: not the same "
+        "weights, so not the same job",
+        ctx.spec.model.checkpoint, weights.fingerprint.substr(0, 12),
+        ctx.request.expected_weights_fingerprint.substr(0, 12)));
+  }
+}
+
+void count_base_bytes(const RunContext& ctx, Components& built) {
+  // The tensors a split base holds only while gathered count as this rank's slices.
+  std::set<const c10::TensorImpl*> split;
+  for (const model::BaseUnit& unit : built.model->base_units()) {
+    for (const at::Tensor& t : unit.tensors()) split.insert(t.unsafeGetTensorImpl());
+  }
+  int64_t bytes = built.sharded ? built.sharded->shard_bytes() : 0;
+  for (const auto& p : built.model->named_parameters()) {
+    const at::Tensor& t = p.value();
+    if (p.key().find("lora_") != std::string::npos || split.count(t.unsafeGetTensorImpl()))
+      continue;
+    bytes += t.numel() * static_cast<int64_t>(t.element_size());
+  }
+  built.base_bytes = bytes;
+  if (built.sharded) {
+    spdlog::info("base split over {} ranks ({}): this rank holds {} of it between gathers",
+                 built.sharded->ranks(), ctx.spec.distributed.shard_base,
+                 report::format_bytes(bytes));
+  }
+}
+
+// The examples a last partial micro-batch would leave out get a smaller micro-batch of their
+
+// own, so a full pass sees every validation example (packed rows: a last partial micro-batch
+// of rows is left out, as in training).
+void prepare_validation(const RunContext& ctx, const data::BatcherOptions& train_options,
+                        Components& built, report::Report& report) {
+  if (!built.validation_data) return;
+  const data::DataStats v = data::fingerprint(*built.validation_data, ctx.spec.data.train_on_input);
+  report.data->validation = report::ValidationDataInfo{built.validation_data->description(),
+                                                       v.examples, v.tokens, v.loss_tokens};
+  data::BatcherOptions vbo = train_options;
+  vbo.shuffle = false;
+  built.validation_batchers.push_back(
+      std::make_unique<data::Batcher>(*built.validation_data, vbo, built.backend->device()));
+  const int64_t n = built.validation_data->size();
+  const int64_t covered =
+      built.validation_batchers.back()->batches_per_epoch() * vbo.micro_batch_size;
+  if (vbo.padding != data::Padding::kPack && covered < n) {
+    built.validation_parts.push_back(
+        std::make_unique<data::SliceDataset>(*built.validation_data, covered, n - covered));
+    data::BatcherOptions tail = vbo;
+    tail.micro_batch_size = n - covered;
+    built.validation_batchers.push_back(std::make_unique<data::Batcher>(
+        *built.validation_parts.back(), tail, built.backend->device()));
+  }
+  for (const auto& batcher : built.validation_batchers) built.validation.push_back(batcher.get());
+}
+
+}  // namespace
+
+dist::Communicator* Components::shard_group(const RunContext& ctx) const {
+  const std::string& how = ctx.spec.distributed.shard_base;
+  if (!ctx.request.launch.distributed() || how == spec::choice::shard_base::kNone) return nullptr;
+  dist::Communicator* group = node_comm ? node_comm.get() : comm.get();
+  return group->size() > 1 ? group : nullptr;
+}
+
+void start_backend(const RunContext& ctx, const RunStart& start, Components& built,
+                   RunRecord& record) {
+  // Before any machine time goes into the model (an 8B model takes minutes to build).
+  data::check_named_files(ctx.spec);
+  spec::BackendSpec backend = ctx.spec.backend;
+  const dist::Launch& launch = ctx.request.launch;
+  if (launch.distributed() && backend.threads == 0 && launch.local_world_size > 1) {
+    // The node's cores shared between its ranks, as torchrun does with OMP_NUM_THREADS.
+    const int64_t hardware = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    backend.threads = std::max<int64_t>(1, hardware / launch.local_world_size);
+  }
+  // Each rank its own GPU: LOCAL_RANK, or the only one it sees.
+  const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
+  if (launch.distributed() && backend.device != spec::choice::device::kCpu && gpus > 0) {
+    backend.device_index = dist::device_index(launch, gpus);
+  }
+  built.backend = std::make_unique<device::Backend>(backend);
+  const std::string& wanted = ctx.spec.distributed.backend;
+  if (launch.distributed() && wanted == spec::choice::dist_backend::kNccl &&
+      built.backend->device().is_cpu()) {
+    throw spec::SpecError(
+        {spec::issue_at(ctx.spec, "distributed.backend",
+                        "nccl moves GPU tensors, and this run is on the CPU: use auto or gloo")});
+  }
+  if (launch.distributed()) {
+    dist::CommunicatorOptions co;
+    co.device = built.backend->device();
+    co.device_collectives = wanted != spec::choice::dist_backend::kGloo;
+    co.init_timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(ctx.spec.distributed.init_timeout_seconds * 1000.0));
+    co.timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(ctx.spec.distributed.timeout_seconds * 1000.0));
+    const train::StopSignals* signals = &ctx.signals;
+    co.stop_requested = [signals] { return signals->received() != 0; };
+    try {
+      built.comm = dist::communicator_for(launch, co);
+    } catch (const std::exception&) {
+      // A stop asked for while the ranks met (it also interrupts the store's connection) is a
+      // stop, not a failure.
+      stop_if_asked(ctx, start, phase::kBackendInit);
+      throw;
+    }
+    spdlog::info("{}: process group formed ({})", dist::describe(launch),
+                 built.comm->backend_name());
+    check_same_launch_settings(ctx, built);
+    if (ctx.spec.distributed.shard_base == spec::choice::shard_base::kNode &&
+        launch.local_world_size < launch.world_size) {
+      // A failure in the node's group says what the job's group knows of every rank.
+      dist::CommunicatorOptions node = co;
+      dist::Communicator* job = built.comm.get();
+      node.more_on_failure = [job] { return job->last_heard_of(); };
+      try {
+        built.node_comm = dist::node_communicator_for(launch, node);
+      } catch (const std::exception&) {
+        stop_if_asked(ctx, start, phase::kBackendInit);
+        throw;
+      }
+    }
+    if (!built.backend->device().is_cpu() && std::string(built.comm->backend_name()) == "gloo") {
+      spdlog::warn(
+          "{}: the gradients travel through host memory over Gloo{}: correct, but the "
+          "collectives cost more than NCCL's",
+          dist::describe(launch),
+          dist::nccl_available() ? " (distributed.backend: gloo)"
+                                 : " (this ftbench has no NCCL group)");
+    }
+  } else {
+    built.comm = std::make_unique<dist::Communicator>();
+  }
+  record.memory->set_backend(built.backend.get());
+  built.backend->check_dtype_supported(ctx.spec.model.dtype);
+  if (start.resume) {
+    train::check_device_generator_state(start.resume->folder, start.resume->manifest,
+                                        built.backend->device());
+    warn_if_not_bit_exact(start.resume->previous.environment, built.backend->info(),
+                          built.backend->device());
+  }
+  resolve_gemm_peak(ctx, built.backend->info(), record.summary);
+  at::manual_seed(ctx.spec.train.seed);
+}
+
+std::optional<int64_t> Components::intra_op_threads() const {
+  if (!backend) return std::nullopt;
+  return at::get_num_threads();
+}
+
+void Components::release() {
+  trainer.reset();
+  validation.clear();
+  validation_batchers.clear();
+  validation_parts.clear();
+  batcher.reset();
+  validation_data.reset();
+  dataset.reset();
+  tokenizer.reset();
+  sharded.reset();
+  model = model::Llama(nullptr);
+}
+
+void build_trainer(const RunContext& ctx, Components& built) {
+  built.trainer = std::make_unique<train::Trainer>(
+      ctx.spec, built.model, *built.batcher, *built.backend, ctx.test_hooks.inject_oom,
+      built.comm.get(), built.sharded ? &built.sharded->stats() : nullptr);
+  // Every rank starts from rank 0's adapters (a resumed run's come from the checkpoint,
+  // which every rank reads).
+  built.trainer->broadcast_parameters();
+}
+
+void build_model(const RunContext& ctx, const CheckpointingPolicy& checkpointing,
+                 Components& built) {
+  const bool fused = fused_blocks_from_environment();
+  // The switches and what they allow were checked before the run (check_step_switches), and
+  // auto leaves selective out under FTBENCH_FUSED_BLOCKS=0.
+  dist::Communicator* group = built.shard_group(ctx);
+  spec::ModelSpec model_spec = ctx.spec.model;
+  model_spec.activation_checkpointing = checkpointing.policy;
+  built.model = model::Llama(model_spec, ctx.spec.lora, ctx.spec.data.seq_len,
+                             built.backend->device(), group != nullptr ? group->size() : 0);
+  built.model->set_fused(fused);
+  const bool gpu_kernels = model::gpu_kernels_enabled_from_environment();
+  if (gpu_kernels && !model::gpu_rope_kernel_built()) {
+    spdlog::warn(
+        "FTBENCH_GPU_KERNELS=1: this build has no GPU kernels of ftbench's own (a CPU "
+        "LibTorch, or built without them); ATen's operators run");
+  }
+  built.model->set_gpu_kernels(gpu_kernels && model::gpu_rope_kernel_built() &&
+                               !built.backend->device().is_cpu());
+  if (!fused) spdlog::warn("FTBENCH_FUSED_BLOCKS=0: the step runs as before the fused blocks");
+  if (group != nullptr) {
+    built.sharded = std::make_unique<dist::ShardedBase>(*group, built.model->base_units());
+    built.model->set_base_gathers(built.sharded.get());
+    built.shard_group_size = group->size();
+  } else if (ctx.spec.distributed.shard_base != spec::choice::shard_base::kNone) {
+    spdlog::info(
+        "distributed.shard_base {}: {}, so the base stays whole", ctx.spec.distributed.shard_base,
+        ctx.request.launch.distributed() ? "this node runs one rank of the job" : "one process");
+  }
+  built.backend->synchronize();
+}
+
+void load_weights(const RunContext& ctx, const RunStart& start, Components& built,
+                  report::Report& report) {
+  // A split base: each unit keeps this rank's slice as soon as it is filled.
+  std::function<void(int64_t)> keep;
+  if (built.sharded) keep = [&built](int64_t unit) { built.sharded->keep_shard(unit); };
+  if (ctx.spec.model.checkpoint.empty()) {
+    built.model->init_random(keep);
+    report.weights = report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
+    built.backend->synchronize();
+    count_base_bytes(ctx, built);
+    return;
+  }
+  // Base weights from the checkpoint, file by file straight into the model's dtype and
+  // device; the adapters start as a fresh LoRA adapter does.
+  built.model->init_adapters();
+  built.backend->synchronize();
+  const double load_start = ctx.clock.now();
+  const hf::HfLoadStats loaded =
+      hf::load_hf_weights(built.model, ctx.spec.model.checkpoint, ctx.spec.model, keep);
+  built.backend->synchronize();
+  const double seconds = ctx.clock.now() - load_start;
+  report.weights =
+      report::WeightsInfo{"checkpoint",      ctx.spec.model.checkpoint,
+                          "safetensors",     loaded.files,
+                          loaded.tensors,    loaded.bytes,
+                          seconds,           seconds > 0.0 ? double(loaded.bytes) / seconds : 0.0,
+                          loaded.fingerprint};
+  spdlog::info(
+      "weights: {} tensors, {} from {} file{} of {} in {:.3f} s ({}/s)", loaded.tensors,
+      report::format_bytes(loaded.bytes), loaded.files, loaded.files == 1 ? "" : "s",
+      ctx.spec.model.checkpoint, seconds,
+      report::format_bytes(seconds > 0.0 ? std::llround(double(loaded.bytes) / seconds) : 0));
+  // A resumed run continues on the weights it started from.
+  if (start.resume && start.resume->previous.weights &&
+      start.resume->previous.weights->fingerprint != loaded.fingerprint) {
+    throw train::CheckpointError(fmt::format(
+        "{}: saved by a run on other base weights (weights fingerprint {}, {} holds {}); "
+        "resuming needs the same checkpoint",
+        start.resume->folder, start.resume->previous.weights->fingerprint.substr(0, 12),
+        ctx.spec.model.checkpoint, loaded.fingerprint.substr(0, 12)));
+  }
+  built.backend->synchronize();
+  count_base_bytes(ctx, built);
+  check_weights(ctx, *report.weights);
+}
+
+// The tokenizer and the data set. A data file's size is known only now: the step counts are
+// derived again, from the batcher's micro-batches.
+void prepare_data(const RunContext& ctx, Components& built, report::Report& report) {
+  data::SpecData loaded = data::load_spec_data(ctx.spec);
+  built.tokenizer = std::move(loaded.tokenizer);
+  built.dataset = std::move(loaded.train);
+  built.validation_data = std::move(loaded.validation);
+  const data::Dataset& dataset = *built.dataset;
+  data::BatcherOptions bo;
+  bo.micro_batch_size = ctx.spec.train.micro_batch_size;
+  bo.seq_len = ctx.spec.data.seq_len;
+  bo.padding = data::padding_of(ctx.spec.data);
+  bo.shuffle = ctx.spec.data.shuffle;
+  bo.train_on_input = ctx.spec.data.train_on_input;
+  bo.seed = ctx.spec.data.seed;
+  bo.pad_id = built.tokenizer->pad_id();
+  built.batcher = std::make_unique<data::Batcher>(dataset, bo, built.backend->device());
+  // The step counts the run will make: from the data set's real size and, with packing, from
+  // the packed rows.
+  const spec::DerivedCounts counts =
+      data::counts_from_rows(ctx.spec, built.batcher->rows_per_epoch(), dataset.size());
+  report.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
+                    counts.total_steps, counts.max_tokens_per_step};
+  const data::DataStats data_stats = data::fingerprint(dataset, ctx.spec.data.train_on_input);
+  report.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
+                                 data_stats.loss_tokens, data_stats.fingerprint};
+  report::DataStatistics statistics = length_statistics(dataset, data_stats, ctx.spec.data.seq_len);
+  if (const std::optional<data::DataFileStats>& file = loaded.file_stats) {
+    statistics.format = loaded.file_format;
+    statistics.records = file->records;
+    statistics.skipped_bad = file->skipped_bad;
+    statistics.dropped_too_long = file->dropped_too_long;
+    statistics.truncated = file->truncated;
+  }
+  report.data->statistics = statistics;
+  // What a run re-created from this report checks it reads again (run/rerun.h).
+  report.data->files = input_files(ctx.spec);
+  if (!ctx.request.expected_data_fingerprint.empty() &&
+      report.data->fingerprint != ctx.request.expected_data_fingerprint) {
+    throw RerunError(fmt::format(
+        "the data read has fingerprint {}, the report's run trained on {}: not the same data, "
+        "so not the same job",
+        report.data->fingerprint.substr(0, 12),
+        ctx.request.expected_data_fingerprint.substr(0, 12)));
+  }
+  prepare_validation(ctx, bo, built, report);
+}
+
+void check_same_job(const RunContext& ctx, Components& built, const std::string& data_print) {
+  if (!ctx.request.launch.distributed()) return;
+  std::vector<std::vector<std::string>> all;
+  const auto differ = first_disagreement(*built.comm, {ctx.spec_fingerprint, data_print}, all);
+  if (!differ) return;
+  const auto [r, which] = *differ;
+  const bool spec_differs = which == 0;
+  throw dist::LaunchError(fmt::format(
+      "rank {} runs another job than rank 0: its {} fingerprint {} is not rank 0's {} ({}); "
+      "every rank must be started with the same spec, --set options and files",
+      r, spec_differs ? "spec" : "data", all[r][which].substr(0, 12), all[0][which].substr(0, 12),
+      spec_differs ? "a key of the job differs: compare the ranks' command lines and spec files"
+                   : "the training data or the tokenizer differs: compare the files each "
+                     "rank reads"));
+}
+
+void load_checkpoint(const RunContext& ctx, const RunStart& start, Components& built,
+                     const report::Report& report) {
+  if (start.resume->manifest.data_fingerprint != report.data->fingerprint) {
+    throw train::CheckpointError(fmt::format(
+        "{}: saved with other training data (data fingerprint {}, this run's is {}): the "
+        "tokens or loss masks differ (data file, tokenizer, data.* keys)",
+        start.resume->folder, start.resume->manifest.data_fingerprint.substr(0, 12),
+        report.data->fingerprint.substr(0, 12)));
+  }
+  if (start.resume->manifest.step >= report.derived.total_steps) {
+    // A process killed after its last save and before its report: the way on is an earlier
+    // checkpoint (the last step made again, the report written), when one is kept.
+    std::string way_on = "; with none kept before it, run again with --force to start at step 1";
+    const std::vector<std::string> kept = train::list_checkpoints(ctx.checkpoint_dir);
+    for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
+      const std::optional<int64_t> step = train::step_of_checkpoint_folder(*it);
+      if (step && *step < report.derived.total_steps) {
+        way_on = fmt::format(
+            "; if the process that saved it ended before writing its report (killed after the "
+            "save), continue from the checkpoint before it: --resume {}",
+            *it);
+        break;
+      }
+    }
+    throw train::CheckpointError(fmt::format(
+        "{}: saved after step {}, the run has {} steps: nothing left to run{}",
+        start.resume->folder, start.resume->manifest.step, report.derived.total_steps, way_on));
+  }
+  train::ResumeState state = train::load_checkpoint(start.resume->folder, start.resume->manifest,
+                                                    built.model, built.backend->device());
+  // The earlier segments' fallbacks, from the partial report the checkpoint carries, are the
+  // trainer's now (TrainResult::fallbacks): the resumed report lists them all.
+  if (start.resume->previous.batching) state.fallbacks = start.resume->previous.batching->fallbacks;
+  built.trainer->resume(std::move(state));
+  built.backend->synchronize();
+}
+
+report::DataStatistics length_statistics(const data::Dataset& dataset,
+                                         const data::DataStats& counts, int64_t seq_len) {
+  report::DataStatistics s;
+  s.format = "synthetic";
+  s.records = dataset.size();
+  std::vector<double> lengths;
+  lengths.reserve(static_cast<size_t>(dataset.size()));
+  for (int64_t i = 0; i < dataset.size(); ++i) {
+    const int64_t n = static_cast<int64_t>(dataset.at(i).tokens.size());
+    if (n > seq_len) ++s.truncated;  // the batcher cuts it to seq_len
+    const int64_t used = std::min(n, seq_len);
+    lengths.push_back(double(used));
+    s.max_length = std::max(s.max_length, used);
+  }
+  if (!lengths.empty()) {
+    double sum = 0.0;
+    for (double l : lengths) sum += l;
+    s.mean_length = sum / double(lengths.size());
+    s.p50_length = metrics::percentile(lengths, 0.5);
+    s.p90_length = metrics::percentile(lengths, 0.9);
+  }
+  s.masked_fraction =
+      counts.tokens > 0 ? 1.0 - double(counts.loss_tokens) / double(counts.tokens) : 0.0;
+  return s;
+}
+
+}  // namespace ftbench::run::detail

@@ -1,0 +1,100 @@
+// The objects one run trains with, built from the spec phase by phase (torchtitan's
+// components): the backend and the process group, the model with its split base, the tokenizer
+// and the data sets with their batchers, and the trainer. Each builder is one set-up phase's
+// work; the driver (run_driver.h) times the phases between them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ftbench/data/batcher.h"
+#include "ftbench/data/dataset.h"
+#include "ftbench/data/file_dataset.h"
+#include "ftbench/data/fingerprint.h"
+#include "ftbench/data/tokenizer.h"
+#include "ftbench/device/backend.h"
+#include "ftbench/dist/communicator.h"
+#include "ftbench/dist/sharded_base.h"
+#include "ftbench/model/llama.h"
+#include "ftbench/report/report.h"
+#include "ftbench/train/trainer.h"
+#include "run_context.h"
+#include "start_checks.h"
+
+namespace ftbench::run::detail {
+
+// Declared in the order they are built; released in the reverse order (release()).
+struct Components {
+  std::unique_ptr<device::Backend> backend;
+  std::unique_ptr<dist::Communicator> comm;  // a group of one for a single process
+  // The node's ranks, for distributed.shard_base node in a job of several nodes (within one
+  // node, comm is that group).
+  std::unique_ptr<dist::Communicator> node_comm;
+  model::Llama model{nullptr};
+  // The frozen base split over shard_group() (distributed.shard_base); null: whole. Declared
+  // after the model, whose units it holds, so that it goes first.
+  std::unique_ptr<dist::ShardedBase> sharded;
+  // The frozen base weights this rank holds between gathers, once they are loaded, and the ranks
+  // its split spans (1: whole).
+  std::optional<int64_t> base_bytes;
+  int64_t shard_group_size = 1;
+  std::unique_ptr<data::Tokenizer> tokenizer;
+  std::unique_ptr<data::Dataset> dataset;
+  std::unique_ptr<data::FileDataset> validation_data;  // null without validation data
+  std::unique_ptr<data::Batcher> batcher;
+  // The validation set: batched like the training data but in file order, unshuffled.
+  std::vector<std::unique_ptr<data::Dataset>> validation_parts;
+  std::vector<std::unique_ptr<data::Batcher>> validation_batchers;
+  std::vector<data::Batcher*> validation;
+  std::unique_ptr<train::Trainer> trainer;
+
+  // distributed.shard_base: the group the frozen base is split over (the node's ranks or the
+  // job's), formed with the backend; null when the base stays whole on this rank.
+  dist::Communicator* shard_group(const RunContext& context) const;
+  // The trainer's threads once the backend is up.
+  std::optional<int64_t> intra_op_threads() const;
+  // What the phases built, in the reverse of their order, when training is over.
+  void release();
+};
+
+// model.activation_checkpointing as the model is built: full, selective or none, and auto's
+// choice with the figures it chose by (run_memory_plan.h).
+struct CheckpointingPolicy {
+  std::string policy;
+  std::optional<report::CheckpointingChoice> choice;
+};
+
+// backend_init: the device and, for a job of several processes, the process groups (the ranks
+// checked to run the job the same way). The measured GEMM peak is matched to the device.
+void start_backend(const RunContext& context, const RunStart& start, Components& built,
+                   RunRecord& record);
+// model_build: the Llama with its adapters, the step switches and the base's split.
+void build_model(const RunContext& context, const CheckpointingPolicy& checkpointing,
+                 Components& built);
+// weight_load: random weights, or the checkpoint's file by file, and what was loaded
+// (report.weights). A run re-created from a report (--from-report) or resumed must load the
+// weights it trained.
+void load_weights(const RunContext& context, const RunStart& start, Components& built,
+                  report::Report& report);
+// data_prepare: the tokenizer, the data sets and their batchers, the step counts from the data's
+// real size, and what the data is (report.derived, report.data).
+void prepare_data(const RunContext& context, Components& built, report::Report& report);
+// Data parallel: every rank runs rank 0's job (spec and data fingerprints), checked before any
+// collective whose shape depends on it; dist::LaunchError on every rank otherwise.
+void check_same_job(const RunContext& context, Components& built, const std::string& data_print);
+// The trainer, with every rank on rank 0's adapters.
+void build_trainer(const RunContext& context, Components& built);
+// checkpoint_load: the resumed checkpoint's adapters and training state, checked against the
+// data and the step count.
+void load_checkpoint(const RunContext& context, const RunStart& start, Components& built,
+                     const report::Report& report);
+
+// Example lengths and the share of tokens without loss, for any data set; the file reader's own
+// counts (records, skipped, dropped, truncated) are filled in by the caller for file data.
+report::DataStatistics length_statistics(const data::Dataset& dataset,
+                                         const data::DataStats& counts, int64_t seq_len);
+
+}  // namespace ftbench::run::detail

@@ -1,0 +1,158 @@
+#include "report_assembly.h"
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+#include "ftbench/device/environment.h"
+#include "ftbench/device/memory_meter.h"
+#include "ftbench/dist/launch.h"
+#include "ftbench/metrics/rank_figures.h"
+#include "ftbench/text/spellings.h"
+#include "mfu_peaks.h"
+#include "run_memory_plan.h"
+
+namespace ftbench::run::detail {
+
+report::RankRecord ReportAssembly::own_rank_record() const {
+  report::RankRecord r;
+  r.rank = context_.request.launch.rank;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) r.host = host;
+  r.device = built_.backend ? built_.backend->device().str() : "";
+  for (std::size_t i = 0; i < record_.result.steps.size(); ++i) {
+    const double collective =
+        i < record_.result.collective_seconds.size() ? record_.result.collective_seconds[i] : 0.0;
+    r.steps.push_back({record_.result.steps[i].wall_seconds, collective});
+    r.collective_seconds += collective;
+  }
+  r.collective_bytes = record_.result.collective_bytes;
+  r.collective_calls = record_.result.collective_calls;
+  // Over the process's life, as the report's memory section counts it (each phase restarts the
+  // kernel's peak counter, so the one read now covers the last phase only).
+  const report::Memory memory =
+      device::run_memory(record_.report.phases, *record_.memory, built_.backend.get());
+  r.peak_rss_bytes = memory.peak_rss_bytes;
+  r.shard_group_size = built_.shard_group_size;
+  r.base_bytes = built_.base_bytes;
+  r.gathers = record_.result.gather_calls;
+  r.gather_bytes = record_.result.gather_bytes;
+  r.gather_wait_seconds = record_.result.gather_seconds;
+  r.peak_allocated_bytes = memory.peak_allocated_bytes;
+  return r;
+}
+
+report::Distributed ReportAssembly::distributed_header() const {
+  report::Distributed d;
+  d.launch =
+      std::string(text::spelling_of(dist::kLaunchKindSpellings, context_.request.launch.kind));
+  d.backend = built_.comm ? built_.comm->backend_name() : "gloo";
+  d.shard_base = context_.spec.distributed.shard_base;
+  return d;
+}
+
+namespace {
+
+// A rank record as numbers, for the Gloo all-gather of doubles: counts, the steps, then the
+// host and device names a character a number (exact in fp64).
+std::vector<double> encode(const report::RankRecord& r) {
+  std::vector<double> v = {double(r.rank), double(r.steps.size())};
+  for (const report::RankStep& s : r.steps) {
+    v.push_back(s.wall_seconds);
+    v.push_back(s.collective_seconds);
+  }
+  v.push_back(r.collective_seconds);
+  v.push_back(double(r.collective_bytes));
+  v.push_back(double(r.collective_calls));
+  v.push_back(double(r.shard_group_size));
+  for (const std::optional<int64_t>* bytes : {&r.peak_rss_bytes, &r.base_bytes}) {
+    v.push_back(*bytes ? double(**bytes) : -1.0);
+  }
+  v.push_back(double(r.gathers));
+  v.push_back(double(r.gather_bytes));
+  v.push_back(r.gather_wait_seconds);
+  v.push_back(r.peak_allocated_bytes ? double(*r.peak_allocated_bytes) : -1.0);
+  for (const std::string* text : {&r.host, &r.device}) {
+    v.push_back(double(text->size()));
+    for (const char c : *text) v.push_back(double(static_cast<unsigned char>(c)));
+  }
+  return v;
+}
+
+report::RankRecord decode(const std::vector<double>& v) {
+  report::RankRecord r;
+  std::size_t i = 0;
+  const auto next = [&] { return i < v.size() ? v[i++] : 0.0; };
+  r.rank = static_cast<int64_t>(next());
+  const auto steps = static_cast<std::size_t>(next());
+  for (std::size_t k = 0; k < steps; ++k) {
+    const double wall = next();
+    r.steps.push_back({wall, next()});
+  }
+  r.collective_seconds = next();
+  r.collective_bytes = static_cast<int64_t>(next());
+  r.collective_calls = static_cast<int64_t>(next());
+  const auto optional_bytes = [&](std::optional<int64_t>& out) {
+    const double bytes = next();
+    if (bytes >= 0.0) out = static_cast<int64_t>(bytes);
+  };
+  r.shard_group_size = static_cast<int64_t>(next());
+  optional_bytes(r.peak_rss_bytes);
+  optional_bytes(r.base_bytes);
+  r.gathers = static_cast<int64_t>(next());
+  r.gather_bytes = static_cast<int64_t>(next());
+  r.gather_wait_seconds = next();
+  optional_bytes(r.peak_allocated_bytes);
+  for (std::string* text : {&r.host, &r.device}) {
+    const auto n = static_cast<std::size_t>(next());
+    for (std::size_t k = 0; k < n; ++k) text->push_back(static_cast<char>(int(next())));
+  }
+  return r;
+}
+
+}  // namespace
+
+void ReportAssembly::gather_rank_records() {
+  if (!context_.request.launch.distributed()) return;
+  report::Distributed d = distributed_header();
+  for (const std::vector<double>& v : built_.comm->all_gather_values(encode(own_rank_record()))) {
+    d.ranks.push_back(decode(v));
+  }
+  record_.report.distributed = std::move(d);
+  ranks_gathered_ = true;
+}
+
+// This process's record among the run's segments, as of now.
+report::Segment ReportAssembly::current_segment(const std::string& status) const {
+  return record_.recorder.segment(status, record_.result, built_.intra_op_threads());
+}
+
+// Everything measured so far into the report (Recorder::assemble), for the final report, a
+// failed or interrupted one, and the partial report a checkpoint carries. Returns every step's
+// FLOPs.
+std::vector<metrics::StepFlops> ReportAssembly::assemble(const std::string& status) {
+  if (built_.backend) resolve_peak(context_, built_.backend->info(), record_.summary);
+  std::vector<metrics::StepFlops> flops = record_.recorder.assemble(
+      status, record_.result, record_.summary,
+      {device::describe_environment(built_.backend.get()),
+       device::run_memory(record_.report.phases, *record_.memory, built_.backend.get()),
+       built_.intra_op_threads()});
+  if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, record_.report);
+  if (context_.request.launch.distributed()) {
+    // A run that ends before the ranks' records were gathered (failed, interrupted) has this
+    // rank's own.
+    if (!ranks_gathered_) {
+      report::Distributed d = distributed_header();
+      d.ranks.push_back(own_rank_record());
+      record_.report.distributed = std::move(d);
+    }
+    metrics::summarize_ranks(*record_.report.distributed, context_.spec.train.timing_warmup_steps,
+                             record_.report.summary.tokens_per_second_real,
+                             context_.request.launch.world_size);
+  }
+  return flops;
+}
+
+}  // namespace ftbench::run::detail

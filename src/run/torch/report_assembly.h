@@ -1,0 +1,45 @@
+// Everything measured so far into the report, for the final report, a failed or interrupted
+// one, and the partial report a checkpoint carries: the recorder's assembly (run/recorder.h)
+// with the device's readings, the MFU peaks, the memory prediction and, for a job of several
+// processes, every rank's record (gathered to rank 0 after the last step).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "components.h"
+#include "ftbench/metrics/run_summary.h"
+#include "ftbench/report/report.h"
+#include "run_context.h"
+
+namespace ftbench::run::detail {
+
+class ReportAssembly {
+ public:
+  // `checkpointing`: the policy the model is built with ("" before), for the memory prediction.
+  ReportAssembly(const RunContext& context, RunRecord& record, const Components& built,
+                 const std::string& checkpointing)
+      : context_(context), record_(record), built_(built), checkpointing_(checkpointing) {}
+
+  // The report as of now with `status`; returns every step's FLOPs.
+  std::vector<metrics::StepFlops> assemble(const std::string& status);
+  // This process's record among the run's segments, as of now.
+  report::Segment current_segment(const std::string& status) const;
+  // Data parallel, after the last step and before the exports (which only rank 0 writes, and
+  // which may take longer than a collective may wait): every rank's record to rank 0, into the
+  // report's `distributed`. A failed run's report has only this rank's.
+  void gather_rank_records();
+
+ private:
+  report::RankRecord own_rank_record() const;
+  // The report's `distributed` without its ranks: the launch, the group, the base's split.
+  report::Distributed distributed_header() const;
+
+  const RunContext& context_;
+  RunRecord& record_;
+  const Components& built_;
+  const std::string& checkpointing_;
+  bool ranks_gathered_ = false;  // report.distributed holds every rank's record
+};
+
+}  // namespace ftbench::run::detail

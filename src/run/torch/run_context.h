@@ -1,0 +1,56 @@
+// What every part of one `ftbench run` process reads (RunContext: the options, the clock, the
+// stop signals, the job's fingerprint and folders) and what they fill together (RunRecord: the
+// report's recorder, the phase timer, the summary's options, the steps measured so far). The
+// driver (run_driver.h) owns both; the components, the training loop and the observers are
+// handed them.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ftbench/device/memory_meter.h"
+#include "ftbench/metrics/process_clock.h"
+#include "ftbench/metrics/run_summary.h"
+#include "ftbench/run/phase_timer.h"
+#include "ftbench/run/recorder.h"
+#include "ftbench/run/run_benchmark.h"
+#include "ftbench/train/stop_signals.h"
+#include "ftbench/train/train_result.h"
+
+namespace ftbench::run::detail {
+
+struct RunContext {
+  RunContext(const RunOptions& options, const metrics::ProcessClock& clock,
+             const train::StopSignals& signals);
+
+  const RunRequest& request;
+  const Instrumentation& instrumentation;
+  const TestHooks& test_hooks;
+  const spec::RunSpec& spec;
+  const metrics::ProcessClock& clock;
+  const train::StopSignals& signals;
+  const std::string spec_fingerprint;
+  const std::string checkpoint_dir;  // train.checkpoint.dir
+  const std::string adapter_dir;     // output.adapter ("" for none)
+  const std::string merged_dir;      // output.merged ("" for none)
+
+  // Rank 0 (or the only process): the one that writes the report, checkpoints and exports.
+  bool lead() const { return request.launch.rank == 0; }
+  bool distributed() const { return request.launch.distributed(); }
+};
+
+// What the phases measure, as they measure it: the report (through its recorder), the phases
+// on the process clock with their memory, the summary's options, and the steps.
+struct RunRecord {
+  explicit RunRecord(const metrics::ProcessClock& clock) : recorder(clock) {}
+
+  Recorder recorder;
+  report::Report& report = recorder.report();
+  std::optional<PhaseTimer> phases;  // from the report's start (start_report)
+  std::optional<device::MemoryMeter> memory;
+  metrics::SummaryOptions summary;
+  // Filled step by step, so that a run that fails part-way still reports what it measured.
+  train::TrainResult result;
+};
+
+}  // namespace ftbench::run::detail

@@ -1,0 +1,393 @@
+#include "run_driver.h"
+
+#include <filesystem>
+#include <memory>
+#include <new>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ftbench/data/data_from_spec.h"
+#include "ftbench/device/dtype.h"
+#include "ftbench/device/memory_meter.h"
+#include "ftbench/dist/launch.h"
+#include "ftbench/hf/hf_load.h"
+#include "ftbench/hf/peft_adapter.h"
+#include "ftbench/metrics/process_clock.h"
+#include "ftbench/model/sdpa.h"
+#include "ftbench/model/shape_math.h"
+#include "ftbench/report/phase_names.h"
+#include "ftbench/report/report_io.h"
+#include "ftbench/report/run_status.h"
+#include "ftbench/report/summary_text.h"
+#include "ftbench/spec/canonical.h"
+#include "ftbench/spec/choices.h"
+#include "ftbench/spec/derived.h"
+#include "ftbench/spec/spec_error.h"
+#include "ftbench/spec/spec_loader.h"
+#include "ftbench/train/checkpoint.h"
+#include "ftbench/train/checkpoint_files.h"
+#include "ftbench/train/trainer.h"
+#include "run_memory_plan.h"
+#include "step_profile.h"
+#include "training_loop.h"
+
+namespace ftbench::run::detail {
+
+namespace phase = report::phase;
+
+namespace {
+
+// What the exported adapter names as its base: the checkpoint folder as the spec gives it; ""
+// (null in adapter_config.json) for random weights, which no loader could fetch.
+std::string base_model_name(const spec::RunSpec& spec) { return spec.model.checkpoint; }
+
+// The first line of an error message (LibTorch appends a backtrace after it).
+std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
+// A job of several processes needs c10d's Gloo group in this build and an accumulation that
+// splits over its ranks; refused before any machine time goes into it.
+void check_launch(const RunContext& context_) {
+  const dist::Launch& l = context_.request.launch;
+  if (!l.distributed()) return;
+  if (!dist::available()) {
+    throw dist::LaunchError(fmt::format(
+        "{}: this ftbench was built without c10d's Gloo group (LibTorch's ProcessGroupGloo.hpp "
+        "with the gloo headers, Debian's libgloo-dev), so it runs one process only",
+        dist::describe(l)));
+  }
+  // A CPU run is known to be one from its spec: refused here, before any report, as a build
+  // without NCCL is (a device of auto on a machine without a GPU is found out at the backend).
+  if (context_.spec.distributed.backend == spec::choice::dist_backend::kNccl &&
+      context_.spec.backend.device == spec::choice::device::kCpu) {
+    throw spec::SpecError({spec::issue_at(
+        context_.spec, "distributed.backend",
+        "nccl moves GPU tensors, and this run is on the CPU (backend.device: cpu): use auto or "
+        "gloo")});
+  }
+  if (context_.spec.distributed.backend == spec::choice::dist_backend::kNccl &&
+      !dist::nccl_available()) {
+    throw spec::SpecError({spec::issue_at(
+        context_.spec, "distributed.backend",
+        "nccl: this ftbench was built without c10d's NCCL group (a CUDA or ROCm LibTorch with "
+        "ProcessGroupNCCL.hpp and nccl.h or rccl.h); use auto or gloo (the GPU tensors then "
+        "go through host memory)")});
+  }
+  if (context_.spec.distributed.shard_base == spec::choice::shard_base::kNode && !l.node_known) {
+    throw dist::LaunchError(fmt::format(
+        "{}: distributed.shard_base node splits the base among the ranks of each node, and this "
+        "job spans nodes ({} ranks here of {}) without saying which node this rank is on: set "
+        "GROUP_RANK (torchrun sets it) or SLURM_NODEID (srun does), or use shard_base all",
+        dist::describe(l), l.local_world_size, l.world_size));
+  }
+  const int64_t a = context_.spec.train.grad_accum_steps;
+  if (a % l.world_size != 0) {
+    throw spec::SpecError({spec::issue_at(
+        context_.spec, "train.grad_accum_steps",
+        fmt::format("{} micro-batches per step do not split over {} ranks: the key counts the "
+                    "job's micro-batches per optimizer step, over every rank, so each rank runs "
+                    "grad_accum_steps / {}; use a multiple of {} (e.g. {}) and keep "
+                    "micro_batch_size x grad_accum_steps the effective batch",
+                    a, l.world_size, l.world_size, l.world_size,
+                    (a / l.world_size + 1) * l.world_size))});
+  }
+}
+
+}  // namespace
+
+RunContext::RunContext(const RunOptions& options, const metrics::ProcessClock& clock_in,
+                       const train::StopSignals& signals_in)
+    : request(options.request),
+      instrumentation(options.instrumentation),
+      test_hooks(options.test_hooks),
+      spec(options.request.spec),
+      clock(clock_in),
+      signals(signals_in),
+      spec_fingerprint(spec::fingerprint(options.request.spec)),
+      checkpoint_dir(run::checkpoint_dir(options.request.spec)),
+      adapter_dir(adapter_export_dir(options.request.spec)),
+      merged_dir(merged_export_dir(options.request.spec)) {}
+
+RunDriver::RunDriver(const RunOptions& options, const metrics::ProcessClock& clock,
+                     const train::StopSignals& signals)
+    : context_(options, clock, signals),
+      record_(clock),
+      assembly_(context_, record_, built_, checkpointing_.policy),
+      journal_(context_, record_, assembly_) {
+  check_launch(context_);
+  check_before_start(context_, start_, record_.recorder);
+  start_report();
+  // The steps are counted now, but for a data file's (checked again once it is read).
+  if (context_.lead()) check_profile_window(context_, start_, record_.report.derived.total_steps);
+  if (context_.lead() && !context_.instrumentation.mllog_path.empty()) {
+    observers_.add(std::make_unique<EventLogObserver>(
+        context_, record_.report, context_.request.force || start_.continues_setup_stop,
+        start_.resume.has_value(), start_.first_step()));
+  }
+}
+
+int64_t RunDriver::last_step() const {
+  const std::vector<report::StepRecord>& steps = record_.result.steps;
+  return steps.empty() ? start_.first_step() - 1 : steps.back().step;
+}
+
+void RunDriver::start_report() {
+  record_.report.run_name = context_.spec.output.name;
+  std::error_code cwd_error;
+  record_.report.working_directory = std::filesystem::current_path(cwd_error).string();
+  record_.report.world_size = context_.request.launch.world_size;
+  record_.report.started_at_utc = metrics::iso8601_utc(context_.clock.start_epoch_seconds());
+  record_.report.spec_path = context_.spec.source_path;
+  record_.report.spec = spec::to_json(context_.spec);
+  record_.report.spec_fingerprint = context_.spec_fingerprint;
+  record_.report.t0_source = context_.instrumentation.t0_epoch_seconds
+                                 ? context_.instrumentation.t0_source
+                                 : "process_start";
+  record_.report.t0_before_process_seconds =
+      context_.instrumentation.t0_epoch_seconds
+          ? context_.clock.start_epoch_seconds() - *context_.instrumentation.t0_epoch_seconds
+          : 0.0;
+  // An external start before the end of an earlier segment overlaps it: a new machine booted
+  // while the old one still ran is billed twice rightly; the same machine, given its boot time
+  // again, is not (leave --t0 out on a resume there).
+  if (context_.instrumentation.t0_epoch_seconds && !record_.recorder.earlier_segments().empty()) {
+    const report::Segment& last = record_.recorder.earlier_segments().back();
+    const std::optional<double> ended = metrics::parse_iso8601_utc(last.finished_at_utc);
+    if (ended && *context_.instrumentation.t0_epoch_seconds < *ended) {
+      spdlog::warn(
+          "{} {:.3f} lies {:.1f} s before the end of segment {} ({}): this segment's rented time "
+          "overlaps it; if this is the machine that ran it, leave {} out (its time is billed "
+          "twice otherwise)",
+          context_.instrumentation.t0_source, *context_.instrumentation.t0_epoch_seconds,
+          *ended - *context_.instrumentation.t0_epoch_seconds, last.index, last.finished_at_utc,
+          context_.instrumentation.t0_source);
+    }
+  }
+  // Earlier segments of a resumed run: their evaluations and checkpoints (their segments and
+  // steps are the recorder's).
+  if (start_.resume) {
+    record_.report.evaluations = start_.resume->previous.evaluations;
+    record_.report.checkpoints = start_.resume->previous.checkpoints;
+  }
+
+  const model::ParamCounts params =
+      model::count_parameters(context_.spec.model, context_.spec.lora);
+  // A data file's counts are known once it is read (data_prepare); until then none.
+  const spec::DerivedCounts derived = data::source_of(context_.spec.data) == data::Source::kFile
+                                          ? spec::derive_counts_from_batches(context_.spec, 0)
+                                          : spec::derive_counts(context_.spec);
+  record_.report.parameters = {params.base, params.lora, params.total()};
+  record_.report.derived = {derived.effective_batch, derived.micro_batches_per_epoch,
+                            derived.steps_per_epoch, derived.total_steps,
+                            derived.max_tokens_per_step};
+
+  record_.report.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
+  record_.phases.emplace(context_.clock, record_.report.phases, context_.clock.launch_seconds());
+  record_.phases->end_at(phase::kSpecLoad, context_.instrumentation.spec_loaded_seconds);
+  record_.memory.emplace();
+  record_.phases->measure_memory(&*record_.memory);
+
+  record_.summary.warmup_steps = context_.spec.train.timing_warmup_steps;
+  record_.summary.devices = context_.request.launch.world_size;
+  record_.summary.loss_window = context_.spec.train.loss_window;
+  record_.report.gemm = context_.instrumentation.gemm;
+  record_.result.micro_batch_size = context_.spec.train.micro_batch_size;
+  record_.result.grad_accum_steps = context_.spec.train.grad_accum_steps;
+
+  // Every process of a run that saves checkpoints is in the journal from its start: one killed
+  // before its first save is billed by the next (start_checks.cpp, continue_after_setup_stop).
+  if (start_.resume || start_.checkpoint_lock) journal_.keep();
+  observers_.add(&journal_);
+  observers_.add(std::make_unique<EnergyObserver>(context_, record_, built_.backend));
+  record_.phases->after_each_phase([this] { observers_.on_phase(record_.report.phases.back()); });
+  // A resumed process is in the journal from now on, whatever becomes of it.
+  journal_.update(report::status::kUnfinished);
+}
+
+report::Report RunDriver::execute() {
+  try {
+    // A stop asked for since the process started (while LibTorch loaded, while the spec was
+    // read) ends the run here, with its report: that time was rented too.
+    stop_if_asked(context_, start_, phase::kSpecLoad);
+    set_up();
+    observers_.add(std::make_unique<ProgressObserver>(context_, record_.report));
+    observers_.add(std::make_unique<RankFaultObserver>(context_));
+    TrainingLoop(context_, start_, record_, built_, observers_, journal_, assembly_).run();
+    observers_.on_finish(RunEnd::kCompleted, context_.clock.now(), last_step());
+    assembly_.gather_rank_records();
+    export_outputs();
+  } catch (const std::exception& e) {
+    const bool stopped = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
+    observers_.on_finish(stopped ? RunEnd::kStopped : RunEnd::kFailed, context_.clock.now(),
+                         last_step());
+    built_.release();
+    record_failure(e);
+    throw;
+  }
+  built_.release();
+  return finish();
+}
+
+void RunDriver::set_up() {
+  start_backend(context_, start_, built_, record_);
+  end_setup_phase(phase::kBackendInit);
+  checkpointing_ = resolve_checkpointing(context_, start_, built_);
+  record_.summary.recompute = checkpointing_.policy == spec::choice::checkpointing::kFull;
+  build_model(context_, checkpointing_, built_);
+  record_execution();
+  end_setup_phase(phase::kModelBuild);
+  load_weights(context_, start_, built_, record_.report);
+  end_setup_phase(phase::kWeightLoad);
+  observers_.on_run_start(
+      context_.clock.now(),
+      fmt::format("{}x{}", context_.request.launch.world_size, built_.backend->info().name));
+  prepare_data(context_, built_, record_.report);
+  end_setup_phase(phase::kDataPrepare);
+  check_same_job(context_, built_, record_.report.data->fingerprint);
+  build_trainer(context_, built_);
+  if (start_.resume) {
+    load_checkpoint(context_, start_, built_, record_.report);
+    record_.phases->end(phase::kCheckpointLoad);
+    spdlog::info("resuming after step {} from {}", start_.resume->manifest.step,
+                 start_.resume->folder);
+  }
+}
+
+void RunDriver::end_setup_phase(const char* name) {
+  record_.phases->end(name);
+  stop_if_asked(context_, start_, name);
+}
+
+void RunDriver::record_execution() {
+  report::Execution e;
+  const spec::ModelSpec& m = context_.spec.model;
+  e.attention_kernel = model::attention_kernel_name(
+      built_.backend->device(), device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads,
+      m.dim / m.n_heads, context_.spec.data.padding == spec::choice::padding::kPack);
+  e.activation_checkpointing = checkpointing_.policy;
+  e.checkpointing_choice = checkpointing_.choice;
+  e.fused_blocks = built_.model->fused();
+  e.gpu_kernels = built_.model->gpu_kernels();
+  record_.report.execution = e;
+}
+
+void RunDriver::export_outputs() {
+  if (!context_.lead()) {
+    // The adapters are bitwise equal on every rank (Trainer::run checked); a split base's
+    // merged export gathers every unit from every rank while rank 0 writes it. The device waits
+    // for this rank's part (on NCCL the gathers are only queued) before anything ends.
+    if (!context_.merged_dir.empty()) built_.model->follow_pass(model::GatherPass::kMergedExport);
+    built_.backend->synchronize();
+    return;
+  }
+  try {
+    if (!context_.adapter_dir.empty())
+      export_to("peft_adapter", phase::kAdapterExport, context_.adapter_dir);
+  } catch (const std::exception&) {
+    // The other ranks are in the merged export's gathers already: met, so that they end too.
+    if (!context_.merged_dir.empty()) {
+      try {
+        built_.model->follow_pass(model::GatherPass::kMergedExport);
+      } catch (const std::exception&) {
+        // The peers are gone too; the export's own failure is the one to report.
+      }
+    }
+    throw;
+  }
+  if (!context_.merged_dir.empty()) export_to("merged", phase::kMergedExport, context_.merged_dir);
+}
+
+void RunDriver::export_to(const char* kind, const char* phase_name, const std::string& dir) {
+  built_.backend->synchronize();
+  const double start = context_.clock.now();
+  const hf::ExportStats x =
+      std::string(kind) == "peft_adapter"
+          ? hf::write_peft_adapter(built_.model, context_.spec.model, context_.spec.lora,
+                                   base_model_name(context_.spec), dir, context_.request.force)
+          : hf::write_merged_hf(built_.model, context_.spec.model, dir, context_.request.force,
+                                5'000'000'000, context_.spec.model.checkpoint);
+  const double seconds = context_.clock.now() - start;
+  record_.report.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
+  record_.phases->end(phase_name);
+  spdlog::info("{}: {} ({} tensors, {} in {:.3f} s)", kind, dir, x.tensors,
+               report::format_bytes(x.bytes), seconds);
+}
+
+report::Report RunDriver::finish() {
+  assembly_.assemble(report::status::kCompleted);
+  record_.phases->end(phase::kSummarize);
+  record_.phases->after_each_phase(nullptr);
+  journal_.update(report::status::kCompleted);
+  record_.report.memory =
+      device::run_memory(record_.report.phases, *record_.memory, built_.backend.get());
+  record_memory_prediction(context_, built_, checkpointing_.policy, record_.report);
+  const double write_start = context_.clock.now();
+  record_.report.finished_at_utc =
+      metrics::iso8601_utc(context_.clock.start_epoch_seconds() + write_start);
+  if (!context_.lead()) return record_.report;  // rank 0 writes the job's report
+  report::write_report(record_.report, context_.request.output_path, start_.replace_report);
+  record_.phases->end(phase::kReportWrite);
+  assembly_.assemble(report::status::kCompleted);
+  report::write_report(record_.report, context_.request.output_path, /*force=*/true);
+  return record_.report;
+}
+
+void RunDriver::record_failure(const std::exception& e) {
+  const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
+  const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
+  record_.report.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+                             ? "out of memory: an allocation failed (std::bad_alloc)"
+                             : first_line(e.what());
+  const std::string status = interrupted ? report::status::kInterrupted
+                             : diverged  ? report::status::kDiverged
+                                         : report::status::kFailed;
+  record_.phases->after_each_phase(nullptr);
+  record_.phases->end(interrupted ? phase::kInterrupted : phase::kFailed);
+  assembly_.assemble(status);
+  journal_.update(status, &record_.report.segments.back());
+  // A checkpoint that cannot be used was found before any training: no report of a run that
+  // never started is left behind, and an existing one is kept. A resume that fails leaves the
+  // interrupted run's report as it was (its own time is in the segment journal, billed by the
+  // next resume).
+  const bool keep_interrupted_report = start_.resume && !interrupted && start_.old_report &&
+                                       start_.old_report->status == report::status::kInterrupted;
+  if (keep_interrupted_report) {
+    spdlog::warn(
+        "{} is kept as the interrupted run left it; this attempt is segment {} in {}",
+        context_.request.output_path, record_.recorder.segment_index(),
+        (std::filesystem::path(context_.checkpoint_dir) / train::kSegmentJournal).string());
+  }
+  // A launch that is not one job (dist::LaunchError) is bad input, found before training: no
+  // report either.
+  if (!context_.lead() || keep_interrupted_report ||
+      dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
+      dynamic_cast<const dist::LaunchError*>(&e) != nullptr ||
+      dynamic_cast<const hf::HfCheckpointError*>(&e) != nullptr) {
+    return;
+  }
+  try {
+    report::write_report(record_.report, context_.request.output_path, start_.replace_report);
+  } catch (const std::bad_alloc&) {
+    spdlog::error("{}: the failed run's report was not written: out of memory",
+                  context_.request.output_path);
+  } catch (const std::exception& write_error) {
+    // The run's own error is the one to report; the lost report is logged (a full disk often
+    // fails both).
+    spdlog::error("{}", write_error.what());
+  }
+}
+
+}  // namespace ftbench::run::detail
+
+namespace ftbench::run {
+
+report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock,
+                             const train::StopSignals& signals) {
+  detail::RunDriver driver(options, clock, signals);
+  return driver.execute();
+}
+
+}  // namespace ftbench::run

@@ -1,0 +1,66 @@
+// One `ftbench run` process from its options to its report (run_benchmark in
+// run/run_benchmark.h): the checks before any phase (start_checks.h), the set-up phases that
+// build the components (components.h), the step loop (training_loop.h), the exports, and the
+// report written once at the end, or after a failure or a stop with what was measured. Each
+// phase is ended and metered by the phase timer; the observers (observers.h, run_journal.h)
+// are told of the phases, the steps and the end.
+#pragma once
+
+#include <exception>
+
+#include "components.h"
+#include "ftbench/metrics/process_clock.h"
+#include "ftbench/report/report.h"
+#include "ftbench/run/run_benchmark.h"
+#include "ftbench/train/stop_signals.h"
+#include "observers.h"
+#include "report_assembly.h"
+#include "run_context.h"
+#include "run_journal.h"
+#include "start_checks.h"
+
+namespace ftbench::run::detail {
+
+// Constructed with the checks that cost no machine time; execute() then runs the phases in
+// order and writes the report. Not copyable; used from the run's thread.
+class RunDriver {
+ public:
+  RunDriver(const RunOptions& options, const metrics::ProcessClock& clock,
+            const train::StopSignals& signals);
+  RunDriver(const RunDriver&) = delete;
+  RunDriver& operator=(const RunDriver&) = delete;
+
+  report::Report execute();
+
+ private:
+  // The report's fixed part, the earlier segments of a resumed run, the launch and spec_load
+  // phases, the meters, the journal.
+  void start_report();
+  // backend_init to checkpoint_load, each phase ended (and a stop asked for during it honoured)
+  // as it is done.
+  void set_up();
+  void end_setup_phase(const char* name);
+  // report.execution: the attention kernel, the checkpointing policy, the step's switches.
+  void record_execution();
+  // The trained adapter for the serving stack: PEFT's format, and merged full weights.
+  void export_outputs();
+  void export_to(const char* kind, const char* phase_name, const std::string& dir);
+  // The summary, then the report: the write is timed on the real file, then the file is
+  // rewritten with that time in it (the second write, of the same size, is not counted).
+  report::Report finish();
+  // Keeps what was measured: the phases that ended, the steps that finished, and why it
+  // stopped. The error then goes on to the command line.
+  void record_failure(const std::exception& e);
+  int64_t last_step() const;
+
+  RunContext context_;
+  RunStart start_;
+  RunRecord record_;
+  Components built_;
+  CheckpointingPolicy checkpointing_;
+  ReportAssembly assembly_;
+  RunJournal journal_;
+  Observers observers_;
+};
+
+}  // namespace ftbench::run::detail

@@ -1,0 +1,42 @@
+// The segment journal beside the checkpoints (train/checkpoint_files.h), kept by rank 0 so that
+// the next resume bills this process whatever becomes of it: from the start by a resumed run
+// (and by one that saves checkpoints), from its first save by a fresh one (before, there is
+// nothing to resume from); written at every phase's end, every save, every few seconds of
+// training and at the end.
+#pragma once
+
+#include <string>
+
+#include "ftbench/report/report.h"
+#include "observers.h"
+#include "report_assembly.h"
+#include "run_context.h"
+
+namespace ftbench::run::detail {
+
+class RunJournal : public RunObserver {
+ public:
+  RunJournal(const RunContext& context, const RunRecord& record, const ReportAssembly& assembly)
+      : context_(context), record_(record), assembly_(assembly) {}
+
+  // Kept from now on (rank 0 only: the others never write it).
+  void keep() { on_ = context_.lead(); }
+  // The earlier segments and this one with `status`: `recorded`, this segment as the report
+  // records it (so that the two agree), else as of now. A write that fails is said once, and
+  // the run goes on without the journal.
+  void update(const std::string& status, const report::Segment* recorded = nullptr);
+
+  void on_phase(const report::Phase& phase) override;
+  // Every few seconds of training: a process killed without notice is billed to its last record.
+  void on_step(const report::StepRecord& step, double now) override;
+
+ private:
+  const RunContext& context_;
+  const RunRecord& record_;
+  const ReportAssembly& assembly_;
+  bool on_ = false;
+  bool failed_ = false;
+  double written_ = 0.0;  // process seconds
+};
+
+}  // namespace ftbench::run::detail

@@ -1,0 +1,132 @@
+#include "run_memory_plan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ftbench/device/dtype.h"
+#include "ftbench/device/host_info.h"
+#include "ftbench/device/host_memory.h"
+#include "ftbench/model/sdpa.h"
+#include "ftbench/plan/checkpointing.h"
+#include "ftbench/plan/plan.h"
+#include "ftbench/spec/choices.h"
+#include "step_switches.h"
+
+namespace ftbench::run::detail {
+
+plan::MemoryOptions run_memory_options(const RunContext& c_, const Components& b,
+                                       const std::string& checkpointing, bool fused_blocks) {
+  const at::Device device = b.backend->device();
+  plan::MemoryOptions options;
+  options.attention = model::blocked_attention_on(device) ? plan::AttentionKernel::kBlocked
+                                                          : plan::AttentionKernel::kFused;
+  options.gpu = !device.is_cpu();
+  options.libtorch_1 = !FTBENCH_TORCH_AT_LEAST(2, 0);
+  options.fused_blocks = fused_blocks;
+  // LibTorch's RMSNorm kernel (keeping its input in the model dtype) on CUDA and ROCm from 2.8.
+  options.rms_norm_kernel = !device.is_cpu() && FTBENCH_TORCH_AT_LEAST(2, 8);
+  const dist::Communicator* group = b.shard_group(c_);
+  options.shard_ranks = b.sharded != nullptr ? b.sharded->ranks()
+                        : group != nullptr   ? group->size()
+                                             : 1;
+  options.prefetched_batches = c_.spec.train.grad_accum_steps;
+  // Before the model is built (a run that failed earlier): the spec's policy.
+  if (!checkpointing.empty()) options.activation_checkpointing = checkpointing;
+  const spec::ModelSpec& m = c_.spec.model;
+  // The K/V heads as the run's attention reads them (the fused op's own choice).
+  options.kernel_reads_shared_kv = model::fused_sdpa_reads_shared_kv(
+      device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
+  return options;
+}
+
+CheckpointingPolicy resolve_checkpointing(const RunContext& c_, const RunStart& start,
+                                          const Components& b) {
+  namespace cp = spec::choice::checkpointing;
+  CheckpointingPolicy chosen{c_.spec.model.activation_checkpointing, std::nullopt};
+  if (chosen.policy != cp::kAuto) return chosen;
+  // A resumed run keeps what auto chose for the run it continues: one policy for every step.
+  if (start.resume && start.resume->previous.execution &&
+      !start.resume->previous.execution->activation_checkpointing.empty()) {
+    chosen.policy = start.resume->previous.execution->activation_checkpointing;
+    chosen.choice = start.resume->previous.execution->checkpointing_choice;
+    spdlog::info("model.activation_checkpointing auto: {}, as the run it resumes chose",
+                 chosen.policy);
+    return chosen;
+  }
+  const at::Device device = b.backend->device();
+  // A GPU: its memory less the plan's headroom, with the plan's device overheads. A CPU: the
+  // host's physical memory (or the address-space limit, when lower) less the same headroom.
+  std::optional<double> total;
+  if (!device.is_cpu()) {
+    if (const std::optional<int64_t> bytes = b.backend->memory().device_total_bytes) {
+      total = static_cast<double>(*bytes);
+    }
+  } else {
+    const int64_t host = device::host_info().memory_bytes;
+    if (host > 0) total = static_cast<double>(host);
+    if (const std::optional<uint64_t> limit = device::address_space_limit()) {
+      // Under an address-space limit, what the process has mapped already (LibTorch, its
+      // libraries, thread stacks: about 1 GB) is not there for tensors.
+      double room = static_cast<double>(*limit);
+      if (std::ifstream statm("/proc/self/statm"); statm) {
+        double pages = 0.0;
+        if (statm >> pages) room -= pages * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+      }
+      room = std::max(room, 0.0);
+      total = std::min(total.value_or(room), room);
+    }
+  }
+  if (!total) {
+    chosen.policy = cp::kFull;
+    spdlog::info(
+        "model.activation_checkpointing auto: full (the device's memory is unknown, so "
+        "the least memory)");
+    return chosen;
+  }
+  plan::MemoryOptions options = run_memory_options(c_, b, "", fused_blocks_from_environment());
+  options.activation_checkpointing.reset();
+  const plan::DeviceOverheads overheads = plan::default_gpu_overheads();
+  // The composite forms (FTBENCH_FUSED_BLOCKS=0) have no selective cache points.
+  const plan::CheckpointingChoice choice = plan::choose_checkpointing(
+      c_.spec, options, device.is_cpu() ? nullptr : &overheads, *total * (1.0 - plan::kHeadroom),
+      /*selective_allowed=*/options.fused_blocks);
+  chosen.policy = choice.policy;
+  report::CheckpointingChoice record;
+  record.usable_bytes = static_cast<int64_t>(std::llround(choice.usable_bytes));
+  record.fits = choice.fits;
+  for (const plan::PolicyEstimate& c : choice.candidates) {
+    record.needed_bytes.push_back({c.policy, static_cast<int64_t>(std::llround(c.needed_bytes))});
+  }
+  chosen.choice = record;
+  spdlog::info("model.activation_checkpointing auto: {}", choice.reason);
+  return chosen;
+}
+
+void record_memory_prediction(const RunContext& c_, const Components& b,
+                              const std::string& checkpointing, report::Report& report) {
+  if (!b.backend) return;
+  try {
+    const plan::MemoryOptions options = run_memory_options(
+        c_, b, checkpointing, !report.execution || report.execution->fused_blocks);
+    const plan::MemoryEstimate estimate = plan::estimate_memory(c_.spec, options);
+    report.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
+    report.memory.prediction_basis = fmt::format(
+        "ftbench plan: {} attention{}, dropout masks {}, peak at {}",
+        plan::to_string(options.attention),
+        !estimate.kv_heads_repeated   ? ""
+        : *estimate.kv_heads_repeated ? " on repeated K/V heads"
+                                      : " reading the shared K/V heads",
+        options.gpu || options.fused_blocks ? "1 byte" : "in the input dtype", estimate.peak_at);
+  } catch (const std::exception& e) {
+    report.memory.prediction_basis = std::string("no prediction: ") + e.what();
+  }
+}
+
+}  // namespace ftbench::run::detail
