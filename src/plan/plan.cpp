@@ -125,7 +125,8 @@ GpuFit fit_on(const spec::RunSpec& spec, const gpus::Gpu& gpu, double headroom, 
     f.usable_bytes = *f.memory_bytes * (1.0 - headroom);
   }
   if (is_auto) {
-    // What a run with auto would choose on this GPU (run.h resolves it alike on the device).
+    // What a run with auto would choose on this GPU (src/run/torch/run_memory_plan.cpp resolves it
+    // alike on the device).
     f.checkpointing = gpu.memory_gb
                           ? choose_checkpointing(spec, o, &overheads, f.usable_bytes).policy
                           : std::string(cp::kNone);

@@ -259,6 +259,21 @@ TEST_F(DataParallel, SigtermOnOneRankStopsEveryRankAtOneStepAndResumesBitExact) 
   }
 }
 
+// A stop inside the profile window of a job of several ranks: rank 0 writes the profile (28
+// steps of trace, over a second on a CPU) after the ranks met at the stop's barrier, so no rank
+// waits on it there beyond distributed.timeout_seconds.
+TEST_F(DataParallel, AStopInsideTheProfileWindowEndsEveryRankInterrupted) {
+  const Outcome o = run(2, "-o " + in_dir("p.json") + " --set data.num_examples=640" +
+                               " --set distributed.timeout_seconds=1 --set train.checkpoint.dir=" +
+                               in_dir("ck") + " --profile-steps 3,80 --stop-after-steps 30");
+  EXPECT_EQ(o.exit_code, 4) << o.err;
+  EXPECT_EQ(o.err.find("barrier failed"), std::string::npos) << o.err;
+  const nlohmann::json report = read_json(dir() / "p.json");
+  EXPECT_EQ(report["run"]["status"], "interrupted");
+  ASSERT_TRUE(report.contains("profile")) << report.dump();
+  EXPECT_EQ(report["profile"]["last_step"], 30);
+}
+
 TEST_F(DataParallel, AnAccumulationThatDoesNotSplitIsRefusedBeforeTraining) {
   const Outcome o = run(3, "-o " + in_dir("x.json"));
   EXPECT_EQ(o.exit_code, 2) << o.err;

@@ -27,6 +27,21 @@ cd "$work/elsewhere"
 "$ftbench" compare ../first/first.json again.json >compare.txt
 grep -q "^fair: same job (same spec fingerprint, same data fingerprint, same steps)" compare.txt ||
   { cat compare.txt >&2; exit 1; }
+# The weights the report's run trained (random here: no fingerprint) are checked too: a report
+# that names other weights is another job.
+python3 - ../first/first.json other-weights.json <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+report["weights"]["fingerprint"] = "ab" * 32
+json.dump(report, open(sys.argv[2], "w"))
+PY
+status=0
+"$ftbench" run --from-report other-weights.json -o other.json >other.log 2>&1 || status=$?
+if [[ $status -ne 2 ]] || ! grep -q "weights fingerprint , the report's run trained abababababab" other.log; then
+  cat other.log >&2
+  echo "a report of other weights was not refused (exit $status)" >&2
+  exit 1
+fi
 echo '{"text": "one more"}' >>"$work/first/data/train.jsonl"
 status=0
 "$ftbench" run --from-report ../first/first.json -o changed.json >changed.log 2>&1 || status=$?

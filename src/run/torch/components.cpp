@@ -69,7 +69,7 @@ std::optional<std::pair<std::size_t, std::size_t>> first_disagreement(
 }
 
 void check_same_launch_settings(const RunContext& ctx, Components& built) {
-  if (!ctx.request.launch.distributed()) return;
+  if (!ctx.distributed()) return;
   // How the job is run is left out of the spec fingerprint, but the ranks must agree on it: a
   // rank with another distributed.shard_base would meet its peers' gathers with other
   // collectives.
@@ -117,7 +117,6 @@ void count_base_bytes(const RunContext& ctx, Components& built) {
 }
 
 // The examples a last partial micro-batch would leave out get a smaller micro-batch of their
-
 // own, so a full pass sees every validation example (packed rows: a last partial micro-batch
 // of rows is left out, as in training).
 void prepare_validation(const RunContext& ctx, const data::BatcherOptions& train_options,
@@ -148,12 +147,12 @@ void prepare_validation(const RunContext& ctx, const data::BatcherOptions& train
 
 dist::Communicator* Components::shard_group(const RunContext& ctx) const {
   const std::string& how = ctx.spec.distributed.shard_base;
-  if (!ctx.request.launch.distributed() || how == spec::choice::shard_base::kNone) return nullptr;
+  if (!ctx.distributed() || how == spec::choice::shard_base::kNone) return nullptr;
   dist::Communicator* group = node_comm ? node_comm.get() : comm.get();
   return group->size() > 1 ? group : nullptr;
 }
 
-void start_backend(const RunContext& ctx, const RunStart& start, Components& built,
+void start_backend(const RunContext& ctx, const StartState& start, Components& built,
                    RunRecord& record) {
   // Before any machine time goes into the model (an 8B model takes minutes to build).
   data::check_named_files(ctx.spec);
@@ -286,14 +285,14 @@ void build_model(const RunContext& ctx, const CheckpointingPolicy& checkpointing
     built.model->set_base_gathers(built.sharded.get());
     built.shard_group_size = group->size();
   } else if (ctx.spec.distributed.shard_base != spec::choice::shard_base::kNone) {
-    spdlog::info(
-        "distributed.shard_base {}: {}, so the base stays whole", ctx.spec.distributed.shard_base,
-        ctx.request.launch.distributed() ? "this node runs one rank of the job" : "one process");
+    spdlog::info("distributed.shard_base {}: {}, so the base stays whole",
+                 ctx.spec.distributed.shard_base,
+                 ctx.distributed() ? "this node runs one rank of the job" : "one process");
   }
   built.backend->synchronize();
 }
 
-void load_weights(const RunContext& ctx, const RunStart& start, Components& built,
+void load_weights(const RunContext& ctx, const StartState& start, Components& built,
                   report::Report& report) {
   // A split base: each unit keeps this rank's slice as soon as it is filled.
   std::function<void(int64_t)> keep;
@@ -303,6 +302,7 @@ void load_weights(const RunContext& ctx, const RunStart& start, Components& buil
     report.weights = report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
     built.backend->synchronize();
     count_base_bytes(ctx, built);
+    check_weights(ctx, *report.weights);
     return;
   }
   // Base weights from the checkpoint, file by file straight into the model's dtype and
@@ -387,10 +387,11 @@ void prepare_data(const RunContext& ctx, Components& built, report::Report& repo
   prepare_validation(ctx, bo, built, report);
 }
 
-void check_same_job(const RunContext& ctx, Components& built, const std::string& data_print) {
-  if (!ctx.request.launch.distributed()) return;
+void check_same_job(const RunContext& ctx, Components& built, const std::string& data_fingerprint) {
+  if (!ctx.distributed()) return;
   std::vector<std::vector<std::string>> all;
-  const auto differ = first_disagreement(*built.comm, {ctx.spec_fingerprint, data_print}, all);
+  const auto differ =
+      first_disagreement(*built.comm, {ctx.spec_fingerprint, data_fingerprint}, all);
   if (!differ) return;
   const auto [r, which] = *differ;
   const bool spec_differs = which == 0;
@@ -403,7 +404,7 @@ void check_same_job(const RunContext& ctx, Components& built, const std::string&
                      "rank reads"));
 }
 
-void load_checkpoint(const RunContext& ctx, const RunStart& start, Components& built,
+void load_checkpoint(const RunContext& ctx, const StartState& start, Components& built,
                      const report::Report& report) {
   if (start.resume->manifest.data_fingerprint != report.data->fingerprint) {
     throw train::CheckpointError(fmt::format(

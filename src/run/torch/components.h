@@ -69,7 +69,7 @@ struct CheckpointingPolicy {
 
 // backend_init: the device and, for a job of several processes, the process groups (the ranks
 // checked to run the job the same way). The measured GEMM peak is matched to the device.
-void start_backend(const RunContext& context, const RunStart& start, Components& built,
+void start_backend(const RunContext& context, const StartState& start, Components& built,
                    RunRecord& record);
 // model_build: the Llama with its adapters, the step switches and the base's split.
 void build_model(const RunContext& context, const CheckpointingPolicy& checkpointing,
@@ -77,19 +77,20 @@ void build_model(const RunContext& context, const CheckpointingPolicy& checkpoin
 // weight_load: random weights, or the checkpoint's file by file, and what was loaded
 // (report.weights). A run re-created from a report (--from-report) or resumed must load the
 // weights it trained.
-void load_weights(const RunContext& context, const RunStart& start, Components& built,
+void load_weights(const RunContext& context, const StartState& start, Components& built,
                   report::Report& report);
 // data_prepare: the tokenizer, the data sets and their batchers, the step counts from the data's
 // real size, and what the data is (report.derived, report.data).
 void prepare_data(const RunContext& context, Components& built, report::Report& report);
 // Data parallel: every rank runs rank 0's job (spec and data fingerprints), checked before any
 // collective whose shape depends on it; dist::LaunchError on every rank otherwise.
-void check_same_job(const RunContext& context, Components& built, const std::string& data_print);
+void check_same_job(const RunContext& context, Components& built,
+                    const std::string& data_fingerprint);
 // The trainer, with every rank on rank 0's adapters.
 void build_trainer(const RunContext& context, Components& built);
 // checkpoint_load: the resumed checkpoint's adapters and training state, checked against the
 // data and the step count.
-void load_checkpoint(const RunContext& context, const RunStart& start, Components& built,
+void load_checkpoint(const RunContext& context, const StartState& start, Components& built,
                      const report::Report& report);
 
 // Example lengths and the share of tokens without loss, for any data set; the file reader's own

@@ -4,8 +4,6 @@
 #include <exception>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
 #include "ftbench/dist/rank_fault.h"
 
 namespace ftbench::run::detail {
@@ -39,14 +37,16 @@ void Observers::on_training_end(double now) {
   for (RunObserver* o : all_) o->on_training_end(now);
 }
 
-void Observers::on_finish(RunEnd end, double now, int64_t last_step) noexcept {
+void Observers::on_finish(RunEnd end, double now, int64_t last_step) {
+  std::exception_ptr first;
   for (RunObserver* o : all_) {
     try {
       o->on_finish(end, now, last_step);
-    } catch (const std::exception& e) {
-      spdlog::warn("{}", e.what());
+    } catch (...) {
+      if (!first) first = std::current_exception();
     }
   }
+  if (first) std::rethrow_exception(first);
 }
 
 ProgressObserver::ProgressObserver(const RunContext& context, const report::Report& report)

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,9 +61,8 @@ class Observers {
   void on_step(const report::StepRecord& step, double now);
   void on_evaluation(const report::Evaluation& evaluation, double start, double end);
   void on_training_end(double now);
-  // Every observer is told, whatever one of them throws (the first error is logged, not
-  // thrown: the run's own outcome is the one to report).
-  void on_finish(RunEnd end, double now, int64_t last_step) noexcept;
+  // Every observer is told, whatever one of them throws; then the first error is thrown.
+  void on_finish(RunEnd end, double now, int64_t last_step);
 
  private:
   std::vector<std::unique_ptr<RunObserver>> owned_;

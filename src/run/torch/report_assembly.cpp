@@ -115,7 +115,7 @@ report::RankRecord decode(const std::vector<double>& v) {
 }  // namespace
 
 void ReportAssembly::gather_rank_records() {
-  if (!context_.request.launch.distributed()) return;
+  if (!context_.distributed()) return;
   report::Distributed d = distributed_header();
   for (const std::vector<double>& v : built_.comm->all_gather_values(encode(own_rank_record()))) {
     d.ranks.push_back(decode(v));
@@ -140,7 +140,7 @@ std::vector<metrics::StepFlops> ReportAssembly::assemble(const std::string& stat
        device::run_memory(record_.report.phases, *record_.memory, built_.backend.get()),
        built_.intra_op_threads()});
   if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, record_.report);
-  if (context_.request.launch.distributed()) {
+  if (context_.distributed()) {
     // A run that ends before the ranks' records were gathered (failed, interrupted) has this
     // rank's own.
     if (!ranks_gathered_) {

@@ -5,6 +5,7 @@
 // handed them.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -52,5 +53,10 @@ struct RunRecord {
   // Filled step by step, so that a run that fails part-way still reports what it measured.
   train::TrainResult result;
 };
+
+// The last optimizer step this process made: the last of `result`, else `first_step` - 1.
+inline int64_t last_step_made(const train::TrainResult& result, int64_t first_step) {
+  return result.steps.empty() ? first_step - 1 : result.steps.back().step;
+}
 
 }  // namespace ftbench::run::detail

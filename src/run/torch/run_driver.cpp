@@ -50,8 +50,8 @@ std::string first_line(const std::string& message) { return message.substr(0, me
 
 // A job of several processes needs c10d's Gloo group in this build and an accumulation that
 // splits over its ranks; refused before any machine time goes into it.
-void check_launch(const RunContext& context_) {
-  const dist::Launch& l = context_.request.launch;
+void check_launch(const RunContext& context) {
+  const dist::Launch& l = context.request.launch;
   if (!l.distributed()) return;
   if (!dist::available()) {
     throw dist::LaunchError(fmt::format(
@@ -61,32 +61,32 @@ void check_launch(const RunContext& context_) {
   }
   // A CPU run is known to be one from its spec: refused here, before any report, as a build
   // without NCCL is (a device of auto on a machine without a GPU is found out at the backend).
-  if (context_.spec.distributed.backend == spec::choice::dist_backend::kNccl &&
-      context_.spec.backend.device == spec::choice::device::kCpu) {
+  if (context.spec.distributed.backend == spec::choice::dist_backend::kNccl &&
+      context.spec.backend.device == spec::choice::device::kCpu) {
     throw spec::SpecError({spec::issue_at(
-        context_.spec, "distributed.backend",
+        context.spec, "distributed.backend",
         "nccl moves GPU tensors, and this run is on the CPU (backend.device: cpu): use auto or "
         "gloo")});
   }
-  if (context_.spec.distributed.backend == spec::choice::dist_backend::kNccl &&
+  if (context.spec.distributed.backend == spec::choice::dist_backend::kNccl &&
       !dist::nccl_available()) {
     throw spec::SpecError({spec::issue_at(
-        context_.spec, "distributed.backend",
+        context.spec, "distributed.backend",
         "nccl: this ftbench was built without c10d's NCCL group (a CUDA or ROCm LibTorch with "
         "ProcessGroupNCCL.hpp and nccl.h or rccl.h); use auto or gloo (the GPU tensors then "
         "go through host memory)")});
   }
-  if (context_.spec.distributed.shard_base == spec::choice::shard_base::kNode && !l.node_known) {
+  if (context.spec.distributed.shard_base == spec::choice::shard_base::kNode && !l.node_known) {
     throw dist::LaunchError(fmt::format(
         "{}: distributed.shard_base node splits the base among the ranks of each node, and this "
         "job spans nodes ({} ranks here of {}) without saying which node this rank is on: set "
         "GROUP_RANK (torchrun sets it) or SLURM_NODEID (srun does), or use shard_base all",
         dist::describe(l), l.local_world_size, l.world_size));
   }
-  const int64_t a = context_.spec.train.grad_accum_steps;
+  const int64_t a = context.spec.train.grad_accum_steps;
   if (a % l.world_size != 0) {
     throw spec::SpecError({spec::issue_at(
-        context_.spec, "train.grad_accum_steps",
+        context.spec, "train.grad_accum_steps",
         fmt::format("{} micro-batches per step do not split over {} ranks: the key counts the "
                     "job's micro-batches per optimizer step, over every rank, so each rank runs "
                     "grad_accum_steps / {}; use a multiple of {} (e.g. {}) and keep "
@@ -130,8 +130,9 @@ RunDriver::RunDriver(const RunOptions& options, const metrics::ProcessClock& clo
 }
 
 int64_t RunDriver::last_step() const {
-  const std::vector<report::StepRecord>& steps = record_.result.steps;
-  return steps.empty() ? start_.first_step() - 1 : steps.back().step;
+  // Before the step loop, 0, even for a resumed run (the event log's run_stop of a stop during
+  // set-up counts no samples).
+  return last_step_made(record_.result, loop_started_ ? start_.first_step() : 1);
 }
 
 void RunDriver::start_report() {
@@ -215,14 +216,21 @@ report::Report RunDriver::execute() {
     set_up();
     observers_.add(std::make_unique<ProgressObserver>(context_, record_.report));
     observers_.add(std::make_unique<RankFaultObserver>(context_));
+    loop_started_ = true;
     TrainingLoop(context_, start_, record_, built_, observers_, journal_, assembly_).run();
+    // An observer that fails here (the event log's last write) fails the run.
     observers_.on_finish(RunEnd::kCompleted, context_.clock.now(), last_step());
     assembly_.gather_rank_records();
     export_outputs();
   } catch (const std::exception& e) {
     const bool stopped = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
-    observers_.on_finish(stopped ? RunEnd::kStopped : RunEnd::kFailed, context_.clock.now(),
-                         last_step());
+    try {
+      observers_.on_finish(stopped ? RunEnd::kStopped : RunEnd::kFailed, context_.clock.now(),
+                           last_step());
+    } catch (const std::exception& observer_error) {
+      // The run's own error is the one to report.
+      spdlog::warn("{}", observer_error.what());
+    }
     built_.release();
     record_failure(e);
     throw;

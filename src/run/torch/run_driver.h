@@ -54,13 +54,14 @@ class RunDriver {
   int64_t last_step() const;
 
   RunContext context_;
-  RunStart start_;
+  StartState start_;
   RunRecord record_;
   Components built_;
   CheckpointingPolicy checkpointing_;
   ReportAssembly assembly_;
   RunJournal journal_;
   Observers observers_;
+  bool loop_started_ = false;
 };
 
 }  // namespace ftbench::run::detail

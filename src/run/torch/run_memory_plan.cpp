@@ -13,6 +13,7 @@
 #include "ftbench/device/dtype.h"
 #include "ftbench/device/host_info.h"
 #include "ftbench/device/host_memory.h"
+#include "ftbench/device/torch_version.h"
 #include "ftbench/model/sdpa.h"
 #include "ftbench/plan/checkpointing.h"
 #include "ftbench/plan/plan.h"
@@ -21,9 +22,9 @@
 
 namespace ftbench::run::detail {
 
-plan::MemoryOptions run_memory_options(const RunContext& c_, const Components& b,
+plan::MemoryOptions run_memory_options(const RunContext& context, const Components& built,
                                        const std::string& checkpointing, bool fused_blocks) {
-  const at::Device device = b.backend->device();
+  const at::Device device = built.backend->device();
   plan::MemoryOptions options;
   options.attention = model::blocked_attention_on(device) ? plan::AttentionKernel::kBlocked
                                                           : plan::AttentionKernel::kFused;
@@ -32,24 +33,24 @@ plan::MemoryOptions run_memory_options(const RunContext& c_, const Components& b
   options.fused_blocks = fused_blocks;
   // LibTorch's RMSNorm kernel (keeping its input in the model dtype) on CUDA and ROCm from 2.8.
   options.rms_norm_kernel = !device.is_cpu() && FTBENCH_TORCH_AT_LEAST(2, 8);
-  const dist::Communicator* group = b.shard_group(c_);
-  options.shard_ranks = b.sharded != nullptr ? b.sharded->ranks()
-                        : group != nullptr   ? group->size()
-                                             : 1;
-  options.prefetched_batches = c_.spec.train.grad_accum_steps;
+  const dist::Communicator* group = built.shard_group(context);
+  options.shard_ranks = built.sharded != nullptr ? built.sharded->ranks()
+                        : group != nullptr       ? group->size()
+                                                 : 1;
+  options.prefetched_batches = context.spec.train.grad_accum_steps;
   // Before the model is built (a run that failed earlier): the spec's policy.
   if (!checkpointing.empty()) options.activation_checkpointing = checkpointing;
-  const spec::ModelSpec& m = c_.spec.model;
+  const spec::ModelSpec& m = context.spec.model;
   // The K/V heads as the run's attention reads them (the fused op's own choice).
   options.kernel_reads_shared_kv = model::fused_sdpa_reads_shared_kv(
       device, device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads, m.dim / m.n_heads);
   return options;
 }
 
-CheckpointingPolicy resolve_checkpointing(const RunContext& c_, const RunStart& start,
-                                          const Components& b) {
+CheckpointingPolicy resolve_checkpointing(const RunContext& context, const StartState& start,
+                                          const Components& built) {
   namespace cp = spec::choice::checkpointing;
-  CheckpointingPolicy chosen{c_.spec.model.activation_checkpointing, std::nullopt};
+  CheckpointingPolicy chosen{context.spec.model.activation_checkpointing, std::nullopt};
   if (chosen.policy != cp::kAuto) return chosen;
   // A resumed run keeps what auto chose for the run it continues: one policy for every step.
   if (start.resume && start.resume->previous.execution &&
@@ -60,12 +61,12 @@ CheckpointingPolicy resolve_checkpointing(const RunContext& c_, const RunStart& 
                  chosen.policy);
     return chosen;
   }
-  const at::Device device = b.backend->device();
+  const at::Device device = built.backend->device();
   // A GPU: its memory less the plan's headroom, with the plan's device overheads. A CPU: the
   // host's physical memory (or the address-space limit, when lower) less the same headroom.
   std::optional<double> total;
   if (!device.is_cpu()) {
-    if (const std::optional<int64_t> bytes = b.backend->memory().device_total_bytes) {
+    if (const std::optional<int64_t> bytes = built.backend->memory().device_total_bytes) {
       total = static_cast<double>(*bytes);
     }
   } else {
@@ -90,13 +91,15 @@ CheckpointingPolicy resolve_checkpointing(const RunContext& c_, const RunStart& 
         "the least memory)");
     return chosen;
   }
-  plan::MemoryOptions options = run_memory_options(c_, b, "", fused_blocks_from_environment());
+  plan::MemoryOptions options =
+      run_memory_options(context, built, "", fused_blocks_from_environment());
   options.activation_checkpointing.reset();
   const plan::DeviceOverheads overheads = plan::default_gpu_overheads();
   // The composite forms (FTBENCH_FUSED_BLOCKS=0) have no selective cache points.
-  const plan::CheckpointingChoice choice = plan::choose_checkpointing(
-      c_.spec, options, device.is_cpu() ? nullptr : &overheads, *total * (1.0 - plan::kHeadroom),
-      /*selective_allowed=*/options.fused_blocks);
+  const plan::CheckpointingChoice choice =
+      plan::choose_checkpointing(context.spec, options, device.is_cpu() ? nullptr : &overheads,
+                                 *total * (1.0 - plan::kHeadroom),
+                                 /*selective_allowed=*/options.fused_blocks);
   chosen.policy = choice.policy;
   report::CheckpointingChoice record;
   record.usable_bytes = static_cast<int64_t>(std::llround(choice.usable_bytes));
@@ -109,13 +112,13 @@ CheckpointingPolicy resolve_checkpointing(const RunContext& c_, const RunStart& 
   return chosen;
 }
 
-void record_memory_prediction(const RunContext& c_, const Components& b,
+void record_memory_prediction(const RunContext& context, const Components& built,
                               const std::string& checkpointing, report::Report& report) {
-  if (!b.backend) return;
+  if (!built.backend) return;
   try {
     const plan::MemoryOptions options = run_memory_options(
-        c_, b, checkpointing, !report.execution || report.execution->fused_blocks);
-    const plan::MemoryEstimate estimate = plan::estimate_memory(c_.spec, options);
+        context, built, checkpointing, !report.execution || report.execution->fused_blocks);
+    const plan::MemoryEstimate estimate = plan::estimate_memory(context.spec, options);
     report.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
     report.memory.prediction_basis = fmt::format(
         "ftbench plan: {} attention{}, dropout masks {}, peak at {}",

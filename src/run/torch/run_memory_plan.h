@@ -20,7 +20,7 @@ plan::MemoryOptions run_memory_options(const RunContext& context, const Componen
 
 // The spec's policy, or auto's choice by the memory plan on this device (a resumed run keeps
 // the choice of the run it continues).
-CheckpointingPolicy resolve_checkpointing(const RunContext& context, const RunStart& start,
+CheckpointingPolicy resolve_checkpointing(const RunContext& context, const StartState& start,
                                           const Components& built);
 
 // report.memory.predicted_peak_bytes and its basis; the reason when the plan cannot say.

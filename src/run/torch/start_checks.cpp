@@ -25,7 +25,7 @@ namespace ftbench::run::detail {
 namespace {
 
 // Whatever a killed process left in the checkpoint folder is cleaned first.
-void claim_checkpoint_folder(const RunContext& ctx, RunStart& start) {
+void claim_checkpoint_folder(const RunContext& ctx, StartState& start) {
   const spec::CheckpointSpec& cp = ctx.spec.train.checkpoint;
   const bool checkpointing =
       !ctx.request.resume.empty() || cp.every_steps > 0 || cp.every_minutes > 0.0;
@@ -65,7 +65,7 @@ void claim_checkpoint_folder(const RunContext& ctx, RunStart& start) {
 }
 
 // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
-void read_resume_point(const RunContext& ctx, RunStart& start, Recorder& recorder) {
+void read_resume_point(const RunContext& ctx, StartState& start, Recorder& recorder) {
   if (ctx.request.resume.empty()) return;
   // `latest` over a folder without a checkpoint: a stop (or a kill) before the first save. The
   // run starts at step 1, unless that would make steps of this job again
@@ -118,7 +118,7 @@ void read_resume_point(const RunContext& ctx, RunStart& start, Recorder& recorde
 // with --force, starts at step 1 and keeps the stopped processes as earlier segments: their
 // rented time is billed with this run's. A report of this job with steps but no checkpoint to
 // continue them from is not passed over by --resume latest: those steps would be made again.
-void continue_after_setup_stop(const RunContext& ctx, RunStart& start, Recorder& recorder) {
+void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorder& recorder) {
   if (start.resume) return;
   const std::optional<report::Report> old = existing_report(ctx.request.output_path);
   const bool same_job = old && old->spec_fingerprint == ctx.spec_fingerprint;
@@ -185,7 +185,7 @@ void continue_after_setup_stop(const RunContext& ctx, RunStart& start, Recorder&
 // run that failed (a corrected rerun needs no --force); a completed or interrupted run's is
 // kept unless --force. The export folders are checked now too: a run must not train for hours
 // and then find it may not write its adapter.
-void check_outputs(const RunContext& ctx, RunStart& start) {
+void check_outputs(const RunContext& ctx, StartState& start) {
   // What the run reads is never what it writes, even with --force; nor is an ftbench file of
   // another kind (io/output_rules.h).
   std::vector<io::NamedPath> inputs = ctx.request.inputs;
@@ -266,7 +266,7 @@ void check_outputs(const RunContext& ctx, RunStart& start) {
 
 }  // namespace
 
-void check_before_start(const RunContext& ctx, RunStart& start, Recorder& recorder) {
+void check_before_start(const RunContext& ctx, StartState& start, Recorder& recorder) {
   // Rank 0 alone writes: the other ranks neither lock nor check what they do not touch.
   if (ctx.lead()) claim_checkpoint_folder(ctx, start);
   read_resume_point(ctx, start, recorder);
@@ -278,7 +278,7 @@ void check_before_start(const RunContext& ctx, RunStart& start, Recorder& record
 
 // A stop asked for during set-up ends the run at the end of the phase: nothing of this segment
 // is worth a checkpoint yet (a resumed run's checkpoint is still there).
-void stop_if_asked(const RunContext& context, const RunStart& start, const char* phase_name) {
+void stop_if_asked(const RunContext& context, const StartState& start, const char* phase_name) {
   if (const int signal = context.signals.received(); signal != 0) {
     throw train::Interrupted(fmt::format(
         "stopped by {} during set-up (after {}), before any step of this process: "

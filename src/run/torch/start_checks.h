@@ -17,8 +17,9 @@
 
 namespace ftbench::run::detail {
 
-// What the checks found and hold for the run's whole life.
-struct RunStart {
+// What the start checks found (the resume point, the report at -o) and claimed (the checkpoint
+// folder, the report path), held for the run's whole life.
+struct StartState {
   // The checkpoint folder is this run's alone while it runs (a second run writing into it is
   // refused at once, not at a save). A run that saves only on a stop signal takes it then.
   std::optional<train::CheckpointDirLock> checkpoint_lock;
@@ -44,11 +45,11 @@ struct RunStart {
 // Runs the checks in order, rank 0 alone touching what only it writes. The earlier segments a
 // resumed or continued run carries go into `recorder`. Throws what the run would fail with
 // (io::FileExistsError, train::CheckpointError, spec::SpecError, BadInput), before any report.
-void check_before_start(const RunContext& context, RunStart& start, Recorder& recorder);
+void check_before_start(const RunContext& context, StartState& start, Recorder& recorder);
 
 // A stop asked for during set-up ends the run at the end of the phase `phase_name`:
 // train::Interrupted (nothing of this segment is worth a checkpoint yet; a resumed run's
 // checkpoint is still there).
-void stop_if_asked(const RunContext& context, const RunStart& start, const char* phase_name);
+void stop_if_asked(const RunContext& context, const StartState& start, const char* phase_name);
 
 }  // namespace ftbench::run::detail

@@ -20,7 +20,7 @@ std::string window_text(const metrics::ProfileWindow& w) {
 
 }  // namespace
 
-void check_profile_window(const RunContext& context, const RunStart& start, int64_t total_steps) {
+void check_profile_window(const RunContext& context, const StartState& start, int64_t total_steps) {
   const std::optional<metrics::ProfileWindow>& window = context.instrumentation.profile_steps;
   if (!window) return;
   const metrics::ProfileWindow& w = *window;
@@ -37,7 +37,7 @@ void check_profile_window(const RunContext& context, const RunStart& start, int6
   }
 }
 
-StepProfile::StepProfile(const RunContext& context, const RunStart& start, RunRecord& record,
+StepProfile::StepProfile(const RunContext& context, const StartState& start, RunRecord& record,
                          Components& built)
     : context_(context), start_(start), record_(record), built_(built) {
   const std::optional<metrics::ProfileWindow>& window = context.instrumentation.profile_steps;
@@ -52,6 +52,10 @@ StepProfile::StepProfile(const RunContext& context, const RunStart& start, RunRe
       "timing figures",
       window_text(*window), window->first_step == window->last_step ? "" : "s",
       window_text(*window), window->first_step == window->last_step ? "it is" : "they are");
+}
+
+StepProfile::~StepProfile() {
+  if (profiler_ && built_.trainer) built_.trainer->set_before_step(nullptr);
 }
 
 void StepProfile::step_ended(int64_t step) {

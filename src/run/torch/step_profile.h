@@ -17,13 +17,15 @@ namespace ftbench::run::detail {
 
 // The window against the run's `total_steps` (0: not counted yet, a data file's) and a resumed
 // run's first step; BadInput otherwise.
-void check_profile_window(const RunContext& context, const RunStart& start, int64_t total_steps);
+void check_profile_window(const RunContext& context, const StartState& start, int64_t total_steps);
 
 class StepProfile {
  public:
   // Without --profile-steps, or on a rank other than 0, it records nothing.
-  StepProfile(const RunContext& context, const RunStart& start, RunRecord& record,
+  StepProfile(const RunContext& context, const StartState& start, RunRecord& record,
               Components& built);
+  // The trainer's hook into the profiler goes with it.
+  ~StepProfile();
   StepProfile(const StepProfile&) = delete;
   StepProfile& operator=(const StepProfile&) = delete;
 
@@ -37,9 +39,9 @@ class StepProfile {
   void write(std::vector<metrics::ProfileEvent> events, int64_t last_step) noexcept;
 
   const RunContext& context_;
-  const RunStart& start_;
+  const StartState& start_;
   RunRecord& record_;
-  const Components& built_;
+  Components& built_;
   std::unique_ptr<metrics::StepProfiler> profiler_;
 };
 

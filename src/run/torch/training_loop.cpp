@@ -23,7 +23,7 @@ namespace ftbench::run::detail {
 
 namespace phase = report::phase;
 
-TrainingLoop::TrainingLoop(const RunContext& context, RunStart& start, RunRecord& record,
+TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunRecord& record,
                            Components& built, Observers& observers, RunJournal& journal,
                            ReportAssembly& assembly)
     : context_(context),
@@ -37,11 +37,6 @@ TrainingLoop::TrainingLoop(const RunContext& context, RunStart& start, RunRecord
       cadence_(record.report.derived.total_steps, context.spec.train, !built.validation.empty(),
                context.request.stop_after_steps),
       training_split_at_(first_step_) {}
-
-int64_t TrainingLoop::last_step() const {
-  const std::vector<report::StepRecord>& steps = record_.result.steps;
-  return steps.empty() ? first_step_ - 1 : steps.back().step;
-}
 
 // Validation passes and checkpoint saves run between steps, outside every step's wall time
 // (the trainer starts the next step's clock after the callback). Each is a phase of its own
@@ -70,15 +65,16 @@ void TrainingLoop::run() {
                               [this](const report::StepRecord& r) { return after_step(r); });
   } catch (const std::exception&) {
     // A run that ends inside the profile window: the steps recorded so far.
-    profile_->end_early(last_step());
+    profile_->end_early(last_step_made(record_.result, first_step_));
     throw;
   }
   if (end == train::LoopEnd::kStopped) {
-    profile_->end_early(last_step());
     observers_.on_training_end(context_.clock.now());
     // Every rank waits for rank 0's checkpoint before it ends: a launcher (torchrun) that takes
     // a rank's exit 4 for a failure and stops the others must not stop rank 0 in its save.
     if (context_.distributed()) built_.comm->barrier();
+    // After the barrier: writing a profile may take longer than the ranks wait there.
+    profile_->end_early(last_step_made(record_.result, first_step_));
     throw train::Interrupted(stop_message_);
   }
   observers_.on_training_end(context_.clock.now());
@@ -144,7 +140,7 @@ train::AfterStep TrainingLoop::after_step(const report::StepRecord& r) {
 
 int TrainingLoop::agree_on_stop(double& since_save) {
   const int signal = context_.signals.received();
-  if (!context_.request.launch.distributed()) return signal;
+  if (!context_.distributed()) return signal;
   // One small collective per step: the largest signal number of any rank, and rank 0's time
   // since its last save (the others give -1).
   at::Tensor agreed =

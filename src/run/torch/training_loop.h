@@ -23,7 +23,7 @@ namespace ftbench::run::detail {
 
 class TrainingLoop {
  public:
-  TrainingLoop(const RunContext& context, RunStart& start, RunRecord& record, Components& built,
+  TrainingLoop(const RunContext& context, StartState& start, RunRecord& record, Components& built,
                Observers& observers, RunJournal& journal, ReportAssembly& assembly);
   TrainingLoop(const TrainingLoop&) = delete;
   TrainingLoop& operator=(const TrainingLoop&) = delete;
@@ -45,10 +45,9 @@ class TrainingLoop {
   void evaluate_after(int64_t step);
   // Rank 0 writes the checkpoint (the ranks' states are equal); returns its folder.
   std::string save_checkpoint(int64_t step, train::SaveReason why, bool stopping);
-  int64_t last_step() const;
 
   const RunContext& context_;
-  RunStart& start_;
+  StartState& start_;
   RunRecord& record_;
   Components& built_;
   Observers& observers_;
