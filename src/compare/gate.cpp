@@ -15,6 +15,7 @@
 #include "ftbench/report/summary_text.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/parse_number.h"
+#include "ftbench/text/trim.h"
 #include "ftbench/text/units.h"
 
 namespace ftbench::compare {
@@ -22,17 +23,6 @@ namespace {
 
 // 1 / Phi^-1(3/4): the median absolute deviation of normal data times this is its sigma.
 constexpr double kMadToSigma = 1.4826;
-
-// Spaces, tabs and line ends around a rule (a YAML block of rules keeps its newlines).
-bool blank(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 struct Suffix {
   std::string_view text;
@@ -98,12 +88,12 @@ bool larger_is_worse(GateMetric metric) {
 }
 
 GateRule parse_gate_rule(std::string_view written) {
-  const std::string_view s = trim(written);
+  const std::string_view s = text::trim(written, text::kWhitespace);
   const std::string shown = text::quoted(s);
   if (s.empty())
     throw std::invalid_argument("empty rule: expected METRIC:AMOUNT, e.g. step_time:+5%");
   const std::size_t colon = s.find(':');
-  const std::string_view name = trim(s.substr(0, colon));
+  const std::string_view name = text::trim(s.substr(0, colon), text::kWhitespace);
   const std::optional<GateMetric> metric = text::parse_spelling(kGateMetricSpellings, name);
   if (!metric) {
     throw std::invalid_argument(fmt::format(
@@ -123,11 +113,12 @@ GateRule parse_gate_rule(std::string_view written) {
     return rule;
   }
   const std::string example = fmt::format("{}:{}", name, example_amount(*metric));
-  if (colon == std::string_view::npos || trim(s.substr(colon + 1)).empty()) {
+  if (colon == std::string_view::npos ||
+      text::trim(s.substr(colon + 1), text::kWhitespace).empty()) {
     throw std::invalid_argument(
         fmt::format("rule {}: expected an amount after the metric, e.g. {}", shown, example));
   }
-  std::string_view amount = trim(s.substr(colon + 1));
+  std::string_view amount = text::trim(s.substr(colon + 1), text::kWhitespace);
   const bool worse_up = larger_is_worse(*metric);
   if (amount.front() == '+' || amount.front() == '-') {
     if ((amount.front() == '+') != worse_up) {

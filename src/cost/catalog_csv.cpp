@@ -19,6 +19,7 @@
 #include "ftbench/cost/billing.h"
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
+#include "ftbench/text/trim.h"
 #include "gcp_host_vms.h"
 #include "offer_names.h"
 #include "price_bounds.h"
@@ -33,12 +34,6 @@ using detail::CsvRecord;
 using detail::CsvRecordReader;
 using detail::lowercase;
 using detail::words_of;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // A number cell: nullopt when not a number; infinities for values beyond the double range.
 std::optional<double> parse_number(std::string_view s) {
@@ -86,7 +81,7 @@ Columns read_header(const CsvRecord& header, CsvProblems& problems) {
   columns.count_in_header = header.size;
   std::map<std::string, std::size_t> column;
   for (std::size_t c = 0; c < header.size; ++c) {
-    const std::string name(trim(header.field(c)));
+    const std::string name(text::trim(header.field(c), text::kBlanks));
     columns.names.push_back(name);
     const auto [it, inserted] = column.emplace(lowercase(name), c);
     if (!inserted && !name.empty()) {
@@ -208,7 +203,9 @@ class RowReader {
     std::string note;
   };
 
-  std::string_view cell(std::size_t c) const { return trim(record_->field(c)); }
+  std::string_view cell(std::size_t c) const {
+    return text::trim(record_->field(c), text::kBlanks);
+  }
   std::string_view optional_cell(const std::optional<std::size_t>& c) const {
     return c ? cell(*c) : std::string_view();
   }

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/text/trim.h"
+
 namespace ftbench::device {
 namespace {
 
@@ -23,13 +25,6 @@ std::string read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string trim(std::string s) {
-  auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-  s.erase(s.begin(), std::find_if_not(s.begin(), s.end(), space));
-  s.erase(std::find_if_not(s.rbegin(), s.rend(), space).base(), s.end());
-  return s;
 }
 
 std::optional<int64_t> known(int64_t value) {
@@ -125,7 +120,8 @@ std::string kernel_driver_version(GpuRuntime runtime) {
   if (runtime == GpuRuntime::kCuda) {
     return parse_nvidia_kernel_module_version(read_text("/proc/driver/nvidia/version"));
   }
-  return trim(read_text("/sys/module/amdgpu/version"));
+  const std::string version = read_text("/sys/module/amdgpu/version");
+  return std::string(text::trim(version, text::kWhitespace));
 }
 
 struct GpuQuery::Api {

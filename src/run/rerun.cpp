@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/io/sha256.h"
 #include "ftbench/spec/canonical.h"
 #include "ftbench/spec/choices.h"
 #include "ftbench/spec/spec_error.h"
@@ -22,7 +23,7 @@ report::InputFile describe_file(const std::string& key, const fs::path& path) {
   const fs::path absolute = fs::absolute(path, ec).lexically_normal();
   const auto bytes = fs::file_size(absolute, ec);
   return {key, absolute.string(), ec ? 0 : static_cast<int64_t>(bytes),
-          train::sha256_of_file(absolute.string())};
+          io::sha256_of_file(absolute.string())};
 }
 
 bool is_tokenizer_file(const std::string& tokenizer) {
@@ -37,7 +38,7 @@ void check_file(const report::InputFile& f, const std::string& source) {
                                  source, f.key, f.path));
   }
   const auto bytes = static_cast<int64_t>(fs::file_size(f.path, ec));
-  const std::string digest = bytes == f.bytes ? train::sha256_of_file(f.path) : std::string();
+  const std::string digest = bytes == f.bytes ? io::sha256_of_file(f.path) : std::string();
   if (bytes != f.bytes || digest != f.sha256) {
     throw RerunError(fmt::format(
         "{}: {} {}: not the file the report's run read ({} bytes, SHA-256 {}; the run read {} "

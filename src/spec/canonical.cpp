@@ -4,8 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include <openssl/evp.h>
-
+#include "ftbench/io/sha256.h"
 #include "ftbench/spec/choices.h"
 #include "ftbench/spec/spec_fields.h"
 
@@ -112,25 +111,6 @@ std::string canonical_job_json(const RunSpec& spec) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string fingerprint(const RunSpec& spec) { return sha256_hex(canonical_job_json(spec)); }
-
-std::string sha256_hex(const std::string& bytes) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int digest_len = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest, &digest_len) != 1) {
-    throw std::runtime_error("SHA-256 failed (OpenSSL EVP)");
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * digest_len);
-  for (unsigned int i = 0; i < digest_len; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0x0f];
-  }
-  return hex;
-}
+std::string fingerprint(const RunSpec& spec) { return io::sha256_hex(canonical_job_json(spec)); }
 
 }  // namespace ftbench::spec

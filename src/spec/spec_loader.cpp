@@ -31,6 +31,7 @@
 #include "ftbench/text/did_you_mean.h"
 #include "ftbench/text/messages.h"
 #include "ftbench/text/parse_number.h"
+#include "ftbench/text/trim.h"
 #include "spec_reader.h"
 #include "yaml_document.h"
 
@@ -516,13 +517,6 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
-std::string trim(const std::string& s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string::npos) return "";
-  const size_t end = s.find_last_not_of(" \t");
-  return s.substr(begin, end - begin + 1);
-}
-
 // True when `parts` names a section, a key of a section, or a field of a nested mapping
 // (model.rope_scaling, train.checkpoint).
 bool check_override_path(SpecReader& r, const std::string& path,
@@ -561,7 +555,8 @@ bool check_override_path(SpecReader& r, const std::string& path,
 void apply_override(SpecReader& r, YAML::Node& root, const std::string& arg) {
   const Location here{std::string(kOverrideFile), 0};
   const size_t eq = arg.find('=');
-  const std::string path = eq == std::string::npos ? "" : trim(arg.substr(0, eq));
+  const std::string key = arg.substr(0, eq == std::string::npos ? 0 : eq);
+  const std::string path(text::trim(key, text::kBlanks));
   const std::vector<std::string> parts = split_path(path);
   if (eq == std::string::npos || contains(parts, "")) {
     r.add("", here, fmt::format("expected key.path=value, found {}", text::quoted(arg)));

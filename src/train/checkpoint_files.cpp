@@ -17,8 +17,8 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
+#include "ftbench/io/sha256.h"
 #include "ftbench/io/whole_file.h"
 #include "ftbench/report/report_io.h"
 #include "ftbench/report/run_status.h"
@@ -32,6 +32,15 @@
 namespace ftbench::train {
 namespace fs = std::filesystem;
 namespace {
+
+// A checkpoint file's SHA-256; CheckpointError when it cannot be read.
+std::string digest_of_checkpoint_file(const std::string& path) {
+  try {
+    return io::sha256_of_file(path);
+  } catch (const io::FileReadError& e) {
+    throw CheckpointError(e.what());
+  }
+}
 
 using Json = nlohmann::json;
 using OJson = nlohmann::ordered_json;
@@ -284,7 +293,7 @@ CheckpointManifest read_manifest(const std::string& folder) {
     throw CheckpointError(e.path() + ": cannot read: " + e.reason());
   }
   const std::string want = checksum.substr(0, checksum.find_first_of(" \t\n"));
-  const std::string have = spec::sha256_hex(text);
+  const std::string have = io::sha256_hex(text);
   if (want != have) {
     throw CheckpointError(fmt::format(
         "{}: SHA-256 {} differs from the {} recorded in {} (the manifest was edited or "
@@ -345,40 +354,6 @@ std::string resolve_checkpoint(const std::string& path_or_dir) {
   return all.back();
 }
 
-std::string sha256_of_file(const std::string& path) {
-  // Without blocking, then only a regular file: a FIFO in its place is refused, not waited on.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw CheckpointError(path + ": cannot read: " + std::strerror(errno));
-  if (struct stat st{}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw CheckpointError(path + ": cannot read: not a regular file");
-  }
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    ::close(fd);
-    throw std::runtime_error("SHA-256 failed (OpenSSL EVP)");
-  }
-  std::vector<char> buffer(1 << 20);
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      throw CheckpointError(path + ": cannot read: " + std::strerror(error));
-    }
-    if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
-  }
-  ::close(fd);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &length);
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
-
 void verify_checkpoint_tensors(const std::string& folder, const CheckpointManifest& m) {
   const std::string path = (fs::path(folder) / kCheckpointTensors).string();
   std::error_code ec;
@@ -391,7 +366,7 @@ void verify_checkpoint_tensors(const std::string& folder, const CheckpointManife
     throw CheckpointError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced)",
                                       path, bytes, m.tensors_bytes));
   }
-  const std::string sha = sha256_of_file(path);
+  const std::string sha = digest_of_checkpoint_file(path);
   if (sha != m.tensors_sha256) {
     throw CheckpointError(
         fmt::format("{}: SHA-256 {} differs from the manifest's {} (the file "
@@ -420,12 +395,12 @@ SavedCheckpointFolder save_checkpoint_folder(
     const std::string tensors = (temp / kCheckpointTensors).string();
     write_tensors(tensors);
     manifest.tensors_bytes = static_cast<int64_t>(fs::file_size(tensors));
-    manifest.tensors_sha256 = sha256_of_file(tensors);
+    manifest.tensors_sha256 = digest_of_checkpoint_file(tensors);
     if (before_manifest) before_manifest(manifest);
     const std::string text = to_json(manifest).dump(1) + "\n";
     write_text_file((temp / kCheckpointManifest).string(), text);
     write_text_file((temp / kCheckpointManifestChecksum).string(),
-                    spec::sha256_hex(text) + "  " + kCheckpointManifest + "\n");
+                    io::sha256_hex(text) + "  " + kCheckpointManifest + "\n");
     sync_path(temp);
     saved.bytes = manifest.tensors_bytes;
     // A save of a step that is already there (a run interrupted right after resuming) replaces

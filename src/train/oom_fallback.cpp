@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ftbench/text/trim.h"
+
 namespace ftbench::train {
 namespace {
 
@@ -14,12 +16,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 bool compare(int64_t lhs, const std::string& op, int64_t rhs) {
@@ -50,13 +46,13 @@ bool is_out_of_memory_message(std::string_view message) {
 
 OomInjection OomInjection::parse(std::string_view rule) {
   OomInjection out;
-  out.rule_ = std::string(trim(rule));
+  out.rule_ = std::string(text::trim(rule, text::kWhitespace));
   if (out.rule_.empty()) throw std::invalid_argument("empty rule");
   std::string_view rest = out.rule_;
   bool token_conditions = false;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
-    const std::string_view item = trim(rest.substr(0, comma));
+    const std::string_view item = text::trim(rest.substr(0, comma), text::kWhitespace);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const size_t op_at = item.find_first_of("<>=");
     if (item.empty() || op_at == std::string_view::npos || op_at == 0) {
@@ -65,12 +61,13 @@ OomInjection OomInjection::parse(std::string_view rule) {
                       "OP: >, >=, <, <=, =) or at=forward|update",
                       item));
     }
-    const std::string key(trim(item.substr(0, op_at)));
+    const std::string key(text::trim(item.substr(0, op_at), text::kWhitespace));
     const size_t value_at = item.find_first_not_of("<>=", op_at);
     const std::string op(item.substr(
         op_at, value_at == std::string_view::npos ? std::string_view::npos : value_at - op_at));
-    const std::string_view value =
-        value_at == std::string_view::npos ? std::string_view() : trim(item.substr(value_at));
+    const std::string_view value = value_at == std::string_view::npos
+                                       ? std::string_view()
+                                       : text::trim(item.substr(value_at), text::kWhitespace);
     if (key == "at") {
       if (op != "=" || (value != "forward" && value != "update")) {
         throw std::invalid_argument(fmt::format("\"{}\": expected at=forward or at=update", item));

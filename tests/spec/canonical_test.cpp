@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ftbench/io/sha256.h"
 #include "ftbench/spec/spec_loader.h"
 
 namespace ftbench::spec {
@@ -19,14 +20,6 @@ std::vector<std::string> Keys(const nlohmann::ordered_json& object) {
 }
 
 RunSpec Defaults() { return load_spec_from_string("lora:\n", "t.yaml"); }
-
-TEST(Canonical, Sha256OfKnownVectors) {
-  // FIPS 180-2 test vectors.
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-}
 
 TEST(Canonical, ToJsonSectionOrder) {
   EXPECT_EQ(Keys(to_json(Defaults())),
@@ -168,7 +161,7 @@ TEST(Canonical, CheckpointingPoliciesKeepTheFingerprintsOfTheBoolsBeforeThem) {
 
 TEST(Canonical, FingerprintIsSha256OfJobJson) {
   const RunSpec s = Defaults();
-  EXPECT_EQ(fingerprint(s), sha256_hex(canonical_job_json(s)));
+  EXPECT_EQ(fingerprint(s), io::sha256_hex(canonical_job_json(s)));
   EXPECT_EQ(fingerprint(s).size(), 64u);
   EXPECT_EQ(fingerprint(s), fingerprint(Defaults()));
 }

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ftbench/io/sha256.h"
 #include "ftbench/spec/canonical.h"
 
 namespace ftbench::train {
@@ -207,7 +208,7 @@ TEST_F(CheckpointFolder, AnEditedManifestIsRefused) {
   const fs::path folder = dir_ / "step-00000002";
   const std::string text = slurp(folder / kCheckpointManifest);
   EXPECT_EQ(slurp(folder / kCheckpointManifestChecksum),
-            spec::sha256_hex(text) + "  checkpoint.json\n");
+            io::sha256_hex(text) + "  checkpoint.json\n");
   std::string edited = text;
   const std::size_t at = edited.find("\"micro_batch_size\": 2");
   ASSERT_NE(at, std::string::npos);
@@ -218,8 +219,8 @@ TEST_F(CheckpointFolder, AnEditedManifestIsRefused) {
     FAIL() << "the edit was accepted";
   } catch (const CheckpointError& e) {
     EXPECT_EQ(std::string(e.what()),
-              (folder / kCheckpointManifest).string() + ": SHA-256 " + spec::sha256_hex(edited) +
-                  " differs from the \"" + spec::sha256_hex(text) +
+              (folder / kCheckpointManifest).string() + ": SHA-256 " + io::sha256_hex(edited) +
+                  " differs from the \"" + io::sha256_hex(text) +
                   "\" recorded in checkpoint.json.sha256 (the manifest was edited or corrupted): "
                   "resuming from it could continue another position, split or optimizer state");
   }

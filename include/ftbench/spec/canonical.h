@@ -21,7 +21,4 @@ std::string canonical_job_json(const RunSpec& spec);
 // Lower-case hex SHA-256 of canonical_job_json(spec) (OpenSSL EVP).
 std::string fingerprint(const RunSpec& spec);
 
-// Lower-case hex SHA-256 of arbitrary bytes.
-std::string sha256_hex(const std::string& bytes);
-
 }  // namespace ftbench::spec

@@ -208,9 +208,6 @@ std::vector<report::Segment> segments_to_resume(
     const std::vector<report::Segment>& from_checkpoint,
     const std::optional<std::vector<report::Segment>>& journal, int64_t checkpoint_step);
 
-// SHA-256 of a file's bytes, hex; CheckpointError when it cannot be read.
-std::string sha256_of_file(const std::string& path);
-
 // The keys (dotted paths) whose values differ between two spec JSON objects, in order: what
 // makes a checkpoint's spec another job.
 std::vector<std::string> differing_keys(const nlohmann::json& a, const nlohmann::json& b);

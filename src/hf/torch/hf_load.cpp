@@ -13,6 +13,7 @@
 #include <torch/utils.h>
 
 #include "ftbench/io/safetensors.h"
+#include "ftbench/io/sha256.h"
 #include "ftbench/model/safetensors_dtype.h"
 #include "ftbench/spec/canonical.h"
 
@@ -170,7 +171,7 @@ class CheckpointPlan {
     HfLoadStats out = stats_;
     std::string all;
     for (const auto& [name, record] : fingerprint_records_) all += record;
-    out.fingerprint = spec::sha256_hex(all);
+    out.fingerprint = io::sha256_hex(all);
     return out;
   }
 
