@@ -1,5 +1,5 @@
 // Fuzz target: the JSON files of a Hugging Face folder that ftbench reads before any tensor:
-// config.json (hf::parse_hf_config, read by the spec loader for model.checkpoint),
+// config.json (spec::parse_hf_config, read by the spec loader for model.checkpoint),
 // model.safetensors.index.json (hf::parse_shard_index) and a PEFT adapter's
 // adapter_config.json (hf::parse_peft_adapter_config, `ftbench logits --adapter`). Each input
 // goes through all three. What is accepted must be usable: a config's shape is one the model
@@ -10,20 +10,22 @@
 
 #include "ftbench/hf/hf_config.h"
 #include "ftbench/hf/peft_config.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "fuzz_target.h"
 
 namespace {
 
 namespace hf = ftbench::hf;
+namespace spec = ftbench::spec;
 
 bool check_config(std::string_view text) {
-  hf::HfConfig config;
+  spec::HfConfig config;
   try {
-    config = hf::parse_hf_config(text, "fuzz-config.json");
-  } catch (const hf::HfCheckpointError&) {
+    config = spec::parse_hf_config(text, "fuzz-config.json");
+  } catch (const spec::HfCheckpointError&) {
     return false;
   }
-  const ftbench::spec::ModelSpec& m = config.shape;
+  const spec::ModelSpec& m = config.shape;
   if (m.dim < 1 || m.n_heads < 1 || m.n_kv_heads < 1 || m.dim % m.n_heads != 0 ||
       m.n_heads % m.n_kv_heads != 0 || m.n_layers < 1 || m.ffn_dim < 1 || m.vocab_size < 1) {
     throw std::logic_error("an accepted config.json has a shape the model cannot build");
@@ -32,10 +34,10 @@ bool check_config(std::string_view text) {
   // layer count is absurd; the parser bounds it.
   if (m.n_layers <= 4096) hf::hf_llama_tensors(m);
   const std::string written = hf::hf_config_json(m, "bfloat16");
-  hf::HfConfig back;
+  spec::HfConfig back;
   try {
-    back = hf::parse_hf_config(written, "fuzz-written.json");
-  } catch (const hf::HfCheckpointError& e) {
+    back = spec::parse_hf_config(written, "fuzz-written.json");
+  } catch (const spec::HfCheckpointError& e) {
     throw std::logic_error(std::string("a config.json written by hf_config_json is refused: ") +
                            e.what());
   }
@@ -57,7 +59,7 @@ bool check_index(std::string_view text) {
         throw std::logic_error("an accepted shard index names a file outside the folder: " + file);
       }
     }
-  } catch (const hf::HfCheckpointError&) {
+  } catch (const spec::HfCheckpointError&) {
     return false;
   }
   return true;
@@ -67,7 +69,7 @@ bool check_adapter_config(std::string_view text) {
   hf::PeftAdapterConfig config;
   try {
     config = hf::parse_peft_adapter_config(text, "fuzz-adapter_config.json");
-  } catch (const hf::HfCheckpointError&) {
+  } catch (const spec::HfCheckpointError&) {
     return false;
   }
   if (config.lora.rank < 1 || !(config.lora.alpha > 0.0) || config.lora.targets.empty()) {
@@ -78,7 +80,7 @@ bool check_adapter_config(std::string_view text) {
   hf::PeftAdapterConfig back;
   try {
     back = hf::parse_peft_adapter_config(written, "fuzz-written.json");
-  } catch (const hf::HfCheckpointError& e) {
+  } catch (const spec::HfCheckpointError& e) {
     throw std::logic_error(std::string("an adapter_config.json written by ftbench is refused: ") +
                            e.what());
   }

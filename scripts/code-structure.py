@@ -10,11 +10,12 @@ Usage:
   --json: the figures as JSON; --root DIR: another checkout (the script's own by default)
 
 A module is a folder: src/<module>/ and include/ftbench/<module>/. An include of
-"ftbench/<other>/x.h" is an arrow from the including file's module to <other>. The allowed
+"ftbench/<other>/x.h" is an arrow from the including file's module to <other>, and so is a
+relative include ("../other/x.h") of a file in <other>'s folder. The allowed
 arrows are the "may include" column of the table under "## Modules" in docs/architecture.md:
 one row a module, the modules it may include in backticks. A source that includes LibTorch
 (<ATen/...>, <torch/...>, <c10/...>, directly or through ftbench headers) must be in a torch/
-folder (src/<module>/torch/) or in src/cli_run: the folder decides the target. Some calls are
+folder (src/<module>/torch/): the folder decides the target. Some calls are
 banned from src/ and include/ (BANNED_CALLS says which and why).
 
 Function lengths: Universal Ctags' function definitions (kind f, with their end lines) in src/
@@ -38,10 +39,12 @@ MAX_MEDIAN_FUNCTION_LINES = 10
 MAX_FILE_LINES = 800
 SOURCE_ENDINGS = (".cpp", ".h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"ftbench/([A-Za-z0-9_]+)/[^"]+"', re.M)
+# Any quoted include: one that is not "ftbench/..." is read relative to the including file.
+QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 FTBENCH_HEADER = re.compile(r'^\s*#\s*include\s+"(ftbench/[^"]+)"', re.M)
 TORCH_HEADER = re.compile(r'^\s*#\s*include\s+<(ATen|torch|c10)/', re.M)
 # Sources that are the LibTorch side by their folder; every other source is torch-free.
-TORCH_SIDE = re.compile(r"^src/([a-z_]+/torch|cli_run)/")
+TORCH_SIDE = re.compile(r"^src/[a-z_]+/torch/")
 
 
 def source_files():
@@ -66,6 +69,22 @@ def read(path):
         return f.read()
 
 
+def included_modules(path):
+    """The modules `path` includes: "ftbench/<module>/..." by name, and a relative include
+    ("../cost/price.h") by the folder of the file it names."""
+    text = read(path)
+    targets = INCLUDE.findall(text)
+    for written in QUOTED_INCLUDE.findall(text):
+        if written.startswith("ftbench/"):
+            continue
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), written))
+        if not resolved.startswith(".."):
+            target = module_of(resolved)
+            if target is not None:
+                targets.append(target)
+    return targets
+
+
 def include_arrows(files):
     """{(from, to): [file, ...]} for includes between different modules."""
     arrows = {}
@@ -73,8 +92,8 @@ def include_arrows(files):
         here = module_of(path)
         if here is None:
             continue
-        for target in INCLUDE.findall(read(path)):
-            if target != here:
+        for target in included_modules(path):
+            if target != here and path not in arrows.get((here, target), []):
                 arrows.setdefault((here, target), []).append(path)
     return arrows
 
@@ -146,7 +165,7 @@ def torch_headers(files):
 
 
 def check_torch_side(files):
-    """A source outside a torch/ folder (and outside cli_run) must not include LibTorch."""
+    """A source outside a torch/ folder must not include LibTorch."""
     torch = torch_headers(files)
     problems = []
     for path in files:

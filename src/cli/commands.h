@@ -1,7 +1,7 @@
 // Subcommands of the ftbench executables: each registers its flags and runs one library call.
 //
 // `ftbench` (launcher.cpp) is torch-free: validate, cost, compare and catalog run in it and start
-// instantly; `ftbench run` and `ftbench gemm` exec() ftbench-bin (src/cli_run), which links
+// instantly; `ftbench run` and `ftbench gemm` exec() ftbench-bin (src/cli/torch), which links
 // LibTorch.
 #pragma once
 

@@ -3,25 +3,28 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ftbench/spec/checkpoint_config.h"
+
 namespace ftbench::hf {
 
 using Json = nlohmann::json;
 
 std::map<std::string, std::string> parse_shard_index(std::string_view text,
                                                      const std::string& source) {
-  const Json j = parse_hf_json_object(text, source);
+  const Json j = spec::parse_hf_json_object(text, source);
   if (!j.contains("weight_map") || !j["weight_map"].is_object()) {
-    throw HfCheckpointError(source + ": weight_map: expected an object of tensor name -> file");
+    throw spec::HfCheckpointError(source +
+                                  ": weight_map: expected an object of tensor name -> file");
   }
   std::map<std::string, std::string> out;
   for (const auto& [name, file] : j["weight_map"].items()) {
     if (!file.is_string()) {
-      throw HfCheckpointError(fmt::format("{}: weight_map.\"{}\": expected a file name, found {}",
-                                          source, name, file.dump()));
+      throw spec::HfCheckpointError(fmt::format(
+          "{}: weight_map.\"{}\": expected a file name, found {}", source, name, file.dump()));
     }
     const std::string f = file.get<std::string>();
     if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..") {
-      throw HfCheckpointError(
+      throw spec::HfCheckpointError(
           fmt::format("{}: weight_map.\"{}\": \"{}\" is not a file name in the checkpoint's "
                       "folder",
                       source, name, f));

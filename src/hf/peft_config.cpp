@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/hf/hf_config.h"
+#include "ftbench/spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 namespace {
@@ -40,7 +41,7 @@ class AdapterConfigReader {
   AdapterConfigReader(const Json& j, const std::string& source) : j_(j), source_(source) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw HfCheckpointError(fmt::format("{}: {}: {}", source_, key, message));
+    throw spec::HfCheckpointError(fmt::format("{}: {}: {}", source_, key, message));
   }
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
   const Json& at(const char* key) const { return j_.at(key); }
@@ -83,7 +84,7 @@ const char* hf_module_name(const std::string& slice) {
 }
 
 PeftAdapterConfig parse_peft_adapter_config(std::string_view text, const std::string& source) {
-  const Json j = parse_hf_json_object(text, source);
+  const Json j = spec::parse_hf_json_object(text, source);
   const AdapterConfigReader r(j, source);
 
   if (!r.has("peft_type") || r.at("peft_type") != "LORA") {

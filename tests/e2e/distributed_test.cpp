@@ -263,9 +263,10 @@ TEST_F(DataParallel, SigtermOnOneRankStopsEveryRankAtOneStepAndResumesBitExact) 
 // steps of trace, over a second on a CPU) after the ranks met at the stop's barrier, so no rank
 // waits on it there beyond distributed.timeout_seconds.
 TEST_F(DataParallel, AStopInsideTheProfileWindowEndsEveryRankInterrupted) {
-  const Outcome o = run(2, "-o " + in_dir("p.json") + " --set data.num_examples=640" +
-                               " --set distributed.timeout_seconds=1 --set train.checkpoint.dir=" +
-                               in_dir("ck") + " --profile-steps 3,80 --stop-after-steps 30");
+  const Outcome o =
+      run(2, "-o " + in_dir("p.json") + " --set data.num_examples=640" +
+                 " --set distributed.timeout_seconds=1 --set train.checkpoint.dir=" + in_dir("ck") +
+                 " --profile-steps 3,80 --stop-after-steps 30");
   EXPECT_EQ(o.exit_code, 4) << o.err;
   EXPECT_EQ(o.err.find("barrier failed"), std::string::npos) << o.err;
   const nlohmann::json report = read_json(dir() / "p.json");

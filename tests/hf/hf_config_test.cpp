@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/model/shape_math.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/presets.h"
 
 namespace ftbench::hf {
@@ -45,15 +46,15 @@ constexpr const char* kLlama31_8b = R"({
 
 std::string error_of(const std::string& text) {
   try {
-    parse_hf_config(text, "c.json");
-  } catch (const HfCheckpointError& e) {
+    spec::parse_hf_config(text, "c.json");
+  } catch (const spec::HfCheckpointError& e) {
     return e.what();
   }
   return "";
 }
 
 TEST(HfConfig, Llama31_8bGivesThePresetShape) {
-  const HfConfig c = parse_hf_config(kLlama31_8b, "config.json");
+  const spec::HfConfig c = spec::parse_hf_config(kLlama31_8b, "config.json");
   const spec::ModelSpec preset = *spec::find_preset("llama3.1-8b");
   const spec::ModelSpec& m = c.shape;
   EXPECT_EQ(m.dim, preset.dim);
@@ -97,8 +98,8 @@ TEST(HfConfig, Transformers5RopeParametersGiveTheSameShape) {
   v5["dtype"] = v5["torch_dtype"];
   v5.erase("torch_dtype");
   v5["transformers_version"] = "5.0.0";
-  const HfConfig a = parse_hf_config(kLlama31_8b, "4.json");
-  const HfConfig b = parse_hf_config(v5.dump(), "5.json");
+  const spec::HfConfig a = spec::parse_hf_config(kLlama31_8b, "4.json");
+  const spec::HfConfig b = spec::parse_hf_config(v5.dump(), "5.json");
   EXPECT_EQ(b.shape.rope_theta, 500000.0);
   ASSERT_TRUE(b.shape.rope_scaling.has_value());
   EXPECT_EQ(b.shape.rope_scaling->factor, a.shape.rope_scaling->factor);
@@ -108,7 +109,7 @@ TEST(HfConfig, Transformers5RopeParametersGiveTheSameShape) {
             a.shape.rope_scaling->original_max_position_embeddings);
   EXPECT_EQ(b.torch_dtype, "bfloat16");
   // A plain rotary: rope_type default, its own theta.
-  const HfConfig plain = parse_hf_config(
+  const spec::HfConfig plain = spec::parse_hf_config(
       R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300,
           "max_position_embeddings": 256,
@@ -174,7 +175,7 @@ constexpr const char* kTransformers525Config = R"({
 })";
 
 TEST(HfConfig, ReadsTheConfigTransformers525Writes) {
-  const HfConfig c = parse_hf_config(kTransformers525Config, "config.json");
+  const spec::HfConfig c = spec::parse_hf_config(kTransformers525Config, "config.json");
   const spec::ModelSpec& m = c.shape;
   EXPECT_EQ(m.dim, 64);
   EXPECT_EQ(m.n_layers, 2);
@@ -197,7 +198,7 @@ TEST(HfConfig, ReadsTheConfigTransformers525Writes) {
 }
 
 TEST(HfConfig, DefaultsAsTransformersLlamaConfig) {
-  const HfConfig c = parse_hf_config(
+  const spec::HfConfig c = spec::parse_hf_config(
       R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 300,
           "max_position_embeddings": 256, "tie_word_embeddings": true,
@@ -257,7 +258,7 @@ TEST(HfConfig, ShardIndexMapsTensorsToFilesInTheFolder) {
        {R"({"weight_map": {"a": "../x.safetensors"}})", R"({"weight_map": {"a": "/etc/passwd"}})",
         R"({"weight_map": {"a": ".."}})", R"({"weight_map": {"a": 3}})", R"({"weight_map": []})",
         R"([])"}) {
-    EXPECT_THROW(parse_shard_index(bad, "i.json"), HfCheckpointError) << bad;
+    EXPECT_THROW(parse_shard_index(bad, "i.json"), spec::HfCheckpointError) << bad;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/hf/hf_config.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/presets.h"
 
 namespace ftbench::hf {
@@ -51,7 +52,7 @@ constexpr const char* kPeftAdapterConfig = R"({
 std::string error_of(const Json& config) {
   try {
     parse_peft_adapter_config(config.dump(), "a/adapter_config.json");
-  } catch (const HfCheckpointError& e) {
+  } catch (const spec::HfCheckpointError& e) {
     return e.what();
   }
   return "";
@@ -167,7 +168,7 @@ TEST(PeftConfig, RefusesWhatItCannotApplyAsPeftWould) {
     try {
       parse_peft_adapter_config("{\"r\": 4,", "a/adapter_config.json");
       FAIL() << "no error";
-    } catch (const HfCheckpointError& e) {
+    } catch (const spec::HfCheckpointError& e) {
       EXPECT_EQ(std::string(e.what()).rfind(f + "not valid JSON: ", 0), 0u) << e.what();
     }
   }
@@ -316,7 +317,8 @@ TEST(PeftConfig, HfConfigJsonRoundTripsThroughParseHfConfig) {
   for (const char* preset : {"llama3.1-8b", "llama3.2-1b", "llama2-7b", "tiny"}) {
     SCOPED_TRACE(preset);
     const spec::ModelSpec shape = *spec::find_preset(preset);
-    const HfConfig back = parse_hf_config(hf_config_json(shape, "bfloat16"), "config.json");
+    const spec::HfConfig back =
+        spec::parse_hf_config(hf_config_json(shape, "bfloat16"), "config.json");
     expect_same_shape(shape, back.shape);
     EXPECT_EQ(back.torch_dtype, "bfloat16");
   }
@@ -328,7 +330,7 @@ TEST(PeftConfig, HfConfigJsonRoundTripsThroughParseHfConfig) {
   odd.tie_embeddings = !odd.tie_embeddings;
   odd.rope_scaling = spec::RopeScaling{0.1 + 0.2, 1.0 / 3.0, 4.25, 256};
   const std::string text = hf_config_json(odd, "float32");
-  expect_same_shape(odd, parse_hf_config(text, "config.json").shape);
+  expect_same_shape(odd, spec::parse_hf_config(text, "config.json").shape);
   EXPECT_NE(text.find("\"rms_norm_eps\": 1e-05,"), std::string::npos) << text;
   EXPECT_NE(text.find("\"rope_type\": \"llama3\""), std::string::npos) << text;
 }

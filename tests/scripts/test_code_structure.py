@@ -60,6 +60,20 @@ class IncludeCheck(unittest.TestCase):
             self.assertEqual(figures["modules"], 3)
             self.assertEqual(figures["module_arrows"], 2)  # version.h is no module
 
+    def test_a_relative_include_into_another_module_is_an_arrow_too(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "src/cost/price.h": "#pragma once\n",
+                "src/cost/price.cpp": '#include "price.h"\n',
+                "src/text/words.h": '#include "../cost/price.h"\n',
+                "src/report/report.cpp": '#include "./../text/words.h"\n',
+            })
+            code, figures = check(root)
+            self.assertEqual(code, 1, figures)
+            self.assertEqual(figures["module_arrows"], 2)  # price.h in its own folder: none
+            self.assertEqual(figures["problems"], [
+                "text may not include cost (docs/architecture.md), but src/text/words.h does"])
+
     def test_a_cycle_and_an_include_the_table_refuses_fail(self):
         with tempfile.TemporaryDirectory() as root:
             make_tree(root, {

@@ -1,5 +1,5 @@
-// A Hugging Face Llama checkpoint folder, the torch-free part: config.json to a model shape
-// (spec/checkpoint_config.h, which the spec loader reads for model.checkpoint),
+// A Hugging Face Llama checkpoint folder, the torch-free part besides config.json (whose reader,
+// spec/checkpoint_config.h, is the spec loader's, for model.checkpoint):
 // model.safetensors.index.json to the shard of each tensor, and the names of the tensors HF
 // writes for a shape. The LibTorch side (hf/hf_load.h) copies the tensors in.
 #pragma once
@@ -10,17 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::hf {
-
-// The config.json reader (spec/checkpoint_config.h), under hf's names.
-using spec::HfCheckpointError;
-using spec::HfConfig;
-using spec::parse_hf_config;
-using spec::parse_hf_json_object;
-using spec::read_hf_file;
 
 // model.safetensors.index.json: tensor name -> shard file name. File names must be plain names
 // in the same folder (no '/' and no ".."), and every shard named must be listed once per tensor.

@@ -17,6 +17,7 @@
 #include "ftbench/error.h"
 #include "ftbench/io/output_file.h"
 #include "ftbench/model/llama.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::hf {
@@ -47,12 +48,12 @@ ExportStats write_peft_adapter(model::Llama& model, const spec::ModelSpec& shape
 // Reads the PEFT adapter folder `dir` into the model's adapters (converted to the adapter
 // parameters' dtype and device). The adapter's config must ask for `lora`'s rank, alpha and
 // targets (dropout, a training setting, is not compared), and the model must have been built
-// with `lora`: else HfCheckpointError naming what differs. Every key of adapter_model.safetensors
-// is checked before any is copied, so a refused adapter leaves the model as it was: an
-// unexpected key, a targeted module without its lora_A or lora_B, a wrong shape, a dtype other
-// than F32, F16 or BF16 -> HfCheckpointError naming the file and the key. With lm_head targeted,
-// base_model.model.lm_head.base_layer.weight, which peft's save_pretrained adds then, replaces
-// the model's LM head weight (with tied embeddings, the embedding too), as
+// with `lora`: else spec::HfCheckpointError naming what differs. Every key of
+// adapter_model.safetensors is checked before any is copied, so a refused adapter leaves the model
+// as it was: an unexpected key, a targeted module without its lora_A or lora_B, a wrong shape, a
+// dtype other than F32, F16 or BF16 -> spec::HfCheckpointError naming the file and the key. With
+// lm_head targeted, base_model.model.lm_head.base_layer.weight, which peft's save_pretrained adds
+// then, replaces the model's LM head weight (with tied embeddings, the embedding too), as
 // PeftModel.from_pretrained replaces it.
 void load_peft_adapter(model::Llama& model, const spec::ModelSpec& shape,
                        const spec::LoraSpec& lora, const std::string& dir);

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/run_spec.h"
 
 namespace ftbench::hf {
@@ -17,7 +18,7 @@ struct PeftAdapterConfig {
 
 // adapter_config.json -> LoraSpec: rank = r, alpha = lora_alpha, dropout = lora_dropout (0 when
 // absent), targets mapped from HF module names (q_proj -> q, ..., lm_head -> output) in
-// ftbench's order q, k, v, o, gate, up, down, output. Refuses, with HfCheckpointError
+// ftbench's order q, k, v, o, gate, up, down, output. Refuses, with spec::HfCheckpointError
 // "<source>: <key>: expected ..., found ...", what PEFT would apply differently from
 // W + (lora_alpha / r) B A on those modules: peft_type other than "LORA", r not an integer
 // >= 1, lora_alpha not a number > 0, lora_dropout not in [0, 1), target_modules not a non-empty
@@ -35,8 +36,8 @@ PeftAdapterConfig parse_peft_adapter_config(std::string_view text, const std::st
 std::string peft_adapter_config_json(const spec::LoraSpec& lora, const std::string& base_model);
 
 // config.json of a LlamaForCausalLM of `shape` (keys sorted, two-space indent, as transformers'
-// save_pretrained): the inverse of parse_hf_config for the shape keys, so that
-// parse_hf_config(hf_config_json(s, d)).shape has s's shape (doubles written to round-trip
+// save_pretrained): the inverse of spec::parse_hf_config for the shape keys, so that
+// spec::parse_hf_config(hf_config_json(s, d)).shape has s's shape (doubles written to round-trip
 // exactly) and torch_dtype d ("float32", "bfloat16", "float16"). No bos/eos token ids: the
 // shape does not carry them. Ends with a newline.
 std::string hf_config_json(const spec::ModelSpec& shape, const std::string& torch_dtype);

@@ -16,6 +16,7 @@
 #include "ftbench/io/sha256.h"
 #include "ftbench/model/safetensors_dtype.h"
 #include "ftbench/spec/canonical.h"
+#include "ftbench/spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 using model::DecoderLayer;
@@ -79,14 +80,14 @@ std::pair<std::vector<std::string>, std::map<std::string, std::string>> checkpoi
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
     std::map<std::string, std::string> shard_of =
-        parse_shard_index(read_hf_file(index_path.string()), index_path.string());
+        parse_shard_index(spec::read_hf_file(index_path.string()), index_path.string());
     // In file-name order (model-00001-of-0000N first).
     std::set<std::string> names;
     for (const auto& [name, file] : shard_of) names.insert(file);
     return {std::vector<std::string>(names.begin(), names.end()), shard_of};
   }
   if (fs::exists(fs::path(dir) / "model.safetensors", ec)) return {{"model.safetensors"}, {}};
-  throw HfCheckpointError(fmt::format(
+  throw spec::HfCheckpointError(fmt::format(
       "{}: no model.safetensors or model.safetensors.index.json (a Hugging Face checkpoint "
       "folder in safetensors format is expected)",
       dir));
@@ -112,7 +113,7 @@ class CheckpointPlan {
     try {
       readers_.push_back(std::make_unique<io::SafetensorsReader>(path));
     } catch (const io::SafetensorsError& e) {
-      throw HfCheckpointError(e.what());
+      throw spec::HfCheckpointError(e.what());
     }
     ++stats_.files;
     for (const io::TensorInfo& t : readers_.back()->index().tensors) {
@@ -134,7 +135,7 @@ class CheckpointPlan {
     }
     if (missing.empty()) return;
     const size_t shown = std::min<size_t>(missing.size(), 4);
-    throw HfCheckpointError(fmt::format(
+    throw spec::HfCheckpointError(fmt::format(
         "{}: {} tensor{} missing: {}{}", dir, missing.size(), missing.size() == 1 ? "" : "s",
         fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
         missing.size() > shown ? ", ..." : ""));
@@ -180,32 +181,32 @@ class CheckpointPlan {
                   const std::map<std::string, std::string>& shard_of, const io::TensorInfo& t) {
     const auto dest = where_.find(t.name);
     if (dest == where_.end()) {
-      throw HfCheckpointError(fmt::format(
+      throw spec::HfCheckpointError(fmt::format(
           "{}: unexpected tensor \"{}\": not part of a Llama of this config.json's shape", path,
           t.name));
     }
     if (!shard_of.empty()) {
       const auto listed = shard_of.find(t.name);
       if (listed == shard_of.end()) {
-        throw HfCheckpointError(fmt::format(
+        throw spec::HfCheckpointError(fmt::format(
             "{}: tensor \"{}\" is not in the index (model.safetensors.index.json)", path, t.name));
       }
       if (listed->second != file) {
-        throw HfCheckpointError(fmt::format("{}: tensor \"{}\" is in {}, the index says {}", path,
-                                            t.name, file, listed->second));
+        throw spec::HfCheckpointError(fmt::format("{}: tensor \"{}\" is in {}, the index says {}",
+                                                  path, t.name, file, listed->second));
       }
     }
     if (!loaded_.insert(t.name).second) {
-      throw HfCheckpointError(fmt::format("{}: tensor \"{}\" appears twice", path, t.name));
+      throw spec::HfCheckpointError(fmt::format("{}: tensor \"{}\" appears twice", path, t.name));
     }
     const std::vector<int64_t>& want = expected_.at(t.name);
     if (t.shape != want) {
-      throw HfCheckpointError(
+      throw spec::HfCheckpointError(
           fmt::format("{}: tensor \"{}\" has shape [{}], config.json implies [{}]", path, t.name,
                       fmt::join(t.shape, ", "), fmt::join(want, ", ")));
     }
     if (model::weight_scalar_type(t.dtype) == at::ScalarType::Undefined) {
-      throw HfCheckpointError(
+      throw spec::HfCheckpointError(
           fmt::format("{}: tensor \"{}\" is {}; expected F32, F16 or BF16", path, t.name, t.dtype));
     }
     plan_.push_back(

@@ -23,6 +23,7 @@
 #include "ftbench/io/remove_tree.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/model/safetensors_dtype.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/text/spellings.h"
 
 namespace ftbench::hf {
@@ -263,7 +264,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   check_shape(model, shape, "load_peft_adapter");  // tensor shapes come from its adapters
   const fs::path config_path = fs::path(dir) / kAdapterConfig;
   const PeftAdapterConfig config =
-      parse_peft_adapter_config(read_hf_file(config_path.string()), config_path.string());
+      parse_peft_adapter_config(spec::read_hf_file(config_path.string()), config_path.string());
   std::vector<std::string> differences;
   if (config.lora.rank != lora.rank) {
     differences.push_back(
@@ -295,8 +296,8 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
                                       fmt::join(hf_names(ordered), ", ")));
   }
   if (!differences.empty()) {
-    throw HfCheckpointError(fmt::format("{}: the adapter does not fit the model's LoRA: {}",
-                                        config_path.string(), fmt::join(differences, "; ")));
+    throw spec::HfCheckpointError(fmt::format("{}: the adapter does not fit the model's LoRA: {}",
+                                              config_path.string(), fmt::join(differences, "; ")));
   }
 
   // Every expected key: its destination parameter.
@@ -305,7 +306,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   for (const AdapterSlot& slot : adapter_slots(model)) {
     const std::string mismatch = slot_mismatch(slot, lora);
     if (!mismatch.empty()) {
-      throw HfCheckpointError(
+      throw spec::HfCheckpointError(
           fmt::format("{}: the model was not built with the adapter's LoRA: {}", dir, mismatch));
     }
     if (!slot.linear->lora_a[slot.slice].defined()) continue;
@@ -324,7 +325,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   try {
     reader = std::make_unique<io::SafetensorsReader>(path);
   } catch (const io::SafetensorsError& e) {
-    throw HfCheckpointError(e.what());
+    throw spec::HfCheckpointError(e.what());
   }
   // Check every key before copying any, so that a refused adapter leaves the model unchanged.
   std::vector<std::pair<const io::TensorInfo*, at::Tensor>> copies;
@@ -332,7 +333,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
     const auto dest = destination.find(t.name);
     if (dest == destination.end()) {
       const bool named = t.name.find(".default.") != std::string::npos;
-      throw HfCheckpointError(fmt::format(
+      throw spec::HfCheckpointError(fmt::format(
           "{}: unexpected key \"{}\": expected {}<module>.lora_A.weight or .lora_B.weight of a "
           "targeted module (target_modules: {}){}",
           path, t.name, kPeftPrefix, fmt::join(targeted_modules, ", "),
@@ -342,11 +343,12 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
     }
     const std::vector<int64_t> want = dest->second.sizes().vec();
     if (t.shape != want) {
-      throw HfCheckpointError(fmt::format("{}: key \"{}\" has shape [{}], expected [{}]", path,
-                                          t.name, fmt::join(t.shape, ", "), fmt::join(want, ", ")));
+      throw spec::HfCheckpointError(fmt::format("{}: key \"{}\" has shape [{}], expected [{}]",
+                                                path, t.name, fmt::join(t.shape, ", "),
+                                                fmt::join(want, ", ")));
     }
     if (model::weight_scalar_type(t.dtype) == at::ScalarType::Undefined) {
-      throw HfCheckpointError(
+      throw spec::HfCheckpointError(
           fmt::format("{}: key \"{}\" is {}; expected F32, F16 or BF16", path, t.name, t.dtype));
     }
     copies.emplace_back(&t, dest->second);
@@ -357,7 +359,7 @@ void load_peft_adapter(Llama& model, const spec::ModelSpec& shape, const spec::L
   }
   if (!missing.empty()) {
     const size_t shown = std::min<size_t>(missing.size(), 4);
-    throw HfCheckpointError(fmt::format(
+    throw spec::HfCheckpointError(fmt::format(
         "{}: {} key{} missing: {}{}", path, missing.size(), missing.size() == 1 ? "" : "s",
         fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
         missing.size() > shown ? ", ..." : ""));
@@ -455,7 +457,7 @@ std::pair<std::string, std::vector<std::pair<std::string, std::string>>> merged_
   std::error_code ec;
   if (fs::is_regular_file(from / "config.json", ec)) {
     const nlohmann::json source = nlohmann::json::parse(
-        read_hf_file((from / "config.json").string()), nullptr, /*allow_exceptions=*/false);
+        spec::read_hf_file((from / "config.json").string()), nullptr, /*allow_exceptions=*/false);
     nlohmann::json merged = nlohmann::json::parse(config);
     bool changed = false;
     // max_position_embeddings too: the spec's max_seq_len may have sized the rotary table
@@ -473,7 +475,7 @@ std::pair<std::string, std::vector<std::pair<std::string, std::string>>> merged_
        {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
         "special_tokens_map.json", "tokenizer.model", "added_tokens.json", "chat_template.jinja"}) {
     if (fs::is_regular_file(from / name, ec)) {
-      copied.emplace_back(name, read_hf_file((from / name).string()));
+      copied.emplace_back(name, spec::read_hf_file((from / name).string()));
     }
   }
   return {config, copied};

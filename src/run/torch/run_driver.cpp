@@ -24,6 +24,7 @@
 #include "ftbench/report/run_status.h"
 #include "ftbench/report/summary_text.h"
 #include "ftbench/spec/canonical.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/choices.h"
 #include "ftbench/spec/derived.h"
 #include "ftbench/spec/spec_error.h"
@@ -373,7 +374,7 @@ void RunDriver::record_failure(const std::exception& e) {
   if (!context_.lead() || keep_interrupted_report ||
       dynamic_cast<const train::CheckpointError*>(&e) != nullptr ||
       dynamic_cast<const dist::LaunchError*>(&e) != nullptr ||
-      dynamic_cast<const hf::HfCheckpointError*>(&e) != nullptr) {
+      dynamic_cast<const spec::HfCheckpointError*>(&e) != nullptr) {
     return;
   }
   try {

@@ -21,6 +21,7 @@
 #include "ftbench/io/safetensors.h"
 #include "ftbench/io/whole_file.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/spec/spec_error.h"
 #include "ftbench/train/checkpoint_files.h"
 #include "ftbench/train/oom_fallback.h"
@@ -67,7 +68,7 @@ TEST(ExitCodes, BadInputIsTwo) {
       {"SweepError", throws<bench::SweepError>("m")},
       {"GemmFileError", throws<bench::GemmFileError>("m")},
       {"CatalogError", throws<cost::CatalogError>("m")},
-      {"HfCheckpointError", throws<hf::HfCheckpointError>("m")},
+      {"HfCheckpointError", throws<spec::HfCheckpointError>("m")},
       {"CheckpointError", throws<train::CheckpointError>("m")},
       {"FileReadError", [] { throw io::FileReadError("f.json", "m"); }},
   };

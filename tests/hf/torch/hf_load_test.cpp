@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ftbench/report/report_io.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "numpy_reference_test.h"
 
 namespace ftbench::hf {
@@ -42,8 +43,8 @@ TEST_F(HfLoad, LogitsMatchTheNumpyReference) {
     ftbench::io::remove_tree(ck);
     ASSERT_EQ(python("hf_checkpoint.py' make '" + ck.string() + "' " + kShape + " " + variant), 0)
         << log();
-    const HfConfig config = parse_hf_config(report::read_whole_file((ck / "config.json").string()),
-                                            (ck / "config.json").string());
+    const spec::HfConfig config = spec::parse_hf_config(
+        report::read_whole_file((ck / "config.json").string()), (ck / "config.json").string());
     spec::LoraSpec lora;
     lora.rank = 4;
     lora.targets = {"q", "v"};
@@ -91,14 +92,14 @@ TEST_F(HfLoad, MalformedCheckpointsGetClearErrors) {
   const fs::path ck = dir_ / "ck";
   ASSERT_EQ(python("hf_checkpoint.py' make '" + ck.string() + "' " + kShape + " --shards 2"), 0)
       << log();
-  const HfConfig config =
-      parse_hf_config(report::read_whole_file((ck / "config.json").string()), "config.json");
+  const spec::HfConfig config =
+      spec::parse_hf_config(report::read_whole_file((ck / "config.json").string()), "config.json");
   spec::LoraSpec lora;
   auto error_of = [&](const spec::ModelSpec& shape) {
     Llama model(shape, lora, 64, at::kCPU);
     try {
       load_hf_weights(model, ck.string(), shape);
-    } catch (const HfCheckpointError& e) {
+    } catch (const spec::HfCheckpointError& e) {
       return std::string(e.what());
     }
     return std::string();

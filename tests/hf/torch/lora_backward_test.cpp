@@ -34,6 +34,7 @@
 #include "ftbench/hf/peft_adapter.h"
 #include "ftbench/model/llama.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "ftbench/train/trainer.h"
 #include "numpy_reference_test.h"
 
@@ -113,8 +114,8 @@ class LoraBackward : public NumpyReferenceTest, public ::testing::WithParamInter
   void prepare(std::vector<std::string> targets) {
     const fs::path ck = dir_ / "ck";
     ASSERT_EQ(python("hf_checkpoint.py' make '" + ck.string() + "' " + kShape), 0) << log();
-    const HfConfig config = parse_hf_config(report::read_whole_file((ck / "config.json").string()),
-                                            (ck / "config.json").string());
+    const spec::HfConfig config = spec::parse_hf_config(
+        report::read_whole_file((ck / "config.json").string()), (ck / "config.json").string());
     spec_.model = config.shape;
     spec_.model.checkpoint = ck.string();
     spec_.lora.rank = 4;

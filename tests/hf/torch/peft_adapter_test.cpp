@@ -26,6 +26,7 @@
 #include "ftbench/hf/peft_config.h"
 #include "ftbench/io/safetensors.h"
 #include "ftbench/report/report_io.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "numpy_reference_test.h"
 
 namespace ftbench::hf {
@@ -56,11 +57,11 @@ class PeftAdapter : public NumpyReferenceTest {
     return python(args + " --logits '" + logits_file.string() + "'");
   }
 
-  HfConfig make_checkpoint(const fs::path& ck, const std::string& variant) {
+  spec::HfConfig make_checkpoint(const fs::path& ck, const std::string& variant) {
     EXPECT_EQ(python("hf_checkpoint.py' make '" + ck.string() + "' " + kShape + " " + variant), 0)
         << log();
-    return parse_hf_config(report::read_whole_file((ck / "config.json").string()),
-                           (ck / "config.json").string());
+    return spec::parse_hf_config(report::read_whole_file((ck / "config.json").string()),
+                                 (ck / "config.json").string());
   }
 };
 
@@ -155,7 +156,7 @@ TEST_F(PeftAdapter, ExportedAdapterAndMergedModelGiveTheTrainedLogits) {
       ftbench::io::remove_tree(dir_ / sub);
     }
     const fs::path ck = dir_ / "ck";
-    const HfConfig config = make_checkpoint(ck, variant.checkpoint);
+    const spec::HfConfig config = make_checkpoint(ck, variant.checkpoint);
     const spec::ModelSpec& shape = config.shape;
     const spec::LoraSpec lora = lora_on(variant.targets);
     Llama model = load_model(ck, shape, lora, 3);
@@ -226,7 +227,7 @@ TEST_F(PeftAdapter, ExportedAdapterAndMergedModelGiveTheTrainedLogits) {
       EXPECT_EQ(shard_files.count(name), 1u) << name;
       EXPECT_LE(io::SafetensorsReader((merged / name).string()).file_bytes(), 150'000u + 4096u);
     }
-    const HfConfig merged_config = parse_hf_config(
+    const spec::HfConfig merged_config = spec::parse_hf_config(
         report::read_whole_file((merged / "config.json").string()), "merged/config.json");
     const bool head_adapted = lora.targets.back() == "output";
     EXPECT_EQ(merged_config.shape.tie_embeddings, shape.tie_embeddings && !head_adapted);
@@ -263,7 +264,7 @@ TEST_F(PeftAdapter, ExportedAdapterAndMergedModelGiveTheTrainedLogits) {
 
 TEST_F(PeftAdapter, AdaptersOfAnotherDtypeRoundTrip) {
   const fs::path ck = dir_ / "ck";
-  const HfConfig config = make_checkpoint(ck, "--dtype bfloat16 --shards 1");
+  const spec::HfConfig config = make_checkpoint(ck, "--dtype bfloat16 --shards 1");
   spec::LoraSpec lora = lora_on({"q", "down", "output"});
   lora.dtype = "bf16";
   Llama model = load_model(ck, config.shape, lora, 5);
@@ -281,7 +282,7 @@ TEST_F(PeftAdapter, AdaptersOfAnotherDtypeRoundTrip) {
 
 TEST_F(PeftAdapter, ExistingFolderIsKeptUnlessReplacingAndFailedWritesLeaveNothing) {
   const fs::path ck = dir_ / "ck";
-  const HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
+  const spec::HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
   const spec::LoraSpec lora = lora_on({"q", "v"});
   Llama model = load_model(ck, config.shape, lora, 3);
   const fs::path out = dir_ / "out" / "adapter";
@@ -368,7 +369,7 @@ void rewrite_adapter(const fs::path& from, const fs::path& to,
 // HfLibraries, has a folder peft itself wrote).
 TEST_F(PeftAdapter, TheLmHeadBaseWeightPeftSavesWithAHeadAdapterReplacesTheHead) {
   const fs::path ck = dir_ / "ck";
-  const HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
+  const spec::HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
   const spec::ModelSpec& shape = config.shape;
   const spec::LoraSpec lora = lora_on({"q", "output"});
   Llama model = load_model(ck, shape, lora, 3);
@@ -386,7 +387,7 @@ TEST_F(PeftAdapter, TheLmHeadBaseWeightPeftSavesWithAHeadAdapterReplacesTheHead)
     Llama m = load_model(ck, shape, l, 8);
     try {
       load_peft_adapter(m, shape, l, adapter.string());
-    } catch (const HfCheckpointError& e) {
+    } catch (const spec::HfCheckpointError& e) {
       return std::string(e.what());
     }
     return std::string("no error");
@@ -429,7 +430,7 @@ TEST_F(PeftAdapter, TheLmHeadBaseWeightPeftSavesWithAHeadAdapterReplacesTheHead)
 
 TEST_F(PeftAdapter, BadAdaptersAreRefusedNamingFileAndKey) {
   const fs::path ck = dir_ / "ck";
-  const HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
+  const spec::HfConfig config = make_checkpoint(ck, "--dtype float32 --shards 1");
   const spec::ModelSpec& shape = config.shape;
   const spec::LoraSpec lora = lora_on({"q", "v"});
   Llama model = load_model(ck, shape, lora, 3);
@@ -441,7 +442,7 @@ TEST_F(PeftAdapter, BadAdaptersAreRefusedNamingFileAndKey) {
   auto error_of = [&](const fs::path& adapter, const spec::LoraSpec& l, Llama& m) {
     try {
       load_peft_adapter(m, shape, l, adapter.string());
-    } catch (const HfCheckpointError& e) {
+    } catch (const spec::HfCheckpointError& e) {
       return std::string(e.what());
     }
     return std::string("no error");

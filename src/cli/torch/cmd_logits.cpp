@@ -23,6 +23,7 @@
 #include "ftbench/io/output_file.h"
 #include "ftbench/io/output_rules.h"
 #include "ftbench/model/llama.h"
+#include "ftbench/spec/checkpoint_config.h"
 #include "run_command.h"
 
 namespace ftbench::cli {
@@ -100,13 +101,14 @@ Action add_logits_command(CLI::App& app) {
       io::check_writable(f->output, f->force);
     }
     const std::string config_path = f->checkpoint + "/config.json";
-    spec::ModelSpec shape = hf::parse_hf_config(hf::read_hf_file(config_path), config_path).shape;
+    spec::ModelSpec shape =
+        spec::parse_hf_config(spec::read_hf_file(config_path), config_path).shape;
     shape.dtype = f->dtype;
     spec::LoraSpec lora;
     lora.targets.clear();
     if (!f->adapter.empty()) {
       const std::string path = f->adapter + "/adapter_config.json";
-      lora = hf::parse_peft_adapter_config(hf::read_hf_file(path), path).lora;
+      lora = hf::parse_peft_adapter_config(spec::read_hf_file(path), path).lora;
     }
     const std::vector<std::vector<int64_t>> rows = parse_ids(f->ids, shape.vocab_size);
     const auto batch = static_cast<int64_t>(rows.size());

@@ -1,7 +1,7 @@
 // The commands that need LibTorch: `ftbench run`, `ftbench gemm` and `ftbench logits`.
 #pragma once
 
-#include "../cli/commands.h"
+#include "../commands.h"
 #include "ftbench/metrics/process_clock.h"
 #include "ftbench/spec/run_spec.h"
 #include "ftbench/train/stop_signals.h"

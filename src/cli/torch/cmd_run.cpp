@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "../cli/inputs.h"
+#include "../inputs.h"
 #include "ftbench/bench/gemm_result.h"
 #include "ftbench/cost/catalog.h"
 #include "ftbench/cost/estimate.h"
