@@ -1,4 +1,4 @@
-# Which compiler builds ftbench's own GPU kernels (model/gpu_kernels.h,
+# Which compiler builds ftbench's own GPU kernels (model/torch/gpu_kernels.h,
 # src/model/torch/cuda/*.cu): FTBENCH_GPU_KERNEL_LANGUAGE is CUDA in a CUDA build of LibTorch with
 # nvcc, HIP in a ROCm build with CMake's HIP language (CMake >= 3.21, hipcc's clang), and empty
 # otherwise (a CPU build, no such compiler, or -DFTBENCH_GPU_KERNELS=OFF), where
@@ -14,7 +14,7 @@
 # CUDA 13 builds nothing below 75). A ROCm LibTorch's LoadHIP.cmake enables HIP with its
 # PYTORCH_ROCM_ARCH.
 option(FTBENCH_GPU_KERNELS
-       "Compile ftbench's own GPU kernels (model/gpu_kernels.h) in a CUDA or ROCm build of LibTorch"
+       "Compile ftbench's own GPU kernels (model/torch/gpu_kernels.h) in a CUDA or ROCm build of LibTorch"
        ON)
 set(FTBENCH_GPU_KERNEL_LANGUAGE "")
 set(FTBENCH_GPU_KERNEL_CUDA_ARCHITECTURES "")

@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
-#include "ftbench/report/report.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/train/checkpoint_files.h"
 #include "fuzz_target.h"
+#include "report/report.h"
+#include "report/report_io.h"
+#include "train/checkpoint_files.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace train = ftbench::train;

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/file_dataset.h"
+#include "data/byte_tokenizer.h"
+#include "data/file_dataset.h"
 #include "fuzz_target.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ftbench/bench/gemm_result.h"
+#include "bench/gemm_result.h"
 #include "fuzz_target.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {

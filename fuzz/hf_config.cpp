@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "ftbench/hf/hf_config.h"
-#include "ftbench/hf/peft_config.h"
-#include "ftbench/spec/checkpoint_config.h"
 #include "fuzz_target.h"
+#include "hf/hf_config.h"
+#include "hf/peft_config.h"
+#include "spec/checkpoint_config.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/data/hf_tokenizer.h"
+#include "data/hf_tokenizer.h"
 #include "fuzz_target.h"
 
 namespace {

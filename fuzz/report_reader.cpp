@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "ftbench/report/report_io.h"
-#include "ftbench/report/summary_text.h"
 #include "fuzz_target.h"
+#include "report/report_io.h"
+#include "report/summary_text.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

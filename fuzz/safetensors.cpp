@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "ftbench/io/safetensors.h"
 #include "fuzz_target.h"
+#include "io/safetensors.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace io = ftbench::io;

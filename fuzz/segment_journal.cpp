@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "ftbench/train/checkpoint_files.h"
 #include "fuzz_target.h"
+#include "train/checkpoint_files.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace train = ftbench::train;

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ftbench/data/sentencepiece_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
 #include "fuzz_target.h"
 
 namespace {

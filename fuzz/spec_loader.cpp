@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/spec_loader.h"
 #include "fuzz_target.h"
+#include "spec/canonical.h"
+#include "spec/spec_loader.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);

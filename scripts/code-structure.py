@@ -9,14 +9,17 @@ Usage:
                                        only the module includes (no ctags; ctest runs this)
   --json: the figures as JSON; --root DIR: another checkout (the script's own by default)
 
-A module is a folder: src/<module>/ and include/ftbench/<module>/. An include of
-"ftbench/<other>/x.h" is an arrow from the including file's module to <other>, and so is a
-relative include ("../other/x.h") of a file in <other>'s folder. The allowed
-arrows are the "may include" column of the table under "## Modules" in docs/architecture.md:
-one row a module, the modules it may include in backticks. A source that includes LibTorch
-(<ATen/...>, <torch/...>, <c10/...>, directly or through ftbench headers) must be in a torch/
-folder (src/<module>/torch/): the folder decides the target. Some calls are
-banned from src/ and include/ (BANNED_CALLS says which and why).
+A module is a folder of src/: src/<module>/, its headers beside its sources, its LibTorch side
+in src/<module>/torch/. Every include is written from src/ ("cost/catalog.h"); one that names a
+file of another module is an arrow from the including file's module to that one (an include
+written relative to the including file, "../cost/price.h", too). The allowed arrows are the "may
+include" column of the table under "## Modules" in docs/architecture.md: one row a module, the
+modules it may include in backticks; every module may include `util` (the error kinds, the
+version). A source or header that includes LibTorch (<ATen/...>, <torch/...>, <c10/...>,
+directly or through ftbench headers) must be in a torch/ folder: the folder decides the target.
+Some calls are banned from src/ (BANNED_CALLS says which and why). The layout before issue 41
+(headers in include/ftbench/<module>/, included as "ftbench/<module>/x.h") is still read, for
+--root on an older checkout.
 
 Function lengths: Universal Ctags' function definitions (kind f, with their end lines) in src/
 and include/, lambdas counted inside the function that holds them; a function's length is
@@ -38,10 +41,8 @@ MAX_FUNCTION_LINES = 120
 MAX_MEDIAN_FUNCTION_LINES = 10
 MAX_FILE_LINES = 800
 SOURCE_ENDINGS = (".cpp", ".h")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"ftbench/([A-Za-z0-9_]+)/[^"]+"', re.M)
 # Any quoted include: one that is not "ftbench/..." is read relative to the including file.
 QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-FTBENCH_HEADER = re.compile(r'^\s*#\s*include\s+"(ftbench/[^"]+)"', re.M)
 TORCH_HEADER = re.compile(r'^\s*#\s*include\s+<(ATen|torch|c10)/', re.M)
 # Sources that are the LibTorch side by their folder; every other source is torch-free.
 TORCH_SIDE = re.compile(r"^src/[a-z_]+/torch/")
@@ -55,13 +56,31 @@ def source_files():
     return sorted(os.path.relpath(p, ROOT) for p in out)
 
 
+# Everyone's module: any module may include it.
+EVERYONES = "util"
+
+
 def module_of(path):
     parts = path.split("/")
     if parts[0] == "src" and len(parts) > 2:
         return parts[1]
     if parts[:2] == ["include", "ftbench"] and len(parts) > 3:
         return parts[2]
-    return None  # include/ftbench/version.h: everyone's
+    return None  # include/ftbench/version.h (the layout before issue 41): everyone's
+
+
+def resolve_include(path, written):
+    """The checkout's file that `path`'s #include "written" names, or None: "ftbench/..." in
+    include/ (the old layout), else beside `path`, else from src/."""
+    if written.startswith("ftbench/"):
+        candidates = [os.path.join("include", written)]
+    else:
+        candidates = [os.path.normpath(os.path.join(os.path.dirname(path), written)),
+                      os.path.join("src", written)]
+    for candidate in candidates:
+        if not candidate.startswith("..") and os.path.isfile(os.path.join(ROOT, candidate)):
+            return candidate
+    return None
 
 
 def read(path):
@@ -69,30 +88,35 @@ def read(path):
         return f.read()
 
 
-def included_modules(path):
-    """The modules `path` includes: "ftbench/<module>/..." by name, and a relative include
-    ("../cost/price.h") by the folder of the file it names."""
-    text = read(path)
-    targets = INCLUDE.findall(text)
-    for written in QUOTED_INCLUDE.findall(text):
-        if written.startswith("ftbench/"):
-            continue
-        resolved = os.path.normpath(os.path.join(os.path.dirname(path), written))
-        if not resolved.startswith(".."):
+def included_modules(path, modules):
+    """The modules `path` includes: the module of each file its quoted includes name (from src/,
+    beside it, or "ftbench/<module>/..." in the old layout); an include of a file that is not
+    there counts by its first folder when that is a module of `modules`."""
+    targets = []
+    for written in QUOTED_INCLUDE.findall(read(path)):
+        resolved = resolve_include(path, written)
+        if resolved is not None:
             target = module_of(resolved)
-            if target is not None:
-                targets.append(target)
+        else:
+            parts = written.split("/")
+            if parts[0] == "ftbench" and len(parts) > 2:
+                target = parts[1]
+            else:
+                target = parts[0] if len(parts) > 1 and parts[0] in modules else None
+        if target is not None:
+            targets.append(target)
     return targets
 
 
 def include_arrows(files):
     """{(from, to): [file, ...]} for includes between different modules."""
     arrows = {}
+    modules = {m for m in map(module_of, files) if m}
     for path in files:
         here = module_of(path)
         if here is None:
             continue
-        for target in included_modules(path):
+        for target in included_modules(path, modules):
             if target != here and path not in arrows.get((here, target), []):
                 arrows.setdefault((here, target), []).append(path)
     return arrows
@@ -136,7 +160,7 @@ def allowed_includes():
     section = re.search(r"^## Modules\n(.*?)(?=^## |\Z)", text, re.M | re.S)
     if not section:
         sys.exit("docs/architecture.md: no '## Modules' section with the module table")
-    table = {}
+    table = {}  # in the table's order: from the bottom of the layering up
     for line in section.group(1).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 3 or not re.fullmatch(r"`[a-z_]+`", cells[0]):
@@ -145,14 +169,19 @@ def allowed_includes():
     return table
 
 
+def quoted_includes(path):
+    """[(as written, the file it names or None)] of `path`'s quoted includes."""
+    return [(w, resolve_include(path, w)) for w in QUOTED_INCLUDE.findall(read(path))]
+
+
 def torch_headers(files):
-    """The ftbench headers that include LibTorch, directly or through other ftbench headers."""
+    """The headers of the checkout that include LibTorch, directly or through its other
+    headers (paths)."""
     includes = {}
     for path in files:
-        if path.startswith("include/"):
-            text = read(path)
-            includes[path[len("include/"):]] = (bool(TORCH_HEADER.search(text)),
-                                                FTBENCH_HEADER.findall(text))
+        if path.endswith(".h"):
+            includes[path] = (bool(TORCH_HEADER.search(read(path))),
+                              [r for _, r in quoted_includes(path) if r])
     torch = {h for h, (direct, _) in includes.items() if direct}
     changed = True
     while changed:
@@ -165,14 +194,14 @@ def torch_headers(files):
 
 
 def check_torch_side(files):
-    """A source outside a torch/ folder must not include LibTorch."""
+    """A source or header of src/ outside a torch/ folder must not include LibTorch."""
     torch = torch_headers(files)
     problems = []
     for path in files:
         if not path.startswith("src/") or TORCH_SIDE.match(path):
             continue
         text = read(path)
-        through = [h for h in FTBENCH_HEADER.findall(text) if h in torch]
+        through = [w for w, r in quoted_includes(path) if r in torch]
         if TORCH_HEADER.search(text) or through:
             how = "includes LibTorch" + (f" (through {', '.join(through)})" if through else "")
             problems.append(f"{path} {how} but is not in a torch/ folder: the torch-free "
@@ -219,13 +248,21 @@ def check_includes(files, report):
     for m in sorted(table.keys() - modules):
         problems.append(f"docs/architecture.md: module table names {m}, which has no folder")
     for (a, b), where in sorted(arrows.items()):
-        if a in table and b not in table[a]:
+        if a in table and b not in table[a] and b != EVERYONES:
             problems.append(f"{a} may not include {b} (docs/architecture.md), but "
                             f"{', '.join(where)} does")
     problems += check_torch_side(files)
     problems += check_banned_calls(files)
     report["modules"] = len(modules)
     report["module_arrows"] = len(arrows)
+    # An arrow to a module that sits higher in the table than the one that includes it.
+    order = {m: i for i, m in enumerate(table)}
+    report["upward_arrows"] = [f"{a} -> {b}" for (a, b) in sorted(arrows)
+                               if a in order and b in order and order[b] > order[a]]
+    # One the table allows, too: the table's order and its columns then disagree.
+    problems += [f"{a} -> {b} runs back up the layering: docs/architecture.md's module table "
+                 f"lists {b} after {a}" for (a, b) in sorted(arrows)
+                 if a in order and b in order and order[b] > order[a] and b in table[a]]
     return problems
 
 
@@ -277,9 +314,10 @@ def class_sizes(files):
 
 
 def includers_of(files, header):
-    """The sources of src/ and include/ that include `header` ("ftbench/report/report.h")."""
-    pattern = re.compile(r'^\s*#\s*include\s+"' + re.escape(header) + '"', re.M)
-    return [path for path in files if pattern.search(read(path))]
+    """The sources and headers that include `header` ("report/report.h", in src/ or as
+    include/ftbench/report/report.h)."""
+    targets = {os.path.join("src", header), os.path.join("include", "ftbench", header)}
+    return [path for path in files if any(r in targets for _, r in quoted_includes(path))]
 
 
 def main():
@@ -324,7 +362,7 @@ def main():
         report["files"] = len(files)
         report["files_over_limit"] = long_files
         report["public_headers"] = sum(path.startswith("include/") for path in files)
-        report_h = includers_of(files, "ftbench/report/report.h")
+        report_h = includers_of(files, "report/report.h")
         report["files_including_report_h"] = len(report_h)
         report["modules_including_report_h"] = len({module_of(p) for p in report_h} - {None})
         report["largest_classes"] = [f"{name} ({path}): {m} methods, {f} fields"

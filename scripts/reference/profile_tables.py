@@ -1,6 +1,6 @@
 """The per-op and per-kernel tables of `ftbench run --profile-steps`, in Python, for the references.
 
-A port of ftbench's include/ftbench/metrics/profile_table.h and src/metrics/profile_table.cpp
+A port of ftbench's src/metrics/profile_table.h and src/metrics/profile_table.cpp
 (parse_profile_steps, profiler_dtype_bytes, input_bytes_of, tabulate_profile, op_table_csv,
 kernel_table_csv) and of the event selection of src/metrics/torch/step_profiler.cpp
 (events_of_kineto), so that a reference profiled with torch.profiler writes the same CSV files

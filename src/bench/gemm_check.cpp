@@ -1,4 +1,4 @@
-#include "ftbench/bench/gemm_check.h"
+#include "bench/gemm_check.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "ftbench/bench/gemm_result.h"
+#include "bench/gemm_result.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +8,15 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/bench/gemm_check.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/metrics/stats.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/text/json_fields.h"
-#include "ftbench/text/json_parse.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/table.h"
+#include "bench/gemm_check.h"
+#include "io/whole_file.h"
+#include "metrics/stats.h"
+#include "report/report_io.h"
+#include "text/json_fields.h"
+#include "text/json_parse.h"
+#include "text/json_values.h"
+#include "text/messages.h"
+#include "text/table.h"
 
 namespace ftbench::bench {
 namespace {

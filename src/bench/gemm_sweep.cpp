@@ -1,4 +1,4 @@
-#include "ftbench/bench/gemm_sweep.h"
+#include "bench/gemm_sweep.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/did_you_mean.h"
+#include "text/did_you_mean.h"
 
 namespace ftbench::bench {
 namespace {

@@ -6,13 +6,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "commands.h"
-#include "ftbench/device/host_memory.h"
-#include "ftbench/error.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
-#include "ftbench/version.h"
+#include "cli/commands.h"
+#include "device/host_memory.h"
+#include "io/output_file.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
+#include "util/error.h"
+#include "util/version.h"
 
 namespace ftbench::cli {
 namespace {

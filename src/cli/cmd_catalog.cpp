@@ -8,14 +8,14 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "cost_output.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/units.h"
-#include "inputs.h"
+#include "cli/commands.h"
+#include "cli/cost_output.h"
+#include "cli/inputs.h"
+#include "cost/pricing.h"
+#include "text/did_you_mean.h"
+#include "text/json_values.h"
+#include "text/messages.h"
+#include "text/units.h"
 
 namespace ftbench::cli {
 namespace {

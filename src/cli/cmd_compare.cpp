@@ -7,18 +7,18 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "cost_output.h"
-#include "ftbench/compare/fairness.h"
-#include "ftbench/compare/side_by_side.h"
-#include "ftbench/compare/verdicts.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/markdown.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/units.h"
-#include "inputs.h"
+#include "cli/commands.h"
+#include "cli/cost_output.h"
+#include "cli/inputs.h"
+#include "compare/fairness.h"
+#include "compare/side_by_side.h"
+#include "compare/verdicts.h"
+#include "cost/pricing.h"
+#include "report/summary_text.h"
+#include "text/json_values.h"
+#include "text/markdown.h"
+#include "text/messages.h"
+#include "text/units.h"
 
 namespace ftbench::metrics {
 

@@ -6,17 +6,17 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "cost_output.h"
-#include "ftbench/cost/estimate.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/cost/spot_risk.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/markdown.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/units.h"
-#include "inputs.h"
+#include "cli/commands.h"
+#include "cli/cost_output.h"
+#include "cli/inputs.h"
+#include "cost/estimate.h"
+#include "cost/pricing.h"
+#include "cost/spot_risk.h"
+#include "report/summary_text.h"
+#include "text/json_values.h"
+#include "text/markdown.h"
+#include "text/messages.h"
+#include "text/units.h"
 
 namespace ftbench::cli {
 namespace {

@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "ftbench/device/env_knobs.h"
-#include "ftbench/device/gpu_query.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/spellings.h"
+#include "cli/commands.h"
+#include "device/env_knobs.h"
+#include "device/gpu_query.h"
+#include "text/json_values.h"
+#include "text/spellings.h"
 
 namespace ftbench::cli {
 namespace {

@@ -17,18 +17,18 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "ftbench/compare/fairness.h"
-#include "ftbench/compare/gate.h"
-#include "ftbench/compare/verdicts.h"
-#include "ftbench/cost/billing.h"
-#include "ftbench/cost/estimate.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/text/iso8601.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/view/gate_outputs.h"
-#include "inputs.h"
+#include "cli/commands.h"
+#include "cli/inputs.h"
+#include "compare/fairness.h"
+#include "compare/gate.h"
+#include "compare/verdicts.h"
+#include "cost/billing.h"
+#include "cost/estimate.h"
+#include "cost/pricing.h"
+#include "io/output_file.h"
+#include "text/iso8601.h"
+#include "text/messages.h"
+#include "view/gate_outputs.h"
 
 namespace ftbench::cli {
 namespace {

@@ -11,17 +11,17 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "ftbench/bench/gemm_result.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/plan/plan.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/text/markdown.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/units.h"
-#include "inputs.h"
+#include "bench/gemm_result.h"
+#include "cli/commands.h"
+#include "cli/inputs.h"
+#include "cost/pricing.h"
+#include "plan/plan.h"
+#include "report/summary_text.h"
+#include "spec/choices.h"
+#include "spec/spec_loader.h"
+#include "text/markdown.h"
+#include "text/messages.h"
+#include "text/units.h"
 
 namespace ftbench::cli {
 namespace {

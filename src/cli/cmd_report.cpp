@@ -8,14 +8,14 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/view/html_page.h"
-#include "ftbench/view/markdown_summary.h"
-#include "ftbench/view/page_data.h"
-#include "inputs.h"
+#include "cli/commands.h"
+#include "cli/inputs.h"
+#include "io/output_file.h"
+#include "report/report_io.h"
+#include "text/messages.h"
+#include "view/html_page.h"
+#include "view/markdown_summary.h"
+#include "view/page_data.h"
 
 namespace ftbench::cli {
 namespace {

@@ -6,9 +6,9 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "ftbench/data/load_tokenizer.h"
-#include "ftbench/io/whole_file.h"
+#include "cli/commands.h"
+#include "data/load_tokenizer.h"
+#include "io/whole_file.h"
 
 namespace ftbench::cli {
 namespace {

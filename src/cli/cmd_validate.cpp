@@ -5,21 +5,21 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "commands.h"
-#include "ftbench/data/data_from_spec.h"
-#include "ftbench/data/load_tokenizer.h"
-#include "ftbench/data/packing.h"
-#include "ftbench/model/shape_math.h"
-#include "ftbench/plan/checkpointing.h"
-#include "ftbench/plan/memory.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/train/oom_fallback.h"
+#include "cli/commands.h"
+#include "data/data_from_spec.h"
+#include "data/load_tokenizer.h"
+#include "data/packing.h"
+#include "model/shape_math.h"
+#include "plan/checkpointing.h"
+#include "plan/memory.h"
+#include "report/summary_text.h"
+#include "spec/canonical.h"
+#include "spec/choices.h"
+#include "spec/derived.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
+#include "text/messages.h"
+#include "train/oom_fallback.h"
 
 namespace ftbench::cli {
 namespace {

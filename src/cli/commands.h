@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "ftbench/error.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
+#include "util/error.h"
 
 namespace ftbench::cli {
 

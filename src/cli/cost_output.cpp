@@ -1,11 +1,11 @@
-#include "cost_output.h"
+#include "cli/cost_output.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/units.h"
+#include "text/json_values.h"
+#include "text/units.h"
 
 namespace ftbench::cli {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/cost/cost_json.h"
+#include "cost/cost_json.h"
 
 namespace ftbench::cli {
 

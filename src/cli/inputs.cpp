@@ -1,4 +1,4 @@
-#include "inputs.h"
+#include "cli/inputs.h"
 
 #include <cctype>
 #include <cerrno>
@@ -14,15 +14,15 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "commands.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/io/output_rules.h"
-#include "ftbench/metrics/report_figures.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "cli/commands.h"
+#include "cost/pricing.h"
+#include "io/output_file.h"
+#include "io/output_rules.h"
+#include "metrics/report_figures.h"
+#include "report/report_io.h"
+#include "text/did_you_mean.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::cli {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/cost/billing.h"
-#include "ftbench/cost/catalog.h"
-#include "ftbench/report/report.h"
-#include "ftbench/text/table.h"
+#include "cost/billing.h"
+#include "cost/catalog.h"
+#include "report/report.h"
+#include "text/table.h"
 
 namespace CLI {
 class App;

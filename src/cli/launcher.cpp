@@ -28,12 +28,12 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "ftbench/device/host_memory.h"
-#include "ftbench/dist/launch.h"
-#include "ftbench/dist/local_launch.h"
-#include "ftbench/train/stop_signals.h"
-#include "local_launcher.h"
+#include "cli/commands.h"
+#include "cli/local_launcher.h"
+#include "device/host_memory.h"
+#include "dist/launch.h"
+#include "dist/local_launch.h"
+#include "train/stop_signals.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "local_launcher.h"
+#include "cli/local_launcher.h"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
-#include "ftbench/dist/launch.h"
-#include "ftbench/dist/local_launch.h"
+#include "cli/commands.h"
+#include "dist/launch.h"
+#include "dist/local_launch.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "ftbench/compare/fairness.h"
+#include "compare/fairness.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/report/summary_text.h"
-#include "ftbench/spec/canonical.h"
+#include "report/summary_text.h"
+#include "spec/canonical.h"
 
 namespace ftbench::compare {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/compare/gate.h"
+#include "compare/gate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,16 +7,16 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/compare/verdicts.h"
-#include "ftbench/cost/estimate.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/metrics/stats.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
-#include "ftbench/text/trim.h"
-#include "ftbench/text/units.h"
+#include "compare/verdicts.h"
+#include "cost/estimate.h"
+#include "cost/pricing.h"
+#include "metrics/run_summary.h"
+#include "metrics/stats.h"
+#include "report/summary_text.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
+#include "text/trim.h"
+#include "text/units.h"
 
 namespace ftbench::compare {
 namespace {

@@ -1,7 +1,7 @@
-#include "ftbench/compare/side_by_side.h"
+#include "compare/side_by_side.h"
 
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/report/summary_text.h"
+#include "metrics/run_summary.h"
+#include "report/summary_text.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "ftbench/compare/verdicts.h"
+#include "compare/verdicts.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "ftbench/text/units.h"
+#include "text/units.h"
 
 namespace ftbench::compare {
 

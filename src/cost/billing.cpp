@@ -1,4 +1,4 @@
-#include "ftbench/cost/billing.h"
+#include "cost/billing.h"
 
 #include <algorithm>
 #include <cctype>

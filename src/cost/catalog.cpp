@@ -1,4 +1,4 @@
-#include "ftbench/cost/catalog.h"
+#include "cost/catalog.h"
 
 #include <algorithm>
 #include <cctype>
@@ -19,15 +19,15 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "ftbench/cost/billing.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
-#include "ftbench/text/yaml_fields.h"
-#include "offer_names.h"
-#include "price_bounds.h"
-#include "skypilot_csv.h"
+#include "cost/billing.h"
+#include "cost/offer_names.h"
+#include "cost/price_bounds.h"
+#include "cost/skypilot_csv.h"
+#include "io/whole_file.h"
+#include "text/did_you_mean.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
+#include "text/yaml_fields.h"
 
 namespace ftbench::cost {
 

@@ -1,5 +1,5 @@
 // SkyPilot-style catalog CSVs (skypilot-org/skypilot-catalog, catalogs/vN/<cloud>/vms.csv).
-#include "ftbench/cost/catalog.h"
+#include "cost/catalog.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,15 +15,15 @@
 
 #include <fmt/format.h>
 
-#include "csv_records.h"
-#include "ftbench/cost/billing.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/trim.h"
-#include "gcp_host_vms.h"
-#include "offer_names.h"
-#include "price_bounds.h"
-#include "skypilot_csv.h"
+#include "cost/billing.h"
+#include "cost/csv_records.h"
+#include "cost/gcp_host_vms.h"
+#include "cost/offer_names.h"
+#include "cost/price_bounds.h"
+#include "cost/skypilot_csv.h"
+#include "text/did_you_mean.h"
+#include "text/messages.h"
+#include "text/trim.h"
 
 namespace ftbench::cost {
 

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/cost/catalog.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/messages.h"
-#include "offer_names.h"
+#include "cost/catalog.h"
+#include "cost/offer_names.h"
+#include "text/did_you_mean.h"
+#include "text/messages.h"
 
 namespace ftbench::cost {
 namespace {

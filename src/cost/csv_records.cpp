@@ -1,9 +1,9 @@
-#include "csv_records.h"
+#include "cost/csv_records.h"
 
 #include <fmt/format.h>
 
-#include "ftbench/cost/catalog.h"
-#include "ftbench/text/messages.h"
+#include "cost/catalog.h"
+#include "text/messages.h"
 
 namespace ftbench::cost::detail {
 

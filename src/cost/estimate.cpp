@@ -1,4 +1,4 @@
-#include "ftbench/cost/estimate.h"
+#include "cost/estimate.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gcp_host_vms.h"
+#include "cost/gcp_host_vms.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "offer_names.h"
+#include "cost/offer_names.h"
 
 #include <iterator>
 

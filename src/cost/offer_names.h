@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ftbench/cost/catalog.h"
-#include "ftbench/text/name_words.h"
+#include "cost/catalog.h"
+#include "text/name_words.h"
 
 namespace ftbench::cost::detail {
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/cost/billing.h"
+#include "cost/billing.h"
 
 namespace ftbench::cost::detail {
 

@@ -1,12 +1,12 @@
-#include "ftbench/cost/pricing.h"
+#include "cost/pricing.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "ftbench/text/messages.h"
-#include "ftbench/text/units.h"
+#include "text/messages.h"
+#include "text/units.h"
 
 namespace ftbench::cost {
 

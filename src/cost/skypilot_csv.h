@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "ftbench/cost/catalog.h"
+#include "cost/catalog.h"
 
 namespace ftbench::cost::detail {
 

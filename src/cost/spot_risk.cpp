@@ -1,4 +1,4 @@
-#include "ftbench/cost/spot_risk.h"
+#include "cost/spot_risk.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/units.h"
+#include "text/units.h"
 
 namespace ftbench::cost {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/data/byte_tokenizer.h"
+#include "data/byte_tokenizer.h"
 
 namespace ftbench::data {
 

@@ -1,4 +1,4 @@
-#include "ftbench/data/data_from_spec.h"
+#include "data/data_from_spec.h"
 
 #include <filesystem>
 #include <string>
@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/data/load_tokenizer.h"
-#include "ftbench/data/pretokenized.h"
-#include "ftbench/data/synthetic_dataset.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
+#include "data/load_tokenizer.h"
+#include "data/pretokenized.h"
+#include "data/synthetic_dataset.h"
+#include "spec/choices.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::data {
 

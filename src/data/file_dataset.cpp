@@ -1,4 +1,4 @@
-#include "ftbench/data/file_dataset.h"
+#include "data/file_dataset.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,14 +12,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "file_messages.h"
-#include "ftbench/data/rng.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/metrics/stats.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/limits.h"
-#include "ftbench/text/json_parse.h"
-#include "ftbench/text/messages.h"
+#include "data/file_messages.h"
+#include "data/rng.h"
+#include "io/whole_file.h"
+#include "metrics/stats.h"
+#include "spec/choices.h"
+#include "spec/limits.h"
+#include "text/json_parse.h"
+#include "text/messages.h"
 
 namespace ftbench::data {
 

@@ -1,8 +1,8 @@
-#include "file_messages.h"
+#include "data/file_messages.h"
 
 #include <fmt/format.h>
 
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 namespace ftbench::data::detail {
 

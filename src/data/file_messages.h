@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/text/json_parse.h"
+#include "text/json_parse.h"
 
 namespace ftbench::data::detail {
 

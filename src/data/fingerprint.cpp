@@ -1,11 +1,11 @@
-#include "ftbench/data/fingerprint.h"
+#include "data/fingerprint.h"
 
 #include <algorithm>
 #include <array>
 #include <memory>
 #include <stdexcept>
 
-#include "ftbench/io/sha256.h"
+#include "io/sha256.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/data/hf_tokenizer.h"
+#include "data/hf_tokenizer.h"
 
 #include <algorithm>
 #include <array>
@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/io/whole_file.h"
-#include "ftbench/text/json_errors.h"
-#include "ftbench/text/messages.h"
-#include "hf_tokenizer_parts.h"
+#include "data/hf_tokenizer_parts.h"
+#include "io/whole_file.h"
+#include "text/json_errors.h"
+#include "text/messages.h"
 
 namespace ftbench::data {
 namespace {

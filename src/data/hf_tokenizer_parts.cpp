@@ -1,7 +1,7 @@
-#include "hf_tokenizer_parts.h"
+#include "data/hf_tokenizer_parts.h"
 
-#include "ftbench/io/whole_file.h"
-#include "ftbench/text/json_parse.h"
+#include "io/whole_file.h"
+#include "text/json_parse.h"
 
 namespace ftbench::data::detail {
 

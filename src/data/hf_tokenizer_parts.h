@@ -20,9 +20,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/text/json_fields.h"
+#include "text/json_fields.h"
 
-#include "ftbench/data/hf_tokenizer.h"
+#include "data/hf_tokenizer.h"
 
 namespace ftbench::data::detail {
 

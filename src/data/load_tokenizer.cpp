@@ -1,13 +1,13 @@
-#include "ftbench/data/load_tokenizer.h"
+#include "data/load_tokenizer.h"
 
 #include <filesystem>
 
 #include <fmt/format.h>
 
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/hf_tokenizer.h"
-#include "ftbench/data/sentencepiece_tokenizer.h"
-#include "ftbench/spec/choices.h"
+#include "data/byte_tokenizer.h"
+#include "data/hf_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
+#include "spec/choices.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/data/pretokenized.h"
+#include "data/pretokenized.h"
 
 namespace ftbench::data {
 

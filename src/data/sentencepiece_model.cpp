@@ -1,4 +1,4 @@
-#include "ftbench/data/sentencepiece_model.h"
+#include "data/sentencepiece_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/data/tokenizer.h"
-#include "ftbench/text/messages.h"
+#include "data/tokenizer.h"
+#include "text/messages.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/data/sentencepiece_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/data/sentencepiece_model.h"
-#include "ftbench/io/whole_file.h"
+#include "data/sentencepiece_model.h"
+#include "io/whole_file.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/data/synthetic_dataset.h"
+#include "data/synthetic_dataset.h"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/data/rng.h"
-#include "ftbench/spec/choices.h"
+#include "data/rng.h"
+#include "spec/choices.h"
 
 namespace ftbench::data {
 namespace {

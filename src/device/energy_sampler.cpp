@@ -1,4 +1,4 @@
-#include "ftbench/device/energy_sampler.h"
+#include "device/energy_sampler.h"
 
 #include <chrono>
 #include <utility>

@@ -1,9 +1,9 @@
-#include "ftbench/device/env_knobs.h"
+#include "device/env_knobs.h"
 
 #include <cstdlib>
 
-#include "ftbench/report/report.h"
-#include "ftbench/text/messages.h"
+#include "report/report.h"
+#include "text/messages.h"
 
 namespace ftbench::device {
 

@@ -1,4 +1,4 @@
-#include "ftbench/device/gpu_query.h"
+#include "device/gpu_query.h"
 
 #include <dlfcn.h>
 
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/trim.h"
+#include "text/trim.h"
 
 namespace ftbench::device {
 namespace {

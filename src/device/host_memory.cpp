@@ -1,4 +1,4 @@
-#include "ftbench/device/host_memory.h"
+#include "device/host_memory.h"
 
 #include <sys/resource.h>
 
@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::device {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/dist/launch.h"
+#include "dist/launch.h"
 
 #include <cstdlib>
 #include <optional>
@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::dist {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/dist/local_launch.h"
+#include "dist/local_launch.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/dist/launch.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "dist/launch.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::dist {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/dist/rank_fault.h"
+#include "dist/rank_fault.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/dist/launch.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "dist/launch.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::dist {
 

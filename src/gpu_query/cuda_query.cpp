@@ -1,5 +1,5 @@
 // libftbench_cuda_query.so: device facts through the CUDA runtime API, for device::GpuQuery
-// (the C interface is include/ftbench/device/gpu_query_abi.h).
+// (the C interface is src/device/gpu_query_abi.h).
 //
 // Built whenever CMake finds a CUDA toolkit, whatever LibTorch the build uses, so that this
 // code compiles and runs in CI on a machine without a GPU (it then reports the runtime's "no
@@ -19,7 +19,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "ftbench/device/gpu_query_abi.h"
+#include "device/gpu_query_abi.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // libftbench_hip_query.so: device facts through the HIP runtime API (AMD platform), for
-// device::GpuQuery (the C interface is include/ftbench/device/gpu_query_abi.h).
+// device::GpuQuery (the C interface is src/device/gpu_query_abi.h).
 //
 // Built whenever CMake finds hip_runtime_api.h and libamdhip64 (Debian's libamdhip64-dev, or a
 // ROCm install), whatever LibTorch the build uses, so that this code compiles and runs in CI on
@@ -29,8 +29,8 @@
 #include <string>
 #include <type_traits>
 
-#include "ftbench/device/amd_smi_layout.h"
-#include "ftbench/device/gpu_query_abi.h"
+#include "device/amd_smi_layout.h"
+#include "device/gpu_query_abi.h"
 
 #if __has_include(<rocm_smi/rocm_smi.h>)
 #include <rocm_smi/rocm_smi.h>

@@ -1,12 +1,12 @@
-#include "ftbench/gpus/datasheet.h"
+#include "gpus/datasheet.h"
 
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "ftbench/text/messages.h"
-#include "ftbench/text/name_words.h"
+#include "text/messages.h"
+#include "text/name_words.h"
 
 namespace ftbench::gpus {
 

@@ -1,9 +1,9 @@
-#include "ftbench/hf/hf_config.h"
+#include "hf/hf_config.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/spec/checkpoint_config.h"
+#include "spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 

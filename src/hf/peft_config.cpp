@@ -1,4 +1,4 @@
-#include "ftbench/hf/peft_config.h"
+#include "hf/peft_config.h"
 
 #include <algorithm>
 #include <array>
@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/hf/hf_config.h"
-#include "ftbench/spec/checkpoint_config.h"
+#include "hf/hf_config.h"
+#include "spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/io/output_file.h"
+#include "io/output_file.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "ftbench/io/output_rules.h"
+#include "io/output_rules.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <regex>
 
-#include "ftbench/io/output_file.h"
-#include "ftbench/text/messages.h"
+#include "io/output_file.h"
+#include "text/messages.h"
 
 namespace ftbench::io {
 namespace {

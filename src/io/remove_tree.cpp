@@ -1,4 +1,4 @@
-#include "ftbench/io/remove_tree.h"
+#include "io/remove_tree.h"
 
 #include <dirent.h>
 #include <fcntl.h>

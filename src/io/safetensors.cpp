@@ -1,5 +1,5 @@
-#include "ftbench/io/safetensors.h"
-#include "ftbench/io/output_file.h"
+#include "io/safetensors.h"
+#include "io/output_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/text/json_parse.h"
+#include "text/json_parse.h"
 
 namespace ftbench::io {
 namespace {

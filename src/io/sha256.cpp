@@ -1,4 +1,4 @@
-#include "ftbench/io/sha256.h"
+#include "io/sha256.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 
 #include <openssl/evp.h>
 
-#include "ftbench/io/whole_file.h"
+#include "io/whole_file.h"
 
 namespace ftbench::io {
 

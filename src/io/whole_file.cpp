@@ -1,4 +1,4 @@
-#include "ftbench/io/whole_file.h"
+#include "io/whole_file.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/error.h"
+#include "util/error.h"
 
 namespace ftbench::io {
 namespace {

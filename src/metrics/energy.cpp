@@ -1,4 +1,4 @@
-#include "ftbench/metrics/energy.h"
+#include "metrics/energy.h"
 
 #include <algorithm>
 #include <limits>

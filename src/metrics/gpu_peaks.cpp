@@ -1,6 +1,6 @@
-#include "ftbench/metrics/gpu_peaks.h"
+#include "metrics/gpu_peaks.h"
 
-#include "ftbench/gpus/datasheet.h"
+#include "gpus/datasheet.h"
 
 namespace ftbench::metrics {
 

@@ -1,4 +1,4 @@
-#include "ftbench/metrics/mann_whitney.h"
+#include "metrics/mann_whitney.h"
 
 #include <algorithm>
 #include <cmath>

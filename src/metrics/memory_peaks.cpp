@@ -1,4 +1,4 @@
-#include "ftbench/metrics/memory_peaks.h"
+#include "metrics/memory_peaks.h"
 
 #include <algorithm>
 #include <optional>

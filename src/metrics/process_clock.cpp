@@ -1,4 +1,4 @@
-#include "ftbench/metrics/process_clock.h"
+#include "metrics/process_clock.h"
 
 #include <time.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "ftbench/metrics/profile_table.h"
+#include "metrics/profile_table.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 namespace ftbench::metrics {
 namespace {

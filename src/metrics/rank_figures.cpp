@@ -1,9 +1,9 @@
-#include "ftbench/metrics/rank_figures.h"
+#include "metrics/rank_figures.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "ftbench/metrics/stats.h"
+#include "metrics/stats.h"
 
 namespace ftbench::metrics {
 

@@ -1,4 +1,4 @@
-#include "ftbench/metrics/report_figures.h"
+#include "metrics/report_figures.h"
 
 #include <cmath>
 #include <optional>
@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/text/json_fields.h"
+#include "metrics/run_summary.h"
+#include "report/report_io.h"
+#include "text/json_fields.h"
 
 namespace ftbench::metrics {
 namespace {

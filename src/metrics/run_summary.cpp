@@ -1,9 +1,9 @@
-#include "ftbench/metrics/run_summary.h"
+#include "metrics/run_summary.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "ftbench/metrics/stats.h"
+#include "metrics/stats.h"
 
 namespace ftbench::metrics {
 

@@ -1,4 +1,4 @@
-#include "ftbench/metrics/stats.h"
+#include "metrics/stats.h"
 
 #include <algorithm>
 #include <cmath>

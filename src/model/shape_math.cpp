@@ -1,11 +1,11 @@
-#include "ftbench/model/shape_math.h"
+#include "model/shape_math.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "ftbench/spec/limits.h"
+#include "spec/limits.h"
 
 namespace ftbench::model {
 namespace {

@@ -1,12 +1,12 @@
-#include "ftbench/plan/checkpointing.h"
+#include "plan/checkpointing.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ftbench/model/shape_math.h"
-#include "ftbench/spec/choices.h"
+#include "model/shape_math.h"
+#include "spec/choices.h"
 
 namespace ftbench::plan {
 

@@ -1,4 +1,4 @@
-#include "ftbench/plan/memory.h"
+#include "plan/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/model/shape_math.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/text/units.h"
+#include "model/shape_math.h"
+#include "spec/choices.h"
+#include "text/units.h"
 
 namespace ftbench::plan {
 namespace {
@@ -204,7 +204,7 @@ double attention_saves(const Job& j, const MemoryOptions& o, bool qg, bool kg) {
   return k;
 }
 
-// The fused blocks' LoRA (model/fused_blocks.h) per token: the projection's input once in the
+// The fused blocks' LoRA (model/torch/fused_blocks.h) per token: the projection's input once in the
 // base dtype (the cast to the adapters' dtype is recomputed in the backward), a 1-byte mask per
 // slice that drops out, and the slices' rank-r outputs.
 double fused_adapter_saves(const Shape& s, int adapted_slices, double in_dim) {
@@ -303,11 +303,11 @@ LayerBytes layer_bytes(const Job& j, const MemoryOptions& o, bool gx) {
   return l;
 }
 
-// Selective checkpointing (model/selective_recompute.h) per token and layer: each projection's
-// output in the model dtype and its LoRA down-projection ([tokens, sum(rank)] in the adapters'
-// dtype), and attention's graph from the first pass (the fused kernel's q and k after the rotary
-// embedding, v a view of the kept q/k/v output unless repeated, the output and its log-sum-exp;
-// the blocked CPU attention's own saved tensors).
+// Selective checkpointing (model/torch/selective_recompute.h) per token and layer: each
+// projection's output in the model dtype and its LoRA down-projection ([tokens, sum(rank)] in the
+// adapters' dtype), and attention's graph from the first pass (the fused kernel's q and k after the
+// rotary embedding, v a view of the kept q/k/v output unless repeated, the output and its
+// log-sum-exp; the blocked CPU attention's own saved tensors).
 double selective_kept(const Job& j, const MemoryOptions& o) {
   const Shape& s = j.s;
   // (The down projection's output is not kept: the replay needs its shape, not its values.)
@@ -381,8 +381,8 @@ std::vector<Candidate> add_activations(MemoryEstimate& out, const Job& j, const 
   const double final_norm = j.layers_adapted ? (4 * s.d + 4) * t : 0.0;
   out.activations.push_back({"final norm", final_norm, "its fp32 input and 1/rms"});
   const double nl = j.nl;
-  // The chunked loss's rows per chunk (model/chunked_loss.h: 256 MiB of fp32 logits, a multiple
-  // of 256 rows above 256).
+  // The chunked loss's rows per chunk (model/torch/chunked_loss.h: 256 MiB of fp32 logits, a
+  // multiple of 256 rows above 256).
   double chunk = std::max(1.0, std::floor((256.0 * 1024 * 1024) / (s.v * 4)));
   if (chunk > 256) chunk -= std::fmod(chunk, 256.0);
   const double rows = j.head_adapted ? nl : std::min(nl, chunk);

@@ -1,4 +1,4 @@
-#include "ftbench/plan/plan.h"
+#include "plan/plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,14 +6,14 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/cost/pricing.h"
-#include "ftbench/model/shape_math.h"
-#include "ftbench/plan/checkpointing.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/units.h"
+#include "cost/pricing.h"
+#include "model/shape_math.h"
+#include "plan/checkpointing.h"
+#include "spec/choices.h"
+#include "spec/derived.h"
+#include "spec/spec_loader.h"
+#include "text/messages.h"
+#include "text/units.h"
 
 namespace ftbench::plan {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/report/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/report/report_io.h"
-#include "ftbench/text/json_fields.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/messages.h"
-#include "report_bounds.h"
-#include "report_consistency.h"
-#include "report_fields.h"
+#include "report/report_bounds.h"
+#include "report/report_consistency.h"
+#include "report/report_fields.h"
+#include "report/report_io.h"
+#include "text/json_fields.h"
+#include "text/json_values.h"
+#include "text/messages.h"
 
 namespace ftbench::report {
 namespace {

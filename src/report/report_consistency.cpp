@@ -1,5 +1,5 @@
 // The report's consistency checks (docs/report-schema.md, Consistency).
-#include "report_consistency.h"
+#include "report/report_consistency.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/report/report_io.h"
-#include "ftbench/report/run_status.h"
-#include "ftbench/text/iso8601.h"
-#include "ftbench/text/json_fields.h"
-#include "ftbench/text/messages.h"
-#include "report_bounds.h"
+#include "report/report_bounds.h"
+#include "report/report_io.h"
+#include "report/run_status.h"
+#include "text/iso8601.h"
+#include "text/json_fields.h"
+#include "text/messages.h"
 
 namespace ftbench::report::detail {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ftbench/report/report.h"
+#include "report/report.h"
 
 namespace ftbench::report::detail {
 

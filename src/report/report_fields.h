@@ -41,8 +41,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ftbench/report/report.h"
-#include "report_bounds.h"
+#include "report/report.h"
+#include "report/report_bounds.h"
 
 namespace ftbench::report::detail {
 

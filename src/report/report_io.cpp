@@ -1,12 +1,12 @@
-#include "ftbench/report/report_io.h"
+#include "report/report_io.h"
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/io/output_file.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/text/json_parse.h"
+#include "io/output_file.h"
+#include "io/whole_file.h"
+#include "text/json_parse.h"
 
 namespace ftbench::report {
 

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ftbench/report/report.h"
-#include "ftbench/text/json_values.h"
-#include "report_fields.h"
+#include "report/report.h"
+#include "report/report_fields.h"
+#include "text/json_values.h"
 
 namespace ftbench::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/report/summary_text.h"
+#include "report/summary_text.h"
 #include <algorithm>
 #include <cmath>
 
@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/report/phase_names.h"
-#include "ftbench/text/messages.h"
+#include "report/phase_names.h"
+#include "text/messages.h"
 
 namespace ftbench::report {
 

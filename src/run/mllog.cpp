@@ -1,4 +1,4 @@
-#include "ftbench/run/mllog.h"
+#include "run/mllog.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ftbench/io/output_file.h"
+#include "io/output_file.h"
 
 namespace ftbench::run {
 namespace {

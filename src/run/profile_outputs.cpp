@@ -1,11 +1,11 @@
-#include "ftbench/run/profile_outputs.h"
+#include "run/profile_outputs.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "ftbench/io/output_file.h"
-#include "ftbench/text/messages.h"
+#include "io/output_file.h"
+#include "text/messages.h"
 
 namespace ftbench::run {
 namespace {

@@ -1,8 +1,8 @@
-#include "ftbench/run/recorder.h"
+#include "run/recorder.h"
 
 #include <utility>
 
-#include "ftbench/metrics/process_clock.h"
+#include "metrics/process_clock.h"
 
 namespace ftbench::run {
 

@@ -1,4 +1,4 @@
-#include "ftbench/run/rerun.h"
+#include "run/rerun.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/io/sha256.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/train/checkpoint_files.h"
+#include "io/sha256.h"
+#include "spec/canonical.h"
+#include "spec/choices.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
+#include "train/checkpoint_files.h"
 
 namespace ftbench::run {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/run/running_cost.h"
+#include "run/running_cost.h"
 
 #include <algorithm>
 

@@ -1,12 +1,12 @@
-#include "ftbench/spec/canonical.h"
+#include "spec/canonical.h"
 
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
-#include "ftbench/io/sha256.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/spec_fields.h"
+#include "io/sha256.h"
+#include "spec/choices.h"
+#include "spec/spec_fields.h"
 
 namespace ftbench::spec {
 

@@ -1,13 +1,13 @@
-#include "ftbench/spec/checkpoint_config.h"
+#include "spec/checkpoint_config.h"
 
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/io/whole_file.h"
-#include "ftbench/spec/limits.h"
-#include "ftbench/text/json_parse.h"
+#include "io/whole_file.h"
+#include "spec/limits.h"
+#include "text/json_parse.h"
 
 namespace ftbench::spec {
 namespace {

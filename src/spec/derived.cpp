@@ -1,10 +1,10 @@
-#include "ftbench/spec/derived.h"
+#include "spec/derived.h"
 
 #include <fmt/format.h>
 
-#include "ftbench/spec/limits.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
+#include "spec/limits.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::spec {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/spec/presets.h"
+#include "spec/presets.h"
 
 namespace ftbench::spec {
 

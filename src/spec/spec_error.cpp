@@ -1,4 +1,4 @@
-#include "ftbench/spec/spec_error.h"
+#include "spec/spec_error.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "ftbench/spec/spec_loader.h"
+#include "spec/spec_loader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -21,19 +21,19 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include "ftbench/io/whole_file.h"
-#include "ftbench/spec/checkpoint_config.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/limits.h"
-#include "ftbench/spec/presets.h"
-#include "ftbench/spec/spec_fields.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
-#include "ftbench/text/trim.h"
-#include "spec_reader.h"
-#include "yaml_document.h"
+#include "io/whole_file.h"
+#include "spec/checkpoint_config.h"
+#include "spec/choices.h"
+#include "spec/derived.h"
+#include "spec/limits.h"
+#include "spec/presets.h"
+#include "spec/spec_fields.h"
+#include "spec/spec_reader.h"
+#include "spec/yaml_document.h"
+#include "text/did_you_mean.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
+#include "text/trim.h"
 
 namespace ftbench::spec {
 

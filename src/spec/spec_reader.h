@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "spec/spec_loader.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::spec::detail {
 

@@ -10,15 +10,15 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/io/output_file.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/limits.h"
-#include "ftbench/spec/presets.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/parse_number.h"
+#include "io/output_file.h"
+#include "spec/choices.h"
+#include "spec/derived.h"
+#include "spec/limits.h"
+#include "spec/presets.h"
+#include "spec/spec_loader.h"
+#include "text/did_you_mean.h"
+#include "text/messages.h"
+#include "text/parse_number.h"
 
 namespace ftbench::spec {
 namespace {

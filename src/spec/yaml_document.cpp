@@ -1,4 +1,4 @@
-#include "yaml_document.h"
+#include "spec/yaml_document.h"
 
 #include <sstream>
 

@@ -11,7 +11,7 @@
 #include <exception>
 #include <memory>
 
-#include "ftbench/data/tokenizer.h"
+#include "data/tokenizer.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "ftbench/text/did_you_mean.h"
+#include "text/did_you_mean.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "ftbench/text/iso8601.h"
+#include "text/iso8601.h"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-#include "ftbench/text/json_errors.h"
+#include "text/json_errors.h"
 
 #include <algorithm>
 #include <cctype>

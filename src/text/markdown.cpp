@@ -1,8 +1,8 @@
-#include "ftbench/text/markdown.h"
+#include "text/markdown.h"
 
 #include <fmt/format.h>
 
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 namespace ftbench::text {
 

@@ -1,4 +1,4 @@
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 #include <cstdint>
 
@@ -9,7 +9,7 @@
 #define FTBENCH_YAML_HAS_DEPTH_GUARD 1
 #endif
 
-#include "ftbench/text/did_you_mean.h"
+#include "text/did_you_mean.h"
 
 namespace ftbench::text {
 

@@ -1,4 +1,4 @@
-#include "ftbench/text/name_words.h"
+#include "text/name_words.h"
 
 #include <algorithm>
 #include <cctype>

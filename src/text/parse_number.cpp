@@ -1,4 +1,4 @@
-#include "ftbench/text/parse_number.h"
+#include "text/parse_number.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "ftbench/text/table.h"
+#include "text/table.h"
 
 #include <unistd.h>
 
@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "ftbench/text/markdown.h"
-#include "ftbench/text/messages.h"
+#include "text/markdown.h"
+#include "text/messages.h"
 
 namespace ftbench::text {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/text/units.h"
+#include "text/units.h"
 
 #include <cmath>
 

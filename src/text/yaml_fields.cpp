@@ -1,4 +1,4 @@
-#include "ftbench/text/yaml_fields.h"
+#include "text/yaml_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/parse_number.h"
+#include "text/parse_number.h"
 
 namespace ftbench::text {
 

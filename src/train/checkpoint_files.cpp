@@ -1,6 +1,6 @@
-#include "ftbench/train/checkpoint_files.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/io/remove_tree.h"
+#include "train/checkpoint_files.h"
+#include "io/output_file.h"
+#include "io/remove_tree.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -18,16 +18,16 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/io/sha256.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/report/run_status.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/text/json_fields.h"
-#include "ftbench/text/json_parse.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/train/oom_fallback.h"
+#include "io/sha256.h"
+#include "io/whole_file.h"
+#include "report/report_io.h"
+#include "report/run_status.h"
+#include "spec/canonical.h"
+#include "text/json_fields.h"
+#include "text/json_parse.h"
+#include "text/json_values.h"
+#include "text/messages.h"
+#include "train/oom_fallback.h"
 
 namespace ftbench::train {
 namespace fs = std::filesystem;

@@ -1,9 +1,9 @@
-#include "ftbench/train/lr_schedule.h"
+#include "train/lr_schedule.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "ftbench/spec/choices.h"
+#include "spec/choices.h"
 
 namespace ftbench::train {
 

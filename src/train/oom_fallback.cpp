@@ -1,4 +1,4 @@
-#include "ftbench/train/oom_fallback.h"
+#include "train/oom_fallback.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/text/trim.h"
+#include "text/trim.h"
 
 namespace ftbench::train {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/train/stop_signals.h"
+#include "train/stop_signals.h"
 
 #include <unistd.h>
 

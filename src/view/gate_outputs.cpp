@@ -1,15 +1,15 @@
-#include "ftbench/view/gate_outputs.h"
+#include "view/gate_outputs.h"
 
 #include <fmt/format.h>
 
-#include "ftbench/compare/verdicts.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/text/markdown.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/table.h"
-#include "ftbench/text/units.h"
-#include "ftbench/view/markdown_summary.h"
+#include "compare/verdicts.h"
+#include "report/summary_text.h"
+#include "text/json_values.h"
+#include "text/markdown.h"
+#include "text/messages.h"
+#include "text/table.h"
+#include "text/units.h"
+#include "view/markdown_summary.h"
 
 namespace ftbench::view {
 namespace {

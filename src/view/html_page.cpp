@@ -1,4 +1,4 @@
-#include "ftbench/view/html_page.h"
+#include "view/html_page.h"
 
 #include <cstddef>
 #include <stdexcept>

@@ -1,16 +1,16 @@
-#include "ftbench/view/markdown_summary.h"
+#include "view/markdown_summary.h"
 
 #include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
 
-#include "ftbench/compare/verdicts.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/text/markdown.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/table.h"
-#include "ftbench/text/units.h"
+#include "compare/verdicts.h"
+#include "report/summary_text.h"
+#include "text/markdown.h"
+#include "text/messages.h"
+#include "text/table.h"
+#include "text/units.h"
 
 namespace ftbench::view {
 namespace {

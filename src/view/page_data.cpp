@@ -1,4 +1,4 @@
-#include "ftbench/view/page_data.h"
+#include "view/page_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/compare/verdicts.h"
-#include "ftbench/cost/estimate.h"
-#include "ftbench/cost/pricing.h"
-#include "ftbench/error.h"
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/text/json_values.h"
-#include "ftbench/version.h"
+#include "compare/verdicts.h"
+#include "cost/estimate.h"
+#include "cost/pricing.h"
+#include "metrics/run_summary.h"
+#include "text/json_values.h"
+#include "util/error.h"
+#include "util/version.h"
 
 namespace ftbench::view {
 namespace {

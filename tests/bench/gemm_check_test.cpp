@@ -1,6 +1,6 @@
 // The gemm check's tolerance rule (bench/gemm_check.h): exact values. Whether it holds a real
 // worst-case kernel and still catches a wrong one is checked in gemm_test.cpp, with tensors.
-#include "ftbench/bench/gemm_check.h"
+#include "bench/gemm_check.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "ftbench/bench/gemm_result.h"
+#include "bench/gemm_result.h"
 
 #include <unistd.h>
 

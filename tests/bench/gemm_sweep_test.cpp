@@ -1,4 +1,4 @@
-#include "ftbench/bench/gemm_sweep.h"
+#include "bench/gemm_sweep.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // check_fairness: which differences between reports make them a different job, the same job run
 // differently, or the platform being compared.
-#include "ftbench/compare/fairness.h"
+#include "compare/fairness.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "ftbench/report/report.h"
+#include "report/report.h"
 
 namespace ftbench::compare {
 namespace {

@@ -1,7 +1,7 @@
 // The gate's rules, exact: each parsed form and refusal, and each rule passing on its limit and
 // failing just beyond it, with reports made to differ by known amounts; the step test's
 // significance and too-few-samples outcomes; a baseline of several reports (median, spread).
-#include "ftbench/compare/gate.h"
+#include "compare/gate.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "ftbench/report/report.h"
+#include "report/report.h"
 
 namespace ftbench::compare {
 namespace {

@@ -1,8 +1,8 @@
 // side_by_side, smooth_losses and loss_curve_gap with exact values. The two hand-made reports are
 // the reference run of /work/shared/design/FIELD.md: H100 18 min at $2.97/h, MI300X 34 min at
 // $2.39/h, both billed per minute.
-#include "ftbench/compare/side_by_side.h"
-#include "ftbench/compare/verdicts.h"
+#include "compare/side_by_side.h"
+#include "compare/verdicts.h"
 
 #include <cmath>
 #include <limits>
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/report/report.h"
+#include "report/report.h"
 
 namespace ftbench::compare {
 namespace {

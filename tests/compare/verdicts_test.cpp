@@ -1,6 +1,6 @@
 // The sentences of `ftbench compare`, exact: time, step-time test, cost, who is faster and
 // cheaper, the break-even rate, and what is said when a figure is missing.
-#include "ftbench/compare/verdicts.h"
+#include "compare/verdicts.h"
 
 #include <gtest/gtest.h>
 

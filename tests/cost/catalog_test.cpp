@@ -1,4 +1,4 @@
-#include "ftbench/cost/catalog.h"
+#include "cost/catalog.h"
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 // run of /work/shared/design/FIELD.md (H100 vs MI300X, 13 Sep 2026): same job, 375 optimizer
 // steps (3 epochs of 125 steps), H100 about 18 min at $2.97/h, MI300X about 34 min at $2.39/h,
 // both billed per minute.
-#include "ftbench/cost/estimate.h"
+#include "cost/estimate.h"
 
 #include <cmath>
 #include <limits>
@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/cost/billing.h"
-#include "ftbench/report/report.h"
-#include "ftbench/spec/limits.h"
+#include "cost/billing.h"
+#include "report/report.h"
+#include "spec/limits.h"
 
 namespace ftbench::cost {
 namespace {

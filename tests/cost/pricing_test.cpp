@@ -1,6 +1,6 @@
 // A run priced at a catalog: the default offer, the offers cheapest first, the flags, the
 // projection, and the errors. Exact values: one hour of one GPU at whole-dollar prices.
-#include "ftbench/cost/pricing.h"
+#include "cost/pricing.h"
 
 #include <string>
 

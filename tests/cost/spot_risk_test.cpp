@@ -1,5 +1,5 @@
 // Spot risk: exact values for whole-number inputs (docs/cost-and-compare.md, "Spot risk").
-#include "ftbench/cost/spot_risk.h"
+#include "cost/spot_risk.h"
 
 #include <stdexcept>
 #include <string>

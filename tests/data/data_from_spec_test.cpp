@@ -1,10 +1,10 @@
-#include "ftbench/data/data_from_spec.h"
+#include "data/data_from_spec.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/spec_error.h"
+#include "spec/spec_error.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/data/file_dataset.h"
+#include "data/file_dataset.h"
 
 #include <stdlib.h>
 
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/pretokenized.h"
+#include "data/byte_tokenizer.h"
+#include "data/pretokenized.h"
 
 namespace ftbench::data {
 namespace {

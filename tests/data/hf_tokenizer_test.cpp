@@ -1,4 +1,4 @@
-#include "ftbench/data/hf_tokenizer.h"
+#include "data/hf_tokenizer.h"
 
 #include <filesystem>
 #include <fstream>
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/load_tokenizer.h"
+#include "data/byte_tokenizer.h"
+#include "data/load_tokenizer.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,5 +1,5 @@
 // Protobuf wire format, enough to write a SentencePiece ModelProto by hand
-// (sentencepiece_model.proto; include/ftbench/data/sentencepiece_model.h lists the fields), and
+// (sentencepiece_model.proto; src/data/sentencepiece_model.h lists the fields), and
 // the darts-clone units of a precompiled_charsmap's trie. For the SentencePiece tests.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "ftbench/data/packing.h"
+#include "data/packing.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "ftbench/data/sentencepiece_model.h"
+#include "data/sentencepiece_model.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/data/tokenizer.h"
+#include "data/tokenizer.h"
 #include "model_proto_writer.h"
 
 namespace ftbench::data {

@@ -1,4 +1,4 @@
-#include "ftbench/data/sentencepiece_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
 
 #include <gtest/gtest.h>
 #include <sentencepiece_processor.h>

@@ -3,7 +3,7 @@
 // fake clock, so the figures are exact whatever the machine's speed. Rounds taken after the
 // script ran out repeat its last entry, which adds no energy to a counter and, at 0 W, none
 // to integrated power.
-#include "ftbench/device/energy_sampler.h"
+#include "device/energy_sampler.h"
 
 #include <atomic>
 #include <chrono>

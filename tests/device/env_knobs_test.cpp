@@ -1,4 +1,4 @@
-#include "ftbench/device/env_knobs.h"
+#include "device/env_knobs.h"
 
 #include <cstdlib>
 #include <map>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 namespace ftbench::device {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/device/gpu_query_abi.h"
+#include "device/gpu_query_abi.h"
 
 namespace {
 

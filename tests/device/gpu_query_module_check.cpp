@@ -14,7 +14,7 @@
 #include <string>
 
 #include "../ci_env.h"
-#include "ftbench/device/gpu_query.h"
+#include "device/gpu_query.h"
 
 using ftbench::device::GpuQuery;
 using ftbench::device::GpuRuntime;

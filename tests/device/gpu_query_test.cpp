@@ -1,4 +1,4 @@
-#include "ftbench/device/gpu_query.h"
+#include "device/gpu_query.h"
 
 #include <unistd.h>
 

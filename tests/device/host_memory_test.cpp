@@ -1,4 +1,4 @@
-#include "ftbench/device/host_memory.h"
+#include "device/host_memory.h"
 
 #include <sys/mman.h>
 

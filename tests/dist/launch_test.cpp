@@ -1,4 +1,4 @@
-#include "ftbench/dist/launch.h"
+#include "dist/launch.h"
 
 #include <map>
 #include <string>

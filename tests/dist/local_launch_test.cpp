@@ -1,4 +1,4 @@
-#include "ftbench/dist/local_launch.h"
+#include "dist/local_launch.h"
 
 #include <algorithm>
 #include <map>
@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/dist/launch.h"
-#include "ftbench/dist/rank_fault.h"
+#include "dist/launch.h"
+#include "dist/rank_fault.h"
 
 namespace ftbench::dist {
 namespace {

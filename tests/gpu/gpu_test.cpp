@@ -6,10 +6,10 @@
 #include <torch/cuda.h>
 
 #include "../model/torch/small_model.h"
-#include "ftbench/model/chunked_loss.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/model/sdpa.h"
-#include "ftbench/train/adamw.h"
+#include "model/torch/chunked_loss.h"
+#include "model/torch/llama.h"
+#include "model/torch/sdpa.h"
+#include "train/torch/adamw.h"
 
 namespace ftbench {
 namespace {

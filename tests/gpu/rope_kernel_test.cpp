@@ -1,7 +1,7 @@
-// ftbench's RoPE kernel (model/gpu_kernels.h) against the ATen path it stands in for: rope.h's
-// composite apply_rope() in fp64 on the CPU, from the same input values the kernel read, and for
-// the backward (transpose) the gradient autograd takes through it. Skipped without a CUDA/ROCm
-// device or in a build without the kernel.
+// ftbench's RoPE kernel (model/torch/gpu_kernels.h) against the ATen path it stands in for:
+// rope.h's composite apply_rope() in fp64 on the CPU, from the same input values the kernel read,
+// and for the backward (transpose) the gradient autograd takes through it. Skipped without a
+// CUDA/ROCm device or in a build without the kernel.
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#include "ftbench/model/gpu_kernels.h"
-#include "ftbench/model/rope.h"
+#include "model/torch/gpu_kernels.h"
+#include "model/torch/rope.h"
 
 namespace ftbench {
 namespace {

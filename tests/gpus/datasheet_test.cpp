@@ -1,4 +1,4 @@
-#include "ftbench/gpus/datasheet.h"
+#include "gpus/datasheet.h"
 
 #include <string>
 

@@ -1,11 +1,11 @@
-#include "ftbench/hf/hf_config.h"
+#include "hf/hf_config.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/model/shape_math.h"
-#include "ftbench/spec/checkpoint_config.h"
-#include "ftbench/spec/presets.h"
+#include "model/shape_math.h"
+#include "spec/checkpoint_config.h"
+#include "spec/presets.h"
 
 namespace ftbench::hf {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/io/output_file.h"
+#include "io/output_file.h"
 
 namespace ftbench::io {
 namespace {

@@ -1,6 +1,6 @@
 // What an output may replace (io/output_rules.h): never an input of the same invocation, never an
 // ftbench file of another kind, whatever --force says (issue 39, item 3).
-#include "ftbench/io/output_rules.h"
+#include "io/output_rules.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

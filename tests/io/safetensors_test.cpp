@@ -1,4 +1,4 @@
-#include "ftbench/io/safetensors.h"
+#include "io/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

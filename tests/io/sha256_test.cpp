@@ -1,5 +1,5 @@
 // ftbench's one SHA-256 (io/sha256.h): known vectors, piecewise feeding, and files.
-#include "ftbench/io/sha256.h"
+#include "io/sha256.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/io/whole_file.h"
+#include "io/whole_file.h"
 
 namespace ftbench::io {
 namespace {

@@ -1,6 +1,6 @@
 // Whole-file reads with limits (issue 14, item 5): /dev/zero or an endless pipe as any input grew
 // memory until the machine ran out; now each kind of file has a limit and devices are refused.
-#include "ftbench/io/whole_file.h"
+#include "io/whole_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

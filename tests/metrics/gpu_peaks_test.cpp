@@ -1,4 +1,4 @@
-#include "ftbench/metrics/gpu_peaks.h"
+#include "metrics/gpu_peaks.h"
 
 #include <gtest/gtest.h>
 

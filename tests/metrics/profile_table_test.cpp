@@ -1,4 +1,4 @@
-#include "ftbench/metrics/profile_table.h"
+#include "metrics/profile_table.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "ftbench/metrics/rank_figures.h"
+#include "metrics/rank_figures.h"
 
 #include <gtest/gtest.h>
 

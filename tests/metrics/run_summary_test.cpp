@@ -1,4 +1,4 @@
-#include "ftbench/metrics/run_summary.h"
+#include "metrics/run_summary.h"
 
 #include <gtest/gtest.h>
 

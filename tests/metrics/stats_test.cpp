@@ -2,7 +2,7 @@
 // with numpy's own interpolation formula (_lerp) in plain Python doubles; stddev is
 // numpy.std(x, ddof=1). Where the decimal literal is not the exact double numpy returns, the
 // literal below is the full repr() of numpy's result.
-#include "ftbench/metrics/stats.h"
+#include "metrics/stats.h"
 
 #include <cmath>
 #include <limits>

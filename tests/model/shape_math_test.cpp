@@ -1,9 +1,9 @@
-#include "ftbench/model/shape_math.h"
+#include "model/shape_math.h"
 
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/presets.h"
+#include "spec/derived.h"
+#include "spec/presets.h"
 
 namespace ftbench::model {
 namespace {

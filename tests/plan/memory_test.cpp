@@ -3,11 +3,11 @@
 // fp32, micro-batch 4 x 128 tokens, two micro-batches per step. The per-layer figures (4,916 and
 // 5,688 bytes per token on the blocked CPU attention) are also what the CPU tensor counter
 // measured for each layer of that model (docs/methodology.md, "Memory plan").
-#include "ftbench/plan/memory.h"
+#include "plan/memory.h"
 
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/spec_loader.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::plan {
 namespace {
@@ -119,7 +119,7 @@ TEST(MemoryPlan, AKernelWithoutGqaKeepsKvRepeatedToEveryHead) {
   EXPECT_EQ(m.kv_heads_repeated, std::optional<bool>(true));
 }
 
-// The fused blocks on a GPU (model/fused_blocks.h): a bf16 base with fp32 adapters on every
+// The fused blocks on a GPU (model/torch/fused_blocks.h): a bf16 base with fp32 adapters on every
 // projection, dropout, LibTorch's RMSNorm kernel, flash attention reading the shared K/V heads.
 TEST(MemoryPlan, FusedBlocksKeepEachInputOnceOneByteMasksAndTheQkvOutputForV) {
   const spec::RunSpec spec = spec::load_spec_from_string(

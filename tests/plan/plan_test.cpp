@@ -1,7 +1,7 @@
 // `ftbench plan`'s arithmetic (plan/plan.h), exact against figures worked by hand: what fits, the
 // time of a job from a datasheet peak, each offer's bill, the recommendation under a deadline and
 // a budget, the break-even rate and the expected bill of a spot offer.
-#include "ftbench/plan/plan.h"
+#include "plan/plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "ftbench/data/synthetic_dataset.h"
-#include "ftbench/model/shape_math.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/spec_loader.h"
+#include "data/synthetic_dataset.h"
+#include "model/shape_math.h"
+#include "report/report_io.h"
+#include "spec/canonical.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::plan {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/report/report.h"
+#include "report/report.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,11 +24,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/io/output_file.h"
-#include "ftbench/metrics/report_figures.h"
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/metrics/stats.h"
-#include "ftbench/report/report_io.h"
+#include "io/output_file.h"
+#include "metrics/report_figures.h"
+#include "metrics/run_summary.h"
+#include "metrics/stats.h"
+#include "report/report_io.h"
 
 namespace ftbench::report {
 namespace {

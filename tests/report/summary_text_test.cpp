@@ -1,5 +1,5 @@
 // The summary `ftbench run` prints at its end, with exact lines.
-#include "ftbench/report/summary_text.h"
+#include "report/summary_text.h"
 
 #include <string>
 

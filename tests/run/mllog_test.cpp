@@ -1,6 +1,6 @@
 // The event log's lines as mllog writes them (exact text), and the live line's dollars.
-#include "ftbench/run/mllog.h"
-#include "ftbench/run/running_cost.h"
+#include "run/mllog.h"
+#include "run/running_cost.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The run's recorder without a model: what the report holds after an assembly, for a fresh run
 // and a resumed one, from made-up steps and readings.
-#include "ftbench/run/recorder.h"
+#include "run/recorder.h"
 
 #include <chrono>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/metrics/process_clock.h"
+#include "metrics/process_clock.h"
 
 namespace ftbench::run {
 namespace {

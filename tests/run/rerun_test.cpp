@@ -1,7 +1,7 @@
 // A run re-created from its report (run/rerun.h): the spec as the report holds it, relative
 // paths from the recorded working directory, and the recorded files' digests and the spec
 // fingerprint held to the report's.
-#include "ftbench/run/rerun.h"
+#include "run/rerun.h"
 
 #include <filesystem>
 #include <fstream>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/spec_loader.h"
+#include "spec/canonical.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::run {
 namespace {

@@ -60,6 +60,50 @@ class IncludeCheck(unittest.TestCase):
             self.assertEqual(figures["modules"], 3)
             self.assertEqual(figures["module_arrows"], 2)  # version.h is no module
 
+    def test_headers_beside_their_sources_included_from_src(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "src/util/error.h": "#pragma once\n",
+                "src/text/table.h": '#include "util/error.h"\n',
+                "src/text/table.cpp": '#include "text/table.h"\n',
+                "src/report/report.h": '#include "text/table.h"\n',
+                "src/cost/cost.cpp": '#include "report/report.h"\n#include "util/error.h"\n',
+                "src/cost/torch/tensor_price.h": "#include <ATen/ATen.h>\n",
+                "src/cost/torch/tensor_price.cpp": '#include "cost/torch/tensor_price.h"\n',
+            })
+            code, figures = check(root)
+            self.assertEqual(figures["problems"], [
+                "docs/architecture.md: module util has no row in the module table"])
+            table = TABLE.replace("## Targets", "")
+            table = table.replace("| `text` | words | |",
+                                  "| `util` | everyone's | |\n| `text` | words | |")
+            make_tree(root, {"src/cost/price.h": '#include "cost/torch/tensor_price.h"\n'},
+                      table)
+            code, figures = check(root)
+            self.assertEqual(code, 1, figures)
+            self.assertEqual(figures["modules"], 4)
+            # text -> util, report -> text, cost -> report, cost -> util: util is everyone's
+            self.assertEqual(figures["module_arrows"], 4)
+            self.assertEqual(figures["problems"], [
+                "src/cost/price.h includes LibTorch (through cost/torch/tensor_price.h) but is "
+                "not in a torch/ folder: the torch-free targets compile it"])
+
+    def test_an_arrow_up_the_tables_order_is_refused(self):
+        with tempfile.TemporaryDirectory() as root:
+            table = TABLE.replace("| `text` | words | |\n", "").replace(
+                "| `cost` |", "| `text` | words | |\n| `cost` |")
+            make_tree(root, {
+                "src/text/words.h": "#pragma once\n",
+                "src/report/report.h": '#include "text/words.h"\n',
+                "src/cost/cost.cpp": '#include "report/report.h"\n',
+            }, table)
+            code, figures = check(root)
+            self.assertEqual(code, 1, figures)
+            self.assertEqual(figures["upward_arrows"], ["report -> text"])
+            self.assertEqual(figures["problems"], [
+                "report -> text runs back up the layering: docs/architecture.md's module table "
+                "lists text after report"])
+
     def test_a_relative_include_into_another_module_is_an_arrow_too(self):
         with tempfile.TemporaryDirectory() as root:
             make_tree(root, {

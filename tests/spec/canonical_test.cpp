@@ -1,4 +1,4 @@
-#include "ftbench/spec/canonical.h"
+#include "spec/canonical.h"
 
 #include <fstream>
 #include <sstream>
@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/io/sha256.h"
-#include "ftbench/spec/spec_loader.h"
+#include "io/sha256.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::spec {
 namespace {

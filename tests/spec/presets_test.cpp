@@ -1,11 +1,11 @@
-#include "ftbench/spec/presets.h"
+#include "spec/presets.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/spec_loader.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::spec {
 namespace {

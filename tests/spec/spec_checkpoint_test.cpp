@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
+#include "spec/canonical.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::spec {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/spec/spec_loader.h"
+#include "spec/spec_loader.h"
 
 namespace ftbench::spec {
 

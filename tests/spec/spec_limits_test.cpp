@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/spec/derived.h"
-#include "ftbench/spec/limits.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/text/messages.h"
+#include "spec/derived.h"
+#include "spec/limits.h"
+#include "spec/spec_loader.h"
 #include "spec_issues.h"
+#include "text/messages.h"
 
 namespace ftbench::spec {
 namespace {

@@ -1,5 +1,5 @@
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/spec/canonical.h"
+#include "spec/spec_loader.h"
+#include "spec/canonical.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // text::parse_json_text: the one parse of every JSON file ftbench reads.
-#include "ftbench/text/json_parse.h"
+#include "text/json_parse.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "ftbench/text/markdown.h"
+#include "text/markdown.h"
 
 #include <string>
 

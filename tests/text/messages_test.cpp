@@ -1,4 +1,4 @@
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 #include <optional>
 #include <string>
@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "ftbench/text/json_errors.h"
+#include "text/json_errors.h"
 
 namespace ftbench::text {
 namespace {

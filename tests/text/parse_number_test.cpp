@@ -1,5 +1,5 @@
 // Strict, locale-independent number parsing for YAML scalars and flags: exact results.
-#include "ftbench/text/parse_number.h"
+#include "text/parse_number.h"
 
 #include <cmath>
 #include <limits>

@@ -1,5 +1,5 @@
 // Tables (text, Markdown, CSV), number formatting and "did you mean" hints, with exact strings.
-#include "ftbench/text/table.h"
+#include "text/table.h"
 
 #include <cstddef>
 #include <limits>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/text/did_you_mean.h"
-#include "ftbench/text/units.h"
+#include "text/did_you_mean.h"
+#include "text/units.h"
 
 namespace ftbench::text {
 namespace {

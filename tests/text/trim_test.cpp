@@ -1,4 +1,4 @@
-#include "ftbench/text/trim.h"
+#include "text/trim.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "ftbench/train/cadence.h"
+#include "train/cadence.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "ftbench/train/checkpoint_files.h"
+#include "train/checkpoint_files.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/io/sha256.h"
-#include "ftbench/spec/canonical.h"
+#include "io/sha256.h"
+#include "spec/canonical.h"
 
 namespace ftbench::train {
 namespace {

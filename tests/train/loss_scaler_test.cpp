@@ -1,4 +1,4 @@
-#include "ftbench/train/loss_scaler.h"
+#include "train/loss_scaler.h"
 
 #include <gtest/gtest.h>
 

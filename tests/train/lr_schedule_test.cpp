@@ -1,4 +1,4 @@
-#include "ftbench/train/lr_schedule.h"
+#include "train/lr_schedule.h"
 
 #include <cmath>
 

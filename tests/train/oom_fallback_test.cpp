@@ -1,4 +1,4 @@
-#include "ftbench/train/oom_fallback.h"
+#include "train/oom_fallback.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,7 +1,7 @@
 // The gate's outputs, exact: JUnit XML (one test case per rule; failed, undecided and passed
 // rules), GitHub workflow commands with their escapes, the markdown summary, JSON and CSV, and
 // the XML escapes of hostile report strings.
-#include "ftbench/view/gate_outputs.h"
+#include "view/gate_outputs.h"
 
 #include <string>
 

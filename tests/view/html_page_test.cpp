@@ -1,15 +1,15 @@
 // The HTML page and the markdown summary as text: every placeholder filled, report strings that
 // cannot end the data block or inject into a comment, and the one-page summary's figures.
-#include "ftbench/view/html_page.h"
-#include "ftbench/view/markdown_summary.h"
+#include "view/html_page.h"
+#include "view/markdown_summary.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "../ci_env.h"
-#include "ftbench/cost/catalog.h"
-#include "ftbench/report/report_io.h"
+#include "cost/catalog.h"
+#include "report/report_io.h"
 
 namespace ftbench::view {
 namespace {

@@ -1,7 +1,7 @@
 // The HTML report's figures (view/page_data.h) with exact values: histogram bins, the phases on
 // the timeline from t0, memory by phase, the warm-up marks, each offer's bill split at the first
 // step, and the comparison. The two fixture reports are the reference run of FIELD.md.
-#include "ftbench/view/page_data.h"
+#include "view/page_data.h"
 
 #include <string>
 #include <utility>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/cost/catalog.h"
-#include "ftbench/report/report_io.h"
+#include "cost/catalog.h"
+#include "report/report_io.h"
 
 namespace ftbench::view {
 namespace {

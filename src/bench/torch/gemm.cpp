@@ -1,4 +1,4 @@
-#include "ftbench/bench/gemm.h"
+#include "bench/torch/gemm.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,12 +14,12 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
-#include "ftbench/bench/gemm_check.h"
-#include "ftbench/device/backend.h"
-#include "ftbench/device/environment.h"
-#include "ftbench/device/tf32_matmul.h"
-#include "ftbench/device/torch_version.h"
-#include "ftbench/metrics/process_clock.h"
+#include "bench/gemm_check.h"
+#include "device/tf32_matmul.h"
+#include "device/torch/backend.h"
+#include "device/torch/environment.h"
+#include "device/torch/torch_version.h"
+#include "metrics/process_clock.h"
 
 // Device events that time work on the GPU itself need c10::Event::elapsedTime, which LibTorch
 // has from 2.5 on (../shared/design/LIBTORCH.md §5); before that, GPU calls are timed on the host

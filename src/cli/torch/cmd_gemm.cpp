@@ -8,10 +8,10 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/bench/gemm.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/io/output_rules.h"
-#include "run_command.h"
+#include "bench/torch/gemm.h"
+#include "cli/torch/run_command.h"
+#include "io/output_file.h"
+#include "io/output_rules.h"
 
 namespace ftbench::cli {
 namespace {

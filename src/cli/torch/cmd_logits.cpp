@@ -15,16 +15,16 @@
 #include <torch/utils.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/device/backend.h"
-#include "ftbench/hf/hf_config.h"
-#include "ftbench/hf/hf_load.h"
-#include "ftbench/hf/peft_adapter.h"
-#include "ftbench/hf/peft_config.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/io/output_rules.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/spec/checkpoint_config.h"
-#include "run_command.h"
+#include "cli/torch/run_command.h"
+#include "device/torch/backend.h"
+#include "hf/hf_config.h"
+#include "hf/peft_config.h"
+#include "hf/torch/hf_load.h"
+#include "hf/torch/peft_adapter.h"
+#include "io/output_file.h"
+#include "io/output_rules.h"
+#include "model/torch/llama.h"
+#include "spec/checkpoint_config.h"
 
 namespace ftbench::cli {
 namespace {

@@ -1,10 +1,10 @@
 // ftbench-bin: the LibTorch side of the ftbench command. The `ftbench` launcher (src/cli/
 // launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
 // command works here too.
-#include "ftbench/device/host_allocator.h"
-#include "ftbench/io/whole_file.h"
-#include "ftbench/train/stop_signals.h"
-#include "run_command.h"
+#include "cli/torch/run_command.h"
+#include "device/host_allocator.h"
+#include "io/whole_file.h"
+#include "train/stop_signals.h"
 
 int main(int argc, char** argv) {
   // First thing: the clock that measures launch and time to first step, then the handler of

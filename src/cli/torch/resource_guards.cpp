@@ -41,7 +41,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "ftbench/error.h"
+#include "util/error.h"
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 

@@ -1,10 +1,10 @@
 // The commands that need LibTorch: `ftbench run`, `ftbench gemm` and `ftbench logits`.
 #pragma once
 
-#include "../commands.h"
-#include "ftbench/metrics/process_clock.h"
-#include "ftbench/spec/run_spec.h"
-#include "ftbench/train/stop_signals.h"
+#include "cli/commands.h"
+#include "metrics/process_clock.h"
+#include "spec/run_spec.h"
+#include "train/stop_signals.h"
 
 namespace c10 {
 class Error;

@@ -2,9 +2,9 @@
 
 #include <c10/util/Exception.h>
 
-#include "ftbench/device/host_memory.h"
-#include "ftbench/train/oom_fallback.h"
-#include "run_command.h"
+#include "cli/torch/run_command.h"
+#include "device/host_memory.h"
+#include "train/oom_fallback.h"
 
 namespace ftbench::cli {
 

@@ -1,12 +1,12 @@
-#include "ftbench/data/batcher.h"
+#include "data/torch/batcher.h"
 
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
-#include "ftbench/data/packing.h"
-#include "ftbench/data/rng.h"
+#include "data/packing.h"
+#include "data/rng.h"
 
 namespace ftbench::data {
 namespace {

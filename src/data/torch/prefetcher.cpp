@@ -1,4 +1,4 @@
-#include "ftbench/data/prefetcher.h"
+#include "data/torch/prefetcher.h"
 
 #include <stdexcept>
 

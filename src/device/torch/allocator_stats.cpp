@@ -3,7 +3,7 @@
 // LibTorch (cmake/FtbenchTorchApi.cmake, FTBENCH_ALLOCATOR_API_*), not by version number.
 // Compiled to stubs in a CPU build of LibTorch. tests/CMakeLists.txt also compiles the ROCm
 // paths against the CPU build's headers (ftbench_rocm_compile_*), so they cannot rot unseen.
-#include "ftbench/device/allocator_stats.h"
+#include "device/allocator_stats.h"
 
 #if defined(FTBENCH_TORCH_CUDA) || defined(FTBENCH_TORCH_ROCM)
 #if defined(FTBENCH_ALLOCATOR_API_DEVICE_ALLOCATOR)

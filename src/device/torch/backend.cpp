@@ -1,4 +1,4 @@
-#include "ftbench/device/backend.h"
+#include "device/torch/backend.h"
 
 #include <dlfcn.h>
 
@@ -21,12 +21,12 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
-#include "ftbench/device/allocator_stats.h"
-#include "ftbench/device/cpu_tensor_bytes.h"
-#include "ftbench/device/dtype.h"
-#include "ftbench/device/host_info.h"
-#include "ftbench/device/host_memory.h"
-#include "ftbench/spec/choices.h"
+#include "device/allocator_stats.h"
+#include "device/cpu_tensor_bytes.h"
+#include "device/host_info.h"
+#include "device/host_memory.h"
+#include "device/torch/dtype.h"
+#include "spec/choices.h"
 
 namespace ftbench::device {
 namespace {

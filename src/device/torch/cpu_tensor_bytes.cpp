@@ -1,4 +1,4 @@
-#include "ftbench/device/cpu_tensor_bytes.h"
+#include "device/cpu_tensor_bytes.h"
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>

@@ -1,10 +1,10 @@
-#include "ftbench/device/dtype.h"
+#include "device/torch/dtype.h"
 
 #include <stdexcept>
 
-#include "ftbench/spec/choices.h"
-#include "ftbench/text/messages.h"
-#include "ftbench/text/spellings.h"
+#include "spec/choices.h"
+#include "text/messages.h"
+#include "text/spellings.h"
 
 namespace ftbench::device {
 namespace {

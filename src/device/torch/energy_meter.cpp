@@ -1,10 +1,10 @@
-#include "ftbench/device/energy_meter.h"
+#include "device/torch/energy_meter.h"
 
 #include <cmath>
 
 #include <spdlog/spdlog.h>
 
-#include "ftbench/metrics/energy.h"
+#include "metrics/energy.h"
 
 namespace ftbench::device {
 

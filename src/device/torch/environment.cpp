@@ -1,14 +1,14 @@
-#include "ftbench/device/environment.h"
+#include "device/torch/environment.h"
 
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
 
-#include "ftbench/device/env_knobs.h"
-#include "ftbench/device/host_allocator.h"
-#include "ftbench/device/host_info.h"
-#include "ftbench/version.h"
+#include "device/env_knobs.h"
+#include "device/host_allocator.h"
+#include "device/host_info.h"
+#include "util/version.h"
 
 namespace ftbench::device {
 namespace {

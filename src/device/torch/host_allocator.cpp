@@ -1,4 +1,4 @@
-#include "ftbench/device/host_allocator.h"
+#include "device/host_allocator.h"
 
 #include <climits>
 #include <cstdlib>

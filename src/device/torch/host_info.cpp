@@ -1,4 +1,4 @@
-#include "ftbench/device/host_info.h"
+#include "device/host_info.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
-#include "ftbench/device/memory_meter.h"
+#include "device/torch/memory_meter.h"
 
 #include <sys/resource.h>
 
 #include <algorithm>
 
-#include "ftbench/device/host_memory.h"
-#include "ftbench/metrics/memory_peaks.h"
+#include "device/host_memory.h"
+#include "metrics/memory_peaks.h"
 
 namespace ftbench::device {
 

@@ -1,4 +1,4 @@
-#include "ftbench/device/tf32_matmul.h"
+#include "device/tf32_matmul.h"
 
 #include <ATen/Context.h>
 

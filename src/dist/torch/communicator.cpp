@@ -1,4 +1,4 @@
-#include "ftbench/dist/communicator.h"
+#include "dist/torch/communicator.h"
 
 #include <algorithm>
 #include <condition_variable>

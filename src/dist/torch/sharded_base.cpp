@@ -1,4 +1,4 @@
-#include "ftbench/dist/sharded_base.h"
+#include "dist/torch/sharded_base.h"
 
 #include <chrono>
 #include <stdexcept>

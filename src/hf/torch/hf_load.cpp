@@ -1,4 +1,4 @@
-#include "ftbench/hf/hf_load.h"
+#include "hf/torch/hf_load.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 #include <torch/utils.h>
 
-#include "ftbench/io/safetensors.h"
-#include "ftbench/io/sha256.h"
-#include "ftbench/model/safetensors_dtype.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/checkpoint_config.h"
+#include "io/safetensors.h"
+#include "io/sha256.h"
+#include "model/torch/safetensors_dtype.h"
+#include "spec/canonical.h"
+#include "spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 using model::DecoderLayer;

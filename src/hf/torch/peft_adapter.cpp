@@ -1,4 +1,4 @@
-#include "ftbench/hf/peft_adapter.h"
+#include "hf/torch/peft_adapter.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,14 +17,14 @@
 #include <torch/utils.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/hf/hf_config.h"
-#include "ftbench/hf/peft_config.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/io/remove_tree.h"
-#include "ftbench/io/safetensors.h"
-#include "ftbench/model/safetensors_dtype.h"
-#include "ftbench/spec/checkpoint_config.h"
-#include "ftbench/text/spellings.h"
+#include "hf/hf_config.h"
+#include "hf/peft_config.h"
+#include "io/output_file.h"
+#include "io/remove_tree.h"
+#include "io/safetensors.h"
+#include "model/torch/safetensors_dtype.h"
+#include "spec/checkpoint_config.h"
+#include "text/spellings.h"
 
 namespace ftbench::hf {
 using model::DecoderLayer;

@@ -1,4 +1,4 @@
-#include "ftbench/metrics/step_profiler.h"
+#include "metrics/step_profiler.h"
 
 #include <set>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "ftbench/model/base_units.h"
+#include "model/torch/base_units.h"
 
 #include <sys/mman.h>
 
@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <torch/utils.h>
 
-#include "ftbench/device/cpu_tensor_bytes.h"
+#include "device/cpu_tensor_bytes.h"
 
 namespace ftbench::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "ftbench/model/chunked_loss.h"
+#include "model/torch/chunked_loss.h"
 
 #include <algorithm>
 #include <stdexcept>

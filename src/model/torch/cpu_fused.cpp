@@ -1,4 +1,4 @@
-#include "ftbench/model/cpu_fused.h"
+#include "model/torch/cpu_fused.h"
 
 #include <cmath>
 #include <stdexcept>

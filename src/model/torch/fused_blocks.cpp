@@ -1,4 +1,4 @@
-#include "ftbench/model/fused_blocks.h"
+#include "model/torch/fused_blocks.h"
 
 #include <stdexcept>
 
@@ -6,9 +6,9 @@
 #include <torch/autograd.h>
 #include <torch/custom_class.h>
 
-#include "ftbench/device/torch_version.h"
-#include "ftbench/model/cpu_fused.h"
-#include "ftbench/model/gpu_kernels.h"
+#include "device/torch/torch_version.h"
+#include "model/torch/cpu_fused.h"
+#include "model/torch/gpu_kernels.h"
 
 namespace ftbench::model {
 namespace {

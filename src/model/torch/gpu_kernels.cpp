@@ -1,13 +1,13 @@
 // gpu_kernels.h's parts that need no GPU compiler: the switch, and which tensors the kernel takes
 // (the kernel itself and gpu_rope_kernel_built() are in src/model/torch/cuda/, or its stub).
-#include "ftbench/model/gpu_kernels.h"
+#include "model/torch/gpu_kernels.h"
 
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
-#include "ftbench/text/messages.h"
+#include "text/messages.h"
 
 namespace ftbench::model {
 namespace {
@@ -45,7 +45,7 @@ bool gpu_kernels_enabled_from_environment() {
   if (std::string_view(value) == "1") return true;
   throw std::invalid_argument(
       "FTBENCH_GPU_KERNELS: expected 0 (ATen's operators, the default) or 1 (ftbench's own GPU "
-      "kernels, model/gpu_kernels.h), found " +
+      "kernels, model/torch/gpu_kernels.h), found " +
       text::quoted(value));
 }
 

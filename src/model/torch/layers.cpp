@@ -9,18 +9,18 @@
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 
-#include "ftbench/device/torch_version.h"
+#include "device/torch/torch_version.h"
 #if FTBENCH_TORCH_AT_LEAST(2, 5)
 #include <ATen/SDPBackend.h>
 #endif
 
-#include "ftbench/model/cpu_fused.h"
-#include "ftbench/model/fused_blocks.h"
-#include "ftbench/model/lora_linear.h"
-#include "ftbench/model/rms_norm.h"
-#include "ftbench/model/rope.h"
-#include "ftbench/model/sdpa.h"
-#include "ftbench/model/selective_recompute.h"
+#include "model/torch/cpu_fused.h"
+#include "model/torch/fused_blocks.h"
+#include "model/torch/lora_linear.h"
+#include "model/torch/rms_norm.h"
+#include "model/torch/rope.h"
+#include "model/torch/sdpa.h"
+#include "model/torch/selective_recompute.h"
 
 namespace ftbench::model {
 namespace {

@@ -1,5 +1,5 @@
 // The Llama decoder, its layers and per-layer activation checkpointing.
-#include "ftbench/model/llama.h"
+#include "model/torch/llama.h"
 
 #include <stdexcept>
 
@@ -9,14 +9,14 @@
 #include <torch/autograd.h>
 #include <torch/custom_class.h>
 
-#include "ftbench/device/dtype.h"
-#include "ftbench/device/profile_scopes.h"
-#include "ftbench/model/chunked_loss.h"
-#include "ftbench/model/cpu_fused.h"
-#include "ftbench/model/fused_blocks.h"
-#include "ftbench/model/sdpa.h"
-#include "ftbench/model/selective_recompute.h"
-#include "ftbench/spec/choices.h"
+#include "device/torch/dtype.h"
+#include "device/torch/profile_scopes.h"
+#include "model/torch/chunked_loss.h"
+#include "model/torch/cpu_fused.h"
+#include "model/torch/fused_blocks.h"
+#include "model/torch/sdpa.h"
+#include "model/torch/selective_recompute.h"
+#include "spec/choices.h"
 
 namespace ftbench::model {
 namespace {

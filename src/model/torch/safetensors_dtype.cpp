@@ -1,4 +1,4 @@
-#include "ftbench/model/safetensors_dtype.h"
+#include "model/torch/safetensors_dtype.h"
 
 #include <array>
 #include <utility>

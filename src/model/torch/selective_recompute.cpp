@@ -1,4 +1,4 @@
-#include "ftbench/model/selective_recompute.h"
+#include "model/torch/selective_recompute.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "components.h"
+#include "run/torch/components.h"
 
 #include <algorithm>
 #include <functional>
@@ -11,25 +11,25 @@
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 
-#include "ftbench/data/data_from_spec.h"
-#include "ftbench/data/fingerprint.h"
-#include "ftbench/data/slice_dataset.h"
-#include "ftbench/device/environment.h"
-#include "ftbench/dist/launch.h"
-#include "ftbench/hf/hf_load.h"
-#include "ftbench/metrics/stats.h"
-#include "ftbench/model/gpu_kernels.h"
-#include "ftbench/report/phase_names.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/run/rerun.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/train/checkpoint.h"
-#include "ftbench/train/checkpoint_files.h"
-#include "mfu_peaks.h"
-#include "step_switches.h"
+#include "data/data_from_spec.h"
+#include "data/fingerprint.h"
+#include "data/slice_dataset.h"
+#include "device/torch/environment.h"
+#include "dist/launch.h"
+#include "hf/torch/hf_load.h"
+#include "metrics/stats.h"
+#include "model/torch/gpu_kernels.h"
+#include "report/phase_names.h"
+#include "report/summary_text.h"
+#include "run/rerun.h"
+#include "run/torch/mfu_peaks.h"
+#include "run/torch/step_switches.h"
+#include "spec/canonical.h"
+#include "spec/choices.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
+#include "train/checkpoint_files.h"
+#include "train/torch/checkpoint.h"
 
 namespace ftbench::run::detail {
 

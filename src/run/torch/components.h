@@ -10,19 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/data/batcher.h"
-#include "ftbench/data/dataset.h"
-#include "ftbench/data/file_dataset.h"
-#include "ftbench/data/fingerprint.h"
-#include "ftbench/data/tokenizer.h"
-#include "ftbench/device/backend.h"
-#include "ftbench/dist/communicator.h"
-#include "ftbench/dist/sharded_base.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/report/report.h"
-#include "ftbench/train/trainer.h"
-#include "run_context.h"
-#include "start_checks.h"
+#include "data/dataset.h"
+#include "data/file_dataset.h"
+#include "data/fingerprint.h"
+#include "data/tokenizer.h"
+#include "data/torch/batcher.h"
+#include "device/torch/backend.h"
+#include "dist/torch/communicator.h"
+#include "dist/torch/sharded_base.h"
+#include "model/torch/llama.h"
+#include "report/report.h"
+#include "run/torch/run_context.h"
+#include "run/torch/start_checks.h"
+#include "train/torch/trainer.h"
 
 namespace ftbench::run::detail {
 

@@ -1,12 +1,12 @@
-#include "mfu_peaks.h"
+#include "run/torch/mfu_peaks.h"
 
 #include <string>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/metrics/gpu_peaks.h"
-#include "ftbench/text/messages.h"
+#include "metrics/gpu_peaks.h"
+#include "text/messages.h"
 
 namespace ftbench::run::detail {
 

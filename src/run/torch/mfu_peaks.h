@@ -3,9 +3,9 @@
 // on this run's device.
 #pragma once
 
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/report/report.h"
-#include "run_context.h"
+#include "metrics/run_summary.h"
+#include "report/report.h"
+#include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {
 

@@ -1,10 +1,10 @@
-#include "observers.h"
+#include "run/torch/observers.h"
 
 #include <algorithm>
 #include <exception>
 #include <utility>
 
-#include "ftbench/dist/rank_fault.h"
+#include "dist/rank_fault.h"
 
 namespace ftbench::run::detail {
 

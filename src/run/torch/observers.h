@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "ftbench/device/backend.h"
-#include "ftbench/device/energy_meter.h"
-#include "ftbench/report/report.h"
-#include "ftbench/run/mllog.h"
-#include "ftbench/run/progress.h"
-#include "run_context.h"
+#include "device/torch/backend.h"
+#include "device/torch/energy_meter.h"
+#include "report/report.h"
+#include "run/mllog.h"
+#include "run/progress.h"
+#include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {
 
@@ -110,7 +110,7 @@ class EventLogObserver : public RunObserver {
   MlLog log_;
 };
 
-// The device's energy over the step loop (device/energy_meter.h), into report.energy; a run
+// The device's energy over the step loop (device/torch/energy_meter.h), into report.energy; a run
 // that ends before or inside the loop records what the meter has (or why it has none).
 class EnergyObserver : public RunObserver {
  public:

@@ -1,4 +1,4 @@
-#include "ftbench/run/outputs.h"
+#include "run/outputs.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "ftbench/io/output_file.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/report/run_status.h"
+#include "io/output_file.h"
+#include "report/report_io.h"
+#include "report/run_status.h"
 
 namespace ftbench::run {
 namespace {

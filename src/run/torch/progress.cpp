@@ -1,4 +1,4 @@
-#include "ftbench/run/progress.h"
+#include "run/progress.h"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/run/running_cost.h"
-#include "ftbench/spec/choices.h"
+#include "run/running_cost.h"
+#include "spec/choices.h"
 
 namespace ftbench::run {
 

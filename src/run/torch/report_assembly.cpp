@@ -1,4 +1,4 @@
-#include "report_assembly.h"
+#include "run/torch/report_assembly.h"
 
 #include <unistd.h>
 
@@ -6,13 +6,13 @@
 #include <optional>
 #include <utility>
 
-#include "ftbench/device/environment.h"
-#include "ftbench/device/memory_meter.h"
-#include "ftbench/dist/launch.h"
-#include "ftbench/metrics/rank_figures.h"
-#include "ftbench/text/spellings.h"
-#include "mfu_peaks.h"
-#include "run_memory_plan.h"
+#include "device/torch/environment.h"
+#include "device/torch/memory_meter.h"
+#include "dist/launch.h"
+#include "metrics/rank_figures.h"
+#include "run/torch/mfu_peaks.h"
+#include "run/torch/run_memory_plan.h"
+#include "text/spellings.h"
 
 namespace ftbench::run::detail {
 

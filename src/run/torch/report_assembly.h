@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "components.h"
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/report/report.h"
-#include "run_context.h"
+#include "metrics/run_summary.h"
+#include "report/report.h"
+#include "run/torch/components.h"
+#include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {
 

@@ -1,4 +1,4 @@
-#include "ftbench/run/resume_point.h"
+#include "run/torch/resume_point.h"
 
 #include <optional>
 #include <vector>
@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/report/report_io.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/train/checkpoint.h"
+#include "report/report_io.h"
+#include "spec/canonical.h"
+#include "train/torch/checkpoint.h"
 
 namespace ftbench::run {
 

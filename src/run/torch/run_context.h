@@ -9,14 +9,14 @@
 #include <optional>
 #include <string>
 
-#include "ftbench/device/memory_meter.h"
-#include "ftbench/metrics/process_clock.h"
-#include "ftbench/metrics/run_summary.h"
-#include "ftbench/run/phase_timer.h"
-#include "ftbench/run/recorder.h"
-#include "ftbench/run/run_benchmark.h"
-#include "ftbench/train/stop_signals.h"
-#include "ftbench/train/train_result.h"
+#include "device/torch/memory_meter.h"
+#include "metrics/process_clock.h"
+#include "metrics/run_summary.h"
+#include "run/recorder.h"
+#include "run/run_benchmark.h"
+#include "run/torch/phase_timer.h"
+#include "train/stop_signals.h"
+#include "train/train_result.h"
 
 namespace ftbench::run::detail {
 

@@ -8,16 +8,16 @@
 
 #include <exception>
 
-#include "components.h"
-#include "ftbench/metrics/process_clock.h"
-#include "ftbench/report/report.h"
-#include "ftbench/run/run_benchmark.h"
-#include "ftbench/train/stop_signals.h"
-#include "observers.h"
-#include "report_assembly.h"
-#include "run_context.h"
-#include "run_journal.h"
-#include "start_checks.h"
+#include "metrics/process_clock.h"
+#include "report/report.h"
+#include "run/run_benchmark.h"
+#include "run/torch/components.h"
+#include "run/torch/observers.h"
+#include "run/torch/report_assembly.h"
+#include "run/torch/run_context.h"
+#include "run/torch/run_journal.h"
+#include "run/torch/start_checks.h"
+#include "train/stop_signals.h"
 
 namespace ftbench::run::detail {
 

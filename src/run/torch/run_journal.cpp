@@ -1,11 +1,11 @@
-#include "run_journal.h"
+#include "run/torch/run_journal.h"
 
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
-#include "ftbench/report/run_status.h"
-#include "ftbench/train/checkpoint_files.h"
+#include "report/run_status.h"
+#include "train/checkpoint_files.h"
 
 namespace ftbench::run::detail {
 

@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "ftbench/report/report.h"
-#include "observers.h"
-#include "report_assembly.h"
-#include "run_context.h"
+#include "report/report.h"
+#include "run/torch/observers.h"
+#include "run/torch/report_assembly.h"
+#include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {
 

@@ -1,4 +1,4 @@
-#include "run_memory_plan.h"
+#include "run/torch/run_memory_plan.h"
 
 #include <unistd.h>
 
@@ -10,15 +10,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/device/dtype.h"
-#include "ftbench/device/host_info.h"
-#include "ftbench/device/host_memory.h"
-#include "ftbench/device/torch_version.h"
-#include "ftbench/model/sdpa.h"
-#include "ftbench/plan/checkpointing.h"
-#include "ftbench/plan/plan.h"
-#include "ftbench/spec/choices.h"
-#include "step_switches.h"
+#include "device/host_info.h"
+#include "device/host_memory.h"
+#include "device/torch/dtype.h"
+#include "device/torch/torch_version.h"
+#include "model/torch/sdpa.h"
+#include "plan/checkpointing.h"
+#include "plan/plan.h"
+#include "run/torch/step_switches.h"
+#include "spec/choices.h"
 
 namespace ftbench::run::detail {
 

@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "components.h"
-#include "ftbench/plan/memory.h"
-#include "ftbench/report/report.h"
-#include "run_context.h"
-#include "start_checks.h"
+#include "plan/memory.h"
+#include "report/report.h"
+#include "run/torch/components.h"
+#include "run/torch/run_context.h"
+#include "run/torch/start_checks.h"
 
 namespace ftbench::run::detail {
 

@@ -1,4 +1,4 @@
-#include "start_checks.h"
+#include "run/torch/start_checks.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,17 +9,17 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/error.h"
-#include "ftbench/io/output_file.h"
-#include "ftbench/metrics/step_profiler.h"
-#include "ftbench/report/run_status.h"
-#include "ftbench/run/mllog.h"
-#include "ftbench/run/outputs.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/spec_error.h"
-#include "ftbench/spec/spec_loader.h"
-#include "ftbench/train/checkpoint_files.h"
-#include "ftbench/train/stop_signals.h"
+#include "io/output_file.h"
+#include "metrics/step_profiler.h"
+#include "report/run_status.h"
+#include "run/mllog.h"
+#include "run/outputs.h"
+#include "spec/choices.h"
+#include "spec/spec_error.h"
+#include "spec/spec_loader.h"
+#include "train/checkpoint_files.h"
+#include "train/stop_signals.h"
+#include "util/error.h"
 
 namespace ftbench::run::detail {
 namespace {

@@ -7,13 +7,13 @@
 #include <optional>
 #include <string>
 
-#include "ftbench/io/output_rules.h"
-#include "ftbench/report/report.h"
-#include "ftbench/run/profile_outputs.h"
-#include "ftbench/run/recorder.h"
-#include "ftbench/run/resume_point.h"
-#include "ftbench/train/checkpoint.h"
-#include "run_context.h"
+#include "io/output_rules.h"
+#include "report/report.h"
+#include "run/profile_outputs.h"
+#include "run/recorder.h"
+#include "run/torch/resume_point.h"
+#include "run/torch/run_context.h"
+#include "train/torch/checkpoint.h"
 
 namespace ftbench::run::detail {
 

@@ -1,4 +1,4 @@
-#include "step_profile.h"
+#include "run/torch/step_profile.h"
 
 #include <optional>
 #include <string>
@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ftbench/error.h"
-#include "ftbench/run/profile_outputs.h"
+#include "run/profile_outputs.h"
+#include "util/error.h"
 
 namespace ftbench::run::detail {
 namespace {

@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "components.h"
-#include "ftbench/metrics/step_profiler.h"
-#include "run_context.h"
-#include "start_checks.h"
+#include "metrics/step_profiler.h"
+#include "run/torch/components.h"
+#include "run/torch/run_context.h"
+#include "run/torch/start_checks.h"
 
 namespace ftbench::run::detail {
 

@@ -1,15 +1,15 @@
-#include "step_switches.h"
+#include "run/torch/step_switches.h"
 
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
-#include "ftbench/error.h"
-#include "ftbench/model/gpu_kernels.h"
-#include "ftbench/run/run_benchmark.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/text/messages.h"
+#include "model/torch/gpu_kernels.h"
+#include "run/run_benchmark.h"
+#include "spec/choices.h"
+#include "text/messages.h"
+#include "util/error.h"
 
 namespace ftbench::run::detail {
 

@@ -1,4 +1,4 @@
-#include "training_loop.h"
+#include "run/torch/training_loop.h"
 
 #include <filesystem>
 #include <utility>
@@ -9,15 +9,15 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/metrics/process_clock.h"
-#include "ftbench/report/phase_names.h"
-#include "ftbench/report/run_status.h"
-#include "ftbench/report/summary_text.h"
-#include "ftbench/spec/canonical.h"
-#include "ftbench/train/checkpoint.h"
-#include "ftbench/train/checkpoint_files.h"
-#include "ftbench/train/stop_signals.h"
-#include "ftbench/version.h"
+#include "metrics/process_clock.h"
+#include "report/phase_names.h"
+#include "report/run_status.h"
+#include "report/summary_text.h"
+#include "spec/canonical.h"
+#include "train/checkpoint_files.h"
+#include "train/stop_signals.h"
+#include "train/torch/checkpoint.h"
+#include "util/version.h"
 
 namespace ftbench::run::detail {
 

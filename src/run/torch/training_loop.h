@@ -1,4 +1,4 @@
-// The step loop of a run and what it does between steps: the trainer (train/trainer.h) makes
+// The step loop of a run and what it does between steps: the trainer (train/torch/trainer.h) makes
 // the steps and, after each, asks this loop what follows. The loop decides by the cadence
 // (train/cadence.h: a validation pass, a periodic save, a stop) with the ranks agreeing on
 // stops and saves, tells the observers, and answers continue or stop. A stop saves a
@@ -9,15 +9,15 @@
 #include <optional>
 #include <string>
 
-#include "components.h"
-#include "ftbench/train/cadence.h"
-#include "ftbench/train/trainer.h"
-#include "observers.h"
-#include "report_assembly.h"
-#include "run_context.h"
-#include "run_journal.h"
-#include "start_checks.h"
-#include "step_profile.h"
+#include "run/torch/components.h"
+#include "run/torch/observers.h"
+#include "run/torch/report_assembly.h"
+#include "run/torch/run_context.h"
+#include "run/torch/run_journal.h"
+#include "run/torch/start_checks.h"
+#include "run/torch/step_profile.h"
+#include "train/cadence.h"
+#include "train/torch/trainer.h"
 
 namespace ftbench::run::detail {
 

@@ -1,4 +1,4 @@
-#include "ftbench/train/adamw.h"
+#include "train/torch/adamw.h"
 
 #include <cmath>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include <ATen/core/grad_mode.h>  // at::NoGradGuard, not reached through <ATen/ATen.h> in 2.6
 
-#include "ftbench/model/sdpa.h"  // FTBENCH_TORCH_AT_LEAST
+#include "model/torch/sdpa.h"  // FTBENCH_TORCH_AT_LEAST
 
 namespace ftbench::train {
 

@@ -1,4 +1,4 @@
-#include "ftbench/train/checkpoint.h"
+#include "train/torch/checkpoint.h"
 
 #include <algorithm>
 #include <mutex>
@@ -11,10 +11,10 @@
 #include <ATen/Context.h>
 #include <torch/utils.h>
 
-#include "ftbench/device/dtype.h"
-#include "ftbench/io/safetensors.h"
-#include "ftbench/model/safetensors_dtype.h"
-#include "ftbench/spec/choices.h"
+#include "device/torch/dtype.h"
+#include "io/safetensors.h"
+#include "model/torch/safetensors_dtype.h"
+#include "spec/choices.h"
 
 namespace ftbench::train {
 namespace {

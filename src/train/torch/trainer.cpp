@@ -1,4 +1,4 @@
-#include "ftbench/train/trainer.h"
+#include "train/torch/trainer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,16 +19,16 @@
 #include <c10/util/Exception.h>
 #include <torch/utils.h>
 
-#include "ftbench/data/prefetcher.h"
-#include "ftbench/device/dtype.h"
-#include "ftbench/device/profile_scopes.h"
-#include "ftbench/model/sdpa.h"
-#include "ftbench/model/shape_math.h"
-#include "ftbench/spec/choices.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/train/adamw.h"
-#include "ftbench/train/loss_scaler.h"
-#include "ftbench/train/lr_schedule.h"
+#include "data/torch/prefetcher.h"
+#include "device/torch/dtype.h"
+#include "device/torch/profile_scopes.h"
+#include "model/shape_math.h"
+#include "model/torch/sdpa.h"
+#include "spec/choices.h"
+#include "spec/derived.h"
+#include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
+#include "train/torch/adamw.h"
 
 namespace ftbench::train {
 namespace {
@@ -170,7 +170,7 @@ Trainer::Trainer(const spec::RunSpec& spec, model::Llama& model, data::Batcher& 
     names_.push_back(name);
     trainable_.push_back(tensor);
   }
-  // train/adamw.h: torch::optim::AdamW's arithmetic (bit for bit on CPU) in multi-tensor ops,
+  // train/torch/adamw.h: torch::optim::AdamW's arithmetic (bit for bit on CPU) in multi-tensor ops,
   // or the fused kernel on GPUs with LibTorch >= 2.1.
   optimizer_ = std::make_unique<AdamW>(trainable_,
                                        AdamWOptions{t.lr, t.beta1, t.beta2, t.eps, t.weight_decay});

@@ -1,8 +1,8 @@
 // The gemm sweep on the CPU: structure of the result, and every measured shape's output checked
 // against an fp64 product of the same inputs. No timing assertions: speeds are for benchmarks.
-#include "ftbench/bench/gemm.h"
-#include "ftbench/device/tf32_matmul.h"
-#include "ftbench/device/torch_version.h"
+#include "bench/torch/gemm.h"
+#include "device/tf32_matmul.h"
+#include "device/torch/torch_version.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/bench/gemm_check.h"
+#include "bench/gemm_check.h"
 
 namespace ftbench::bench {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/data/batcher.h"
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/prefetcher.h"
-#include "ftbench/data/rng.h"
-#include "ftbench/data/synthetic_dataset.h"
+#include "data/byte_tokenizer.h"
+#include "data/rng.h"
+#include "data/synthetic_dataset.h"
+#include "data/torch/batcher.h"
+#include "data/torch/prefetcher.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,10 +1,10 @@
-#include "ftbench/data/fingerprint.h"
+#include "data/fingerprint.h"
 
 #include <gtest/gtest.h>
 
-#include "ftbench/data/batcher.h"
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/synthetic_dataset.h"
+#include "data/byte_tokenizer.h"
+#include "data/synthetic_dataset.h"
+#include "data/torch/batcher.h"
 
 namespace ftbench::data {
 namespace {

@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "../../ci_env.h"
-#include "ftbench/data/load_tokenizer.h"
-#include "ftbench/data/sentencepiece_tokenizer.h"
-#include "ftbench/io/remove_tree.h"
+#include "data/load_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
+#include "io/remove_tree.h"
 
 namespace ftbench::data {
 namespace {

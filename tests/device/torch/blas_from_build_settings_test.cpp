@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ftbench/device/backend.h"
+#include "device/torch/backend.h"
 
 namespace ftbench::device {
 namespace {

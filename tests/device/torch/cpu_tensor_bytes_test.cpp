@@ -1,6 +1,6 @@
 // The CPU tensor byte counter (device/cpu_tensor_bytes.h): exact bytes against the tensors' own
 // sizes, the peak and its reset, clones, raw allocations and threads.
-#include "ftbench/device/cpu_tensor_bytes.h"
+#include "device/cpu_tensor_bytes.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/CPUAllocator.h>

@@ -28,7 +28,7 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "ftbench/dist/communicator.h"
+#include "dist/torch/communicator.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Every collective of dist::Communicator with exact values, for 2 and 4 ranks run as threads of
 // this process over one c10d HashStore (Gloo on 127.0.0.1). Values are small integers or dyadic
 // fractions, so sums are exact in any order.
-#include "ftbench/dist/communicator.h"
+#include "dist/torch/communicator.h"
 
 #include <atomic>
 #include <cmath>

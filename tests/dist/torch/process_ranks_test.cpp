@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "../../free_port.h"
-#include "ftbench/io/remove_tree.h"
+#include "io/remove_tree.h"
 
 namespace {
 

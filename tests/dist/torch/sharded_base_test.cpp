@@ -4,7 +4,7 @@
 // gathered exactly twice in a training pass and once in a forward, and no unit stays whole.
 // Both backward schemes (recomputed with activation checkpointing, the saved graph without),
 // tied and untied embeddings, a head with and without an adapter.
-#include "ftbench/dist/sharded_base.h"
+#include "dist/torch/sharded_base.h"
 
 #include <cstdint>
 #include <map>
@@ -17,7 +17,7 @@
 #include <torch/utils.h>
 
 #include "../../model/torch/small_model.h"
-#include "ftbench/model/llama.h"
+#include "model/torch/llama.h"
 #include "thread_ranks.h"
 
 namespace ftbench::dist {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "ftbench/dist/communicator.h"
+#include "dist/torch/communicator.h"
 
 namespace ftbench::dist::testing {
 

@@ -3,8 +3,8 @@
 // its logits compared with the independent NumPy forward pass (tests/reference/llama_numpy.py,
 // float64) within the tolerance stated there (atol = rtol = 1e-4 for fp32). Needs Debian's
 // /usr/bin/python3 with numpy; skipped without it, except on CI.
-#include "ftbench/hf/hf_load.h"
-#include "ftbench/io/remove_tree.h"
+#include "hf/torch/hf_load.h"
+#include "io/remove_tree.h"
 
 #include <unistd.h>
 
@@ -17,9 +17,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/report/report_io.h"
-#include "ftbench/spec/checkpoint_config.h"
 #include "numpy_reference_test.h"
+#include "report/report_io.h"
+#include "spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 using model::Llama;

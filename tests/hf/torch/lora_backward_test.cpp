@@ -26,17 +26,17 @@
 #include <nlohmann/json.hpp>
 
 #include "../hf_python.h"
-#include "ftbench/data/batcher.h"
-#include "ftbench/data/dataset.h"
-#include "ftbench/device/backend.h"
-#include "ftbench/hf/hf_config.h"
-#include "ftbench/hf/hf_load.h"
-#include "ftbench/hf/peft_adapter.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/spec/checkpoint_config.h"
-#include "ftbench/train/trainer.h"
+#include "data/dataset.h"
+#include "data/torch/batcher.h"
+#include "device/torch/backend.h"
+#include "hf/hf_config.h"
+#include "hf/torch/hf_load.h"
+#include "hf/torch/peft_adapter.h"
+#include "model/torch/llama.h"
 #include "numpy_reference_test.h"
+#include "report/report_io.h"
+#include "spec/checkpoint_config.h"
+#include "train/torch/trainer.h"
 
 namespace ftbench::hf {
 using model::Llama;

@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "../../ci_env.h"
-#include "ftbench/io/remove_tree.h"
-#include "ftbench/report/report_io.h"
+#include "io/remove_tree.h"
+#include "report/report_io.h"
 
 namespace ftbench::hf {
 

@@ -4,8 +4,8 @@
 // the independent float64 NumPy Llama (tests/reference/llama_numpy.py, which reads PEFT adapters
 // and merges them itself) must give the same logits within its fp32 tolerance (atol = rtol =
 // 1e-4). Needs Debian's /usr/bin/python3 with numpy; skipped without it, except on CI.
-#include "ftbench/hf/peft_adapter.h"
-#include "ftbench/io/remove_tree.h"
+#include "hf/torch/peft_adapter.h"
+#include "io/remove_tree.h"
 
 #include <unistd.h>
 
@@ -22,12 +22,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftbench/hf/hf_load.h"
-#include "ftbench/hf/peft_config.h"
-#include "ftbench/io/safetensors.h"
-#include "ftbench/report/report_io.h"
-#include "ftbench/spec/checkpoint_config.h"
+#include "hf/peft_config.h"
+#include "hf/torch/hf_load.h"
+#include "io/safetensors.h"
 #include "numpy_reference_test.h"
+#include "report/report_io.h"
+#include "spec/checkpoint_config.h"
 
 namespace ftbench::hf {
 using model::Llama;

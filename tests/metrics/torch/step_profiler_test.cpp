@@ -1,6 +1,6 @@
-#include "ftbench/metrics/step_profiler.h"
+#include "metrics/step_profiler.h"
 
-#include "ftbench/device/profile_scopes.h"
+#include "device/torch/profile_scopes.h"
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>

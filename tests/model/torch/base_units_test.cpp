@@ -1,7 +1,7 @@
-// A split base's unit buffers (model/base_units.h): the layout (each tensor at a multiple of 64
-// elements, the length a multiple of the ranks), memory that comes and goes under the same
+// A split base's unit buffers (model/torch/base_units.h): the layout (each tensor at a multiple of
+// 64 elements, the length a multiple of the ranks), memory that comes and goes under the same
 // tensors, and the host pool that keeps freed buffers for the next gather.
-#include "ftbench/model/base_units.h"
+#include "model/torch/base_units.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,5 @@
 // The chunked LM head + cross-entropy against LibTorch's own linear and cross_entropy.
-#include "ftbench/model/chunked_loss.h"
+#include "model/torch/chunked_loss.h"
 
 #include <gtest/gtest.h>
 #include <torch/autograd.h>

@@ -1,7 +1,7 @@
 // The one-pass CPU kernels against the composite ATen forms, computed in fp64 from the same fp32
 // inputs: forward and gradient, on strided inputs like the model's (slices of a fused
 // projection's output, gradients arriving transposed).
-#include "ftbench/model/cpu_fused.h"
+#include "model/torch/cpu_fused.h"
 
 #include <optional>
 #include <stdexcept>
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
-#include "ftbench/model/rope.h"
+#include "model/torch/rope.h"
 
 namespace ftbench::model {
 namespace {

@@ -2,15 +2,15 @@
 // LoraLinearImpl::forward_unfused and DecoderLayerImpl::forward_unfused), forward and gradient:
 // in fp32 and fp64 on a CPU to a stated tolerance, and in bf16 where the rounding order is the
 // claim (exactly).
-#include "ftbench/model/fused_blocks.h"
+#include "model/torch/fused_blocks.h"
 
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
-#include "ftbench/model/llama.h"
-#include "ftbench/model/lora_linear.h"
-#include "ftbench/model/rope.h"
-#include "ftbench/spec/run_spec.h"
+#include "model/torch/llama.h"
+#include "model/torch/lora_linear.h"
+#include "model/torch/rope.h"
+#include "spec/run_spec.h"
 
 namespace ftbench::model {
 namespace {

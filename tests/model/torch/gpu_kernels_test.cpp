@@ -1,7 +1,7 @@
-// model/gpu_kernels.h where no GPU is needed: the FTBENCH_GPU_KERNELS switch, the build's own
+// model/torch/gpu_kernels.h where no GPU is needed: the FTBENCH_GPU_KERNELS switch, the build's own
 // account of the kernel, and that CPU tensors are never taken (the kernel's numbers are checked
 // on a GPU, tests/gpu/rope_kernel_test.cpp).
-#include "ftbench/model/gpu_kernels.h"
+#include "model/torch/gpu_kernels.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
-#include "ftbench/device/torch_version.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/model/lora_linear.h"
-#include "ftbench/model/rope.h"
-#include "ftbench/model/sdpa.h"
+#include "device/torch/torch_version.h"
+#include "model/torch/llama.h"
+#include "model/torch/lora_linear.h"
+#include "model/torch/rope.h"
+#include "model/torch/sdpa.h"
 #include "small_model.h"
 
 namespace ftbench::model {
@@ -288,7 +288,7 @@ TEST(Llama, LossOnLabelPositionsOnlyEqualsTheFullLoss) {
 }
 
 // Without LoRA on `output` the LM head is frozen and loss_sum takes the chunked path
-// (model/chunked_loss.h): its loss and adapter gradients equal cross_entropy over the whole
+// (model/torch/chunked_loss.h): its loss and adapter gradients equal cross_entropy over the whole
 // logits of forward(), up to fp32 summation order.
 TEST(Llama, FrozenHeadChunkedLossMatchesCrossEntropyOverTheLogits) {
   spec::LoraSpec lora = all_targets(2);

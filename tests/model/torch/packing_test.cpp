@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
-#include "ftbench/model/llama.h"
-#include "ftbench/model/sdpa.h"
+#include "model/torch/llama.h"
+#include "model/torch/sdpa.h"
 #include "small_model.h"
 
 namespace ftbench::model {

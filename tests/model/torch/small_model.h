@@ -5,7 +5,7 @@
 
 #include <ATen/ATen.h>
 
-#include "ftbench/spec/run_spec.h"
+#include "spec/run_spec.h"
 
 namespace ftbench::model::testing {
 

@@ -1,6 +1,6 @@
 // ftbench's AdamW against torch::optim::AdamW: on CPU the same operations in the same order, so
 // the parameters must be equal bit for bit.
-#include "ftbench/train/adamw.h"
+#include "train/torch/adamw.h"
 
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>

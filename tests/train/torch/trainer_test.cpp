@@ -9,15 +9,15 @@
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
-#include "ftbench/data/batcher.h"
-#include "ftbench/data/byte_tokenizer.h"
-#include "ftbench/data/synthetic_dataset.h"
-#include "ftbench/device/backend.h"
-#include "ftbench/device/torch_version.h"
-#include "ftbench/model/llama.h"
-#include "ftbench/spec/derived.h"
-#include "ftbench/train/oom_fallback.h"
-#include "ftbench/train/trainer.h"
+#include "data/byte_tokenizer.h"
+#include "data/synthetic_dataset.h"
+#include "data/torch/batcher.h"
+#include "device/torch/backend.h"
+#include "device/torch/torch_version.h"
+#include "model/torch/llama.h"
+#include "spec/derived.h"
+#include "train/oom_fallback.h"
+#include "train/torch/trainer.h"
 
 namespace ftbench::train {
 namespace {

@@ -1,8 +1,8 @@
-// Rotate-half RoPE in one pass on the GPU (model/gpu_kernels.h): nvcc compiles this file in a CUDA
-// build of LibTorch, and CMake's HIP language (hipcc's clang) the same file in a ROCm build, where
-// LibTorch's headers are the hipified ones (ATen/hip, c10/hip) and ROCm tensors are kCUDA tensors.
-// The layout is the model's ([B, S, H, D] views of a packed projection), the arithmetic fp32 per
-// pair (i, i + D/2), rounded once to the output's dtype.
+// Rotate-half RoPE in one pass on the GPU (model/torch/gpu_kernels.h): nvcc compiles this file in a
+// CUDA build of LibTorch, and CMake's HIP language (hipcc's clang) the same file in a ROCm build,
+// where LibTorch's headers are the hipified ones (ATen/hip, c10/hip) and ROCm tensors are kCUDA
+// tensors. The layout is the model's ([B, S, H, D] views of a packed projection), the arithmetic
+// fp32 per pair (i, i + D/2), rounded once to the output's dtype.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -18,7 +18,7 @@
 #include <c10/cuda/CUDAException.h>
 #endif
 
-#include "ftbench/model/gpu_kernels.h"
+#include "model/torch/gpu_kernels.h"
 
 namespace ftbench::model {
 namespace {

@@ -2,7 +2,7 @@
 // or FTBENCH_GPU_KERNELS=OFF): rope_kernel.cu's two definitions, saying so.
 #include <stdexcept>
 
-#include "ftbench/model/gpu_kernels.h"
+#include "model/torch/gpu_kernels.h"
 
 namespace ftbench::model {
 

@@ -1,0 +1,43 @@
+// Memory per phase of a run, host and device.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "device/torch/backend.h"
+#include "report/report.h"
+
+namespace ftbench::device {
+
+// Memory per phase: at each phase's end, the peaks since its start, then a reset for the next
+// phase. Host: the process's peak resident size (reset through /proc/self/clear_refs) and its
+// resident size at the end. Device (GPU): allocator peaks and the device-used maximum
+// (Backend). Not thread-safe; used from the run's thread only.
+class MemoryMeter {
+ public:
+  // The phase that starts now is the first measured; what the process reached before (launch,
+  // spec_load) still counts towards the run's peak.
+  MemoryMeter();
+
+  // The GPU side, once the backend exists (null: none yet, or a failed start).
+  void set_backend(Backend* backend) { backend_ = backend; }
+
+  // The phase that ends now: its peaks and its memory at the end; then the peaks are reset.
+  report::PhaseMemory end_phase();
+
+  // The process's peak resident size over the whole run: the phases' peaks, what came before
+  // them, and what getrusage still reports (the launcher's, before exec).
+  std::optional<int64_t> run_peak_rss_bytes() const;
+
+ private:
+  Backend* backend_ = nullptr;
+  bool host_peak_reset_ = false;
+  std::optional<int64_t> run_peak_rss_bytes_;
+};
+
+// The run's memory: peaks over the phases, the host's whole-run peak, the device's totals.
+report::Memory run_memory(const std::vector<report::Phase>& phases, const MemoryMeter& meter,
+                          const Backend* backend);
+
+}  // namespace ftbench::device

@@ -1,0 +1,76 @@
+// The run summary computed from raw step records. Pure, so every figure can be recomputed
+// from the report by hand (docs/report-schema.md, docs/methodology.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/report.h"
+
+namespace ftbench::metrics {
+
+// Training FLOPs of one optimizer step under each counting (model::training_flops_per_token
+// times the step's real tokens, micro-batch by micro-batch).
+struct StepFlops {
+  double lora_frozen_base = 0.0;
+  double lora_frozen_base_recompute = 0.0;
+  double six_n = 0.0;
+  double six_n_recompute = 0.0;
+  // What the hardware executes (model::FlopFormula::kExecuted): lora_frozen_base's GEMMs,
+  // causal attention's half where the kernel skips the masked blocks, the recompute when on.
+  double executed = 0.0;
+};
+
+struct SummaryOptions {
+  int64_t warmup_steps = 0;  // leading steps left out of timing figures (not out of losses)
+  int64_t loss_window = 1;
+  std::optional<double> peak_tflops;
+  std::string peak_source = "none";
+  // The measured GEMM peak for the run's dtype (`ftbench run --gemm`): the second MFU
+  // denominator, entries' mfu_gemm.
+  std::optional<double> gemm_peak_tflops;
+  std::string gemm_peak_source = "none";
+  bool recompute = false;  // activation checkpointing was on: also give hardware-FLOP entries
+  // Devices the job ran on (run.world_size): the steps' FLOPs are the job's, over every device,
+  // so MFU is achieved / (peak x devices); peak_tflops stays one device's.
+  int64_t devices = 1;
+  // `ftbench run --profile-steps`: the steps (StepRecord::step) the profiler recorded, left out of
+  // the timing figures as the warm-up is (summary.profiled_steps_excluded), unless that leaves
+  // no step.
+  std::optional<std::pair<int64_t, int64_t>> profiled_steps;
+};
+
+// The steps left out of timing figures as the warm-up: the first `warmup_steps` of each segment
+// (true), or none when that leaves no step.
+std::vector<bool> warmup_mask(const std::vector<report::StepRecord>& steps, int64_t warmup_steps);
+
+// Adds to `excluded` the steps numbered first..last (StepRecord::step) that it leaves in, unless
+// that would leave no step in; returns how many it added.
+int64_t exclude_profiled_steps(const std::vector<report::StepRecord>& steps,
+                               std::pair<int64_t, int64_t> profiled, std::vector<bool>& excluded);
+
+// The steps a report's summary left out of its timing figures: the warm-up its summary left out
+// (the spec's train.timing_warmup_steps per segment, none when summary.warmup_steps_excluded is
+// 0, and the first summary.warmup_steps_excluded steps when the two disagree: a report edited by
+// hand), and the profiled steps (profile.first_step to profile.last_step) when
+// summary.profiled_steps_excluded is not 0.
+std::vector<bool> warmup_mask(const report::Report& report);
+
+// Timing figures use the steps after the warm-up, which is left out of each segment (the first
+// warmup_steps steps of every process of a resumed run); if no step is left, they use every
+// step and warmup_steps_excluded says 0.
+report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
+                              const std::vector<StepFlops>& flops, const SummaryOptions& options);
+
+// The summary that `report`'s own steps give, for the reader to hold the report's against
+// (report/report_consistency.cpp) and for tests that edit steps: report.summary with every
+// figure the steps determine recomputed as summarize_run computes it, over the steps that
+// warmup_mask(report) leaves in. Kept as found: the warm-up count (the mask is the summary's),
+// the peaks and their sources, the entries' formulas and, but for the frozen-base LoRA count
+// that the steps record (model_flops), their flops_per_step; summary.loss.window clamped to
+// 1..steps as the run clamps it. MFU is over report.world_size devices.
+report::Summary summary_of_steps(const report::Report& report);
+
+}  // namespace ftbench::metrics
