@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "device/env_knobs.h"
 #include "device/gpu_query.h"
+#include "device/recorded_environment.h"
 #include "text/json_values.h"
 #include "text/spellings.h"
 

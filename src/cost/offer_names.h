@@ -1,5 +1,5 @@
-// Private to src/cost: offer tiers by name and position, and the name matching of text/name_words.h
-// that the catalog readers and lookups use.
+// Private to src/cost: offer tiers by name and position, and the name matching of
+// text/name_matching.h that the catalog readers and lookups use.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cost/catalog.h"
-#include "text/name_words.h"
+#include "text/name_matching.h"
 
 namespace ftbench::cost::detail {
 

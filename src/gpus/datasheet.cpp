@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "text/messages.h"
-#include "text/name_words.h"
+#include "text/name_matching.h"
 
 namespace ftbench::gpus {
 

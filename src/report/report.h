@@ -69,7 +69,7 @@ struct SoftwareInfo {
   std::string container_image;
 };
 
-// One allow-listed environment variable that was set (device/env_knobs.h).
+// One allow-listed environment variable that was set (device/recorded_environment.h).
 struct EnvironmentVariable {
   std::string name;
   std::string value;

@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
 
-#include "device/env_knobs.h"
 #include "device/host_allocator.h"
 #include "device/host_info.h"
+#include "device/recorded_environment.h"
 #include "util/version.h"
 
 namespace ftbench::device {

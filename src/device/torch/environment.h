@@ -10,7 +10,7 @@ namespace ftbench::device {
 // The host (device::host_info), the backend's device and threads when `backend` is not null,
 // and the software: ftbench version and commit, LibTorch, compiler, build type, BLAS, the
 // OpenMP wait policy and the host allocator tuning in effect; the allow-listed environment
-// variables that are set (device/env_knobs.h).
+// variables that are set (device/recorded_environment.h).
 report::Environment describe_environment(const device::Backend* backend);
 
 }  // namespace ftbench::device

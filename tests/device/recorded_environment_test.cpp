@@ -1,4 +1,4 @@
-#include "device/env_knobs.h"
+#include "device/recorded_environment.h"
 
 #include <cstdlib>
 #include <map>
@@ -14,7 +14,7 @@
 namespace ftbench::device {
 namespace {
 
-TEST(EnvKnobs, AllowListHasTheKnobsThatChangeSpeed) {
+TEST(RecordedEnvironment, AllowListHasTheKnobsThatChangeSpeed) {
   const auto& names = recorded_variable_names();
   const std::set<std::string_view> listed(names.begin(), names.end());
   EXPECT_EQ(listed.size(), names.size()) << "a name is listed twice";
@@ -36,7 +36,7 @@ TEST(EnvKnobs, AllowListHasTheKnobsThatChangeSpeed) {
   }
 }
 
-TEST(EnvKnobs, RecordsOnlyListedVariablesThatAreSet) {
+TEST(RecordedEnvironment, RecordsOnlyListedVariablesThatAreSet) {
   const std::map<std::string, std::string> env = {
       {"OMP_NUM_THREADS", "8"},
       {"HF_TOKEN", "hf_abcdefghijklmnopqrstuvwxyz"},
@@ -57,7 +57,7 @@ TEST(EnvKnobs, RecordsOnlyListedVariablesThatAreSet) {
                           {"OMP_NUM_THREADS", "8"}}));
 }
 
-TEST(EnvKnobs, SecretsInTheProcessEnvironmentNeverReachTheRecord) {
+TEST(RecordedEnvironment, SecretsInTheProcessEnvironmentNeverReachTheRecord) {
   ::setenv("HF_TOKEN", "hf_secret_value_1234", 1);
   ::setenv("AWS_SECRET_ACCESS_KEY", "aws_secret_value_5678", 1);
   ::setenv("OMP_PROC_BIND", "close", 1);
@@ -76,7 +76,7 @@ TEST(EnvKnobs, SecretsInTheProcessEnvironmentNeverReachTheRecord) {
 }
 
 // The container's base image is read by its one name, whatever else is set, and is "" unset.
-TEST(EnvKnobs, ContainerImageIsReadFromItsOneVariable) {
+TEST(RecordedEnvironment, ContainerImageIsReadFromItsOneVariable) {
   std::map<std::string, std::string> env = {
       {"FTBENCH_CONTAINER_IMAGE", "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel"},
       {"HF_TOKEN", "hf_abcdefghijklmnopqrstuvwxyz"},
@@ -94,7 +94,7 @@ TEST(EnvKnobs, ContainerImageIsReadFromItsOneVariable) {
 
 // Anyone can set the variable: what is not an image reference (a URL with a token in it,
 // terminal escapes, a flood of text) is not recorded, and the problem says why.
-TEST(EnvKnobs, ContainerImageThatIsNoImageReferenceIsNotRecorded) {
+TEST(RecordedEnvironment, ContainerImageThatIsNoImageReferenceIsNotRecorded) {
   std::string value;
   const EnvLookup lookup = [&value](const char*) -> const char* { return value.c_str(); };
   std::string problem;

@@ -1,4 +1,4 @@
-#include "text/name_words.h"
+#include "text/name_matching.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "device/env_knobs.h"
+#include "device/recorded_environment.h"
 
 #include <cstdlib>
 
