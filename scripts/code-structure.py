@@ -41,9 +41,10 @@ MAX_FUNCTION_LINES = 120
 MAX_MEDIAN_FUNCTION_LINES = 10
 MAX_FILE_LINES = 800
 SOURCE_ENDINGS = (".cpp", ".h")
-# Any quoted include: one that is not "ftbench/..." is read relative to the including file.
+# Any quoted include: written from src/ ("cost/catalog.h"); "ftbench/..." in the old layout.
 QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-TORCH_HEADER = re.compile(r'^\s*#\s*include\s+<(ATen|torch|c10)/', re.M)
+# LibTorch, however the include is written.
+TORCH_HEADER = re.compile(r'^\s*#\s*include\s+[<"](ATen|torch|c10)/', re.M)
 # Sources that are the LibTorch side by their folder; every other source is torch-free.
 TORCH_SIDE = re.compile(r"^src/[a-z_]+/torch/")
 
@@ -214,7 +215,7 @@ BANNED_CALLS = [
     (re.compile(r"\bremove_all\s*\("),
      "std::filesystem::remove_all crashed in programs linking a PyTorch wheel's LibTorch, "
      "which exports its own std::filesystem; call ftbench::io::remove_tree "
-     "(include/ftbench/io/remove_tree.h)"),
+     "(src/io/remove_tree.h)"),
 ]
 LINE_COMMENT = re.compile(r"//.*$", re.M)
 
@@ -228,6 +229,47 @@ def check_banned_calls(files):
             for match in pattern.finditer(code):
                 line = code.count("\n", 0, match.start()) + 1
                 problems.append(f"{path}:{line}: {match.group(0).strip()}...: {why}")
+    return problems
+
+
+def check_layout(files):
+    """The header rule of docs/architecture.md ("Modules"), for the layout without include/:
+    every include in src/ written from src/, not relative to the including file; no header
+    outside a module's folder; a header in a torch/ folder brings in LibTorch, and one that does
+    not is in its module's folder, where torch-free code may include it."""
+    problems = []
+    if any(path.startswith("include/") for path in files):
+        return problems  # the layout before issue 41
+    torch = torch_headers(files)
+    for path in files:
+        if not path.startswith("src/"):
+            continue
+        if module_of(path) is None:
+            problems.append(f"{path}: a file of src/ outside every module's folder")
+        for written, resolved in quoted_includes(path):
+            if resolved is not None and resolved != os.path.join("src", written):
+                problems.append(f'{path}: #include "{written}" is written relative to the '
+                                f'file; write it from src/ ("{resolved[len("src/"):]}")'
+                                if resolved.startswith("src/") else
+                                f'{path}: #include "{written}" names {resolved}, outside src/')
+        if path.endswith(".h") and TORCH_SIDE.match(path) and path not in torch:
+            problems.append(f"{path}: in a torch/ folder but brings in no LibTorch: its place is "
+                            f"src/{module_of(path)}/")
+    return problems
+
+
+def check_table(table):
+    """Each row's "may include" names only modules of rows above it: the table is the
+    layering, from the bottom up."""
+    order = {m: i for i, m in enumerate(table)}
+    problems = []
+    for m, allowed in table.items():
+        for other in sorted(allowed):
+            if other not in order:
+                problems.append(f"docs/architecture.md: {m} may include {other}, which has no row")
+            elif order[other] >= order[m]:
+                problems.append(f"docs/architecture.md: {m} may include {other}, a row not "
+                                f"below it: the table is the layering from the bottom up")
     return problems
 
 
@@ -251,7 +293,9 @@ def check_includes(files, report):
         if a in table and b not in table[a] and b != EVERYONES:
             problems.append(f"{a} may not include {b} (docs/architecture.md), but "
                             f"{', '.join(where)} does")
+    problems += check_table(table)
     problems += check_torch_side(files)
+    problems += check_layout(files)
     problems += check_banned_calls(files)
     report["modules"] = len(modules)
     report["module_arrows"] = len(arrows)
@@ -314,8 +358,8 @@ def class_sizes(files):
 
 
 def includers_of(files, header):
-    """The sources and headers that include `header` ("report/report.h", in src/ or as
-    include/ftbench/report/report.h)."""
+    """The sources and headers that include `header` ("report/report.h": src/report/report.h,
+    or include/ftbench/report/report.h in the old layout)."""
     targets = {os.path.join("src", header), os.path.join("include", "ftbench", header)}
     return [path for path in files if any(r in targets for _, r in quoted_includes(path))]
 

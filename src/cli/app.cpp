@@ -210,7 +210,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
       if (app.got_subcommand(name)) return action();
     }
   } catch (const Error& e) {
-    // Every library error is of one kind (ftbench/error.h), which decides its exit code.
+    // Every library error is of one kind (util/error.h), which decides its exit code.
     std::cerr << e.lead() << shown(e.what()) << "\n";
     return static_cast<int>(e.exit_code());
   } catch (const std::bad_alloc&) {

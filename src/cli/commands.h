@@ -24,7 +24,7 @@
 
 namespace ftbench::cli {
 
-// Documented exit codes (README, docs/spec.md), as ftbench/error.h names them.
+// Documented exit codes (README, docs/spec.md), as util/error.h names them.
 inline constexpr int kExitOk = static_cast<int>(ExitCode::kOk);
 inline constexpr int kExitInternal = static_cast<int>(ExitCode::kInternal);
 inline constexpr int kExitBadInput = static_cast<int>(ExitCode::kBadInput);

@@ -13,7 +13,7 @@
 // types are declared here as amdsmi.h (ROCm/amdsmi) and rocm_smi.h (ROCm/rocm_smi_lib) define
 // them: status codes are int enums, AMD SMI's processors opaque pointers, ROCm SMI's devices
 // indices; the layouts that changed between versions (amdsmi_power_info_t) and the PCI address
-// words are read by ftbench/device/amd_smi_layout.h, which is tested on every machine. Where
+// words are read by device/amd_smi_layout.h, which is tested on every machine. Where
 // rocm_smi.h is found at build time (Debian's librocm-smi-dev, a ROCm install), the
 // declarations here are checked against it at compile time.
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-// ftbench/device/amd_smi_layout.h against the structures as AMD's headers declare them: the two
+// device/amd_smi_layout.h against the structures as AMD's headers declare them: the two
 // amdsmi_power_info_t layouts are written out below from amdsmi.h (ROCm/amdsmi: rocm-6.2.0,
 // AMDSMI_LIB_VERSION 24.6; and a 26.1 header), filled as the library would fill them, and read
 // back through the byte-level reader the HIP query module uses.

@@ -101,6 +101,8 @@ class IncludeCheck(unittest.TestCase):
             self.assertEqual(code, 1, figures)
             self.assertEqual(figures["upward_arrows"], ["report -> text"])
             self.assertEqual(figures["problems"], [
+                "docs/architecture.md: report may include text, a row not below it: the table "
+                "is the layering from the bottom up",
                 "report -> text runs back up the layering: docs/architecture.md's module table "
                 "lists text after report"])
 
@@ -116,7 +118,33 @@ class IncludeCheck(unittest.TestCase):
             self.assertEqual(code, 1, figures)
             self.assertEqual(figures["module_arrows"], 2)  # price.h in its own folder: none
             self.assertEqual(figures["problems"], [
-                "text may not include cost (docs/architecture.md), but src/text/words.h does"])
+                "text may not include cost (docs/architecture.md), but src/text/words.h does",
+                # Each relative include is refused too: includes are written from src/.
+                'src/cost/price.cpp: #include "price.h" is written relative to the file; write '
+                'it from src/ ("cost/price.h")',
+                'src/report/report.cpp: #include "./../text/words.h" is written relative to the '
+                'file; write it from src/ ("text/words.h")',
+                'src/text/words.h: #include "../cost/price.h" is written relative to the file; '
+                'write it from src/ ("cost/price.h")'])
+
+    def test_the_side_of_a_header_is_its_content(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "src/text/torch/words.h": "#pragma once\n",
+                "src/text/torch/tensor_words.h": '#include "torch/torch.h"\n',
+                "src/text/tensors.h": '#include "text/torch/tensor_words.h"\n',
+                "src/loose.h": "#pragma once\n",
+                "src/report/report.cpp": "",
+                "src/cost/cost.cpp": "",
+            })
+            code, figures = check(root)
+            self.assertEqual(code, 1, figures)
+            self.assertEqual(figures["problems"], [
+                "src/text/tensors.h includes LibTorch (through text/torch/tensor_words.h) but is "
+                "not in a torch/ folder: the torch-free targets compile it",
+                "src/loose.h: a file of src/ outside every module's folder",
+                "src/text/torch/words.h: in a torch/ folder but brings in no LibTorch: its place "
+                "is src/text/"])
 
     def test_a_cycle_and_an_include_the_table_refuses_fail(self):
         with tempfile.TemporaryDirectory() as root:

@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/torch/gemm.h"
-#include "cli/torch/run_command.h"
+#include "cli/run_command.h"
 #include "io/output_file.h"
 #include "io/output_rules.h"
 

@@ -15,7 +15,7 @@
 #include <torch/utils.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/torch/run_command.h"
+#include "cli/run_command.h"
 #include "device/torch/backend.h"
 #include "hf/hf_config.h"
 #include "hf/peft_config.h"

@@ -11,7 +11,7 @@
 
 #include "bench/gemm_result.h"
 #include "cli/inputs.h"
-#include "cli/torch/run_command.h"
+#include "cli/run_command.h"
 #include "cost/catalog.h"
 #include "cost/estimate.h"
 #include "cost/pricing.h"

@@ -1,7 +1,7 @@
 // ftbench-bin: the LibTorch side of the ftbench command. The `ftbench` launcher (src/cli/
 // launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
 // command works here too.
-#include "cli/torch/run_command.h"
+#include "cli/run_command.h"
 #include "device/host_allocator.h"
 #include "io/whole_file.h"
 #include "train/stop_signals.h"

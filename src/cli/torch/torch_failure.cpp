@@ -2,7 +2,7 @@
 
 #include <c10/util/Exception.h>
 
-#include "cli/torch/run_command.h"
+#include "cli/run_command.h"
 #include "device/host_memory.h"
 #include "train/oom_fallback.h"
 

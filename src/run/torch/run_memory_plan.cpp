@@ -17,7 +17,7 @@
 #include "model/torch/sdpa.h"
 #include "plan/checkpointing.h"
 #include "plan/plan.h"
-#include "run/torch/step_switches.h"
+#include "run/step_switches.h"
 #include "spec/choices.h"
 
 namespace ftbench::run::detail {

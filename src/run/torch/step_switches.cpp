@@ -1,4 +1,4 @@
-#include "run/torch/step_switches.h"
+#include "run/step_switches.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -204,6 +204,10 @@ TEST(Communicator, ABarrierNamesTheRankThatDidNotCome) {
     run_ranks(
         2,
         [&](Communicator& c) {
+          // The group formed on every rank first: a rank 1 that left at once could end its side
+          // while rank 0 still connected, and rank 0 then failed to form the group instead.
+          at::Tensor t = at::zeros({1});
+          c.all_reduce_sum(t);
           if (c.rank() == 0) c.barrier();  // rank 1 leaves without it
         },
         o);
