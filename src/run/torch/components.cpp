@@ -153,7 +153,7 @@ dist::Communicator* Components::shard_group(const RunContext& ctx) const {
 }
 
 void start_backend(const RunContext& ctx, const StartState& start, Components& built,
-                   RunRecord& record) {
+                   RunMeasurements& measured) {
   // Before any machine time goes into the model (an 8B model takes minutes to build).
   data::check_named_files(ctx.spec);
   spec::BackendSpec backend = ctx.spec.backend;
@@ -221,7 +221,7 @@ void start_backend(const RunContext& ctx, const StartState& start, Components& b
   } else {
     built.comm = std::make_unique<dist::Communicator>();
   }
-  record.memory->set_backend(built.backend.get());
+  measured.memory->set_backend(built.backend.get());
   built.backend->check_dtype_supported(ctx.spec.model.dtype);
   if (start.resume) {
     train::check_device_generator_state(start.resume->folder, start.resume->manifest,
@@ -229,7 +229,7 @@ void start_backend(const RunContext& ctx, const StartState& start, Components& b
     warn_if_not_bit_exact(start.resume->previous.environment, built.backend->info(),
                           built.backend->device());
   }
-  resolve_gemm_peak(ctx, built.backend->info(), record.summary);
+  resolve_gemm_peak(ctx, built.backend->info(), measured.summary);
   at::manual_seed(ctx.spec.train.seed);
 }
 

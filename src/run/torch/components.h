@@ -70,7 +70,7 @@ struct CheckpointingPolicy {
 // backend_init: the device and, for a job of several processes, the process groups (the ranks
 // checked to run the job the same way). The measured GEMM peak is matched to the device.
 void start_backend(const RunContext& context, const StartState& start, Components& built,
-                   RunRecord& record);
+                   RunMeasurements& measured);
 // model_build: the Llama with its adapters, the step switches and the base's split.
 void build_model(const RunContext& context, const CheckpointingPolicy& checkpointing,
                  Components& built);

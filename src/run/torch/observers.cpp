@@ -141,12 +141,12 @@ void EventLogObserver::on_finish(RunEnd end, double now, int64_t last_step) {
   }
 }
 
-EnergyObserver::EnergyObserver(const RunContext& context, RunRecord& record,
+EnergyObserver::EnergyObserver(const RunContext& context, RunMeasurements& measured,
                                const std::unique_ptr<device::Backend>& backend)
     : context_(context),
-      record_(record),
+      measured_(measured),
       backend_(backend),
-      meter_(context.spec.backend, record.recorder.segment_index()) {}
+      meter_(context.spec.backend, measured.recorder.segment_index()) {}
 
 void EnergyObserver::on_training_start(double /*now*/, int64_t /*first_step*/) {
   meter_.start(*backend_, context_.clock);
@@ -160,8 +160,8 @@ void EnergyObserver::on_finish(RunEnd /*end*/, double /*now*/, int64_t /*last_st
 
 void EnergyObserver::record_energy() {
   // The meter finishes once: a run that ends after the loop keeps the loop's figure.
-  if (record_.report.energy) return;
-  record_.report.energy = meter_.finish(record_.recorder.segment_steps(record_.result));
+  if (measured_.report.energy) return;
+  measured_.report.energy = meter_.finish(measured_.recorder.segment_steps(measured_.result));
 }
 
 void RankFaultObserver::on_step(const report::StepRecord& step, double /*now*/) {

@@ -114,7 +114,7 @@ class EventLogObserver : public RunObserver {
 // that ends before or inside the loop records what the meter has (or why it has none).
 class EnergyObserver : public RunObserver {
  public:
-  EnergyObserver(const RunContext& context, RunRecord& record,
+  EnergyObserver(const RunContext& context, RunMeasurements& measured,
                  const std::unique_ptr<device::Backend>& backend);
   void on_training_start(double now, int64_t first_step) override;
   void on_training_end(double now) override;
@@ -124,7 +124,7 @@ class EnergyObserver : public RunObserver {
   void record_energy();
 
   const RunContext& context_;
-  RunRecord& record_;
+  RunMeasurements& measured_;
   const std::unique_ptr<device::Backend>& backend_;  // the run's, once it is up
   device::EnergyMeter meter_;
 };

@@ -22,24 +22,25 @@ report::RankRecord ReportAssembly::own_rank_record() const {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) r.host = host;
   r.device = built_.backend ? built_.backend->device().str() : "";
-  for (std::size_t i = 0; i < record_.result.steps.size(); ++i) {
-    const double collective =
-        i < record_.result.collective_seconds.size() ? record_.result.collective_seconds[i] : 0.0;
-    r.steps.push_back({record_.result.steps[i].wall_seconds, collective});
+  for (std::size_t i = 0; i < measured_.result.steps.size(); ++i) {
+    const double collective = i < measured_.result.collective_seconds.size()
+                                  ? measured_.result.collective_seconds[i]
+                                  : 0.0;
+    r.steps.push_back({measured_.result.steps[i].wall_seconds, collective});
     r.collective_seconds += collective;
   }
-  r.collective_bytes = record_.result.collective_bytes;
-  r.collective_calls = record_.result.collective_calls;
+  r.collective_bytes = measured_.result.collective_bytes;
+  r.collective_calls = measured_.result.collective_calls;
   // Over the process's life, as the report's memory section counts it (each phase restarts the
   // kernel's peak counter, so the one read now covers the last phase only).
   const report::Memory memory =
-      device::run_memory(record_.report.phases, *record_.memory, built_.backend.get());
+      device::run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
   r.peak_rss_bytes = memory.peak_rss_bytes;
   r.shard_group_size = built_.shard_group_size;
   r.base_bytes = built_.base_bytes;
-  r.gathers = record_.result.gather_calls;
-  r.gather_bytes = record_.result.gather_bytes;
-  r.gather_wait_seconds = record_.result.gather_seconds;
+  r.gathers = measured_.result.gather_calls;
+  r.gather_bytes = measured_.result.gather_bytes;
+  r.gather_wait_seconds = measured_.result.gather_seconds;
   r.peak_allocated_bytes = memory.peak_allocated_bytes;
   return r;
 }
@@ -120,36 +121,36 @@ void ReportAssembly::gather_rank_records() {
   for (const std::vector<double>& v : built_.comm->all_gather_values(encode(own_rank_record()))) {
     d.ranks.push_back(decode(v));
   }
-  record_.report.distributed = std::move(d);
+  measured_.report.distributed = std::move(d);
   ranks_gathered_ = true;
 }
 
 // This process's record among the run's segments, as of now.
 report::Segment ReportAssembly::current_segment(const std::string& status) const {
-  return record_.recorder.segment(status, record_.result, built_.intra_op_threads());
+  return measured_.recorder.segment(status, measured_.result, built_.intra_op_threads());
 }
 
 // Everything measured so far into the report (Recorder::assemble), for the final report, a
 // failed or interrupted one, and the partial report a checkpoint carries. Returns every step's
 // FLOPs.
 std::vector<metrics::StepFlops> ReportAssembly::assemble(const std::string& status) {
-  if (built_.backend) resolve_peak(context_, built_.backend->info(), record_.summary);
-  std::vector<metrics::StepFlops> flops = record_.recorder.assemble(
-      status, record_.result, record_.summary,
+  if (built_.backend) resolve_peak(context_, built_.backend->info(), measured_.summary);
+  std::vector<metrics::StepFlops> flops = measured_.recorder.assemble(
+      status, measured_.result, measured_.summary,
       {device::describe_environment(built_.backend.get()),
-       device::run_memory(record_.report.phases, *record_.memory, built_.backend.get()),
+       device::run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),
        built_.intra_op_threads()});
-  if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, record_.report);
+  if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, measured_.report);
   if (context_.distributed()) {
     // A run that ends before the ranks' records were gathered (failed, interrupted) has this
     // rank's own.
     if (!ranks_gathered_) {
       report::Distributed d = distributed_header();
       d.ranks.push_back(own_rank_record());
-      record_.report.distributed = std::move(d);
+      measured_.report.distributed = std::move(d);
     }
-    metrics::summarize_ranks(*record_.report.distributed, context_.spec.train.timing_warmup_steps,
-                             record_.report.summary.tokens_per_second_real,
+    metrics::summarize_ranks(*measured_.report.distributed, context_.spec.train.timing_warmup_steps,
+                             measured_.report.summary.tokens_per_second_real,
                              context_.request.launch.world_size);
   }
   return flops;

@@ -17,9 +17,9 @@ namespace ftbench::run::detail {
 class ReportAssembly {
  public:
   // `checkpointing`: the policy the model is built with ("" before), for the memory prediction.
-  ReportAssembly(const RunContext& context, RunRecord& record, const Components& built,
+  ReportAssembly(const RunContext& context, RunMeasurements& measured, const Components& built,
                  const std::string& checkpointing)
-      : context_(context), record_(record), built_(built), checkpointing_(checkpointing) {}
+      : context_(context), measured_(measured), built_(built), checkpointing_(checkpointing) {}
 
   // The report as of now with `status`; returns every step's FLOPs.
   std::vector<metrics::StepFlops> assemble(const std::string& status);
@@ -36,7 +36,7 @@ class ReportAssembly {
   report::Distributed distributed_header() const;
 
   const RunContext& context_;
-  RunRecord& record_;
+  RunMeasurements& measured_;
   const Components& built_;
   const std::string& checkpointing_;
   bool ranks_gathered_ = false;  // report.distributed holds every rank's record

@@ -1,6 +1,6 @@
 // What every part of one `ftbench run` process reads (RunContext: the options, the clock, the
-// stop signals, the job's fingerprint and folders) and what they fill together (RunRecord: the
-// report's recorder, the phase timer, the summary's options, the steps measured so far). The
+// stop signals, the job's fingerprint and folders) and what they fill together (RunMeasurements:
+// the report's recorder, the phase timer, the summary's options, the steps measured so far). The
 // driver (run_driver.h) owns both; the components, the training loop and the observers are
 // handed them.
 #pragma once
@@ -42,8 +42,8 @@ struct RunContext {
 
 // What the phases measure, as they measure it: the report (through its recorder), the phases
 // on the process clock with their memory, the summary's options, and the steps.
-struct RunRecord {
-  explicit RunRecord(const metrics::ProcessClock& clock) : recorder(clock) {}
+struct RunMeasurements {
+  explicit RunMeasurements(const metrics::ProcessClock& clock) : recorder(clock) {}
 
   Recorder recorder;
   report::Report& report = recorder.report();

@@ -115,17 +115,17 @@ RunContext::RunContext(const RunOptions& options, const metrics::ProcessClock& c
 RunDriver::RunDriver(const RunOptions& options, const metrics::ProcessClock& clock,
                      const train::StopSignals& signals)
     : context_(options, clock, signals),
-      record_(clock),
-      assembly_(context_, record_, built_, checkpointing_.policy),
-      journal_(context_, record_, assembly_) {
+      measured_(clock),
+      assembly_(context_, measured_, built_, checkpointing_.policy),
+      journal_(context_, measured_, assembly_) {
   check_launch(context_);
-  check_before_start(context_, start_, record_.recorder);
+  check_before_start(context_, start_, measured_.recorder);
   start_report();
   // The steps are counted now, but for a data file's (checked again once it is read).
-  if (context_.lead()) check_profile_window(context_, start_, record_.report.derived.total_steps);
+  if (context_.lead()) check_profile_window(context_, start_, measured_.report.derived.total_steps);
   if (context_.lead() && !context_.instrumentation.mllog_path.empty()) {
     observers_.add(std::make_unique<EventLogObserver>(
-        context_, record_.report, context_.request.force || start_.continues_setup_stop,
+        context_, measured_.report, context_.request.force || start_.continues_setup_stop,
         start_.resume.has_value(), start_.first_step()));
   }
 }
@@ -133,30 +133,30 @@ RunDriver::RunDriver(const RunOptions& options, const metrics::ProcessClock& clo
 int64_t RunDriver::last_step() const {
   // Before the step loop, 0, even for a resumed run (the event log's run_stop of a stop during
   // set-up counts no samples).
-  return last_step_made(record_.result, loop_started_ ? start_.first_step() : 1);
+  return last_step_made(measured_.result, loop_started_ ? start_.first_step() : 1);
 }
 
 void RunDriver::start_report() {
-  record_.report.run_name = context_.spec.output.name;
+  measured_.report.run_name = context_.spec.output.name;
   std::error_code cwd_error;
-  record_.report.working_directory = std::filesystem::current_path(cwd_error).string();
-  record_.report.world_size = context_.request.launch.world_size;
-  record_.report.started_at_utc = metrics::iso8601_utc(context_.clock.start_epoch_seconds());
-  record_.report.spec_path = context_.spec.source_path;
-  record_.report.spec = spec::to_json(context_.spec);
-  record_.report.spec_fingerprint = context_.spec_fingerprint;
-  record_.report.t0_source = context_.instrumentation.t0_epoch_seconds
-                                 ? context_.instrumentation.t0_source
-                                 : "process_start";
-  record_.report.t0_before_process_seconds =
+  measured_.report.working_directory = std::filesystem::current_path(cwd_error).string();
+  measured_.report.world_size = context_.request.launch.world_size;
+  measured_.report.started_at_utc = metrics::iso8601_utc(context_.clock.start_epoch_seconds());
+  measured_.report.spec_path = context_.spec.source_path;
+  measured_.report.spec = spec::to_json(context_.spec);
+  measured_.report.spec_fingerprint = context_.spec_fingerprint;
+  measured_.report.t0_source = context_.instrumentation.t0_epoch_seconds
+                                   ? context_.instrumentation.t0_source
+                                   : "process_start";
+  measured_.report.t0_before_process_seconds =
       context_.instrumentation.t0_epoch_seconds
           ? context_.clock.start_epoch_seconds() - *context_.instrumentation.t0_epoch_seconds
           : 0.0;
   // An external start before the end of an earlier segment overlaps it: a new machine booted
   // while the old one still ran is billed twice rightly; the same machine, given its boot time
   // again, is not (leave --t0 out on a resume there).
-  if (context_.instrumentation.t0_epoch_seconds && !record_.recorder.earlier_segments().empty()) {
-    const report::Segment& last = record_.recorder.earlier_segments().back();
+  if (context_.instrumentation.t0_epoch_seconds && !measured_.recorder.earlier_segments().empty()) {
+    const report::Segment& last = measured_.recorder.earlier_segments().back();
     const std::optional<double> ended = metrics::parse_iso8601_utc(last.finished_at_utc);
     if (ended && *context_.instrumentation.t0_epoch_seconds < *ended) {
       spdlog::warn(
@@ -171,8 +171,8 @@ void RunDriver::start_report() {
   // Earlier segments of a resumed run: their evaluations and checkpoints (their segments and
   // steps are the recorder's).
   if (start_.resume) {
-    record_.report.evaluations = start_.resume->previous.evaluations;
-    record_.report.checkpoints = start_.resume->previous.checkpoints;
+    measured_.report.evaluations = start_.resume->previous.evaluations;
+    measured_.report.checkpoints = start_.resume->previous.checkpoints;
   }
 
   const model::ParamCounts params =
@@ -181,30 +181,32 @@ void RunDriver::start_report() {
   const spec::DerivedCounts derived = data::source_of(context_.spec.data) == data::Source::kFile
                                           ? spec::derive_counts_from_batches(context_.spec, 0)
                                           : spec::derive_counts(context_.spec);
-  record_.report.parameters = {params.base, params.lora, params.total()};
-  record_.report.derived = {derived.effective_batch, derived.micro_batches_per_epoch,
-                            derived.steps_per_epoch, derived.total_steps,
-                            derived.max_tokens_per_step};
+  measured_.report.parameters = {params.base, params.lora, params.total()};
+  measured_.report.derived = {derived.effective_batch, derived.micro_batches_per_epoch,
+                              derived.steps_per_epoch, derived.total_steps,
+                              derived.max_tokens_per_step};
 
-  record_.report.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
-  record_.phases.emplace(context_.clock, record_.report.phases, context_.clock.launch_seconds());
-  record_.phases->end_at(phase::kSpecLoad, context_.instrumentation.spec_loaded_seconds);
-  record_.memory.emplace();
-  record_.phases->measure_memory(&*record_.memory);
+  measured_.report.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
+  measured_.phases.emplace(context_.clock, measured_.report.phases,
+                           context_.clock.launch_seconds());
+  measured_.phases->end_at(phase::kSpecLoad, context_.instrumentation.spec_loaded_seconds);
+  measured_.memory.emplace();
+  measured_.phases->measure_memory(&*measured_.memory);
 
-  record_.summary.warmup_steps = context_.spec.train.timing_warmup_steps;
-  record_.summary.devices = context_.request.launch.world_size;
-  record_.summary.loss_window = context_.spec.train.loss_window;
-  record_.report.gemm = context_.instrumentation.gemm;
-  record_.result.micro_batch_size = context_.spec.train.micro_batch_size;
-  record_.result.grad_accum_steps = context_.spec.train.grad_accum_steps;
+  measured_.summary.warmup_steps = context_.spec.train.timing_warmup_steps;
+  measured_.summary.devices = context_.request.launch.world_size;
+  measured_.summary.loss_window = context_.spec.train.loss_window;
+  measured_.report.gemm = context_.instrumentation.gemm;
+  measured_.result.micro_batch_size = context_.spec.train.micro_batch_size;
+  measured_.result.grad_accum_steps = context_.spec.train.grad_accum_steps;
 
   // Every process of a run that saves checkpoints is in the journal from its start: one killed
   // before its first save is billed by the next (start_checks.cpp, continue_after_setup_stop).
   if (start_.resume || start_.checkpoint_lock) journal_.keep();
   observers_.add(&journal_);
-  observers_.add(std::make_unique<EnergyObserver>(context_, record_, built_.backend));
-  record_.phases->after_each_phase([this] { observers_.on_phase(record_.report.phases.back()); });
+  observers_.add(std::make_unique<EnergyObserver>(context_, measured_, built_.backend));
+  measured_.phases->after_each_phase(
+      [this] { observers_.on_phase(measured_.report.phases.back()); });
   // A resumed process is in the journal from now on, whatever becomes of it.
   journal_.update(report::status::kUnfinished);
 }
@@ -215,10 +217,10 @@ report::Report RunDriver::execute() {
     // read) ends the run here, with its report: that time was rented too.
     stop_if_asked(context_, start_, phase::kSpecLoad);
     set_up();
-    observers_.add(std::make_unique<ProgressObserver>(context_, record_.report));
+    observers_.add(std::make_unique<ProgressObserver>(context_, measured_.report));
     observers_.add(std::make_unique<RankFaultObserver>(context_));
     loop_started_ = true;
-    TrainingLoop(context_, start_, record_, built_, observers_, journal_, assembly_).run();
+    TrainingLoop(context_, start_, measured_, built_, observers_, journal_, assembly_).run();
     // An observer that fails here (the event log's last write) fails the run.
     observers_.on_finish(RunEnd::kCompleted, context_.clock.now(), last_step());
     assembly_.gather_rank_records();
@@ -241,32 +243,32 @@ report::Report RunDriver::execute() {
 }
 
 void RunDriver::set_up() {
-  start_backend(context_, start_, built_, record_);
+  start_backend(context_, start_, built_, measured_);
   end_setup_phase(phase::kBackendInit);
   checkpointing_ = resolve_checkpointing(context_, start_, built_);
-  record_.summary.recompute = checkpointing_.policy == spec::choice::checkpointing::kFull;
+  measured_.summary.recompute = checkpointing_.policy == spec::choice::checkpointing::kFull;
   build_model(context_, checkpointing_, built_);
   record_execution();
   end_setup_phase(phase::kModelBuild);
-  load_weights(context_, start_, built_, record_.report);
+  load_weights(context_, start_, built_, measured_.report);
   end_setup_phase(phase::kWeightLoad);
   observers_.on_run_start(
       context_.clock.now(),
       fmt::format("{}x{}", context_.request.launch.world_size, built_.backend->info().name));
-  prepare_data(context_, built_, record_.report);
+  prepare_data(context_, built_, measured_.report);
   end_setup_phase(phase::kDataPrepare);
-  check_same_job(context_, built_, record_.report.data->fingerprint);
+  check_same_job(context_, built_, measured_.report.data->fingerprint);
   build_trainer(context_, built_);
   if (start_.resume) {
-    load_checkpoint(context_, start_, built_, record_.report);
-    record_.phases->end(phase::kCheckpointLoad);
+    load_checkpoint(context_, start_, built_, measured_.report);
+    measured_.phases->end(phase::kCheckpointLoad);
     spdlog::info("resuming after step {} from {}", start_.resume->manifest.step,
                  start_.resume->folder);
   }
 }
 
 void RunDriver::end_setup_phase(const char* name) {
-  record_.phases->end(name);
+  measured_.phases->end(name);
   stop_if_asked(context_, start_, name);
 }
 
@@ -280,7 +282,7 @@ void RunDriver::record_execution() {
   e.checkpointing_choice = checkpointing_.choice;
   e.fused_blocks = built_.model->fused();
   e.gpu_kernels = built_.model->gpu_kernels();
-  record_.report.execution = e;
+  measured_.report.execution = e;
 }
 
 void RunDriver::export_outputs() {
@@ -319,44 +321,44 @@ void RunDriver::export_to(const char* kind, const char* phase_name, const std::s
           : hf::write_merged_hf(built_.model, context_.spec.model, dir, context_.request.force,
                                 5'000'000'000, context_.spec.model.checkpoint);
   const double seconds = context_.clock.now() - start;
-  record_.report.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
-  record_.phases->end(phase_name);
+  measured_.report.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
+  measured_.phases->end(phase_name);
   spdlog::info("{}: {} ({} tensors, {} in {:.3f} s)", kind, dir, x.tensors,
                report::format_bytes(x.bytes), seconds);
 }
 
 report::Report RunDriver::finish() {
   assembly_.assemble(report::status::kCompleted);
-  record_.phases->end(phase::kSummarize);
-  record_.phases->after_each_phase(nullptr);
+  measured_.phases->end(phase::kSummarize);
+  measured_.phases->after_each_phase(nullptr);
   journal_.update(report::status::kCompleted);
-  record_.report.memory =
-      device::run_memory(record_.report.phases, *record_.memory, built_.backend.get());
-  record_memory_prediction(context_, built_, checkpointing_.policy, record_.report);
+  measured_.report.memory =
+      device::run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
+  record_memory_prediction(context_, built_, checkpointing_.policy, measured_.report);
   const double write_start = context_.clock.now();
-  record_.report.finished_at_utc =
+  measured_.report.finished_at_utc =
       metrics::iso8601_utc(context_.clock.start_epoch_seconds() + write_start);
-  if (!context_.lead()) return record_.report;  // rank 0 writes the job's report
-  report::write_report(record_.report, context_.request.output_path, start_.replace_report);
-  record_.phases->end(phase::kReportWrite);
+  if (!context_.lead()) return measured_.report;  // rank 0 writes the job's report
+  report::write_report(measured_.report, context_.request.output_path, start_.replace_report);
+  measured_.phases->end(phase::kReportWrite);
   assembly_.assemble(report::status::kCompleted);
-  report::write_report(record_.report, context_.request.output_path, /*force=*/true);
-  return record_.report;
+  report::write_report(measured_.report, context_.request.output_path, /*force=*/true);
+  return measured_.report;
 }
 
 void RunDriver::record_failure(const std::exception& e) {
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
-  record_.report.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
-                             ? "out of memory: an allocation failed (std::bad_alloc)"
-                             : first_line(e.what());
+  measured_.report.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+                               ? "out of memory: an allocation failed (std::bad_alloc)"
+                               : first_line(e.what());
   const std::string status = interrupted ? report::status::kInterrupted
                              : diverged  ? report::status::kDiverged
                                          : report::status::kFailed;
-  record_.phases->after_each_phase(nullptr);
-  record_.phases->end(interrupted ? phase::kInterrupted : phase::kFailed);
+  measured_.phases->after_each_phase(nullptr);
+  measured_.phases->end(interrupted ? phase::kInterrupted : phase::kFailed);
   assembly_.assemble(status);
-  journal_.update(status, &record_.report.segments.back());
+  journal_.update(status, &measured_.report.segments.back());
   // A checkpoint that cannot be used was found before any training: no report of a run that
   // never started is left behind, and an existing one is kept. A resume that fails leaves the
   // interrupted run's report as it was (its own time is in the segment journal, billed by the
@@ -366,7 +368,7 @@ void RunDriver::record_failure(const std::exception& e) {
   if (keep_interrupted_report) {
     spdlog::warn(
         "{} is kept as the interrupted run left it; this attempt is segment {} in {}",
-        context_.request.output_path, record_.recorder.segment_index(),
+        context_.request.output_path, measured_.recorder.segment_index(),
         (std::filesystem::path(context_.checkpoint_dir) / train::kSegmentJournal).string());
   }
   // A launch that is not one job (dist::LaunchError) is bad input, found before training: no
@@ -378,7 +380,7 @@ void RunDriver::record_failure(const std::exception& e) {
     return;
   }
   try {
-    report::write_report(record_.report, context_.request.output_path, start_.replace_report);
+    report::write_report(measured_.report, context_.request.output_path, start_.replace_report);
   } catch (const std::bad_alloc&) {
     spdlog::error("{}: the failed run's report was not written: out of memory",
                   context_.request.output_path);

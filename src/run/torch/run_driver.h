@@ -55,7 +55,7 @@ class RunDriver {
 
   RunContext context_;
   StartState start_;
-  RunRecord record_;
+  RunMeasurements measured_;
   Components built_;
   CheckpointingPolicy checkpointing_;
   ReportAssembly assembly_;

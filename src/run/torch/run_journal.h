@@ -16,8 +16,9 @@ namespace ftbench::run::detail {
 
 class RunJournal : public RunObserver {
  public:
-  RunJournal(const RunContext& context, const RunRecord& record, const ReportAssembly& assembly)
-      : context_(context), record_(record), assembly_(assembly) {}
+  RunJournal(const RunContext& context, const RunMeasurements& measured,
+             const ReportAssembly& assembly)
+      : context_(context), measured_(measured), assembly_(assembly) {}
 
   // Kept from now on (rank 0 only: the others never write it).
   void keep() { on_ = context_.lead(); }
@@ -32,7 +33,7 @@ class RunJournal : public RunObserver {
 
  private:
   const RunContext& context_;
-  const RunRecord& record_;
+  const RunMeasurements& measured_;
   const ReportAssembly& assembly_;
   bool on_ = false;
   bool failed_ = false;

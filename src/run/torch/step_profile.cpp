@@ -37,16 +37,16 @@ void check_profile_window(const RunContext& context, const StartState& start, in
   }
 }
 
-StepProfile::StepProfile(const RunContext& context, const StartState& start, RunRecord& record,
-                         Components& built)
-    : context_(context), start_(start), record_(record), built_(built) {
+StepProfile::StepProfile(const RunContext& context, const StartState& start,
+                         RunMeasurements& measured, Components& built)
+    : context_(context), start_(start), measured_(measured), built_(built) {
   const std::optional<metrics::ProfileWindow>& window = context.instrumentation.profile_steps;
   if (!window || !context.lead()) return;
-  check_profile_window(context, start, record.report.derived.total_steps);
+  check_profile_window(context, start, measured.report.derived.total_steps);
   profiler_ = std::make_unique<metrics::StepProfiler>(*window, !built.backend->device().is_cpu());
   metrics::StepProfiler* profiler = profiler_.get();
   built.trainer->set_before_step([profiler](int64_t step) { profiler->step_begins(step); });
-  record.summary.profiled_steps = std::make_pair(window->first_step, window->last_step);
+  measured.summary.profiled_steps = std::make_pair(window->first_step, window->last_step);
   spdlog::info(
       "--profile-steps {}: LibTorch's profiler records step{} {}; {} left out of the "
       "timing figures",
@@ -80,14 +80,15 @@ void StepProfile::write(std::vector<metrics::ProfileEvent> events, int64_t last_
   const metrics::ProfileWindow& w = *context_.instrumentation.profile_steps;
   if (last_step < w.first_step) {
     spdlog::warn("--profile-steps {}: no profiled step ended; no profile written", window_text(w));
-    record_.summary.profiled_steps.reset();
+    measured_.summary.profiled_steps.reset();
     return;
   }
-  record_.summary.profiled_steps = std::make_pair(w.first_step, last_step);
+  measured_.summary.profiled_steps = std::make_pair(w.first_step, last_step);
   try {
-    record_.report.profile = write_profile(events, w, last_step, !built_.backend->device().is_cpu(),
-                                           start_.profile_paths, context_.request.force);
-    for (const std::string& line : profile_summary_lines(*record_.report.profile)) {
+    measured_.report.profile =
+        write_profile(events, w, last_step, !built_.backend->device().is_cpu(),
+                      start_.profile_paths, context_.request.force);
+    for (const std::string& line : profile_summary_lines(*measured_.report.profile)) {
       spdlog::info("{}", line);
     }
   } catch (const std::exception& e) {

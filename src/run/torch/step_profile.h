@@ -22,7 +22,7 @@ void check_profile_window(const RunContext& context, const StartState& start, in
 class StepProfile {
  public:
   // Without --profile-steps, or on a rank other than 0, it records nothing.
-  StepProfile(const RunContext& context, const StartState& start, RunRecord& record,
+  StepProfile(const RunContext& context, const StartState& start, RunMeasurements& measured,
               Components& built);
   // The trainer's hook into the profiler goes with it.
   ~StepProfile();
@@ -40,7 +40,7 @@ class StepProfile {
 
   const RunContext& context_;
   const StartState& start_;
-  RunRecord& record_;
+  RunMeasurements& measured_;
   Components& built_;
   std::unique_ptr<metrics::StepProfiler> profiler_;
 };

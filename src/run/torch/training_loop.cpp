@@ -23,18 +23,18 @@ namespace ftbench::run::detail {
 
 namespace phase = report::phase;
 
-TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunRecord& record,
+TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunMeasurements& measured,
                            Components& built, Observers& observers, RunJournal& journal,
                            ReportAssembly& assembly)
     : context_(context),
       start_(start),
-      record_(record),
+      measured_(measured),
       built_(built),
       observers_(observers),
       journal_(journal),
       assembly_(assembly),
       first_step_(start.first_step()),
-      cadence_(record.report.derived.total_steps, context.spec.train, !built.validation.empty(),
+      cadence_(measured.report.derived.total_steps, context.spec.train, !built.validation.empty(),
                context.request.stop_after_steps),
       training_split_at_(first_step_) {}
 
@@ -44,7 +44,7 @@ TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunReco
 // checkpoint, training, ..., so the phases stay contiguous and in time order.
 void TrainingLoop::run() {
   const spec::RunSpec& spec = context_.spec;
-  const report::Report& report = record_.report;
+  const report::Report& report = measured_.report;
   spdlog::info("{}: {} on {} ({}), {} steps, {} parameters ({} base + {} trainable)",
                spec.output.name, spec.model.preset, built_.backend->info().name,
                built_.backend->kind(), report.derived.total_steps, report.parameters.total,
@@ -58,14 +58,14 @@ void TrainingLoop::run() {
   // line says so; during set-up it says that there is nothing to save yet).
   train::StopSignals::checkpoint_on_stop();
   observers_.on_training_start(context_.clock.now(), first_step_);
-  profile_.emplace(context_, start_, record_, built_);
+  profile_.emplace(context_, start_, measured_, built_);
   train::LoopEnd end = train::LoopEnd::kCompleted;
   try {
-    end = built_.trainer->run(record_.result,
+    end = built_.trainer->run(measured_.result,
                               [this](const report::StepRecord& r) { return after_step(r); });
   } catch (const std::exception&) {
     // A run that ends inside the profile window: the steps recorded so far.
-    profile_->end_early(last_step_made(record_.result, first_step_));
+    profile_->end_early(last_step_made(measured_.result, first_step_));
     throw;
   }
   if (end == train::LoopEnd::kStopped) {
@@ -74,13 +74,13 @@ void TrainingLoop::run() {
     // a rank's exit 4 for a failure and stops the others must not stop rank 0 in its save.
     if (context_.distributed()) built_.comm->barrier();
     // After the barrier: writing a profile may take longer than the ranks wait there.
-    profile_->end_early(last_step_made(record_.result, first_step_));
+    profile_->end_early(last_step_made(measured_.result, first_step_));
     throw train::Interrupted(stop_message_);
   }
   observers_.on_training_end(context_.clock.now());
-  record_.phases->end(phase::kTraining);
-  if (cadence_.evaluation_after_training(static_cast<int64_t>(record_.result.steps.size()))) {
-    evaluate_after(record_.result.steps.back().step);
+  measured_.phases->end(phase::kTraining);
+  if (cadence_.evaluation_after_training(static_cast<int64_t>(measured_.result.steps.size()))) {
+    evaluate_after(measured_.result.steps.back().step);
   }
 }
 
@@ -89,8 +89,8 @@ train::AfterStep TrainingLoop::after_step(const report::StepRecord& r) {
   built_.comm->heartbeat(r.step);
   const double now = context_.clock.now();
   if (r.step == first_step_) {
-    record_.recorder.first_step_ended(now);
-    record_.phases->end_at(phase::kFirstStep, now);
+    measured_.recorder.first_step_ended(now);
+    measured_.phases->end_at(phase::kFirstStep, now);
   }
   observers_.on_step(r, now);
   if (cadence_.evaluation_after(r.step)) {
@@ -151,7 +151,7 @@ int TrainingLoop::agree_on_stop(double& since_save) {
 }
 
 void TrainingLoop::end_training_phase_at(int64_t step) {
-  if (step > training_split_at_) record_.phases->end(phase::kTraining);
+  if (step > training_split_at_) measured_.phases->end(phase::kTraining);
   training_split_at_ = step;
 }
 
@@ -159,10 +159,10 @@ void TrainingLoop::evaluate_after(int64_t step) {
   const double start = context_.clock.now();
   const train::EvalResult e = train::evaluate(built_.model, built_.validation, *built_.backend,
                                               context_.spec.train.eval_max_batches);
-  record_.phases->end(phase::kEvaluation);
+  measured_.phases->end(phase::kEvaluation);
   const report::Evaluation evaluation{step, e.loss, e.loss_tokens, e.batches, e.seconds};
   observers_.on_evaluation(evaluation, start, context_.clock.now());
-  record_.report.evaluations.push_back(evaluation);
+  measured_.report.evaluations.push_back(evaluation);
   spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)", step,
                e.loss, e.loss_tokens, e.batches, e.seconds);
 }
@@ -193,7 +193,7 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   m.reason = reason;
   m.ftbench_version = ftbench::version();
   m.spec_fingerprint = context_.spec_fingerprint;
-  m.data_fingerprint = record_.report.data->fingerprint;
+  m.data_fingerprint = measured_.report.data->fingerprint;
   m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(context_.spec));
   // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
   // goes on (a process that then dies records nothing more).
@@ -208,20 +208,21 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
           .string();
   // The report the checkpoint carries records this save too, measured up to the manifest's
   // write (the milliseconds of that write are only in the live report's figure).
-  const train::SavedCheckpointFolder saved = train::save_checkpoint(
-      context_.checkpoint_dir, cp.keep_last, *built_.trainer, std::move(m),
-      record_.report.derived.steps_per_epoch, built_.backend->device(),
-      [&](train::CheckpointManifest& full) {
-        record_.report.checkpoints.push_back({step, record_.recorder.segment_index(), reason, path,
-                                              full.tensors_bytes, context_.clock.now() - start});
-        full.report = report::to_json(record_.report);
-        record_.report.checkpoints.pop_back();
-      });
+  const train::SavedCheckpointFolder saved =
+      train::save_checkpoint(context_.checkpoint_dir, cp.keep_last, *built_.trainer, std::move(m),
+                             measured_.report.derived.steps_per_epoch, built_.backend->device(),
+                             [&](train::CheckpointManifest& full) {
+                               measured_.report.checkpoints.push_back(
+                                   {step, measured_.recorder.segment_index(), reason, path,
+                                    full.tensors_bytes, context_.clock.now() - start});
+                               full.report = report::to_json(measured_.report);
+                               measured_.report.checkpoints.pop_back();
+                             });
   const double seconds = context_.clock.now() - start;
-  record_.report.checkpoints.push_back(
-      {step, record_.recorder.segment_index(), reason, saved.path, saved.bytes, seconds});
+  measured_.report.checkpoints.push_back(
+      {step, measured_.recorder.segment_index(), reason, saved.path, saved.bytes, seconds});
   journal_.keep();
-  record_.phases->end(phase::kCheckpoint);  // and the journal, with this save
+  measured_.phases->end(phase::kCheckpoint);  // and the journal, with this save
   last_save_ = context_.clock.now();
   spdlog::info("step {}: checkpoint {} ({}, {} in {:.3f} s)", step, saved.path, reason,
                report::format_bytes(saved.bytes), seconds);

@@ -23,8 +23,9 @@ namespace ftbench::run::detail {
 
 class TrainingLoop {
  public:
-  TrainingLoop(const RunContext& context, StartState& start, RunRecord& record, Components& built,
-               Observers& observers, RunJournal& journal, ReportAssembly& assembly);
+  TrainingLoop(const RunContext& context, StartState& start, RunMeasurements& measured,
+               Components& built, Observers& observers, RunJournal& journal,
+               ReportAssembly& assembly);
   TrainingLoop(const TrainingLoop&) = delete;
   TrainingLoop& operator=(const TrainingLoop&) = delete;
 
@@ -48,7 +49,7 @@ class TrainingLoop {
 
   const RunContext& context_;
   StartState& start_;
-  RunRecord& record_;
+  RunMeasurements& measured_;
   Components& built_;
   Observers& observers_;
   RunJournal& journal_;
