@@ -28,6 +28,7 @@ that begins "// Long file:" in its first 40 lines.
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -84,7 +85,9 @@ def resolve_include(path, written):
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def read(path):
+    """A file of the checkout, read once (the checks read each file several times)."""
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         return f.read()
 

@@ -300,42 +300,40 @@ void load_weights(const RunContext& ctx, const StartState& start, Components& bu
   if (ctx.spec.model.checkpoint.empty()) {
     built.model->init_random(keep);
     report.weights = report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
+  } else {
+    // Base weights from the checkpoint, file by file straight into the model's dtype and
+    // device; the adapters start as a fresh LoRA adapter does.
+    built.model->init_adapters();
     built.backend->synchronize();
-    count_base_bytes(ctx, built);
-    check_weights(ctx, *report.weights);
-    return;
-  }
-  // Base weights from the checkpoint, file by file straight into the model's dtype and
-  // device; the adapters start as a fresh LoRA adapter does.
-  built.model->init_adapters();
-  built.backend->synchronize();
-  const double load_start = ctx.clock.now();
-  const hf::HfLoadStats loaded =
-      hf::load_hf_weights(built.model, ctx.spec.model.checkpoint, ctx.spec.model, keep);
-  built.backend->synchronize();
-  const double seconds = ctx.clock.now() - load_start;
-  report.weights =
-      report::WeightsInfo{"checkpoint",      ctx.spec.model.checkpoint,
-                          "safetensors",     loaded.files,
-                          loaded.tensors,    loaded.bytes,
-                          seconds,           seconds > 0.0 ? double(loaded.bytes) / seconds : 0.0,
-                          loaded.fingerprint};
-  spdlog::info(
-      "weights: {} tensors, {} from {} file{} of {} in {:.3f} s ({}/s)", loaded.tensors,
-      report::format_bytes(loaded.bytes), loaded.files, loaded.files == 1 ? "" : "s",
-      ctx.spec.model.checkpoint, seconds,
-      report::format_bytes(seconds > 0.0 ? std::llround(double(loaded.bytes) / seconds) : 0));
-  // A resumed run continues on the weights it started from.
-  if (start.resume && start.resume->previous.weights &&
-      start.resume->previous.weights->fingerprint != loaded.fingerprint) {
-    throw train::CheckpointError(fmt::format(
-        "{}: saved by a run on other base weights (weights fingerprint {}, {} holds {}); "
-        "resuming needs the same checkpoint",
-        start.resume->folder, start.resume->previous.weights->fingerprint.substr(0, 12),
-        ctx.spec.model.checkpoint, loaded.fingerprint.substr(0, 12)));
+    const double load_start = ctx.clock.now();
+    const hf::HfLoadStats loaded =
+        hf::load_hf_weights(built.model, ctx.spec.model.checkpoint, ctx.spec.model, keep);
+    built.backend->synchronize();
+    const double seconds = ctx.clock.now() - load_start;
+    report.weights =
+        report::WeightsInfo{"checkpoint",      ctx.spec.model.checkpoint,
+                            "safetensors",     loaded.files,
+                            loaded.tensors,    loaded.bytes,
+                            seconds,           seconds > 0.0 ? double(loaded.bytes) / seconds : 0.0,
+                            loaded.fingerprint};
+    spdlog::info(
+        "weights: {} tensors, {} from {} file{} of {} in {:.3f} s ({}/s)", loaded.tensors,
+        report::format_bytes(loaded.bytes), loaded.files, loaded.files == 1 ? "" : "s",
+        ctx.spec.model.checkpoint, seconds,
+        report::format_bytes(seconds > 0.0 ? std::llround(double(loaded.bytes) / seconds) : 0));
+    // A resumed run continues on the weights it started from.
+    if (start.resume && start.resume->previous.weights &&
+        start.resume->previous.weights->fingerprint != loaded.fingerprint) {
+      throw train::CheckpointError(fmt::format(
+          "{}: saved by a run on other base weights (weights fingerprint {}, {} holds {}); "
+          "resuming needs the same checkpoint",
+          start.resume->folder, start.resume->previous.weights->fingerprint.substr(0, 12),
+          ctx.spec.model.checkpoint, loaded.fingerprint.substr(0, 12)));
+    }
   }
   built.backend->synchronize();
   count_base_bytes(ctx, built);
+  // Random weights too: a report's run on a checkpoint is not this one.
   check_weights(ctx, *report.weights);
 }
 
