@@ -101,7 +101,11 @@ mkdir -p "$OUT_DIR"
 spec_json="$OUT_DIR/spec.json"
 "$FTBENCH" validate "$SPEC" --json --set data.train_on_input=true >"$spec_json"
 
-if printf '%s\n' "${IMPLS[@]}" | grep -q '^torchtune'; then
+wants_torchtune=0
+for impl in "${IMPLS[@]}"; do
+  [[ "$impl" == torchtune* ]] && wants_torchtune=1
+done
+if ((wants_torchtune)); then
   tt_python="$TORCHTUNE_VENV/bin/python"
   if ! "$tt_python" -c 'import torchtune' 2>/dev/null; then
     echo "== torchtune: making $TORCHTUNE_VENV" >&2
@@ -164,8 +168,9 @@ run_one() {
   "${envs[@]}" "${cmd[@]}" >"$log" 2>&1 || die "$impl failed, see $log"
   after="$(load1)"
   if [[ "$impl" == torchtune || "$impl" == torchtune-equal ]]; then
+    recipe_logs=("$run_dir"/logs/log_*.txt)
     "$tt_python" scripts/reference/torchtune_lora_step.py --spec "$spec_json" --warmup "$WARMUP" \
-      --read-recipe-log "$(ls "$run_dir"/logs/log_*.txt | head -n 1)" --out "$out" >/dev/null
+      --read-recipe-log "${recipe_logs[0]}" --out "$out" >/dev/null
   fi
   "$PYTHON" - "$out" "$i" "$t" "$impl" "$before" "$after" >>"$runs_tsv" <<'EOF'
 import json, sys
@@ -190,7 +195,9 @@ done
 finished="$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-dirty="$(git status --porcelain -- src include 2>/dev/null | head -c1)"
+dirty="$(git status --porcelain -- src 2>/dev/null)"
+cpu_model="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p')"
+cpu_model=${cpu_model%%$'\n'*}
 "$PYTHON" - "$runs_tsv" >"$OUT_DIR/summary.md" <<EOF
 import csv, json, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
@@ -201,8 +208,8 @@ if ft_files:
 print("# ftbench against transformers + peft and torchtune, CPU, like for like")
 print()
 print("- runs: $started to $finished")
-print("- machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1), nproc $(nproc)")
-print(f"- commit: $commit${dirty:+ (src/include modified)}; "
+print("- machine: $cpu_model, nproc $(nproc)")
+print(f"- commit: $commit${dirty:+ (src modified)}; "
       f"ftbench build: $BUILD_DIR (LibTorch {libtorch})")
 print("- torch (references): $TORCH_VERSION")
 if "$BASELINE_DIR":

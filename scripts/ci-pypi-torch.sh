@@ -82,7 +82,8 @@ for v in "${variants[@]}"; do
   ((${#launcher[@]})) && ccache --show-stats | sed -n '/Hits\|Misses\|hit rate/p'
   log "$v: built in $((SECONDS - t)) s"
   # PyPI's Linux wheels are CUDA builds: the CUDA side must have been compiled and linked.
-  if ! readelf -d "$build/src/ftbench-bin" | grep -q 'libtorch_cuda.so'; then
+  dynamic=$(readelf -d "$build/src/ftbench-bin")
+  if ! grep -q 'libtorch_cuda.so' <<<"$dynamic"; then
     log "error: $build/src/ftbench-bin does not link libtorch_cuda.so: not a CUDA build"
     exit 1
   fi

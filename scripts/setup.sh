@@ -107,7 +107,9 @@ clang_major() {
   else
     depends=$(apt-cache show --no-all-versions clang 2>/dev/null | sed -n 's/^Depends: //p')
   fi
-  sed -n 's/^clang-\([0-9][0-9]*\).*/\1/p' <<<"$depends" | head -n 1
+  local versions
+  versions=$(sed -n 's/^clang-\([0-9][0-9]*\).*/\1/p' <<<"$depends")
+  echo "${versions%%$'\n'*}"
 }
 
 as_root() {

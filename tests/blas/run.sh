@@ -29,7 +29,10 @@ LD_LIBRARY_PATH=$reference "$ftbench" run "${spec[@]}" -o "$work/reference.json"
   >"$work/reference.log" 2>&1
 installed=$(blas "$work/installed.json")
 got=$(blas "$work/reference.json")
-if ldd "$(dirname "$ftbench")/ftbench-bin" | grep -Eq 'lib(open)?blas[^ ]*\.so'; then
+# ldd's output read whole first: `ldd | grep -q` failed under pipefail when grep stopped reading
+# while ldd was still writing (SIGPIPE).
+libraries=$(ldd "$(dirname "$ftbench")/ftbench-bin")
+if grep -Eq 'lib(open)?blas[^ ]*\.so' <<<"$libraries"; then
   # A LibTorch that calls a BLAS library (Debian's): the one the loader resolved.
   [[ "$installed" == openblas* ]] || { echo "installed BLAS read as '$installed'" >&2; exit 1; }
   [[ "$got" == "netlib reference blas" ]] ||

@@ -77,7 +77,8 @@ for line in "${lines[@]}"; do
     status=1
     continue
   fi
-  report=$(find "$dir/reports" -name '*.json' 2>/dev/null | head -n 1)
+  reports=$(find "$dir/reports" -name '*.json' 2>/dev/null || true)
+  report=${reports%%$'\n'*}
   if [[ -z "$report" ]]; then
     echo "FAILED: no report under $dir/reports"
     tail -40 "$dir/torchrun.log"
