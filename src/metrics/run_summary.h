@@ -7,21 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/step_flops.h"
 #include "report/report.h"
 
 namespace ftbench::metrics {
-
-// Training FLOPs of one optimizer step under each counting (model::training_flops_per_token
-// times the step's real tokens, micro-batch by micro-batch).
-struct StepFlops {
-  double lora_frozen_base = 0.0;
-  double lora_frozen_base_recompute = 0.0;
-  double six_n = 0.0;
-  double six_n_recompute = 0.0;
-  // What the hardware executes (model::FlopFormula::kExecuted): lora_frozen_base's GEMMs,
-  // causal attention's half where the kernel skips the masked blocks, the recompute when on.
-  double executed = 0.0;
-};
 
 struct SummaryOptions {
   int64_t warmup_steps = 0;  // leading steps left out of timing figures (not out of losses)

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cost/billing.h"
-#include "report/report.h"
+#include "train/train_result.h"
 
 namespace ftbench::run {
 
@@ -20,7 +20,7 @@ class Progress {
            std::optional<cost::Rate> rate = std::nullopt, int64_t gpus = 1);
   // After each step; `elapsed_seconds` since the first step began, `since_t0_seconds` since t0
   // (what is billed).
-  void update(const report::StepRecord& step, double elapsed_seconds, double since_t0_seconds);
+  void update(const train::StepMeasurement& step, double elapsed_seconds, double since_t0_seconds);
   // Ends the live line.
   void finish();
 

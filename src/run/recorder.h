@@ -33,6 +33,12 @@ struct DeviceReadings {
   std::optional<int64_t> intra_op_threads;  // unset before the backend is up
 };
 
+// The report's records of what the trainer measured: the one place the trainer's types are
+// mapped into the report's (and back, for a resumed run's trainer, from its checkpoint's report).
+report::StepRecord step_record(const train::StepMeasurement& step, int64_t segment);
+report::Fallback fallback_record(const train::MicroBatchFallback& fallback);
+train::MicroBatchFallback measured_fallback(const report::Fallback& fallback);
+
 class Recorder {
  public:
   explicit Recorder(const metrics::ProcessClock& clock) : clock_(clock) {}

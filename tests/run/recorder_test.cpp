@@ -34,9 +34,24 @@ report::StepRecord step(int64_t n, double seconds, double loss) {
   return s;
 }
 
+train::StepMeasurement measured(int64_t n, double seconds, double loss) {
+  train::StepMeasurement s;
+  s.step = n;
+  s.epoch = 0;
+  s.wall_seconds = seconds;
+  s.real_tokens = 1000;
+  s.padded_tokens = 1024;
+  s.loss_tokens = 900;
+  s.loss = loss;
+  s.lr = 1e-4;
+  s.grad_norm = 1.0;
+  s.model_flops = 6e12;
+  return s;
+}
+
 train::TrainResult two_steps() {
   train::TrainResult r;
-  r.steps = {step(4, 2.0, 1.5), step(5, 4.0, 1.25)};
+  r.steps = {measured(4, 2.0, 1.5), measured(5, 4.0, 1.25)};
   r.flops = {{1e12, 1e12, 2e12, 2e12}, {1e12, 1e12, 2e12, 2e12}};
   r.micro_batch_size = 2;
   r.grad_accum_steps = 4;
@@ -69,6 +84,42 @@ EarlierSegments three_earlier_steps() {
   }
   e.resumed_from = "checkpoints/r/step-00000003";
   return e;
+}
+
+TEST(Recorder, MapsEveryFieldTheTrainerMeasuredIntoTheReportsRecords) {
+  const train::StepMeasurement m{7, 2, 1.5, 0.25, 1000, 1024, 900, 1.75, 3e-4, 0.5, 6e12};
+  const report::StepRecord r = step_record(m, 3);
+  EXPECT_EQ(r.step, 7);
+  EXPECT_EQ(r.epoch, 2);
+  EXPECT_EQ(r.wall_seconds, 1.5);
+  EXPECT_EQ(r.data_wait_seconds, 0.25);
+  EXPECT_EQ(r.real_tokens, 1000);
+  EXPECT_EQ(r.padded_tokens, 1024);
+  EXPECT_EQ(r.loss_tokens, 900);
+  EXPECT_EQ(r.loss, 1.75);
+  EXPECT_EQ(r.lr, 3e-4);
+  EXPECT_EQ(r.grad_norm, 0.5);
+  EXPECT_EQ(r.model_flops, 6e12);
+  EXPECT_EQ(r.segment, 3);
+
+  const train::MicroBatchFallback f{4, 8, 1, 4, 2, 0.75, "CUDA out of memory"};
+  const report::Fallback rf = fallback_record(f);
+  EXPECT_EQ(rf.step, 4);
+  EXPECT_EQ(rf.from_micro_batch_size, 8);
+  EXPECT_EQ(rf.from_grad_accum_steps, 1);
+  EXPECT_EQ(rf.to_micro_batch_size, 4);
+  EXPECT_EQ(rf.to_grad_accum_steps, 2);
+  EXPECT_EQ(rf.seconds_lost, 0.75);
+  EXPECT_EQ(rf.error, "CUDA out of memory");
+  // Back, for a resumed run's trainer: the same fallback.
+  const train::MicroBatchFallback back = measured_fallback(rf);
+  EXPECT_EQ(back.step, 4);
+  EXPECT_EQ(back.from_micro_batch_size, 8);
+  EXPECT_EQ(back.from_grad_accum_steps, 1);
+  EXPECT_EQ(back.to_micro_batch_size, 4);
+  EXPECT_EQ(back.to_grad_accum_steps, 2);
+  EXPECT_EQ(back.seconds_lost, 0.75);
+  EXPECT_EQ(back.error, "CUDA out of memory");
 }
 
 TEST(Recorder, AFreshRunIsSegmentOneWithItsOwnSteps) {
@@ -176,7 +227,7 @@ TEST(Recorder, AssemblingAgainReplacesTheSegmentsSteps) {
   Recorder recorder(clock);
   train::TrainResult result = two_steps();
   recorder.assemble("unfinished", result, metrics::SummaryOptions{}, readings());
-  result.steps.push_back(step(6, 6.0, 1.0));
+  result.steps.push_back(measured(6, 6.0, 1.0));
   result.flops.push_back({1e12, 1e12, 2e12, 2e12});
   recorder.assemble("completed", result, metrics::SummaryOptions{}, readings());
   const report::Report& r = recorder.report();

@@ -21,6 +21,7 @@
 #include "model/torch/gpu_kernels.h"
 #include "report/phase_names.h"
 #include "report/summary_text.h"
+#include "run/recorder.h"
 #include "run/rerun.h"
 #include "run/step_switches.h"
 #include "run/torch/mfu_peaks.h"
@@ -434,7 +435,11 @@ void load_checkpoint(const RunContext& ctx, const StartState& start, Components&
                                                     built.model, built.backend->device());
   // The earlier segments' fallbacks, from the partial report the checkpoint carries, are the
   // trainer's now (TrainResult::fallbacks): the resumed report lists them all.
-  if (start.resume->previous.batching) state.fallbacks = start.resume->previous.batching->fallbacks;
+  if (start.resume->previous.batching) {
+    for (const report::Fallback& f : start.resume->previous.batching->fallbacks) {
+      state.fallbacks.push_back(measured_fallback(f));
+    }
+  }
   built.trainer->resume(std::move(state));
   built.backend->synchronize();
 }

@@ -25,7 +25,7 @@ void Observers::on_training_start(double now, int64_t first_step) {
   for (RunObserver* o : all_) o->on_training_start(now, first_step);
 }
 
-void Observers::on_step(const report::StepRecord& step, double now) {
+void Observers::on_step(const train::StepMeasurement& step, double now) {
   for (RunObserver* o : all_) o->on_step(step, now);
 }
 
@@ -59,7 +59,7 @@ void ProgressObserver::on_training_start(double now, int64_t /*first_step*/) {
   training_start_ = now;
 }
 
-void ProgressObserver::on_step(const report::StepRecord& step, double now) {
+void ProgressObserver::on_step(const train::StepMeasurement& step, double now) {
   if (progress_) {
     progress_->update(step, now - training_start_, now + report_.t0_before_process_seconds);
   }
@@ -120,7 +120,7 @@ void EventLogObserver::on_training_start(double now, int64_t first_step) {
                       report_.derived.total_steps);
 }
 
-void EventLogObserver::on_step(const report::StepRecord& step, double now) {
+void EventLogObserver::on_step(const train::StepMeasurement& step, double now) {
   const int64_t total = report_.derived.total_steps;
   const bool epoch_ended = step.step == total || epoch_of(step.step + 1) != step.epoch;
   log_.step_ended(now, step.step, step.epoch, epoch_ended, step.step < total);
@@ -164,7 +164,7 @@ void EnergyObserver::record_energy() {
   measured_.report.energy = meter_.finish(measured_.recorder.segment_steps(measured_.result));
 }
 
-void RankFaultObserver::on_step(const report::StepRecord& step, double /*now*/) {
+void RankFaultObserver::on_step(const train::StepMeasurement& step, double /*now*/) {
   dist::inject_rank_fault(context_.test_hooks.inject_rank_fault, context_.request.launch.rank,
                           step.step);
 }

@@ -38,7 +38,7 @@ class RunObserver {
   // The step loop begins with `first_step` (1, or where a resumed run goes on).
   virtual void on_training_start(double /*now*/, int64_t /*first_step*/) {}
   // After each optimizer step, outside its timed wall time.
-  virtual void on_step(const report::StepRecord& /*step*/, double /*now*/) {}
+  virtual void on_step(const train::StepMeasurement& /*step*/, double /*now*/) {}
   // A validation pass after a step, from `start` to `end` on the process clock.
   virtual void on_evaluation(const report::Evaluation& /*evaluation*/, double /*start*/,
                              double /*end*/) {}
@@ -58,7 +58,7 @@ class Observers {
   void on_phase(const report::Phase& phase);
   void on_run_start(double now, const std::string& platform);
   void on_training_start(double now, int64_t first_step);
-  void on_step(const report::StepRecord& step, double now);
+  void on_step(const train::StepMeasurement& step, double now);
   void on_evaluation(const report::Evaluation& evaluation, double start, double end);
   void on_training_end(double now);
   // Every observer is told, whatever one of them throws; then the first error is thrown.
@@ -74,7 +74,7 @@ class ProgressObserver : public RunObserver {
  public:
   ProgressObserver(const RunContext& context, const report::Report& report);
   void on_training_start(double now, int64_t first_step) override;
-  void on_step(const report::StepRecord& step, double now) override;
+  void on_step(const train::StepMeasurement& step, double now) override;
   void on_training_end(double now) override;
 
  private:
@@ -94,7 +94,7 @@ class EventLogObserver : public RunObserver {
                    bool resumed, int64_t first_step);
   void on_run_start(double now, const std::string& platform) override;
   void on_training_start(double now, int64_t first_step) override;
-  void on_step(const report::StepRecord& step, double now) override;
+  void on_step(const train::StepMeasurement& step, double now) override;
   void on_evaluation(const report::Evaluation& evaluation, double start, double end) override;
   // Completed: run_stop "success". Stopped after a step of this process (a checkpoint saved):
   // the block closed and the log left for the resume to continue. Otherwise run_stop
@@ -134,7 +134,7 @@ class EnergyObserver : public RunObserver {
 class RankFaultObserver : public RunObserver {
  public:
   explicit RankFaultObserver(const RunContext& context) : context_(context) {}
-  void on_step(const report::StepRecord& step, double now) override;
+  void on_step(const train::StepMeasurement& step, double now) override;
 
  private:
   const RunContext& context_;

@@ -28,7 +28,7 @@ Progress::Progress(int64_t total_steps, const std::string& mode, int64_t log_eve
       rate_(std::move(rate)),
       gpus_(gpus) {}
 
-void Progress::update(const report::StepRecord& r, double elapsed_seconds,
+void Progress::update(const train::StepMeasurement& r, double elapsed_seconds,
                       double since_t0_seconds) {
   const double tps = r.wall_seconds > 0 ? double(r.real_tokens) / r.wall_seconds : 0.0;
   // The first step (allocation, kernel selection) says little about the rest.

@@ -29,7 +29,7 @@ class RunJournal : public RunObserver {
 
   void on_phase(const report::Phase& phase) override;
   // Every few seconds of training: a process killed without notice is billed to its last record.
-  void on_step(const report::StepRecord& step, double now) override;
+  void on_step(const train::StepMeasurement& step, double now) override;
 
  private:
   const RunContext& context_;

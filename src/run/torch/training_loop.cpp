@@ -62,7 +62,7 @@ void TrainingLoop::run() {
   train::LoopEnd end = train::LoopEnd::kCompleted;
   try {
     end = built_.trainer->run(measured_.result,
-                              [this](const report::StepRecord& r) { return after_step(r); });
+                              [this](const train::StepMeasurement& r) { return after_step(r); });
   } catch (const std::exception&) {
     // A run that ends inside the profile window: the steps recorded so far.
     profile_->end_early(last_step_made(measured_.result, first_step_));
@@ -84,7 +84,7 @@ void TrainingLoop::run() {
   }
 }
 
-train::AfterStep TrainingLoop::after_step(const report::StepRecord& r) {
+train::AfterStep TrainingLoop::after_step(const train::StepMeasurement& r) {
   profile_->step_ended(r.step);
   built_.comm->heartbeat(r.step);
   const double now = context_.clock.now();

@@ -36,7 +36,7 @@ class TrainingLoop {
 
  private:
   // What follows step `r`: the decision, carried out.
-  train::AfterStep after_step(const report::StepRecord& r);
+  train::AfterStep after_step(const train::StepMeasurement& r);
   // Data parallel: the ranks agree at each step's end whether to stop (a signal on any rank) and
   // whether a periodic save is due (by rank 0's clock). Returns the signal to stop for (0: none)
   // and sets `since_save` to rank 0's seconds since the last save.

@@ -274,10 +274,10 @@ void Trainer::forward_backward(int64_t k, int64_t step,
 }
 
 // The host reads of loss and norm come after the attempt, outside the step's time.
-Trainer::Attempt Trainer::attempt_step(int64_t k, report::StepRecord& rec,
-                                       metrics::StepFlops& flops, bool& updating) {
+Trainer::Attempt Trainer::attempt_step(int64_t k, StepMeasurement& rec, metrics::StepFlops& flops,
+                                       bool& updating) {
   const spec::TrainSpec& t = spec_.train;
-  rec = report::StepRecord{};
+  rec = StepMeasurement{};
   rec.step = k + 1;
   rec.epoch = k / counts_.steps_per_epoch + 1;
   flops = metrics::StepFlops{};
@@ -367,7 +367,7 @@ at::Tensor Trainer::gradient_norm() const {
   return at::stack(norms).norm();
 }
 
-void Trainer::sum_step_counts(report::StepRecord& rec, metrics::StepFlops& flops) {
+void Trainer::sum_step_counts(StepMeasurement& rec, metrics::StepFlops& flops) {
   if (ranks() == 1) return;
   // fp64 holds every count exactly up to 2^53 tokens.
   at::Tensor counts =
@@ -507,7 +507,7 @@ Clock::time_point Trainer::recover_from_out_of_memory(
   }
   prefetcher_ = start_prefetcher(k, *next);
   const Clock::time_point restart = Clock::now();
-  report::Fallback fallback;
+  MicroBatchFallback fallback;
   fallback.step = step;
   fallback.from_micro_batch_size = split_.micro_batch_size;
   fallback.from_grad_accum_steps = split_.grad_accum_steps;
@@ -561,7 +561,7 @@ LoopEnd Trainer::run(TrainResult& result, const StepCallback& on_step) {
       std::lock_guard<std::mutex> lock(generator_.mutex());
       generator_at_start = generator_.get_state();
     }
-    report::StepRecord rec;
+    StepMeasurement rec;
     metrics::StepFlops flops;
     Attempt done;
     const dist::CollectiveStats before =

@@ -1,5 +1,5 @@
 // The training loop: gradient accumulation, clipping, AdamW over the adapters, LR schedule,
-// and one StepRecord per optimizer step.
+// and one StepMeasurement per optimizer step.
 #pragma once
 
 #include <chrono>
@@ -17,10 +17,9 @@
 #include "data/torch/prefetcher.h"
 #include "device/torch/backend.h"
 #include "dist/torch/communicator.h"
-#include "metrics/run_summary.h"
+#include "metrics/step_flops.h"
 #include "model/shape_math.h"
 #include "model/torch/llama.h"
-#include "report/report.h"
 #include "spec/derived.h"
 #include "spec/run_spec.h"
 #include "train/loss_scaler.h"
@@ -42,7 +41,7 @@ enum class LoopEnd { kCompleted, kStopped };
 // Called after every optimizer step, after the device synchronisation and timing. Its time is
 // outside every step's wall_seconds (the next step's clock starts when it returns), so an
 // evaluation pass run from it leaves the step times as they would be without it.
-using StepCallback = std::function<AfterStep(const report::StepRecord&)>;
+using StepCallback = std::function<AfterStep(const StepMeasurement&)>;
 
 // The training loss of a step was not finite (NaN or infinity): the run diverged and stops
 // after recording that step. what(): "step N: the training loss is nan (not finite): the run
@@ -63,7 +62,7 @@ class Diverged : public RunFailed {
 // fixes.
 bool is_out_of_memory(const std::exception& e);
 
-// One validation pass (report::Evaluation without the step number).
+// One validation pass (the report records it with the step it followed, report::Evaluation).
 struct EvalResult {
   double loss = 0.0;  // sum of token losses / loss_tokens; NaN when there are no loss tokens
   int64_t loss_tokens = 0;
@@ -85,7 +84,7 @@ struct ResumeState {
   int64_t steps_done = 0;        // optimizer steps already made; the run continues with step + 1
   int64_t micro_batch_size = 0;  // the split in effect when saved (after any fallback)
   int64_t grad_accum_steps = 0;
-  std::vector<report::Fallback> fallbacks;  // those of the earlier segments
+  std::vector<MicroBatchFallback> fallbacks;  // those of the earlier segments
   std::vector<at::Tensor> exp_avg;
   std::vector<at::Tensor> exp_avg_sq;
   std::vector<int64_t> param_steps;
@@ -178,14 +177,13 @@ class Trainer {
   // Every tensor of the attempt (micro-batches, autograd graph, partial sums) lives in its
   // frame, so an exception releases them on its way out. `updating` is set once the optimizer
   // update may have begun.
-  Attempt attempt_step(int64_t k, report::StepRecord& rec, metrics::StepFlops& flops,
-                       bool& updating);
+  Attempt attempt_step(int64_t k, StepMeasurement& rec, metrics::StepFlops& flops, bool& updating);
   // The forward and backward passes of the step's micro-batches (0-based step k, 1-based
   // `step`), then the data-parallel gradient sum; the batches are released as they go.
   void forward_backward(int64_t k, int64_t step, std::vector<data::MicroBatch>& micro_batches,
                         Attempt& out);
   // Data parallel: the step's token counts and FLOPs summed over the ranks.
-  void sum_step_counts(report::StepRecord& rec, metrics::StepFlops& flops);
+  void sum_step_counts(StepMeasurement& rec, metrics::StepFlops& flops);
   // Data parallel: every adapter gradient and `loss_sum` summed over the ranks, in place; returns
   // how many ranks ran out of memory in the step (this one when `out_of_memory`), their
   // gradients then being left undefined.

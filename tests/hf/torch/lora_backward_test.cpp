@@ -203,7 +203,7 @@ class LoraBackward : public NumpyReferenceTest, public ::testing::WithParamInter
     data::Batcher batcher = batcher_of(dataset_);
     train::Trainer trainer(s, model_, batcher, backend);
     std::vector<fs::path> stepped;
-    trainer.run(result, [&](const report::StepRecord& rec) {
+    trainer.run(result, [&](const train::StepMeasurement& rec) {
       stepped.push_back(dir_ / (name + "_" + std::to_string(rec.step)));
       write_peft_adapter(model_, s.model, s.lora, "", stepped.back().string(), false);
       return train::AfterStep::kContinue;
@@ -247,7 +247,7 @@ class LoraBackward : public NumpyReferenceTest, public ::testing::WithParamInter
                          {"max_grad_norm", t.max_grad_norm}};
     step["losses"] = nlohmann::json::array();
     step["grad_norms"] = nlohmann::json::array();
-    for (const report::StepRecord& rec : c.result->steps) {
+    for (const train::StepMeasurement& rec : c.result->steps) {
       step["losses"].push_back(rec.loss);
       step["grad_norms"].push_back(rec.grad_norm);
     }

@@ -99,7 +99,7 @@ TEST(Trainer, LossFallsOnTheLearnableSyntheticTask) {
   // gradient or label shift fails it.
   EXPECT_NEAR(first, std::log(259.0), 0.3);
   EXPECT_LT(last, 0.7 * first);
-  for (const report::StepRecord& s : r.steps) {
+  for (const train::StepMeasurement& s : r.steps) {
     EXPECT_TRUE(std::isfinite(s.loss));
     EXPECT_GT(s.wall_seconds, 0.0);
     EXPECT_GT(s.loss_tokens, 0);
@@ -244,7 +244,7 @@ TEST(Trainer, AFailureKeepsTheStepsThatFinished) {
   s.train.epochs = 1;
   TrainResult result;
   EXPECT_THROW(train_into(s, result,
-                          [](const report::StepRecord& r) {
+                          [](const train::StepMeasurement& r) {
                             if (r.step == 3) throw std::runtime_error("interrupted");
                             return AfterStep::kContinue;
                           }),
@@ -264,7 +264,7 @@ TEST(Trainer, ACallbackThatStopsEndsTheLoopAfterItsStep) {
   LoopEnd end = LoopEnd::kCompleted;
   train_into(
       s, result,
-      [&](const report::StepRecord& r) {
+      [&](const train::StepMeasurement& r) {
         seen.push_back(r.step);
         return r.step == 2 ? AfterStep::kStop : AfterStep::kContinue;
       },
@@ -402,7 +402,7 @@ TEST(OutOfMemory, FallbackAtTheFirstStepEqualsTheSmallerMicroBatchFromTheStart) 
   const std::vector<at::Tensor> w_ref = train_into(small, reference, nullptr);
 
   ASSERT_EQ(fell_back.fallbacks.size(), 1u);
-  const report::Fallback& f = fell_back.fallbacks[0];
+  const train::MicroBatchFallback& f = fell_back.fallbacks[0];
   EXPECT_EQ(f.step, 1);
   EXPECT_EQ(f.from_micro_batch_size, 4);
   EXPECT_EQ(f.from_grad_accum_steps, 2);
@@ -422,8 +422,8 @@ TEST(OutOfMemory, FallbackAtTheFirstStepEqualsTheSmallerMicroBatchFromTheStart) 
 
   ASSERT_EQ(fell_back.steps.size(), reference.steps.size());
   for (size_t i = 0; i < reference.steps.size(); ++i) {
-    const report::StepRecord& a = fell_back.steps[i];
-    const report::StepRecord& b = reference.steps[i];
+    const train::StepMeasurement& a = fell_back.steps[i];
+    const train::StepMeasurement& b = reference.steps[i];
     EXPECT_EQ(a.real_tokens, b.real_tokens) << "step " << i + 1;
     EXPECT_EQ(a.padded_tokens, b.padded_tokens) << "step " << i + 1;
     EXPECT_EQ(a.loss_tokens, b.loss_tokens) << "step " << i + 1;
@@ -458,8 +458,8 @@ TEST(OutOfMemory, FallbackMidStepKeepsEachStepsExamplesAndLosses) {
   ASSERT_EQ(fell_back.steps.size(), 16u);
   ASSERT_EQ(reference.steps.size(), 16u);
   for (size_t i = 0; i < 16; ++i) {
-    const report::StepRecord& a = fell_back.steps[i];
-    const report::StepRecord& b = reference.steps[i];
+    const train::StepMeasurement& a = fell_back.steps[i];
+    const train::StepMeasurement& b = reference.steps[i];
     EXPECT_EQ(a.step, b.step);
     EXPECT_EQ(a.epoch, b.epoch);
     EXPECT_EQ(a.real_tokens, b.real_tokens) << "step " << i + 1;
