@@ -1,4 +1,4 @@
-// Fuzz target: the segment journal reader (train::parse_segment_journal on a checkpoint folder's
+// Fuzz target: the segment journal reader (run::parse_segment_journal on a checkpoint folder's
 // segments.json, what `ftbench run --resume` merges into the resumed report's segments). An
 // accepted journal is merged as a resume would, written back and read again: what ftbench
 // writes it must read.
@@ -7,14 +7,16 @@
 #include <string_view>
 
 #include "fuzz_target.h"
+#include "run/segment_journal.h"
 #include "train/checkpoint_files.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace train = ftbench::train;
+  namespace run = ftbench::run;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  train::SegmentJournal journal;
+  run::SegmentJournal journal;
   try {
-    journal = train::parse_segment_journal(text, "fuzz-segments.json");
+    journal = run::parse_segment_journal(text, "fuzz-segments.json");
   } catch (const train::CheckpointError&) {
     return FuzzVerdict::kRejected;
   }
@@ -22,11 +24,11 @@ FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   if (!journal.segments.empty()) {
     const std::vector<ftbench::report::Segment> first(journal.segments.begin(),
                                                       journal.segments.begin() + 1);
-    train::segments_to_resume(first, journal.segments, journal.segments.front().last_step);
+    run::segments_to_resume(first, journal.segments, journal.segments.front().last_step);
   }
-  const std::string written = train::segment_journal_text(journal);
+  const std::string written = run::segment_journal_text(journal);
   try {
-    train::parse_segment_journal(written, "fuzz-written.json");
+    run::parse_segment_journal(written, "fuzz-written.json");
   } catch (const train::CheckpointError& e) {
     throw std::logic_error(std::string("a journal written by segment_journal_text() is refused: ") +
                            e.what());

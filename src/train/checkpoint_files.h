@@ -23,7 +23,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/report.h"
 #include "util/error.h"
 
 namespace ftbench::train {
@@ -38,7 +37,6 @@ inline constexpr const char* kCheckpointTensors = "state.safetensors";
 // kept up to date while it runs, so that a process that ends before saving a checkpoint (stopped
 // or failed during set-up, killed) is still billed when the run is resumed.
 inline constexpr const char* kSegmentJournal = "segments.json";
-inline constexpr const char* kSegmentJournalFormat = "ftbench.segments/1";
 
 // A checkpoint that cannot be used: missing, truncated, corrupted, of another format, or of
 // another job. Bad input (exit code 2). what() names the folder or file and what is wrong.
@@ -162,33 +160,6 @@ class CheckpointDirLock {
 // of what it removed or restored, for the log.
 std::vector<std::string> clean_checkpoint_leftovers(const std::string& dir);
 
-// A segment journal's content: the job it belongs to and every process so far.
-struct SegmentJournal {
-  std::string spec_fingerprint;
-  std::vector<report::Segment> segments;
-};
-
-// The journal's JSON ({"format", "spec_fingerprint", "segments": [report segments]}).
-std::string segment_journal_text(const SegmentJournal& journal);
-// Parses a journal's text; CheckpointError "<source>: ..." when it is not JSON, nests too deep,
-// is of another format, or its segments are not numbered 1, 2, ... in order.
-SegmentJournal parse_segment_journal(std::string_view text, const std::string& source);
-
-// The segment journal of `dir` (kSegmentJournal), written atomically; CheckpointWriteError when
-// it cannot be.
-void write_segment_journal(const std::string& dir, const std::string& spec_fingerprint,
-                           const std::vector<report::Segment>& segments);
-// The journal's segments when `dir` holds one of the run that `spec_fingerprint` and
-// `first_started_at_utc` (its first segment's start) identify; nullopt when there is none or it
-// is another run's. CheckpointError when it is damaged.
-std::optional<std::vector<report::Segment>> read_segment_journal(
-    const std::string& dir, const std::string& spec_fingerprint,
-    const std::string& first_started_at_utc);
-// The same for a folder without a checkpoint, whose run is known by its job alone: the journal's
-// segments when it is of `spec_fingerprint` (processes killed before their first save).
-std::optional<std::vector<report::Segment>> read_segment_journal_of_job(
-    const std::string& dir, const std::string& spec_fingerprint);
-
 // Checks, before any work, that the micro-batch split the manifest records is one this spec's
 // run could be in: the same effective batch, and the spec's split or one its out-of-memory
 // fallback reaches (train/oom_fallback.h) within train.oom_max_fallbacks; and that the position
@@ -197,16 +168,6 @@ std::optional<std::vector<report::Segment>> read_segment_journal_of_job(
 void check_resume_split(const std::string& folder, const CheckpointManifest& manifest,
                         int64_t micro_batch_size, int64_t grad_accum_steps, bool oom_fallback,
                         int64_t oom_max_fallbacks);
-
-// The segments a resumed run continues from: those of the checkpoint's report, and, when the
-// checkpoint folder's journal (read_segment_journal) is of the same run and agrees with them,
-// the journal's later record of each and the processes it knows of that the checkpoint does
-// not (stopped or failed in set-up, killed, or ran past the checkpoint). Steps a segment ran
-// beyond `checkpoint_step` are not in the resumed report: they are counted in its
-// discarded_steps, and its time stays billed.
-std::vector<report::Segment> segments_to_resume(
-    const std::vector<report::Segment>& from_checkpoint,
-    const std::optional<std::vector<report::Segment>>& journal, int64_t checkpoint_step);
 
 // The keys (dotted paths) whose values differ between two spec JSON objects, in order: what
 // makes a checkpoint's spec another job.

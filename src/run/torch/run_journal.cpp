@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "report/run_status.h"
+#include "run/segment_journal.h"
 #include "train/checkpoint_files.h"
 
 namespace ftbench::run::detail {
@@ -14,7 +15,7 @@ void RunJournal::update(const std::string& status, const report::Segment* record
   const std::vector<report::Segment> all = measured_.recorder.all_segments(
       recorded != nullptr ? *recorded : assembly_.current_segment(status));
   try {
-    train::write_segment_journal(context_.checkpoint_dir, context_.spec_fingerprint, all);
+    write_segment_journal(context_.checkpoint_dir, context_.spec_fingerprint, all);
     written_ = context_.clock.now();
   } catch (const train::CheckpointWriteError& e) {
     failed_ = true;  // said once; the run goes on

@@ -14,6 +14,7 @@
 #include "report/run_status.h"
 #include "run/mllog.h"
 #include "run/outputs.h"
+#include "run/segment_journal.h"
 #include "spec/choices.h"
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
@@ -87,16 +88,16 @@ void read_resume_point(const RunContext& ctx, StartState& start, Recorder& recor
   }
   std::optional<std::vector<report::Segment>> journal;
   try {
-    journal = train::read_segment_journal(ctx.checkpoint_dir, ctx.spec_fingerprint,
-                                          start.resume->previous.segments.front().started_at_utc);
+    journal = read_segment_journal(ctx.checkpoint_dir, ctx.spec_fingerprint,
+                                   start.resume->previous.segments.front().started_at_utc);
   } catch (const train::CheckpointError& e) {
     throw train::CheckpointError(std::string(e.what()) +
                                  "; the segment journal is damaged: remove it to resume without "
                                  "the processes it records (they are then not billed)");
   }
   EarlierSegments earlier;
-  earlier.segments = train::segments_to_resume(start.resume->previous.segments, journal,
-                                               start.resume->manifest.step);
+  earlier.segments =
+      segments_to_resume(start.resume->previous.segments, journal, start.resume->manifest.step);
   earlier.steps = start.resume->previous.steps;
   for (const std::vector<double>& f : start.resume->manifest.step_flops) {
     // A checkpoint from before the executed count: lora_frozen_base's (with the recompute when
@@ -145,7 +146,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorde
       (!old || old->steps.empty())) {
     std::optional<std::vector<report::Segment>> journal;
     try {
-      journal = train::read_segment_journal_of_job(ctx.checkpoint_dir, ctx.spec_fingerprint);
+      journal = read_segment_journal_of_job(ctx.checkpoint_dir, ctx.spec_fingerprint);
     } catch (const train::CheckpointError& e) {
       spdlog::warn("{}: not billed from it (damaged)", e.what());
     }
@@ -155,7 +156,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorde
                        });
     if (journal && !ended) {
       EarlierSegments earlier;
-      earlier.segments = train::segments_to_resume(*journal, std::nullopt, 0);
+      earlier.segments = segments_to_resume(*journal, std::nullopt, 0);
       double billed = 0.0;
       for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
       spdlog::info(
