@@ -305,7 +305,10 @@ namespace {
 // mapping for good by ftbench-bin's mmap(); and each OpenMP worker sets its thread count at the
 // start, not in a later step, where re-making LibTorch's pthreadpool deadlocked when a thread
 // could not start (Debian 12 at 1020 and 1090 MB, 0 % CPU), now ended when pthreadpool cannot
-// start a thread; a std::bad_alloc is said as out of memory (740 MB said only "std::bad_alloc"):
+// start a thread; a std::bad_alloc is said as out of memory (740 MB said only "std::bad_alloc");
+// the failed report is built in address space held back for it (750 MB, Debian 12 under load:
+// "terminate called after throwing std::bad_alloc", from the JSON library's destructor, which
+// allocates, as an allocation failed while the report was built):
 // exit 3 with a message that says so (a
 // failed report where the run can still write one); a limit that leaves room runs as usual. Which
 // limits fail, and how, depends on the LibTorch, its OpenBLAS and the cores, so each is held to

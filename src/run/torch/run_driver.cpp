@@ -347,6 +347,9 @@ report::Report RunDriver::finish() {
 }
 
 void RunDriver::record_failure(const std::exception& e) {
+  // Room to build the failed report in when the run failed for want of memory: the JSON library
+  // cannot fail an allocation while it frees a document (address_space_reserve.h).
+  failure_reserve_.release();
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
   measured_.report.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
