@@ -25,3 +25,17 @@ std::size_t AddressSpaceReserve::release() {
 }
 
 }  // namespace ftbench::device
+
+namespace ftbench::device {
+
+AddressSpaceReserve& failure_reserve() {
+  static AddressSpaceReserve reserve(kFailureReserveBytes);
+  return reserve;
+}
+
+bool release_room_for_failure_path() {
+  if (failure_reserve().release() > 0) return true;
+  return AddressSpaceReserve(kFailureReserveBytes).bytes() > 0;
+}
+
+}  // namespace ftbench::device

@@ -2,6 +2,7 @@
 // launcher.cpp) exec()s it for `ftbench run`, `ftbench gemm` and `ftbench logits`; every other
 // command works here too.
 #include "cli/run_command.h"
+#include "device/address_space_reserve.h"
 #include "device/host_allocator.h"
 #include "io/whole_file.h"
 #include "train/stop_signals.h"
@@ -10,6 +11,9 @@ int main(int argc, char** argv) {
   // First thing: the clock that measures launch and time to first step, then the handler of
   // SIGTERM, SIGINT and SIGHUP, which the launcher kept blocked until now (train/stop_signals.h).
   const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
+  // Then the address space a failing run needs to write its report, before anything else takes
+  // it (device/address_space_reserve.h).
+  ftbench::device::failure_reserve();
   ftbench::train::StopSignals signals;
   ftbench::train::ignore_signals_that_would_kill_a_run();
   ftbench::io::set_stop_requested(&ftbench::train::StopSignals::stop_requested);

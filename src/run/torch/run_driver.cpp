@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data/data_from_spec.h"
+#include "device/address_space_reserve.h"
 #include "device/torch/dtype.h"
 #include "device/torch/memory_meter.h"
 #include "dist/launch.h"
@@ -348,8 +349,15 @@ report::Report RunDriver::finish() {
 
 void RunDriver::record_failure(const std::exception& e) {
   // Room to build the failed report in when the run failed for want of memory: the JSON library
-  // cannot fail an allocation while it frees a document (address_space_reserve.h).
-  failure_reserve_.release();
+  // cannot fail an allocation while it frees a document (address_space_reserve.h). Without room,
+  // no report, journal entry or record is built: the error alone goes on (exit 3).
+  if (!device::release_room_for_failure_path()) {
+    spdlog::error(
+        "{}: the failed run's report was not written: out of memory (less than {} MiB "
+        "of address space left to build it)",
+        context_.request.output_path, device::kFailureReserveBytes >> 20);
+    return;
+  }
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
   measured_.report.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr

@@ -8,7 +8,6 @@
 
 #include <exception>
 
-#include "device/address_space_reserve.h"
 #include "metrics/process_clock.h"
 #include "report/report.h"
 #include "run/run_benchmark.h"
@@ -54,8 +53,6 @@ class RunDriver {
   void record_failure(const std::exception& e);
   int64_t last_step() const;
 
-  // Held from the start, released before a failed report is built (address_space_reserve.h).
-  device::AddressSpaceReserve failure_reserve_{device::kFailureReserveBytes};
   RunContext context_;
   StartState start_;
   RunMeasurements measured_;
