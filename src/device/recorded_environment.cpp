@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "report/report.h"
+#include "text/container_image.h"
 #include "text/messages.h"
 
 namespace ftbench::device {
@@ -85,7 +85,7 @@ std::string container_image(const EnvLookup& lookup, std::string* problem) {
   if (problem != nullptr) problem->clear();
   const char* value = lookup(kContainerImageVariable);
   if (value == nullptr) return "";
-  const std::string why = report::container_image_problem(value);
+  const std::string why = text::container_image_problem(value);
   if (why.empty()) return value;
   if (problem != nullptr) {
     *problem = std::string(kContainerImageVariable) +

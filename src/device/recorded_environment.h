@@ -29,7 +29,7 @@ std::vector<std::pair<std::string, std::string>> recorded_variables();
 // CUDA or ROCm stack its figures came from. "" when unset (not in one of those images). Only
 // this one variable is read, by its full name; it is not among recorded_variables(), which are
 // the settings that change how fast a run goes.
-// A value that is no image reference (report::container_image_problem) is not recorded: ""
+// A value that is no image reference (text::container_image_problem) is not recorded: ""
 // then, and `problem` (when given) says what was found and why, for a warning.
 inline constexpr const char* kContainerImageVariable = "FTBENCH_CONTAINER_IMAGE";
 std::string container_image(const EnvLookup& lookup, std::string* problem = nullptr);

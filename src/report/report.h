@@ -569,14 +569,6 @@ struct Report {
   std::optional<Profile> profile;          // nullopt: no --profile-steps (and before 1.12)
 };
 
-// Why `value` is not a container image reference as environment.software.container_image
-// records one ("" when it is one, or empty): at most 255 characters of A-Z a-z 0-9 . _ - / :,
-// optionally followed by one @algorithm:hex digest (rocm/pytorch-training:v25.6,
-// nvcr.io/nvidia/pytorch:25.01-py3, localhost:5000/ftbench:cuda, name@sha256:<64 hex>). The
-// value comes from the environment (FTBENCH_CONTAINER_IMAGE), where anything can be set: a URL
-// with credentials, terminal escapes or megabytes of text never reach a report.
-std::string container_image_problem(std::string_view value);
-
 // Always writes "schema": kSchema (the version this code produces), whatever report.schema
 // holds. Non-finite doubles and unset optionals are written as null.
 nlohmann::ordered_json to_json(const Report& report);
