@@ -1,6 +1,7 @@
 // Board power and energy of the devices a process trains on, read on a background thread
 // through the GPU query module's power sensor (device/gpu_query.h: NVML, AMD SMI) at a fixed
-// interval. The readings become the report's energy with metrics::summarize_energy.
+// interval. The readings become the report's energy in the report builder
+// (report_builder/records.h, through metrics::summarize_energy).
 #pragma once
 
 #include <atomic>
@@ -55,6 +56,16 @@ class EnergySampler {
   bool stopping_ = false;    // guarded by lock_
   bool last_round_ = false;  // guarded by lock_: take a round before the thread ends
   std::thread thread_;
+};
+
+// What an energy meter (torch/energy_meter.h) read over a run's step loop, or why it read
+// nothing; the report builder turns it into the report's energy.
+struct EnergyReadings {
+  std::vector<metrics::DeviceReadings> devices;  // each device sampled; empty when none was
+  bool sampled = false;           // the sampler ran (devices may still have no reading)
+  std::string reason;             // why it did not run; "" when it did
+  std::string error;              // the last failed read's message, when one failed
+  double interval_seconds = 0.0;  // backend.energy_sample_ms / 1000
 };
 
 }  // namespace ftbench::device

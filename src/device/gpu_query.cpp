@@ -271,7 +271,7 @@ PowerSample GpuQuery::read_power(int64_t index) const {
   return out;
 }
 
-void fill_device_info(const GpuQuery& query, int64_t index, report::DeviceInfo& info) {
+void fill_device_info(const GpuQuery& query, int64_t index, DeviceFacts& info) {
   const GpuDevice d = query.device(index);
   info.name = d.name;
   info.arch = d.arch;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "device/facts.h"
 #include "device/gpu_query_abi.h"
-#include "report/report.h"
 #include "util/error.h"
 
 namespace ftbench::device {
@@ -150,11 +150,11 @@ class GpuQuery {
   std::unique_ptr<Api> api_;
 };
 
-// The report's facts about device `index` as `query` answers them: name, arch, memory,
+// The facts about device `index` as `query` answers them: name, arch, memory,
 // multiprocessors, cache, clocks, bus, PCI id, driver, runtime and kernel driver versions.
 // backend, count and index stay the caller's. Throws GpuQueryError when the device cannot be
 // asked.
-void fill_device_info(const GpuQuery& query, int64_t index, report::DeviceInfo& info);
+void fill_device_info(const GpuQuery& query, int64_t index, DeviceFacts& info);
 
 // What one runtime says about this machine, for `ftbench devices`: never throws.
 struct GpuSurvey {

@@ -1,12 +1,13 @@
-// Facts about the host machine for the report: no environment variables, nothing secret.
+// Facts about the host machine, for the report's environment: no environment variables,
+// nothing secret.
 #pragma once
 
-#include "report/report.h"
+#include "device/facts.h"
 
 namespace ftbench::device {
 
 // Hostname, OS (PRETTY_NAME of /etc/os-release), kernel release, CPU model, logical cores and
 // physical memory.
-report::HostInfo host_info();
+HostFacts host_info();
 
 }  // namespace ftbench::device

@@ -6,43 +6,6 @@
 
 namespace ftbench::run {
 
-report::StepRecord step_record(const train::StepMeasurement& s, int64_t segment) {
-  report::StepRecord r;
-  r.step = s.step;
-  r.epoch = s.epoch;
-  r.wall_seconds = s.wall_seconds;
-  r.data_wait_seconds = s.data_wait_seconds;
-  r.real_tokens = s.real_tokens;
-  r.padded_tokens = s.padded_tokens;
-  r.loss_tokens = s.loss_tokens;
-  r.loss = s.loss;
-  r.lr = s.lr;
-  r.grad_norm = s.grad_norm;
-  r.model_flops = s.model_flops;
-  r.segment = segment;
-  return r;
-}
-
-report::Fallback fallback_record(const train::MicroBatchFallback& f) {
-  return report::Fallback{f.step,
-                          f.from_micro_batch_size,
-                          f.from_grad_accum_steps,
-                          f.to_micro_batch_size,
-                          f.to_grad_accum_steps,
-                          f.seconds_lost,
-                          f.error};
-}
-
-train::MicroBatchFallback measured_fallback(const report::Fallback& f) {
-  return train::MicroBatchFallback{f.step,
-                                   f.from_micro_batch_size,
-                                   f.from_grad_accum_steps,
-                                   f.to_micro_batch_size,
-                                   f.to_grad_accum_steps,
-                                   f.seconds_lost,
-                                   f.error};
-}
-
 void Recorder::resume(EarlierSegments earlier) {
   earlier_ = std::move(earlier);
   rep_.segments = earlier_.segments;
@@ -56,7 +19,7 @@ std::vector<report::StepRecord> Recorder::segment_steps(const train::TrainResult
   std::vector<report::StepRecord> out;
   out.reserve(result.steps.size());
   for (const train::StepMeasurement& s : result.steps)
-    out.push_back(step_record(s, segment_index()));
+    out.push_back(report_builder::step_record(s, segment_index()));
   return out;
 }
 
@@ -97,7 +60,7 @@ std::vector<metrics::StepFlops> Recorder::assemble(const std::string& status,
   flops.insert(flops.end(), result.flops.begin(), result.flops.end());
   std::vector<report::Fallback> fallbacks;
   for (const train::MicroBatchFallback& f : result.fallbacks)
-    fallbacks.push_back(fallback_record(f));
+    fallbacks.push_back(report_builder::fallback_record(f));
   rep_.batching =
       report::Batching{result.micro_batch_size, result.grad_accum_steps, std::move(fallbacks)};
   rep_.summary = metrics::summarize_run(rep_.steps, flops, summary);

@@ -13,6 +13,7 @@
 #include "metrics/process_clock.h"
 #include "metrics/run_summary.h"
 #include "report/report.h"
+#include "report_builder/records.h"
 #include "train/train_result.h"
 
 namespace ftbench::run {
@@ -32,12 +33,6 @@ struct DeviceReadings {
   report::Memory memory;
   std::optional<int64_t> intra_op_threads;  // unset before the backend is up
 };
-
-// The report's records of what the trainer measured: the one place the trainer's types are
-// mapped into the report's (and back, for a resumed run's trainer, from its checkpoint's report).
-report::StepRecord step_record(const train::StepMeasurement& step, int64_t segment);
-report::Fallback fallback_record(const train::MicroBatchFallback& fallback);
-train::MicroBatchFallback measured_fallback(const report::Fallback& fallback);
 
 class Recorder {
  public:

@@ -177,7 +177,7 @@ TEST(GpuQueryModule, SurveyWithoutAModuleSaysWhy) {
 TEST(GpuQueryModule, FillsTheReportsDeviceFacts) {
   const std::unique_ptr<GpuQuery> q =
       GpuQuery::load(GpuRuntime::kCuda, only(FTBENCH_FAKE_GPU_QUERY));
-  report::DeviceInfo info;
+  DeviceFacts info;
   info.backend = "cuda";
   info.count = 2;
   info.index = 0;

@@ -86,42 +86,6 @@ EarlierSegments three_earlier_steps() {
   return e;
 }
 
-TEST(Recorder, MapsEveryFieldTheTrainerMeasuredIntoTheReportsRecords) {
-  const train::StepMeasurement m{7, 2, 1.5, 0.25, 1000, 1024, 900, 1.75, 3e-4, 0.5, 6e12};
-  const report::StepRecord r = step_record(m, 3);
-  EXPECT_EQ(r.step, 7);
-  EXPECT_EQ(r.epoch, 2);
-  EXPECT_EQ(r.wall_seconds, 1.5);
-  EXPECT_EQ(r.data_wait_seconds, 0.25);
-  EXPECT_EQ(r.real_tokens, 1000);
-  EXPECT_EQ(r.padded_tokens, 1024);
-  EXPECT_EQ(r.loss_tokens, 900);
-  EXPECT_EQ(r.loss, 1.75);
-  EXPECT_EQ(r.lr, 3e-4);
-  EXPECT_EQ(r.grad_norm, 0.5);
-  EXPECT_EQ(r.model_flops, 6e12);
-  EXPECT_EQ(r.segment, 3);
-
-  const train::MicroBatchFallback f{4, 8, 1, 4, 2, 0.75, "CUDA out of memory"};
-  const report::Fallback rf = fallback_record(f);
-  EXPECT_EQ(rf.step, 4);
-  EXPECT_EQ(rf.from_micro_batch_size, 8);
-  EXPECT_EQ(rf.from_grad_accum_steps, 1);
-  EXPECT_EQ(rf.to_micro_batch_size, 4);
-  EXPECT_EQ(rf.to_grad_accum_steps, 2);
-  EXPECT_EQ(rf.seconds_lost, 0.75);
-  EXPECT_EQ(rf.error, "CUDA out of memory");
-  // Back, for a resumed run's trainer: the same fallback.
-  const train::MicroBatchFallback back = measured_fallback(rf);
-  EXPECT_EQ(back.step, 4);
-  EXPECT_EQ(back.from_micro_batch_size, 8);
-  EXPECT_EQ(back.from_grad_accum_steps, 1);
-  EXPECT_EQ(back.to_micro_batch_size, 4);
-  EXPECT_EQ(back.to_grad_accum_steps, 2);
-  EXPECT_EQ(back.seconds_lost, 0.75);
-  EXPECT_EQ(back.error, "CUDA out of memory");
-}
-
 TEST(Recorder, AFreshRunIsSegmentOneWithItsOwnSteps) {
   const auto start = steady_clock::now();
   const metrics::ProcessClock clock = metrics::ProcessClock::started_at(start, kStartEpoch);

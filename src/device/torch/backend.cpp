@@ -275,8 +275,8 @@ void Backend::sample_memory() {
   }
 }
 
-report::PhaseMemory Backend::phase_memory() {
-  report::PhaseMemory out;
+MemoryReading Backend::phase_memory() {
+  MemoryReading out;
   if (device_.is_cpu() && cpu_tensor_counter_installed()) {
     out.peak_allocated_bytes = cpu_tensor_peak_bytes();  // exact: what the tensors asked for
   }
@@ -290,8 +290,8 @@ report::PhaseMemory Backend::phase_memory() {
   return out;
 }
 
-report::Memory Backend::memory() const {
-  report::Memory out;
+DeviceMemoryCounters Backend::memory() const {
+  DeviceMemoryCounters out;
   if (!device_.is_cuda()) return out;
   const AllocatorStats a = allocator_stats(device_.index());
   out.allocation_retries = a.allocation_retries;

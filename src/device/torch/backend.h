@@ -9,8 +9,9 @@
 
 #include <ATen/ATen.h>
 
+#include "device/facts.h"
 #include "device/gpu_query.h"
-#include "report/report.h"
+#include "device/memory_reading.h"
 #include "spec/run_spec.h"
 #include "util/error.h"
 
@@ -38,7 +39,7 @@ class Backend {
 
   at::Device device() const { return device_; }
   const std::string& kind() const { return kind_; }  // cpu, cuda, rocm
-  const report::DeviceInfo& info() const { return info_; }
+  const DeviceFacts& info() const { return info_; }
   int64_t intra_op_threads() const { return intra_op_threads_; }
   int64_t inter_op_threads() const { return inter_op_threads_; }
 
@@ -59,10 +60,10 @@ class Backend {
   void sample_memory();
   // The device figures of the period so far: allocator peaks and the device-used maximum, with
   // a sample taken now. Every field unset on CPU. The host fields are the caller's.
-  report::PhaseMemory phase_memory();
+  MemoryReading phase_memory();
   // Run-wide device figures: device total, allocation retries and OOM count (GPU). Peaks are
-  // the phases' (metrics/memory_peaks.h); the host's peak RSS is the caller's.
-  report::Memory memory() const;
+  // the phases'; the host's peak RSS is the caller's.
+  DeviceMemoryCounters memory() const;
   // The vendor runtime's query module (device/gpu_query.h), for the energy sampler; null on CPU
   // or when it could not be loaded (info().query_error says why).
   const GpuQuery* gpu_query() const { return query_.get(); }
@@ -70,7 +71,7 @@ class Backend {
  private:
   at::Device device_{at::kCPU};
   std::string kind_ = "cpu";
-  report::DeviceInfo info_;
+  DeviceFacts info_;
   int64_t intra_op_threads_ = 1;
   int64_t inter_op_threads_ = 1;
   std::unique_ptr<GpuQuery> query_;  // null on CPU or when the module could not be loaded

@@ -4,14 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "metrics/energy.h"
-
 namespace ftbench::device {
 
-EnergyMeter::EnergyMeter(const spec::BackendSpec& spec, int64_t segment)
+EnergyMeter::EnergyMeter(const spec::BackendSpec& spec)
     : interval_seconds_(static_cast<double>(spec.energy_sample_ms) * 1e-3),
-      interval_ns_(spec.energy_sample_ms * 1'000'000),
-      segment_(segment) {}
+      interval_ns_(spec.energy_sample_ms * 1'000'000) {}
 
 void EnergyMeter::start(const Backend& backend, const metrics::ProcessClock& clock) {
   const GpuQuery* query = backend.gpu_query();
@@ -31,15 +28,18 @@ void EnergyMeter::start(const Backend& backend, const metrics::ProcessClock& clo
   }
 }
 
-report::Energy EnergyMeter::finish(const std::vector<report::StepRecord>& steps) {
+EnergyReadings EnergyMeter::finish() {
+  EnergyReadings out;
+  out.interval_seconds = interval_seconds_;
   if (sampler_ == nullptr) {
-    return metrics::unmeasured_energy(reason_.empty() ? "training did not start" : reason_,
-                                      interval_seconds_, segment_, steps);
+    out.reason = reason_.empty() ? "training did not start" : reason_;
+    return out;
   }
-  const std::vector<metrics::DeviceReadings> readings = sampler_->stop();
-  const std::string error = sampler_->last_error();
+  out.sampled = true;
+  out.devices = sampler_->stop();
+  out.error = sampler_->last_error();
   sampler_.reset();
-  return metrics::summarize_energy(readings, interval_seconds_, segment_, steps, error);
+  return out;
 }
 
 }  // namespace ftbench::device

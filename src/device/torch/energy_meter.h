@@ -1,6 +1,7 @@
-// Board energy over a run's step loop (report::Energy): a sampler on the devices this process
-// trains on, started just before the first step and stopped after the last one ends; or why
-// there is none. Used from the run's thread; the sampler reads on its own (energy_sampler.h).
+// Board energy over a run's step loop: a sampler on the devices this process trains on, started
+// just before the first step and stopped after the last one ends; or why there is none. What it
+// read becomes the report's energy in the report builder (report_builder/records.h). Used from
+// the run's thread; the sampler reads on its own (energy_sampler.h).
 #pragma once
 
 #include <cstdint>
@@ -11,27 +12,24 @@
 #include "device/energy_sampler.h"
 #include "device/torch/backend.h"
 #include "metrics/process_clock.h"
-#include "report/report.h"
 #include "spec/run_spec.h"
 
 namespace ftbench::device {
 
 class EnergyMeter {
  public:
-  // `segment`: the index of this process's segment of the run.
-  EnergyMeter(const spec::BackendSpec& spec, int64_t segment);
+  explicit EnergyMeter(const spec::BackendSpec& spec);
 
   // Starts sampling the backend's device, or records why it cannot (a CPU backend, no query
   // module, no management library). `clock` must outlive the meter.
   void start(const Backend& backend, const metrics::ProcessClock& clock);
 
-  // The energy of `steps` (this segment's), stopping the sampler. Once.
-  report::Energy finish(const std::vector<report::StepRecord>& steps);
+  // What was read, stopping the sampler. Once.
+  EnergyReadings finish();
 
  private:
   double interval_seconds_;
   int64_t interval_ns_;
-  int64_t segment_;
   std::string reason_;
   std::unique_ptr<EnergySampler> sampler_;
 };

@@ -25,10 +25,10 @@ const char* compiler_name() {
 
 }  // namespace
 
-report::Environment describe_environment(const device::Backend* backend) {
-  report::Environment env;
+EnvironmentFacts describe_environment(const device::Backend* backend) {
+  EnvironmentFacts env;
   env.host = device::host_info();
-  report::SoftwareInfo& sw = env.software;
+  SoftwareFacts& sw = env.software;
   if (backend != nullptr) {
     env.device = backend->info();
     sw.intra_op_threads = backend->intra_op_threads();
@@ -51,9 +51,7 @@ report::Environment describe_environment(const device::Backend* backend) {
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
   sw.omp_wait_policy = wait_policy != nullptr ? wait_policy : "";
   sw.host_allocator = host_allocator_description();
-  std::vector<report::EnvironmentVariable> variables;
-  for (auto& [name, value] : device::recorded_variables()) variables.push_back({name, value});
-  env.variables = std::move(variables);
+  env.variables = device::recorded_variables();
   return env;
 }
 

@@ -1,9 +1,9 @@
-// Where a measurement ran: host, device and software, as a run report and a gemm result record
-// it.
+// Where a measurement ran: host, device and software (device/facts.h), which a run report and
+// a gemm result record as their environment (run/records.h maps them).
 #pragma once
 
+#include "device/facts.h"
 #include "device/torch/backend.h"
-#include "report/report.h"
 
 namespace ftbench::device {
 
@@ -11,6 +11,6 @@ namespace ftbench::device {
 // and the software: ftbench version and commit, LibTorch, compiler, build type, BLAS, the
 // OpenMP wait policy and the host allocator tuning in effect; the allow-listed environment
 // variables that are set (device/recorded_environment.h).
-report::Environment describe_environment(const device::Backend* backend);
+EnvironmentFacts describe_environment(const device::Backend* backend);
 
 }  // namespace ftbench::device

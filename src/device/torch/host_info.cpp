@@ -36,8 +36,8 @@ std::string cpu_model() {
 
 }  // namespace
 
-report::HostInfo host_info() {
-  report::HostInfo h;
+HostFacts host_info() {
+  HostFacts h;
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) == 0) h.hostname = name;
   h.os = os_pretty_name();

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "device/host_memory.h"
-#include "metrics/memory_peaks.h"
 
 namespace ftbench::device {
 
@@ -14,8 +13,8 @@ MemoryMeter::MemoryMeter() {
   host_peak_reset_ = reset_host_peak_rss();
 }
 
-report::PhaseMemory MemoryMeter::end_phase() {
-  report::PhaseMemory m = backend_ != nullptr ? backend_->phase_memory() : report::PhaseMemory{};
+MemoryReading MemoryMeter::end_phase() {
+  MemoryReading m = backend_ != nullptr ? backend_->phase_memory() : MemoryReading{};
   const HostMemory host = read_host_memory();
   // Without a reset at the phase's start, VmHWM would be an older peak, not this phase's.
   if (host_peak_reset_) m.peak_rss_bytes = host.peak_rss_bytes;
@@ -35,19 +34,6 @@ std::optional<int64_t> MemoryMeter::run_peak_rss_bytes() const {
     peak = std::max(peak.value_or(0), int64_t(usage.ru_maxrss) * 1024);
   }
   return peak;
-}
-
-report::Memory run_memory(const std::vector<report::Phase>& phases, const MemoryMeter& meter,
-                          const Backend* backend) {
-  report::Memory m = metrics::memory_peaks_over_phases(phases);
-  m.peak_rss_bytes = meter.run_peak_rss_bytes();
-  if (backend != nullptr) {
-    const report::Memory device = backend->memory();
-    m.device_total_bytes = device.device_total_bytes;
-    m.allocation_retries = device.allocation_retries;
-    m.oom_count = device.oom_count;
-  }
-  return m;
 }
 
 }  // namespace ftbench::device

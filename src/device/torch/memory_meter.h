@@ -3,10 +3,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <vector>
 
+#include "device/memory_reading.h"
 #include "device/torch/backend.h"
-#include "report/report.h"
 
 namespace ftbench::device {
 
@@ -24,7 +23,7 @@ class MemoryMeter {
   void set_backend(Backend* backend) { backend_ = backend; }
 
   // The phase that ends now: its peaks and its memory at the end; then the peaks are reset.
-  report::PhaseMemory end_phase();
+  MemoryReading end_phase();
 
   // The process's peak resident size over the whole run: the phases' peaks, what came before
   // them, and what getrusage still reports (the launcher's, before exec).
@@ -35,9 +34,5 @@ class MemoryMeter {
   bool host_peak_reset_ = false;
   std::optional<int64_t> run_peak_rss_bytes_;
 };
-
-// The run's memory: peaks over the phases, the host's whole-run peak, the device's totals.
-report::Memory run_memory(const std::vector<report::Phase>& phases, const MemoryMeter& meter,
-                          const Backend* backend);
 
 }  // namespace ftbench::device

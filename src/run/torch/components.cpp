@@ -21,6 +21,7 @@
 #include "model/torch/gpu_kernels.h"
 #include "report/phase_names.h"
 #include "report/summary_text.h"
+#include "report_builder/records.h"
 #include "run/recorder.h"
 #include "run/rerun.h"
 #include "run/step_switches.h"
@@ -437,7 +438,7 @@ void load_checkpoint(const RunContext& ctx, const StartState& start, Components&
   // trainer's now (TrainResult::fallbacks): the resumed report lists them all.
   if (start.resume->previous.batching) {
     for (const report::Fallback& f : start.resume->previous.batching->fallbacks) {
-      state.fallbacks.push_back(measured_fallback(f));
+      state.fallbacks.push_back(report_builder::measured_fallback(f));
     }
   }
   built.trainer->resume(std::move(state));

@@ -10,7 +10,7 @@
 
 namespace ftbench::run::detail {
 
-void resolve_peak(const RunContext& context, const report::DeviceInfo& device,
+void resolve_peak(const RunContext& context, const device::DeviceFacts& device,
                   metrics::SummaryOptions& summary) {
   if (context.instrumentation.peak_tflops) {
     summary.peak_tflops = context.instrumentation.peak_tflops;
@@ -26,7 +26,7 @@ void resolve_peak(const RunContext& context, const report::DeviceInfo& device,
   }
 }
 
-void resolve_gemm_peak(const RunContext& context, const report::DeviceInfo& device,
+void resolve_gemm_peak(const RunContext& context, const device::DeviceFacts& device,
                        metrics::SummaryOptions& summary) {
   if (!context.instrumentation.gemm) return;
   const report::MeasuredGemm& g = *context.instrumentation.gemm;

@@ -3,17 +3,18 @@
 // on this run's device.
 #pragma once
 
+#include "device/facts.h"
 #include "metrics/run_summary.h"
 #include "report/report.h"
 #include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {
 
-void resolve_peak(const RunContext& context, const report::DeviceInfo& device,
+void resolve_peak(const RunContext& context, const device::DeviceFacts& device,
                   metrics::SummaryOptions& summary);
 // Without a measurement on this run's device (same backend and device name) none, and the
 // report says why.
-void resolve_gemm_peak(const RunContext& context, const report::DeviceInfo& device,
+void resolve_gemm_peak(const RunContext& context, const device::DeviceFacts& device,
                        metrics::SummaryOptions& summary);
 
 }  // namespace ftbench::run::detail

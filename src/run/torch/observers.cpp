@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "dist/rank_fault.h"
+#include "report_builder/records.h"
 
 namespace ftbench::run::detail {
 
@@ -143,10 +144,7 @@ void EventLogObserver::on_finish(RunEnd end, double now, int64_t last_step) {
 
 EnergyObserver::EnergyObserver(const RunContext& context, RunMeasurements& measured,
                                const std::unique_ptr<device::Backend>& backend)
-    : context_(context),
-      measured_(measured),
-      backend_(backend),
-      meter_(context.spec.backend, measured.recorder.segment_index()) {}
+    : context_(context), measured_(measured), backend_(backend), meter_(context.spec.backend) {}
 
 void EnergyObserver::on_training_start(double /*now*/, int64_t /*first_step*/) {
   meter_.start(*backend_, context_.clock);
@@ -161,7 +159,9 @@ void EnergyObserver::on_finish(RunEnd /*end*/, double /*now*/, int64_t /*last_st
 void EnergyObserver::record_energy() {
   // The meter finishes once: a run that ends after the loop keeps the loop's figure.
   if (measured_.report.energy) return;
-  measured_.report.energy = meter_.finish(measured_.recorder.segment_steps(measured_.result));
+  measured_.report.energy =
+      report_builder::energy_record(meter_.finish(), measured_.recorder.segment_index(),
+                                    measured_.recorder.segment_steps(measured_.result));
 }
 
 void RankFaultObserver::on_step(const train::StepMeasurement& step, double /*now*/) {

@@ -9,6 +9,7 @@
 #include "device/torch/memory_meter.h"
 #include "metrics/process_clock.h"
 #include "report/report.h"
+#include "report_builder/records.h"
 
 namespace ftbench::run {
 
@@ -25,7 +26,8 @@ class PhaseTimer {
   void end(const std::string& name) { end_at(name, clock_.now()); }
   void end_at(const std::string& name, double at_seconds) {
     phases_.push_back({name, last_, at_seconds - last_});
-    if (meter_ != nullptr) phases_.back().memory = meter_->end_phase();
+    if (meter_ != nullptr)
+      phases_.back().memory = report_builder::phase_memory_record(meter_->end_phase());
     last_ = at_seconds;
     if (after_) after_();
   }

@@ -10,11 +10,19 @@
 #include "device/torch/memory_meter.h"
 #include "dist/launch.h"
 #include "metrics/rank_figures.h"
+#include "report_builder/records.h"
 #include "run/torch/mfu_peaks.h"
 #include "run/torch/run_memory_plan.h"
 #include "text/spellings.h"
 
 namespace ftbench::run::detail {
+
+report::Memory run_memory(const std::vector<report::Phase>& phases,
+                          const device::MemoryMeter& meter, const device::Backend* backend) {
+  return report_builder::run_memory_record(
+      phases, meter.run_peak_rss_bytes(),
+      backend != nullptr ? backend->memory() : device::DeviceMemoryCounters{});
+}
 
 report::RankRecord ReportAssembly::own_rank_record() const {
   report::RankRecord r;
@@ -34,7 +42,7 @@ report::RankRecord ReportAssembly::own_rank_record() const {
   // Over the process's life, as the report's memory section counts it (each phase restarts the
   // kernel's peak counter, so the one read now covers the last phase only).
   const report::Memory memory =
-      device::run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
+      run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
   r.peak_rss_bytes = memory.peak_rss_bytes;
   r.shard_group_size = built_.shard_group_size;
   r.base_bytes = built_.base_bytes;
@@ -137,8 +145,8 @@ std::vector<metrics::StepFlops> ReportAssembly::assemble(const std::string& stat
   if (built_.backend) resolve_peak(context_, built_.backend->info(), measured_.summary);
   std::vector<metrics::StepFlops> flops = measured_.recorder.assemble(
       status, measured_.result, measured_.summary,
-      {device::describe_environment(built_.backend.get()),
-       device::run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),
+      {report_builder::environment_record(device::describe_environment(built_.backend.get())),
+       run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),
        built_.intra_op_threads()});
   if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, measured_.report);
   if (context_.distributed()) {

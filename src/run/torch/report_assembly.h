@@ -7,12 +7,19 @@
 #include <string>
 #include <vector>
 
+#include "device/torch/backend.h"
+#include "device/torch/memory_meter.h"
 #include "metrics/run_summary.h"
 #include "report/report.h"
 #include "run/torch/components.h"
 #include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {
+
+// The run's memory as of now (run_memory_record): the phases' peaks, the meter's whole-run host
+// peak, and the backend's device counters (none without a backend).
+report::Memory run_memory(const std::vector<report::Phase>& phases,
+                          const device::MemoryMeter& meter, const device::Backend* backend);
 
 class ReportAssembly {
  public:

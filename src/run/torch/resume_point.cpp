@@ -70,7 +70,7 @@ ResumePoint find_resume_point(const spec::RunSpec& spec, const std::string& resu
   return r;
 }
 
-void warn_if_not_bit_exact(const report::Environment& saved, const report::DeviceInfo& device,
+void warn_if_not_bit_exact(const report::Environment& saved, const device::DeviceFacts& device,
                            const at::Device& where) {
   const int64_t threads = at::get_num_threads();
   if (where.is_cpu() && saved.software.intra_op_threads != threads) {

@@ -7,6 +7,7 @@
 
 #include <ATen/Device.h>
 
+#include "device/facts.h"
 #include "report/report.h"
 #include "spec/run_spec.h"
 #include "train/checkpoint_files.h"
@@ -28,7 +29,7 @@ ResumePoint find_resume_point(const spec::RunSpec& spec, const std::string& resu
 // bit for bit (CPU reductions split differently; another GPU rounds differently): said when it
 // starts, so that nobody takes the difference in the losses for a bug. Each segment records its
 // thread count (report::Segment::intra_op_threads).
-void warn_if_not_bit_exact(const report::Environment& saved, const report::DeviceInfo& device,
+void warn_if_not_bit_exact(const report::Environment& saved, const device::DeviceFacts& device,
                            const at::Device& where);
 
 }  // namespace ftbench::run

@@ -334,7 +334,7 @@ report::Report RunDriver::finish() {
   measured_.phases->after_each_phase(nullptr);
   journal_.update(report::status::kCompleted);
   measured_.report.memory =
-      device::run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
+      run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
   record_memory_prediction(context_, built_, checkpointing_.policy, measured_.report);
   const double write_start = context_.clock.now();
   measured_.report.finished_at_utc =
