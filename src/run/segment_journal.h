@@ -3,7 +3,8 @@
 // the run goes on, so that a process that ends before its first checkpoint (stopped or failed
 // in set-up, killed) is still billed when the run is resumed; and the segments a resumed run
 // continues from. The checkpoint folder and its errors are train's (train/checkpoint_files.h);
-// what the journal holds is the report's segment records, so it is here, beside the recorder.
+// what the journal holds is the report's segment records, so it is with the run, which
+// keeps it.
 #pragma once
 
 #include <cstdint>

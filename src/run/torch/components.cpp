@@ -22,7 +22,7 @@
 #include "report/phase_names.h"
 #include "report/summary_text.h"
 #include "report_builder/records.h"
-#include "run/recorder.h"
+#include "report_builder/report_builder.h"
 #include "run/rerun.h"
 #include "run/step_switches.h"
 #include "run/torch/mfu_peaks.h"

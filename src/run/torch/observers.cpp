@@ -160,8 +160,8 @@ void EnergyObserver::record_energy() {
   // The meter finishes once: a run that ends after the loop keeps the loop's figure.
   if (measured_.report.energy) return;
   measured_.report.energy =
-      report_builder::energy_record(meter_.finish(), measured_.recorder.segment_index(),
-                                    measured_.recorder.segment_steps(measured_.result));
+      report_builder::energy_record(meter_.finish(), measured_.builder.segment_index(),
+                                    measured_.builder.segment_steps(measured_.result));
 }
 
 void RankFaultObserver::on_step(const train::StepMeasurement& step, double /*now*/) {

@@ -135,15 +135,15 @@ void ReportAssembly::gather_rank_records() {
 
 // This process's record among the run's segments, as of now.
 report::Segment ReportAssembly::current_segment(const std::string& status) const {
-  return measured_.recorder.segment(status, measured_.result, built_.intra_op_threads());
+  return measured_.builder.segment(status, measured_.result, built_.intra_op_threads());
 }
 
-// Everything measured so far into the report (Recorder::assemble), for the final report, a
-// failed or interrupted one, and the partial report a checkpoint carries. Returns every step's
-// FLOPs.
+// Everything measured so far into the report (report_builder::ReportBuilder::assemble), for the
+// final report, a failed or interrupted one, and the partial report a checkpoint carries. Returns
+// every step's FLOPs.
 std::vector<metrics::StepFlops> ReportAssembly::assemble(const std::string& status) {
   if (built_.backend) resolve_peak(context_, built_.backend->info(), measured_.summary);
-  std::vector<metrics::StepFlops> flops = measured_.recorder.assemble(
+  std::vector<metrics::StepFlops> flops = measured_.builder.assemble(
       status, measured_.result, measured_.summary,
       {report_builder::environment_record(device::describe_environment(built_.backend.get())),
        run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),

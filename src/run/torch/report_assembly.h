@@ -1,7 +1,8 @@
 // Everything measured so far into the report, for the final report, a failed or interrupted
-// one, and the partial report a checkpoint carries: the recorder's assembly (run/recorder.h)
-// with the device's readings, the MFU peaks, the memory prediction and, for a job of several
-// processes, every rank's record (gathered to rank 0 after the last step).
+// one, and the partial report a checkpoint carries: the report builder's assembly
+// (report_builder/report_builder.h) with the device's readings, the MFU peaks, the memory
+// prediction and, for a job of several processes, every rank's record (gathered to rank 0 after the
+// last step).
 #pragma once
 
 #include <string>

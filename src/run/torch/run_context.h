@@ -1,6 +1,6 @@
 // What every part of one `ftbench run` process reads (RunContext: the options, the clock, the
 // stop signals, the job's fingerprint and folders) and what they fill together (RunMeasurements:
-// the report's recorder, the phase timer, the summary's options, the steps measured so far). The
+// the report's builder, the phase timer, the summary's options, the steps measured so far). The
 // driver (run_driver.h) owns both; the components, the training loop and the observers are
 // handed them.
 #pragma once
@@ -12,7 +12,7 @@
 #include "device/torch/memory_meter.h"
 #include "metrics/process_clock.h"
 #include "metrics/run_summary.h"
-#include "run/recorder.h"
+#include "report_builder/report_builder.h"
 #include "run/run_benchmark.h"
 #include "run/torch/phase_timer.h"
 #include "train/stop_signals.h"
@@ -40,13 +40,13 @@ struct RunContext {
   bool distributed() const { return request.launch.distributed(); }
 };
 
-// What the phases measure, as they measure it: the report (through its recorder), the phases
+// What the phases measure, as they measure it: the report (through its builder), the phases
 // on the process clock with their memory, the summary's options, and the steps.
 struct RunMeasurements {
-  explicit RunMeasurements(const metrics::ProcessClock& clock) : recorder(clock) {}
+  explicit RunMeasurements(const metrics::ProcessClock& clock) : builder(clock) {}
 
-  Recorder recorder;
-  report::Report& report = recorder.report();
+  report_builder::ReportBuilder builder;
+  report::Report& report = builder.report();
   std::optional<PhaseTimer> phases;  // from the report's start (start_report)
   std::optional<device::MemoryMeter> memory;
   metrics::SummaryOptions summary;

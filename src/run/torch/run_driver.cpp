@@ -120,7 +120,7 @@ RunDriver::RunDriver(const RunOptions& options, const metrics::ProcessClock& clo
       assembly_(context_, measured_, built_, checkpointing_.policy),
       journal_(context_, measured_, assembly_) {
   check_launch(context_);
-  check_before_start(context_, start_, measured_.recorder);
+  check_before_start(context_, start_, measured_.builder);
   start_report();
   // The steps are counted now, but for a data file's (checked again once it is read).
   if (context_.lead()) check_profile_window(context_, start_, measured_.report.derived.total_steps);
@@ -156,8 +156,8 @@ void RunDriver::start_report() {
   // An external start before the end of an earlier segment overlaps it: a new machine booted
   // while the old one still ran is billed twice rightly; the same machine, given its boot time
   // again, is not (leave --t0 out on a resume there).
-  if (context_.instrumentation.t0_epoch_seconds && !measured_.recorder.earlier_segments().empty()) {
-    const report::Segment& last = measured_.recorder.earlier_segments().back();
+  if (context_.instrumentation.t0_epoch_seconds && !measured_.builder.earlier_segments().empty()) {
+    const report::Segment& last = measured_.builder.earlier_segments().back();
     const std::optional<double> ended = metrics::parse_iso8601_utc(last.finished_at_utc);
     if (ended && *context_.instrumentation.t0_epoch_seconds < *ended) {
       spdlog::warn(
@@ -170,7 +170,7 @@ void RunDriver::start_report() {
     }
   }
   // Earlier segments of a resumed run: their evaluations and checkpoints (their segments and
-  // steps are the recorder's).
+  // steps are the report builder's).
   if (start_.resume) {
     measured_.report.evaluations = start_.resume->previous.evaluations;
     measured_.report.checkpoints = start_.resume->previous.checkpoints;
@@ -379,7 +379,7 @@ void RunDriver::record_failure(const std::exception& e) {
   if (keep_interrupted_report) {
     spdlog::warn(
         "{} is kept as the interrupted run left it; this attempt is segment {} in {}",
-        context_.request.output_path, measured_.recorder.segment_index(),
+        context_.request.output_path, measured_.builder.segment_index(),
         (std::filesystem::path(context_.checkpoint_dir) / train::kSegmentJournal).string());
   }
   // A launch that is not one job (dist::LaunchError) is bad input, found before training: no

@@ -12,7 +12,7 @@ namespace ftbench::run::detail {
 
 void RunJournal::update(const std::string& status, const report::Segment* recorded) {
   if (!on_ || failed_) return;
-  const std::vector<report::Segment> all = measured_.recorder.all_segments(
+  const std::vector<report::Segment> all = measured_.builder.all_segments(
       recorded != nullptr ? *recorded : assembly_.current_segment(status));
   try {
     write_segment_journal(context_.checkpoint_dir, context_.spec_fingerprint, all);

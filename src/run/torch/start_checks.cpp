@@ -66,7 +66,8 @@ void claim_checkpoint_folder(const RunContext& ctx, StartState& start) {
 }
 
 // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
-void read_resume_point(const RunContext& ctx, StartState& start, Recorder& recorder) {
+void read_resume_point(const RunContext& ctx, StartState& start,
+                       report_builder::ReportBuilder& builder) {
   if (ctx.request.resume.empty()) return;
   // `latest` over a folder without a checkpoint: a stop (or a kill) before the first save. The
   // run starts at step 1, unless that would make steps of this job again
@@ -95,7 +96,7 @@ void read_resume_point(const RunContext& ctx, StartState& start, Recorder& recor
                                  "; the segment journal is damaged: remove it to resume without "
                                  "the processes it records (they are then not billed)");
   }
-  EarlierSegments earlier;
+  report_builder::EarlierSegments earlier;
   earlier.segments =
       segments_to_resume(start.resume->previous.segments, journal, start.resume->manifest.step);
   earlier.steps = start.resume->previous.steps;
@@ -111,7 +112,7 @@ void read_resume_point(const RunContext& ctx, StartState& start, Recorder& recor
     earlier.flops.push_back({f[0], f[1], f[2], f[3], executed});
   }
   earlier.resumed_from = start.resume->folder;
-  recorder.resume(std::move(earlier));
+  builder.resume(std::move(earlier));
 }
 
 // A stop before the first step (a reclaim notice while the image or the weights loaded) leaves a
@@ -119,14 +120,15 @@ void read_resume_point(const RunContext& ctx, StartState& start, Recorder& recor
 // with --force, starts at step 1 and keeps the stopped processes as earlier segments: their
 // rented time is billed with this run's. A report of this job with steps but no checkpoint to
 // continue them from is not passed over by --resume latest: those steps would be made again.
-void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorder& recorder) {
+void continue_after_setup_stop(const RunContext& ctx, StartState& start,
+                               report_builder::ReportBuilder& builder) {
   if (start.resume) return;
   const std::optional<report::Report> old = existing_report(ctx.request.output_path);
   const bool same_job = old && old->spec_fingerprint == ctx.spec_fingerprint;
   if (same_job && old->steps.empty() &&
       (old->status == report::status::kInterrupted || old->status == report::status::kFailed)) {
     start.continues_setup_stop = true;
-    EarlierSegments earlier;
+    report_builder::EarlierSegments earlier;
     earlier.segments = old->segments;
     double billed = 0.0;
     for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
@@ -136,7 +138,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorde
         ctx.request.output_path, old->status == report::status::kFailed ? "failed" : "stopped",
         earlier.segments.size(), earlier.segments.size() == 1 ? "" : "es", billed,
         earlier.segments.size() == 1 ? "" : "s");
-    recorder.resume(std::move(earlier));
+    builder.resume(std::move(earlier));
     return;
   }
   // Processes of this job killed before its first checkpoint are in the folder's journal (a run
@@ -155,7 +157,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorde
                          return g.status == report::status::kCompleted;
                        });
     if (journal && !ended) {
-      EarlierSegments earlier;
+      report_builder::EarlierSegments earlier;
       earlier.segments = segments_to_resume(*journal, std::nullopt, 0);
       double billed = 0.0;
       for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
@@ -165,7 +167,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start, Recorde
           ctx.checkpoint_dir, earlier.segments.size(), earlier.segments.size() == 1 ? "" : "es",
           billed, earlier.segments.size() == 1 ? "it is" : "they are",
           earlier.segments.size() == 1 ? "" : "s");
-      recorder.resume(std::move(earlier));
+      builder.resume(std::move(earlier));
       start.continues_setup_stop = old.has_value() && same_job;
       return;
     }
@@ -267,12 +269,13 @@ void check_outputs(const RunContext& ctx, StartState& start) {
 
 }  // namespace
 
-void check_before_start(const RunContext& ctx, StartState& start, Recorder& recorder) {
+void check_before_start(const RunContext& ctx, StartState& start,
+                        report_builder::ReportBuilder& builder) {
   // Rank 0 alone writes: the other ranks neither lock nor check what they do not touch.
   if (ctx.lead()) claim_checkpoint_folder(ctx, start);
-  read_resume_point(ctx, start, recorder);
+  read_resume_point(ctx, start, builder);
   if (ctx.lead()) {
-    continue_after_setup_stop(ctx, start, recorder);
+    continue_after_setup_stop(ctx, start, builder);
     check_outputs(ctx, start);
   }
 }

@@ -9,8 +9,8 @@
 
 #include "io/output_rules.h"
 #include "report/report.h"
+#include "report_builder/report_builder.h"
 #include "run/profile_outputs.h"
-#include "run/recorder.h"
 #include "run/torch/resume_point.h"
 #include "run/torch/run_context.h"
 #include "train/torch/checkpoint.h"
@@ -43,9 +43,10 @@ struct StartState {
 };
 
 // Runs the checks in order, rank 0 alone touching what only it writes. The earlier segments a
-// resumed or continued run carries go into `recorder`. Throws what the run would fail with
+// resumed or continued run carries go into `builder`. Throws what the run would fail with
 // (io::FileExistsError, train::CheckpointError, spec::SpecError, BadInput), before any report.
-void check_before_start(const RunContext& context, StartState& start, Recorder& recorder);
+void check_before_start(const RunContext& context, StartState& start,
+                        report_builder::ReportBuilder& builder);
 
 // A stop asked for during set-up ends the run at the end of the phase `phase_name`:
 // train::Interrupted (nothing of this segment is worth a checkpoint yet; a resumed run's

@@ -89,7 +89,7 @@ train::AfterStep TrainingLoop::after_step(const train::StepMeasurement& r) {
   built_.comm->heartbeat(r.step);
   const double now = context_.clock.now();
   if (r.step == first_step_) {
-    measured_.recorder.first_step_ended(now);
+    measured_.builder.first_step_ended(now);
     measured_.phases->end_at(phase::kFirstStep, now);
   }
   observers_.on_step(r, now);
@@ -213,14 +213,14 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
                              measured_.report.derived.steps_per_epoch, built_.backend->device(),
                              [&](train::CheckpointManifest& full) {
                                measured_.report.checkpoints.push_back(
-                                   {step, measured_.recorder.segment_index(), reason, path,
+                                   {step, measured_.builder.segment_index(), reason, path,
                                     full.tensors_bytes, context_.clock.now() - start});
                                full.report = report::to_json(measured_.report);
                                measured_.report.checkpoints.pop_back();
                              });
   const double seconds = context_.clock.now() - start;
   measured_.report.checkpoints.push_back(
-      {step, measured_.recorder.segment_index(), reason, saved.path, saved.bytes, seconds});
+      {step, measured_.builder.segment_index(), reason, saved.path, saved.bytes, seconds});
   journal_.keep();
   measured_.phases->end(phase::kCheckpoint);  // and the journal, with this save
   last_save_ = context_.clock.now();

@@ -1,8 +1,8 @@
-// The report of one `ftbench run` process, as its phases feed it: the fixed part from the start,
-// the parts each phase fills, and, at every assembly (a checkpoint's partial report, a failed or
-// interrupted run's, the final one), the steps of the earlier segments and of this one, the
-// summary over them and this process's segment record. Torch-free: what only the devices tell
-// comes in as readings.
+// The report of one `ftbench run` process as its phases feed it, built here (the report builder):
+// the fixed part from the start, the parts each phase fills, and, at every assembly (a checkpoint's
+// partial report, a failed or interrupted run's, the final one), the steps of the earlier segments
+// and of this one, the summary over them and this process's segment record. Torch-free: what only
+// the devices tell comes in as readings.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include "report_builder/records.h"
 #include "train/train_result.h"
 
-namespace ftbench::run {
+namespace ftbench::report_builder {
 
 // What a resumed run carries over from the processes before it (resume_point.h, the segment
 // journal); none for a fresh run.
@@ -27,18 +27,19 @@ struct EarlierSegments {
   std::string resumed_from;               // the checkpoint folder
 };
 
-// What only the run's devices tell, read by the run (it holds the backend) for an assembly.
-struct DeviceReadings {
+// The report's sections that only the run's devices fill, read by the run (it holds the backend)
+// for an assembly.
+struct DeviceSections {
   report::Environment environment;
   report::Memory memory;
   std::optional<int64_t> intra_op_threads;  // unset before the backend is up
 };
 
-class Recorder {
+class ReportBuilder {
  public:
-  explicit Recorder(const metrics::ProcessClock& clock) : clock_(clock) {}
-  Recorder(const Recorder&) = delete;
-  Recorder& operator=(const Recorder&) = delete;
+  explicit ReportBuilder(const metrics::ProcessClock& clock) : clock_(clock) {}
+  ReportBuilder(const ReportBuilder&) = delete;
+  ReportBuilder& operator=(const ReportBuilder&) = delete;
 
   // What the phases fill: the fixed part, parameters, data, weights, evaluations, checkpoints,
   // exports, phases, energy.
@@ -69,7 +70,7 @@ class Recorder {
   std::vector<metrics::StepFlops> assemble(const std::string& status,
                                            const train::TrainResult& result,
                                            const metrics::SummaryOptions& summary,
-                                           DeviceReadings readings);
+                                           DeviceSections readings);
 
  private:
   const metrics::ProcessClock& clock_;
@@ -78,4 +79,4 @@ class Recorder {
   double first_step_end_ = 0.0;
 };
 
-}  // namespace ftbench::run
+}  // namespace ftbench::report_builder

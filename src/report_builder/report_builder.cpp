@@ -1,30 +1,31 @@
-#include "run/recorder.h"
+#include "report_builder/report_builder.h"
 
 #include <utility>
 
 #include "metrics/process_clock.h"
 
-namespace ftbench::run {
+namespace ftbench::report_builder {
 
-void Recorder::resume(EarlierSegments earlier) {
+void ReportBuilder::resume(EarlierSegments earlier) {
   earlier_ = std::move(earlier);
   rep_.segments = earlier_.segments;
 }
 
-double Recorder::time_to_first_step_seconds() const {
+double ReportBuilder::time_to_first_step_seconds() const {
   return first_step_end_ > 0.0 ? first_step_end_ + rep_.t0_before_process_seconds : 0.0;
 }
 
-std::vector<report::StepRecord> Recorder::segment_steps(const train::TrainResult& result) const {
+std::vector<report::StepRecord> ReportBuilder::segment_steps(
+    const train::TrainResult& result) const {
   std::vector<report::StepRecord> out;
   out.reserve(result.steps.size());
   for (const train::StepMeasurement& s : result.steps)
-    out.push_back(report_builder::step_record(s, segment_index()));
+    out.push_back(step_record(s, segment_index()));
   return out;
 }
 
-report::Segment Recorder::segment(const std::string& status, const train::TrainResult& result,
-                                  std::optional<int64_t> intra_op_threads) const {
+report::Segment ReportBuilder::segment(const std::string& status, const train::TrainResult& result,
+                                       std::optional<int64_t> intra_op_threads) const {
   const double now = clock_.now();
   report::Segment g;
   g.index = segment_index();
@@ -42,16 +43,16 @@ report::Segment Recorder::segment(const std::string& status, const train::TrainR
   return g;
 }
 
-std::vector<report::Segment> Recorder::all_segments(const report::Segment& current) const {
+std::vector<report::Segment> ReportBuilder::all_segments(const report::Segment& current) const {
   std::vector<report::Segment> all = earlier_.segments;
   all.push_back(current);
   return all;
 }
 
-std::vector<metrics::StepFlops> Recorder::assemble(const std::string& status,
-                                                   const train::TrainResult& result,
-                                                   const metrics::SummaryOptions& summary,
-                                                   DeviceReadings readings) {
+std::vector<metrics::StepFlops> ReportBuilder::assemble(const std::string& status,
+                                                        const train::TrainResult& result,
+                                                        const metrics::SummaryOptions& summary,
+                                                        DeviceSections readings) {
   rep_.status = status;
   rep_.time_to_first_step_seconds = time_to_first_step_seconds();
   rep_.steps = earlier_.steps;
@@ -60,7 +61,7 @@ std::vector<metrics::StepFlops> Recorder::assemble(const std::string& status,
   flops.insert(flops.end(), result.flops.begin(), result.flops.end());
   std::vector<report::Fallback> fallbacks;
   for (const train::MicroBatchFallback& f : result.fallbacks)
-    fallbacks.push_back(report_builder::fallback_record(f));
+    fallbacks.push_back(fallback_record(f));
   rep_.batching =
       report::Batching{result.micro_batch_size, result.grad_accum_steps, std::move(fallbacks)};
   rep_.summary = metrics::summarize_run(rep_.steps, flops, summary);
@@ -71,4 +72,4 @@ std::vector<metrics::StepFlops> Recorder::assemble(const std::string& status,
   return flops;
 }
 
-}  // namespace ftbench::run
+}  // namespace ftbench::report_builder

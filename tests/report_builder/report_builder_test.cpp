@@ -1,6 +1,6 @@
-// The run's recorder without a model: what the report holds after an assembly, for a fresh run
-// and a resumed one, from made-up steps and readings.
-#include "run/recorder.h"
+// The run's report builder without a model: what the report holds after an assembly, for a fresh
+// run and a resumed one, from made-up steps and readings.
+#include "report_builder/report_builder.h"
 
 #include <chrono>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "metrics/process_clock.h"
 
-namespace ftbench::run {
+namespace ftbench::report_builder {
 namespace {
 
 using std::chrono::steady_clock;
@@ -59,8 +59,8 @@ train::TrainResult two_steps() {
   return r;
 }
 
-DeviceReadings readings() {
-  DeviceReadings d;
+DeviceSections readings() {
+  DeviceSections d;
   d.environment.device.name = "NVIDIA H200";
   d.memory.peak_rss_bytes = 123;
   d.intra_op_threads = 16;
@@ -86,23 +86,23 @@ EarlierSegments three_earlier_steps() {
   return e;
 }
 
-TEST(Recorder, AFreshRunIsSegmentOneWithItsOwnSteps) {
+TEST(ReportBuilder, AFreshRunIsSegmentOneWithItsOwnSteps) {
   const auto start = steady_clock::now();
   const metrics::ProcessClock clock = metrics::ProcessClock::started_at(start, kStartEpoch);
-  Recorder recorder(clock);
-  recorder.report().started_at_utc = "2026-11-29T22:34:05Z";
-  recorder.report().t0_before_process_seconds = 30.0;
-  EXPECT_EQ(recorder.segment_index(), 1);
-  EXPECT_EQ(recorder.time_to_first_step_seconds(), 0.0);
-  recorder.first_step_ended(12.5);
-  EXPECT_EQ(recorder.time_to_first_step_seconds(), 42.5);
+  ReportBuilder builder(clock);
+  builder.report().started_at_utc = "2026-11-29T22:34:05Z";
+  builder.report().t0_before_process_seconds = 30.0;
+  EXPECT_EQ(builder.segment_index(), 1);
+  EXPECT_EQ(builder.time_to_first_step_seconds(), 0.0);
+  builder.first_step_ended(12.5);
+  EXPECT_EQ(builder.time_to_first_step_seconds(), 42.5);
 
   metrics::SummaryOptions summary;
   const double before = clock.now();
   const std::vector<metrics::StepFlops> flops =
-      recorder.assemble("completed", two_steps(), summary, readings());
+      builder.assemble("completed", two_steps(), summary, readings());
   const double after = clock.now();
-  const report::Report& r = recorder.report();
+  const report::Report& r = builder.report();
   EXPECT_EQ(r.status, "completed");
   EXPECT_EQ(r.time_to_first_step_seconds, 42.5);
   ASSERT_EQ(r.steps.size(), 2u);
@@ -136,25 +136,25 @@ TEST(Recorder, AFreshRunIsSegmentOneWithItsOwnSteps) {
   EXPECT_EQ(g.finished_at_utc.substr(0, 17), "2026-11-29T22:34:");
 }
 
-TEST(Recorder, AResumedRunFollowsTheEarlierSegments) {
+TEST(ReportBuilder, AResumedRunFollowsTheEarlierSegments) {
   const metrics::ProcessClock clock =
       metrics::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
-  Recorder recorder(clock);
-  recorder.resume(three_earlier_steps());
-  EXPECT_EQ(recorder.segment_index(), 2);
+  ReportBuilder builder(clock);
+  builder.resume(three_earlier_steps());
+  EXPECT_EQ(builder.segment_index(), 2);
   // The earlier segments are in the report before any assembly (the journal's first write).
-  ASSERT_EQ(recorder.report().segments.size(), 1u);
-  EXPECT_EQ(recorder.report().segments[0].status, "interrupted");
+  ASSERT_EQ(builder.report().segments.size(), 1u);
+  EXPECT_EQ(builder.report().segments[0].status, "interrupted");
 
   const train::TrainResult result = two_steps();
-  const std::vector<report::StepRecord> own = recorder.segment_steps(result);
+  const std::vector<report::StepRecord> own = builder.segment_steps(result);
   ASSERT_EQ(own.size(), 2u);
   EXPECT_EQ(own[0].segment, 2);
   EXPECT_EQ(own[1].segment, 2);
 
   const std::vector<metrics::StepFlops> flops =
-      recorder.assemble("interrupted", result, metrics::SummaryOptions{}, readings());
-  const report::Report& r = recorder.report();
+      builder.assemble("interrupted", result, metrics::SummaryOptions{}, readings());
+  const report::Report& r = builder.report();
   ASSERT_EQ(r.steps.size(), 5u);
   const std::vector<int64_t> segments = {r.steps[0].segment, r.steps[2].segment, r.steps[3].segment,
                                          r.steps[4].segment};
@@ -177,24 +177,24 @@ TEST(Recorder, AResumedRunFollowsTheEarlierSegments) {
   EXPECT_EQ(r.segments[1].time_to_first_step_seconds, 0.0);
 
   // The journal: the earlier segments, then the one given.
-  report::Segment now = recorder.segment("unfinished", result, std::nullopt);
+  report::Segment now = builder.segment("unfinished", result, std::nullopt);
   EXPECT_FALSE(now.intra_op_threads.has_value());
-  const std::vector<report::Segment> all = recorder.all_segments(now);
+  const std::vector<report::Segment> all = builder.all_segments(now);
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].index, 1);
   EXPECT_EQ(all[1].status, "unfinished");
 }
 
-TEST(Recorder, AssemblingAgainReplacesTheSegmentsSteps) {
+TEST(ReportBuilder, AssemblingAgainReplacesTheSegmentsSteps) {
   const metrics::ProcessClock clock =
       metrics::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
-  Recorder recorder(clock);
+  ReportBuilder builder(clock);
   train::TrainResult result = two_steps();
-  recorder.assemble("unfinished", result, metrics::SummaryOptions{}, readings());
+  builder.assemble("unfinished", result, metrics::SummaryOptions{}, readings());
   result.steps.push_back(measured(6, 6.0, 1.0));
   result.flops.push_back({1e12, 1e12, 2e12, 2e12});
-  recorder.assemble("completed", result, metrics::SummaryOptions{}, readings());
-  const report::Report& r = recorder.report();
+  builder.assemble("completed", result, metrics::SummaryOptions{}, readings());
+  const report::Report& r = builder.report();
   EXPECT_EQ(r.steps.size(), 3u);
   ASSERT_EQ(r.segments.size(), 1u);
   EXPECT_EQ(r.segments[0].last_step, 6);
@@ -203,4 +203,4 @@ TEST(Recorder, AssemblingAgainReplacesTheSegmentsSteps) {
 }
 
 }  // namespace
-}  // namespace ftbench::run
+}  // namespace ftbench::report_builder
