@@ -38,7 +38,7 @@ if(FTBENCH_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
 
-# The vendor runtimes for the GPU query modules (src/gpu_query), looked for whatever LibTorch the
+# The vendor runtimes for the GPU query modules (src/device/query_modules), looked for whatever LibTorch the
 # build uses, so that both modules compile, link and run in CI without a GPU. Optional: a module
 # whose runtime is missing is not built, and `ftbench devices` and the report say so.
 # CUDA: the toolkit's static runtime (scripts/setup.sh does not install it; CI machines have

@@ -81,7 +81,7 @@ test_packages=(
   clang                   # the sanitizer build and libFuzzer targets (scripts/fuzz.sh), with
                           # its runtime libclang-rt-N-dev, added below
 )
-# The HIP runtime, so that libftbench_hip_query.so (src/gpu_query) is built and its test runs on
+# The HIP runtime, so that libftbench_hip_query.so (src/device/query_modules) is built and its test runs on
 # every machine, GPU or not; Debian packages it for amd64 only. hipcc comes with it for HIP
 # work; ftbench's module is host code and needs none. The CUDA module's toolkit is not from
 # here: these machines have CUDA 13 in /usr/local/cuda (a CUDA build of LibTorch needs it too).

@@ -17,7 +17,7 @@
 namespace ftbench::data {
 namespace {
 
-// ftbench_spm_load_checked (src/spm/sentencepiece_backend.cpp). Named for what it takes, the bytes
+// ftbench_spm_load_checked (src/data/spm/sentencepiece_backend.cpp). Named for what it takes, the bytes
 // the checks accepted: a module of an older build, whose ftbench_spm_load took a path, is then
 // refused as not ftbench's module instead of being called with the wrong arguments.
 using LoadFn = Tokenizer* (*)(const char*, const char*, std::size_t, std::uint64_t, char*,
@@ -42,7 +42,7 @@ std::vector<std::string> module_candidates() {
   return out;
 }
 
-// RTLD_DEEPBIND lets the module find its own protobuf before LibTorch's (src/spm says why).
+// RTLD_DEEPBIND lets the module find its own protobuf before LibTorch's (src/data/spm says why).
 // AddressSanitizer refuses to dlopen with it (a deep-bound module would call libc's malloc and
 // bypass the sanitizer's), so sanitized builds, which are torch-free and have one protobuf
 // only, load the module without it. gcc says __SANITIZE_ADDRESS__, clang __has_feature.

@@ -1,7 +1,7 @@
 // SentencePiece .model files (Llama 2), through Debian's libsentencepiece. Unigram models are
 // segmented by ftbench itself, on the library's normalized text, as SentencePiece 0.2.2 and
 // later (PyPI's) do it: earlier releases, Debian's 0.1.97 among them, break ties between
-// equal-scoring paths and score user-defined symbols differently (src/spm/
+// equal-scoring paths and score user-defined symbols differently (src/data/spm/
 // sentencepiece_backend.cpp, UnigramSegmenter).
 #pragma once
 

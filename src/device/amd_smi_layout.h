@@ -1,5 +1,5 @@
 #pragma once
-// What the HIP query module (src/gpu_query/hip_query.cpp) needs to know about the layouts of
+// What the HIP query module (src/device/query_modules/hip_query.cpp) needs to know about the layouts of
 // AMD's two management libraries, which it opens with dlopen and never includes: pure functions,
 // torch- and HIP-free, so that they are tested on every machine.
 //

@@ -8,7 +8,7 @@
    Isolated, then ByteLevel use_regex false; ignore_merges; merges as ["a", "b"] pairs, as the
    library writes them), each with added tokens (special or not, <mask> with lstrip) and a few
    vocabulary words no merge makes (which only ignore_merges reaches).
-2. SentencePiece .model files (src/spm: Debian's libsentencepiece, with ftbench's own unigram
+2. SentencePiece .model files (src/data/spm: Debian's libsentencepiece, with ftbench's own unigram
    Viterbi) against PyPI's `sentencepiece`: a BPE and a unigram model trained by it, with
    byte_fallback, a small vocabulary and two user-defined symbols.
 

@@ -1,6 +1,6 @@
 // SentencePiece next to LibTorch: both carry protobuf, and linked into one program they crash
 // before main(). ftbench loads SentencePiece as a module with its own symbols first
-// (src/spm/sentencepiece_backend.cpp); this test runs in the LibTorch test binary to prove it.
+// (src/data/spm/sentencepiece_backend.cpp); this test runs in the LibTorch test binary to prove it.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
