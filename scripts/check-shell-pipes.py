@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Finds, in this project's shell scripts that set pipefail, a pipe into a reader that may stop
-reading before the writer is done: `grep -q`, `grep -m N`, `head`. When it stops first, the writer
+reading before the writer is done: `grep -q`, `grep -m N`, `head`, an awk program that exits, a
+sed script that quits (a pipe continued on the next line too). When it stops first, the writer
 dies of SIGPIPE (status 141), pipefail makes the pipeline fail, and an `if` takes the wrong branch
 or `set -e` ends the script, depending on how the two processes were scheduled: tests/blas/run.sh
 failed so on a loaded CI machine (`ldd ... | grep -Eq ...`). Write the writer's output to a
 variable first and read that (`grep -q PATTERN <<<"$out"`).
 
-Usage: scripts/check-shell-pipes.py [FILE...]   (no FILE: every tracked shell script)
+Not found: a reader that stops in other ways (`{ read -r x; }`, a program of one's own).
+
+Usage: scripts/check-shell-pipes.py [FILE...]   (no FILE: every tracked shell script; a FILE is
+read as given, relative to the current folder)
 Exit 0 when none is found, 1 with one line per finding (FILE:LINE: the line).
 """
 import os
@@ -16,11 +20,21 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# A single `|` (not `||`, not `|&`'s second half) and, after it, a reader that may stop early.
+# A single `|` or `|&` (not `||`) and, after it, a reader that may stop early: grep -q / -m
+# (egrep, fgrep too), head, awk whose program exits, sed whose script quits; with a variable
+# assignment or `command` before it. Quoted text is blanked before grep and head are looked for
+# (a message may name them); awk's and sed's programs are read as written.
+PIPE = r"(?<![|])\|&?(?![|])\s*(?:\w+=\S*\s+)*(?:command\s+)?"
 EARLY_READER = re.compile(
-    r"(?<![|])\|(?![|])\s*(?:"
-    r"grep\b[^|;&#]*?\s(?:-[A-Za-z]*[qm][A-Za-z0-9]*|--quiet|--silent|--max-count\b)"
+    PIPE + r"(?:"
+    r"[ef]?grep\b[^|;&#]*?\s(?:-[A-Za-z]*[qm][A-Za-z0-9]*|--quiet|--silent|--max-count\b)"
     r"|head\b"
+    r")"
+)
+EARLY_PROGRAM = re.compile(
+    PIPE + r"(?:"
+    r"awk\b[^|]*\bexit\b"
+    r"|sed\b[^|]*?(?:^|[\s'\";{}/0-9$])q(?:\d*)(?=$|[\s'\";}])"
     r")"
 )
 PIPEFAIL = re.compile(r"^\s*set\s+(?:-[A-Za-z]*o\s+pipefail|.*-o\s+pipefail)", re.M)
@@ -46,13 +60,46 @@ def code_of(line):
     return "".join(kept)
 
 
+def without_comment(line):
+    """The line without its comment, quotes kept."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
+def logical_lines(text):
+    """(first line number, the command) with lines continued by a trailing `|` or `\\` joined."""
+    pending, start = "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        code = without_comment(line).rstrip()
+        if not pending:
+            start = number
+        if code.endswith("\\"):
+            pending += code[:-1] + " "
+        elif code.endswith("|") and not code.endswith("||"):
+            pending += code + " "
+        else:
+            yield start, pending + code
+            pending = ""
+    if pending:
+        yield start, pending
+
+
 def findings(path, text):
     if not PIPEFAIL.search(text):
         return []
+    lines = text.splitlines()
     found = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if EARLY_READER.search(code_of(line)):
-            found.append(f"{path}:{number}: {line.strip()}")
+    for number, command in logical_lines(text):
+        if EARLY_READER.search(code_of(command)) or EARLY_PROGRAM.search(command):
+            found.append(f"{path}:{number}: {lines[number - 1].strip()}")
     return found
 
 
@@ -77,7 +124,7 @@ def main(argv):
     paths = argv[1:] or tracked_scripts()
     found = []
     for path in paths:
-        full = path if os.path.isabs(path) else os.path.join(REPO, path)
+        full = path if argv[1:] else os.path.join(REPO, path)
         with open(full, encoding="utf-8", errors="replace") as f:
             found += findings(path, f.read())
     for line in found:

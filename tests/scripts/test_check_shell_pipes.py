@@ -29,6 +29,22 @@ class Findings(unittest.TestCase):
                 "x=$(git status|head -c1)\n")        # 9
         self.assertEqual(self.lines(body), ["3", "4", "5", "6", "7", "8", "9"])
 
+    def test_readers_that_stop_in_other_forms_are_found(self):
+        # What a review found the first version of the check missed (device-build.sh's
+        # `ldd ... |` continued by `awk '... exit'` failed 20 times in 200 on a loaded machine).
+        body = ("r=$(ldd x |\n"                          # 3
+                "  awk '$1 == \"a\" {print $3; exit}')\n"   # 4
+                "a | awk '{print; exit}'\n"              # 5
+                "a | sed -n 1q\n"                        # 6
+                "a | sed -n '/x/{p;q}'\n"                # 7
+                "a |& head -1\n"                         # 8
+                "a | egrep -q b\n"                       # 9
+                "a | LC_ALL=C grep -q b\n"               # 10
+                "a | command grep -q b\n"                # 11
+                "a \\\n"                                 # 12
+                "  | head -n 1\n")                       # 13
+        self.assertEqual(self.lines(body), ["3", "5", "6", "7", "8", "9", "10", "11", "12"])
+
     def test_what_reads_everything_is_not_found(self):
         body = ("grep -q b <<<\"$(ldd x)\"\n"
                 "a || grep -q b file\n"
@@ -38,7 +54,10 @@ class Findings(unittest.TestCase):
                 "grep -q b file\n"
                 "head -n 1 file\n"
                 "echo 'a | grep -q b'  # quoted\n"
-                "a  # | head\n")
+                "a  # | head\n"
+                "a | awk '{print $1}'\n"
+                "a | sed 's/quit/q/'\n"
+                "a | sed -n '/x/p'\n")
         self.assertEqual(self.lines(body), [])
 
     def test_only_scripts_that_set_pipefail(self):
