@@ -103,8 +103,10 @@ else:
   # those first, for LibTorch too (one libcudart.so.13 per process), and the toolkit's folder on
   # its RPATH would hand the linker the toolkit's older NCCL for libtorch_cuda.so.
   for cuda_lib in cudart nvrtc; do
-    resolved=$(ldd "$torch_lib/libtorch_cuda.so" 2>/dev/null |
-      awk -v lib="lib$cuda_lib.so" 'index($1, lib) == 1 && $3 ~ /^\// {print $3; exit}')
+    # ldd's output read whole first: awk's exit would leave ldd writing into a closed pipe.
+    libraries=$(ldd "$torch_lib/libtorch_cuda.so" 2>/dev/null)
+    resolved=$(awk -v lib="lib$cuda_lib.so" 'index($1, lib) == 1 && $3 ~ /^\// {print $3; exit}' \
+      <<<"$libraries")
     if [[ -n "$resolved" ]]; then
       args+=(-DCUDA_${cuda_lib}_LIBRARY="$(realpath "$resolved")")
       rpath+=("$(dirname "$(realpath "$resolved")")")
