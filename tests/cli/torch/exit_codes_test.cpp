@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -58,6 +59,25 @@ Outcome run_failing(const std::function<void()>& fail) {
 template <typename E>
 std::function<void()> throws(const std::string& message) {
   return [message] { throw E(message); };
+}
+
+// Out of memory while the command line is set up (CLI11's options, spdlog's pattern: before the
+// actions' try) ended in std::terminate under `ulimit -v` (a review of issue 41): it is exit 3
+// with the out-of-memory message, as in an action.
+TEST(ExitCodes, OutOfMemoryWhileTheCommandLineIsSetUpIsThree) {
+  const TorchCommands commands = [](CLI::App&) -> std::map<std::string, Action> {
+    throw std::bad_alloc();
+  };
+  std::vector<std::string> words = {"ftbench", "boom"};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  testing::internal::CaptureStderr();
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), commands);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, kExitFailure);
+  EXPECT_EQ(err.rfind("error: out of memory: an allocation failed (std::bad_alloc) under ", 0), 0u)
+      << err;
+  EXPECT_NE(err.find("raise the limit, or make the job smaller"), std::string::npos) << err;
 }
 
 TEST(ExitCodes, BadInputIsTwo) {
