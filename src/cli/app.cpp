@@ -157,7 +157,16 @@ std::string subcommand_of(int argc, char** argv) {
   return "";
 }
 
-int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
+namespace {
+
+void say_out_of_memory() {
+  std::cerr << "error: out of memory: an allocation failed (std::bad_alloc) under "
+            << device::describe_memory_limit()
+            << "; raise the limit, or make the job smaller (model, micro-batch, sequence "
+               "length, threads)\n";
+}
+
+int run_commands(int argc, char** argv, const TorchCommands& add_torch_commands) {
   CLI::App app{"ftbench: benchmark harness for LoRA fine-tuning runs"};
   app.set_version_flag("--version",
                        std::string(ftbench::version()) + " (" + ftbench::git_commit() + ")");
@@ -214,8 +223,7 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
     std::cerr << e.lead() << shown(e.what()) << "\n";
     return static_cast<int>(e.exit_code());
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory: an allocation failed (std::bad_alloc) under "
-              << device::describe_memory_limit() << "; raise the limit, or ask for less\n";
+    say_out_of_memory();
     return kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "error: " << shown(e.what()) << "\n";
@@ -226,6 +234,19 @@ int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
     return kExitInternal;
   }
   return kExitBadInput;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv, const TorchCommands& add_torch_commands) {
+  // The command line's set-up allocates too (CLI11's options, spdlog's pattern): out of memory
+  // there is said like anywhere else (exit 3), not ended in std::terminate.
+  try {
+    return run_commands(argc, argv, add_torch_commands);
+  } catch (const std::bad_alloc&) {
+    say_out_of_memory();
+    return kExitFailure;
+  }
 }
 
 }  // namespace ftbench::cli

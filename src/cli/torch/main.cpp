@@ -11,14 +11,17 @@ int main(int argc, char** argv) {
   // First thing: the clock that measures launch and time to first step, then the handler of
   // SIGTERM, SIGINT and SIGHUP, which the launcher kept blocked until now (train/stop_signals.h).
   const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
-  // Then the address space a failing run needs to write its report, before anything else takes
-  // it (device/address_space_reserve.h).
-  ftbench::device::failure_reserve();
   ftbench::train::StopSignals signals;
   ftbench::train::ignore_signals_that_would_kill_a_run();
   ftbench::io::set_stop_requested(&ftbench::train::StopSignals::stop_requested);
-  // Only a run has something to save: every other command ends at once on a stop signal.
-  if (ftbench::cli::subcommand_of(argc, argv) != "run") signals.stop_immediately_from_now();
+  // A run: the address space it needs to write a failed report, held before anything else takes
+  // it (device/address_space_reserve.h). Every other command has nothing to save: it ends at once
+  // on a stop signal.
+  if (ftbench::cli::subcommand_of(argc, argv) == "run") {
+    ftbench::device::failure_reserve();
+  } else {
+    signals.stop_immediately_from_now();
+  }
   ftbench::device::tune_host_allocator();
   return ftbench::cli::run_cli(argc, argv, [&clock, &signals](CLI::App& app) {
     std::map<std::string, ftbench::cli::Action> actions;
