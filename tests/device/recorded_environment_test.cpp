@@ -93,7 +93,8 @@ TEST(RecordedEnvironment, ContainerImageIsReadFromItsOneVariable) {
 }
 
 // Anyone can set the variable: what is not an image reference (a URL with a token in it,
-// terminal escapes, a flood of text) is not recorded, and the problem says why.
+// terminal escapes, a flood of text) is not recorded, and the problem says why without
+// repeating the value.
 TEST(RecordedEnvironment, ContainerImageThatIsNoImageReferenceIsNotRecorded) {
   std::string value;
   const EnvLookup lookup = [&value](const char*) -> const char* { return value.c_str(); };
@@ -117,10 +118,13 @@ TEST(RecordedEnvironment, ContainerImageThatIsNoImageReferenceIsNotRecorded) {
   for (const auto& [v, why] : bad) {
     value = v;
     EXPECT_EQ(container_image(lookup, &problem), "") << v;
+    // The value itself is not repeated: it may hold a credential (a review of issue 41 saw
+    // "https://user:pw@x/y" printed in the warning, twice).
     EXPECT_EQ(problem,
               "FTBENCH_CONTAINER_IMAGE: expected a container image reference such as "
               "rocm/pytorch-training:v25.6, found " +
-                  text::quoted(v) + " (" + why + "); not recorded");
+                  std::to_string(v.size()) + " characters that are not one (" + why +
+                  "); not recorded");
   }
 }
 
