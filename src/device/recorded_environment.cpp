@@ -1,9 +1,9 @@
 #include "device/recorded_environment.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "text/container_image.h"
-#include "text/messages.h"
 
 namespace ftbench::device {
 
@@ -88,10 +88,12 @@ std::string container_image(const EnvLookup& lookup, std::string* problem) {
   const std::string why = text::container_image_problem(value);
   if (why.empty()) return value;
   if (problem != nullptr) {
+    // The value is not repeated: a URL there may hold a credential.
     *problem = std::string(kContainerImageVariable) +
                ": expected a container image reference such as rocm/pytorch-training:v25.6, "
                "found " +
-               text::quoted(value) + " (" + why + "); not recorded";
+               std::to_string(std::strlen(value)) + " characters that are not one (" + why +
+               "); not recorded";
   }
   return "";
 }
