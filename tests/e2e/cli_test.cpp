@@ -191,6 +191,27 @@ TEST_F(Cli, CiTinyRunsUnderAMinuteAndWritesEveryDocumentedField) {
 
 // validate says the run is capped only where train.max_steps cuts it short (ci-tiny trains 8
 // steps).
+// A FTBENCH_CONTAINER_IMAGE that is no image reference is said once a run, not at every
+// assembly of the report (it was said twice in a run of 8 steps, once more for each checkpoint),
+// and its value, which may hold a credential, not at all.
+TEST_F(Cli, AContainerImageThatIsNoneIsSaidOnceWithoutItsValue) {
+  const fs::path report = dir_ / "image.json";
+  const Result r = ftbench(
+      "run configs/ci-tiny.yaml --set output.progress=off --set "
+      "train.checkpoint.every_steps=2 --set train.checkpoint.dir='" +
+          (dir_ / "ckpt").string() + "' -o '" + report.string() + "'",
+      "FTBENCH_CONTAINER_IMAGE='https://user:s3cret@registry.example/x'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::size_t said = 0;
+  for (std::size_t at = r.output.find("FTBENCH_CONTAINER_IMAGE:"); at != std::string::npos;
+       at = r.output.find("FTBENCH_CONTAINER_IMAGE:", at + 1)) {
+    ++said;
+  }
+  EXPECT_EQ(said, 1u) << r.output;
+  EXPECT_EQ(r.output.find("s3cret"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(report).find("s3cret"), std::string::npos);
+}
+
 TEST_F(Cli, ValidateSaysCappedOnlyWhereMaxStepsCutsTheRun) {
   const auto total_line = [](const std::string& out) {
     const std::size_t at = out.find("total steps");
