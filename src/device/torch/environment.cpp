@@ -1,6 +1,7 @@
 #include "device/torch/environment.h"
 
 #include <cstdlib>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
@@ -40,7 +41,10 @@ EnvironmentFacts describe_environment(const device::Backend* backend) {
   sw.libtorch_build = device::torch_build_backend();
   std::string image_problem;
   sw.container_image = device::container_image(&image_problem);
-  if (!image_problem.empty()) spdlog::warn("{}", image_problem);
+  // Said once a process: the environment is described at every assembly of the report (each
+  // checkpoint's partial report among them).
+  static std::once_flag said;
+  if (!image_problem.empty()) std::call_once(said, [&] { spdlog::warn("{}", image_problem); });
   sw.compiler = compiler_name();
 #ifdef NDEBUG
   sw.build_type = "release";
