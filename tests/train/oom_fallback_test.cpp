@@ -55,6 +55,13 @@ TEST(OomFallback, RecognisesTheOutOfMemoryMessagesOfEachBackend) {
   EXPECT_FALSE(is_out_of_memory_message("mat1 and mat2 shapes cannot be multiplied (4x8 and 4x8)"));
   EXPECT_FALSE(is_out_of_memory_message("CUDA error: an illegal memory access was encountered"));
   EXPECT_FALSE(is_out_of_memory_message(""));
+  // LibTorch builds an enforce message in a string stream, which stops writing when it cannot
+  // allocate: under `ulimit -v 799000` on Debian 13 (LibTorch 2.6) the CPU allocator's message
+  // arrived as "[enforce fail a". Cut before the location's "]", it can only have been cut for
+  // want of memory; a whole enforce message is read for what it says.
+  EXPECT_TRUE(is_out_of_memory_message("[enforce fail a"));
+  EXPECT_TRUE(is_out_of_memory_message("[enforce fail at alloc_cpu.cpp:7"));
+  EXPECT_FALSE(is_out_of_memory_message("[enforce fail at tensor.cpp:12] . index out of range"));
 }
 
 OomSiteState forward(int64_t step, int64_t micro_batch, int64_t micro_step = 0,
