@@ -40,7 +40,13 @@ std::optional<MicroBatching> fallback_micro_batching(const MicroBatching& curren
 
 bool is_out_of_memory_message(std::string_view message) {
   const std::string m = lower(message);
-  return m.find("out of memory") != std::string::npos ||
+  // LibTorch writes an enforce message ("[enforce fail at FILE:LINE] ...") into a string stream,
+  // which stops writing when it cannot allocate: one cut before the "]" was cut for want of
+  // memory.
+  constexpr std::string_view kEnforce = "[enforce fail";
+  const bool cut_enforce =
+      m.compare(0, kEnforce.size(), kEnforce) == 0 && m.find(']') == std::string::npos;
+  return cut_enforce || m.find("out of memory") != std::string::npos ||
          m.find("can't allocate memory") != std::string::npos;
 }
 

@@ -37,8 +37,9 @@ std::optional<MicroBatching> fallback_micro_batching(const MicroBatching& curren
 
 // Whether a LibTorch error message says that an allocation failed: "out of memory" (CUDA, HIP,
 // and other accelerators: "CUDA out of memory. Tried to allocate ...") or "can't allocate
-// memory" (the CPU allocator: "DefaultCPUAllocator: can't allocate memory: ..."). Case-
-// insensitive. Used for c10::Error values that are not typed c10::OutOfMemoryError.
+// memory" (the CPU allocator: "DefaultCPUAllocator: can't allocate memory: ..."), or is an
+// enforce message cut short before its location's "]" (LibTorch could not allocate the rest).
+// Case-insensitive. Used for c10::Error values that are not typed c10::OutOfMemoryError.
 bool is_out_of_memory_message(std::string_view message);
 
 // Where a simulated out-of-memory error may be raised.
