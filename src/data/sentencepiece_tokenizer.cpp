@@ -17,9 +17,9 @@
 namespace ftbench::data {
 namespace {
 
-// ftbench_spm_load_checked (src/data/spm/sentencepiece_backend.cpp). Named for what it takes, the bytes
-// the checks accepted: a module of an older build, whose ftbench_spm_load took a path, is then
-// refused as not ftbench's module instead of being called with the wrong arguments.
+// ftbench_spm_load_checked (src/data/spm/sentencepiece_backend.cpp). Named for what it takes, the
+// bytes the checks accepted: a module of an older build, whose ftbench_spm_load took a path, is
+// then refused as not ftbench's module instead of being called with the wrong arguments.
 using LoadFn = Tokenizer* (*)(const char*, const char*, std::size_t, std::uint64_t, char*,
                               std::size_t);
 

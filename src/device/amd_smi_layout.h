@@ -1,7 +1,7 @@
 #pragma once
-// What the HIP query module (src/device/query_modules/hip_query.cpp) needs to know about the layouts of
-// AMD's two management libraries, which it opens with dlopen and never includes: pure functions,
-// torch- and HIP-free, so that they are tested on every machine.
+// What the HIP query module (src/device/query_modules/hip_query.cpp) needs to know about the
+// layouts of AMD's two management libraries, which it opens with dlopen and never includes: pure
+// functions, torch- and HIP-free, so that they are tested on every machine.
 //
 // - AMD SMI (libamd_smi.so, ROCm 6 and later): amdsmi_power_info_t changed with the library's
 //   ABI version (AMDSMI_LIB_VERSION_MAJOR, "changed for every header change that breaks ABI").

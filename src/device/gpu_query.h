@@ -1,9 +1,9 @@
 // Device facts from the vendor runtimes without LibTorch: name, architecture, multiprocessors,
 // memory, clocks, driver and runtime versions, free memory. Asked through small modules that
 // link the CUDA runtime (libftbench_cuda_query.so) or the HIP runtime (libftbench_hip_query.so),
-// built from src/device/query_modules whenever CMake finds the toolkit and loaded here with dlopen, so that
-// both compile, link and run on any machine, with or without a GPU or a GPU build of LibTorch.
-// The C interface between the two sides is device/gpu_query_abi.h.
+// built from src/device/query_modules whenever CMake finds the toolkit and loaded here with dlopen,
+// so that both compile, link and run on any machine, with or without a GPU or a GPU build of
+// LibTorch. The C interface between the two sides is device/gpu_query_abi.h.
 #pragma once
 
 #include <cstdint>

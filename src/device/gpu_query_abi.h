@@ -1,6 +1,6 @@
 /* The C interface of ftbench's GPU query modules: libftbench_cuda_query.so (CUDA runtime) and
- * libftbench_hip_query.so (HIP runtime), built from src/device/query_modules and loaded at run time by
- * device::GpuQuery (device/gpu_query.h). Plain C so that the modules need neither LibTorch nor
+ * libftbench_hip_query.so (HIP runtime), built from src/device/query_modules and loaded at run time
+ * by device::GpuQuery (device/gpu_query.h). Plain C so that the modules need neither LibTorch nor
  * the C++ standard library of the program that loads them.
  *
  * Every call returns 0 on success. On failure it returns the runtime's error code (non-zero)
