@@ -40,17 +40,17 @@ EARLY_PROGRAM = re.compile(
 PIPEFAIL = re.compile(r"^\s*set\s+(?:-[A-Za-z]*o\s+pipefail|.*-o\s+pipefail)", re.M)
 
 
-def code_of(line):
-    """The line without its comment (a `#` at the start of a word, outside quotes) and without
-    what single quotes hold (a pattern, a message); what double quotes hold stays, since a
-    command substitution there runs."""
+def code_of(line, keep_single_quoted=False):
+    """The line without its comment (a `#` at the start of a word, outside quotes), and, unless
+    `keep_single_quoted`, without what single quotes hold (a pattern, a message); what double
+    quotes hold stays, since a command substitution there runs."""
     quote = None
     kept = []
     for i, ch in enumerate(line):
         if quote:
             if ch == quote:
                 quote = None
-            elif quote == "'":
+            elif quote == "'" and not keep_single_quoted:
                 continue
         elif ch in "'\"":
             quote = ch
@@ -60,25 +60,11 @@ def code_of(line):
     return "".join(kept)
 
 
-def without_comment(line):
-    """The line without its comment, quotes kept."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
-            return line[:i]
-    return line
-
-
 def logical_lines(text):
     """(first line number, the command) with lines continued by a trailing `|` or `\\` joined."""
     pending, start = "", 0
     for number, line in enumerate(text.splitlines(), 1):
-        code = without_comment(line).rstrip()
+        code = code_of(line, keep_single_quoted=True).rstrip()
         if not pending:
             start = number
         if code.endswith("\\"):

@@ -62,10 +62,9 @@ class EnergySampler {
 // nothing; the report builder turns it into the report's energy.
 struct EnergyReadings {
   std::vector<metrics::DeviceReadings> devices;  // each device sampled; empty when none was
-  bool sampled = false;           // the sampler ran (devices may still have no reading)
-  std::string reason;             // why it did not run; "" when it did
-  std::string error;              // the last failed read's message, when one failed
-  double interval_seconds = 0.0;  // backend.energy_sample_ms / 1000
+  std::string reason;                            // why it did not run; "" when it did
+  std::string error;                             // the last failed read's message, when one failed
+  double interval_seconds = 0.0;                 // backend.energy_sample_ms / 1000
 };
 
 }  // namespace ftbench::device

@@ -123,7 +123,7 @@ report::Memory run_memory_record(const std::vector<report::Phase>& phases,
 
 report::Energy energy_record(const device::EnergyReadings& readings, int64_t segment,
                              const std::vector<report::StepRecord>& steps) {
-  if (!readings.sampled) {
+  if (!readings.reason.empty()) {
     return metrics::unmeasured_energy(readings.reason, readings.interval_seconds, segment, steps);
   }
   return metrics::summarize_energy(readings.devices, readings.interval_seconds, segment, steps,

@@ -12,7 +12,6 @@
 #include "report/report_io.h"
 #include "report/run_status.h"
 #include "text/json_fields.h"
-#include "text/json_parse.h"
 #include "text/messages.h"
 
 namespace ftbench::run {
@@ -31,20 +30,6 @@ constexpr io::FileKind kSegmentJournalFile{"segment journal", 64 * io::kMiB};
 constexpr std::size_t kMaxSegments = 10'000;
 
 using JournalReader = text::JsonFields<Json, CheckpointError>;
-
-// The journal's JSON document; CheckpointError "<source>: ..." when it nests too deep, gives a
-// key twice (the key's path heads the message) or is not JSON.
-Json parse_journal_json(std::string_view text, const std::string& source) {
-  return text::parse_json_text<Json>(text, [&](const text::JsonTextError& e) {
-    using Kind = text::JsonTextError::Kind;
-    throw CheckpointError(source + ": " +
-                          (e.kind == Kind::kTooDeep        ? "not a segment journal: "
-                           : e.kind == Kind::kDuplicateKey ? ""
-                                                           : "not valid JSON (truncated or "
-                                                             "corrupted?): ") +
-                          e.reason);
-  });
-}
 
 }  // namespace
 
@@ -101,7 +86,7 @@ void check_journal_segment(const JournalReader& r, const std::vector<report::Seg
 }  // namespace
 
 SegmentJournal parse_segment_journal(std::string_view text, const std::string& source) {
-  const Json j = parse_journal_json(text, source);
+  const Json j = train::parse_checkpoint_json(text, source, "not a segment journal: ");
   const JournalReader r(source);
   if (!j.is_object()) r.fail("expected a JSON object, found " + std::string(j.type_name()));
   const std::string format = r.string(j, "", "format");

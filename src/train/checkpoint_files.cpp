@@ -64,21 +64,6 @@ class ManifestReader : public text::JsonFields<Json, CheckpointError> {
   }
 };
 
-// The JSON document of a checkpoint folder's file; CheckpointError "<source>: ..." when it nests
-// too deep (`what` heads that message), gives a key twice (the key's path heads it) or is not
-// JSON.
-Json parse_json_file(std::string_view text, const std::string& source, const char* what) {
-  return text::parse_json_text<Json>(text, [&](const text::JsonTextError& e) {
-    using Kind = text::JsonTextError::Kind;
-    throw CheckpointError(source + ": " +
-                          (e.kind == Kind::kTooDeep        ? what
-                           : e.kind == Kind::kDuplicateKey ? ""
-                                                           : "not valid JSON (truncated or "
-                                                             "corrupted?): ") +
-                          e.reason);
-  });
-}
-
 // "step-" followed by digits only: the step, else nullopt.
 std::optional<int64_t> step_of_folder(const std::string& name) {
   constexpr std::string_view kPrefix = "step-";
@@ -263,7 +248,8 @@ CheckpointManifest manifest_from_json(const Json& j, const std::string& source) 
 }
 
 CheckpointManifest parse_manifest(std::string_view text, const std::string& source) {
-  return manifest_from_json(parse_json_file(text, source, "not a checkpoint manifest: "), source);
+  return manifest_from_json(parse_checkpoint_json(text, source, "not a checkpoint manifest: "),
+                            source);
 }
 
 CheckpointManifest read_manifest(const std::string& folder) {
@@ -529,6 +515,19 @@ void check_resume_split(const std::string& folder, const CheckpointManifest& m,
     throw CheckpointError(fmt::format("{}: position: {} micro-batches done for {} steps of {}",
                                       folder, m.micro_batches_done, m.step, m.grad_accum_steps));
   }
+}
+
+nlohmann::json parse_checkpoint_json(std::string_view text, const std::string& source,
+                                     const char* what) {
+  return text::parse_json_text<nlohmann::json>(text, [&](const text::JsonTextError& e) {
+    using Kind = text::JsonTextError::Kind;
+    throw CheckpointError(source + ": " +
+                          (e.kind == Kind::kTooDeep        ? what
+                           : e.kind == Kind::kDuplicateKey ? ""
+                                                           : "not valid JSON (truncated or "
+                                                             "corrupted?): ") +
+                          e.reason);
+  });
 }
 
 std::vector<std::string> differing_keys(const Json& a, const Json& b) {

@@ -169,6 +169,12 @@ void check_resume_split(const std::string& folder, const CheckpointManifest& man
                         int64_t micro_batch_size, int64_t grad_accum_steps, bool oom_fallback,
                         int64_t oom_max_fallbacks);
 
+// The JSON document of a checkpoint folder's file (the manifest, the segment journal);
+// CheckpointError "<source>: ..." when it nests too deep (`what` heads that message), gives a
+// key twice (the key's path heads it) or is not JSON.
+nlohmann::json parse_checkpoint_json(std::string_view text, const std::string& source,
+                                     const char* what);
+
 // The keys (dotted paths) whose values differ between two spec JSON objects, in order: what
 // makes a checkpoint's spec another job.
 std::vector<std::string> differing_keys(const nlohmann::json& a, const nlohmann::json& b);

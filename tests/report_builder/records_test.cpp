@@ -194,7 +194,6 @@ TEST(Records, EnergyIsWhatTheMeterReadOrWhyItReadNothing) {
 
   // One device by its counter: 1000 mJ, then 3000 mJ 0.2 s later: 2 J, 10 W.
   device::EnergyReadings read;
-  read.sampled = true;
   read.interval_seconds = 0.1;
   metrics::DeviceReadings d;
   d.index = 0;

@@ -19,21 +19,6 @@ using std::chrono::steady_clock;
 // 2026-11-29T22:34:05Z.
 constexpr double kStartEpoch = 1795991645.0;
 
-report::StepRecord step(int64_t n, double seconds, double loss) {
-  report::StepRecord s;
-  s.step = n;
-  s.epoch = 0;
-  s.wall_seconds = seconds;
-  s.real_tokens = 1000;
-  s.padded_tokens = 1024;
-  s.loss_tokens = 900;
-  s.loss = loss;
-  s.lr = 1e-4;
-  s.grad_norm = 1.0;
-  s.model_flops = 6e12;
-  return s;
-}
-
 train::StepMeasurement measured(int64_t n, double seconds, double loss) {
   train::StepMeasurement s;
   s.step = n;
@@ -77,9 +62,7 @@ EarlierSegments three_earlier_steps() {
   first.run_seconds = 50.0;
   e.segments = {first};
   for (int64_t n = 1; n <= 3; ++n) {
-    report::StepRecord s = step(n, 3.0, 2.0);
-    s.segment = 1;
-    e.steps.push_back(s);
+    e.steps.push_back(step_record(measured(n, 3.0, 2.0), 1));
     e.flops.push_back({5e11, 5e11, 1e12, 1e12});
   }
   e.resumed_from = "checkpoints/r/step-00000003";

@@ -35,7 +35,6 @@ EnergyReadings EnergyMeter::finish() {
     out.reason = reason_.empty() ? "training did not start" : reason_;
     return out;
   }
-  out.sampled = true;
   out.devices = sampler_->stop();
   out.error = sampler_->last_error();
   sampler_.reset();
