@@ -10,13 +10,13 @@
 
 #include "bench/gemm_check.h"
 #include "io/whole_file.h"
-#include "metrics/stats.h"
 #include "report/report_io.h"
 #include "text/json_fields.h"
 #include "text/json_parse.h"
 #include "text/json_values.h"
 #include "text/messages.h"
 #include "text/table.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::bench {
 namespace {
@@ -228,7 +228,7 @@ GemmShapeResult summarize_shape(const GemmShape& shape, std::vector<double> seco
   }
   r.seconds = std::move(seconds);
   if (r.seconds.empty()) return r;
-  const metrics::SampleSummary s = metrics::summarize(r.seconds);
+  const stats::SampleSummary s = stats::summarize(r.seconds);
   r.mean_seconds = s.mean;
   r.median_seconds = s.median;
   r.min_seconds = s.min;
@@ -251,7 +251,7 @@ void summarize_dtype(GemmDtypeResult& d) {
       d.best_shape = s.shape;
     }
   }
-  if (!medians.empty()) d.median_tflops = metrics::percentile(medians, 0.5);
+  if (!medians.empty()) d.median_tflops = stats::percentile(medians, 0.5);
 }
 
 const GemmDtypeResult* find_measured(const GemmResult& result, std::string_view dtype) {

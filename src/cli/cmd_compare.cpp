@@ -20,7 +20,7 @@
 #include "text/messages.h"
 #include "text/units.h"
 
-namespace ftbench::metrics {
+namespace ftbench::stats {
 
 // `compare --format json`'s step_test (docs/cost-and-compare.md).
 inline void to_json(nlohmann::ordered_json& j, const MannWhitneyResult& r) {
@@ -29,7 +29,7 @@ inline void to_json(nlohmann::ordered_json& j, const MannWhitneyResult& r) {
   FTBENCH_JSON_MEMBERS(j, r, n1, n2, u1, p_value, exact, too_few_samples);
 }
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::stats
 
 namespace ftbench::compare {
 

@@ -41,7 +41,7 @@ struct GateFlags {
   std::string current;
   std::vector<std::string> fail_on;
   double alpha = 0.05;
-  int64_t min_samples = metrics::kMannWhitneyOptimalSamples;
+  int64_t min_samples = stats::kMannWhitneyOptimalSamples;
   double noise_sigmas = 3.0;
   std::optional<int64_t> last;
   std::string undecided = "fail";

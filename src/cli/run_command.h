@@ -2,7 +2,7 @@
 #pragma once
 
 #include "cli/commands.h"
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
 #include "spec/run_spec.h"
 #include "train/stop_signals.h"
 
@@ -13,7 +13,7 @@ class Error;
 namespace ftbench::cli {
 
 // `signals` (created first thing in main) tells the run of a stop request.
-Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
+Action add_run_command(CLI::App& app, const device::ProcessClock& clock,
                        const train::StopSignals& signals);
 Action add_gemm_command(CLI::App& app);
 Action add_logits_command(CLI::App& app);

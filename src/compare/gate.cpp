@@ -11,12 +11,12 @@
 #include "cost/estimate.h"
 #include "cost/pricing.h"
 #include "metrics/run_summary.h"
-#include "metrics/stats.h"
 #include "report/summary_text.h"
 #include "text/messages.h"
 #include "text/parse_number.h"
 #include "text/trim.h"
 #include "text/units.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::compare {
 namespace {
@@ -199,14 +199,14 @@ double mad_small_sample_factor(std::size_t n) {
 Center center_of(const std::vector<double>& values) {
   if (values.empty()) throw std::invalid_argument("center_of: no values");
   Center c;
-  c.median = metrics::percentile(values, 0.5);
+  c.median = stats::percentile(values, 0.5);
   // Two values' MAD is half their gap: one outlier night would set it. From three on, the median
   // absolute deviation ignores one.
   if (values.size() >= kMinSpreadReports) {
     std::vector<double> deviations;
     for (double v : values) deviations.push_back(std::fabs(v - c.median));
     c.spread =
-        mad_small_sample_factor(values.size()) * kMadToSigma * metrics::percentile(deviations, 0.5);
+        mad_small_sample_factor(values.size()) * kMadToSigma * stats::percentile(deviations, 0.5);
   }
   return c;
 }
@@ -438,7 +438,7 @@ bool test_can_decide(int64_t n1, int64_t n2, double alpha) {
   std::vector<double> a, b;
   for (int64_t i = 0; i < n1; ++i) a.push_back(static_cast<double>(i));
   for (int64_t i = 0; i < n2; ++i) b.push_back(static_cast<double>(n1 + i));
-  return metrics::mann_whitney_u(a, b).p_value < alpha;
+  return stats::mann_whitney_u(a, b).p_value < alpha;
 }
 
 namespace {
@@ -455,7 +455,7 @@ void apply_step_test(GateResult& g, const std::vector<report::Report>& baseline,
     base.insert(base.end(), s.begin(), s.end());
   }
   const std::vector<double> now = step_samples(current);
-  if (!base.empty() && !now.empty()) g.test = metrics::mann_whitney_u(base, now);
+  if (!base.empty() && !now.empty()) g.test = stats::mann_whitney_u(base, now);
   const int64_t n_base = static_cast<int64_t>(base.size());
   const int64_t n_now = static_cast<int64_t>(now.size());
   if (n_base < options.min_samples || n_now < options.min_samples ||

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "cost/billing.h"
-#include "metrics/mann_whitney.h"
 #include "report/report.h"
 #include "text/spellings.h"
+#include "util/stats/mann_whitney.h"
 
 namespace ftbench::compare {
 
@@ -117,7 +117,7 @@ struct GateResult {
   std::vector<GatePart> parts;
   // step_time: the new run's measured steps against the baseline's (every baseline report's
   // measured steps pooled).
-  std::optional<metrics::MannWhitneyResult> test;
+  std::optional<stats::MannWhitneyResult> test;
   std::string message;  // one line: the figures and why the outcome
 };
 
@@ -130,7 +130,7 @@ struct GatePrice {
 struct GateOptions {
   double alpha = 0.05;  // significance level of the step tests
   // Steps each side needs for the test to decide (Google Benchmark's 9).
-  int64_t min_samples = metrics::kMannWhitneyOptimalSamples;
+  int64_t min_samples = stats::kMannWhitneyOptimalSamples;
   double noise_sigmas = 3.0;  // how far the baseline's spread widens a limit
   std::vector<GatePrice> prices;
 };

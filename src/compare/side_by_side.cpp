@@ -272,7 +272,7 @@ std::vector<Column> side_by_side(const std::vector<report::Report>& reports,
       scale_against(reports.front(), base, r, c);
       const std::vector<double> steps = measured_step_seconds(r);
       if (!base_steps.empty() && !steps.empty()) {
-        c.step_test = metrics::mann_whitney_u(base_steps, steps);
+        c.step_test = stats::mann_whitney_u(base_steps, steps);
       }
       c.loss_gap = loss_curve_gap(reports.front().steps, r.steps, window, skip);
     }

@@ -8,8 +8,8 @@
 
 #include "cost/billing.h"
 #include "cost/estimate.h"
-#include "metrics/mann_whitney.h"
 #include "report/report.h"
+#include "util/stats/mann_whitney.h"
 
 namespace ftbench::compare {
 
@@ -76,7 +76,7 @@ struct Column {
   // The hourly rate per GPU at which this run would cost what the baseline cost, under this
   // run's billing rules.
   std::optional<double> break_even_usd_per_gpu_hour;
-  std::optional<metrics::MannWhitneyResult> step_test;  // measured step times vs baseline
+  std::optional<stats::MannWhitneyResult> step_test;  // measured step times vs baseline
   // Against a baseline on another number of the same devices: throughput_ratio x base gpus /
   // gpus, the share of linear speed-up kept. `scaling` says which kind: "strong" (the same job,
   // the same effective batch, spread over more devices) or "weak" (the same batch per device);

@@ -45,13 +45,13 @@ std::string p_value_text(double p) {
   return fmt::format("p = {:.3f}", p);
 }
 
-std::string significance(const metrics::MannWhitneyResult& t, double alpha) {
+std::string significance(const stats::MannWhitneyResult& t, double alpha) {
   std::string text = fmt::format("Mann-Whitney U {}, {}", t.u1, p_value_text(t.p_value));
   text += t.p_value < alpha ? fmt::format(": significant at {:g}", alpha)
                             : fmt::format(": not significant at {:g}", alpha);
   if (t.too_few_samples) {
     text += fmt::format(" (only {} and {} measured steps; {} or more each give the test power)",
-                        t.n1, t.n2, metrics::kMannWhitneyOptimalSamples);
+                        t.n1, t.n2, stats::kMannWhitneyOptimalSamples);
   }
   return text;
 }
@@ -60,7 +60,7 @@ namespace {
 
 // The step-time test of one run per side, in words that do not call it significant: two
 // identical ci-tiny runs read "-52.4 %, p = 0.002, significant" when it did.
-std::string within_runs_test(const metrics::MannWhitneyResult& t) {
+std::string within_runs_test(const stats::MannWhitneyResult& t) {
   return fmt::format(
       "Mann-Whitney U {}, {} over the steps of one run each: steps within a run are not "
       "independent samples of the run-to-run variation, so this is no evidence that another run "

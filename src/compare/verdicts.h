@@ -8,7 +8,7 @@
 
 #include "compare/fairness.h"
 #include "compare/side_by_side.h"
-#include "metrics/mann_whitney.h"
+#include "util/stats/mann_whitney.h"
 
 namespace ftbench::compare {
 
@@ -20,7 +20,7 @@ std::string p_value_text(double p);
 
 // The Mann-Whitney test in words: "Mann-Whitney U 12, p = 0.040: significant at 0.05", and when
 // either side has too few samples, how many would give the test power.
-std::string significance(const metrics::MannWhitneyResult& test, double alpha);
+std::string significance(const stats::MannWhitneyResult& test, double alpha);
 
 // One line for a difference between reports: "[job] spec.data.seq_len: A: 512 | B: 1024 — note".
 std::string difference_line(const Difference& d);

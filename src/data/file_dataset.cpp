@@ -15,11 +15,11 @@
 #include "data/file_messages.h"
 #include "data/rng.h"
 #include "io/whole_file.h"
-#include "metrics/stats.h"
 #include "spec/choices.h"
 #include "spec/limits.h"
 #include "text/json_parse.h"
 #include "text/messages.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::data {
 
@@ -642,8 +642,8 @@ DataFileStats take_examples(ReadResult& read, const std::vector<int64_t>& select
   s.examples = static_cast<int64_t>(examples.size());
   if (s.examples > 0) {
     s.mean_length = static_cast<double>(s.tokens) / static_cast<double>(s.examples);
-    s.p50_length = metrics::percentile(lengths, 0.5);
-    s.p90_length = metrics::percentile(lengths, 0.9);
+    s.p50_length = stats::percentile(lengths, 0.5);
+    s.p90_length = stats::percentile(lengths, 0.9);
   }
   if (s.tokens > 0) {
     s.masked_fraction =

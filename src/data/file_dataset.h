@@ -143,7 +143,7 @@ struct DataFileStats {
   int64_t tokens = 0;            // sum of example lengths
   int64_t loss_tokens = 0;       // target tokens (is_target with train_on_input = false)
   double mean_length = 0.0;
-  // Median and 90th percentile of the lengths by metrics::percentile (numpy's default "linear"
+  // Median and 90th percentile of the lengths by stats::percentile (numpy's default "linear"
   // interpolation, so they may fall between two lengths).
   double p50_length = 0.0;
   double p90_length = 0.0;

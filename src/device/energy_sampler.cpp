@@ -10,7 +10,7 @@ EnergySampler::EnergySampler(const GpuQuery& query, const std::vector<int64_t>& 
     : query_(query), interval_ns_(interval_ns), now_ns_(std::move(now_ns)) {
   for (const int64_t index : devices) {
     const PowerSensor sensor = query.power_sensor(index);
-    metrics::DeviceReadings d;
+    device::DeviceReadings d;
     d.index = index;
     d.pci_bus_id = query.device(index).pci_bus_id;
     d.library = sensor.library;
@@ -32,9 +32,9 @@ EnergySampler::~EnergySampler() {
 }
 
 void EnergySampler::read_round() {
-  for (metrics::DeviceReadings& d : devices_) {
+  for (device::DeviceReadings& d : devices_) {
     const PowerSample s = query_.read_power(d.index);
-    metrics::PowerReading r;
+    device::PowerReading r;
     r.nanoseconds = now_ns_();
     if (s.error.empty()) {
       r.energy_millijoules = s.energy_millijoules;
@@ -67,7 +67,7 @@ void EnergySampler::loop() {
   }
 }
 
-std::vector<metrics::DeviceReadings> EnergySampler::stop() {
+std::vector<device::DeviceReadings> EnergySampler::stop() {
   {
     const std::lock_guard<std::mutex> guard(lock_);
     stopping_ = true;

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "device/energy.h"
 #include "device/gpu_query.h"
-#include "metrics/energy.h"
 
 namespace ftbench::device {
 
@@ -36,8 +36,8 @@ class EnergySampler {
   int64_t rounds() const { return rounds_.load(); }
 
   // Takes one last round, stops the thread and returns every device's readings, integrated
-  // as they came (metrics::DeviceReadings keeps no list of them). Once.
-  std::vector<metrics::DeviceReadings> stop();
+  // as they came (device::DeviceReadings keeps no list of them). Once.
+  std::vector<device::DeviceReadings> stop();
   // The last failed read's message ("" when none failed). After stop().
   const std::string& last_error() const { return last_error_; }
 
@@ -48,8 +48,8 @@ class EnergySampler {
   const GpuQuery& query_;
   int64_t interval_ns_;
   std::function<int64_t()> now_ns_;
-  std::vector<metrics::DeviceReadings> devices_;  // written by the thread until it is joined
-  std::string last_error_;                        // likewise
+  std::vector<device::DeviceReadings> devices_;  // written by the thread until it is joined
+  std::string last_error_;                       // likewise
   std::atomic<int64_t> rounds_{0};
   std::mutex lock_;
   std::condition_variable wake_;
@@ -61,10 +61,10 @@ class EnergySampler {
 // What an energy meter (torch/energy_meter.h) read over a run's step loop, or why it read
 // nothing; the report builder turns it into the report's energy.
 struct EnergyReadings {
-  std::vector<metrics::DeviceReadings> devices;  // each device sampled; empty when none was
-  std::string reason;                            // why it did not run; "" when it did
-  std::string error;                             // the last failed read's message, when one failed
-  double interval_seconds = 0.0;                 // backend.energy_sample_ms / 1000
+  std::vector<device::DeviceReadings> devices;  // each device sampled; empty when none was
+  std::string reason;                           // why it did not run; "" when it did
+  std::string error;                            // the last failed read's message, when one failed
+  double interval_seconds = 0.0;                // backend.energy_sample_ms / 1000
 };
 
 }  // namespace ftbench::device

@@ -16,13 +16,14 @@ report::Energy unmeasured_energy(const std::string& reason, double interval_seco
   return e;
 }
 
-report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, double interval_seconds,
-                                int64_t segment, const std::vector<report::StepRecord>& steps,
+report::Energy summarize_energy(const std::vector<device::DeviceReadings>& devices,
+                                double interval_seconds, int64_t segment,
+                                const std::vector<report::StepRecord>& steps,
                                 const std::string& error) {
   report::Energy e = unmeasured_energy("", interval_seconds, segment, steps);
   int64_t first = std::numeric_limits<int64_t>::max();
   int64_t last = std::numeric_limits<int64_t>::min();
-  for (const DeviceReadings& d : devices) {
+  for (const device::DeviceReadings& d : devices) {
     if (d.readings == 0) continue;
     first = std::min(first, d.first_nanoseconds);
     last = std::max(last, d.last_nanoseconds);
@@ -32,19 +33,21 @@ report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, doub
     e.window_seconds = static_cast<double>(last - first) * 1e-9;
   }
   bool covered = false;
-  for (const DeviceReadings& d : devices) {
-    IntegratedEnergy x = d.energy_source.empty() ? d.by_power.result() : d.by_counter.result();
-    if (x.method == EnergyMethod::kEnergyCounter && x.sampled_seconds == 0.0 &&
+  for (const device::DeviceReadings& d : devices) {
+    device::IntegratedEnergy x =
+        d.energy_source.empty() ? d.by_power.result() : d.by_counter.result();
+    if (x.method == device::EnergyMethod::kEnergyCounter && x.sampled_seconds == 0.0 &&
         !d.power_source.empty()) {
-      const IntegratedEnergy by_power = d.by_power.result();
+      const device::IntegratedEnergy by_power = d.by_power.result();
       if (by_power.sampled_seconds > 0.0) x = by_power;
     }
     covered = covered || x.sampled_seconds > 0.0;
     report::DeviceEnergy out;
     out.index = d.index;
     out.pci_bus_id = d.pci_bus_id;
-    out.method = to_string(x.method);
-    out.source = x.method == EnergyMethod::kEnergyCounter ? d.energy_source : d.power_source;
+    out.method = device::to_string(x.method);
+    out.source =
+        x.method == device::EnergyMethod::kEnergyCounter ? d.energy_source : d.power_source;
     out.library = d.library;
     out.joules = x.joules;
     out.sampled_seconds = x.sampled_seconds;

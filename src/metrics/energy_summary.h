@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/energy.h"
+#include "device/energy.h"
 #include "report/report.h"
 
 namespace ftbench::metrics {
@@ -16,8 +16,9 @@ namespace ftbench::metrics {
 // counter when it has one (by power when the counter covered no time but power did), the totals
 // as report::Energy says. `steps` are the segment's optimizer steps (per step, per 1M real
 // tokens); `error` is the last failed read's message, for `reason` when nothing was covered.
-report::Energy summarize_energy(const std::vector<DeviceReadings>& devices, double interval_seconds,
-                                int64_t segment, const std::vector<report::StepRecord>& steps,
+report::Energy summarize_energy(const std::vector<device::DeviceReadings>& devices,
+                                double interval_seconds, int64_t segment,
+                                const std::vector<report::StepRecord>& steps,
                                 const std::string& error);
 
 // The report's energy when nothing was measured: `reason` says why; steps and tokens counted.

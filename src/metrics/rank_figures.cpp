@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "metrics/stats.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::metrics {
 
@@ -32,7 +32,7 @@ void summarize_ranks(report::Distributed& d, int64_t first_step, double job_toke
     }
     skews.push_back(hi - lo);
   }
-  d.step_skew_seconds = percentile(skews, 0.5);
+  d.step_skew_seconds = stats::percentile(skews, 0.5);
 
   double slowest = -1.0;
   double share_sum = 0.0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "metrics/stats.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::metrics {
 
@@ -74,7 +74,7 @@ int64_t exclude_profiled_steps(const std::vector<report::StepRecord>& steps,
 }
 
 report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
-                              const std::vector<StepFlops>& flops, const SummaryOptions& o) {
+                              const std::vector<model::StepFlops>& flops, const SummaryOptions& o) {
   report::Summary s;
   const int64_t n = static_cast<int64_t>(steps.size());
   std::vector<bool> excluded = warmup_mask(steps, o.warmup_steps);
@@ -94,7 +94,7 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
   double wait = 0.0;
   double real = 0.0;
   double padded = 0.0;
-  StepFlops flop_sum;
+  model::StepFlops flop_sum;
   for (int64_t i = 0; i < n; ++i) {
     if (excluded[static_cast<size_t>(i)]) continue;
     const report::StepRecord& r = steps[static_cast<size_t>(i)];
@@ -104,7 +104,7 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
     real += double(r.real_tokens);
     padded += double(r.padded_tokens);
     if (static_cast<size_t>(i) < flops.size()) {
-      const StepFlops& f = flops[static_cast<size_t>(i)];
+      const model::StepFlops& f = flops[static_cast<size_t>(i)];
       flop_sum.lora_frozen_base += f.lora_frozen_base;
       flop_sum.lora_frozen_base_recompute += f.lora_frozen_base_recompute;
       flop_sum.six_n += f.six_n;
@@ -112,7 +112,7 @@ report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
       flop_sum.executed += f.executed;
     }
   }
-  s.step_seconds = summarize(seconds);
+  s.step_seconds = stats::summarize(seconds);
   if (wall > 0.0) {
     s.tokens_per_second_real = real / wall;
     s.tokens_per_second_padded = padded / wall;
@@ -178,7 +178,7 @@ report::Summary summary_of_steps(const report::Report& report) {
   s.warmup_steps_excluded = std::count(warmup.begin(), warmup.end(), true);
   s.profiled_steps_excluded =
       static_cast<int64_t>(report.steps.size()) - measured - s.warmup_steps_excluded;
-  s.step_seconds = summarize(seconds);
+  s.step_seconds = stats::summarize(seconds);
   const auto over_wall = [&](double x) { return wall > 0.0 ? x / wall : 0.0; };
   s.tokens_per_second_real = over_wall(real);
   s.tokens_per_second_padded = over_wall(padded);

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/step_flops.h"
+#include "model/step_flops.h"
 #include "report/report.h"
 
 namespace ftbench::metrics {
@@ -51,7 +51,8 @@ std::vector<bool> warmup_mask(const report::Report& report);
 // warmup_steps steps of every process of a resumed run); if no step is left, they use every
 // step and warmup_steps_excluded says 0.
 report::Summary summarize_run(const std::vector<report::StepRecord>& steps,
-                              const std::vector<StepFlops>& flops, const SummaryOptions& options);
+                              const std::vector<model::StepFlops>& flops,
+                              const SummaryOptions& options);
 
 // The summary that `report`'s own steps give, for the reader to hold the report's against
 // (report/report_consistency.cpp) and for tests that edit steps: report.summary with every

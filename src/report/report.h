@@ -14,10 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/external_start.h"
-#include "report/sample_summary.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::report {
+
+using stats::SampleSummary;
 
 inline constexpr const char* kSchema = "ftbench.report/1.13";     // what this code writes
 inline constexpr const char* kSchemaFamily = "ftbench.report/1";  // what it reads (any 1.x)
@@ -196,7 +197,7 @@ struct DataStatistics {
   int64_t dropped_too_long = 0;  // examples left out for length (data.too_long: drop)
   int64_t truncated = 0;         // examples of the training set cut to data.seq_len
   double mean_length = 0.0;
-  double p50_length = 0.0;  // metrics::percentile (numpy "linear")
+  double p50_length = 0.0;  // stats::percentile (numpy "linear")
   double p90_length = 0.0;
   int64_t max_length = 0;
   double masked_fraction = 0.0;  // 1 - loss_tokens / tokens
@@ -412,7 +413,7 @@ struct MeasuredGemm {
 struct DeviceEnergy {
   int64_t index = 0;       // the runtime's device index, as environment.device.index
   std::string pci_bus_id;  // how the management library found it
-  std::string method;      // energy_counter, power_integration (metrics/energy.h)
+  std::string method;      // energy_counter, power_integration (device/energy.h)
   std::string source;      // the library call: "nvmlDeviceGetTotalEnergyConsumption"
   std::string library;     // "libnvidia-ml.so.1", "libamd_smi.so"
   double joules = 0.0;

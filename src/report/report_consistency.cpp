@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device/process_clock.h"
 #include "report/report_bounds.h"
 #include "report/report_io.h"
 #include "report/run_status.h"
@@ -64,7 +65,7 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
 
   void check_durations(const Report& r) const {
     at_most_seconds(r.t0_before_process_seconds, "timing.t0_before_process_seconds",
-                    kMaxExternalStartSeconds);
+                    device::kMaxExternalStartSeconds);
     duration(r.time_to_first_step_seconds, "timing.time_to_first_step_seconds");
     for (std::size_t i = 0; i < r.phases.size(); ++i) {
       const Phase& p = r.phases[i];

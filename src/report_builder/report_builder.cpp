@@ -2,7 +2,8 @@
 
 #include <utility>
 
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
+#include "text/iso8601.h"
 
 namespace ftbench::report_builder {
 
@@ -31,7 +32,7 @@ report::Segment ReportBuilder::segment(const std::string& status, const train::T
   g.index = segment_index();
   g.status = status;
   g.started_at_utc = rep_.started_at_utc;
-  g.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + now);
+  g.finished_at_utc = text::iso8601_utc(clock_.start_epoch_seconds() + now);
   if (!result.steps.empty()) {
     g.first_step = result.steps.front().step;
     g.last_step = result.steps.back().step;
@@ -49,15 +50,15 @@ std::vector<report::Segment> ReportBuilder::all_segments(const report::Segment& 
   return all;
 }
 
-std::vector<metrics::StepFlops> ReportBuilder::assemble(const std::string& status,
-                                                        const train::TrainResult& result,
-                                                        const metrics::SummaryOptions& summary,
-                                                        DeviceSections readings) {
+std::vector<model::StepFlops> ReportBuilder::assemble(const std::string& status,
+                                                      const train::TrainResult& result,
+                                                      const metrics::SummaryOptions& summary,
+                                                      DeviceSections readings) {
   rep_.status = status;
   rep_.time_to_first_step_seconds = time_to_first_step_seconds();
   rep_.steps = earlier_.steps;
   for (const report::StepRecord& s : segment_steps(result)) rep_.steps.push_back(s);
-  std::vector<metrics::StepFlops> flops = earlier_.flops;
+  std::vector<model::StepFlops> flops = earlier_.flops;
   flops.insert(flops.end(), result.flops.begin(), result.flops.end());
   std::vector<report::Fallback> fallbacks;
   for (const train::MicroBatchFallback& f : result.fallbacks)
@@ -67,7 +68,7 @@ std::vector<metrics::StepFlops> ReportBuilder::assemble(const std::string& statu
   rep_.summary = metrics::summarize_run(rep_.steps, flops, summary);
   rep_.memory = std::move(readings.memory);
   rep_.environment = std::move(readings.environment);
-  rep_.finished_at_utc = metrics::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
+  rep_.finished_at_utc = text::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
   rep_.segments = all_segments(segment(status, result, readings.intra_op_threads));
   return flops;
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
 #include "metrics/run_summary.h"
 #include "report/report.h"
 #include "report_builder/records.h"
@@ -23,7 +23,7 @@ namespace ftbench::report_builder {
 struct EarlierSegments {
   std::vector<report::Segment> segments;
   std::vector<report::StepRecord> steps;  // numbered by their segments
-  std::vector<metrics::StepFlops> flops;  // one a step, as the checkpoint kept them
+  std::vector<model::StepFlops> flops;    // one a step, as the checkpoint kept them
   std::string resumed_from;               // the checkpoint folder
 };
 
@@ -37,7 +37,7 @@ struct DeviceSections {
 
 class ReportBuilder {
  public:
-  explicit ReportBuilder(const metrics::ProcessClock& clock) : clock_(clock) {}
+  explicit ReportBuilder(const device::ProcessClock& clock) : clock_(clock) {}
   ReportBuilder(const ReportBuilder&) = delete;
   ReportBuilder& operator=(const ReportBuilder&) = delete;
 
@@ -67,13 +67,13 @@ class ReportBuilder {
   // Everything measured so far into the report, with `status`: the earlier segments' steps and
   // this one's, the batching in effect, the summary over every step, the readings, and this
   // segment's record last. Returns every step's FLOPs, the earlier segments' first.
-  std::vector<metrics::StepFlops> assemble(const std::string& status,
-                                           const train::TrainResult& result,
-                                           const metrics::SummaryOptions& summary,
-                                           DeviceSections readings);
+  std::vector<model::StepFlops> assemble(const std::string& status,
+                                         const train::TrainResult& result,
+                                         const metrics::SummaryOptions& summary,
+                                         DeviceSections readings);
 
  private:
-  const metrics::ProcessClock& clock_;
+  const device::ProcessClock& clock_;
   report::Report rep_;
   EarlierSegments earlier_;
   double first_step_end_ = 0.0;

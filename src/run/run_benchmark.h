@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cost/billing.h"
+#include "device/process_clock.h"
 #include "dist/launch.h"
 #include "dist/rank_fault.h"
 #include "io/output_rules.h"
-#include "metrics/process_clock.h"
 #include "metrics/profile_table.h"
 #include "report/report.h"
 #include "run/outputs.h"
@@ -104,7 +104,7 @@ void check_step_switches(const spec::RunSpec& spec);
 // report with status "interrupted" and throws train::Interrupted. A checkpoint that cannot be
 // used throws train::CheckpointError before training. Returns the report as written.
 // `signals` says whether a stop was asked for (since the process started).
-report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock,
+report::Report run_benchmark(const RunOptions& options, const device::ProcessClock& clock,
                              const train::StopSignals& signals);
 
 }  // namespace ftbench::run

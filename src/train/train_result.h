@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/step_flops.h"
+#include "model/step_flops.h"
 
 namespace ftbench::train {
 
@@ -45,7 +45,7 @@ struct MicroBatchFallback {
 
 struct TrainResult {
   std::vector<StepMeasurement> steps;
-  std::vector<metrics::StepFlops> flops;  // per step, every formula
+  std::vector<model::StepFlops> flops;  // per step, every formula
   // Out-of-memory fallbacks in order, appended as they happen (a run that then fails keeps
   // them), and the split in effect after the last one (the batcher's and the spec's before).
   std::vector<MicroBatchFallback> fallbacks;

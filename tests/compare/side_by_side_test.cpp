@@ -256,7 +256,7 @@ TEST(SideBySide, ReferenceRunRatiosAndCosts) {
 TEST(SideBySide, StepTestUsesMeasuredStepsOnly) {
   const std::vector<Column> cols = side_by_side({h100(), mi300x()}, SideBySideOptions{});
   ASSERT_TRUE(cols[1].step_test.has_value());
-  const metrics::MannWhitneyResult& t = *cols[1].step_test;
+  const stats::MannWhitneyResult& t = *cols[1].step_test;
   // After the 2 warm-up steps of each: 4 H100 steps vs 5 MI300X steps.
   EXPECT_EQ(t.n1, 4);
   EXPECT_EQ(t.n2, 5);

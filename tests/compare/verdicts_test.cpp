@@ -30,7 +30,7 @@ TEST(Verdicts, PValueText) {
 }
 
 TEST(Verdicts, Significance) {
-  metrics::MannWhitneyResult t;
+  stats::MannWhitneyResult t;
   t.n1 = 5;
   t.n2 = 6;
   t.u1 = 3;
@@ -63,7 +63,7 @@ TEST(Verdicts, AStepTestWithinOneRunPerSideIsNotCalledSignificant) {
   Column a = column("A", "cpu", 100, std::nullopt);
   Column b = column("B", "cpu", 100, std::nullopt);
   b.step_p50_change = -0.524;
-  metrics::MannWhitneyResult t;
+  stats::MannWhitneyResult t;
   t.n1 = 9;
   t.n2 = 9;
   t.u1 = 8;

@@ -35,11 +35,11 @@ std::function<int64_t()> ticking_clock() {
 }
 
 // Runs a 1 ms sampler over `devices` until it has taken `rounds` rounds, then stops it.
-std::vector<metrics::DeviceReadings> sample(const GpuQuery& q, std::vector<int64_t> devices,
-                                            int64_t rounds, std::string* error = nullptr) {
+std::vector<device::DeviceReadings> sample(const GpuQuery& q, std::vector<int64_t> devices,
+                                           int64_t rounds, std::string* error = nullptr) {
   EnergySampler sampler(q, devices, 1'000'000, ticking_clock());
   while (sampler.rounds() < rounds) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::vector<metrics::DeviceReadings> out = sampler.stop();
+  std::vector<device::DeviceReadings> out = sampler.stop();
   if (error != nullptr) *error = sampler.last_error();
   return out;
 }
@@ -55,7 +55,7 @@ TEST(EnergySampler, CounterAcrossAFailedRead) {
   const ScopedEnv energy("FTBENCH_FAKE_GPU_ENERGY_MJ", "1000,2000,fail,4000,4500");
   const auto q = fake_query();
   std::string error;
-  const std::vector<metrics::DeviceReadings> d = sample(*q, {0}, 5, &error);
+  const std::vector<device::DeviceReadings> d = sample(*q, {0}, 5, &error);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].library, "libfake-nvidia-ml.so.1");
   EXPECT_EQ(d[0].energy_source, "fakeDeviceGetTotalEnergyConsumption");
@@ -96,7 +96,7 @@ TEST(EnergySampler, WithoutACounterPowerIsIntegrated) {
   const ScopedEnv energy("FTBENCH_FAKE_GPU_ENERGY_MJ", "none");
   const ScopedEnv power("FTBENCH_FAKE_GPU_POWER_MW", "300000,500000,400000,0");
   const auto q = fake_query();
-  const std::vector<metrics::DeviceReadings> d = sample(*q, {0}, 4);
+  const std::vector<device::DeviceReadings> d = sample(*q, {0}, 4);
   EXPECT_EQ(d[0].energy_source, "");
   const report::Energy e = metrics::summarize_energy(d, 0.1, 1, steps(1, 10), "");
   EXPECT_EQ(e.method, "power_integration");
@@ -110,7 +110,7 @@ TEST(EnergySampler, AFailedReadMidRunLeavesAGapInPower) {
   const ScopedEnv energy("FTBENCH_FAKE_GPU_ENERGY_MJ", "none");
   const ScopedEnv power("FTBENCH_FAKE_GPU_POWER_MW", "200000,200000,fail,200000,0");
   const auto q = fake_query();
-  const std::vector<metrics::DeviceReadings> d = sample(*q, {0}, 5);
+  const std::vector<device::DeviceReadings> d = sample(*q, {0}, 5);
   const auto n = static_cast<double>(d[0].readings);
   const report::Energy e = metrics::summarize_energy(d, 0.1, 1, steps(1, 10), "");
   // Covered: 0-0.1 s (20 J), 0.3-0.4 s (10 J) and every interval at 0 W after; not 0.1-0.3 s.
@@ -124,7 +124,7 @@ TEST(EnergySampler, EveryReadFailingSaysWhy) {
   const ScopedEnv energy("FTBENCH_FAKE_GPU_ENERGY_MJ", "fail");
   const auto q = fake_query();
   std::string error;
-  const std::vector<metrics::DeviceReadings> d = sample(*q, {0}, 2, &error);
+  const std::vector<device::DeviceReadings> d = sample(*q, {0}, 2, &error);
   const report::Energy e = metrics::summarize_energy(d, 0.1, 1, steps(3, 10), error);
   EXPECT_EQ(e.reason,
             "no two successive readings of a device (last error: fakeErrorPowerRead: scripted "
@@ -137,7 +137,7 @@ TEST(EnergySampler, EveryReadFailingSaysWhy) {
 
 TEST(EnergySampler, TwoDevicesAddUp) {
   const auto q = fake_query();  // 2 devices, 50 J more at every read, 500 W
-  const std::vector<metrics::DeviceReadings> d = sample(*q, {0, 1}, 3);
+  const std::vector<device::DeviceReadings> d = sample(*q, {0, 1}, 3);
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[1].pci_bus_id, "0000:1C:00.0");
   const report::Energy e = metrics::summarize_energy(d, 0.1, 1, steps(1, 10), "");

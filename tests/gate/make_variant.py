@@ -4,7 +4,7 @@
 Each change keeps the report consistent (ftbench reads it back and holds every summary figure to
 the steps): scaled step times come with the step-time summary, the throughput, the data-wait
 share and the MFU entries recomputed from the measured steps (numpy-linear percentiles, as
-src/metrics/stats.cpp computes them); scaled phases with the time to first step and the
+src/util/stats/summary.cpp computes them); scaled phases with the time to first step and the
 segments' times scaled alike; a scaled allocator peak with the phases' peaks it is the largest
 of; a shifted loss with every step's loss shifted.
 

@@ -21,7 +21,7 @@ TEST(RunSummary, ExcludesWarmupAndComputesThroughput) {
   const std::vector<report::StepRecord> steps = {
       step(1, 10.0, 1.0, 100, 200, 5.0), step(2, 2.0, 0.5, 300, 400, 4.0),
       step(3, 4.0, 0.5, 500, 600, 3.0), step(4, 2.0, 0.0, 200, 200, 2.0)};
-  std::vector<StepFlops> flops(4);
+  std::vector<model::StepFlops> flops(4);
   for (auto& f : flops) f = {4e12, 5e12, 6e12, 7e12, 3e12};
   SummaryOptions o;
   o.warmup_steps = 1;
@@ -141,7 +141,7 @@ TEST(SummaryOfSteps, IsTheSummaryTheRunComputed) {
   report::Report r;
   r.world_size = 2;
   r.spec = nlohmann::ordered_json::parse(R"({"train": {"timing_warmup_steps": 1}})");
-  std::vector<StepFlops> flops;
+  std::vector<model::StepFlops> flops;
   for (int64_t i = 1; i <= 6; ++i) {
     r.steps.push_back(step(i, 1.0 + 0.25 * double(i % 3), 0.125, 90 + i, 128, 3.0 - 0.25 * i));
     r.steps.back().segment = i <= 3 ? 1 : 2;

@@ -27,8 +27,8 @@
 #include "io/output_file.h"
 #include "metrics/report_figures.h"
 #include "metrics/run_summary.h"
-#include "metrics/stats.h"
 #include "report/report_io.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::report {
 namespace {
@@ -169,7 +169,7 @@ Report full_report() {
   Summary& m = r.summary;
   m.warmup_steps_excluded = 2;
   m.measured_steps = 3;
-  m.step_seconds = metrics::summarize({1.3, 1.4, 1.5});
+  m.step_seconds = stats::summarize({1.3, 1.4, 1.5});
   m.tokens_per_second_real = 300012.0 / 4.2;
   m.tokens_per_second_padded = 93622.85714285714;
   m.padding_fraction = 1.0 - 300012.0 / 393216.0;

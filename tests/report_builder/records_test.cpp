@@ -195,7 +195,7 @@ TEST(Records, EnergyIsWhatTheMeterReadOrWhyItReadNothing) {
   // One device by its counter: 1000 mJ, then 3000 mJ 0.2 s later: 2 J, 10 W.
   device::EnergyReadings read;
   read.interval_seconds = 0.1;
-  metrics::DeviceReadings d;
+  device::DeviceReadings d;
   d.index = 0;
   d.library = "libnvidia-ml.so.1";
   d.energy_source = "nvmlDeviceGetTotalEnergyConsumption";

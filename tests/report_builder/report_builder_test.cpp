@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
 
 namespace ftbench::report_builder {
 namespace {
@@ -71,7 +71,7 @@ EarlierSegments three_earlier_steps() {
 
 TEST(ReportBuilder, AFreshRunIsSegmentOneWithItsOwnSteps) {
   const auto start = steady_clock::now();
-  const metrics::ProcessClock clock = metrics::ProcessClock::started_at(start, kStartEpoch);
+  const device::ProcessClock clock = device::ProcessClock::started_at(start, kStartEpoch);
   ReportBuilder builder(clock);
   builder.report().started_at_utc = "2026-11-29T22:34:05Z";
   builder.report().t0_before_process_seconds = 30.0;
@@ -82,7 +82,7 @@ TEST(ReportBuilder, AFreshRunIsSegmentOneWithItsOwnSteps) {
 
   metrics::SummaryOptions summary;
   const double before = clock.now();
-  const std::vector<metrics::StepFlops> flops =
+  const std::vector<model::StepFlops> flops =
       builder.assemble("completed", two_steps(), summary, readings());
   const double after = clock.now();
   const report::Report& r = builder.report();
@@ -120,8 +120,8 @@ TEST(ReportBuilder, AFreshRunIsSegmentOneWithItsOwnSteps) {
 }
 
 TEST(ReportBuilder, AResumedRunFollowsTheEarlierSegments) {
-  const metrics::ProcessClock clock =
-      metrics::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
+  const device::ProcessClock clock =
+      device::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
   ReportBuilder builder(clock);
   builder.resume(three_earlier_steps());
   EXPECT_EQ(builder.segment_index(), 2);
@@ -135,7 +135,7 @@ TEST(ReportBuilder, AResumedRunFollowsTheEarlierSegments) {
   EXPECT_EQ(own[0].segment, 2);
   EXPECT_EQ(own[1].segment, 2);
 
-  const std::vector<metrics::StepFlops> flops =
+  const std::vector<model::StepFlops> flops =
       builder.assemble("interrupted", result, metrics::SummaryOptions{}, readings());
   const report::Report& r = builder.report();
   ASSERT_EQ(r.steps.size(), 5u);
@@ -169,8 +169,8 @@ TEST(ReportBuilder, AResumedRunFollowsTheEarlierSegments) {
 }
 
 TEST(ReportBuilder, AssemblingAgainReplacesTheSegmentsSteps) {
-  const metrics::ProcessClock clock =
-      metrics::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
+  const device::ProcessClock clock =
+      device::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
   ReportBuilder builder(clock);
   train::TrainResult result = two_steps();
   builder.assemble("unfinished", result, metrics::SummaryOptions{}, readings());

@@ -15,12 +15,13 @@
 #include <torch/cuda.h>
 
 #include "bench/gemm_check.h"
+#include "device/process_clock.h"
 #include "device/tf32_matmul.h"
 #include "device/torch/backend.h"
 #include "device/torch/environment.h"
 #include "device/torch/torch_version.h"
-#include "metrics/process_clock.h"
 #include "report_builder/records.h"
+#include "text/iso8601.h"
 
 // Device events that time work on the GPU itself need c10::Event::elapsedTime, which LibTorch
 // has from 2.5 on (../shared/design/LIBTORCH.md §5); before that, GPU calls are timed on the host
@@ -314,7 +315,7 @@ GemmResult run_gemm_sweep(const GemmRunOptions& o, const device::Backend& backen
 
   const Clock::time_point start = Clock::now();
   GemmResult result;
-  result.started_at_utc = metrics::iso8601_utc(metrics::epoch_seconds_now());
+  result.started_at_utc = text::iso8601_utc(device::epoch_seconds_now());
   const at::Device device = backend.device();
   GemmSettings& st = result.settings;
   st.shapes = o.shapes_spec;
@@ -392,7 +393,7 @@ GemmResult run_gemm_sweep(const GemmRunOptions& o, const device::Backend& backen
   }
   result.environment = report_builder::environment_record(device::describe_environment(&backend));
   result.total_seconds = seconds_since(start);
-  result.finished_at_utc = metrics::iso8601_utc(metrics::epoch_seconds_now());
+  result.finished_at_utc = text::iso8601_utc(device::epoch_seconds_now());
   return result;
 }
 

@@ -26,6 +26,7 @@
 #include "spec/limits.h"
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
+#include "text/iso8601.h"
 #include "text/messages.h"
 #include "text/parse_number.h"
 #include "text/units.h"
@@ -121,20 +122,20 @@ std::optional<cost::Rate> run_price(const RunFlags& f, const spec::RunSpec& spec
 
 // The external start from --t0 or FTBENCH_T0 (`source` names which), checked: Unix epoch
 // seconds within kMaxExternalStartSeconds before the process start. InputError otherwise.
-double checked_t0(double t0, const std::string& source, const metrics::ProcessClock& clock) {
-  const std::string problem = metrics::external_start_problem(t0, clock.start_epoch_seconds());
+double checked_t0(double t0, const std::string& source, const device::ProcessClock& clock) {
+  const std::string problem = device::external_start_problem(t0, clock.start_epoch_seconds());
   if (problem.empty()) return t0;
   const double start = clock.start_epoch_seconds();
-  const double earliest = start - metrics::kMaxExternalStartSeconds;
+  const double earliest = start - device::kMaxExternalStartSeconds;
   throw InputError(
       fmt::format("{}: expected the external start as Unix epoch seconds from {:.0f} ({}, 30 days "
                   "before the process started) to {:.3f} ({}, the process start), found {} ({})",
-                  source, std::ceil(earliest), metrics::iso8601_utc(std::ceil(earliest)), start,
-                  metrics::iso8601_utc(start), t0, problem));
+                  source, std::ceil(earliest), text::iso8601_utc(std::ceil(earliest)), start,
+                  text::iso8601_utc(start), t0, problem));
 }
 
 // FTBENCH_T0 must be a plain number of Unix epoch seconds.
-std::optional<double> t0_from_environment(const metrics::ProcessClock& clock) {
+std::optional<double> t0_from_environment(const device::ProcessClock& clock) {
   const char* value = std::getenv("FTBENCH_T0");
   if (value == nullptr || *value == '\0') return std::nullopt;
   char* end = nullptr;
@@ -171,7 +172,7 @@ std::string cost_line(const report::Report& rep, const cost::Rate& rate) {
 namespace {
 
 // `ftbench run` once its flags are read: the spec, the run's options, the run, the summary.
-int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
+int run_command(const RunFlags& flags, const device::ProcessClock& clock,
                 const train::StopSignals& signals) {
   if (flags.nproc_per_node > 1) {
     throw InputError(
@@ -249,7 +250,7 @@ int run_command(const RunFlags& flags, const metrics::ProcessClock& clock,
 
 }  // namespace
 
-Action add_run_command(CLI::App& app, const metrics::ProcessClock& clock,
+Action add_run_command(CLI::App& app, const device::ProcessClock& clock,
                        const train::StopSignals& signals) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = add_subcommand(app, "run");

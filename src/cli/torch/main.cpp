@@ -28,7 +28,7 @@ __attribute__((noinline)) void grow_main_stack(std::size_t bytes) {
 int main(int argc, char** argv) {
   // First thing: the clock that measures launch and time to first step, then the handler of
   // SIGTERM, SIGINT and SIGHUP, which the launcher kept blocked until now (train/stop_signals.h).
-  const ftbench::metrics::ProcessClock clock = ftbench::metrics::ProcessClock::from_process_start();
+  const ftbench::device::ProcessClock clock = ftbench::device::ProcessClock::from_process_start();
   ftbench::train::StopSignals signals;
   ftbench::train::ignore_signals_that_would_kill_a_run();
   ftbench::io::set_stop_requested(&ftbench::train::StopSignals::stop_requested);

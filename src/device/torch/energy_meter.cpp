@@ -10,7 +10,7 @@ EnergyMeter::EnergyMeter(const spec::BackendSpec& spec)
     : interval_seconds_(static_cast<double>(spec.energy_sample_ms) * 1e-3),
       interval_ns_(spec.energy_sample_ms * 1'000'000) {}
 
-void EnergyMeter::start(const Backend& backend, const metrics::ProcessClock& clock) {
+void EnergyMeter::start(const Backend& backend, const device::ProcessClock& clock) {
   const GpuQuery* query = backend.gpu_query();
   if (backend.kind() == "cpu") {
     reason_ = "backend cpu: ftbench reads the board power of GPUs only";

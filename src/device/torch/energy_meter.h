@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "device/energy_sampler.h"
+#include "device/process_clock.h"
 #include "device/torch/backend.h"
-#include "metrics/process_clock.h"
 #include "spec/run_spec.h"
 
 namespace ftbench::device {
@@ -22,7 +22,7 @@ class EnergyMeter {
 
   // Starts sampling the backend's device, or records why it cannot (a CPU backend, no query
   // module, no management library). `clock` must outlive the meter.
-  void start(const Backend& backend, const metrics::ProcessClock& clock);
+  void start(const Backend& backend, const device::ProcessClock& clock);
 
   // What was read, stopping the sampler. Once.
   EnergyReadings finish();

@@ -17,7 +17,6 @@
 #include "device/torch/environment.h"
 #include "dist/launch.h"
 #include "hf/torch/hf_load.h"
-#include "metrics/stats.h"
 #include "model/torch/gpu_kernels.h"
 #include "report/phase_names.h"
 #include "report/summary_text.h"
@@ -32,6 +31,7 @@
 #include "spec/spec_loader.h"
 #include "train/checkpoint_files.h"
 #include "train/torch/checkpoint.h"
+#include "util/stats/summary.h"
 
 namespace ftbench::run::detail {
 
@@ -463,8 +463,8 @@ report::DataStatistics length_statistics(const data::Dataset& dataset,
     double sum = 0.0;
     for (double l : lengths) sum += l;
     s.mean_length = sum / double(lengths.size());
-    s.p50_length = metrics::percentile(lengths, 0.5);
-    s.p90_length = metrics::percentile(lengths, 0.9);
+    s.p50_length = stats::percentile(lengths, 0.5);
+    s.p90_length = stats::percentile(lengths, 0.9);
   }
   s.masked_fraction =
       counts.tokens > 0 ? 1.0 - double(counts.loss_tokens) / double(counts.tokens) : 0.0;

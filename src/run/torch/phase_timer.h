@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "device/process_clock.h"
 #include "device/torch/memory_meter.h"
-#include "metrics/process_clock.h"
 #include "report/report.h"
 #include "report_builder/records.h"
 
@@ -17,7 +17,7 @@ namespace ftbench::run {
 // is attached.
 class PhaseTimer {
  public:
-  PhaseTimer(const metrics::ProcessClock& clock, std::vector<report::Phase>& phases,
+  PhaseTimer(const device::ProcessClock& clock, std::vector<report::Phase>& phases,
              double start_seconds)
       : clock_(clock), phases_(phases), last_(start_seconds) {}
   void measure_memory(device::MemoryMeter* meter) { meter_ = meter; }
@@ -33,7 +33,7 @@ class PhaseTimer {
   }
 
  private:
-  const metrics::ProcessClock& clock_;
+  const device::ProcessClock& clock_;
   std::vector<report::Phase>& phases_;
   double last_;
   device::MemoryMeter* meter_ = nullptr;

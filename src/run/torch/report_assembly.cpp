@@ -141,9 +141,9 @@ report::Segment ReportAssembly::current_segment(const std::string& status) const
 // Everything measured so far into the report (report_builder::ReportBuilder::assemble), for the
 // final report, a failed or interrupted one, and the partial report a checkpoint carries. Returns
 // every step's FLOPs.
-std::vector<metrics::StepFlops> ReportAssembly::assemble(const std::string& status) {
+std::vector<model::StepFlops> ReportAssembly::assemble(const std::string& status) {
   if (built_.backend) resolve_peak(context_, built_.backend->info(), measured_.summary);
-  std::vector<metrics::StepFlops> flops = measured_.builder.assemble(
+  std::vector<model::StepFlops> flops = measured_.builder.assemble(
       status, measured_.result, measured_.summary,
       {report_builder::environment_record(device::describe_environment(built_.backend.get())),
        run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),

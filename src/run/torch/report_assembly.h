@@ -30,7 +30,7 @@ class ReportAssembly {
       : context_(context), measured_(measured), built_(built), checkpointing_(checkpointing) {}
 
   // The report as of now with `status`; returns every step's FLOPs.
-  std::vector<metrics::StepFlops> assemble(const std::string& status);
+  std::vector<model::StepFlops> assemble(const std::string& status);
   // This process's record among the run's segments, as of now.
   report::Segment current_segment(const std::string& status) const;
   // Data parallel, after the last step and before the exports (which only rank 0 writes, and

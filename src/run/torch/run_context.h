@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "device/process_clock.h"
 #include "device/torch/memory_meter.h"
-#include "metrics/process_clock.h"
 #include "metrics/run_summary.h"
 #include "report_builder/report_builder.h"
 #include "run/run_benchmark.h"
@@ -21,14 +21,14 @@
 namespace ftbench::run::detail {
 
 struct RunContext {
-  RunContext(const RunOptions& options, const metrics::ProcessClock& clock,
+  RunContext(const RunOptions& options, const device::ProcessClock& clock,
              const train::StopSignals& signals);
 
   const RunRequest& request;
   const Instrumentation& instrumentation;
   const TestHooks& test_hooks;
   const spec::RunSpec& spec;
-  const metrics::ProcessClock& clock;
+  const device::ProcessClock& clock;
   const train::StopSignals& signals;
   const std::string spec_fingerprint;
   const std::string checkpoint_dir;  // train.checkpoint.dir
@@ -43,7 +43,7 @@ struct RunContext {
 // What the phases measure, as they measure it: the report (through its builder), the phases
 // on the process clock with their memory, the summary's options, and the steps.
 struct RunMeasurements {
-  explicit RunMeasurements(const metrics::ProcessClock& clock) : builder(clock) {}
+  explicit RunMeasurements(const device::ProcessClock& clock) : builder(clock) {}
 
   report_builder::ReportBuilder builder;
   report::Report& report = builder.report();

@@ -12,12 +12,12 @@
 
 #include "data/data_from_spec.h"
 #include "device/address_space_reserve.h"
+#include "device/process_clock.h"
 #include "device/torch/dtype.h"
 #include "device/torch/memory_meter.h"
 #include "dist/launch.h"
 #include "hf/torch/hf_load.h"
 #include "hf/torch/peft_adapter.h"
-#include "metrics/process_clock.h"
 #include "model/shape_math.h"
 #include "model/torch/sdpa.h"
 #include "report/phase_names.h"
@@ -33,6 +33,7 @@
 #include "spec/derived.h"
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
+#include "text/iso8601.h"
 #include "train/checkpoint_files.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/trainer.h"
@@ -100,7 +101,7 @@ void check_launch(const RunContext& context) {
 
 }  // namespace
 
-RunContext::RunContext(const RunOptions& options, const metrics::ProcessClock& clock_in,
+RunContext::RunContext(const RunOptions& options, const device::ProcessClock& clock_in,
                        const train::StopSignals& signals_in)
     : request(options.request),
       instrumentation(options.instrumentation),
@@ -113,7 +114,7 @@ RunContext::RunContext(const RunOptions& options, const metrics::ProcessClock& c
       adapter_dir(adapter_export_dir(options.request.spec)),
       merged_dir(merged_export_dir(options.request.spec)) {}
 
-RunDriver::RunDriver(const RunOptions& options, const metrics::ProcessClock& clock,
+RunDriver::RunDriver(const RunOptions& options, const device::ProcessClock& clock,
                      const train::StopSignals& signals)
     : context_(options, clock, signals),
       measured_(clock),
@@ -142,7 +143,7 @@ void RunDriver::start_report() {
   std::error_code cwd_error;
   measured_.report.working_directory = std::filesystem::current_path(cwd_error).string();
   measured_.report.world_size = context_.request.launch.world_size;
-  measured_.report.started_at_utc = metrics::iso8601_utc(context_.clock.start_epoch_seconds());
+  measured_.report.started_at_utc = text::iso8601_utc(context_.clock.start_epoch_seconds());
   measured_.report.spec_path = context_.spec.source_path;
   measured_.report.spec = spec::to_json(context_.spec);
   measured_.report.spec_fingerprint = context_.spec_fingerprint;
@@ -158,7 +159,7 @@ void RunDriver::start_report() {
   // again, is not (leave --t0 out on a resume there).
   if (context_.instrumentation.t0_epoch_seconds && !measured_.builder.earlier_segments().empty()) {
     const report::Segment& last = measured_.builder.earlier_segments().back();
-    const std::optional<double> ended = metrics::parse_iso8601_utc(last.finished_at_utc);
+    const std::optional<double> ended = text::parse_iso8601_utc(last.finished_at_utc);
     if (ended && *context_.instrumentation.t0_epoch_seconds < *ended) {
       spdlog::warn(
           "{} {:.3f} lies {:.1f} s before the end of segment {} ({}): this segment's rented time "
@@ -338,7 +339,7 @@ report::Report RunDriver::finish() {
   record_memory_prediction(context_, built_, checkpointing_.policy, measured_.report);
   const double write_start = context_.clock.now();
   measured_.report.finished_at_utc =
-      metrics::iso8601_utc(context_.clock.start_epoch_seconds() + write_start);
+      text::iso8601_utc(context_.clock.start_epoch_seconds() + write_start);
   if (!context_.lead()) return measured_.report;  // rank 0 writes the job's report
   report::write_report(measured_.report, context_.request.output_path, start_.replace_report);
   measured_.phases->end(phase::kReportWrite);
@@ -406,7 +407,7 @@ void RunDriver::record_failure(const std::exception& e) {
 
 namespace ftbench::run {
 
-report::Report run_benchmark(const RunOptions& options, const metrics::ProcessClock& clock,
+report::Report run_benchmark(const RunOptions& options, const device::ProcessClock& clock,
                              const train::StopSignals& signals) {
   detail::RunDriver driver(options, clock, signals);
   return driver.execute();

@@ -8,7 +8,7 @@
 
 #include <exception>
 
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
 #include "report/report.h"
 #include "run/run_benchmark.h"
 #include "run/torch/components.h"
@@ -25,7 +25,7 @@ namespace ftbench::run::detail {
 // order and writes the report. Not copyable; used from the run's thread.
 class RunDriver {
  public:
-  RunDriver(const RunOptions& options, const metrics::ProcessClock& clock,
+  RunDriver(const RunOptions& options, const device::ProcessClock& clock,
             const train::StopSignals& signals);
   RunDriver(const RunDriver&) = delete;
   RunDriver& operator=(const RunDriver&) = delete;

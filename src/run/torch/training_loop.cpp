@@ -9,11 +9,12 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
 #include "report/phase_names.h"
 #include "report/run_status.h"
 #include "report/summary_text.h"
 #include "spec/canonical.h"
+#include "text/iso8601.h"
 #include "train/checkpoint_files.h"
 #include "train/stop_signals.h"
 #include "train/torch/checkpoint.h"
@@ -189,7 +190,7 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   built_.backend->synchronize();
   const double start = context_.clock.now();
   train::CheckpointManifest m;
-  m.created_at_utc = metrics::iso8601_utc(context_.clock.start_epoch_seconds() + start);
+  m.created_at_utc = text::iso8601_utc(context_.clock.start_epoch_seconds() + start);
   m.reason = reason;
   m.ftbench_version = ftbench::version();
   m.spec_fingerprint = context_.spec_fingerprint;
@@ -197,9 +198,9 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(context_.spec));
   // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
   // goes on (a process that then dies records nothing more).
-  const std::vector<metrics::StepFlops> flops =
+  const std::vector<model::StepFlops> flops =
       assembly_.assemble(stopping ? report::status::kInterrupted : report::status::kUnfinished);
-  for (const metrics::StepFlops& f : flops) {
+  for (const model::StepFlops& f : flops) {
     m.step_flops.push_back(
         {f.lora_frozen_base, f.lora_frozen_base_recompute, f.six_n, f.six_n_recompute, f.executed});
   }

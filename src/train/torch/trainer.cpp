@@ -42,8 +42,8 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 // `causal_half`: the attention kernel skips causal attention's masked blocks (the executed
 // count's attention is then half the square). `recompute`: the layers' forward runs again in the
 // backward (full checkpointing; selective recomputes no GEMM, so it counts as none).
-metrics::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::ParamCounts& c,
-                                     const data::MicroBatch& mb, bool causal_half, bool recompute) {
+model::StepFlops micro_batch_flops(const spec::ModelSpec& m, const model::ParamCounts& c,
+                                   const data::MicroBatch& mb, bool causal_half, bool recompute) {
   using model::FlopFormula;
   const int64_t s = mb.input_ids.size(1);
   const double tokens = double(mb.real_tokens);
@@ -274,13 +274,13 @@ void Trainer::forward_backward(int64_t k, int64_t step,
 }
 
 // The host reads of loss and norm come after the attempt, outside the step's time.
-Trainer::Attempt Trainer::attempt_step(int64_t k, StepMeasurement& rec, metrics::StepFlops& flops,
+Trainer::Attempt Trainer::attempt_step(int64_t k, StepMeasurement& rec, model::StepFlops& flops,
                                        bool& updating) {
   const spec::TrainSpec& t = spec_.train;
   rec = StepMeasurement{};
   rec.step = k + 1;
   rec.epoch = k / counts_.steps_per_epoch + 1;
-  flops = metrics::StepFlops{};
+  flops = model::StepFlops{};
 
   // The step's micro-batches are fetched first so the loss can be normalised by the number of
   // loss tokens of the whole step (every token weighs the same under accumulation);
@@ -293,7 +293,7 @@ Trainer::Attempt Trainer::attempt_step(int64_t k, StepMeasurement& rec, metrics:
     rec.real_tokens += mb.real_tokens;
     rec.padded_tokens += mb.padded_tokens;
     rec.loss_tokens += mb.loss_tokens;
-    const metrics::StepFlops f =
+    const model::StepFlops f =
         micro_batch_flops(spec_.model, params_, mb, attention_skips_masked_blocks_,
                           /*recompute=*/model_->recompute() == model::Recompute::kFull);
     flops.lora_frozen_base += f.lora_frozen_base;
@@ -367,7 +367,7 @@ at::Tensor Trainer::gradient_norm() const {
   return at::stack(norms).norm();
 }
 
-void Trainer::sum_step_counts(StepMeasurement& rec, metrics::StepFlops& flops) {
+void Trainer::sum_step_counts(StepMeasurement& rec, model::StepFlops& flops) {
   if (ranks() == 1) return;
   // fp64 holds every count exactly up to 2^53 tokens.
   at::Tensor counts =
@@ -562,7 +562,7 @@ LoopEnd Trainer::run(TrainResult& result, const StepCallback& on_step) {
       generator_at_start = generator_.get_state();
     }
     StepMeasurement rec;
-    metrics::StepFlops flops;
+    model::StepFlops flops;
     Attempt done;
     const dist::CollectiveStats before =
         comm_ != nullptr ? comm_->stats() : dist::CollectiveStats{};

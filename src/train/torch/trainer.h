@@ -17,8 +17,8 @@
 #include "data/torch/prefetcher.h"
 #include "device/torch/backend.h"
 #include "dist/torch/communicator.h"
-#include "metrics/step_flops.h"
 #include "model/shape_math.h"
+#include "model/step_flops.h"
 #include "model/torch/llama.h"
 #include "spec/derived.h"
 #include "spec/run_spec.h"
@@ -177,13 +177,13 @@ class Trainer {
   // Every tensor of the attempt (micro-batches, autograd graph, partial sums) lives in its
   // frame, so an exception releases them on its way out. `updating` is set once the optimizer
   // update may have begun.
-  Attempt attempt_step(int64_t k, StepMeasurement& rec, metrics::StepFlops& flops, bool& updating);
+  Attempt attempt_step(int64_t k, StepMeasurement& rec, model::StepFlops& flops, bool& updating);
   // The forward and backward passes of the step's micro-batches (0-based step k, 1-based
   // `step`), then the data-parallel gradient sum; the batches are released as they go.
   void forward_backward(int64_t k, int64_t step, std::vector<data::MicroBatch>& micro_batches,
                         Attempt& out);
   // Data parallel: the step's token counts and FLOPs summed over the ranks.
-  void sum_step_counts(StepMeasurement& rec, metrics::StepFlops& flops);
+  void sum_step_counts(StepMeasurement& rec, model::StepFlops& flops);
   // Data parallel: every adapter gradient and `loss_sum` summed over the ranks, in place; returns
   // how many ranks ran out of memory in the step (this one when `out_of_memory`), their
   // gradients then being left undefined.

@@ -1,4 +1,4 @@
-#include "metrics/mann_whitney.h"
+#include "util/stats/mann_whitney.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace ftbench::metrics {
+namespace ftbench::stats {
 namespace {
 
 void require_sample(const std::vector<double>& samples, const char* name) {
@@ -118,4 +118,4 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector
   return r;
 }
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::stats

@@ -1,4 +1,4 @@
-#include "metrics/stats.h"
+#include "util/stats/summary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace ftbench::metrics {
+namespace ftbench::stats {
 namespace {
 
 // std::sort needs a strict weak order, which NaN breaks (undefined behaviour, not just a wrong
@@ -78,4 +78,4 @@ SampleSummary summarize(const std::vector<double>& samples) {
   return out;
 }
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::stats

@@ -11,7 +11,7 @@
 
 #include "text/spellings.h"
 
-namespace ftbench::metrics {
+namespace ftbench::device {
 
 // One reading of one device. A failed read has neither figure.
 struct PowerReading {
@@ -90,4 +90,4 @@ struct DeviceReadings {
   void add(const PowerReading& reading);
 };
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::device

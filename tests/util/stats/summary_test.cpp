@@ -2,7 +2,7 @@
 // with numpy's own interpolation formula (_lerp) in plain Python doubles; stddev is
 // numpy.std(x, ddof=1). Where the decimal literal is not the exact double numpy returns, the
 // literal below is the full repr() of numpy's result.
-#include "metrics/stats.h"
+#include "util/stats/summary.h"
 
 #include <cmath>
 #include <limits>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ftbench::metrics {
+namespace ftbench::stats {
 namespace {
 
 TEST(StatsPercentile, MatchesNumpyLinear) {
@@ -120,4 +120,4 @@ TEST(StatsSummarize, RejectsNonFiniteSamples) {
 }
 
 }  // namespace
-}  // namespace ftbench::metrics
+}  // namespace ftbench::stats

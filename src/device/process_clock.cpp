@@ -1,4 +1,4 @@
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-namespace ftbench::metrics {
+namespace ftbench::device {
 namespace {
 
 // Seconds between boot and the start of this process, or nullopt.
@@ -66,4 +66,4 @@ double epoch_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::device

@@ -5,10 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "report/external_start.h"
-#include "text/iso8601.h"
-
-namespace ftbench::metrics {
+namespace ftbench::device {
 
 class ProcessClock {
  public:
@@ -41,17 +38,18 @@ class ProcessClock {
   double start_epoch_seconds_ = 0.0;
 };
 
-// The most an external start may lie before the process start (report/external_start.h says why).
-using report::kMaxExternalStartSeconds;
+// The most an external start (`run --t0`, FTBENCH_T0: instance boot, image pull, queueing) may lie
+// before the process start. Set-up takes minutes to days; a start weeks before, or before 2000,
+// or after the process start, is a wrong clock or a wrong number, and would be billed. A report
+// whose run began earlier than this before its process is refused (report/report_consistency.cpp).
+inline constexpr double kMaxExternalStartSeconds = 30.0 * 24.0 * 3600.0;
 
 // Why `t0_epoch_seconds` cannot be the external start of a process that started at
 // `process_start_epoch_seconds` (Unix epoch seconds): "not a number", "after the process start",
 // "more than 30 days before the process start"; "" when it can.
 std::string external_start_problem(double t0_epoch_seconds, double process_start_epoch_seconds);
 
-// The report's times (text/iso8601.h).
-using text::iso8601_utc;
-using text::parse_iso8601_utc;
+// The wall clock now, as Unix epoch seconds.
 double epoch_seconds_now();
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::device

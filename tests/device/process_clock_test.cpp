@@ -1,14 +1,15 @@
-#include "metrics/process_clock.h"
+#include "device/process_clock.h"
+#include "text/iso8601.h"
 
 #include <gtest/gtest.h>
 
-namespace ftbench::metrics {
+namespace ftbench::device {
 namespace {
 
 TEST(ProcessClock, Iso8601Utc) {
-  EXPECT_EQ(iso8601_utc(0.0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(iso8601_utc(1789000000.25), "2026-09-10T00:26:40.250Z");
-  EXPECT_EQ(iso8601_utc(86400.007), "1970-01-02T00:00:00.007Z");
+  EXPECT_EQ(text::iso8601_utc(0.0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(text::iso8601_utc(1789000000.25), "2026-09-10T00:26:40.250Z");
+  EXPECT_EQ(text::iso8601_utc(86400.007), "1970-01-02T00:00:00.007Z");
 }
 
 TEST(ProcessClock, LaunchIsNonNegativeAndNowAfterIt) {
@@ -21,4 +22,4 @@ TEST(ProcessClock, LaunchIsNonNegativeAndNowAfterIt) {
 }
 
 }  // namespace
-}  // namespace ftbench::metrics
+}  // namespace ftbench::device

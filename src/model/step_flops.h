@@ -2,7 +2,7 @@
 // the run summary turns them into MFU entries (run_summary.h).
 #pragma once
 
-namespace ftbench::metrics {
+namespace ftbench::model {
 
 // Training FLOPs of one optimizer step under each counting (model::training_flops_per_token
 // times the step's real tokens, micro-batch by micro-batch).
@@ -16,4 +16,4 @@ struct StepFlops {
   double executed = 0.0;
 };
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::model

@@ -2,7 +2,7 @@
 // scipy.stats.mannwhitneyu(a, b, alternative='two-sided'), SciPy 1.10.1 (defaults:
 // use_continuity=True, method='auto'), and are the full repr() of its result. They are asserted
 // to kTol absolute; p-values here are all >= 1e-4, so that is also ~1e-10 relative or better.
-#include "metrics/mann_whitney.h"
+#include "util/stats/mann_whitney.h"
 
 #include <chrono>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ftbench::metrics {
+namespace ftbench::stats {
 namespace {
 
 constexpr double kTol = 1e-14;
@@ -216,4 +216,4 @@ TEST(MannWhitneyU, RejectsEmptyAndNonFinite) {
 }
 
 }  // namespace
-}  // namespace ftbench::metrics
+}  // namespace ftbench::stats

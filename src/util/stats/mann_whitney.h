@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ftbench::metrics {
+namespace ftbench::stats {
 
 struct MannWhitneyResult {
   int64_t n1 = 0;        // size of the first sample
@@ -35,4 +35,4 @@ inline constexpr int64_t kMannWhitneyOptimalSamples = 9;
 // accepts infinities; we do not).
 MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::stats

@@ -1,9 +1,9 @@
-#include "metrics/energy.h"
+#include "device/energy.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace ftbench::metrics {
+namespace ftbench::device {
 namespace {
 
 double seconds_between(const PowerReading& a, const PowerReading& b) {
@@ -97,4 +97,4 @@ void DeviceReadings::add(const PowerReading& reading) {
   by_power.add(reading);
 }
 
-}  // namespace ftbench::metrics
+}  // namespace ftbench::device

@@ -1,8 +1,8 @@
-#include "metrics/energy.h"
+#include "device/energy.h"
 
 #include <gtest/gtest.h>
 
-namespace ftbench::metrics {
+namespace ftbench::device {
 namespace {
 
 constexpr int64_t kMs = 1'000'000;  // nanoseconds
@@ -181,4 +181,4 @@ TEST(Energy, MethodNames) {
 }
 
 }  // namespace
-}  // namespace ftbench::metrics
+}  // namespace ftbench::device
