@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The small-sample factors of the gate's spread (src/compare/gate.cpp, mad_small_sample_factor), and how
+"""The small-sample factors of the gate's spread (src/analysis/compare/gate.cpp, mad_small_sample_factor), and how
 often the gate trips on noise alone. Monte Carlo over normal samples, seeded, NumPy only.
 
 1.4826 x MAD estimates a normal sigma only for large samples: for n = 3 its mean is well below

@@ -212,7 +212,7 @@ int main() { A a; return a.raw_deleter() == nullptr ? 0 : 1; }")
 endfunction()
 
 # ftbench_torch_c10d_gloo(<out-var>): whether the found LibTorch has c10d's Gloo process group for
-# src/dist/torch/communicator.cpp: its ProcessGroupGloo.hpp compiles with USE_C10D_GLOO (which
+# src/train/dist/torch/communicator.cpp: its ProcessGroupGloo.hpp compiles with USE_C10D_GLOO (which
 # LibTorch's torch_cpu target exports where it was built with Gloo) and the gloo headers, which
 # neither Debian's libtorch-dev nor PyTorch's wheels ship (libgloo-dev does, from the source
 # LibTorch links; FTBENCH_GLOO_INCLUDES where they are not the system's). Without it ftbench runs
@@ -231,7 +231,7 @@ int main() {
 endfunction()
 
 # ftbench_torch_c10d_nccl(<out-var>): whether a CUDA build of LibTorch has c10d's NCCL group for
-# src/dist/torch/communicator.cpp: its ProcessGroupNCCL.hpp compiles with USE_C10D_NCCL (which
+# src/train/dist/torch/communicator.cpp: its ProcessGroupNCCL.hpp compiles with USE_C10D_NCCL (which
 # torch_cuda exports in 2.x) and nccl.h (the wheel's nvidia-nccl, Debian's libnccl-dev), the very
 # header torch was built with (its Options hold an ncclConfig_t for some NCCL versions).
 function(ftbench_torch_c10d_nccl out_var)

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "cost/catalog.h"
+#include "economics/cost/catalog.h"
 #include "fuzz_target.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {

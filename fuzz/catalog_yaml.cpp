@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "cost/catalog.h"
+#include "economics/cost/catalog.h"
 #include "fuzz_target.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {

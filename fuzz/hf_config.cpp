@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "fuzz_target.h"
-#include "hf/hf_config.h"
-#include "hf/peft_config.h"
+#include "model/hf/hf_config.h"
+#include "model/hf/peft_config.h"
 #include "spec/checkpoint_config.h"
 
 namespace {

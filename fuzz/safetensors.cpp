@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fuzz_target.h"
-#include "io/safetensors.h"
+#include "util/io/safetensors.h"
 
 FuzzVerdict ftbench_fuzz_one(const uint8_t* data, size_t size) {
   namespace io = ftbench::io;

@@ -10,8 +10,9 @@ Usage:
   --json: the figures as JSON; --root DIR: another checkout (the script's own by default)
 
 A module is a folder of src/: src/<module>/, its headers beside its sources, its LibTorch side
-in src/<module>/torch/. Every include is written from src/ ("cost/catalog.h"); one that names a
-file of another module is an arrow from the including file's module to that one (an include
+in src/<module>/torch/; a module of several parts has a folder for each, named by the part's
+namespace, with its own torch/ (src/economics/cost/, src/model/hf/torch/). Every include is
+written from src/ ("economics/cost/catalog.h"); one that names a file of another module is an arrow from the including file's module to that one (an include
 written relative to the including file, "../cost/price.h", too). The allowed arrows are the "may
 include" column of the table under "## Modules" in docs/architecture.md: one row a module, the
 modules it may include in backticks; every module may include `util` (the error kinds, the
@@ -42,12 +43,14 @@ MAX_FUNCTION_LINES = 120
 MAX_MEDIAN_FUNCTION_LINES = 10
 MAX_FILE_LINES = 800
 SOURCE_ENDINGS = (".cpp", ".h")
-# Any quoted include: written from src/ ("cost/catalog.h"); "ftbench/..." in the old layout.
+# Any quoted include: written from src/ ("economics/cost/catalog.h"); "ftbench/..." in the old
+# layout.
 QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # LibTorch, however the include is written.
 TORCH_HEADER = re.compile(r'^\s*#\s*include\s+[<"](ATen|torch|c10)/', re.M)
-# Sources that are the LibTorch side by their folder; every other source is torch-free.
-TORCH_SIDE = re.compile(r"^src/[a-z_]+/torch/")
+# Sources that are the LibTorch side by their folder (a module's torch/, or a part's); every other
+# source is torch-free.
+TORCH_SIDE = re.compile(r"^src/[a-z_]+/(?:[a-z_]+/)?torch/")
 
 
 def source_files():
@@ -218,7 +221,7 @@ BANNED_CALLS = [
     (re.compile(r"\bremove_all\s*\("),
      "std::filesystem::remove_all crashed in programs linking a PyTorch wheel's LibTorch, "
      "which exports its own std::filesystem; call ftbench::io::remove_tree "
-     "(src/io/remove_tree.h)"),
+     "(src/util/io/remove_tree.h)"),
 ]
 LINE_COMMENT = re.compile(r"//.*$", re.M)
 
@@ -257,7 +260,7 @@ def check_layout(files):
                                 f'{path}: #include "{written}" names {resolved}, outside src/')
         if path.endswith(".h") and TORCH_SIDE.match(path) and path not in torch:
             problems.append(f"{path}: in a torch/ folder but brings in no LibTorch: its place is "
-                            f"src/{module_of(path)}/")
+                            f"{os.path.dirname(os.path.dirname(path))}/")
     return problems
 
 

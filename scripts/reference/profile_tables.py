@@ -1,8 +1,8 @@
 """The per-op and per-kernel tables of `ftbench run --profile-steps`, in Python, for the references.
 
-A port of ftbench's src/metrics/profile_table.h and src/metrics/profile_table.cpp
+A port of ftbench's src/report/metrics/profile_table.h and src/report/metrics/profile_table.cpp
 (parse_profile_steps, profiler_dtype_bytes, input_bytes_of, tabulate_profile, op_table_csv,
-kernel_table_csv) and of the event selection of src/metrics/torch/step_profiler.cpp
+kernel_table_csv) and of the event selection of src/report/metrics/torch/step_profiler.cpp
 (events_of_kineto), so that a reference profiled with torch.profiler writes the same CSV files
 from the same raw events and scripts/profile-side-by-side.py can set the two side by side.
 Standard library only: torch's events are read through their methods, never imported.
@@ -159,7 +159,7 @@ def _is_host(kind):
 
 
 # Ops that move no tensor data (views, metadata, allocation without a fill): ftbench's
-# touches_no_data() in src/metrics/profile_table.cpp.
+# touches_no_data() in src/report/metrics/profile_table.cpp.
 TOUCHES_NO_DATA = frozenset([
     "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::_reshape_alias",
     "aten::as_strided", "aten::narrow", "aten::slice", "aten::select", "aten::t",

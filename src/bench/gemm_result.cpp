@@ -9,14 +9,14 @@
 #include <fmt/format.h>
 
 #include "bench/gemm_check.h"
-#include "io/whole_file.h"
 #include "report/report_io.h"
-#include "text/json_fields.h"
-#include "text/json_parse.h"
-#include "text/json_values.h"
-#include "text/messages.h"
-#include "text/table.h"
+#include "util/io/whole_file.h"
 #include "util/stats/summary.h"
+#include "util/text/json_fields.h"
+#include "util/text/json_parse.h"
+#include "util/text/json_values.h"
+#include "util/text/messages.h"
+#include "util/text/table.h"
 
 namespace ftbench::bench {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "text/did_you_mean.h"
+#include "util/text/did_you_mean.h"
 
 namespace ftbench::bench {
 namespace {

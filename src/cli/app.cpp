@@ -8,10 +8,10 @@
 
 #include "cli/commands.h"
 #include "device/host_memory.h"
-#include "io/output_file.h"
-#include "text/messages.h"
-#include "text/parse_number.h"
 #include "util/error.h"
+#include "util/io/output_file.h"
+#include "util/text/messages.h"
+#include "util/text/parse_number.h"
 #include "util/version.h"
 
 namespace ftbench::cli {
@@ -57,8 +57,9 @@ void refuse_empty_values(CLI::App& app) {
 // CLI11 reads numbers in C's forms too ("0x10" is 16, "0b11" 3, "0o7" 7, "0x1p4" 16.0): `--rate
 // 0x10` billed $16/h while the spec, the catalog and every file ftbench reads take decimal
 // numbers only. Every option whose value is a number (CLI11's INT, UINT and FLOAT) takes the
-// spec's decimal forms (text/parse_number.h), refused otherwise before the option's own checks.
-// Infinity, NaN and values beyond the type's range pass on to those checks, which name them.
+// spec's decimal forms (util/text/parse_number.h), refused otherwise before the option's own
+// checks. Infinity, NaN and values beyond the type's range pass on to those checks, which name
+// them.
 constexpr const char* kNotDecimal = "expected a decimal number, found ";
 
 void refuse_non_decimal_numbers(CLI::App& app) {
@@ -209,7 +210,7 @@ int run_commands(int argc, char** argv, const TorchCommands& add_torch_commands)
   spdlog::set_pattern("[%H:%M:%S.%e] %^%l%$ %v");
 
   try {
-    // A testing aid (io/output_file.h): a value that does not parse is bad input before any
+    // A testing aid (util/io/output_file.h): a value that does not parse is bad input before any
     // work; a set one is said, so that nobody mistakes its failures for a real disk's.
     if (const auto inject = io::write_failure_injection_from_environment()) {
       std::cerr << "warning: FTBENCH_INJECT_WRITE_FAILURE is set: writing output files fails "

@@ -11,11 +11,11 @@
 #include "cli/commands.h"
 #include "cli/cost_output.h"
 #include "cli/inputs.h"
-#include "cost/pricing.h"
-#include "text/did_you_mean.h"
-#include "text/json_values.h"
-#include "text/messages.h"
-#include "text/units.h"
+#include "economics/cost/pricing.h"
+#include "util/text/did_you_mean.h"
+#include "util/text/json_values.h"
+#include "util/text/messages.h"
+#include "util/text/units.h"
 
 namespace ftbench::cli {
 namespace {

@@ -7,18 +7,18 @@
 
 #include <fmt/format.h>
 
+#include "analysis/compare/fairness.h"
+#include "analysis/compare/side_by_side.h"
+#include "analysis/compare/verdicts.h"
 #include "cli/commands.h"
 #include "cli/cost_output.h"
 #include "cli/inputs.h"
-#include "compare/fairness.h"
-#include "compare/side_by_side.h"
-#include "compare/verdicts.h"
-#include "cost/pricing.h"
+#include "economics/cost/pricing.h"
 #include "report/summary_text.h"
-#include "text/json_values.h"
-#include "text/markdown.h"
-#include "text/messages.h"
-#include "text/units.h"
+#include "util/text/json_values.h"
+#include "util/text/markdown.h"
+#include "util/text/messages.h"
+#include "util/text/units.h"
 
 namespace ftbench::stats {
 

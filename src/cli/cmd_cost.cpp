@@ -9,14 +9,14 @@
 #include "cli/commands.h"
 #include "cli/cost_output.h"
 #include "cli/inputs.h"
-#include "cost/estimate.h"
-#include "cost/pricing.h"
-#include "cost/spot_risk.h"
+#include "economics/cost/estimate.h"
+#include "economics/cost/pricing.h"
+#include "economics/cost/spot_risk.h"
 #include "report/summary_text.h"
-#include "text/json_values.h"
-#include "text/markdown.h"
-#include "text/messages.h"
-#include "text/units.h"
+#include "util/text/json_values.h"
+#include "util/text/markdown.h"
+#include "util/text/messages.h"
+#include "util/text/units.h"
 
 namespace ftbench::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include "cli/commands.h"
 #include "device/gpu_query.h"
 #include "device/recorded_environment.h"
-#include "text/json_values.h"
-#include "text/spellings.h"
+#include "util/text/json_values.h"
+#include "util/text/spellings.h"
 
 namespace ftbench::cli {
 namespace {

@@ -17,18 +17,18 @@
 
 #include <fmt/format.h>
 
+#include "analysis/compare/fairness.h"
+#include "analysis/compare/gate.h"
+#include "analysis/compare/verdicts.h"
+#include "analysis/view/gate_outputs.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
-#include "compare/fairness.h"
-#include "compare/gate.h"
-#include "compare/verdicts.h"
-#include "cost/billing.h"
-#include "cost/estimate.h"
-#include "cost/pricing.h"
-#include "io/output_file.h"
-#include "text/iso8601.h"
-#include "text/messages.h"
-#include "view/gate_outputs.h"
+#include "economics/cost/billing.h"
+#include "economics/cost/estimate.h"
+#include "economics/cost/pricing.h"
+#include "util/io/output_file.h"
+#include "util/text/iso8601.h"
+#include "util/text/messages.h"
 
 namespace ftbench::cli {
 namespace {

@@ -1,6 +1,7 @@
 // `ftbench plan SPEC`: before renting, the memory the spec needs per GPU, what fits where, the
 // time and the bill of the job at every catalog offer, and the cheapest that fits and meets a
-// deadline and a budget (plan/plan.h). Every figure is an estimate unless it says measured.
+// deadline and a budget (economics/plan/plan.h). Every figure is an estimate unless it says
+// measured.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -14,14 +15,14 @@
 #include "bench/gemm_result.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
-#include "cost/pricing.h"
-#include "plan/plan.h"
+#include "economics/cost/pricing.h"
+#include "economics/plan/plan.h"
 #include "report/summary_text.h"
 #include "spec/choices.h"
 #include "spec/spec_loader.h"
-#include "text/markdown.h"
-#include "text/messages.h"
-#include "text/units.h"
+#include "util/text/markdown.h"
+#include "util/text/messages.h"
+#include "util/text/units.h"
 
 namespace ftbench::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `ftbench report R1.json [R2.json ...] [--html OUT.html] [--markdown OUT.md]`: the reports as
-// a self-contained HTML page with charts (view/html_page.h) and as a one-page markdown summary
-// (view/markdown_summary.h), for people who would rather look than read JSON.
+// a self-contained HTML page with charts (analysis/view/html_page.h) and as a one-page markdown
+// summary (analysis/view/markdown_summary.h), for people who would rather look than read JSON.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -8,14 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "analysis/view/html_page.h"
+#include "analysis/view/markdown_summary.h"
+#include "analysis/view/page_data.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
-#include "io/output_file.h"
 #include "report/report_io.h"
-#include "text/messages.h"
-#include "view/html_page.h"
-#include "view/markdown_summary.h"
-#include "view/page_data.h"
+#include "util/io/output_file.h"
+#include "util/text/messages.h"
 
 namespace ftbench::cli {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "data/load_tokenizer.h"
-#include "io/whole_file.h"
+#include "util/io/whole_file.h"
 
 namespace ftbench::cli {
 namespace {

@@ -9,17 +9,17 @@
 #include "data/data_from_spec.h"
 #include "data/load_tokenizer.h"
 #include "data/packing.h"
+#include "economics/plan/checkpointing.h"
+#include "economics/plan/memory.h"
 #include "model/shape_math.h"
-#include "plan/checkpointing.h"
-#include "plan/memory.h"
 #include "report/summary_text.h"
 #include "spec/canonical.h"
 #include "spec/choices.h"
 #include "spec/derived.h"
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
-#include "text/messages.h"
 #include "train/oom_fallback.h"
+#include "util/text/messages.h"
 
 namespace ftbench::cli {
 namespace {
@@ -72,8 +72,8 @@ Validated validate(const spec::RunSpec& s, bool read_data) {
   return v;
 }
 
-// The memory plan's peak (plan/memory.h): on a GPU (fused attention, 1-byte dropout masks) and,
-// for a CPU backend, also with the blocked attention of LibTorch < 2.2.
+// The memory plan's peak (economics/plan/memory.h): on a GPU (fused attention, 1-byte dropout
+// masks) and, for a CPU backend, also with the blocked attention of LibTorch < 2.2.
 // model.activation_checkpointing auto is chosen by the run on its device: planned here as none
 // (the most memory), beside every policy (memory_line()).
 std::string planned_policy(const spec::RunSpec& s) {

@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "text/messages.h"
-#include "text/parse_number.h"
 #include "util/error.h"
+#include "util/text/messages.h"
+#include "util/text/parse_number.h"
 
 namespace ftbench::cli {
 

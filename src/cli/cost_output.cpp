@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "text/json_values.h"
-#include "text/units.h"
+#include "util/text/json_values.h"
+#include "util/text/units.h"
 
 namespace ftbench::cli {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost/cost_json.h"
+#include "economics/cost/cost_json.h"
 
 namespace ftbench::cli {
 

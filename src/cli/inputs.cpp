@@ -15,14 +15,14 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "cost/pricing.h"
-#include "io/output_file.h"
-#include "io/output_rules.h"
-#include "metrics/report_figures.h"
+#include "economics/cost/pricing.h"
+#include "report/metrics/report_figures.h"
 #include "report/report_io.h"
-#include "text/did_you_mean.h"
-#include "text/messages.h"
-#include "text/parse_number.h"
+#include "util/io/output_file.h"
+#include "util/io/output_rules.h"
+#include "util/text/did_you_mean.h"
+#include "util/text/messages.h"
+#include "util/text/parse_number.h"
 
 namespace ftbench::cli {
 
@@ -64,8 +64,8 @@ void check_view_output(const std::string& path, const std::string& flag,
         "replaces one (--force or not)",
         flag, text::printable(path)));
   }
-  // Nor any other ftbench file but one of its own kind (io/output_rules.h): an event log, a GEMM
-  // result, the files of an export folder. A markdown summary is told by nothing in it, so
+  // Nor any other ftbench file but one of its own kind (util/io/output_rules.h): an event log, a
+  // GEMM result, the files of an export folder. A markdown summary is told by nothing in it, so
   // --markdown and --summary replace or append to no ftbench file at all.
   const std::string kind = flag == "--html"    ? "HTML report"
                            : flag == "--junit" ? "JUnit result"

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "cost/billing.h"
-#include "cost/catalog.h"
+#include "economics/cost/billing.h"
+#include "economics/cost/catalog.h"
 #include "report/report.h"
-#include "text/table.h"
+#include "util/text/table.h"
 
 namespace CLI {
 class App;

@@ -31,8 +31,8 @@
 #include "cli/commands.h"
 #include "cli/local_launcher.h"
 #include "device/host_memory.h"
-#include "dist/launch.h"
-#include "dist/local_launch.h"
+#include "train/dist/launch.h"
+#include "train/dist/local_launch.h"
 #include "train/stop_signals.h"
 
 namespace {

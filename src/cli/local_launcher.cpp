@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "dist/launch.h"
-#include "dist/local_launch.h"
+#include "train/dist/launch.h"
+#include "train/dist/local_launch.h"
 
 extern char** environ;
 

@@ -1,5 +1,5 @@
-// The process side of `ftbench run --nproc-per-node N` (dist/local_launch.h): start the ranks,
-// forward stop signals, end every rank when one fails, and return the launcher's exit code.
+// The process side of `ftbench run --nproc-per-node N` (train/dist/local_launch.h): start the
+// ranks, forward stop signals, end every rank when one fails, and return the launcher's exit code.
 #pragma once
 
 #include <cstdint>

@@ -14,12 +14,12 @@
 
 #include "data/file_messages.h"
 #include "data/rng.h"
-#include "io/whole_file.h"
 #include "spec/choices.h"
 #include "spec/limits.h"
-#include "text/json_parse.h"
-#include "text/messages.h"
+#include "util/io/whole_file.h"
 #include "util/stats/summary.h"
+#include "util/text/json_parse.h"
+#include "util/text/messages.h"
 
 namespace ftbench::data {
 
@@ -478,8 +478,8 @@ class FileReader {
   }
 
   // The file at `path`: an Alpaca-style JSON array is parsed whole, JSON Lines are streamed a
-  // line at a time; both within io/whole_file.h's limits, so an endless stream ends in an error
-  // naming the file rather than in exhausted memory.
+  // line at a time; both within util/io/whole_file.h's limits, so an endless stream ends in an
+  // error naming the file rather than in exhausted memory.
   void read_stream(const std::string& path) {
     try {
       io::LineReader lines(path, io::kDataLinesFile, io::kMaxDataLineBytes);

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "text/messages.h"
+#include "util/text/messages.h"
 
 namespace ftbench::data::detail {
 

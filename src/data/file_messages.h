@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "text/json_parse.h"
+#include "util/text/json_parse.h"
 
 namespace ftbench::data::detail {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "io/sha256.h"
+#include "util/io/sha256.h"
 
 namespace ftbench::data {
 namespace {

@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "data/hf_tokenizer_parts.h"
-#include "io/whole_file.h"
-#include "text/json_errors.h"
-#include "text/messages.h"
+#include "util/io/whole_file.h"
+#include "util/text/json_errors.h"
+#include "util/text/messages.h"
 
 namespace ftbench::data {
 namespace {

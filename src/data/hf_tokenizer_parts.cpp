@@ -1,7 +1,7 @@
 #include "data/hf_tokenizer_parts.h"
 
-#include "io/whole_file.h"
-#include "text/json_parse.h"
+#include "util/io/whole_file.h"
+#include "util/text/json_parse.h"
 
 namespace ftbench::data::detail {
 

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "text/json_fields.h"
+#include "util/text/json_fields.h"
 
 #include "data/hf_tokenizer.h"
 

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "data/tokenizer.h"
-#include "text/messages.h"
+#include "util/text/messages.h"
 
 namespace ftbench::data {
 namespace {

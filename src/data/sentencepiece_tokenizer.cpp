@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "data/sentencepiece_model.h"
-#include "io/whole_file.h"
+#include "util/io/whole_file.h"
 
 namespace ftbench::data {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "text/spellings.h"
+#include "util/text/spellings.h"
 
 namespace ftbench::device {
 

@@ -1,7 +1,7 @@
 // Board power and energy of the devices a process trains on, read on a background thread
 // through the GPU query module's power sensor (device/gpu_query.h: NVML, AMD SMI) at a fixed
 // interval. The readings become the report's energy in the report builder
-// (report_builder/records.h, through metrics::summarize_energy).
+// (report/records.h, through metrics::summarize_energy).
 #pragma once
 
 #include <atomic>

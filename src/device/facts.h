@@ -1,6 +1,6 @@
 // What a measurement ran on, as the device module finds it out: the host, the device, the
 // software and the allow-listed settings in effect. The device module's own types: the run's
-// report builder (report_builder/records.h) maps them into the report's environment
+// report builder (report/records.h) maps them into the report's environment
 // (report::Environment), for a run's report and a gemm result alike, so that a change to the
 // report's schema does not reach the code that asks the machine.
 #pragma once

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "text/trim.h"
+#include "util/text/trim.h"
 
 namespace ftbench::device {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "text/messages.h"
-#include "text/parse_number.h"
+#include "util/text/messages.h"
+#include "util/text/parse_number.h"
 
 namespace ftbench::device {
 namespace {

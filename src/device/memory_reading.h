@@ -1,5 +1,5 @@
 // What the device module reads of memory: a period's (a phase's) peaks, host and device, and
-// the device's counters over the whole run. The run's report builder (report_builder/records.h)
+// the device's counters over the whole run. The run's report builder (report/records.h)
 // maps them into the report's memory records (report::PhaseMemory, report::Memory). Unset: not
 // measured (a CPU has no device figures).
 #pragma once

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "text/container_image.h"
+#include "util/text/container_image.h"
 
 namespace ftbench::device {
 

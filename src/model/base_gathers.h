@@ -2,7 +2,8 @@
 // it computes. The model says at the start of a pass which units it will ask for, in order;
 // then asks for each (gather) and gives it back (release) in that order. Every rank of the group
 // makes the same passes, so the gathers of all ranks meet in the same order; the implementation
-// (dist/torch/sharded_base.h) may start the next unit's gather before the current one computes.
+// (train/dist/torch/sharded_base.h) may start the next unit's gather before the current one
+// computes.
 //
 // A pass of one micro-batch in training, 2 blocks with adapters, untied head without one:
 //   embedding, block 0, block 1, head (forward), block 1, block 0 (backward)

@@ -17,10 +17,10 @@
 #include "report/report_consistency.h"
 #include "report/report_fields.h"
 #include "report/report_io.h"
-#include "text/container_image.h"
-#include "text/json_fields.h"
-#include "text/json_values.h"
-#include "text/messages.h"
+#include "util/text/container_image.h"
+#include "util/text/json_fields.h"
+#include "util/text/json_values.h"
+#include "util/text/messages.h"
 
 namespace ftbench::report {
 namespace {

@@ -168,8 +168,8 @@ struct Memory {
   std::optional<int64_t> peak_active_bytes;   // caching allocator active peak (GPU)
   std::optional<int64_t> allocation_retries;  // allocations retried after freeing the cache
   std::optional<int64_t> oom_count;           // allocations that failed out of memory
-  // Since 1.10: the peak `ftbench plan` predicts for this run's spec (plan/memory.h), tensors
-  // only, for peak_allocated_bytes to be held against; and what it assumed ("" unset).
+  // Since 1.10: the peak `ftbench plan` predicts for this run's spec (economics/plan/memory.h),
+  // tensors only, for peak_allocated_bytes to be held against; and what it assumed ("" unset).
   std::optional<int64_t> predicted_peak_bytes;
   std::string prediction_basis;
 };

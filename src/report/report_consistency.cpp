@@ -15,9 +15,9 @@
 #include "report/report_bounds.h"
 #include "report/report_io.h"
 #include "report/run_status.h"
-#include "text/iso8601.h"
-#include "text/json_fields.h"
-#include "text/messages.h"
+#include "util/text/iso8601.h"
+#include "util/text/json_fields.h"
+#include "util/text/messages.h"
 
 namespace ftbench::report::detail {
 namespace {

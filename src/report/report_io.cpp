@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/output_file.h"
-#include "io/whole_file.h"
-#include "text/json_parse.h"
+#include "util/io/output_file.h"
+#include "util/io/whole_file.h"
+#include "util/text/json_parse.h"
 
 namespace ftbench::report {
 

@@ -29,7 +29,7 @@ Report read_report(const std::string& path);
 // The same from the file's text; `source` stands for the file name in messages.
 Report parse_report(std::string_view text, const std::string& source);
 
-// A whole report file as bytes, within a report's size limit (io/whole_file.h); throws
+// A whole report file as bytes, within a report's size limit (util/io/whole_file.h); throws
 // ReportError "<path>: cannot read: <reason>".
 std::string read_whole_file(const std::string& path);
 

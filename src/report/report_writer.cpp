@@ -5,7 +5,7 @@
 
 #include "report/report.h"
 #include "report/report_fields.h"
-#include "text/json_values.h"
+#include "util/text/json_values.h"
 
 namespace ftbench::report {
 namespace {

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "report/phase_names.h"
-#include "text/messages.h"
+#include "util/text/messages.h"
 
 namespace ftbench::report {
 

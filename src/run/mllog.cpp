@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/output_file.h"
+#include "util/io/output_file.h"
 
 namespace ftbench::run {
 namespace {
@@ -105,7 +105,7 @@ MlLog::MlLog(const std::string& path, bool force, bool append, double process_st
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
-  // Never through a link (io/output_rules.h): a link in the way is replaced (--force said so),
+  // Never through a link (util/io/output_rules.h): a link in the way is replaced (--force said so),
   // and one that appeared since is refused by O_NOFOLLOW rather than followed into its target.
   if (!append && std::filesystem::is_symlink(std::filesystem::symlink_status(path, ignored))) {
     std::filesystem::remove(path, ignored);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "io/output_rules.h"
 #include "report/report.h"
 #include "spec/run_spec.h"
+#include "util/io/output_rules.h"
 
 namespace ftbench::run {
 
@@ -39,7 +39,7 @@ std::string folder_not_writable(const std::string& dir);
 void check_folder_writable(const std::string& dir, const char* key);
 
 // The files a run of `spec` reads, named by their keys ("the spec file", "data.path", ...): its
-// outputs may not be any of them (io/output_rules.h). Paths as the spec gives them; empty ones
+// outputs may not be any of them (util/io/output_rules.h). Paths as the spec gives them; empty ones
 // are none.
 std::vector<io::NamedPath> spec_input_files(const spec::RunSpec& spec);
 

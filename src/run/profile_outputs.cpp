@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "io/output_file.h"
-#include "text/messages.h"
+#include "util/io/output_file.h"
+#include "util/text/messages.h"
 
 namespace ftbench::run {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/profile_table.h"
+#include "report/metrics/profile_table.h"
 #include "report/report.h"
 
 namespace ftbench::run {

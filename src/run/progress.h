@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "cost/billing.h"
+#include "economics/cost/billing.h"
 #include "train/train_result.h"
 
 namespace ftbench::run {

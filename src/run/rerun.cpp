@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "io/sha256.h"
 #include "spec/canonical.h"
 #include "spec/choices.h"
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
 #include "train/checkpoint_files.h"
+#include "util/io/sha256.h"
 
 namespace ftbench::run {
 namespace {

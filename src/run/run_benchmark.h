@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "cost/billing.h"
 #include "device/process_clock.h"
-#include "dist/launch.h"
-#include "dist/rank_fault.h"
-#include "io/output_rules.h"
-#include "metrics/profile_table.h"
+#include "economics/cost/billing.h"
+#include "report/metrics/profile_table.h"
 #include "report/report.h"
 #include "run/outputs.h"
 #include "spec/run_spec.h"
+#include "train/dist/launch.h"
+#include "train/dist/rank_fault.h"
 #include "train/oom_fallback.h"
 #include "train/stop_signals.h"
+#include "util/io/output_rules.h"
 
 namespace ftbench::run {
 
@@ -35,7 +35,7 @@ struct RunRequest {
   // --stop-after-steps: stop after this optimizer step as if interrupted (checkpoint, partial
   // report, exit code 4), to split a run into segments; 0: no such stop.
   int64_t stop_after_steps = 0;
-  // How this process was launched (dist/launch.h): one process, or rank `rank` of a job of
+  // How this process was launched (train/dist/launch.h): one process, or rank `rank` of a job of
   // `world_size` (data parallel). Rank 0 alone writes the report, checkpoints, the journal and
   // exports; every rank trains its share and stops, fails and finishes with the others.
   dist::Launch launch;
@@ -46,7 +46,7 @@ struct RunRequest {
   // run whose data differs stops once it is read (exit 2).
   std::string expected_data_fingerprint;
   // The files this invocation reads besides the spec's own (--from-report, --gemm, --catalog):
-  // no output of the run may be one of them (io/output_rules.h).
+  // no output of the run may be one of them (util/io/output_rules.h).
   std::vector<io::NamedPath> inputs;
 };
 

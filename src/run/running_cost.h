@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cost/billing.h"
+#include "economics/cost/billing.h"
 
 namespace ftbench::run {
 

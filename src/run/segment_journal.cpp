@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "io/output_file.h"
-#include "io/whole_file.h"
 #include "report/report_io.h"
 #include "report/run_status.h"
-#include "text/json_fields.h"
-#include "text/messages.h"
+#include "util/io/output_file.h"
+#include "util/io/whole_file.h"
+#include "util/text/json_fields.h"
+#include "util/text/messages.h"
 
 namespace ftbench::run {
 namespace fs = std::filesystem;

@@ -4,9 +4,9 @@
 #include <optional>
 #include <stdexcept>
 
-#include "io/sha256.h"
 #include "spec/choices.h"
 #include "spec/spec_fields.h"
+#include "util/io/sha256.h"
 
 namespace ftbench::spec {
 

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "io/whole_file.h"
 #include "spec/limits.h"
-#include "text/json_parse.h"
+#include "util/io/whole_file.h"
+#include "util/text/json_parse.h"
 
 namespace ftbench::spec {
 namespace {

@@ -1,7 +1,7 @@
 // A Hugging Face Llama checkpoint's config.json, read as a model shape: the spec loader reads it
 // for model.checkpoint, before anything runs, because the shape decides the job. Here rather
-// than in hf because spec is below hf (hf builds models from specs); hf/hf_config.h offers the
-// same names in ftbench::hf with the rest of the checkpoint folder's format.
+// than in hf because spec is below hf (hf builds models from specs); model/hf/hf_config.h offers
+// the same names in ftbench::hf with the rest of the checkpoint folder's format.
 #pragma once
 
 #include <cstdint>

@@ -25,7 +25,8 @@ inline constexpr const char* kFull = "full";
 // dropout masks, residual adds) recomputed in the backward.
 inline constexpr const char* kSelective = "selective";
 inline constexpr const char* kNone = "none";
-// The least recompute that fits the device by the plan's memory model (plan/checkpointing.h).
+// The least recompute that fits the device by the plan's memory model
+// (economics/plan/checkpointing.h).
 inline constexpr const char* kAuto = "auto";
 inline const std::vector<std::string> kAll = {kFull, kSelective, kNone, kAuto};
 }  // namespace checkpointing

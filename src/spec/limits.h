@@ -19,7 +19,7 @@ inline constexpr int64_t kMaxModelLayers = 4096;
 inline constexpr int64_t kMaxLoraRank = int64_t{1} << 16;
 // Optimizer steps of one run: the report keeps every step (363 bytes of JSON each, measured on
 // a ci-tiny report on 2026-12-01), and a checkpoint's manifest carries the report; a million
-// steps (about 0.4 GB) stay inside the 1 GiB a report file may hold (io/whole_file.h).
+// steps (about 0.4 GB) stay inside the 1 GiB a report file may hold (util/io/whole_file.h).
 inline constexpr int64_t kMaxTotalSteps = 1'000'000;
 // The least peak TFLOP/s MFU is divided by (backend.peak_tflops, run --peak-tflops): 1 GFLOP/s.
 // A smaller one (1e-320) made MFU an overflow, printed "MFU inf%".
@@ -33,9 +33,9 @@ inline constexpr int64_t kMaxSyntheticExamples = int64_t{1} << 24;
 inline constexpr int64_t kMaxDataExamples = int64_t{1} << 24;
 inline constexpr int64_t kMaxDataTokens = int64_t{1} << 31;
 
-// output.price as a number: USD per GPU-hour that billing takes, the bounds of cost/billing.h
-// (kMinUsdPerGpuHour, kMaxUsdPerGpuHour; the spec may not include cost, and a test holds the two
-// pairs equal).
+// output.price as a number: USD per GPU-hour that billing takes, the bounds of
+// economics/cost/billing.h (kMinUsdPerGpuHour, kMaxUsdPerGpuHour; the spec may not include cost,
+// and a test holds the two pairs equal).
 inline constexpr double kMinPriceUsdPerGpuHour = 1e-4;
 inline constexpr double kMaxPriceUsdPerGpuHour = 1e6;
 

@@ -45,7 +45,7 @@ struct ModelSpec {
   std::string activation_checkpointing = "none";
   // A Hugging Face Llama checkpoint folder (config.json and safetensors weights) to load the
   // base weights from; "" (default): random weights (timing does not depend on their values).
-  // With a checkpoint the shape keys come from its config.json (hf/hf_config.h); a shape
+  // With a checkpoint the shape keys come from its config.json (model/hf/hf_config.h); a shape
   // key given here must agree with it, except max_seq_len. Where the folder lives is not part
   // of the fingerprint: the report's weights fingerprint says what it held.
   std::string checkpoint;
@@ -162,8 +162,8 @@ struct DistributedSpec {
   // Adapters compared bitwise across ranks every this many optimizer steps (0: at the end only).
   int64_t check_every_steps = 0;
   // The frozen base weights split across ranks, each block gathered whole only while it computes
-  // (dist/torch/sharded_base.h): none (every rank holds all of it), node (split among the ranks of
-  // a node, whole on every node), all (split among every rank of the job).
+  // (train/dist/torch/sharded_base.h): none (every rank holds all of it), node (split among the
+  // ranks of a node, whole on every node), all (split among every rank of the job).
   std::string shard_base = "none";
 };
 
@@ -171,7 +171,7 @@ struct OutputSpec {
   std::string report = "reports/{name}.json";  // "{name}" expands to the run name
   // Folders the trained adapter is exported to when the run completes ("" = none; "{name}"
   // expands as in report): in PEFT's format, and merged into full weights in Hugging Face
-  // layout (hf/torch/peft_adapter.h).
+  // layout (model/hf/torch/peft_adapter.h).
   std::string adapter;
   std::string merged;
   std::string name = "run";

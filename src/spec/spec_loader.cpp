@@ -21,7 +21,6 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include "io/whole_file.h"
 #include "spec/checkpoint_config.h"
 #include "spec/choices.h"
 #include "spec/derived.h"
@@ -30,10 +29,11 @@
 #include "spec/spec_fields.h"
 #include "spec/spec_reader.h"
 #include "spec/yaml_document.h"
-#include "text/did_you_mean.h"
-#include "text/messages.h"
-#include "text/parse_number.h"
-#include "text/trim.h"
+#include "util/io/whole_file.h"
+#include "util/text/did_you_mean.h"
+#include "util/text/messages.h"
+#include "util/text/parse_number.h"
+#include "util/text/trim.h"
 
 namespace ftbench::spec {
 
@@ -58,7 +58,7 @@ using text::quoted;
 using text::unknown_name_message;
 
 // ---------------------------------------------------------------------------------------------
-// Scalar parsing (text/parse_number.h).
+// Scalar parsing (util/text/parse_number.h).
 
 using detail::is_plain_scalar;
 using detail::kOverrideFile;
@@ -244,7 +244,7 @@ void KeyBinder::field(std::string_view name, CheckpointSpec& out) {
   read_mapping(*reader_, path_, value_, out);
 }
 
-// Reads a whole file of `kind` (io/whole_file.h: a size limit, no devices); on failure returns
+// Reads a whole file of `kind` (util/io/whole_file.h: a size limit, no devices); on failure returns
 // nullopt and the reason in `error`.
 std::optional<std::string> read_file(const std::string& path, const io::FileKind& kind,
                                      std::string& error) {

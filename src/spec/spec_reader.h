@@ -1,5 +1,5 @@
 // The reader of one run spec's YAML tree: the issues of one load, where every key came from
-// (file and line, or --set), and each kind of scalar read strictly (text/parse_number.h).
+// (file and line, or --set), and each kind of scalar read strictly (util/text/parse_number.h).
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "spec/spec_loader.h"
-#include "text/messages.h"
-#include "text/parse_number.h"
+#include "util/text/messages.h"
+#include "util/text/parse_number.h"
 
 namespace ftbench::spec::detail {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "spec/run_spec.h"
-#include "text/spellings.h"
+#include "util/text/spellings.h"
 
 namespace ftbench::train {
 

@@ -1,6 +1,6 @@
 #include "train/checkpoint_files.h"
-#include "io/output_file.h"
-#include "io/remove_tree.h"
+#include "util/io/output_file.h"
+#include "util/io/remove_tree.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -18,14 +18,14 @@
 
 #include <fmt/format.h>
 
-#include "io/sha256.h"
-#include "io/whole_file.h"
 #include "spec/canonical.h"
-#include "text/json_fields.h"
-#include "text/json_parse.h"
-#include "text/json_values.h"
-#include "text/messages.h"
 #include "train/oom_fallback.h"
+#include "util/io/sha256.h"
+#include "util/io/whole_file.h"
+#include "util/text/json_fields.h"
+#include "util/text/json_parse.h"
+#include "util/text/json_values.h"
+#include "util/text/messages.h"
 
 namespace ftbench::train {
 namespace fs = std::filesystem;

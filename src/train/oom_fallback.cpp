@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "text/trim.h"
+#include "util/text/trim.h"
 
 namespace ftbench::train {
 namespace {

@@ -1,6 +1,6 @@
 // What a process's training measured, step by step: filled by the trainer as it goes, so that a
 // run that fails part-way still reports what it measured. These are the trainer's own types: the
-// report builder (report_builder/records.h) maps them into the report's records
+// report builder (report/records.h) maps them into the report's records
 // (report::StepRecord, report::Fallback), so that a change to the report's schema does not reach
 // the trainer.
 #pragma once

@@ -32,7 +32,7 @@ import math
 import re
 import sys
 
-DRAWN_POINTS = 1000  # src/view/assets/page.js: lines above this are decimated (LTTB)
+DRAWN_POINTS = 1000  # src/analysis/view/assets/page.js: lines above this are decimated (LTTB)
 MAX_BINS = 30  # view::kMaxHistogramBins
 UNITS = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40, "PiB": 2 ** 50,
          "EiB": 2 ** 60}

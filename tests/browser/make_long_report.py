@@ -5,7 +5,7 @@ Usage: make_long_report.py FIXTURE.json STEPS OUT.json
 
 The fixture's steps are repeated (numbered on, their epochs counted from the fixture's steps
 per epoch) and its training phase and derived step counts stretched to match, and its summary
-recomputed from the steps as ftbench computes it (src/metrics/run_summary.cpp; the reader holds
+recomputed from the steps as ftbench computes it (src/report/metrics/run_summary.cpp; the reader holds
 every figure to them), so the result reads as a consistent report of STEPS steps: the
 22,500-step case of issue 19 without a run.
 """

@@ -4,7 +4,7 @@
 // script ran out repeat its last entry, which adds no energy to a counter and, at 0 W, none
 // to integrated power.
 #include "device/energy_sampler.h"
-#include "metrics/energy_summary.h"
+#include "report/metrics/energy_summary.h"
 
 #include <atomic>
 #include <chrono>

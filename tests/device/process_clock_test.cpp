@@ -1,5 +1,5 @@
 #include "device/process_clock.h"
-#include "text/iso8601.h"
+#include "util/text/iso8601.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "text/messages.h"
+#include "util/text/messages.h"
 
 namespace ftbench::device {
 namespace {

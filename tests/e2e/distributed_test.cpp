@@ -159,7 +159,7 @@ TEST_F(DataParallel, TorchrunsVariablesWithoutTheLauncher) {
 // TORCHELASTIC_USE_AGENT_STORE=True: torchrun's agent serves the store and every rank, rank 0
 // too, is its client. The agent here is a TCPStore server of the same LibTorch
 // (ftbench_test_store_rank serve), the class torchrun's agent serves with; torchrun itself runs
-// in tests/dist/torchrun/run.sh.
+// in tests/train/dist/torchrun/run.sh.
 TEST_F(DataParallel, EveryRankIsAClientOfTorchrunsAgentStore) {
   const fs::path port_file = dir() / "port";
   const fs::path done = dir() / "done";

@@ -7,7 +7,7 @@
 // - HfLibraries: against transformers and peft themselves (scripts/reference/check_hf.py), on
 //   checkpoints and adapters that transformers and peft wrote (tests/reference/hf_transformers.py),
 //   each with controls that carry one mapping mistake and must fail the same comparison. Needs
-//   the pinned environment's Python (FTBENCH_PYTHON, tests/hf/hf_python.h).
+//   the pinned environment's Python (FTBENCH_PYTHON, tests/model/hf/hf_python.h).
 // Both skipped without their Python, except on CI (ci_env.h).
 #include <algorithm>
 #include <cstdio>
@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../ci_env.h"
-#include "../hf/hf_python.h"
+#include "../model/hf/hf_python.h"
 #include "ftbench_process.h"
 
 namespace {

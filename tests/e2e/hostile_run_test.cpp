@@ -228,7 +228,7 @@ TEST_F(HostileRun, GemmBadShapesWriteNothing) {
 
 namespace {
 
-// One rule for every output (io/output_rules.h, issue 39 item 3): never an input of the same
+// One rule for every output (util/io/output_rules.h, issue 39 item 3): never an input of the same
 // invocation, never an ftbench file of another kind, never through a link, --force or not. Each
 // of these used to be written: the spec turned into the report, the data file truncated before
 // it was read, a report replaced by an event log or a GEMM result, a link's target overwritten.

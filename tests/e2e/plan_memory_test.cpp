@@ -1,6 +1,6 @@
-// The memory plan (plan/memory.h) held against real runs: each run's report carries the plan's
-// predicted peak (memory.predicted_peak_bytes) beside the peak the CPU tensor counter measured
-// (memory.peak_allocated_bytes). Over a sweep of micro-batch 1-8, sequence 128-1024,
+// The memory plan (economics/plan/memory.h) held against real runs: each run's report carries the
+// plan's predicted peak (memory.predicted_peak_bytes) beside the peak the CPU tensor counter
+// measured (memory.peak_allocated_bytes). Over a sweep of micro-batch 1-8, sequence 128-1024,
 // activation checkpointing none, full and selective, three target sets, fp32 and bf16, dropout on
 // and off and packing, the prediction is within +-10 % of the measurement. The one known exception,
 // stated in docs/methodology.md: packed rows on LibTorch < 2.2's blocked CPU attention, where the

@@ -780,7 +780,7 @@ class Backward(TempDir):
         self.assertEqual(bw.clip_coefficient(10.0, 0.0), 1.0)
 
     def test_clipping_and_decay_move_the_adapters_far_beyond_the_tolerance(self):
-        # With the tests' settings (ftbench's too: tests/hf/torch/lora_backward_test.cpp): a comparison
+        # With the tests' settings (ftbench's too: tests/model/hf/torch/lora_backward_test.cpp): a comparison
         # would catch a step that skipped either.
         records = bw.train(self.config, self.weights, self.adapter, BACKWARD_EXAMPLES,
                            BACKWARD_OPTIMIZER, 2)

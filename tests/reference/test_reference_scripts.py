@@ -2,7 +2,7 @@
 """The CPU-runnable parts of the device check: the spec -> transformers/peft mapping of
 scripts/reference/hf_peft_lora_step.py and scripts/reference/device_check_summary.py; the
 reference's --profile-steps (its parsing, and the tables of scripts/reference/profile_tables.py,
-ftbench's metrics/profile_table.cpp in Python, on made-up events) and
+ftbench's report/metrics/profile_table.cpp in Python, on made-up events) and
 scripts/profile-side-by-side.py; the reference's activation-checkpointing policies (the spec's
 values, --checkpointing, the ops selective keeps). None needs torch, transformers or peft but
 CheckpointingWithTorch, which runs the policies on a tiny Llama and is skipped without them. Run
@@ -521,7 +521,7 @@ def kernel(name, start, duration, transfer=False):
 
 
 class ProfileTables(unittest.TestCase):
-    """ftbench's tests/metrics/profile_table_test.cpp, on the Python port: the same events, the
+    """ftbench's tests/report/metrics/profile_table_test.cpp, on the Python port: the same events, the
     same figures and the same CSV text."""
 
     def test_dtype_sizes_and_input_bytes(self):

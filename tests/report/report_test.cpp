@@ -24,10 +24,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "io/output_file.h"
-#include "metrics/report_figures.h"
-#include "metrics/run_summary.h"
+#include "report/metrics/report_figures.h"
+#include "report/metrics/run_summary.h"
 #include "report/report_io.h"
+#include "util/io/output_file.h"
 #include "util/stats/summary.h"
 
 namespace ftbench::report {

@@ -146,6 +146,29 @@ class IncludeCheck(unittest.TestCase):
                 "src/text/torch/words.h: in a torch/ folder but brings in no LibTorch: its place "
                 "is src/text/"])
 
+    def test_a_part_of_a_module_has_its_own_torch_folder(self):
+        # src/<module>/<part>/torch/ is the LibTorch side as src/<module>/torch/ is; a part's
+        # folder outside torch/ is torch-free, and the arrows are the module's.
+        with tempfile.TemporaryDirectory() as root:
+            make_tree(root, {
+                "src/model/hf/torch/load.h": '#include "torch/torch.h"\n',
+                "src/model/hf/torch/load.cpp": '#include "model/hf/torch/load.h"\n',
+                "src/model/hf/torch/names.h": "#pragma once\n",
+                "src/model/hf/config.h": '#include "model/hf/torch/load.h"\n',
+                "src/model/hf/peft.h": "#pragma once\n",
+                "src/report/report.cpp": '#include "model/hf/peft.h"\n',
+            }, table="# Architecture\n\n## Modules\n\n| module | owns | may include |\n"
+                     "|---|---|---|\n| `model` | x | |\n| `report` | y | `model` |\n")
+            code, figures = check(root)
+            self.assertEqual(code, 1, figures)
+            self.assertEqual(figures["problems"], [
+                "src/model/hf/config.h includes LibTorch (through model/hf/torch/load.h) but is "
+                "not in a torch/ folder: the torch-free targets compile it",
+                "src/model/hf/torch/names.h: in a torch/ folder but brings in no LibTorch: its "
+                "place is src/model/hf/"])
+            self.assertEqual(figures["modules"], 2)
+            self.assertEqual(figures["upward_arrows"], [])
+
     def test_a_cycle_and_an_include_the_table_refuses_fail(self):
         with tempfile.TemporaryDirectory() as root:
             make_tree(root, {

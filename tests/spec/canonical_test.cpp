@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "io/sha256.h"
 #include "spec/spec_loader.h"
+#include "util/io/sha256.h"
 
 namespace ftbench::spec {
 namespace {

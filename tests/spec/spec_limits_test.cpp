@@ -9,7 +9,7 @@
 #include "spec/limits.h"
 #include "spec/spec_loader.h"
 #include "spec_issues.h"
-#include "text/messages.h"
+#include "util/text/messages.h"
 
 namespace ftbench::spec {
 namespace {

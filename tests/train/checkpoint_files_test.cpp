@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "io/sha256.h"
 #include "spec/canonical.h"
+#include "util/io/sha256.h"
 
 namespace ftbench::train {
 namespace {

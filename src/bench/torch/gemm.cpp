@@ -20,8 +20,8 @@
 #include "device/torch/backend.h"
 #include "device/torch/environment.h"
 #include "device/torch/torch_version.h"
-#include "report_builder/records.h"
-#include "text/iso8601.h"
+#include "report/records.h"
+#include "util/text/iso8601.h"
 
 // Device events that time work on the GPU itself need c10::Event::elapsedTime, which LibTorch
 // has from 2.5 on (../shared/design/LIBTORCH.md §5); before that, GPU calls are timed on the host
@@ -391,7 +391,7 @@ GemmResult run_gemm_sweep(const GemmRunOptions& o, const device::Backend& backen
     summarize_dtype(d);
     result.dtypes.push_back(std::move(d));
   }
-  result.environment = report_builder::environment_record(device::describe_environment(&backend));
+  result.environment = report::environment_record(device::describe_environment(&backend));
   result.total_seconds = seconds_since(start);
   result.finished_at_utc = text::iso8601_utc(device::epoch_seconds_now());
   return result;

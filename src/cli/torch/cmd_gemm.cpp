@@ -10,8 +10,8 @@
 
 #include "bench/torch/gemm.h"
 #include "cli/run_command.h"
-#include "io/output_file.h"
-#include "io/output_rules.h"
+#include "util/io/output_file.h"
+#include "util/io/output_rules.h"
 
 namespace ftbench::cli {
 namespace {
@@ -77,7 +77,7 @@ Action add_gemm_command(CLI::App& app) {
     std::vector<bench::GemmShape> shapes;
     if (!f->shapes.empty()) shapes = bench::parse_shape_sweep(f->shapes, "--shapes");
     if (!f->output.empty()) {
-      // Never over a report or another ftbench file of another kind (io/output_rules.h).
+      // Never over a report or another ftbench file of another kind (util/io/output_rules.h).
       io::check_output_rules("-o", f->output, "gemm result", {});
       io::check_writable(f->output, f->force);
     }

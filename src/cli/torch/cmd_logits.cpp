@@ -17,14 +17,14 @@
 
 #include "cli/run_command.h"
 #include "device/torch/backend.h"
-#include "hf/hf_config.h"
-#include "hf/peft_config.h"
-#include "hf/torch/hf_load.h"
-#include "hf/torch/peft_adapter.h"
-#include "io/output_file.h"
-#include "io/output_rules.h"
+#include "model/hf/hf_config.h"
+#include "model/hf/peft_config.h"
+#include "model/hf/torch/hf_load.h"
+#include "model/hf/torch/peft_adapter.h"
 #include "model/torch/llama.h"
 #include "spec/checkpoint_config.h"
+#include "util/io/output_file.h"
+#include "util/io/output_rules.h"
 
 namespace ftbench::cli {
 namespace {

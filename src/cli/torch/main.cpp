@@ -8,8 +8,8 @@
 #include "cli/run_command.h"
 #include "device/address_space_reserve.h"
 #include "device/host_allocator.h"
-#include "io/whole_file.h"
 #include "train/stop_signals.h"
+#include "util/io/whole_file.h"
 
 namespace {
 

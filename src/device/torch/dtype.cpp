@@ -3,8 +3,8 @@
 #include <stdexcept>
 
 #include "spec/choices.h"
-#include "text/messages.h"
-#include "text/spellings.h"
+#include "util/text/messages.h"
+#include "util/text/spellings.h"
 
 namespace ftbench::device {
 namespace {

@@ -1,6 +1,6 @@
 // Board energy over a run's step loop: a sampler on the devices this process trains on, started
 // just before the first step and stopped after the last one ends; or why there is none. What it
-// read becomes the report's energy in the report builder (report_builder/records.h). Used from
+// read becomes the report's energy in the report builder (report/records.h). Used from
 // the run's thread; the sampler reads on its own (energy_sampler.h).
 #pragma once
 

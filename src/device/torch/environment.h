@@ -1,5 +1,5 @@
 // Where a measurement ran: host, device and software (device/facts.h), which a run report and
-// a gemm result record as their environment (report_builder/records.h maps them).
+// a gemm result record as their environment (report/records.h maps them).
 #pragma once
 
 #include "device/facts.h"

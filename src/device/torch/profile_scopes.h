@@ -1,5 +1,5 @@
 // The scopes ftbench marks in its training step, so that a profile (`ftbench run
-// --profile-steps`, metrics/step_profiler.h) says where the step's time goes: LibTorch user
+// --profile-steps`, report/metrics/step_profiler.h) says where the step's time goes: LibTorch user
 // scopes (RecordScope::USER_SCOPE), which cost nothing while no profiler records. Here, below
 // both the model and the trainer that mark them.
 #pragma once

@@ -1,7 +1,7 @@
 // The frozen base weights of a model cut into units (the embedding, each decoder block, the output
 // head), each unit's tensors laid out in one flat buffer of its own, for a run that splits the
-// base across ranks (dist/torch/sharded_base.h): a rank keeps a slice of each buffer and fills the
-// whole buffer only while the unit computes.
+// base across ranks (train/dist/torch/sharded_base.h): a rank keeps a slice of each buffer and
+// fills the whole buffer only while the unit computes.
 //
 // The unit's tensors are the module's own parameters, re-pointed into the buffer: every module
 // that reads `layer->qkv->weight` reads the buffer. While the unit is not whole (free()), the

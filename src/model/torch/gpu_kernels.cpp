@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "text/messages.h"
+#include "util/text/messages.h"
 
 namespace ftbench::model {
 namespace {

@@ -26,7 +26,7 @@ enum class Recompute {
   kSelective,  // the elementwise work; the GEMM and attention outputs are kept
 };
 // full, selective or none (spec/choices.h); throws std::invalid_argument for anything else,
-// auto included (a run resolves it first: plan/checkpointing.h).
+// auto included (a run resolves it first: economics/plan/checkpointing.h).
 Recompute recompute_of(const std::string& policy);
 
 class DecoderLayerImpl : public torch::nn::Module {
@@ -109,7 +109,7 @@ class LlamaImpl : public torch::nn::Module {
   // init_order(); the generator draws the same numbers as for a whole base.
   void init_random(const std::function<void(int64_t unit)>& filled = {});
   // The adapters only, as init_random() makes them, for base weights copied in from a
-  // checkpoint (hf/torch/hf_load.h).
+  // checkpoint (model/hf/torch/hf_load.h).
   // DecoderLayerImpl::set_fused for every layer, the final norm and the head alike, and the
   // loss's chunks (chunked_loss.h); off is the step as it was before the fused blocks
   // (FTBENCH_FUSED_BLOCKS=0, a benchmark aid: docs/benchmarks.md).

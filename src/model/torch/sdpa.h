@@ -43,12 +43,13 @@ at::Tensor fused_causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at:
 // `device` in `dtype` without repeating them (unmasked, as fused_causal_sdpa() calls it): true
 // without GQA; with GQA, true where the op's own choice (at::_fused_sdp_choice) for enable_gqa is
 // a fused kernel, false before LibTorch 2.5 and where it is the math kernel (LibTorch 2.6's CPU
-// flash kernel takes no GQA; 2.15's does). What the memory plan needs to know (plan/memory.h).
+// flash kernel takes no GQA; 2.15's does). What the memory plan needs to know
+// (economics/plan/memory.h).
 bool fused_sdpa_reads_shared_kv(const at::Device& device, at::ScalarType dtype, int64_t query_heads,
                                 int64_t kv_heads, int64_t head_dim);
 
 // Whether causal_sdpa() runs ftbench's blocked attention on `device` (a CPU before LibTorch 2.2)
-// rather than the fused op: what the memory plan needs to know (plan/memory.h).
+// rather than the fused op: what the memory plan needs to know (economics/plan/memory.h).
 bool blocked_attention_on(const at::Device& device);
 
 // The attention kernel causal_sdpa() runs on `device` in `dtype` for these heads, with or without

@@ -15,13 +15,12 @@
 #include "data/fingerprint.h"
 #include "data/slice_dataset.h"
 #include "device/torch/environment.h"
-#include "dist/launch.h"
-#include "hf/torch/hf_load.h"
+#include "model/hf/torch/hf_load.h"
 #include "model/torch/gpu_kernels.h"
 #include "report/phase_names.h"
+#include "report/records.h"
+#include "report/report_builder.h"
 #include "report/summary_text.h"
-#include "report_builder/records.h"
-#include "report_builder/report_builder.h"
 #include "run/rerun.h"
 #include "run/step_switches.h"
 #include "run/torch/mfu_peaks.h"
@@ -30,6 +29,7 @@
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
 #include "train/checkpoint_files.h"
+#include "train/dist/launch.h"
 #include "train/torch/checkpoint.h"
 #include "util/stats/summary.h"
 
@@ -438,7 +438,7 @@ void load_checkpoint(const RunContext& ctx, const StartState& start, Components&
   // trainer's now (TrainResult::fallbacks): the resumed report lists them all.
   if (start.resume->previous.batching) {
     for (const report::Fallback& f : start.resume->previous.batching->fallbacks) {
-      state.fallbacks.push_back(report_builder::measured_fallback(f));
+      state.fallbacks.push_back(report::measured_fallback(f));
     }
   }
   built.trainer->resume(std::move(state));

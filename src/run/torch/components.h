@@ -16,12 +16,12 @@
 #include "data/tokenizer.h"
 #include "data/torch/batcher.h"
 #include "device/torch/backend.h"
-#include "dist/torch/communicator.h"
-#include "dist/torch/sharded_base.h"
 #include "model/torch/llama.h"
 #include "report/report.h"
 #include "run/torch/run_context.h"
 #include "run/torch/start_checks.h"
+#include "train/dist/torch/communicator.h"
+#include "train/dist/torch/sharded_base.h"
 #include "train/torch/trainer.h"
 
 namespace ftbench::run::detail {

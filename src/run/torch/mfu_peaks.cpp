@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "metrics/gpu_peaks.h"
-#include "text/messages.h"
+#include "report/metrics/gpu_peaks.h"
+#include "util/text/messages.h"
 
 namespace ftbench::run::detail {
 

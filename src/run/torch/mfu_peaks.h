@@ -4,7 +4,7 @@
 #pragma once
 
 #include "device/facts.h"
-#include "metrics/run_summary.h"
+#include "report/metrics/run_summary.h"
 #include "report/report.h"
 #include "run/torch/run_context.h"
 

@@ -4,8 +4,8 @@
 #include <exception>
 #include <utility>
 
-#include "dist/rank_fault.h"
-#include "report_builder/records.h"
+#include "report/records.h"
+#include "train/dist/rank_fault.h"
 
 namespace ftbench::run::detail {
 
@@ -160,8 +160,8 @@ void EnergyObserver::record_energy() {
   // The meter finishes once: a run that ends after the loop keeps the loop's figure.
   if (measured_.report.energy) return;
   measured_.report.energy =
-      report_builder::energy_record(meter_.finish(), measured_.builder.segment_index(),
-                                    measured_.builder.segment_steps(measured_.result));
+      report::energy_record(meter_.finish(), measured_.builder.segment_index(),
+                            measured_.builder.segment_steps(measured_.result));
 }
 
 void RankFaultObserver::on_step(const train::StepMeasurement& step, double /*now*/) {

@@ -129,7 +129,7 @@ class EnergyObserver : public RunObserver {
   device::EnergyMeter meter_;
 };
 
-// Testing aid (FTBENCH_INJECT_RANK_FAULT, dist/rank_fault.h): this rank exits, hangs or gets
+// Testing aid (FTBENCH_INJECT_RANK_FAULT, train/dist/rank_fault.h): this rank exits, hangs or gets
 // SIGTERM after the step its rule names.
 class RankFaultObserver : public RunObserver {
  public:

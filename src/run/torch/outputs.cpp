@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "io/output_file.h"
 #include "report/report_io.h"
 #include "report/run_status.h"
+#include "util/io/output_file.h"
 
 namespace ftbench::run {
 namespace {
@@ -57,7 +57,7 @@ void check_export_writable(const std::string& dir, const char* key, bool force) 
   }
   // --force replaces an earlier export of the same kind, or an empty folder: never a file (a
   // report, a spec), a link, or a folder of other work, whose contents the export would take
-  // away (io/output_rules.h).
+  // away (util/io/output_rules.h).
   if (fs::exists(status)) {
     const bool adapter = std::string(key) == "output.adapter";
     const char* marker = adapter ? "adapter_config.json" : "config.json";

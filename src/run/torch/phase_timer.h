@@ -8,8 +8,8 @@
 
 #include "device/process_clock.h"
 #include "device/torch/memory_meter.h"
+#include "report/records.h"
 #include "report/report.h"
-#include "report_builder/records.h"
 
 namespace ftbench::run {
 
@@ -26,8 +26,7 @@ class PhaseTimer {
   void end(const std::string& name) { end_at(name, clock_.now()); }
   void end_at(const std::string& name, double at_seconds) {
     phases_.push_back({name, last_, at_seconds - last_});
-    if (meter_ != nullptr)
-      phases_.back().memory = report_builder::phase_memory_record(meter_->end_phase());
+    if (meter_ != nullptr) phases_.back().memory = report::phase_memory_record(meter_->end_phase());
     last_ = at_seconds;
     if (after_) after_();
   }

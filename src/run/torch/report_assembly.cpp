@@ -8,18 +8,18 @@
 
 #include "device/torch/environment.h"
 #include "device/torch/memory_meter.h"
-#include "dist/launch.h"
-#include "metrics/rank_figures.h"
-#include "report_builder/records.h"
+#include "report/metrics/rank_figures.h"
+#include "report/records.h"
 #include "run/torch/mfu_peaks.h"
 #include "run/torch/run_memory_plan.h"
-#include "text/spellings.h"
+#include "train/dist/launch.h"
+#include "util/text/spellings.h"
 
 namespace ftbench::run::detail {
 
 report::Memory run_memory(const std::vector<report::Phase>& phases,
                           const device::MemoryMeter& meter, const device::Backend* backend) {
-  return report_builder::run_memory_record(
+  return report::run_memory_record(
       phases, meter.run_peak_rss_bytes(),
       backend != nullptr ? backend->memory() : device::DeviceMemoryCounters{});
 }
@@ -138,14 +138,14 @@ report::Segment ReportAssembly::current_segment(const std::string& status) const
   return measured_.builder.segment(status, measured_.result, built_.intra_op_threads());
 }
 
-// Everything measured so far into the report (report_builder::ReportBuilder::assemble), for the
+// Everything measured so far into the report (report::ReportBuilder::assemble), for the
 // final report, a failed or interrupted one, and the partial report a checkpoint carries. Returns
 // every step's FLOPs.
 std::vector<model::StepFlops> ReportAssembly::assemble(const std::string& status) {
   if (built_.backend) resolve_peak(context_, built_.backend->info(), measured_.summary);
   std::vector<model::StepFlops> flops = measured_.builder.assemble(
       status, measured_.result, measured_.summary,
-      {report_builder::environment_record(device::describe_environment(built_.backend.get())),
+      {report::environment_record(device::describe_environment(built_.backend.get())),
        run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),
        built_.intra_op_threads()});
   if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, measured_.report);

@@ -1,6 +1,6 @@
 // Everything measured so far into the report, for the final report, a failed or interrupted
 // one, and the partial report a checkpoint carries: the report builder's assembly
-// (report_builder/report_builder.h) with the device's readings, the MFU peaks, the memory
+// (report/report_builder.h) with the device's readings, the MFU peaks, the memory
 // prediction and, for a job of several processes, every rank's record (gathered to rank 0 after the
 // last step).
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "device/torch/backend.h"
 #include "device/torch/memory_meter.h"
-#include "metrics/run_summary.h"
+#include "report/metrics/run_summary.h"
 #include "report/report.h"
 #include "run/torch/components.h"
 #include "run/torch/run_context.h"

@@ -11,8 +11,8 @@
 
 #include "device/process_clock.h"
 #include "device/torch/memory_meter.h"
-#include "metrics/run_summary.h"
-#include "report_builder/report_builder.h"
+#include "report/metrics/run_summary.h"
+#include "report/report_builder.h"
 #include "run/run_benchmark.h"
 #include "run/torch/phase_timer.h"
 #include "train/stop_signals.h"
@@ -45,7 +45,7 @@ struct RunContext {
 struct RunMeasurements {
   explicit RunMeasurements(const device::ProcessClock& clock) : builder(clock) {}
 
-  report_builder::ReportBuilder builder;
+  report::ReportBuilder builder;
   report::Report& report = builder.report();
   std::optional<PhaseTimer> phases;  // from the report's start (start_report)
   std::optional<device::MemoryMeter> memory;

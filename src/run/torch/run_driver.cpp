@@ -15,9 +15,8 @@
 #include "device/process_clock.h"
 #include "device/torch/dtype.h"
 #include "device/torch/memory_meter.h"
-#include "dist/launch.h"
-#include "hf/torch/hf_load.h"
-#include "hf/torch/peft_adapter.h"
+#include "model/hf/torch/hf_load.h"
+#include "model/hf/torch/peft_adapter.h"
 #include "model/shape_math.h"
 #include "model/torch/sdpa.h"
 #include "report/phase_names.h"
@@ -33,10 +32,11 @@
 #include "spec/derived.h"
 #include "spec/spec_error.h"
 #include "spec/spec_loader.h"
-#include "text/iso8601.h"
 #include "train/checkpoint_files.h"
+#include "train/dist/launch.h"
 #include "train/torch/checkpoint.h"
 #include "train/torch/trainer.h"
+#include "util/text/iso8601.h"
 
 namespace ftbench::run::detail {
 

@@ -14,9 +14,9 @@
 #include "device/host_memory.h"
 #include "device/torch/dtype.h"
 #include "device/torch/torch_version.h"
+#include "economics/plan/checkpointing.h"
+#include "economics/plan/plan.h"
 #include "model/torch/sdpa.h"
-#include "plan/checkpointing.h"
-#include "plan/plan.h"
 #include "run/step_switches.h"
 #include "spec/choices.h"
 

@@ -1,11 +1,11 @@
-// The memory plan (plan/memory.h) applied to the run on its device: the checkpointing policy
-// model.activation_checkpointing auto picks, and the predicted peak the report puts beside
+// The memory plan (economics/plan/memory.h) applied to the run on its device: the checkpointing
+// policy model.activation_checkpointing auto picks, and the predicted peak the report puts beside
 // the measured one.
 #pragma once
 
 #include <string>
 
-#include "plan/memory.h"
+#include "economics/plan/memory.h"
 #include "report/report.h"
 #include "run/torch/components.h"
 #include "run/torch/run_context.h"

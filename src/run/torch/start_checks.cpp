@@ -9,8 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "io/output_file.h"
-#include "metrics/step_profiler.h"
+#include "report/metrics/step_profiler.h"
 #include "report/run_status.h"
 #include "run/mllog.h"
 #include "run/outputs.h"
@@ -21,6 +20,7 @@
 #include "train/checkpoint_files.h"
 #include "train/stop_signals.h"
 #include "util/error.h"
+#include "util/io/output_file.h"
 
 namespace ftbench::run::detail {
 namespace {
@@ -66,8 +66,7 @@ void claim_checkpoint_folder(const RunContext& ctx, StartState& start) {
 }
 
 // A resumed run's checkpoint is read and checked first: a wrong one costs no machine time.
-void read_resume_point(const RunContext& ctx, StartState& start,
-                       report_builder::ReportBuilder& builder) {
+void read_resume_point(const RunContext& ctx, StartState& start, report::ReportBuilder& builder) {
   if (ctx.request.resume.empty()) return;
   // `latest` over a folder without a checkpoint: a stop (or a kill) before the first save. The
   // run starts at step 1, unless that would make steps of this job again
@@ -96,7 +95,7 @@ void read_resume_point(const RunContext& ctx, StartState& start,
                                  "; the segment journal is damaged: remove it to resume without "
                                  "the processes it records (they are then not billed)");
   }
-  report_builder::EarlierSegments earlier;
+  report::EarlierSegments earlier;
   earlier.segments =
       segments_to_resume(start.resume->previous.segments, journal, start.resume->manifest.step);
   earlier.steps = start.resume->previous.steps;
@@ -121,14 +120,14 @@ void read_resume_point(const RunContext& ctx, StartState& start,
 // rented time is billed with this run's. A report of this job with steps but no checkpoint to
 // continue them from is not passed over by --resume latest: those steps would be made again.
 void continue_after_setup_stop(const RunContext& ctx, StartState& start,
-                               report_builder::ReportBuilder& builder) {
+                               report::ReportBuilder& builder) {
   if (start.resume) return;
   const std::optional<report::Report> old = existing_report(ctx.request.output_path);
   const bool same_job = old && old->spec_fingerprint == ctx.spec_fingerprint;
   if (same_job && old->steps.empty() &&
       (old->status == report::status::kInterrupted || old->status == report::status::kFailed)) {
     start.continues_setup_stop = true;
-    report_builder::EarlierSegments earlier;
+    report::EarlierSegments earlier;
     earlier.segments = old->segments;
     double billed = 0.0;
     for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
@@ -157,7 +156,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start,
                          return g.status == report::status::kCompleted;
                        });
     if (journal && !ended) {
-      report_builder::EarlierSegments earlier;
+      report::EarlierSegments earlier;
       earlier.segments = segments_to_resume(*journal, std::nullopt, 0);
       double billed = 0.0;
       for (const report::Segment& g : earlier.segments) billed += g.run_seconds;
@@ -190,7 +189,7 @@ void continue_after_setup_stop(const RunContext& ctx, StartState& start,
 // and then find it may not write its adapter.
 void check_outputs(const RunContext& ctx, StartState& start) {
   // What the run reads is never what it writes, even with --force; nor is an ftbench file of
-  // another kind (io/output_rules.h).
+  // another kind (util/io/output_rules.h).
   std::vector<io::NamedPath> inputs = ctx.request.inputs;
   for (const io::NamedPath& p : spec_input_files(ctx.spec)) inputs.push_back(p);
   io::check_output_rules("-o", ctx.request.output_path, "report", inputs);
@@ -269,8 +268,7 @@ void check_outputs(const RunContext& ctx, StartState& start) {
 
 }  // namespace
 
-void check_before_start(const RunContext& ctx, StartState& start,
-                        report_builder::ReportBuilder& builder) {
+void check_before_start(const RunContext& ctx, StartState& start, report::ReportBuilder& builder) {
   // Rank 0 alone writes: the other ranks neither lock nor check what they do not touch.
   if (ctx.lead()) claim_checkpoint_folder(ctx, start);
   read_resume_point(ctx, start, builder);

@@ -7,13 +7,13 @@
 #include <optional>
 #include <string>
 
-#include "io/output_rules.h"
 #include "report/report.h"
-#include "report_builder/report_builder.h"
+#include "report/report_builder.h"
 #include "run/profile_outputs.h"
 #include "run/torch/resume_point.h"
 #include "run/torch/run_context.h"
 #include "train/torch/checkpoint.h"
+#include "util/io/output_rules.h"
 
 namespace ftbench::run::detail {
 
@@ -46,7 +46,7 @@ struct StartState {
 // resumed or continued run carries go into `builder`. Throws what the run would fail with
 // (io::FileExistsError, train::CheckpointError, spec::SpecError, BadInput), before any report.
 void check_before_start(const RunContext& context, StartState& start,
-                        report_builder::ReportBuilder& builder);
+                        report::ReportBuilder& builder);
 
 // A stop asked for during set-up ends the run at the end of the phase `phase_name`:
 // train::Interrupted (nothing of this segment is worth a checkpoint yet; a resumed run's

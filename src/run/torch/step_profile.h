@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "metrics/step_profiler.h"
+#include "report/metrics/step_profiler.h"
 #include "run/torch/components.h"
 #include "run/torch/run_context.h"
 #include "run/torch/start_checks.h"

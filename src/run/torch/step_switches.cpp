@@ -8,8 +8,8 @@
 #include "model/torch/gpu_kernels.h"
 #include "run/run_benchmark.h"
 #include "spec/choices.h"
-#include "text/messages.h"
 #include "util/error.h"
+#include "util/text/messages.h"
 
 namespace ftbench::run::detail {
 

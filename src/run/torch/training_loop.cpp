@@ -14,10 +14,10 @@
 #include "report/run_status.h"
 #include "report/summary_text.h"
 #include "spec/canonical.h"
-#include "text/iso8601.h"
 #include "train/checkpoint_files.h"
 #include "train/stop_signals.h"
 #include "train/torch/checkpoint.h"
+#include "util/text/iso8601.h"
 #include "util/version.h"
 
 namespace ftbench::run::detail {

@@ -12,9 +12,9 @@
 #include <torch/utils.h>
 
 #include "device/torch/dtype.h"
-#include "io/safetensors.h"
 #include "model/torch/safetensors_dtype.h"
 #include "spec/choices.h"
+#include "util/io/safetensors.h"
 
 namespace ftbench::train {
 namespace {

@@ -12,15 +12,12 @@
 #include "bench/gemm_result.h"
 #include "bench/gemm_sweep.h"
 #include "cli/commands.h"
-#include "cost/catalog.h"
 #include "data/file_dataset.h"
 #include "data/tokenizer.h"
 #include "device/torch/backend.h"
-#include "hf/hf_config.h"
-#include "hf/torch/peft_adapter.h"
-#include "io/output_file.h"
-#include "io/safetensors.h"
-#include "io/whole_file.h"
+#include "economics/cost/catalog.h"
+#include "model/hf/hf_config.h"
+#include "model/hf/torch/peft_adapter.h"
 #include "report/report_io.h"
 #include "spec/checkpoint_config.h"
 #include "spec/spec_error.h"
@@ -28,6 +25,9 @@
 #include "train/oom_fallback.h"
 #include "train/stop_signals.h"
 #include "train/torch/trainer.h"
+#include "util/io/output_file.h"
+#include "util/io/safetensors.h"
+#include "util/io/whole_file.h"
 
 namespace ftbench::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include "../../ci_env.h"
 #include "data/load_tokenizer.h"
 #include "data/sentencepiece_tokenizer.h"
-#include "io/remove_tree.h"
+#include "util/io/remove_tree.h"
 
 namespace ftbench::data {
 namespace {

@@ -1,0 +1,189 @@
+// The run's report builder without a model: what the report holds after an assembly, for a fresh
+// run and a resumed one, from made-up steps and readings.
+#include "report/report_builder.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "device/process_clock.h"
+
+namespace ftbench::report {
+namespace {
+
+using std::chrono::steady_clock;
+
+// 2026-11-29T22:34:05Z.
+constexpr double kStartEpoch = 1795991645.0;
+
+train::StepMeasurement measured(int64_t n, double seconds, double loss) {
+  train::StepMeasurement s;
+  s.step = n;
+  s.epoch = 0;
+  s.wall_seconds = seconds;
+  s.real_tokens = 1000;
+  s.padded_tokens = 1024;
+  s.loss_tokens = 900;
+  s.loss = loss;
+  s.lr = 1e-4;
+  s.grad_norm = 1.0;
+  s.model_flops = 6e12;
+  return s;
+}
+
+train::TrainResult two_steps() {
+  train::TrainResult r;
+  r.steps = {measured(4, 2.0, 1.5), measured(5, 4.0, 1.25)};
+  r.flops = {{1e12, 1e12, 2e12, 2e12}, {1e12, 1e12, 2e12, 2e12}};
+  r.micro_batch_size = 2;
+  r.grad_accum_steps = 4;
+  r.fallbacks = {{4, 4, 2, 2, 4, 0.5, "out of memory"}};
+  return r;
+}
+
+DeviceSections readings() {
+  DeviceSections d;
+  d.environment.device.name = "NVIDIA H200";
+  d.memory.peak_rss_bytes = 123;
+  d.intra_op_threads = 16;
+  return d;
+}
+
+EarlierSegments three_earlier_steps() {
+  EarlierSegments e;
+  report::Segment first;
+  first.index = 1;
+  first.status = "interrupted";
+  first.first_step = 1;
+  first.last_step = 3;
+  first.run_seconds = 50.0;
+  e.segments = {first};
+  for (int64_t n = 1; n <= 3; ++n) {
+    e.steps.push_back(step_record(measured(n, 3.0, 2.0), 1));
+    e.flops.push_back({5e11, 5e11, 1e12, 1e12});
+  }
+  e.resumed_from = "checkpoints/r/step-00000003";
+  return e;
+}
+
+TEST(ReportBuilder, AFreshRunIsSegmentOneWithItsOwnSteps) {
+  const auto start = steady_clock::now();
+  const device::ProcessClock clock = device::ProcessClock::started_at(start, kStartEpoch);
+  ReportBuilder builder(clock);
+  builder.report().started_at_utc = "2026-11-29T22:34:05Z";
+  builder.report().t0_before_process_seconds = 30.0;
+  EXPECT_EQ(builder.segment_index(), 1);
+  EXPECT_EQ(builder.time_to_first_step_seconds(), 0.0);
+  builder.first_step_ended(12.5);
+  EXPECT_EQ(builder.time_to_first_step_seconds(), 42.5);
+
+  metrics::SummaryOptions summary;
+  const double before = clock.now();
+  const std::vector<model::StepFlops> flops =
+      builder.assemble("completed", two_steps(), summary, readings());
+  const double after = clock.now();
+  const report::Report& r = builder.report();
+  EXPECT_EQ(r.status, "completed");
+  EXPECT_EQ(r.time_to_first_step_seconds, 42.5);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].step, 4);
+  EXPECT_EQ(r.steps[0].segment, 1);
+  EXPECT_EQ(r.steps[1].segment, 1);
+  EXPECT_EQ(flops.size(), 2u);
+  ASSERT_TRUE(r.batching.has_value());
+  EXPECT_EQ(r.batching->micro_batch_size, 2);
+  EXPECT_EQ(r.batching->grad_accum_steps, 4);
+  ASSERT_EQ(r.batching->fallbacks.size(), 1u);
+  EXPECT_EQ(r.summary.measured_steps, 2);
+  EXPECT_EQ(r.summary.step_seconds.mean, 3.0);
+  EXPECT_EQ(r.summary.final_loss, 1.25);
+  EXPECT_EQ(r.environment.device.name, "NVIDIA H200");
+  EXPECT_EQ(r.memory.peak_rss_bytes, 123);
+
+  ASSERT_EQ(r.segments.size(), 1u);
+  const report::Segment& g = r.segments[0];
+  EXPECT_EQ(g.index, 1);
+  EXPECT_EQ(g.status, "completed");
+  EXPECT_EQ(g.started_at_utc, "2026-11-29T22:34:05Z");
+  EXPECT_EQ(g.first_step, 4);
+  EXPECT_EQ(g.last_step, 5);
+  EXPECT_EQ(g.time_to_first_step_seconds, 42.5);
+  EXPECT_EQ(g.resumed_from, "");
+  EXPECT_EQ(g.intra_op_threads, 16);
+  // From t0 to the assembly, read on the process clock while it ran.
+  EXPECT_GE(g.run_seconds, 30.0 + before);
+  EXPECT_LE(g.run_seconds, 30.0 + after);
+  EXPECT_EQ(g.finished_at_utc.substr(0, 17), "2026-11-29T22:34:");
+}
+
+TEST(ReportBuilder, AResumedRunFollowsTheEarlierSegments) {
+  const device::ProcessClock clock =
+      device::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
+  ReportBuilder builder(clock);
+  builder.resume(three_earlier_steps());
+  EXPECT_EQ(builder.segment_index(), 2);
+  // The earlier segments are in the report before any assembly (the journal's first write).
+  ASSERT_EQ(builder.report().segments.size(), 1u);
+  EXPECT_EQ(builder.report().segments[0].status, "interrupted");
+
+  const train::TrainResult result = two_steps();
+  const std::vector<report::StepRecord> own = builder.segment_steps(result);
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_EQ(own[0].segment, 2);
+  EXPECT_EQ(own[1].segment, 2);
+
+  const std::vector<model::StepFlops> flops =
+      builder.assemble("interrupted", result, metrics::SummaryOptions{}, readings());
+  const report::Report& r = builder.report();
+  ASSERT_EQ(r.steps.size(), 5u);
+  const std::vector<int64_t> segments = {r.steps[0].segment, r.steps[2].segment, r.steps[3].segment,
+                                         r.steps[4].segment};
+  EXPECT_EQ(segments, (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(r.steps[3].step, 4);
+  ASSERT_EQ(flops.size(), 5u);
+  EXPECT_EQ(flops[0].six_n, 1e12);
+  EXPECT_EQ(flops[4].six_n, 2e12);
+  // Timing figures over every step, both segments (none is a warm-up here).
+  EXPECT_EQ(r.summary.measured_steps, 5);
+  EXPECT_EQ(r.summary.step_seconds.mean, 3.0);
+
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[0].run_seconds, 50.0);
+  EXPECT_EQ(r.segments[1].index, 2);
+  EXPECT_EQ(r.segments[1].status, "interrupted");
+  EXPECT_EQ(r.segments[1].resumed_from, "checkpoints/r/step-00000003");
+  EXPECT_EQ(r.segments[1].first_step, 4);
+  // No step ended in this process yet: no time to first step.
+  EXPECT_EQ(r.segments[1].time_to_first_step_seconds, 0.0);
+
+  // The journal: the earlier segments, then the one given.
+  report::Segment now = builder.segment("unfinished", result, std::nullopt);
+  EXPECT_FALSE(now.intra_op_threads.has_value());
+  const std::vector<report::Segment> all = builder.all_segments(now);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].index, 1);
+  EXPECT_EQ(all[1].status, "unfinished");
+}
+
+TEST(ReportBuilder, AssemblingAgainReplacesTheSegmentsSteps) {
+  const device::ProcessClock clock =
+      device::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
+  ReportBuilder builder(clock);
+  train::TrainResult result = two_steps();
+  builder.assemble("unfinished", result, metrics::SummaryOptions{}, readings());
+  result.steps.push_back(measured(6, 6.0, 1.0));
+  result.flops.push_back({1e12, 1e12, 2e12, 2e12});
+  builder.assemble("completed", result, metrics::SummaryOptions{}, readings());
+  const report::Report& r = builder.report();
+  EXPECT_EQ(r.steps.size(), 3u);
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].last_step, 6);
+  EXPECT_EQ(r.segments[0].status, "completed");
+  EXPECT_EQ(r.summary.final_loss, 1.0);
+}
+
+}  // namespace
+}  // namespace ftbench::report
