@@ -353,12 +353,7 @@ ModelSpec read_model(SpecReader& r, const YAML::Node& section) {
   if (!preset_given) preset = ModelSpec{}.preset;
   std::optional<HfConfig> config;
   // A value that is not UTF-8 is refused when the key is read (below); not looked up.
-  bool utf8 = true;
-  for (std::size_t i = 0; utf8 && i < checkpoint.size();) {
-    const std::size_t n = text::utf8_sequence_length(checkpoint, i);
-    utf8 = n > 0;
-    i += n;
-  }
+  const bool utf8 = !text::first_invalid_utf8(checkpoint).has_value();
   if (!checkpoint.empty() && utf8) config = read_checkpoint_config(r, section, checkpoint);
   ModelSpec model = find_preset(preset).value_or(ModelSpec{});
   model.preset = preset;

@@ -1,5 +1,6 @@
 // The reader of one run spec's YAML tree: the issues of one load, where every key came from
-// (file and line, or --set), and each kind of scalar read strictly (util/text/parse_number.h).
+// (file and line, or --set), and each kind of value read strictly, as every YAML file is read
+// (util/text/yaml_fields.h).
 #pragma once
 
 #include <cstdint>
@@ -15,15 +16,14 @@
 
 #include "spec/spec_loader.h"
 #include "util/text/messages.h"
-#include "util/text/parse_number.h"
+#include "util/text/yaml_fields.h"
 
 namespace ftbench::spec::detail {
 
 // The file name issues carry when the value came from a --set override.
 inline constexpr std::string_view kOverrideFile = "--set";
 
-// A scalar as written, not a quoted or tagged one ("!"): only those are numbers and booleans.
-inline bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+using text::is_plain_scalar;
 
 struct Location {
   std::string file;
@@ -77,120 +77,62 @@ class SpecReader {
 
   std::vector<SpecIssue>& issues() { return issues_; }
 
+  // Each reads `v` as util/text/yaml_fields.h reads every YAML value, into `out`, or adds the
+  // problem at `loc` (at the item's own line for an item of a list).
   void read_int(const YAML::Node& v, const std::string& path, const Location& loc, int64_t& out) {
-    if (!is_plain_scalar(v)) {
-      add(path, loc, "expected an integer, found " + text::describe(v));
-      return;
-    }
-    const std::errc ec = text::parse_int(v.Scalar(), out);
-    if (ec == std::errc::result_out_of_range) {
-      add(path, loc, "expected an integer in the 64-bit range, found " + text::describe(v));
-    } else if (ec != std::errc()) {
-      add(path, loc, "expected an integer, found " + text::describe(v));
-    }
+    take(text::read_yaml_int(v), path, loc, out);
   }
 
   void read_uint(const YAML::Node& v, const std::string& path, const Location& loc, uint64_t& out) {
-    int64_t as_signed = 0;
-    if (is_plain_scalar(v) && text::parse_int(v.Scalar(), as_signed) == std::errc() &&
-        as_signed < 0) {
-      add(path, loc, fmt::format("must be an integer >= 0, found {}", as_signed));
-      return;
-    }
-    if (!is_plain_scalar(v)) {
-      add(path, loc, "expected an integer >= 0, found " + text::describe(v));
-      return;
-    }
-    const std::errc ec = text::parse_uint(v.Scalar(), out);
-    if (ec == std::errc::result_out_of_range) {
-      add(path, loc, "expected an integer below 2^64, found " + text::describe(v));
-    } else if (ec != std::errc()) {
-      add(path, loc, "expected an integer >= 0, found " + text::describe(v));
-    }
+    take(text::read_yaml_uint(v), path, loc, out);
   }
 
   void read_number(const YAML::Node& v, const std::string& path, const Location& loc, double& out) {
-    if (!is_plain_scalar(v)) {
-      add(path, loc, "expected a number, found " + text::describe(v));
-      return;
-    }
-    const std::errc ec = text::parse_double(v.Scalar(), out);
-    if (ec == std::errc::result_out_of_range) {
-      add(path, loc, "expected a finite number, found " + text::describe(v));
-    } else if (ec != std::errc()) {
-      add(path, loc, "expected a number, found " + text::describe(v));
-    }
+    take(text::read_yaml_number(v), path, loc, out);
   }
 
+  // null clears the value.
   void read_optional_number(const YAML::Node& v, const std::string& path, const Location& loc,
                             std::optional<double>& out) {
     if (v.IsNull()) {
       out.reset();
       return;
     }
-    double value = 0.0;
-    if (!is_plain_scalar(v) || text::parse_double(v.Scalar(), value) != std::errc()) {
+    text::YamlValue<double> read = text::read_yaml_number(v);
+    if (!read.value) {
       add(path, loc, "expected a number or null, found " + text::describe(v));
       return;
     }
-    out = value;
+    out = *read.value;
   }
 
-  // YAML 1.1 also reads yes/no/on/off as booleans; only true/false are accepted so that
-  // `progress: on` (a string key elsewhere) can never be confused with a flag.
   void read_bool(const YAML::Node& v, const std::string& path, const Location& loc, bool& out) {
-    if (is_plain_scalar(v) && v.Scalar() == "true") {
-      out = true;
-    } else if (is_plain_scalar(v) && v.Scalar() == "false") {
-      out = false;
-    } else {
-      add(path, loc, "expected true or false, found " + text::describe(v));
-    }
+    take(text::read_yaml_bool(v), path, loc, out);
   }
 
   void read_string(const YAML::Node& v, const std::string& path, const Location& loc,
                    std::string& out) {
-    if (!v.IsScalar()) {
-      add(path, loc, "expected a string, found " + text::describe(v));
-      return;
-    }
-    // Every string ends up in the report's JSON, which holds UTF-8 only: a path or name in
-    // another encoding is refused here, not after the run when the report cannot be written.
-    const std::string& text = v.Scalar();
-    for (std::size_t i = 0; i < text.size();) {
-      const std::size_t n = text::utf8_sequence_length(text, i);
-      if (n == 0) {
-        add(path, loc,
-            fmt::format("expected UTF-8 text, found {} (byte {} is not UTF-8; the report is "
-                        "JSON, which holds UTF-8 only)",
-                        text::quoted(text), i + 1));
-        return;
-      }
-      i += n;
-    }
-    out = text;
+    take(text::read_yaml_string(v, kReportIsJson), path, loc, out);
   }
 
   void read_string_list(const YAML::Node& v, const std::string& path, const Location& loc,
                         std::vector<std::string>& out) {
-    if (!v.IsSequence()) {
-      add(path, loc, "expected a list, found " + text::describe(v));
-      return;
-    }
-    std::vector<std::string> items;
-    for (const YAML::Node& item : v) {
-      // The first such item only: a key's problem is reported once.
-      if (!item.IsScalar()) {
-        add(path, where(path, item),
-            "expected a list of strings, found an item that is " + text::describe(item));
-        return;
-      }
-      items.push_back(item.Scalar());
-    }
-    out = std::move(items);
+    take(text::read_yaml_string_list(v, kReportIsJson), path, loc, out);
   }
 
  private:
+  // Why a spec's strings must be UTF-8: every one ends up in the report.
+  static constexpr std::string_view kReportIsJson = "the report is JSON, which holds UTF-8 only";
+
+  template <class T>
+  void take(text::YamlValue<T> read, const std::string& path, const Location& loc, T& out) {
+    if (read.value) {
+      out = std::move(*read.value);
+    } else {
+      add(path, read.at_item ? where(path, read.at) : loc, std::move(read.problem));
+    }
+  }
+
   bool is_overridden(const std::string& path) const {
     for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
       if (overridden_.count(path.substr(0, dot)) > 0) return true;

@@ -405,8 +405,9 @@ TEST(SpecLoader, NumberRejectsText) {
 TEST(SpecLoader, NumberRejectsInfinite) {
   EXPECT_EQ(OnlyIssue("train:\n  lr: 1e999\n"),
             "t.yaml:2 [train.lr] expected a finite number, found \"1e999\"");
+  // A number all the same: said as not finite, as the catalog says it (util/text/yaml_fields.h).
   EXPECT_EQ(OnlyIssue("train:\n  lr: .inf\n"),
-            "t.yaml:2 [train.lr] expected a number, found \".inf\"");
+            "t.yaml:2 [train.lr] expected a finite number, found \".inf\"");
 }
 
 TEST(SpecLoader, BoolAcceptsOnlyTrueAndFalse) {
@@ -434,7 +435,7 @@ TEST(SpecLoader, StringAcceptsNumberLikeText) {
 
 TEST(SpecLoader, ListRejectsScalar) {
   EXPECT_EQ(OnlyIssue("lora:\n  targets: q\n"),
-            "t.yaml:2 [lora.targets] expected a list, found \"q\"");
+            "t.yaml:2 [lora.targets] expected a list of strings, found \"q\"");
 }
 
 TEST(SpecLoader, ListItemMustBeScalarReportedAtItsLine) {
@@ -1077,7 +1078,7 @@ TEST(SpecOverride, WrongType) {
   EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.rank=abc"}),
             "--set:0 [lora.rank] expected an integer, found \"abc\"");
   EXPECT_EQ(OnlyIssue(kAllDefaults, {"lora.targets=q"}),
-            "--set:0 [lora.targets] expected a list, found \"q\"");
+            "--set:0 [lora.targets] expected a list of strings, found \"q\"");
 }
 
 TEST(SpecOverride, SectionSetIssuesPointAtSet) {

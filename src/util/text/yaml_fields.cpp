@@ -22,6 +22,111 @@ std::string item_path(std::string_view section, std::size_t index) {
   return fmt::format("{}[{}]", section, index);
 }
 
+namespace {
+
+template <class T>
+YamlValue<T> problem_at(const YAML::Node& node, std::string problem) {
+  YamlValue<T> out;
+  out.problem = std::move(problem);
+  out.at = node;
+  return out;
+}
+
+template <class T>
+YamlValue<T> value_of(T value) {
+  YamlValue<T> out;
+  out.value = std::move(value);
+  return out;
+}
+
+// "" when `text` is UTF-8.
+std::string utf8_problem(const std::string& text, std::string_view why_utf8) {
+  const std::optional<std::size_t> at = first_invalid_utf8(text);
+  if (!at) return "";
+  return fmt::format("expected UTF-8 text, found {} (byte {} is not UTF-8; {})", quoted(text),
+                     *at + 1, why_utf8);
+}
+
+}  // namespace
+
+YamlValue<int64_t> read_yaml_int(const YAML::Node& node) {
+  int64_t value = 0;
+  const std::errc ec =
+      is_plain_scalar(node) ? parse_int(node.Scalar(), value) : std::errc::invalid_argument;
+  if (ec == std::errc()) return value_of(value);
+  return problem_at<int64_t>(node, (ec == std::errc::result_out_of_range
+                                        ? "expected an integer in the 64-bit range, found "
+                                        : "expected an integer, found ") +
+                                       describe(node));
+}
+
+YamlValue<uint64_t> read_yaml_uint(const YAML::Node& node) {
+  if (!is_plain_scalar(node)) {
+    return problem_at<uint64_t>(node, "expected an integer >= 0, found " + describe(node));
+  }
+  int64_t as_signed = 0;
+  if (parse_int(node.Scalar(), as_signed) == std::errc() && as_signed < 0) {
+    return problem_at<uint64_t>(node, fmt::format("must be an integer >= 0, found {}", as_signed));
+  }
+  uint64_t value = 0;
+  const std::errc ec = parse_uint(node.Scalar(), value);
+  if (ec == std::errc()) return value_of(value);
+  return problem_at<uint64_t>(
+      node, (ec == std::errc::result_out_of_range ? "expected an integer below 2^64, found "
+                                                  : "expected an integer >= 0, found ") +
+                describe(node));
+}
+
+YamlValue<double> read_yaml_number(const YAML::Node& node) {
+  double value = 0.0;
+  if (is_plain_scalar(node) && parse_double(node.Scalar(), value) == std::errc()) {
+    return value_of(value);
+  }
+  // A number all the same (1e999, .inf, .nan): said as not finite rather than as no number.
+  double any = 0.0;
+  const bool number = is_plain_scalar(node) && parse_any_double(node.Scalar(), any);
+  return problem_at<double>(
+      node,
+      (number ? "expected a finite number, found " : "expected a number, found ") + describe(node));
+}
+
+YamlValue<bool> read_yaml_bool(const YAML::Node& node) {
+  if (is_plain_scalar(node) && node.Scalar() == "true") return value_of(true);
+  if (is_plain_scalar(node) && node.Scalar() == "false") return value_of(false);
+  return problem_at<bool>(node, "expected true or false, found " + describe(node));
+}
+
+YamlValue<std::string> read_yaml_string(const YAML::Node& node, std::string_view why_utf8) {
+  if (!node.IsScalar()) {
+    return problem_at<std::string>(node, "expected a string, found " + describe(node));
+  }
+  std::string problem = utf8_problem(node.Scalar(), why_utf8);
+  if (!problem.empty()) return problem_at<std::string>(node, std::move(problem));
+  return value_of(node.Scalar());
+}
+
+YamlValue<std::vector<std::string>> read_yaml_string_list(const YAML::Node& node,
+                                                          std::string_view why_utf8) {
+  using List = std::vector<std::string>;
+  if (!node.IsSequence()) {
+    return problem_at<List>(node, "expected a list of strings, found " + describe(node));
+  }
+  List items;
+  for (const YAML::Node& item : node) {
+    // The first such item only: a key's problem is said once.
+    std::string problem =
+        item.IsScalar() ? utf8_problem(item.Scalar(), why_utf8)
+                        : "expected a list of strings, found an item that is " + describe(item);
+    if (!problem.empty()) {
+      YamlValue<List> out = problem_at<List>(item, std::move(problem));
+      out.at_item = true;
+      return out;
+    }
+    items.push_back(item.Scalar());
+  }
+  return value_of(std::move(items));
+}
+
 void Issues::add(int64_t line, std::string path, std::string message) {
   issues_.push_back(Issue{line, std::move(path), std::move(message)});
 }
@@ -83,25 +188,14 @@ void Fields::fail(const Field& field, std::string message) {
   issues_.add(field.line, field.path, std::move(message));
 }
 
+// Why a catalog's or a datasheet's strings must be UTF-8.
+constexpr std::string_view kPrintedAsJson =
+    "catalogs are printed as JSON too, which holds UTF-8 only";
+
 std::optional<std::string> Fields::string(const std::string& name) {
   const Field* f = find(name);
   if (f == nullptr) return std::nullopt;
-  if (!f->value.IsScalar()) {
-    fail(*f, "expected a string, found " + describe(f->value));
-    return std::nullopt;
-  }
-  if (!utf8(*f, f->value.Scalar())) return std::nullopt;
-  return f->value.Scalar();
-}
-
-bool Fields::utf8(const Field& field, const std::string& value) {
-  if (const auto at = first_invalid_utf8(value)) {
-    fail(field, fmt::format("expected UTF-8 text, found {} (byte {} is not UTF-8; catalogs "
-                            "are printed as JSON too, which holds UTF-8 only)",
-                            quoted(value), *at + 1));
-    return false;
-  }
-  return true;
+  return take(*f, read_yaml_string(f->value, kPrintedAsJson));
 }
 
 std::optional<std::string> Fields::nonempty_string(const std::string& name) {
@@ -116,47 +210,28 @@ std::optional<std::string> Fields::nonempty_string(const std::string& name) {
 std::optional<std::vector<std::string>> Fields::string_list(const std::string& name) {
   const Field* f = find(name);
   if (f == nullptr) return std::nullopt;
-  if (!f->value.IsSequence()) {
-    fail(*f, "expected a list of strings, found " + describe(f->value));
-    return std::nullopt;
-  }
-  std::vector<std::string> items;
-  for (const YAML::Node& item : f->value) {
-    if (!item.IsScalar()) {
-      fail(*f, "expected a list of strings, found an item that is " + describe(item));
-      return std::nullopt;
-    }
-    if (!utf8(*f, item.Scalar())) return std::nullopt;
-    items.push_back(item.Scalar());
-  }
-  return items;
+  return take(*f, read_yaml_string_list(f->value, kPrintedAsJson));
 }
 
 std::optional<double> Fields::positive_number(const std::string& name) {
   const Field* f = find(name);
   if (f == nullptr) return std::nullopt;
-  double value = 0.0;
-  if (!is_plain_scalar(f->value) || !parse_any_double(f->value.Scalar(), value)) {
-    fail(*f, "expected a number, found " + describe(f->value));
-    return std::nullopt;
-  }
-  if (!std::isfinite(value) || value <= 0.0) {
-    fail(*f, "expected a finite number > 0, found " + describe(f->value));
-    return std::nullopt;
-  }
-  return value;
+  const YamlValue<double> read = read_yaml_number(f->value);
+  if (read.value && *read.value > 0.0) return read.value;
+  // A number that is not finite (.inf, 1e999) or not > 0 is said with the bound it breaks.
+  double any = 0.0;
+  const bool number =
+      read.value || (is_plain_scalar(f->value) && parse_any_double(f->value.Scalar(), any));
+  fail(*f, number ? "expected a finite number > 0, found " + describe(f->value) : read.problem);
+  return std::nullopt;
 }
 
 std::optional<int64_t> Fields::integer(const std::string& name, int64_t min) {
   const Field* f = find(name);
   if (f == nullptr) return std::nullopt;
-  int64_t value = 0;
-  if (!is_plain_scalar(f->value) || parse_int(f->value.Scalar(), value) != std::errc()) {
-    fail(*f, "expected an integer, found " + describe(f->value));
-    return std::nullopt;
-  }
-  if (value < min) {
-    fail(*f, fmt::format("must be an integer >= {}, found {}", min, value));
+  const std::optional<int64_t> value = take(*f, read_yaml_int(f->value));
+  if (value && *value < min) {
+    fail(*f, fmt::format("must be an integer >= {}, found {}", min, *value));
     return std::nullopt;
   }
   return value;

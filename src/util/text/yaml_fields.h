@@ -1,7 +1,10 @@
-// Reading a YAML file's mappings key by key, with every problem of the file collected and
+// YAML values read strictly, the one way every YAML file of ftbench is read (read_yaml_int and
+// the others below: the value, or what is wrong with it, said the same way in every file); and
+// a YAML file's mappings read key by key with them, every problem of a file collected and
 // reported together by line ("file:12: offers[3].tier: expected ..."): the catalog's and the GPU
-// datasheets' reader (economics/cost/catalog.h, device/gpus/datasheet.h). The run spec has its own
-// reader (spec/spec_loader.h), which also applies --set overrides.
+// datasheets' reader (economics/cost/catalog.h, device/gpus/datasheet.h). The run spec reads
+// its values with the same functions, through its own collector (spec/spec_reader.h), which
+// also knows where --set overrides came from.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +27,34 @@ int64_t line_of(const YAML::Node& node);
 bool is_plain_scalar(const YAML::Node& node);
 // "offers[3]".
 std::string item_path(std::string_view section, std::size_t index);
+
+// One YAML value read strictly: the value, or the problem ("expected an integer, found
+// \"2.5\""), with the node it is at (the value, or the item of a list that is wrong).
+template <class T>
+struct YamlValue {
+  std::optional<T> value;
+  std::string problem;  // "" when value is set
+  YAML::Node at;
+  bool at_item = false;  // `at` is an item of the list, not the value itself
+};
+
+// Only plain scalars are numbers and booleans: a quoted "8" is a string. Decimal only
+// (util/text/parse_number.h).
+YamlValue<int64_t> read_yaml_int(const YAML::Node& node);
+// An integer >= 0 up to 2^64 - 1.
+YamlValue<uint64_t> read_yaml_uint(const YAML::Node& node);
+// A finite number (.inf, .nan and 1e999 are refused as not finite).
+YamlValue<double> read_yaml_number(const YAML::Node& node);
+// true or false only: YAML 1.1 also reads yes/no/on/off as booleans, and `progress: on` (a
+// string key elsewhere) must never be confused with a flag.
+YamlValue<bool> read_yaml_bool(const YAML::Node& node);
+// Any scalar, as written. Strings end up in JSON (a report, --format json), which holds UTF-8
+// only, so other bytes are refused here; `why_utf8` says which JSON ("the report is JSON, which
+// holds UTF-8 only").
+YamlValue<std::string> read_yaml_string(const YAML::Node& node, std::string_view why_utf8);
+// A list of such strings.
+YamlValue<std::vector<std::string>> read_yaml_string_list(const YAML::Node& node,
+                                                          std::string_view why_utf8);
 
 struct Issue {
   int64_t line = 0;  // 1-based; 0 = the whole file
@@ -78,7 +109,12 @@ class Fields {
                                     const std::vector<std::string>& allowed);
 
  private:
-  bool utf8(const Field& field, const std::string& value);
+  // The value read, or nullopt with its problem added (at the key's line).
+  template <class T>
+  std::optional<T> take(const Field& field, YamlValue<T> read) {
+    if (!read.value) fail(field, std::move(read.problem));
+    return std::move(read.value);
+  }
 
   Issues& issues_;
   std::string path_;
