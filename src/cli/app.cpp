@@ -1,3 +1,5 @@
+// The command line as one call, run_cli: every subcommand registered, its flags parsed, and the
+// one catch that maps ftbench's errors to their exit codes (util/error.h).
 #include <cstdint>
 #include <iostream>
 #include <map>

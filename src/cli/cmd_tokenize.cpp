@@ -1,3 +1,6 @@
+// `ftbench tokenize --tokenizer T`: a text (or a file, line by line) through a tokenizer (byte,
+// a tokenizer.json, a SentencePiece model), its token ids printed, as text or JSON: a tokenizer
+// file checked before a run.
 #include <fstream>
 #include <iostream>
 #include <sstream>

@@ -1,3 +1,5 @@
+// `ftbench validate SPEC`: the spec loaded and checked and, unless --no-data, its data read as
+// the run would read it; every problem said with its file and line, without LibTorch.
 #include <iostream>
 #include <optional>
 #include <sstream>

@@ -1,8 +1,8 @@
 // Subcommands of the ftbench executables: each registers its flags and runs one library call.
 //
-// `ftbench` (launcher.cpp) is torch-free: validate, cost, compare and catalog run in it and start
-// instantly; `ftbench run` and `ftbench gemm` exec() ftbench-bin (src/cli/torch), which links
-// LibTorch.
+// `ftbench` (launcher.cpp) is torch-free: validate, plan, cost, compare, gate, report, catalog,
+// tokenize and devices run in it and start instantly; `ftbench run`, `gemm` and `logits` exec()
+// ftbench-bin (src/cli/torch), which links LibTorch.
 #pragma once
 
 #include <cmath>

@@ -1,6 +1,6 @@
-// The `ftbench` command. Torch-free: validate, cost, compare and catalog run here and start in
-// milliseconds. `ftbench run` and `ftbench gemm` become ftbench-bin, which links LibTorch, after
-// setting up the OpenMP environment:
+// The `ftbench` command. Torch-free: validate, plan, cost, compare, gate, report, catalog,
+// tokenize and devices run here and start in milliseconds. `ftbench run`, `gemm` and `logits`
+// become ftbench-bin, which links LibTorch, after setting up the OpenMP environment:
 //
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded, which happens before main() of any
 // program linked against LibTorch. Its default lets idle OpenMP workers spin, and on a small

@@ -1,5 +1,6 @@
 // The report's records of what was measured: the one place where the measuring modules' own
-// types (train's steps and fallbacks, device's facts and memory readings) become the report's
+// types (train's steps and fallbacks, device's facts, memory readings and energy readings)
+// become the report's
 // (report/report.h), so that a change to the schema stays here and in the report module. The run's
 // report builder (report_builder.h) and report assembly (run/torch/report_assembly.h) build the
 // report from these, and the gemm sweep its result's environment (bench/torch/gemm.h).

@@ -1,7 +1,7 @@
 // `ftbench run` as one call: what the user asked for (RunRequest), what is measured and shown
 // beside it (Instrumentation), the faults a test injects (TestHooks), and run_benchmark, which
 // builds the run's components from the spec, trains, and writes the report
-// (src/run/torch/run_driver.h follows it phase by phase).
+// (defined in src/run/torch/run_driver.cpp, whose RunDriver follows it phase by phase).
 #pragma once
 
 #include <cstdint>

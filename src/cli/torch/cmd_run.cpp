@@ -1,3 +1,5 @@
+// `ftbench run SPEC`: its flags read into a run::RunOptions (the request, the instrumentation,
+// the test hooks from the environment), run::run_benchmark called, the summary printed.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

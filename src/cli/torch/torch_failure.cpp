@@ -1,3 +1,5 @@
+// A LibTorch failure (c10::Error) said as ftbench's RunFailure, and out of memory said with the
+// memory limit it ran under, for ftbench-bin's commands.
 #include <string>
 
 #include <c10/util/Exception.h>

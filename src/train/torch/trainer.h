@@ -1,5 +1,6 @@
-// The training loop: gradient accumulation, clipping, AdamW over the adapters, LR schedule,
-// and one StepMeasurement per optimizer step.
+// The trainer: each optimizer step over its micro-batches (gradient accumulation, clipping,
+// AdamW over the adapters, LR schedule) and one StepMeasurement per step. The run's loop around
+// it, which decides after each step whether to save or stop, is run/torch/training_loop.h.
 #pragma once
 
 #include <chrono>
