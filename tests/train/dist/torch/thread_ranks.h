@@ -2,9 +2,11 @@
 // c10d HashStore (Gloo on 127.0.0.1), and per-rank checks gathered from every thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -26,7 +28,10 @@ inline CommunicatorOptions short_timeouts() {
   return o;
 }
 
-// Runs `body` as ranks 0..n-1, one thread each; rethrows the first rank's exception.
+// Runs `body` as ranks 0..n-1, one thread each; rethrows the first rank's exception. The ranks
+// wait for each other before `body`: a rank whose body throws at once (a refused argument) would
+// otherwise close its connections while another rank is still connecting the mesh, and that
+// rank's connection error, not the refusal, would be the first rank's exception.
 inline void run_ranks(int64_t n, const std::function<void(Communicator&)>& body,
                       CommunicatorOptions options = short_timeouts()) {
   const std::string prefix = "test/";
@@ -35,9 +40,21 @@ inline void run_ranks(int64_t n, const std::function<void(Communicator&)>& body,
   std::vector<std::thread> threads;
   for (int64_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
+      std::unique_ptr<Communicator> c;
       try {
-        Communicator c(store, prefix, r, n, "127.0.0.1", options);
-        body(c);
+        c = std::make_unique<Communicator>(store, prefix, r, n, "127.0.0.1", options);
+      } catch (...) {
+        errors[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+      // Through the store, not a collective, so that the collectives' counters stay the
+      // body's; a rank that could not connect arrives too.
+      store->add("test-connected", 1);
+      while (store->add("test-connected", 0) < n) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (!c) return;
+      try {
+        body(*c);
       } catch (...) {
         errors[static_cast<std::size_t>(r)] = std::current_exception();
       }
