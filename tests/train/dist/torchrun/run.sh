@@ -20,7 +20,7 @@ if (($# != 2)); then
   exit 2
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../../.." && pwd)
+repo=$(cd "$here/../../../.." && pwd)
 ftbench=$(realpath "$1")
 work=$2
 ci=${CI:-}
