@@ -11,7 +11,7 @@
 #include "data/data_from_spec.h"
 #include "data/load_tokenizer.h"
 #include "data/packing.h"
-#include "economics/plan/checkpointing.h"
+#include "economics/plan/activation_checkpointing.h"
 #include "economics/plan/memory.h"
 #include "model/shape_math.h"
 #include "report/summary_text.h"

@@ -26,7 +26,7 @@ inline constexpr const char* kFull = "full";
 inline constexpr const char* kSelective = "selective";
 inline constexpr const char* kNone = "none";
 // The least recompute that fits the device by the plan's memory model
-// (economics/plan/checkpointing.h).
+// (economics/plan/activation_checkpointing.h).
 inline constexpr const char* kAuto = "auto";
 inline const std::vector<std::string> kAll = {kFull, kSelective, kNone, kAuto};
 }  // namespace checkpointing

@@ -109,7 +109,7 @@ Job job_of(const spec::RunSpec& spec, const MemoryOptions& o) {
   if (j.checkpointing == spec::choice::checkpointing::kAuto) {
     throw std::invalid_argument(
         "estimate_memory: model.activation_checkpointing auto is planned policy by policy "
-        "(economics/plan/checkpointing.h)");
+        "(economics/plan/activation_checkpointing.h)");
   }
   const int64_t micro_batch =
       o.micro_batch_size > 0 ? o.micro_batch_size : spec.train.micro_batch_size;

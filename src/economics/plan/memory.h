@@ -52,7 +52,8 @@ struct MemoryOptions {
   bool rms_norm_kernel = false;
   // What is planned when it differs from the spec (0 / nullopt: the spec's).
   int64_t micro_batch_size = 0;
-  // full, selective or none (never auto: economics/plan/checkpointing.h plans it policy by policy).
+  // full, selective or none (never auto: economics/plan/activation_checkpointing.h plans it policy
+  // by policy).
   std::optional<std::string> activation_checkpointing;
   // Ranks the frozen base is split across (distributed.shard_base): each holds 1/N of it and
   // at most two units whole at a time. 1: the whole base on every rank.

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "economics/cost/pricing.h"
-#include "economics/plan/checkpointing.h"
+#include "economics/plan/activation_checkpointing.h"
 #include "model/shape_math.h"
 #include "spec/choices.h"
 #include "spec/derived.h"

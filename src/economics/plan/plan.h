@@ -14,7 +14,7 @@
 #include "economics/cost/catalog.h"
 #include "economics/cost/estimate.h"
 #include "economics/cost/spot_risk.h"
-#include "economics/plan/checkpointing.h"
+#include "economics/plan/activation_checkpointing.h"
 #include "economics/plan/memory.h"
 #include "report/report.h"
 #include "spec/run_spec.h"

@@ -26,7 +26,7 @@ enum class Recompute {
   kSelective,  // the elementwise work; the GEMM and attention outputs are kept
 };
 // full, selective or none (spec/choices.h); throws std::invalid_argument for anything else,
-// auto included (a run resolves it first: economics/plan/checkpointing.h).
+// auto included (a run resolves it first: economics/plan/activation_checkpointing.h).
 Recompute recompute_of(const std::string& policy);
 
 class DecoderLayerImpl : public torch::nn::Module {

@@ -14,7 +14,7 @@
 #include "device/host_memory.h"
 #include "device/torch/dtype.h"
 #include "device/torch/torch_version.h"
-#include "economics/plan/checkpointing.h"
+#include "economics/plan/activation_checkpointing.h"
 #include "economics/plan/plan.h"
 #include "model/torch/sdpa.h"
 #include "run/step_switches.h"

@@ -1,4 +1,4 @@
-#include "economics/plan/checkpointing.h"
+#include "economics/plan/activation_checkpointing.h"
 
 #include <algorithm>
 
