@@ -39,6 +39,13 @@ YamlValue<T> value_of(T value) {
   return out;
 }
 
+// A number, finite or not (1e999, .inf, .nan): so that such a value is said as not finite rather
+// than as no number.
+bool is_any_number(const YAML::Node& node) {
+  double any = 0.0;
+  return is_plain_scalar(node) && parse_any_double(node.Scalar(), any);
+}
+
 // "" when `text` is UTF-8.
 std::string utf8_problem(const std::string& text, std::string_view why_utf8) {
   const std::optional<std::size_t> at = first_invalid_utf8(text);
@@ -82,12 +89,9 @@ YamlValue<double> read_yaml_number(const YAML::Node& node) {
   if (is_plain_scalar(node) && parse_double(node.Scalar(), value) == std::errc()) {
     return value_of(value);
   }
-  // A number all the same (1e999, .inf, .nan): said as not finite rather than as no number.
-  double any = 0.0;
-  const bool number = is_plain_scalar(node) && parse_any_double(node.Scalar(), any);
-  return problem_at<double>(
-      node,
-      (number ? "expected a finite number, found " : "expected a number, found ") + describe(node));
+  return problem_at<double>(node, (is_any_number(node) ? "expected a finite number, found "
+                                                       : "expected a number, found ") +
+                                      describe(node));
 }
 
 YamlValue<bool> read_yaml_bool(const YAML::Node& node) {
@@ -219,9 +223,7 @@ std::optional<double> Fields::positive_number(const std::string& name) {
   const YamlValue<double> read = read_yaml_number(f->value);
   if (read.value && *read.value > 0.0) return read.value;
   // A number that is not finite (.inf, 1e999) or not > 0 is said with the bound it breaks.
-  double any = 0.0;
-  const bool number =
-      read.value || (is_plain_scalar(f->value) && parse_any_double(f->value.Scalar(), any));
+  const bool number = read.value || is_any_number(f->value);
   fail(*f, number ? "expected a finite number > 0, found " + describe(f->value) : read.problem);
   return std::nullopt;
 }
