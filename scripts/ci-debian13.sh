@@ -11,6 +11,12 @@
 # header (at::NoGradGuard without <ATen/core/grad_mode.h>) compiles through the PCH but fails
 # here. The sanitizer job (scripts/sanitize.sh) runs on Debian 12 only.
 #
+# The build is at -O1 rather than Release's -O3 (NDEBUG kept): this job has to compile and pass,
+# not to be fast, and without the PCH most of a file's time is LibTorch's headers. Measured
+# 2026-12-08 on the project's 2-core VM, one file at a time in the root: tests/report/report_test.cpp
+# 30.3 s at -O3, 18.4 s at -O1; src/model/hf/torch/peft_adapter.cpp 19.6 s and 16.9 s;
+# src/run/torch/components.cpp 17.6 s and 16.0 s. The whole build: see docs/ci.md, "Timings".
+#
 # The Python references' virtual environment (scripts/python-env.sh, python/requirements.txt) is
 # made with Debian 13's own Python in the root, at /opt/ftbench-venv (FTBENCH_VENV), not in the
 # checkout, whose .venv belongs to the host's Python; it is kept with the root.
@@ -79,6 +85,7 @@ phase "packages ready"
 ((prepare_only)) && exit 0
 debian13_root_run env "${debian13_ccache_env[@]}" FTBENCH_BUILD_DIR="$build_dir" bash -c \
   'cd /src && scripts/build.sh -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON \
+     "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" \
      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache && ccache --show-stats'
 phase "built"
 debian13_root_run env CI=true OMP_NUM_THREADS="$(nproc)" \
