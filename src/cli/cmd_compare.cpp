@@ -130,12 +130,12 @@ void run_rows(SideTable& s) {
   }
   s.row("peak memory", [](const Column& c) {
     return Cell(c.peak_memory_bytes
-                    ? report::format_bytes(*c.peak_memory_bytes) + " " + c.peak_memory_kind
+                    ? text::format_bytes(*c.peak_memory_bytes) + " " + c.peak_memory_kind
                     : "n/a");
   });
   s.row("peak memory, plan", [](const Column& c) {
     if (!c.predicted_peak_bytes) return Cell("n/a");
-    return Cell(report::format_bytes(*c.predicted_peak_bytes) +
+    return Cell(text::format_bytes(*c.predicted_peak_bytes) +
                 (c.prediction_error
                      ? fmt::format(" ({:+.1f} % vs measured)", 100.0 * *c.prediction_error)
                      : std::string(" (no measured tensor peak)")));

@@ -65,17 +65,17 @@ text::Table memory_table(const plan::Plan& p) {
   t.header = {"held per GPU", "bytes", "basis"};
   t.align = {Align::kLeft, Align::kRight, Align::kLeft};
   const auto add = [&](const plan::MemoryItem& i) {
-    t.rows.push_back({i.name, report::format_bytes(static_cast<int64_t>(i.bytes)), i.basis});
+    t.rows.push_back({i.name, text::format_bytes(static_cast<int64_t>(i.bytes)), i.basis});
   };
   for (const plan::MemoryItem& i : p.memory.held) add(i);
   for (const plan::MemoryItem& i : p.memory.activations) add(i);
   add(p.memory.transient);
   t.rows.push_back({Cell("peak of tensors", text::Color::kBold),
-                    report::format_bytes(static_cast<int64_t>(p.memory.peak_bytes)),
+                    text::format_bytes(static_cast<int64_t>(p.memory.peak_bytes)),
                     "at " + p.memory.peak_at});
   const double device = plan::device_bytes_needed(p.memory, p.overheads);
   t.rows.push_back(
-      {"device memory needed", report::format_bytes(static_cast<int64_t>(device)),
+      {"device memory needed", text::format_bytes(static_cast<int64_t>(device)),
        fmt::format("peak x {:.2f} (allocator fragmentation) + {} context + {} workspaces",
                    1.0 + p.overheads.fragmentation, gb(p.overheads.context_bytes),
                    gb(p.overheads.workspace_bytes))});
@@ -92,9 +92,9 @@ text::Table policies_table(const plan::Plan& p) {
   const double none = p.policies.empty() ? 0.0 : p.policies.front().flops_per_token;
   for (const plan::PolicyEstimate& e : p.policies) {
     t.rows.push_back(
-        {e.policy, report::format_bytes(static_cast<int64_t>(e.memory.activation_bytes)),
-         report::format_bytes(static_cast<int64_t>(e.memory.peak_bytes)),
-         report::format_bytes(static_cast<int64_t>(e.needed_bytes)),
+        {e.policy, text::format_bytes(static_cast<int64_t>(e.memory.activation_bytes)),
+         text::format_bytes(static_cast<int64_t>(e.memory.peak_bytes)),
+         text::format_bytes(static_cast<int64_t>(e.needed_bytes)),
          fmt::format("{:.4g}", e.flops_per_token),
          none > 0 ? fmt::format("{:+.1f} %", 100.0 * (e.flops_per_token / none - 1.0)) : "n/a",
          e.policy == p.memory_policy ? "yes" : ""});

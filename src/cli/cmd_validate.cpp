@@ -22,6 +22,7 @@
 #include "spec/spec_loader.h"
 #include "train/oom_fallback.h"
 #include "util/text/messages.h"
+#include "util/text/units.h"
 
 namespace ftbench::cli {
 namespace {
@@ -101,19 +102,19 @@ std::string memory_line(const spec::RunSpec& s) {
   const bool cpu = s.backend.device == "cpu";
   const plan::MemoryEstimate fused = planned_memory(s, !cpu, plan::AttentionKernel::kFused);
   std::string text = fmt::format("{} predicted, at {} (fused attention{})",
-                                 report::format_bytes(static_cast<int64_t>(fused.peak_bytes)),
+                                 text::format_bytes(static_cast<int64_t>(fused.peak_bytes)),
                                  fused.peak_at, cpu ? ", LibTorch >= 2.2" : "");
   if (cpu) {
     const plan::MemoryEstimate blocked = planned_memory(s, false, plan::AttentionKernel::kBlocked);
     text += fmt::format("; {} with LibTorch < 2.2's blocked CPU attention",
-                        report::format_bytes(static_cast<int64_t>(blocked.peak_bytes)));
+                        text::format_bytes(static_cast<int64_t>(blocked.peak_bytes)));
   }
   if (s.model.activation_checkpointing == spec::choice::checkpointing::kAuto) {
     std::vector<std::string> each;
     for (const std::string& policy : plan::policies_by_recompute()) {
       each.push_back(fmt::format(
           "{} {}", policy,
-          report::format_bytes(static_cast<int64_t>(
+          text::format_bytes(static_cast<int64_t>(
               planned_memory(s, !cpu, plan::AttentionKernel::kFused, policy).peak_bytes))));
     }
     text += fmt::format("; checkpointing auto, chosen by the run on its device ({})",

@@ -1,5 +1,9 @@
 #include "report/records.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "report/metrics/energy_summary.h"
@@ -110,10 +114,13 @@ report::PhaseMemory phase_memory_record(const device::MemoryReading& m) {
   return r;
 }
 
-report::Memory run_memory_record(const std::vector<report::Phase>& phases,
+report::Memory run_memory_record(const std::vector<TimedPhase>& phases,
                                  std::optional<int64_t> run_peak_rss_bytes,
                                  const device::DeviceMemoryCounters& counters) {
-  report::Memory m = metrics::memory_peaks_over_phases(phases);
+  std::vector<report::Phase> recorded;
+  recorded.reserve(phases.size());
+  for (const TimedPhase& p : phases) recorded.push_back(phase_record(p));
+  report::Memory m = metrics::memory_peaks_over_phases(recorded);
   m.peak_rss_bytes = run_peak_rss_bytes;
   m.device_total_bytes = counters.device_total_bytes;
   m.allocation_retries = counters.allocation_retries;
@@ -128,6 +135,145 @@ report::Energy energy_record(const device::EnergyReadings& readings, int64_t seg
   }
   return metrics::summarize_energy(readings.devices, readings.interval_seconds, segment, steps,
                                    readings.error);
+}
+
+report::Phase phase_record(const TimedPhase& p) {
+  report::Phase r{p.name, p.start_seconds, p.seconds};
+  if (p.memory) r.memory = phase_memory_record(*p.memory);
+  return r;
+}
+
+report::Evaluation evaluation_record(const EvaluationPass& e) {
+  return report::Evaluation{e.after_step, e.loss, e.loss_tokens, e.batches, e.seconds};
+}
+
+report::CheckpointSave checkpoint_record(const CheckpointWrite& c) {
+  return report::CheckpointSave{c.step, c.segment, c.reason, c.path, c.bytes, c.seconds};
+}
+
+report::ExportRecord export_record(const ExportWrite& e) {
+  return report::ExportRecord{e.kind, e.path, e.tensors, e.bytes, e.seconds};
+}
+
+report::InputFile input_file_record(const FileRead& f) {
+  return report::InputFile{f.key, f.path, f.bytes, f.sha256};
+}
+
+report::DataInfo data_record(const DataRead& d) {
+  const data::DataStats& train = d.train.counts;
+  report::DataInfo r{d.train.description, train.examples, train.tokens, train.loss_tokens,
+                     train.fingerprint};
+  report::DataStatistics s;
+  s.format = d.format;
+  s.records = d.file ? d.file->records : train.examples;
+  s.skipped_bad = d.file ? d.file->skipped_bad : 0;
+  s.dropped_too_long = d.file ? d.file->dropped_too_long : 0;
+  s.truncated = d.file ? d.file->truncated : d.lengths.truncated;
+  s.mean_length = d.lengths.mean;
+  s.p50_length = d.lengths.p50;
+  s.p90_length = d.lengths.p90;
+  s.max_length = d.lengths.max;
+  s.masked_fraction =
+      train.tokens > 0 ? 1.0 - double(train.loss_tokens) / double(train.tokens) : 0.0;
+  r.statistics = s;
+  if (d.validation) {
+    const data::DataStats& v = d.validation->counts;
+    r.validation =
+        report::ValidationDataInfo{d.validation->description, v.examples, v.tokens, v.loss_tokens};
+  }
+  for (const FileRead& f : d.files) r.files.push_back(input_file_record(f));
+  return r;
+}
+
+report::WeightsInfo weights_record(const WeightsRead& w) {
+  if (w.checkpoint.empty()) return report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
+  return report::WeightsInfo{"checkpoint",  w.checkpoint,
+                             "safetensors", w.files,
+                             w.tensors,     w.bytes,
+                             w.seconds,     w.seconds > 0.0 ? double(w.bytes) / w.seconds : 0.0,
+                             w.fingerprint};
+}
+
+report::CheckpointingChoice checkpointing_choice_record(const CheckpointingNeeds& n) {
+  report::CheckpointingChoice r;
+  r.usable_bytes = n.usable_bytes;
+  r.fits = n.fits;
+  for (const auto& [policy, bytes] : n.needed_bytes) r.needed_bytes.push_back({policy, bytes});
+  return r;
+}
+
+CheckpointingNeeds measured_checkpointing_needs(const report::CheckpointingChoice& c) {
+  CheckpointingNeeds n;
+  n.usable_bytes = c.usable_bytes;
+  n.fits = c.fits;
+  for (const report::PolicyNeed& p : c.needed_bytes) n.needed_bytes.emplace_back(p.policy, p.bytes);
+  return n;
+}
+
+report::Execution execution_record(const ExecutionChoices& e) {
+  report::Execution r;
+  r.attention_kernel = e.attention_kernel;
+  r.activation_checkpointing = e.activation_checkpointing;
+  if (e.checkpointing_choice)
+    r.checkpointing_choice = checkpointing_choice_record(*e.checkpointing_choice);
+  r.gpu_kernels = e.gpu_kernels;
+  r.fused_blocks = e.fused_blocks;
+  return r;
+}
+
+ExecutionChoices measured_execution(const report::Execution& e) {
+  ExecutionChoices x;
+  x.attention_kernel = e.attention_kernel;
+  x.activation_checkpointing = e.activation_checkpointing;
+  if (e.checkpointing_choice)
+    x.checkpointing_choice = measured_checkpointing_needs(*e.checkpointing_choice);
+  x.gpu_kernels = e.gpu_kernels;
+  x.fused_blocks = e.fused_blocks;
+  return x;
+}
+
+namespace {
+
+constexpr std::size_t kTopOps = 12;
+
+report::ProfileOp op_record(const metrics::OpRow& row) {
+  return {row.name, row.calls, double(row.self_ns) / 1e9, double(row.flops)};
+}
+
+std::string short_scope(const std::string& name) {
+  constexpr std::string_view kPrefix = "ftbench::";
+  return name.rfind(kPrefix, 0) == 0 ? name.substr(kPrefix.size()) : name;
+}
+
+}  // namespace
+
+report::Profile profile_record(const ProfileWritten& w) {
+  const metrics::ProfileTables& tables = w.tables;
+  report::Profile p;
+  p.first_step = w.first_step;
+  p.last_step = w.last_step;
+  p.trace = w.trace;
+  p.ops_table = w.ops_table;
+  p.kernels_table = w.kernels_table;
+  p.device_activity = w.device_activity;
+  p.op_self_seconds = double(tables.op_self_ns) / 1e9;
+  p.kernel_seconds = double(tables.kernel_ns) / 1e9;
+  p.flops = double(tables.flops);
+  p.leaf_input_bytes = tables.leaf_input_bytes;
+  p.leaf_calls_without_bytes = tables.leaf_calls_without_bytes;
+  for (const metrics::ScopeRow& s : tables.scopes) {
+    p.scopes.push_back(
+        {short_scope(s.name), s.calls, double(s.total_ns) / 1e9, double(s.self_ns) / 1e9});
+  }
+  for (std::size_t i = 0; i < tables.ops.size() && i < kTopOps; ++i) {
+    p.top_ops.push_back(op_record(tables.ops[i]));
+  }
+  for (const std::string& name : tables.attention_ops) {
+    const auto it = std::find_if(tables.ops.begin(), tables.ops.end(),
+                                 [&](const metrics::OpRow& r) { return r.name == name; });
+    if (it != tables.ops.end()) p.attention_ops.push_back(op_record(*it));
+  }
+  return p;
 }
 
 }  // namespace ftbench::report

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/measured_gemm.h"
 #include "util/stats/summary.h"
 
 namespace ftbench::report {
@@ -387,26 +388,6 @@ struct ExportRecord {
   int64_t tensors = 0;
   int64_t bytes = 0;     // its files' sizes together
   double seconds = 0.0;  // gathering, writing, fsync
-};
-
-// One dtype of a measured GEMM sweep (`ftbench gemm`), as a run report carries it.
-struct MeasuredGemmDtype {
-  std::string dtype;           // bf16, fp8, fp16, tf32, fp32
-  double max_tflops = 0.0;     // highest per-shape median TFLOP/s
-  double median_tflops = 0.0;  // median over shapes of the per-shape medians
-  int64_t best_m = 0;          // the shape of max_tflops
-  int64_t best_n = 0;
-  int64_t best_k = 0;
-};
-
-// A `ftbench gemm` measurement given to `ftbench run --gemm FILE` (since 1.2).
-struct MeasuredGemm {
-  std::string source;       // the file as given
-  std::string device_name;  // environment.device.name where it was measured
-  std::string backend;      // cpu, cuda, rocm
-  std::string libtorch_version;
-  std::string measured_at_utc;            // when the sweep started
-  std::vector<MeasuredGemmDtype> dtypes;  // the dtypes measured, in the file's order
 };
 
 // One device's board energy over the sampling window (since 1.6).

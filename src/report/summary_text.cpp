@@ -9,7 +9,10 @@
 #include <fmt/format.h>
 
 #include "report/phase_names.h"
+#include "report/records.h"
+#include "report/report.h"
 #include "util/text/messages.h"
+#include "util/text/units.h"
 
 namespace ftbench::report {
 
@@ -21,17 +24,6 @@ std::string group_thousands(int64_t value) {
     out.push_back(digits[i]);
   }
   return value < 0 ? "-" + out : out;
-}
-
-std::string format_bytes(int64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int unit = 0;
-  while (v >= 1024.0 && unit < 4) {
-    v /= 1024.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, kUnits[unit]);
 }
 
 std::string energy_text(const Energy& e) {
@@ -88,7 +80,7 @@ std::vector<std::pair<std::string, std::string>> rank_lines(int64_t world_size,
                     smallest == largest ? fmt::format("over {} ranks", largest)
                                         : fmt::format("over {} to {} ranks", smallest, largest),
                     g.shard_base, smallest == 1 ? ", some ranks whole" : "", first.rank,
-                    first.base_bytes ? format_bytes(*first.base_bytes) + " of it"
+                    first.base_bytes ? text::format_bytes(*first.base_bytes) + " of it"
                                      : std::string("an unrecorded share of it"),
                     first.gathers, first.gather_wait_seconds));
   }
@@ -135,10 +127,10 @@ std::string execution_text(const Execution& e) {
   if (const std::optional<CheckpointingChoice>& c = e.checkpointing_choice) {
     std::vector<std::string> needs;
     for (const PolicyNeed& n : c->needed_bytes) {
-      needs.push_back(fmt::format("{} {}", n.policy, format_bytes(n.bytes)));
+      needs.push_back(fmt::format("{} {}", n.policy, text::format_bytes(n.bytes)));
     }
     chosen = fmt::format(" (auto: {} of {} usable{})", fmt::join(needs, ", "),
-                         format_bytes(c->usable_bytes), c->fits ? "" : "; nothing fits");
+                         text::format_bytes(c->usable_bytes), c->fits ? "" : "; nothing fits");
   }
   return fmt::format("attention kernel {}, activation checkpointing {}{}", e.attention_kernel,
                      e.activation_checkpointing, chosen);
@@ -152,6 +144,30 @@ std::string profile_text(const Profile& p) {
                                   : fmt::format("{} to {}", p.first_step, p.last_step),
       p.op_self_seconds,
       p.device_activity ? fmt::format(", device kernels {:.3f} s", p.kernel_seconds) : "", p.trace);
+}
+
+// The memory lines: the allocator's peak (on a CPU run, what LibTorch's CPU tensors held at
+// most: device/cpu_tensor_bytes.h) beside the plan's prediction, the device's and the host's
+// peaks.
+std::vector<std::pair<std::string, std::string>> memory_lines(const Report& r) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  const Memory& m = r.memory;
+  if (m.peak_allocated_bytes) {
+    std::string value = text::format_bytes(*m.peak_allocated_bytes);
+    if (m.predicted_peak_bytes && *m.peak_allocated_bytes > 0) {
+      value += fmt::format(" (plan: {}, {:+.1f} %)", text::format_bytes(*m.predicted_peak_bytes),
+                           100.0 * (static_cast<double>(*m.predicted_peak_bytes) /
+                                        static_cast<double>(*m.peak_allocated_bytes) -
+                                    1.0));
+    }
+    lines.emplace_back(
+        r.environment.device.backend == "cpu" ? "peak tensor bytes" : "peak allocated", value);
+  }
+  if (m.device_used_peak_bytes) {
+    lines.emplace_back("peak device used", text::format_bytes(*m.device_used_peak_bytes));
+  }
+  if (m.peak_rss_bytes) lines.emplace_back("peak host RSS", text::format_bytes(*m.peak_rss_bytes));
+  return lines;
 }
 
 }  // namespace
@@ -195,8 +211,8 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   if (r.weights && r.weights->source == "checkpoint") {
     const WeightsInfo& w = *r.weights;
     line("weights",
-         fmt::format("{}: {} in {:.2f} s ({}/s)", w.path, format_bytes(w.bytes), w.seconds,
-                     format_bytes(static_cast<int64_t>(std::llround(w.bytes_per_second)))));
+         fmt::format("{}: {} in {:.2f} s ({}/s)", w.path, text::format_bytes(w.bytes), w.seconds,
+                     text::format_bytes(static_cast<int64_t>(std::llround(w.bytes_per_second)))));
   }
   line("time to first step",
        fmt::format("{:.2f} s (from {})", r.time_to_first_step_seconds, r.t0_source));
@@ -205,7 +221,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
     const CheckpointSave& c = r.checkpoints.back();
     line("checkpoints",
          fmt::format("{} saved; last after step {}: {} ({}, {:.3f} s)", r.checkpoints.size(),
-                     c.step, c.path, format_bytes(c.bytes), c.seconds));
+                     c.step, c.path, text::format_bytes(c.bytes), c.seconds));
   }
   // Validation passes split the training phase; the time of the parts is summed.
   double training_seconds = 0.0;
@@ -242,20 +258,7 @@ std::string render_summary(const Report& r, const std::string& report_path) {
     }
     line(label, value);
   }
-  const Memory& m = r.memory;
-  if (m.peak_allocated_bytes) {
-    // On a CPU run: what LibTorch's CPU tensors held at most (device/cpu_tensor_bytes.h).
-    std::string value = format_bytes(*m.peak_allocated_bytes);
-    if (m.predicted_peak_bytes && *m.peak_allocated_bytes > 0) {
-      value += fmt::format(" (plan: {}, {:+.1f} %)", format_bytes(*m.predicted_peak_bytes),
-                           100.0 * (static_cast<double>(*m.predicted_peak_bytes) /
-                                        static_cast<double>(*m.peak_allocated_bytes) -
-                                    1.0));
-    }
-    line(r.environment.device.backend == "cpu" ? "peak tensor bytes" : "peak allocated", value);
-  }
-  if (m.device_used_peak_bytes) line("peak device used", format_bytes(*m.device_used_peak_bytes));
-  if (m.peak_rss_bytes) line("peak host RSS", format_bytes(*m.peak_rss_bytes));
+  for (const auto& [label, value] : memory_lines(r)) line(label, value);
   if (r.energy) {
     const std::string scope = energy_scope(r);
     line("GPU board energy", energy_text(*r.energy) + (scope.empty() ? "" : " [" + scope + "]"));
@@ -271,10 +274,41 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   }
   for (const ExportRecord& x : r.exports) {
     line(x.kind == "peft_adapter" ? "adapter (PEFT)" : "merged weights",
-         fmt::format("{} ({}, {:.2f} s)", x.path, format_bytes(x.bytes), x.seconds));
+         fmt::format("{} ({}, {:.2f} s)", x.path, text::format_bytes(x.bytes), x.seconds));
   }
   line("report", report_path);
   return out;
+}
+
+std::vector<std::string> profile_summary_lines(const ProfileWritten& written) {
+  const Profile p = profile_record(written);
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format(
+      "profile of step{} {}: ops {:.3f} s of self time, {:.4g} GFLOP counted{}",
+      p.first_step == p.last_step ? "" : "s",
+      p.first_step == p.last_step ? fmt::format("{}", p.first_step)
+                                  : fmt::format("{} to {}", p.first_step, p.last_step),
+      p.op_self_seconds, p.flops / 1e9,
+      p.device_activity ? fmt::format(", device kernels {:.3f} s", p.kernel_seconds) : ""));
+  std::vector<std::string> scopes;
+  for (const report::ProfileScope& s : p.scopes) {
+    scopes.push_back(fmt::format("{} {:.3f} s", s.name, s.self_seconds));
+  }
+  if (!scopes.empty()) lines.push_back("  scopes (own time): " + text::join(scopes));
+  const std::size_t shown = std::min<std::size_t>(p.top_ops.size(), 6);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const report::ProfileOp& o = p.top_ops[i];
+    lines.push_back(
+        fmt::format("  {:>6.1f}%  {:>9.3f} ms  {:>6} calls  {}",
+                    p.op_self_seconds > 0.0 ? 100.0 * o.self_seconds / p.op_self_seconds : 0.0,
+                    o.self_seconds * 1e3, o.calls, text::printable(o.name)));
+  }
+  std::vector<std::string> attention;
+  for (const report::ProfileOp& o : p.attention_ops) attention.push_back(o.name);
+  if (!attention.empty()) lines.push_back("  attention ops: " + text::join(attention));
+  lines.push_back(
+      fmt::format("  trace {}, tables {} and {}", p.trace, p.ops_table, p.kernels_table));
+  return lines;
 }
 
 }  // namespace ftbench::report

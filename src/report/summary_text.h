@@ -1,11 +1,17 @@
-// The short human summary printed at the end of a run.
+// The short human summary printed at the end of a run, and the other lines a run prints of what
+// it measured. The report's types are only declared here: the run's code that prints them does
+// not see the schema.
 #pragma once
 
 #include <string>
+#include <vector>
 
-#include "report/report.h"
+#include "report/measurements.h"
 
 namespace ftbench::report {
+
+struct Report;
+struct Energy;
 
 // A few aligned lines: what ran where, time to first step, step time, throughput, MFU, memory,
 // loss and where the report went. Numbers in the "C" locale.
@@ -26,9 +32,11 @@ std::string energy_text(const Energy& energy);
 // other figures: "process 2 of 2 only: 4 of 8 steps" (a resumed run measures its last process).
 std::string energy_scope(const Report& report);
 
+// The lines `ftbench run` logs when it wrote a profile (--profile-steps): the window, the scopes,
+// the first ops, the attention ops and the files.
+std::vector<std::string> profile_summary_lines(const ProfileWritten& profile);
+
 // 8030261248 -> "8,030,261,248".
 std::string group_thousands(int64_t value);
-// 1536 -> "1.50 KiB"; bytes below 1 KiB as "512 B".
-std::string format_bytes(int64_t bytes);
 
 }  // namespace ftbench::report

@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "report/report.h"
 #include "spec/run_spec.h"
 #include "util/io/output_rules.h"
+
+namespace ftbench::report {
+struct Report;
+}  // namespace ftbench::report
 
 namespace ftbench::run {
 

@@ -1,12 +1,12 @@
-// The files `ftbench run --profile-steps` writes beside the report, and the report's `profile`
+// The files `ftbench run --profile-steps` writes beside the report, for the report's `profile`
 // record (docs/methodology.md, section 20; docs/report-schema.md, `profile`).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "report/measurements.h"
 #include "report/metrics/profile_table.h"
-#include "report/report.h"
 
 namespace ftbench::run {
 
@@ -20,21 +20,12 @@ struct ProfilePaths {
 // ("out/run.json" -> "out/run.profile-trace.json"; "out/run" -> "out/run.profile-trace.json").
 ProfilePaths profile_paths(const std::string& report_path);
 
-// The report's record of a profile: `asked` the window asked for, `last_step` the last step
-// recorded (earlier when the run stopped inside the window), `top_ops` the first 12 ops by self
-// time, the attention ops with their figures.
-report::Profile profile_record(const metrics::ProfileTables& tables,
-                               const metrics::ProfileWindow& asked, int64_t last_step,
-                               bool device_activity, const ProfilePaths& paths);
-
 // Writes the trace and the two tables (each atomically; an existing file is replaced only with
-// `force`: io::FileExistsError) and returns profile_record() of them.
-report::Profile write_profile(const std::vector<metrics::ProfileEvent>& events,
-                              const metrics::ProfileWindow& asked, int64_t last_step,
-                              bool device_activity, const ProfilePaths& paths, bool force);
-
-// The lines the run logs when the profile is written: the window, the scopes, the first ops,
-// the attention ops and the files.
-std::vector<std::string> profile_summary_lines(const report::Profile& profile);
+// `force`: io::FileExistsError) and returns what was written: `asked` the window asked for,
+// `last_step` the last step recorded (earlier when the run stopped inside the window), and the
+// tables (the report's record of them: report::profile_record, report/records.h).
+report::ProfileWritten write_profile(const std::vector<metrics::ProfileEvent>& events,
+                                     const metrics::ProfileWindow& asked, int64_t last_step,
+                                     bool device_activity, const ProfilePaths& paths, bool force);
 
 }  // namespace ftbench::run

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/report.h"
 #include "spec/canonical.h"
 #include "spec/choices.h"
 #include "spec/spec_error.h"
@@ -18,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-report::InputFile describe_file(const std::string& key, const fs::path& path) {
+report::FileRead describe_file(const std::string& key, const fs::path& path) {
   std::error_code ec;
   const fs::path absolute = fs::absolute(path, ec).lexically_normal();
   const auto bytes = fs::file_size(absolute, ec);
@@ -50,8 +51,8 @@ void check_file(const report::InputFile& f, const std::string& source) {
 
 }  // namespace
 
-std::vector<report::InputFile> input_files(const spec::RunSpec& spec) {
-  std::vector<report::InputFile> out;
+std::vector<report::FileRead> input_files(const spec::RunSpec& spec) {
+  std::vector<report::FileRead> out;
   if (spec.data.source == spec::choice::data_source::kFile) {
     out.push_back(describe_file("data.path", spec.data.path));
     if (!spec.data.validation_path.empty()) {
@@ -162,7 +163,7 @@ spec::RunSpec spec_from_report(const report::Report& report, const std::string& 
     for (const report::InputFile& f : report.data->files) check_file(f, source);
     // The files the spec reads here are the ones recorded (a hand-edited working directory or
     // path would read others).
-    const std::vector<report::InputFile> here = input_files(out);
+    const std::vector<report::FileRead> here = input_files(out);
     const std::vector<report::InputFile>& read = report.data->files;
     for (std::size_t i = 0; i < std::max(here.size(), read.size()); ++i) {
       if (i < here.size() && i < read.size() && here[i].key == read[i].key &&

@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "report/report.h"
+#include "report/measurements.h"
 #include "spec/run_spec.h"
 #include "util/error.h"
+
+namespace ftbench::report {
+struct Report;
+}  // namespace ftbench::report
 
 namespace ftbench::run {
 
@@ -24,7 +28,7 @@ class RerunError : public BadInput {
 // and data.validation_path for file data; the tokenizer's file (a folder's tokenizer.json) and
 // the tokenizer_config.json beside a tokenizer.json when there is one. Paths absolute. Empty for
 // synthetic data with the byte tokenizer. Throws io errors for a file that cannot be read.
-std::vector<report::InputFile> input_files(const spec::RunSpec& spec);
+std::vector<report::FileRead> input_files(const spec::RunSpec& spec);
 
 // The spec keys that name what the run reads, resolved against the working directory when
 // relative. What it writes (output.*, train.checkpoint.dir) goes where the re-run runs, so the

@@ -11,8 +11,8 @@
 
 #include "device/process_clock.h"
 #include "economics/cost/billing.h"
+#include "report/measured_gemm.h"
 #include "report/metrics/profile_table.h"
-#include "report/report.h"
 #include "run/outputs.h"
 #include "spec/run_spec.h"
 #include "train/dist/launch.h"
@@ -20,6 +20,10 @@
 #include "train/oom_fallback.h"
 #include "train/stop_signals.h"
 #include "util/io/output_rules.h"
+
+namespace ftbench::report {
+struct Report;
+}  // namespace ftbench::report
 
 namespace ftbench::run {
 

@@ -154,12 +154,20 @@ TEST(Records, MemoryReadingsBecomeThePhasesAndTheRunsMemory) {
 
   // The run: each peak the largest of the phases', the host's whole-run peak as the meter read
   // it, and the device's counters.
-  report::PhaseMemory later = p;
+  device::MemoryReading later = m;
   later.peak_allocated_bytes = 5000;
   later.peak_reserved_bytes = 1000;
-  const std::vector<report::Phase> phases = {{"model_load", 1.0, 2.0, p},
-                                             {"train", 3.0, 4.0, later},
-                                             {"spec_load", 0.0, 1.0, std::nullopt}};
+  const std::vector<TimedPhase> phases = {{"model_load", 1.0, 2.0, m},
+                                          {"train", 3.0, 4.0, later},
+                                          {"spec_load", 0.0, 1.0, std::nullopt}};
+  const report::Phase recorded = phase_record(phases[1]);
+  EXPECT_EQ(recorded.name, "train");
+  EXPECT_EQ(recorded.start_seconds, 3.0);
+  EXPECT_EQ(recorded.seconds, 4.0);
+  ASSERT_TRUE(recorded.memory.has_value());
+  EXPECT_EQ(recorded.memory->peak_allocated_bytes, 5000);
+  EXPECT_EQ(recorded.memory->rss_at_end_bytes, 3500);
+  EXPECT_FALSE(phase_record(phases[2]).memory.has_value());
   const report::Memory run =
       run_memory_record(phases, 9000, device::DeviceMemoryCounters{80'000, 2, 1});
   EXPECT_EQ(run.peak_allocated_bytes, 5000);
@@ -214,6 +222,208 @@ TEST(Records, EnergyIsWhatTheMeterReadOrWhyItReadNothing) {
   EXPECT_EQ(e.segment, 1);
   ASSERT_EQ(e.devices.size(), 1u);
   EXPECT_EQ(e.devices[0].library, "libnvidia-ml.so.1");
+}
+
+TEST(Records, TheRunsPassesSavesAndExportsReachTheReport) {
+  const report::Evaluation e = evaluation_record({12, 1.25, 4096, 8, 0.5});
+  EXPECT_EQ(e.after_step, 12);
+  EXPECT_EQ(e.loss, 1.25);
+  EXPECT_EQ(e.loss_tokens, 4096);
+  EXPECT_EQ(e.batches, 8);
+  EXPECT_EQ(e.seconds, 0.5);
+
+  const report::CheckpointSave c =
+      checkpoint_record({20, 2, "every_steps", "ck/step-00000020", 73'728, 0.25});
+  EXPECT_EQ(c.step, 20);
+  EXPECT_EQ(c.segment, 2);
+  EXPECT_EQ(c.reason, "every_steps");
+  EXPECT_EQ(c.path, "ck/step-00000020");
+  EXPECT_EQ(c.bytes, 73'728);
+  EXPECT_EQ(c.seconds, 0.25);
+
+  const report::ExportRecord x = export_record({"merged", "out/merged", 30, 16'060'522'496, 41.5});
+  EXPECT_EQ(x.kind, "merged");
+  EXPECT_EQ(x.path, "out/merged");
+  EXPECT_EQ(x.tensors, 30);
+  EXPECT_EQ(x.bytes, 16'060'522'496);
+  EXPECT_EQ(x.seconds, 41.5);
+}
+
+DataRead file_data() {
+  DataRead d;
+  d.train = {"file(path=/d/train.jsonl, format=alpaca, n=40)", {40, 8000, 6000, "ab12"}};
+  d.format = "alpaca";
+  data::DataFileStats file;
+  file.records = 45;
+  file.skipped_bad = 2;
+  file.dropped_too_long = 3;
+  file.truncated = 4;
+  d.file = file;
+  d.lengths = {200.0, 180.0, 350.0, 512, 9};
+  d.validation = DataSetRead{"file(path=/d/val.jsonl, format=alpaca, n=5)", {5, 900, 700, "cd34"}};
+  d.files = {{"data.path", "/d/train.jsonl", 123'456, "ef56"}};
+  return d;
+}
+
+TEST(Records, WhatTheDataIsReachesTheReportsDataSection) {
+  const report::DataInfo r = data_record(file_data());
+  EXPECT_EQ(r.source, "file(path=/d/train.jsonl, format=alpaca, n=40)");
+  EXPECT_EQ(r.examples, 40);
+  EXPECT_EQ(r.tokens, 8000);
+  EXPECT_EQ(r.loss_tokens, 6000);
+  EXPECT_EQ(r.fingerprint, "ab12");
+  ASSERT_TRUE(r.statistics.has_value());
+  EXPECT_EQ(r.statistics->format, "alpaca");
+  // A data file's reader counts, the truncation among them.
+  EXPECT_EQ(r.statistics->records, 45);
+  EXPECT_EQ(r.statistics->skipped_bad, 2);
+  EXPECT_EQ(r.statistics->dropped_too_long, 3);
+  EXPECT_EQ(r.statistics->truncated, 4);
+  EXPECT_EQ(r.statistics->mean_length, 200.0);
+  EXPECT_EQ(r.statistics->p50_length, 180.0);
+  EXPECT_EQ(r.statistics->p90_length, 350.0);
+  EXPECT_EQ(r.statistics->max_length, 512);
+  EXPECT_EQ(r.statistics->masked_fraction, 0.25);  // 1 - 6000 / 8000
+  ASSERT_TRUE(r.validation.has_value());
+  EXPECT_EQ(r.validation->source, "file(path=/d/val.jsonl, format=alpaca, n=5)");
+  EXPECT_EQ(r.validation->examples, 5);
+  EXPECT_EQ(r.validation->tokens, 900);
+  EXPECT_EQ(r.validation->loss_tokens, 700);
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].key, "data.path");
+  EXPECT_EQ(r.files[0].path, "/d/train.jsonl");
+  EXPECT_EQ(r.files[0].bytes, 123'456);
+  EXPECT_EQ(r.files[0].sha256, "ef56");
+
+  // Synthetic data: every example a record, the truncation the lengths counted, no validation,
+  // no file; a set without tokens has no masked share.
+  DataRead synthetic;
+  synthetic.train = {"synthetic(seed=1234, n=16)", {16, 0, 0, "00"}};
+  synthetic.lengths.truncated = 3;
+  const report::DataInfo s = data_record(synthetic);
+  EXPECT_EQ(s.statistics->format, "synthetic");
+  EXPECT_EQ(s.statistics->records, 16);
+  EXPECT_EQ(s.statistics->skipped_bad, 0);
+  EXPECT_EQ(s.statistics->dropped_too_long, 0);
+  EXPECT_EQ(s.statistics->truncated, 3);
+  EXPECT_EQ(s.statistics->masked_fraction, 0.0);
+  EXPECT_FALSE(s.validation.has_value());
+  EXPECT_TRUE(s.files.empty());
+}
+
+TEST(Records, TheWeightsAreRandomOrTheCheckpointsWithTheirRate) {
+  const report::WeightsInfo random = weights_record(WeightsRead{});
+  EXPECT_EQ(random.source, "random");
+  EXPECT_EQ(random.path, "");
+  EXPECT_EQ(random.format, "");
+  EXPECT_EQ(random.files, 0);
+  EXPECT_EQ(random.bytes_per_second, 0.0);
+  EXPECT_EQ(random.fingerprint, "");
+
+  const report::WeightsInfo read =
+      weights_record({"models/tiny", 2, 30, 4'000'000, 0.5, "9f86d081884c7d65"});
+  EXPECT_EQ(read.source, "checkpoint");
+  EXPECT_EQ(read.path, "models/tiny");
+  EXPECT_EQ(read.format, "safetensors");
+  EXPECT_EQ(read.files, 2);
+  EXPECT_EQ(read.tensors, 30);
+  EXPECT_EQ(read.bytes, 4'000'000);
+  EXPECT_EQ(read.seconds, 0.5);
+  EXPECT_EQ(read.bytes_per_second, 8'000'000.0);
+  EXPECT_EQ(read.fingerprint, "9f86d081884c7d65");
+  // Read in no measurable time: no rate rather than an infinite one.
+  EXPECT_EQ(weights_record({"m", 1, 1, 10, 0.0, "x"}).bytes_per_second, 0.0);
+}
+
+TEST(Records, HowTheStepRanReachesTheReportAndComesBackForAResume) {
+  ExecutionChoices e;
+  e.attention_kernel = "flash_attention";
+  e.activation_checkpointing = "selective";
+  e.checkpointing_choice =
+      CheckpointingNeeds{70'000, true, {{"none", 90'000}, {"selective", 60'000}, {"full", 40'000}}};
+  e.gpu_kernels = true;
+  e.fused_blocks = false;
+  const report::Execution r = execution_record(e);
+  EXPECT_EQ(r.attention_kernel, "flash_attention");
+  EXPECT_EQ(r.activation_checkpointing, "selective");
+  EXPECT_TRUE(r.gpu_kernels);
+  EXPECT_FALSE(r.fused_blocks);
+  ASSERT_TRUE(r.checkpointing_choice.has_value());
+  EXPECT_EQ(r.checkpointing_choice->usable_bytes, 70'000);
+  EXPECT_TRUE(r.checkpointing_choice->fits);
+  ASSERT_EQ(r.checkpointing_choice->needed_bytes.size(), 3u);
+  EXPECT_EQ(r.checkpointing_choice->needed_bytes[1].policy, "selective");
+  EXPECT_EQ(r.checkpointing_choice->needed_bytes[1].bytes, 60'000);
+
+  const ExecutionChoices back = measured_execution(r);
+  EXPECT_EQ(back.attention_kernel, "flash_attention");
+  EXPECT_EQ(back.activation_checkpointing, "selective");
+  EXPECT_TRUE(back.gpu_kernels);
+  EXPECT_FALSE(back.fused_blocks);
+  ASSERT_TRUE(back.checkpointing_choice.has_value());
+  EXPECT_EQ(back.checkpointing_choice->usable_bytes, 70'000);
+  EXPECT_TRUE(back.checkpointing_choice->fits);
+  EXPECT_EQ(back.checkpointing_choice->needed_bytes, e.checkpointing_choice->needed_bytes);
+  // A policy the spec named: no choice.
+  EXPECT_FALSE(execution_record(ExecutionChoices{}).checkpointing_choice.has_value());
+}
+
+TEST(Records, AProfileKeepsTwelveOpsTheAttentionOnesAndShortScopeNames) {
+  ProfileWritten w;
+  w.first_step = 3;
+  w.last_step = 4;
+  w.device_activity = true;
+  w.trace = "r.profile-trace.json";
+  w.ops_table = "r.profile-ops.csv";
+  w.kernels_table = "r.profile-kernels.csv";
+  w.tables.op_self_ns = 2'000'000'000;
+  w.tables.kernel_ns = 1'500'000'000;
+  w.tables.flops = 4'000'000'000;
+  w.tables.leaf_input_bytes = 1024;
+  w.tables.leaf_calls_without_bytes = 2;
+  for (int i = 0; i < 14; ++i) {
+    metrics::OpRow op;
+    op.name = "aten::op" + std::to_string(i);
+    op.calls = i + 1;
+    op.self_ns = (14 - i) * 1'000'000;
+    op.flops = i * 10;
+    w.tables.ops.push_back(op);
+  }
+  w.tables.attention_ops = {"aten::op13", "aten::not_recorded"};
+  metrics::ScopeRow scope;
+  scope.name = "ftbench::forward";
+  scope.calls = 2;
+  scope.total_ns = 500'000'000;
+  scope.self_ns = 250'000'000;
+  w.tables.scopes = {scope};
+  const report::Profile p = profile_record(w);
+  EXPECT_EQ(p.first_step, 3);
+  EXPECT_EQ(p.last_step, 4);
+  EXPECT_TRUE(p.device_activity);
+  EXPECT_EQ(p.trace, "r.profile-trace.json");
+  EXPECT_EQ(p.ops_table, "r.profile-ops.csv");
+  EXPECT_EQ(p.kernels_table, "r.profile-kernels.csv");
+  EXPECT_EQ(p.op_self_seconds, 2.0);
+  EXPECT_EQ(p.kernel_seconds, 1.5);
+  EXPECT_EQ(p.flops, 4e9);
+  EXPECT_EQ(p.leaf_input_bytes, 1024);
+  EXPECT_EQ(p.leaf_calls_without_bytes, 2);
+  ASSERT_EQ(p.scopes.size(), 1u);
+  EXPECT_EQ(p.scopes[0].name, "forward");
+  EXPECT_EQ(p.scopes[0].calls, 2);
+  EXPECT_EQ(p.scopes[0].seconds, 0.5);
+  EXPECT_EQ(p.scopes[0].self_seconds, 0.25);
+  ASSERT_EQ(p.top_ops.size(), 12u);
+  EXPECT_EQ(p.top_ops[0].name, "aten::op0");
+  EXPECT_EQ(p.top_ops[0].self_seconds, 0.014);
+  EXPECT_EQ(p.top_ops[11].name, "aten::op11");
+  EXPECT_EQ(p.top_ops[11].calls, 12);
+  EXPECT_EQ(p.top_ops[11].flops, 110.0);
+  // Attention ops by name, among all ops (op13 is not among the first 12); one not recorded is
+  // left out.
+  ASSERT_EQ(p.attention_ops.size(), 1u);
+  EXPECT_EQ(p.attention_ops[0].name, "aten::op13");
+  EXPECT_EQ(p.attention_ops[0].self_seconds, 0.001);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "device/process_clock.h"
+#include "report/records.h"
+#include "report/report.h"
 
 namespace ftbench::report {
 namespace {
@@ -73,8 +75,8 @@ TEST(ReportBuilder, AFreshRunIsSegmentOneWithItsOwnSteps) {
   const auto start = steady_clock::now();
   const device::ProcessClock clock = device::ProcessClock::started_at(start, kStartEpoch);
   ReportBuilder builder(clock);
-  builder.report().started_at_utc = "2026-11-29T22:34:05Z";
-  builder.report().t0_before_process_seconds = 30.0;
+  builder.measured().start.started_at_utc = "2026-11-29T22:34:05Z";
+  builder.measured().start.t0_before_process_seconds = 30.0;
   EXPECT_EQ(builder.segment_index(), 1);
   EXPECT_EQ(builder.time_to_first_step_seconds(), 0.0);
   builder.first_step_ended(12.5);
@@ -183,6 +185,119 @@ TEST(ReportBuilder, AssemblingAgainReplacesTheSegmentsSteps) {
   EXPECT_EQ(r.segments[0].last_step, 6);
   EXPECT_EQ(r.segments[0].status, "completed");
   EXPECT_EQ(r.summary.final_loss, 1.0);
+}
+
+// What the phases measured reaches the report at each assembly, after what the earlier segments
+// recorded; the energy covers this process's steps; the ranks are summarised against the job's
+// throughput.
+TEST(ReportBuilder, TheMeasurementsAreMappedIntoTheReportAtEachAssembly) {
+  const device::ProcessClock clock =
+      device::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
+  ReportBuilder builder(clock);
+  EarlierSegments earlier = three_earlier_steps();
+  earlier.evaluations = {{3, 2.5, 100, 1, 0.1}};
+  earlier.checkpoints = {{3, 1, "signal", "checkpoints/r/step-00000003", 1000, 0.5}};
+  builder.resume(std::move(earlier));
+
+  Measured& m = builder.measured();
+  m.start.run_name = "tiny";
+  m.start.working_directory = "/work";
+  m.start.world_size = 2;
+  m.start.started_at_utc = "2026-11-29T22:34:05Z";
+  m.start.spec_path = "configs/ci-tiny.yaml";
+  m.start.spec = {{"model", {{"preset", "tiny"}}}};
+  m.start.spec_fingerprint = "f00d";
+  m.start.t0_source = "--t0";
+  m.start.t0_before_process_seconds = 12.0;
+  m.parameters.base = 1000;
+  m.parameters.lora = 24;
+  m.derived.effective_batch = 8;
+  m.derived.micro_batches_per_epoch = 12;
+  m.derived.steps_per_epoch = 3;
+  m.derived.total_steps = 6;
+  m.derived.max_tokens_per_step = 2048;
+  m.phases = {{"launch", 0.0, 1.5}, {"training", 1.5, 6.0, device::MemoryReading{}}};
+  m.evaluations = {{5, 1.5, 100, 1, 0.2}};
+  m.checkpoints = {{5, 2, "every_steps", "checkpoints/r/step-00000005", 1000, 0.25}};
+  m.exports = {{"peft_adapter", "out/adapter", 14, 24'576, 0.0125}};
+  m.data = DataRead{};
+  m.data->train = {"synthetic(seed=1, n=24)", {24, 2400, 2000, "da7a"}};
+  m.weights = WeightsRead{};
+  m.execution = ExecutionChoices{"math", "none", std::nullopt, false, true};
+  m.memory_prediction = MemoryPrediction{4096, "ftbench plan: math attention"};
+  device::EnergyReadings energy;
+  energy.reason = "backend cpu";
+  m.energy = energy;
+  m.gemm = MeasuredGemm{"gemm.json", "cpu", "cpu", "2.6.0", "2026-11-29T22:00:00Z", {}};
+  m.error = "";
+  Distributed d;
+  d.launch = "torchrun";
+  d.backend = "gloo";
+  RankRecord rank;
+  rank.rank = 0;
+  rank.steps = {{2.0, 0.1}, {4.0, 0.2}};
+  d.ranks = {rank};
+  builder.distributed(d);
+
+  builder.assemble("completed", two_steps(), metrics::SummaryOptions{}, readings());
+  const Report& r = builder.report();
+  EXPECT_EQ(r.run_name, "tiny");
+  EXPECT_EQ(r.working_directory, "/work");
+  EXPECT_EQ(r.world_size, 2);
+  EXPECT_EQ(r.started_at_utc, "2026-11-29T22:34:05Z");
+  EXPECT_EQ(r.spec_path, "configs/ci-tiny.yaml");
+  EXPECT_EQ(r.spec["model"]["preset"], "tiny");
+  EXPECT_EQ(r.spec_fingerprint, "f00d");
+  EXPECT_EQ(r.t0_source, "--t0");
+  EXPECT_EQ(r.t0_before_process_seconds, 12.0);
+  EXPECT_EQ(r.parameters.base, 1000);
+  EXPECT_EQ(r.parameters.trainable, 24);
+  EXPECT_EQ(r.parameters.total, 1024);
+  EXPECT_EQ(r.derived.effective_batch, 8);
+  EXPECT_EQ(r.derived.micro_batches_per_epoch, 12);
+  EXPECT_EQ(r.derived.steps_per_epoch, 3);
+  EXPECT_EQ(r.derived.total_steps, 6);
+  EXPECT_EQ(r.derived.max_tokens_per_step, 2048);
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_FALSE(r.phases[0].memory.has_value());
+  EXPECT_TRUE(r.phases[1].memory.has_value());
+  // The earlier segment's evaluation and checkpoint first.
+  ASSERT_EQ(r.evaluations.size(), 2u);
+  EXPECT_EQ(r.evaluations[0].after_step, 3);
+  EXPECT_EQ(r.evaluations[1].after_step, 5);
+  ASSERT_EQ(r.checkpoints.size(), 2u);
+  EXPECT_EQ(r.checkpoints[0].reason, "signal");
+  EXPECT_EQ(r.checkpoints[1].segment, 2);
+  ASSERT_EQ(r.exports.size(), 1u);
+  EXPECT_EQ(r.exports[0].bytes, 24'576);
+  ASSERT_TRUE(r.data.has_value());
+  EXPECT_EQ(r.data->fingerprint, "da7a");
+  ASSERT_TRUE(r.weights.has_value());
+  EXPECT_EQ(r.weights->source, "random");
+  ASSERT_TRUE(r.execution.has_value());
+  EXPECT_EQ(r.execution->attention_kernel, "math");
+  // The prediction beside the device's memory.
+  EXPECT_EQ(r.memory.peak_rss_bytes, 123);
+  EXPECT_EQ(r.memory.predicted_peak_bytes, 4096);
+  EXPECT_EQ(r.memory.prediction_basis, "ftbench plan: math attention");
+  // The energy of this process's two steps (segment 2), not the earlier segment's three.
+  ASSERT_TRUE(r.energy.has_value());
+  EXPECT_EQ(r.energy->reason, "backend cpu");
+  EXPECT_EQ(r.energy->segment, 2);
+  EXPECT_EQ(r.energy->steps, 2);
+  ASSERT_TRUE(r.gemm.has_value());
+  EXPECT_EQ(r.gemm->source, "gemm.json");
+  ASSERT_TRUE(r.distributed.has_value());
+  EXPECT_EQ(r.distributed->launch, "torchrun");
+  ASSERT_EQ(r.distributed->ranks.size(), 1u);
+  EXPECT_FALSE(r.profile.has_value());
+  EXPECT_EQ(r.error, "");
+
+  // A save recorded while its manifest is written: in the JSON the checkpoint carries.
+  m.checkpoints.push_back({6, 2, "every_steps", "checkpoints/r/step-00000006", 1000, 0.25});
+  const nlohmann::ordered_json now = builder.report_json_now();
+  ASSERT_EQ(now["checkpoints"].size(), 3u);
+  EXPECT_EQ(now["checkpoints"][2]["step"], 6);
 }
 
 }  // namespace

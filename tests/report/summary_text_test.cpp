@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report/report.h"
+
 namespace ftbench::report {
 namespace {
 

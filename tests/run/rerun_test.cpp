@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report/records.h"
+#include "report/report.h"
 #include "spec/canonical.h"
 #include "spec/spec_loader.h"
 
@@ -45,7 +47,9 @@ report::Report report_in(const Folder& folder) {
   r.data = report::DataInfo{};
   spec::RunSpec read = s;
   read.data.path = (folder.path / "data/train.jsonl").string();
-  r.data->files = input_files(read);  // as the run records them
+  for (const report::FileRead& f : input_files(read)) {
+    r.data->files.push_back(report::input_file_record(f));  // as the run records them
+  }
   return r;
 }
 
@@ -159,7 +163,7 @@ TEST(Rerun, ATokenizerFolderRecordsItsTokenizerJsonAndConfig) {
   folder.write("tok/tokenizer_config.json", "{\"a\": 1}");
   spec::RunSpec s;
   s.data.tokenizer = (folder.path / "tok").string();
-  const std::vector<report::InputFile> files = input_files(s);
+  const std::vector<report::FileRead> files = input_files(s);
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0].key, "data.tokenizer");
   EXPECT_EQ(files[0].path, (folder.path / "tok/tokenizer.json").string());

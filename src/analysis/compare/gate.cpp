@@ -577,7 +577,7 @@ std::vector<GateResult> evaluate_gate(const std::vector<report::Report>& baselin
 std::string gate_figure_text(double v, const std::string& unit) {
   if (unit == "s") return fmt::format("{:.4g} s", v);
   if (unit == "tokens/s") return fmt::format("{:.0f} tokens/s", v);
-  if (unit == "bytes") return report::format_bytes(static_cast<int64_t>(std::llround(v)));
+  if (unit == "bytes") return text::format_bytes(static_cast<int64_t>(std::llround(v)));
   if (unit == "USD") return text::format_usd(v);
   if (unit == "fraction") return fmt::format("{:.2f} %", 100.0 * v);
   return fmt::format("{:.4f}", v);

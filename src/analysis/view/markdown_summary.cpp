@@ -65,7 +65,7 @@ text::Table figures_table(const std::vector<Column>& columns, const PageInput& i
   row("MFU", [&](std::size_t i) { return col(i).mfu ? format_percent(*col(i).mfu) : "n/a"; });
   row("peak memory", [&](std::size_t i) {
     return col(i).peak_memory_bytes
-               ? report::format_bytes(*col(i).peak_memory_bytes) + " " + col(i).peak_memory_kind
+               ? text::format_bytes(*col(i).peak_memory_bytes) + " " + col(i).peak_memory_kind
                : "n/a";
   });
   row("final loss", [&](std::size_t i) {

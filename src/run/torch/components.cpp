@@ -18,8 +18,6 @@
 #include "model/hf/torch/hf_load.h"
 #include "model/torch/gpu_kernels.h"
 #include "report/phase_names.h"
-#include "report/records.h"
-#include "report/report_builder.h"
 #include "report/summary_text.h"
 #include "run/rerun.h"
 #include "run/step_switches.h"
@@ -32,6 +30,7 @@
 #include "train/dist/launch.h"
 #include "train/torch/checkpoint.h"
 #include "util/stats/summary.h"
+#include "util/text/units.h"
 
 namespace ftbench::run::detail {
 
@@ -86,7 +85,7 @@ void check_same_launch_settings(const RunContext& ctx, Components& built) {
 }
 
 // A run re-created from a report trains the weights that run trained.
-void check_weights(const RunContext& ctx, const report::WeightsInfo& weights) {
+void check_weights(const RunContext& ctx, const report::WeightsRead& weights) {
   if (ctx.request.expected_weights_fingerprint.empty()) return;
   if (weights.fingerprint != ctx.request.expected_weights_fingerprint) {
     throw RerunError(fmt::format(
@@ -114,7 +113,7 @@ void count_base_bytes(const RunContext& ctx, Components& built) {
   if (built.sharded) {
     spdlog::info("base split over {} ranks ({}): this rank holds {} of it between gathers",
                  built.sharded->ranks(), ctx.spec.distributed.shard_base,
-                 report::format_bytes(bytes));
+                 text::format_bytes(bytes));
   }
 }
 
@@ -122,11 +121,11 @@ void count_base_bytes(const RunContext& ctx, Components& built) {
 // own, so a full pass sees every validation example (packed rows: a last partial micro-batch
 // of rows is left out, as in training).
 void prepare_validation(const RunContext& ctx, const data::BatcherOptions& train_options,
-                        Components& built, report::Report& report) {
+                        Components& built, report::DataRead& read) {
   if (!built.validation_data) return;
-  const data::DataStats v = data::fingerprint(*built.validation_data, ctx.spec.data.train_on_input);
-  report.data->validation = report::ValidationDataInfo{built.validation_data->description(),
-                                                       v.examples, v.tokens, v.loss_tokens};
+  read.validation =
+      report::DataSetRead{built.validation_data->description(),
+                          data::fingerprint(*built.validation_data, ctx.spec.data.train_on_input)};
   data::BatcherOptions vbo = train_options;
   vbo.shuffle = false;
   built.validation_batchers.push_back(
@@ -228,8 +227,7 @@ void start_backend(const RunContext& ctx, const StartState& start, Components& b
   if (start.resume) {
     train::check_device_generator_state(start.resume->folder, start.resume->manifest,
                                         built.backend->device());
-    warn_if_not_bit_exact(start.resume->previous.environment, built.backend->info(),
-                          built.backend->device());
+    warn_if_not_bit_exact(*start.resume, built.backend->info(), built.backend->device());
   }
   resolve_gemm_peak(ctx, built.backend->info(), measured.summary);
   at::manual_seed(ctx.spec.train.seed);
@@ -295,13 +293,13 @@ void build_model(const RunContext& ctx, const CheckpointingPolicy& checkpointing
 }
 
 void load_weights(const RunContext& ctx, const StartState& start, Components& built,
-                  report::Report& report) {
+                  report::Measured& measured) {
   // A split base: each unit keeps this rank's slice as soon as it is filled.
   std::function<void(int64_t)> keep;
   if (built.sharded) keep = [&built](int64_t unit) { built.sharded->keep_shard(unit); };
   if (ctx.spec.model.checkpoint.empty()) {
     built.model->init_random(keep);
-    report.weights = report::WeightsInfo{"random", "", "", 0, 0, 0, 0.0, 0.0, ""};
+    measured.weights = report::WeightsRead{};
   } else {
     // Base weights from the checkpoint, file by file straight into the model's dtype and
     // device; the adapters start as a fresh LoRA adapter does.
@@ -312,36 +310,33 @@ void load_weights(const RunContext& ctx, const StartState& start, Components& bu
         hf::load_hf_weights(built.model, ctx.spec.model.checkpoint, ctx.spec.model, keep);
     built.backend->synchronize();
     const double seconds = ctx.clock.now() - load_start;
-    report.weights =
-        report::WeightsInfo{"checkpoint",      ctx.spec.model.checkpoint,
-                            "safetensors",     loaded.files,
-                            loaded.tensors,    loaded.bytes,
-                            seconds,           seconds > 0.0 ? double(loaded.bytes) / seconds : 0.0,
-                            loaded.fingerprint};
+    measured.weights = report::WeightsRead{
+        ctx.spec.model.checkpoint, loaded.files, loaded.tensors, loaded.bytes, seconds,
+        loaded.fingerprint};
     spdlog::info(
         "weights: {} tensors, {} from {} file{} of {} in {:.3f} s ({}/s)", loaded.tensors,
-        report::format_bytes(loaded.bytes), loaded.files, loaded.files == 1 ? "" : "s",
+        text::format_bytes(loaded.bytes), loaded.files, loaded.files == 1 ? "" : "s",
         ctx.spec.model.checkpoint, seconds,
-        report::format_bytes(seconds > 0.0 ? std::llround(double(loaded.bytes) / seconds) : 0));
+        text::format_bytes(seconds > 0.0 ? std::llround(double(loaded.bytes) / seconds) : 0));
     // A resumed run continues on the weights it started from.
-    if (start.resume && start.resume->previous.weights &&
-        start.resume->previous.weights->fingerprint != loaded.fingerprint) {
+    if (start.resume && start.resume->weights_fingerprint &&
+        *start.resume->weights_fingerprint != loaded.fingerprint) {
       throw train::CheckpointError(fmt::format(
           "{}: saved by a run on other base weights (weights fingerprint {}, {} holds {}); "
           "resuming needs the same checkpoint",
-          start.resume->folder, start.resume->previous.weights->fingerprint.substr(0, 12),
+          start.resume->folder, start.resume->weights_fingerprint->substr(0, 12),
           ctx.spec.model.checkpoint, loaded.fingerprint.substr(0, 12)));
     }
   }
   built.backend->synchronize();
   count_base_bytes(ctx, built);
   // Random weights too: a report's run on a checkpoint is not this one.
-  check_weights(ctx, *report.weights);
+  check_weights(ctx, *measured.weights);
 }
 
 // The tokenizer and the data set. A data file's size is known only now: the step counts are
 // derived again, from the batcher's micro-batches.
-void prepare_data(const RunContext& ctx, Components& built, report::Report& report) {
+void prepare_data(const RunContext& ctx, Components& built, report::Measured& measured) {
   data::SpecData loaded = data::load_spec_data(ctx.spec);
   built.tokenizer = std::move(loaded.tokenizer);
   built.dataset = std::move(loaded.train);
@@ -360,31 +355,25 @@ void prepare_data(const RunContext& ctx, Components& built, report::Report& repo
   // the packed rows.
   const spec::DerivedCounts counts =
       data::counts_from_rows(ctx.spec, built.batcher->rows_per_epoch(), dataset.size());
-  report.derived = {counts.effective_batch, counts.micro_batches_per_epoch, counts.steps_per_epoch,
-                    counts.total_steps, counts.max_tokens_per_step};
-  const data::DataStats data_stats = data::fingerprint(dataset, ctx.spec.data.train_on_input);
-  report.data = report::DataInfo{dataset.description(), data_stats.examples, data_stats.tokens,
-                                 data_stats.loss_tokens, data_stats.fingerprint};
-  report::DataStatistics statistics = length_statistics(dataset, data_stats, ctx.spec.data.seq_len);
-  if (const std::optional<data::DataFileStats>& file = loaded.file_stats) {
-    statistics.format = loaded.file_format;
-    statistics.records = file->records;
-    statistics.skipped_bad = file->skipped_bad;
-    statistics.dropped_too_long = file->dropped_too_long;
-    statistics.truncated = file->truncated;
+  measured.derived = counts;
+  report::DataRead& read = measured.data.emplace();
+  read.train = {dataset.description(), data::fingerprint(dataset, ctx.spec.data.train_on_input)};
+  read.lengths = data::length_statistics(dataset, ctx.spec.data.seq_len);
+  if (loaded.file_stats) {
+    read.format = loaded.file_format;
+    read.file = loaded.file_stats;
   }
-  report.data->statistics = statistics;
   // What a run re-created from this report checks it reads again (run/rerun.h).
-  report.data->files = input_files(ctx.spec);
+  read.files = input_files(ctx.spec);
+  const std::string& fingerprint = read.train.counts.fingerprint;
   if (!ctx.request.expected_data_fingerprint.empty() &&
-      report.data->fingerprint != ctx.request.expected_data_fingerprint) {
+      fingerprint != ctx.request.expected_data_fingerprint) {
     throw RerunError(fmt::format(
         "the data read has fingerprint {}, the report's run trained on {}: not the same data, "
         "so not the same job",
-        report.data->fingerprint.substr(0, 12),
-        ctx.request.expected_data_fingerprint.substr(0, 12)));
+        fingerprint.substr(0, 12), ctx.request.expected_data_fingerprint.substr(0, 12)));
   }
-  prepare_validation(ctx, bo, built, report);
+  prepare_validation(ctx, bo, built, read);
 }
 
 void check_same_job(const RunContext& ctx, Components& built, const std::string& data_fingerprint) {
@@ -405,22 +394,24 @@ void check_same_job(const RunContext& ctx, Components& built, const std::string&
 }
 
 void load_checkpoint(const RunContext& ctx, const StartState& start, Components& built,
-                     const report::Report& report) {
-  if (start.resume->manifest.data_fingerprint != report.data->fingerprint) {
+                     const report::Measured& measured) {
+  const std::string& data_fingerprint = measured.data->train.counts.fingerprint;
+  const int64_t total_steps = measured.derived.total_steps;
+  if (start.resume->manifest.data_fingerprint != data_fingerprint) {
     throw train::CheckpointError(fmt::format(
         "{}: saved with other training data (data fingerprint {}, this run's is {}): the "
         "tokens or loss masks differ (data file, tokenizer, data.* keys)",
         start.resume->folder, start.resume->manifest.data_fingerprint.substr(0, 12),
-        report.data->fingerprint.substr(0, 12)));
+        data_fingerprint.substr(0, 12)));
   }
-  if (start.resume->manifest.step >= report.derived.total_steps) {
+  if (start.resume->manifest.step >= total_steps) {
     // A process killed after its last save and before its report: the way on is an earlier
     // checkpoint (the last step made again, the report written), when one is kept.
     std::string way_on = "; with none kept before it, run again with --force to start at step 1";
     const std::vector<std::string> kept = train::list_checkpoints(ctx.checkpoint_dir);
     for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
       const std::optional<int64_t> step = train::step_of_checkpoint_folder(*it);
-      if (step && *step < report.derived.total_steps) {
+      if (step && *step < total_steps) {
         way_on = fmt::format(
             "; if the process that saved it ended before writing its report (killed after the "
             "save), continue from the checkpoint before it: --resume {}",
@@ -428,47 +419,18 @@ void load_checkpoint(const RunContext& ctx, const StartState& start, Components&
         break;
       }
     }
-    throw train::CheckpointError(fmt::format(
-        "{}: saved after step {}, the run has {} steps: nothing left to run{}",
-        start.resume->folder, start.resume->manifest.step, report.derived.total_steps, way_on));
+    throw train::CheckpointError(
+        fmt::format("{}: saved after step {}, the run has {} steps: nothing left to run{}",
+                    start.resume->folder, start.resume->manifest.step, total_steps, way_on));
   }
   train::ResumeState state = train::load_checkpoint(start.resume->folder, start.resume->manifest,
                                                     built.model, built.backend->device());
   // The earlier segments' fallbacks, from the partial report the checkpoint carries, are the
   // trainer's now (TrainResult::fallbacks): the resumed report lists them all.
-  if (start.resume->previous.batching) {
-    for (const report::Fallback& f : start.resume->previous.batching->fallbacks) {
-      state.fallbacks.push_back(report::measured_fallback(f));
-    }
-  }
+  state.fallbacks.insert(state.fallbacks.end(), start.resume->fallbacks.begin(),
+                         start.resume->fallbacks.end());
   built.trainer->resume(std::move(state));
   built.backend->synchronize();
-}
-
-report::DataStatistics length_statistics(const data::Dataset& dataset,
-                                         const data::DataStats& counts, int64_t seq_len) {
-  report::DataStatistics s;
-  s.format = "synthetic";
-  s.records = dataset.size();
-  std::vector<double> lengths;
-  lengths.reserve(static_cast<size_t>(dataset.size()));
-  for (int64_t i = 0; i < dataset.size(); ++i) {
-    const int64_t n = static_cast<int64_t>(dataset.at(i).tokens.size());
-    if (n > seq_len) ++s.truncated;  // the batcher cuts it to seq_len
-    const int64_t used = std::min(n, seq_len);
-    lengths.push_back(double(used));
-    s.max_length = std::max(s.max_length, used);
-  }
-  if (!lengths.empty()) {
-    double sum = 0.0;
-    for (double l : lengths) sum += l;
-    s.mean_length = sum / double(lengths.size());
-    s.p50_length = stats::percentile(lengths, 0.5);
-    s.p90_length = stats::percentile(lengths, 0.9);
-  }
-  s.masked_fraction =
-      counts.tokens > 0 ? 1.0 - double(counts.loss_tokens) / double(counts.tokens) : 0.0;
-  return s;
 }
 
 }  // namespace ftbench::run::detail

@@ -17,7 +17,7 @@
 #include "data/torch/batcher.h"
 #include "device/torch/backend.h"
 #include "model/torch/llama.h"
-#include "report/report.h"
+#include "report/measurements.h"
 #include "run/torch/run_context.h"
 #include "run/torch/start_checks.h"
 #include "train/dist/torch/communicator.h"
@@ -64,7 +64,7 @@ struct Components {
 // choice with the figures it chose by (run_memory_plan.h).
 struct CheckpointingPolicy {
   std::string policy;
-  std::optional<report::CheckpointingChoice> choice;
+  std::optional<report::CheckpointingNeeds> choice;
 };
 
 // backend_init: the device and, for a job of several processes, the process groups (the ranks
@@ -75,13 +75,13 @@ void start_backend(const RunContext& context, const StartState& start, Component
 void build_model(const RunContext& context, const CheckpointingPolicy& checkpointing,
                  Components& built);
 // weight_load: random weights, or the checkpoint's file by file, and what was loaded
-// (report.weights). A run re-created from a report (--from-report) or resumed must load the
+// (measured.weights). A run re-created from a report (--from-report) or resumed must load the
 // weights it trained.
 void load_weights(const RunContext& context, const StartState& start, Components& built,
-                  report::Report& report);
+                  report::Measured& measured);
 // data_prepare: the tokenizer, the data sets and their batchers, the step counts from the data's
-// real size, and what the data is (report.derived, report.data).
-void prepare_data(const RunContext& context, Components& built, report::Report& report);
+// real size, and what the data is (measured.derived, measured.data).
+void prepare_data(const RunContext& context, Components& built, report::Measured& measured);
 // Data parallel: every rank runs rank 0's job (spec and data fingerprints), checked before any
 // collective whose shape depends on it; dist::LaunchError on every rank otherwise.
 void check_same_job(const RunContext& context, Components& built,
@@ -91,11 +91,6 @@ void build_trainer(const RunContext& context, Components& built);
 // checkpoint_load: the resumed checkpoint's adapters and training state, checked against the
 // data and the step count.
 void load_checkpoint(const RunContext& context, const StartState& start, Components& built,
-                     const report::Report& report);
-
-// Example lengths and the share of tokens without loss, for any data set; the file reader's own
-// counts (records, skipped, dropped, truncated) are filled in by the caller for file data.
-report::DataStatistics length_statistics(const data::Dataset& dataset,
-                                         const data::DataStats& counts, int64_t seq_len);
+                     const report::Measured& measured);
 
 }  // namespace ftbench::run::detail

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "report/measured_gemm.h"
 #include "report/metrics/gpu_peaks.h"
 #include "util/text/messages.h"
 

@@ -4,8 +4,7 @@
 #pragma once
 
 #include "device/facts.h"
-#include "report/metrics/run_summary.h"
-#include "report/report.h"
+#include "report/metrics/summary_options.h"
 #include "run/torch/run_context.h"
 
 namespace ftbench::run::detail {

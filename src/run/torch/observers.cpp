@@ -4,7 +4,6 @@
 #include <exception>
 #include <utility>
 
-#include "report/records.h"
 #include "train/dist/rank_fault.h"
 
 namespace ftbench::run::detail {
@@ -14,7 +13,7 @@ void Observers::add(std::unique_ptr<RunObserver> observer) {
   owned_.push_back(std::move(observer));
 }
 
-void Observers::on_phase(const report::Phase& phase) {
+void Observers::on_phase(const report::TimedPhase& phase) {
   for (RunObserver* o : all_) o->on_phase(phase);
 }
 
@@ -30,7 +29,7 @@ void Observers::on_step(const train::StepMeasurement& step, double now) {
   for (RunObserver* o : all_) o->on_step(step, now);
 }
 
-void Observers::on_evaluation(const report::Evaluation& evaluation, double start, double end) {
+void Observers::on_evaluation(const report::EvaluationPass& evaluation, double start, double end) {
   for (RunObserver* o : all_) o->on_evaluation(evaluation, start, end);
 }
 
@@ -50,19 +49,20 @@ void Observers::on_finish(RunEnd end, double now, int64_t last_step) {
   if (first) std::rethrow_exception(first);
 }
 
-ProgressObserver::ProgressObserver(const RunContext& context, const report::Report& report)
-    : context_(context), report_(report) {}
+ProgressObserver::ProgressObserver(const RunContext& context, const report::Measured& measured)
+    : context_(context), measured_(measured) {}
 
 void ProgressObserver::on_training_start(double now, int64_t /*first_step*/) {
   const spec::RunSpec& spec = context_.spec;
-  progress_.emplace(report_.derived.total_steps, spec.output.progress, spec.output.log_every_steps,
-                    context_.instrumentation.rate, context_.request.launch.world_size);
+  progress_.emplace(measured_.derived.total_steps, spec.output.progress,
+                    spec.output.log_every_steps, context_.instrumentation.rate,
+                    context_.request.launch.world_size);
   training_start_ = now;
 }
 
 void ProgressObserver::on_step(const train::StepMeasurement& step, double now) {
   if (progress_) {
-    progress_->update(step, now - training_start_, now + report_.t0_before_process_seconds);
+    progress_->update(step, now - training_start_, now + measured_.start.t0_before_process_seconds);
   }
 }
 
@@ -73,10 +73,10 @@ void ProgressObserver::on_training_end(double /*now*/) {
 
 namespace {
 
-MlLogJob mllog_job(const spec::RunSpec& spec, const report::Report& report) {
+MlLogJob mllog_job(const spec::RunSpec& spec, const report::Measured& measured) {
   MlLogJob j;
   j.seed = spec.train.seed;
-  j.global_batch_size = report.derived.effective_batch;
+  j.global_batch_size = measured.derived.effective_batch;
   j.gradient_accumulation_steps = spec.train.grad_accum_steps;
   j.max_sequence_length = spec.data.seq_len;
   j.base_learning_rate = spec.train.lr;
@@ -94,19 +94,19 @@ MlLogJob mllog_job(const spec::RunSpec& spec, const report::Report& report) {
 
 }  // namespace
 
-EventLogObserver::EventLogObserver(const RunContext& context, const report::Report& report,
+EventLogObserver::EventLogObserver(const RunContext& context, const report::Measured& measured,
                                    bool replace, bool resumed, int64_t first_step)
     : context_(context),
-      report_(report),
+      measured_(measured),
       first_step_(first_step),
       log_(context.instrumentation.mllog_path, replace, resumed,
            context.clock.start_epoch_seconds()) {
-  log_.start_init(-report.t0_before_process_seconds, context.clock.now(),
-                  mllog_job(context.spec, report));
+  log_.start_init(-measured.start.t0_before_process_seconds, context.clock.now(),
+                  mllog_job(context.spec, measured));
 }
 
 int64_t EventLogObserver::epoch_of(int64_t step) const {
-  const int64_t per_epoch = std::max<int64_t>(1, report_.derived.steps_per_epoch);
+  const int64_t per_epoch = std::max<int64_t>(1, measured_.derived.steps_per_epoch);
   return (std::max<int64_t>(1, step) - 1) / per_epoch + 1;
 }
 
@@ -115,21 +115,21 @@ void EventLogObserver::on_run_start(double now, const std::string& platform) {
 }
 
 void EventLogObserver::on_training_start(double now, int64_t first_step) {
-  const std::optional<report::DataInfo>& data = report_.data;
-  log_.start_training(now, first_step, epoch_of(first_step), data ? data->examples : 0,
-                      data && data->validation ? data->validation->examples : 0,
-                      report_.derived.total_steps);
+  const std::optional<report::DataRead>& data = measured_.data;
+  log_.start_training(now, first_step, epoch_of(first_step), data ? data->train.counts.examples : 0,
+                      data && data->validation ? data->validation->counts.examples : 0,
+                      measured_.derived.total_steps);
 }
 
 void EventLogObserver::on_step(const train::StepMeasurement& step, double now) {
-  const int64_t total = report_.derived.total_steps;
+  const int64_t total = measured_.derived.total_steps;
   const bool epoch_ended = step.step == total || epoch_of(step.step + 1) != step.epoch;
   log_.step_ended(now, step.step, step.epoch, epoch_ended, step.step < total);
 }
 
-void EventLogObserver::on_evaluation(const report::Evaluation& e, double start, double end) {
+void EventLogObserver::on_evaluation(const report::EvaluationPass& e, double start, double end) {
   log_.evaluation(start, end, e.after_step, epoch_of(e.after_step), e.loss,
-                  e.after_step < report_.derived.total_steps);
+                  e.after_step < measured_.derived.total_steps);
 }
 
 void EventLogObserver::on_finish(RunEnd end, double now, int64_t last_step) {
@@ -158,10 +158,8 @@ void EnergyObserver::on_finish(RunEnd /*end*/, double /*now*/, int64_t /*last_st
 
 void EnergyObserver::record_energy() {
   // The meter finishes once: a run that ends after the loop keeps the loop's figure.
-  if (measured_.report.energy) return;
-  measured_.report.energy =
-      report::energy_record(meter_.finish(), measured_.builder.segment_index(),
-                            measured_.builder.segment_steps(measured_.result));
+  if (measured_.record.energy) return;
+  measured_.record.energy = meter_.finish();
 }
 
 void RankFaultObserver::on_step(const train::StepMeasurement& step, double /*now*/) {

@@ -13,7 +13,7 @@
 
 #include "device/torch/backend.h"
 #include "device/torch/energy_meter.h"
-#include "report/report.h"
+#include "report/measurements.h"
 #include "run/mllog.h"
 #include "run/progress.h"
 #include "run/torch/run_context.h"
@@ -30,8 +30,8 @@ enum class RunEnd {
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
-  // A phase ended, as the report records it.
-  virtual void on_phase(const report::Phase& /*phase*/) {}
+  // A phase ended.
+  virtual void on_phase(const report::TimedPhase& /*phase*/) {}
   // Set-up is done (the model's weights are in): the timed run begins on `platform` ("1xNVIDIA
   // H100 80GB HBM3").
   virtual void on_run_start(double /*now*/, const std::string& /*platform*/) {}
@@ -40,7 +40,7 @@ class RunObserver {
   // After each optimizer step, outside its timed wall time.
   virtual void on_step(const train::StepMeasurement& /*step*/, double /*now*/) {}
   // A validation pass after a step, from `start` to `end` on the process clock.
-  virtual void on_evaluation(const report::Evaluation& /*evaluation*/, double /*start*/,
+  virtual void on_evaluation(const report::EvaluationPass& /*evaluation*/, double /*start*/,
                              double /*end*/) {}
   // The step loop ended: after the last step, or at a stop after its save.
   virtual void on_training_end(double /*now*/) {}
@@ -55,11 +55,11 @@ class Observers {
   void add(std::unique_ptr<RunObserver> observer);
   void add(RunObserver* observer) { all_.push_back(observer); }
 
-  void on_phase(const report::Phase& phase);
+  void on_phase(const report::TimedPhase& phase);
   void on_run_start(double now, const std::string& platform);
   void on_training_start(double now, int64_t first_step);
   void on_step(const train::StepMeasurement& step, double now);
-  void on_evaluation(const report::Evaluation& evaluation, double start, double end);
+  void on_evaluation(const report::EvaluationPass& evaluation, double start, double end);
   void on_training_end(double now);
   // Every observer is told, whatever one of them throws; then the first error is thrown.
   void on_finish(RunEnd end, double now, int64_t last_step);
@@ -72,14 +72,14 @@ class Observers {
 // The progress line (run/progress.h) and, with a price, the dollars so far and projected.
 class ProgressObserver : public RunObserver {
  public:
-  ProgressObserver(const RunContext& context, const report::Report& report);
+  ProgressObserver(const RunContext& context, const report::Measured& measured);
   void on_training_start(double now, int64_t first_step) override;
   void on_step(const train::StepMeasurement& step, double now) override;
   void on_training_end(double now) override;
 
  private:
   const RunContext& context_;
-  const report::Report& report_;
+  const report::Measured& measured_;
   std::optional<Progress> progress_;
   double training_start_ = 0.0;
 };
@@ -90,12 +90,12 @@ class EventLogObserver : public RunObserver {
   // Opens the log (continued by a resumed run, replaced by one that continues a stop before the
   // first step) and writes its preamble and the job's hyperparameters.
   // `first_step`: this process's (1, or where a resumed run goes on).
-  EventLogObserver(const RunContext& context, const report::Report& report, bool replace,
+  EventLogObserver(const RunContext& context, const report::Measured& measured, bool replace,
                    bool resumed, int64_t first_step);
   void on_run_start(double now, const std::string& platform) override;
   void on_training_start(double now, int64_t first_step) override;
   void on_step(const train::StepMeasurement& step, double now) override;
-  void on_evaluation(const report::Evaluation& evaluation, double start, double end) override;
+  void on_evaluation(const report::EvaluationPass& evaluation, double start, double end) override;
   // Completed: run_stop "success". Stopped after a step of this process (a checkpoint saved):
   // the block closed and the log left for the resume to continue. Otherwise run_stop
   // "aborted".
@@ -105,13 +105,14 @@ class EventLogObserver : public RunObserver {
   int64_t epoch_of(int64_t step) const;
 
   const RunContext& context_;
-  const report::Report& report_;
+  const report::Measured& measured_;
   int64_t first_step_;
   MlLog log_;
 };
 
-// The device's energy over the step loop (device/torch/energy_meter.h), into report.energy; a run
-// that ends before or inside the loop records what the meter has (or why it has none).
+// The device's energy over the step loop (device/torch/energy_meter.h), its readings into the
+// measurements (the report's `energy`); a run that ends before or inside the loop records what
+// the meter has (or why it has none).
 class EnergyObserver : public RunObserver {
  public:
   EnergyObserver(const RunContext& context, RunMeasurements& measured,

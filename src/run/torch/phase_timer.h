@@ -8,8 +8,7 @@
 
 #include "device/process_clock.h"
 #include "device/torch/memory_meter.h"
-#include "report/records.h"
-#include "report/report.h"
+#include "report/measurements.h"
 
 namespace ftbench::run {
 
@@ -17,7 +16,7 @@ namespace ftbench::run {
 // is attached.
 class PhaseTimer {
  public:
-  PhaseTimer(const device::ProcessClock& clock, std::vector<report::Phase>& phases,
+  PhaseTimer(const device::ProcessClock& clock, std::vector<report::TimedPhase>& phases,
              double start_seconds)
       : clock_(clock), phases_(phases), last_(start_seconds) {}
   void measure_memory(device::MemoryMeter* meter) { meter_ = meter; }
@@ -26,14 +25,14 @@ class PhaseTimer {
   void end(const std::string& name) { end_at(name, clock_.now()); }
   void end_at(const std::string& name, double at_seconds) {
     phases_.push_back({name, last_, at_seconds - last_});
-    if (meter_ != nullptr) phases_.back().memory = report::phase_memory_record(meter_->end_phase());
+    if (meter_ != nullptr) phases_.back().memory = meter_->end_phase();
     last_ = at_seconds;
     if (after_) after_();
   }
 
  private:
   const device::ProcessClock& clock_;
-  std::vector<report::Phase>& phases_;
+  std::vector<report::TimedPhase>& phases_;
   double last_;
   device::MemoryMeter* meter_ = nullptr;
   std::function<void()> after_;

@@ -8,8 +8,8 @@
 
 #include "device/torch/environment.h"
 #include "device/torch/memory_meter.h"
-#include "report/metrics/rank_figures.h"
 #include "report/records.h"
+#include "report/report.h"
 #include "run/torch/mfu_peaks.h"
 #include "run/torch/run_memory_plan.h"
 #include "train/dist/launch.h"
@@ -17,7 +17,7 @@
 
 namespace ftbench::run::detail {
 
-report::Memory run_memory(const std::vector<report::Phase>& phases,
+report::Memory run_memory(const std::vector<report::TimedPhase>& phases,
                           const device::MemoryMeter& meter, const device::Backend* backend) {
   return report::run_memory_record(
       phases, meter.run_peak_rss_bytes(),
@@ -42,7 +42,7 @@ report::RankRecord ReportAssembly::own_rank_record() const {
   // Over the process's life, as the report's memory section counts it (each phase restarts the
   // kernel's peak counter, so the one read now covers the last phase only).
   const report::Memory memory =
-      run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
+      run_memory(measured_.record.phases, *measured_.memory, built_.backend.get());
   r.peak_rss_bytes = memory.peak_rss_bytes;
   r.shard_group_size = built_.shard_group_size;
   r.base_bytes = built_.base_bytes;
@@ -129,7 +129,7 @@ void ReportAssembly::gather_rank_records() {
   for (const std::vector<double>& v : built_.comm->all_gather_values(encode(own_rank_record()))) {
     d.ranks.push_back(decode(v));
   }
-  measured_.report.distributed = std::move(d);
+  measured_.builder.distributed(std::move(d));
   ranks_gathered_ = true;
 }
 
@@ -142,26 +142,22 @@ report::Segment ReportAssembly::current_segment(const std::string& status) const
 // final report, a failed or interrupted one, and the partial report a checkpoint carries. Returns
 // every step's FLOPs.
 std::vector<model::StepFlops> ReportAssembly::assemble(const std::string& status) {
-  if (built_.backend) resolve_peak(context_, built_.backend->info(), measured_.summary);
-  std::vector<model::StepFlops> flops = measured_.builder.assemble(
+  if (built_.backend) {
+    resolve_peak(context_, built_.backend->info(), measured_.summary);
+    record_memory_prediction(context_, built_, checkpointing_, measured_.record);
+  }
+  // A job of several processes that ends before the ranks' records were gathered (failed,
+  // interrupted) has this rank's own.
+  if (context_.distributed() && !ranks_gathered_) {
+    report::Distributed d = distributed_header();
+    d.ranks.push_back(own_rank_record());
+    measured_.builder.distributed(std::move(d));
+  }
+  return measured_.builder.assemble(
       status, measured_.result, measured_.summary,
       {report::environment_record(device::describe_environment(built_.backend.get())),
-       run_memory(measured_.report.phases, *measured_.memory, built_.backend.get()),
+       run_memory(measured_.record.phases, *measured_.memory, built_.backend.get()),
        built_.intra_op_threads()});
-  if (built_.backend) record_memory_prediction(context_, built_, checkpointing_, measured_.report);
-  if (context_.distributed()) {
-    // A run that ends before the ranks' records were gathered (failed, interrupted) has this
-    // rank's own.
-    if (!ranks_gathered_) {
-      report::Distributed d = distributed_header();
-      d.ranks.push_back(own_rank_record());
-      measured_.report.distributed = std::move(d);
-    }
-    metrics::summarize_ranks(*measured_.report.distributed, context_.spec.train.timing_warmup_steps,
-                             measured_.report.summary.tokens_per_second_real,
-                             context_.request.launch.world_size);
-  }
-  return flops;
 }
 
 }  // namespace ftbench::run::detail

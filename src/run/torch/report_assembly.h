@@ -1,8 +1,9 @@
 // Everything measured so far into the report, for the final report, a failed or interrupted
 // one, and the partial report a checkpoint carries: the report builder's assembly
-// (report/report_builder.h) with the device's readings, the MFU peaks, the memory
-// prediction and, for a job of several processes, every rank's record (gathered to rank 0 after the
-// last step).
+// (report/report_builder.h) with what only the run's devices and process group tell: the
+// environment and the memory, the MFU peaks, the memory prediction and, for a job of several
+// processes, every rank's record (gathered to rank 0 after the last step). With the builder, the
+// one place of the run that writes the report's types.
 #pragma once
 
 #include <string>
@@ -10,16 +11,22 @@
 
 #include "device/torch/backend.h"
 #include "device/torch/memory_meter.h"
-#include "report/metrics/run_summary.h"
-#include "report/report.h"
+#include "report/measurements.h"
 #include "run/torch/components.h"
 #include "run/torch/run_context.h"
+
+namespace ftbench::report {
+struct Memory;
+struct Segment;
+struct RankRecord;
+struct Distributed;
+}  // namespace ftbench::report
 
 namespace ftbench::run::detail {
 
 // The run's memory as of now (run_memory_record): the phases' peaks, the meter's whole-run host
 // peak, and the backend's device counters (none without a backend).
-report::Memory run_memory(const std::vector<report::Phase>& phases,
+report::Memory run_memory(const std::vector<report::TimedPhase>& phases,
                           const device::MemoryMeter& meter, const device::Backend* backend);
 
 class ReportAssembly {

@@ -1,12 +1,16 @@
 #include "run/torch/resume_point.h"
 
+#include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "report/records.h"
+#include "report/report.h"
 #include "report/report_io.h"
 #include "spec/canonical.h"
 #include "train/torch/checkpoint.h"
@@ -48,19 +52,31 @@ ResumePoint find_resume_point(const spec::RunSpec& spec, const std::string& resu
         r.folder, r.manifest.spec_fingerprint.substr(0, 12), fingerprint.substr(0, 12),
         keys.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(keys, ", "))));
   }
+  std::shared_ptr<report::Report> previous;
   try {
-    r.previous = report::checkpoint_report_from_json(
-        r.manifest.report, r.folder + "/" + train::kCheckpointManifest + " (report)");
+    previous = std::make_shared<report::Report>(report::checkpoint_report_from_json(
+        r.manifest.report, r.folder + "/" + train::kCheckpointManifest + " (report)"));
   } catch (const report::ReportError& e) {
     throw train::CheckpointError(e.what());
   }
-  if (static_cast<int64_t>(r.previous.steps.size()) != r.manifest.step) {
+  if (static_cast<int64_t>(previous->steps.size()) != r.manifest.step) {
     throw train::CheckpointError(fmt::format("{}: {} steps recorded for step {}", r.folder,
-                                             r.previous.steps.size(), r.manifest.step));
+                                             previous->steps.size(), r.manifest.step));
   }
-  if (r.previous.segments.empty()) {
+  if (previous->segments.empty()) {
     throw train::CheckpointError(r.folder + ": its report records no segment");
   }
+  if (previous->weights) r.weights_fingerprint = previous->weights->fingerprint;
+  if (previous->execution) r.execution = report::measured_execution(*previous->execution);
+  if (previous->batching) {
+    for (const report::Fallback& f : previous->batching->fallbacks) {
+      r.fallbacks.push_back(report::measured_fallback(f));
+    }
+  }
+  r.device_name = previous->environment.device.name;
+  r.device_backend = previous->environment.device.backend;
+  r.intra_op_threads = previous->environment.software.intra_op_threads;
+  r.previous = std::move(previous);
   // Everything else the resume needs, before any machine time: the batch split it continues
   // in, the tensors (checksum, names, dtypes, shapes, random-number state).
   train::check_resume_split(r.folder, r.manifest, spec.train.micro_batch_size,
@@ -70,21 +86,21 @@ ResumePoint find_resume_point(const spec::RunSpec& spec, const std::string& resu
   return r;
 }
 
-void warn_if_not_bit_exact(const report::Environment& saved, const device::DeviceFacts& device,
+void warn_if_not_bit_exact(const ResumePoint& saved, const device::DeviceFacts& device,
                            const at::Device& where) {
   const int64_t threads = at::get_num_threads();
-  if (where.is_cpu() && saved.software.intra_op_threads != threads) {
+  if (where.is_cpu() && saved.intra_op_threads != threads) {
     spdlog::warn(
         "resuming with {} CPU threads (backend.threads), where the checkpoint was saved with {}: "
         "the continuation is the same job, but its losses will not be bit-exact with an "
         "unbroken run's (reductions split differently)",
-        threads, saved.software.intra_op_threads);
+        threads, saved.intra_op_threads);
   }
-  if (saved.device.name != device.name || saved.device.backend != device.backend) {
+  if (saved.device_name != device.name || saved.device_backend != device.backend) {
     spdlog::warn(
         "resuming on {} ({}), where the checkpoint was saved on {} ({}): the continuation is "
         "the same job, but not bit-exact, and its step times are another device's",
-        device.name, device.backend, saved.device.name, saved.device.backend);
+        device.name, device.backend, saved.device_name, saved.device_backend);
   }
 }
 

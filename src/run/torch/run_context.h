@@ -1,6 +1,7 @@
 // What every part of one `ftbench run` process reads (RunContext: the options, the clock, the
 // stop signals, the job's fingerprint and folders) and what they fill together (RunMeasurements:
-// the report's builder, the phase timer, the summary's options, the steps measured so far). The
+// the measurements and the report builder that maps them, the phase timer, the summary's
+// options, the steps measured so far). The
 // driver (run_driver.h) owns both; the components, the training loop and the observers are
 // handed them.
 #pragma once
@@ -11,7 +12,7 @@
 
 #include "device/process_clock.h"
 #include "device/torch/memory_meter.h"
-#include "report/metrics/run_summary.h"
+#include "report/metrics/summary_options.h"
 #include "report/report_builder.h"
 #include "run/run_benchmark.h"
 #include "run/torch/phase_timer.h"
@@ -40,14 +41,15 @@ struct RunContext {
   bool distributed() const { return request.launch.distributed(); }
 };
 
-// What the phases measure, as they measure it: the report (through its builder), the phases
-// on the process clock with their memory, the summary's options, and the steps.
+// What the phases measure, as they measure it: the measurements the report builder maps into
+// the report (`record`, the builder's), the phase timer and the memory meter, the summary's
+// options, and the steps.
 struct RunMeasurements {
   explicit RunMeasurements(const device::ProcessClock& clock) : builder(clock) {}
 
   report::ReportBuilder builder;
-  report::Report& report = builder.report();
-  std::optional<PhaseTimer> phases;  // from the report's start (start_report)
+  report::Measured& record = builder.measured();
+  std::optional<PhaseTimer> phases;  // into record.phases, from the run's start (start_report)
   std::optional<device::MemoryMeter> memory;
   metrics::SummaryOptions summary;
   // Filled step by step, so that a run that fails part-way still reports what it measured.

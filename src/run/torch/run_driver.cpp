@@ -20,6 +20,7 @@
 #include "model/shape_math.h"
 #include "model/torch/sdpa.h"
 #include "report/phase_names.h"
+#include "report/report.h"
 #include "report/report_io.h"
 #include "report/run_status.h"
 #include "report/summary_text.h"
@@ -37,6 +38,7 @@
 #include "train/torch/checkpoint.h"
 #include "train/torch/trainer.h"
 #include "util/text/iso8601.h"
+#include "util/text/units.h"
 
 namespace ftbench::run::detail {
 
@@ -124,10 +126,10 @@ RunDriver::RunDriver(const RunOptions& options, const device::ProcessClock& cloc
   check_before_start(context_, start_, measured_.builder);
   start_report();
   // The steps are counted now, but for a data file's (checked again once it is read).
-  if (context_.lead()) check_profile_window(context_, start_, measured_.report.derived.total_steps);
+  if (context_.lead()) check_profile_window(context_, start_, measured_.record.derived.total_steps);
   if (context_.lead() && !context_.instrumentation.mllog_path.empty()) {
     observers_.add(std::make_unique<EventLogObserver>(
-        context_, measured_.report, context_.request.force || start_.continues_setup_stop,
+        context_, measured_.record, context_.request.force || start_.continues_setup_stop,
         start_.resume.has_value(), start_.first_step()));
   }
 }
@@ -139,43 +141,21 @@ int64_t RunDriver::last_step() const {
 }
 
 void RunDriver::start_report() {
-  measured_.report.run_name = context_.spec.output.name;
+  report::RunStart& run = measured_.record.start;
+  run.run_name = context_.spec.output.name;
   std::error_code cwd_error;
-  measured_.report.working_directory = std::filesystem::current_path(cwd_error).string();
-  measured_.report.world_size = context_.request.launch.world_size;
-  measured_.report.started_at_utc = text::iso8601_utc(context_.clock.start_epoch_seconds());
-  measured_.report.spec_path = context_.spec.source_path;
-  measured_.report.spec = spec::to_json(context_.spec);
-  measured_.report.spec_fingerprint = context_.spec_fingerprint;
-  measured_.report.t0_source = context_.instrumentation.t0_epoch_seconds
-                                   ? context_.instrumentation.t0_source
-                                   : "process_start";
-  measured_.report.t0_before_process_seconds =
+  run.working_directory = std::filesystem::current_path(cwd_error).string();
+  run.world_size = context_.request.launch.world_size;
+  run.started_at_utc = text::iso8601_utc(context_.clock.start_epoch_seconds());
+  run.spec_path = context_.spec.source_path;
+  run.spec = spec::to_json(context_.spec);
+  run.spec_fingerprint = context_.spec_fingerprint;
+  run.t0_source = context_.instrumentation.t0_epoch_seconds ? context_.instrumentation.t0_source
+                                                            : "process_start";
+  run.t0_before_process_seconds =
       context_.instrumentation.t0_epoch_seconds
           ? context_.clock.start_epoch_seconds() - *context_.instrumentation.t0_epoch_seconds
           : 0.0;
-  // An external start before the end of an earlier segment overlaps it: a new machine booted
-  // while the old one still ran is billed twice rightly; the same machine, given its boot time
-  // again, is not (leave --t0 out on a resume there).
-  if (context_.instrumentation.t0_epoch_seconds && !measured_.builder.earlier_segments().empty()) {
-    const report::Segment& last = measured_.builder.earlier_segments().back();
-    const std::optional<double> ended = text::parse_iso8601_utc(last.finished_at_utc);
-    if (ended && *context_.instrumentation.t0_epoch_seconds < *ended) {
-      spdlog::warn(
-          "{} {:.3f} lies {:.1f} s before the end of segment {} ({}): this segment's rented time "
-          "overlaps it; if this is the machine that ran it, leave {} out (its time is billed "
-          "twice otherwise)",
-          context_.instrumentation.t0_source, *context_.instrumentation.t0_epoch_seconds,
-          *ended - *context_.instrumentation.t0_epoch_seconds, last.index, last.finished_at_utc,
-          context_.instrumentation.t0_source);
-    }
-  }
-  // Earlier segments of a resumed run: their evaluations and checkpoints (their segments and
-  // steps are the report builder's).
-  if (start_.resume) {
-    measured_.report.evaluations = start_.resume->previous.evaluations;
-    measured_.report.checkpoints = start_.resume->previous.checkpoints;
-  }
 
   const model::ParamCounts params =
       model::count_parameters(context_.spec.model, context_.spec.lora);
@@ -183,13 +163,11 @@ void RunDriver::start_report() {
   const spec::DerivedCounts derived = data::source_of(context_.spec.data) == data::Source::kFile
                                           ? spec::derive_counts_from_batches(context_.spec, 0)
                                           : spec::derive_counts(context_.spec);
-  measured_.report.parameters = {params.base, params.lora, params.total()};
-  measured_.report.derived = {derived.effective_batch, derived.micro_batches_per_epoch,
-                              derived.steps_per_epoch, derived.total_steps,
-                              derived.max_tokens_per_step};
+  measured_.record.parameters = params;
+  measured_.record.derived = derived;
 
-  measured_.report.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
-  measured_.phases.emplace(context_.clock, measured_.report.phases,
+  measured_.record.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
+  measured_.phases.emplace(context_.clock, measured_.record.phases,
                            context_.clock.launch_seconds());
   measured_.phases->end_at(phase::kSpecLoad, context_.instrumentation.spec_loaded_seconds);
   measured_.memory.emplace();
@@ -198,7 +176,7 @@ void RunDriver::start_report() {
   measured_.summary.warmup_steps = context_.spec.train.timing_warmup_steps;
   measured_.summary.devices = context_.request.launch.world_size;
   measured_.summary.loss_window = context_.spec.train.loss_window;
-  measured_.report.gemm = context_.instrumentation.gemm;
+  measured_.record.gemm = context_.instrumentation.gemm;
   measured_.result.micro_batch_size = context_.spec.train.micro_batch_size;
   measured_.result.grad_accum_steps = context_.spec.train.grad_accum_steps;
 
@@ -208,7 +186,7 @@ void RunDriver::start_report() {
   observers_.add(&journal_);
   observers_.add(std::make_unique<EnergyObserver>(context_, measured_, built_.backend));
   measured_.phases->after_each_phase(
-      [this] { observers_.on_phase(measured_.report.phases.back()); });
+      [this] { observers_.on_phase(measured_.record.phases.back()); });
   // A resumed process is in the journal from now on, whatever becomes of it.
   journal_.update(report::status::kUnfinished);
 }
@@ -219,7 +197,7 @@ report::Report RunDriver::execute() {
     // read) ends the run here, with its report: that time was rented too.
     stop_if_asked(context_, start_, phase::kSpecLoad);
     set_up();
-    observers_.add(std::make_unique<ProgressObserver>(context_, measured_.report));
+    observers_.add(std::make_unique<ProgressObserver>(context_, measured_.record));
     observers_.add(std::make_unique<RankFaultObserver>(context_));
     loop_started_ = true;
     TrainingLoop(context_, start_, measured_, built_, observers_, journal_, assembly_).run();
@@ -252,17 +230,17 @@ void RunDriver::set_up() {
   build_model(context_, checkpointing_, built_);
   record_execution();
   end_setup_phase(phase::kModelBuild);
-  load_weights(context_, start_, built_, measured_.report);
+  load_weights(context_, start_, built_, measured_.record);
   end_setup_phase(phase::kWeightLoad);
   observers_.on_run_start(
       context_.clock.now(),
       fmt::format("{}x{}", context_.request.launch.world_size, built_.backend->info().name));
-  prepare_data(context_, built_, measured_.report);
+  prepare_data(context_, built_, measured_.record);
   end_setup_phase(phase::kDataPrepare);
-  check_same_job(context_, built_, measured_.report.data->fingerprint);
+  check_same_job(context_, built_, measured_.record.data->train.counts.fingerprint);
   build_trainer(context_, built_);
   if (start_.resume) {
-    load_checkpoint(context_, start_, built_, measured_.report);
+    load_checkpoint(context_, start_, built_, measured_.record);
     measured_.phases->end(phase::kCheckpointLoad);
     spdlog::info("resuming after step {} from {}", start_.resume->manifest.step,
                  start_.resume->folder);
@@ -275,7 +253,7 @@ void RunDriver::end_setup_phase(const char* name) {
 }
 
 void RunDriver::record_execution() {
-  report::Execution e;
+  report::ExecutionChoices e;
   const spec::ModelSpec& m = context_.spec.model;
   e.attention_kernel = model::attention_kernel_name(
       built_.backend->device(), device::scalar_type_of(m.dtype), m.n_heads, m.n_kv_heads,
@@ -284,7 +262,7 @@ void RunDriver::record_execution() {
   e.checkpointing_choice = checkpointing_.choice;
   e.fused_blocks = built_.model->fused();
   e.gpu_kernels = built_.model->gpu_kernels();
-  measured_.report.execution = e;
+  measured_.record.execution = e;
 }
 
 void RunDriver::export_outputs() {
@@ -323,10 +301,10 @@ void RunDriver::export_to(const char* kind, const char* phase_name, const std::s
           : hf::write_merged_hf(built_.model, context_.spec.model, dir, context_.request.force,
                                 5'000'000'000, context_.spec.model.checkpoint);
   const double seconds = context_.clock.now() - start;
-  measured_.report.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
+  measured_.record.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
   measured_.phases->end(phase_name);
   spdlog::info("{}: {} ({} tensors, {} in {:.3f} s)", kind, dir, x.tensors,
-               report::format_bytes(x.bytes), seconds);
+               text::format_bytes(x.bytes), seconds);
 }
 
 report::Report RunDriver::finish() {
@@ -334,18 +312,15 @@ report::Report RunDriver::finish() {
   measured_.phases->end(phase::kSummarize);
   measured_.phases->after_each_phase(nullptr);
   journal_.update(report::status::kCompleted);
-  measured_.report.memory =
-      run_memory(measured_.report.phases, *measured_.memory, built_.backend.get());
-  record_memory_prediction(context_, built_, checkpointing_.policy, measured_.report);
-  const double write_start = context_.clock.now();
-  measured_.report.finished_at_utc =
-      text::iso8601_utc(context_.clock.start_epoch_seconds() + write_start);
-  if (!context_.lead()) return measured_.report;  // rank 0 writes the job's report
-  report::write_report(measured_.report, context_.request.output_path, start_.replace_report);
+  // Again with the summarize phase, as the file is written.
+  assembly_.assemble(report::status::kCompleted);
+  const report::ReportBuilder& builder = measured_.builder;
+  if (!context_.lead()) return builder.report();  // rank 0 writes the job's report
+  report::write_report(builder.report(), context_.request.output_path, start_.replace_report);
   measured_.phases->end(phase::kReportWrite);
   assembly_.assemble(report::status::kCompleted);
-  report::write_report(measured_.report, context_.request.output_path, /*force=*/true);
-  return measured_.report;
+  report::write_report(builder.report(), context_.request.output_path, /*force=*/true);
+  return builder.report();
 }
 
 void RunDriver::record_failure(const std::exception& e) {
@@ -361,7 +336,7 @@ void RunDriver::record_failure(const std::exception& e) {
   }
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
-  measured_.report.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+  measured_.record.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
                                ? "out of memory: an allocation failed (std::bad_alloc)"
                                : first_line(e.what());
   const std::string status = interrupted ? report::status::kInterrupted
@@ -370,13 +345,13 @@ void RunDriver::record_failure(const std::exception& e) {
   measured_.phases->after_each_phase(nullptr);
   measured_.phases->end(interrupted ? phase::kInterrupted : phase::kFailed);
   assembly_.assemble(status);
-  journal_.update(status, &measured_.report.segments.back());
+  journal_.update(status, &measured_.builder.report().segments.back());
   // A checkpoint that cannot be used was found before any training: no report of a run that
   // never started is left behind, and an existing one is kept. A resume that fails leaves the
   // interrupted run's report as it was (its own time is in the segment journal, billed by the
   // next resume).
-  const bool keep_interrupted_report = start_.resume && !interrupted && start_.old_report &&
-                                       start_.old_report->status == report::status::kInterrupted;
+  const bool keep_interrupted_report =
+      start_.resume && !interrupted && start_.old_report_status == report::status::kInterrupted;
   if (keep_interrupted_report) {
     spdlog::warn(
         "{} is kept as the interrupted run left it; this attempt is segment {} in {}",
@@ -392,7 +367,8 @@ void RunDriver::record_failure(const std::exception& e) {
     return;
   }
   try {
-    report::write_report(measured_.report, context_.request.output_path, start_.replace_report);
+    report::write_report(measured_.builder.report(), context_.request.output_path,
+                         start_.replace_report);
   } catch (const std::bad_alloc&) {
     spdlog::error("{}: the failed run's report was not written: out of memory",
                   context_.request.output_path);

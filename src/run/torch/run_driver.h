@@ -9,7 +9,6 @@
 #include <exception>
 
 #include "device/process_clock.h"
-#include "report/report.h"
 #include "run/run_benchmark.h"
 #include "run/torch/components.h"
 #include "run/torch/observers.h"
@@ -18,6 +17,10 @@
 #include "run/torch/run_journal.h"
 #include "run/torch/start_checks.h"
 #include "train/stop_signals.h"
+
+namespace ftbench::report {
+struct Report;
+}  // namespace ftbench::report
 
 namespace ftbench::run::detail {
 
@@ -40,7 +43,7 @@ class RunDriver {
   // as it is done.
   void set_up();
   void end_setup_phase(const char* name);
-  // report.execution: the attention kernel, the checkpointing policy, the step's switches.
+  // How the step runs: the attention kernel, the checkpointing policy, the step's switches.
   void record_execution();
   // The trained adapter for the serving stack: PEFT's format, and merged full weights.
   void export_outputs();

@@ -23,7 +23,9 @@ void RunJournal::update(const std::string& status, const report::Segment* record
   }
 }
 
-void RunJournal::on_phase(const report::Phase& /*phase*/) { update(report::status::kUnfinished); }
+void RunJournal::on_phase(const report::TimedPhase& /*phase*/) {
+  update(report::status::kUnfinished);
+}
 
 void RunJournal::on_step(const train::StepMeasurement& /*step*/, double now) {
   if (now - written_ >= 5.0) update(report::status::kUnfinished);

@@ -7,10 +7,14 @@
 
 #include <string>
 
-#include "report/report.h"
+#include "report/measurements.h"
 #include "run/torch/observers.h"
 #include "run/torch/report_assembly.h"
 #include "run/torch/run_context.h"
+
+namespace ftbench::report {
+struct Segment;
+}  // namespace ftbench::report
 
 namespace ftbench::run::detail {
 
@@ -27,7 +31,7 @@ class RunJournal : public RunObserver {
   // the run goes on without the journal.
   void update(const std::string& status, const report::Segment* recorded = nullptr);
 
-  void on_phase(const report::Phase& phase) override;
+  void on_phase(const report::TimedPhase& phase) override;
   // Every few seconds of training: a process killed without notice is billed to its last record.
   void on_step(const train::StepMeasurement& step, double now) override;
 

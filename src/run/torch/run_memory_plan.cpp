@@ -53,10 +53,10 @@ CheckpointingPolicy resolve_checkpointing(const RunContext& context, const Start
   CheckpointingPolicy chosen{context.spec.model.activation_checkpointing, std::nullopt};
   if (chosen.policy != cp::kAuto) return chosen;
   // A resumed run keeps what auto chose for the run it continues: one policy for every step.
-  if (start.resume && start.resume->previous.execution &&
-      !start.resume->previous.execution->activation_checkpointing.empty()) {
-    chosen.policy = start.resume->previous.execution->activation_checkpointing;
-    chosen.choice = start.resume->previous.execution->checkpointing_choice;
+  if (start.resume && start.resume->execution &&
+      !start.resume->execution->activation_checkpointing.empty()) {
+    chosen.policy = start.resume->execution->activation_checkpointing;
+    chosen.choice = start.resume->execution->checkpointing_choice;
     spdlog::info("model.activation_checkpointing auto: {}, as the run it resumes chose",
                  chosen.policy);
     return chosen;
@@ -101,26 +101,27 @@ CheckpointingPolicy resolve_checkpointing(const RunContext& context, const Start
                                  *total * (1.0 - plan::kHeadroom),
                                  /*selective_allowed=*/options.fused_blocks);
   chosen.policy = choice.policy;
-  report::CheckpointingChoice record;
-  record.usable_bytes = static_cast<int64_t>(std::llround(choice.usable_bytes));
-  record.fits = choice.fits;
+  report::CheckpointingNeeds needs;
+  needs.usable_bytes = static_cast<int64_t>(std::llround(choice.usable_bytes));
+  needs.fits = choice.fits;
   for (const plan::PolicyEstimate& c : choice.candidates) {
-    record.needed_bytes.push_back({c.policy, static_cast<int64_t>(std::llround(c.needed_bytes))});
+    needs.needed_bytes.emplace_back(c.policy, static_cast<int64_t>(std::llround(c.needed_bytes)));
   }
-  chosen.choice = record;
+  chosen.choice = needs;
   spdlog::info("model.activation_checkpointing auto: {}", choice.reason);
   return chosen;
 }
 
 void record_memory_prediction(const RunContext& context, const Components& built,
-                              const std::string& checkpointing, report::Report& report) {
+                              const std::string& checkpointing, report::Measured& measured) {
   if (!built.backend) return;
+  report::MemoryPrediction& prediction = measured.memory_prediction.emplace();
   try {
     const plan::MemoryOptions options = run_memory_options(
-        context, built, checkpointing, !report.execution || report.execution->fused_blocks);
+        context, built, checkpointing, !measured.execution || measured.execution->fused_blocks);
     const plan::MemoryEstimate estimate = plan::estimate_memory(context.spec, options);
-    report.memory.predicted_peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
-    report.memory.prediction_basis = fmt::format(
+    prediction.peak_bytes = static_cast<int64_t>(std::llround(estimate.peak_bytes));
+    prediction.basis = fmt::format(
         "ftbench plan: {} attention{}, dropout masks {}, peak at {}",
         plan::to_string(options.attention),
         !estimate.kv_heads_repeated   ? ""
@@ -128,7 +129,7 @@ void record_memory_prediction(const RunContext& context, const Components& built
                                       : " reading the shared K/V heads",
         options.gpu || options.fused_blocks ? "1 byte" : "in the input dtype", estimate.peak_at);
   } catch (const std::exception& e) {
-    report.memory.prediction_basis = std::string("no prediction: ") + e.what();
+    prediction.basis = std::string("no prediction: ") + e.what();
   }
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "economics/plan/memory.h"
-#include "report/report.h"
+#include "report/measurements.h"
 #include "run/torch/components.h"
 #include "run/torch/run_context.h"
 #include "run/torch/start_checks.h"
@@ -23,8 +23,9 @@ plan::MemoryOptions run_memory_options(const RunContext& context, const Componen
 CheckpointingPolicy resolve_checkpointing(const RunContext& context, const StartState& start,
                                           const Components& built);
 
-// report.memory.predicted_peak_bytes and its basis; the reason when the plan cannot say.
+// The peak the plan predicts for the run and its basis (the report's
+// memory.predicted_peak_bytes and prediction_basis); the reason when the plan cannot say.
 void record_memory_prediction(const RunContext& context, const Components& built,
-                              const std::string& checkpointing, report::Report& report);
+                              const std::string& checkpointing, report::Measured& measured);
 
 }  // namespace ftbench::run::detail

@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "report/metrics/step_profiler.h"
+#include "report/records.h"
+#include "report/report.h"
 #include "report/run_status.h"
 #include "run/mllog.h"
 #include "run/outputs.h"
@@ -21,6 +23,7 @@
 #include "train/stop_signals.h"
 #include "util/error.h"
 #include "util/io/output_file.h"
+#include "util/text/iso8601.h"
 
 namespace ftbench::run::detail {
 namespace {
@@ -78,27 +81,30 @@ void read_resume_point(const RunContext& ctx, StartState& start, report::ReportB
     return;
   }
   start.resume = find_resume_point(ctx.spec, ctx.request.resume, ctx.checkpoint_dir);
-  if (start.resume->previous.world_size != ctx.request.launch.world_size) {
+  const report::Report& previous = *start.resume->previous;
+  if (previous.world_size != ctx.request.launch.world_size) {
     throw train::CheckpointError(fmt::format(
         "{}: saved by a job of {} process{}, this one has {}: resume with the same number of "
         "processes (the same world size); on another, the ranks' gradient sums would add in "
         "another order and the run would not continue bit for bit",
-        start.resume->folder, start.resume->previous.world_size,
-        start.resume->previous.world_size == 1 ? "" : "es", ctx.request.launch.world_size));
+        start.resume->folder, previous.world_size, previous.world_size == 1 ? "" : "es",
+        ctx.request.launch.world_size));
   }
   std::optional<std::vector<report::Segment>> journal;
   try {
     journal = read_segment_journal(ctx.checkpoint_dir, ctx.spec_fingerprint,
-                                   start.resume->previous.segments.front().started_at_utc);
+                                   previous.segments.front().started_at_utc);
   } catch (const train::CheckpointError& e) {
     throw train::CheckpointError(std::string(e.what()) +
                                  "; the segment journal is damaged: remove it to resume without "
                                  "the processes it records (they are then not billed)");
   }
   report::EarlierSegments earlier;
-  earlier.segments =
-      segments_to_resume(start.resume->previous.segments, journal, start.resume->manifest.step);
-  earlier.steps = start.resume->previous.steps;
+  earlier.segments = segments_to_resume(previous.segments, journal, start.resume->manifest.step);
+  earlier.steps = previous.steps;
+  // Their evaluations and checkpoints, which the resumed report lists before this process's.
+  earlier.evaluations = previous.evaluations;
+  earlier.checkpoints = previous.checkpoints;
   for (const std::vector<double>& f : start.resume->manifest.step_flops) {
     // A checkpoint from before the executed count: lora_frozen_base's (with the recompute when
     // on), which counts causal attention's whole square.
@@ -194,12 +200,11 @@ void check_outputs(const RunContext& ctx, StartState& start) {
   for (const io::NamedPath& p : spec_input_files(ctx.spec)) inputs.push_back(p);
   io::check_output_rules("-o", ctx.request.output_path, "report", inputs);
   io::check_output_rules("--mllog", ctx.instrumentation.mllog_path, "event log", inputs);
-  start.old_report = existing_report(ctx.request.output_path);
-  const bool old_report_failed =
-      start.old_report && start.old_report->status == report::status::kFailed;
-  start.replace_report =
-      ctx.request.force || old_report_failed || start.continues_setup_stop ||
-      (start.resume && may_replace_report(start.old_report, ctx.spec_fingerprint));
+  const std::optional<report::Report> old_report = existing_report(ctx.request.output_path);
+  if (old_report) start.old_report_status = old_report->status;
+  const bool old_report_failed = old_report && old_report->status == report::status::kFailed;
+  start.replace_report = ctx.request.force || old_report_failed || start.continues_setup_stop ||
+                         (start.resume && may_replace_report(old_report, ctx.spec_fingerprint));
   // What a process killed while writing the report left beside it.
   for (const std::string& removed : io::remove_stale_temporary_files(ctx.request.output_path)) {
     spdlog::warn("removed {}, left by a process that did not finish writing the report", removed);
@@ -266,6 +271,24 @@ void check_outputs(const RunContext& ctx, StartState& start) {
   }
 }
 
+// An external start before the end of an earlier segment overlaps it: a new machine booted
+// while the old one still ran is billed twice rightly; the same machine, given its boot time
+// again, is not (leave --t0 out on a resume there).
+void warn_if_start_overlaps(const RunContext& ctx, const report::ReportBuilder& builder) {
+  const std::optional<double>& t0 = ctx.instrumentation.t0_epoch_seconds;
+  if (!t0 || builder.earlier_segments().empty()) return;
+  const report::Segment& last = builder.earlier_segments().back();
+  const std::optional<double> ended = text::parse_iso8601_utc(last.finished_at_utc);
+  if (ended && *t0 < *ended) {
+    spdlog::warn(
+        "{} {:.3f} lies {:.1f} s before the end of segment {} ({}): this segment's rented time "
+        "overlaps it; if this is the machine that ran it, leave {} out (its time is billed "
+        "twice otherwise)",
+        ctx.instrumentation.t0_source, *t0, *ended - *t0, last.index, last.finished_at_utc,
+        ctx.instrumentation.t0_source);
+  }
+}
+
 }  // namespace
 
 void check_before_start(const RunContext& ctx, StartState& start, report::ReportBuilder& builder) {
@@ -276,6 +299,7 @@ void check_before_start(const RunContext& ctx, StartState& start, report::Report
     continue_after_setup_stop(ctx, start, builder);
     check_outputs(ctx, start);
   }
+  warn_if_start_overlaps(ctx, builder);
 }
 
 // A stop asked for during set-up ends the run at the end of the phase: nothing of this segment

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 
-#include "report/report.h"
 #include "report/report_builder.h"
 #include "run/profile_outputs.h"
 #include "run/torch/resume_point.h"
@@ -24,8 +23,9 @@ struct StartState {
   // refused at once, not at a save). A run that saves only on a stop signal takes it then.
   std::optional<train::CheckpointDirLock> checkpoint_lock;
   std::optional<ResumePoint> resume;
-  // The report at -o before this run, and whether this run may replace it.
-  std::optional<report::Report> old_report;
+  // The status of the report at -o before this run (none: no readable report there), and
+  // whether this run may replace it.
+  std::optional<std::string> old_report_status;
   bool replace_report = false;
   // Held to the end: a second run given the same -o is refused now, not after training.
   std::optional<io::OutputClaim> report_claim;
@@ -43,8 +43,10 @@ struct StartState {
 };
 
 // Runs the checks in order, rank 0 alone touching what only it writes. The earlier segments a
-// resumed or continued run carries go into `builder`. Throws what the run would fail with
-// (io::FileExistsError, train::CheckpointError, spec::SpecError, BadInput), before any report.
+// resumed or continued run carries go into `builder` (with their evaluations and checkpoints);
+// an external start (--t0) before the end of the last of them is warned about. Throws what the run
+// would fail with (io::FileExistsError, train::CheckpointError, spec::SpecError, BadInput), before
+// any report.
 void check_before_start(const RunContext& context, StartState& start,
                         report::ReportBuilder& builder);
 

@@ -18,6 +18,7 @@
 #include "train/stop_signals.h"
 #include "train/torch/checkpoint.h"
 #include "util/text/iso8601.h"
+#include "util/text/units.h"
 #include "util/version.h"
 
 namespace ftbench::run::detail {
@@ -35,7 +36,7 @@ TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunMeas
       journal_(journal),
       assembly_(assembly),
       first_step_(start.first_step()),
-      cadence_(measured.report.derived.total_steps, context.spec.train, !built.validation.empty(),
+      cadence_(measured.record.derived.total_steps, context.spec.train, !built.validation.empty(),
                context.request.stop_after_steps),
       training_split_at_(first_step_) {}
 
@@ -45,11 +46,11 @@ TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunMeas
 // checkpoint, training, ..., so the phases stay contiguous and in time order.
 void TrainingLoop::run() {
   const spec::RunSpec& spec = context_.spec;
-  const report::Report& report = measured_.report;
+  const report::Measured& measured = measured_.record;
   spdlog::info("{}: {} on {} ({}), {} steps, {} parameters ({} base + {} trainable)",
                spec.output.name, spec.model.preset, built_.backend->info().name,
-               built_.backend->kind(), report.derived.total_steps, report.parameters.total,
-               report.parameters.base, report.parameters.trainable);
+               built_.backend->kind(), measured.derived.total_steps, measured.parameters.total(),
+               measured.parameters.base, measured.parameters.lora);
   if (const std::optional<train::OomInjection>& oom = context_.test_hooks.inject_oom) {
     spdlog::warn("FTBENCH_INJECT_OOM={}: simulated out-of-memory errors (a testing aid)",
                  oom->rule());
@@ -161,9 +162,9 @@ void TrainingLoop::evaluate_after(int64_t step) {
   const train::EvalResult e = train::evaluate(built_.model, built_.validation, *built_.backend,
                                               context_.spec.train.eval_max_batches);
   measured_.phases->end(phase::kEvaluation);
-  const report::Evaluation evaluation{step, e.loss, e.loss_tokens, e.batches, e.seconds};
+  const report::EvaluationPass evaluation{step, e.loss, e.loss_tokens, e.batches, e.seconds};
   observers_.on_evaluation(evaluation, start, context_.clock.now());
-  measured_.report.evaluations.push_back(evaluation);
+  measured_.record.evaluations.push_back(evaluation);
   spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)", step,
                e.loss, e.loss_tokens, e.batches, e.seconds);
 }
@@ -194,7 +195,7 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   m.reason = reason;
   m.ftbench_version = ftbench::version();
   m.spec_fingerprint = context_.spec_fingerprint;
-  m.data_fingerprint = measured_.report.data->fingerprint;
+  m.data_fingerprint = measured_.record.data->train.counts.fingerprint;
   m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(context_.spec));
   // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
   // goes on (a process that then dies records nothing more).
@@ -211,22 +212,22 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   // write (the milliseconds of that write are only in the live report's figure).
   const train::SavedCheckpointFolder saved =
       train::save_checkpoint(context_.checkpoint_dir, cp.keep_last, *built_.trainer, std::move(m),
-                             measured_.report.derived.steps_per_epoch, built_.backend->device(),
+                             measured_.record.derived.steps_per_epoch, built_.backend->device(),
                              [&](train::CheckpointManifest& full) {
-                               measured_.report.checkpoints.push_back(
+                               measured_.record.checkpoints.push_back(
                                    {step, measured_.builder.segment_index(), reason, path,
                                     full.tensors_bytes, context_.clock.now() - start});
-                               full.report = report::to_json(measured_.report);
-                               measured_.report.checkpoints.pop_back();
+                               full.report = measured_.builder.report_json_now();
+                               measured_.record.checkpoints.pop_back();
                              });
   const double seconds = context_.clock.now() - start;
-  measured_.report.checkpoints.push_back(
+  measured_.record.checkpoints.push_back(
       {step, measured_.builder.segment_index(), reason, saved.path, saved.bytes, seconds});
   journal_.keep();
   measured_.phases->end(phase::kCheckpoint);  // and the journal, with this save
   last_save_ = context_.clock.now();
   spdlog::info("step {}: checkpoint {} ({}, {} in {:.3f} s)", step, saved.path, reason,
-               report::format_bytes(saved.bytes), seconds);
+               text::format_bytes(saved.bytes), seconds);
   return saved.path;
 }
 

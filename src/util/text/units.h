@@ -1,7 +1,8 @@
-// Human-readable numbers for tables: dollars, durations, percentages. "C" locale always (fmt
+// Human-readable numbers for tables: dollars, durations, percentages, sizes. "C" locale always (fmt
 // never applies the process locale unless asked).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ftbench::text {
@@ -16,6 +17,9 @@ std::string format_duration(double seconds);
 
 // 0.5197 -> "52.0%"; with `sign`, "+52.0%" / "-12.5%". Non-finite -> "n/a".
 std::string format_percent(double fraction, bool sign = false);
+
+// 1536 -> "1.50 KiB"; bytes below 1 KiB as "512 B" (binary units, two decimals).
+std::string format_bytes(int64_t bytes);
 
 // Shortest round-trip text of a double, for CSV and JSON-like cells ("0.891", "1e-05").
 std::string format_number(double value);

@@ -338,6 +338,17 @@ TEST(UnitsDuration, NegativeAndNonFinite) {
   EXPECT_EQ(format_duration(kInf), "n/a");
 }
 
+// Binary units with two decimals from 1 KiB, whole bytes below it; the largest unit is TiB.
+TEST(UnitsBytes, BinaryUnitsFromOneKibibyte) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(1024), "1.00 KiB");
+  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
+  EXPECT_EQ(format_bytes(24'576), "24.00 KiB");
+  EXPECT_EQ(format_bytes(16'060'522'496), "14.96 GiB");
+  EXPECT_EQ(format_bytes(int64_t{5} << 50), "5120.00 TiB");
+}
+
 TEST(UnitsPercent, Values) {
   EXPECT_EQ(format_percent(0.5197), "52.0%");
   EXPECT_EQ(format_percent(0.5197, true), "+52.0%");
