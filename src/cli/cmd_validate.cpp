@@ -101,12 +101,12 @@ plan::MemoryEstimate planned_memory(const spec::RunSpec& s, bool gpu, plan::Atte
 std::string memory_line(const spec::RunSpec& s) {
   const bool cpu = s.backend.device == "cpu";
   const plan::MemoryEstimate fused = planned_memory(s, !cpu, plan::AttentionKernel::kFused);
-  std::string text = fmt::format("{} predicted, at {} (fused attention{})",
+  std::string line = fmt::format("{} predicted, at {} (fused attention{})",
                                  text::format_bytes(static_cast<int64_t>(fused.peak_bytes)),
                                  fused.peak_at, cpu ? ", LibTorch >= 2.2" : "");
   if (cpu) {
     const plan::MemoryEstimate blocked = planned_memory(s, false, plan::AttentionKernel::kBlocked);
-    text += fmt::format("; {} with LibTorch < 2.2's blocked CPU attention",
+    line += fmt::format("; {} with LibTorch < 2.2's blocked CPU attention",
                         text::format_bytes(static_cast<int64_t>(blocked.peak_bytes)));
   }
   if (s.model.activation_checkpointing == spec::choice::checkpointing::kAuto) {
@@ -117,10 +117,10 @@ std::string memory_line(const spec::RunSpec& s) {
           text::format_bytes(static_cast<int64_t>(
               planned_memory(s, !cpu, plan::AttentionKernel::kFused, policy).peak_bytes))));
     }
-    text += fmt::format("; checkpointing auto, chosen by the run on its device ({})",
+    line += fmt::format("; checkpointing auto, chosen by the run on its device ({})",
                         fmt::join(each, ", "));
   }
-  return text + "; tensors only, every micro-batch padded to seq_len";
+  return line + "; tensors only, every micro-batch padded to seq_len";
 }
 
 void print_json(const Validated& v) {

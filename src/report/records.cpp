@@ -38,7 +38,7 @@ report::Fallback fallback_record(const train::MicroBatchFallback& f) {
                           f.error};
 }
 
-train::MicroBatchFallback measured_fallback(const report::Fallback& f) {
+train::MicroBatchFallback fallback_from_report(const report::Fallback& f) {
   return train::MicroBatchFallback{f.step,
                                    f.from_micro_batch_size,
                                    f.from_grad_accum_steps,
@@ -202,7 +202,7 @@ report::CheckpointingChoice checkpointing_choice_record(const CheckpointingNeeds
   return r;
 }
 
-CheckpointingNeeds measured_checkpointing_needs(const report::CheckpointingChoice& c) {
+CheckpointingNeeds checkpointing_needs_from_report(const report::CheckpointingChoice& c) {
   CheckpointingNeeds n;
   n.usable_bytes = c.usable_bytes;
   n.fits = c.fits;
@@ -221,12 +221,12 @@ report::Execution execution_record(const ExecutionChoices& e) {
   return r;
 }
 
-ExecutionChoices measured_execution(const report::Execution& e) {
+ExecutionChoices execution_from_report(const report::Execution& e) {
   ExecutionChoices x;
   x.attention_kernel = e.attention_kernel;
   x.activation_checkpointing = e.activation_checkpointing;
   if (e.checkpointing_choice)
-    x.checkpointing_choice = measured_checkpointing_needs(*e.checkpointing_choice);
+    x.checkpointing_choice = checkpointing_needs_from_report(*e.checkpointing_choice);
   x.gpu_kernels = e.gpu_kernels;
   x.fused_blocks = e.fused_blocks;
   return x;

@@ -24,7 +24,7 @@ namespace ftbench::report {
 report::StepRecord step_record(const train::StepMeasurement& step, int64_t segment);
 report::Fallback fallback_record(const train::MicroBatchFallback& fallback);
 // Back, for a resumed run's trainer: the fallbacks its checkpoint's report records.
-train::MicroBatchFallback measured_fallback(const report::Fallback& fallback);
+train::MicroBatchFallback fallback_from_report(const report::Fallback& fallback);
 
 report::HostInfo host_record(const device::HostFacts& host);
 report::DeviceInfo device_record(const device::DeviceFacts& device);
@@ -58,10 +58,10 @@ report::DataInfo data_record(const DataRead& data);
 report::WeightsInfo weights_record(const WeightsRead& weights);
 report::CheckpointingChoice checkpointing_choice_record(const CheckpointingNeeds& needs);
 // Back, for a resumed run: auto's choice as the checkpoint's report records it.
-CheckpointingNeeds measured_checkpointing_needs(const report::CheckpointingChoice& choice);
+CheckpointingNeeds checkpointing_needs_from_report(const report::CheckpointingChoice& choice);
 report::Execution execution_record(const ExecutionChoices& execution);
 // Back, for a resumed run: how the checkpoint's run ran its steps.
-ExecutionChoices measured_execution(const report::Execution& execution);
+ExecutionChoices execution_from_report(const report::Execution& execution);
 // The profile's record: the window, the totals, the scopes, the first 12 ops by self time and
 // the attention ops that ran.
 report::Profile profile_record(const ProfileWritten& profile);

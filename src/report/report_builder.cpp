@@ -79,8 +79,7 @@ void ReportBuilder::distributed(report::Distributed section) {
   state_->distributed = std::move(section);
 }
 
-void ReportBuilder::map_measurements() {
-  report::Report& r = state_->report;
+void ReportBuilder::map_measurements(report::Report& r) const {
   const Measured& m = measured_;
   r.run_name = m.start.run_name;
   r.working_directory = m.start.working_directory;
@@ -116,8 +115,8 @@ std::vector<model::StepFlops> ReportBuilder::assemble(const std::string& status,
                                                       const train::TrainResult& result,
                                                       const metrics::SummaryOptions& summary,
                                                       DeviceSections readings) {
-  map_measurements();
   report::Report& r = state_->report;
+  map_measurements(r);
   const EarlierSegments& earlier = state_->earlier;
   r.status = status;
   r.time_to_first_step_seconds = time_to_first_step_seconds();
@@ -132,11 +131,7 @@ std::vector<model::StepFlops> ReportBuilder::assemble(const std::string& status,
   r.batching =
       report::Batching{result.micro_batch_size, result.grad_accum_steps, std::move(fallbacks)};
   r.summary = metrics::summarize_run(r.steps, flops, summary);
-  r.memory = std::move(readings.memory);
-  if (measured_.memory_prediction) {
-    r.memory.predicted_peak_bytes = measured_.memory_prediction->peak_bytes;
-    r.memory.prediction_basis = measured_.memory_prediction->basis;
-  }
+  set_memory(std::move(readings.memory));
   r.environment = std::move(readings.environment);
   if (measured_.energy) r.energy = energy_record(*measured_.energy, segment_index(), own);
   if (state_->distributed) {
@@ -151,9 +146,25 @@ std::vector<model::StepFlops> ReportBuilder::assemble(const std::string& status,
 
 const report::Report& ReportBuilder::report() const { return state_->report; }
 
-nlohmann::ordered_json ReportBuilder::report_json_now() {
-  map_measurements();
-  return report::to_json(state_->report);
+void ReportBuilder::set_memory(report::Memory memory) {
+  report::Report& r = state_->report;
+  r.memory = std::move(memory);
+  if (measured_.memory_prediction) {
+    r.memory.predicted_peak_bytes = measured_.memory_prediction->peak_bytes;
+    r.memory.prediction_basis = measured_.memory_prediction->basis;
+  }
+}
+
+void ReportBuilder::before_write(report::Memory memory) {
+  map_measurements(state_->report);
+  set_memory(std::move(memory));
+  state_->report.finished_at_utc = text::iso8601_utc(clock_.start_epoch_seconds() + clock_.now());
+}
+
+nlohmann::ordered_json ReportBuilder::report_json_now() const {
+  report::Report now = state_->report;
+  map_measurements(now);
+  return report::to_json(now);
 }
 
 }  // namespace ftbench::report

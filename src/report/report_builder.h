@@ -28,6 +28,7 @@ struct Report;
 struct Segment;
 struct StepRecord;
 struct Distributed;
+struct Memory;
 // Defined in records.h.
 struct EarlierSegments;
 struct DeviceSections;
@@ -75,15 +76,22 @@ class ReportBuilder {
                                          const metrics::SummaryOptions& summary,
                                          DeviceSections readings);
 
-  // The report as of the last assembly.
+  // Just before the report is written: the measurements as they are now (the phase that
+  // summarised included), the run's memory over the phases given, and the time it finishes;
+  // the steps, the summary and the segment records stay as the last assembly made them.
+  void before_write(report::Memory memory);
+
+  // The report as of the last assembly (or before_write).
   const report::Report& report() const;
   // The report as of the last assembly with the measurements as they are now (a checkpoint's
-  // save, recorded while its manifest is written), as JSON.
-  nlohmann::ordered_json report_json_now();
+  // save, recorded while its manifest is written), as JSON; the report itself is left as it was.
+  nlohmann::ordered_json report_json_now() const;
 
  private:
   // The measurements into the report's sections they fill.
-  void map_measurements();
+  void map_measurements(report::Report& report) const;
+  // The run's memory and the prediction beside it.
+  void set_memory(report::Memory memory);
 
   struct State;
   const device::ProcessClock& clock_;

@@ -35,7 +35,7 @@ TEST(Records, EveryFieldTheTrainerMeasuredReachesTheReportsRecords) {
   EXPECT_EQ(rf.seconds_lost, 0.75);
   EXPECT_EQ(rf.error, "CUDA out of memory");
   // Back, for a resumed run's trainer: the same fallback.
-  const train::MicroBatchFallback back = measured_fallback(rf);
+  const train::MicroBatchFallback back = fallback_from_report(rf);
   EXPECT_EQ(back.step, 4);
   EXPECT_EQ(back.from_micro_batch_size, 8);
   EXPECT_EQ(back.from_grad_accum_steps, 1);
@@ -355,7 +355,7 @@ TEST(Records, HowTheStepRanReachesTheReportAndComesBackForAResume) {
   EXPECT_EQ(r.checkpointing_choice->needed_bytes[1].policy, "selective");
   EXPECT_EQ(r.checkpointing_choice->needed_bytes[1].bytes, 60'000);
 
-  const ExecutionChoices back = measured_execution(r);
+  const ExecutionChoices back = execution_from_report(r);
   EXPECT_EQ(back.attention_kernel, "flash_attention");
   EXPECT_EQ(back.activation_checkpointing, "selective");
   EXPECT_TRUE(back.gpu_kernels);

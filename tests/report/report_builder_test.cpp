@@ -298,6 +298,43 @@ TEST(ReportBuilder, TheMeasurementsAreMappedIntoTheReportAtEachAssembly) {
   const nlohmann::ordered_json now = builder.report_json_now();
   ASSERT_EQ(now["checkpoints"].size(), 3u);
   EXPECT_EQ(now["checkpoints"][2]["step"], 6);
+  // The report itself stays as the last assembly made it: the save's record is taken back
+  // (its bytes and time are measured again after the manifest) before the next assembly.
+  m.checkpoints.pop_back();
+  EXPECT_EQ(builder.report().checkpoints.size(), 2u);
+}
+
+// Just before the write: the phases and the memory up to now with the prediction, and the time
+// it finishes; the steps, the summary and the segment records stay as the last assembly made
+// them (the write's own phase is measured on the real file).
+TEST(ReportBuilder, BeforeTheWriteThePhasesAndMemoryComeUpToDateAndTheRestStays) {
+  const device::ProcessClock clock =
+      device::ProcessClock::started_at(steady_clock::now(), kStartEpoch);
+  ReportBuilder builder(clock);
+  Measured& m = builder.measured();
+  m.phases = {{"launch", 0.0, 1.0}, {"training", 1.0, 5.0}};
+  m.memory_prediction = MemoryPrediction{4096, "ftbench plan"};
+  builder.assemble("completed", two_steps(), metrics::SummaryOptions{}, readings());
+  const report::Segment segment = builder.report().segments.at(0);
+  const double mean = builder.report().summary.step_seconds.mean;
+
+  m.phases.push_back({"summarize", 6.0, 0.5});
+  report::Memory memory;
+  memory.peak_rss_bytes = 456;
+  builder.before_write(memory);
+  const Report& r = builder.report();
+  ASSERT_EQ(r.phases.size(), 3u);
+  EXPECT_EQ(r.phases[2].name, "summarize");
+  EXPECT_EQ(r.memory.peak_rss_bytes, 456);
+  EXPECT_EQ(r.memory.predicted_peak_bytes, 4096);
+  EXPECT_EQ(r.memory.prediction_basis, "ftbench plan");
+  EXPECT_EQ(r.finished_at_utc.substr(0, 17), "2026-11-29T22:34:");
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].finished_at_utc, segment.finished_at_utc);
+  EXPECT_EQ(r.segments[0].run_seconds, segment.run_seconds);
+  EXPECT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.summary.step_seconds.mean, mean);
+  EXPECT_EQ(r.environment.device.name, "NVIDIA H200");
 }
 
 }  // namespace

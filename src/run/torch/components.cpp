@@ -356,8 +356,9 @@ void prepare_data(const RunContext& ctx, Components& built, report::Measured& me
   const spec::DerivedCounts counts =
       data::counts_from_rows(ctx.spec, built.batcher->rows_per_epoch(), dataset.size());
   measured.derived = counts;
+  const data::DataStats counts_read = data::fingerprint(dataset, ctx.spec.data.train_on_input);
   report::DataRead& read = measured.data.emplace();
-  read.train = {dataset.description(), data::fingerprint(dataset, ctx.spec.data.train_on_input)};
+  read.train = {dataset.description(), counts_read};
   read.lengths = data::length_statistics(dataset, ctx.spec.data.seq_len);
   if (loaded.file_stats) {
     read.format = loaded.file_format;

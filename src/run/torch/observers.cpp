@@ -158,8 +158,8 @@ void EnergyObserver::on_finish(RunEnd /*end*/, double /*now*/, int64_t /*last_st
 
 void EnergyObserver::record_energy() {
   // The meter finishes once: a run that ends after the loop keeps the loop's figure.
-  if (measured_.record.energy) return;
-  measured_.record.energy = meter_.finish();
+  if (measured_.measurements.energy) return;
+  measured_.measurements.energy = meter_.finish();
 }
 
 void RankFaultObserver::on_step(const train::StepMeasurement& step, double /*now*/) {

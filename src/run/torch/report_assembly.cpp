@@ -42,7 +42,7 @@ report::RankRecord ReportAssembly::own_rank_record() const {
   // Over the process's life, as the report's memory section counts it (each phase restarts the
   // kernel's peak counter, so the one read now covers the last phase only).
   const report::Memory memory =
-      run_memory(measured_.record.phases, *measured_.memory, built_.backend.get());
+      run_memory(measured_.measurements.phases, *measured_.memory, built_.backend.get());
   r.peak_rss_bytes = memory.peak_rss_bytes;
   r.shard_group_size = built_.shard_group_size;
   r.base_bytes = built_.base_bytes;
@@ -133,6 +133,12 @@ void ReportAssembly::gather_rank_records() {
   ranks_gathered_ = true;
 }
 
+void ReportAssembly::before_write() {
+  record_memory_prediction(context_, built_, checkpointing_, measured_.measurements);
+  measured_.builder.before_write(
+      run_memory(measured_.measurements.phases, *measured_.memory, built_.backend.get()));
+}
+
 // This process's record among the run's segments, as of now.
 report::Segment ReportAssembly::current_segment(const std::string& status) const {
   return measured_.builder.segment(status, measured_.result, built_.intra_op_threads());
@@ -144,7 +150,7 @@ report::Segment ReportAssembly::current_segment(const std::string& status) const
 std::vector<model::StepFlops> ReportAssembly::assemble(const std::string& status) {
   if (built_.backend) {
     resolve_peak(context_, built_.backend->info(), measured_.summary);
-    record_memory_prediction(context_, built_, checkpointing_, measured_.record);
+    record_memory_prediction(context_, built_, checkpointing_, measured_.measurements);
   }
   // A job of several processes that ends before the ranks' records were gathered (failed,
   // interrupted) has this rank's own.
@@ -156,7 +162,7 @@ std::vector<model::StepFlops> ReportAssembly::assemble(const std::string& status
   return measured_.builder.assemble(
       status, measured_.result, measured_.summary,
       {report::environment_record(device::describe_environment(built_.backend.get())),
-       run_memory(measured_.record.phases, *measured_.memory, built_.backend.get()),
+       run_memory(measured_.measurements.phases, *measured_.memory, built_.backend.get()),
        built_.intra_op_threads()});
 }
 

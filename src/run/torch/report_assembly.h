@@ -38,6 +38,10 @@ class ReportAssembly {
 
   // The report as of now with `status`; returns every step's FLOPs.
   std::vector<model::StepFlops> assemble(const std::string& status);
+  // Just before the report is written: the phases up to now (summarize included), the run's
+  // memory over them and the prediction, and the time it finishes; the steps, the summary and
+  // the segments stay as the last assemble() made them.
+  void before_write();
   // This process's record among the run's segments, as of now.
   report::Segment current_segment(const std::string& status) const;
   // Data parallel, after the last step and before the exports (which only rank 0 writes, and
@@ -54,7 +58,7 @@ class ReportAssembly {
   RunMeasurements& measured_;
   const Components& built_;
   const std::string& checkpointing_;
-  bool ranks_gathered_ = false;  // report.distributed holds every rank's record
+  bool ranks_gathered_ = false;  // the builder's distributed section has every rank's record
 };
 
 }  // namespace ftbench::run::detail

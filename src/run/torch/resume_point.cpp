@@ -67,10 +67,10 @@ ResumePoint find_resume_point(const spec::RunSpec& spec, const std::string& resu
     throw train::CheckpointError(r.folder + ": its report records no segment");
   }
   if (previous->weights) r.weights_fingerprint = previous->weights->fingerprint;
-  if (previous->execution) r.execution = report::measured_execution(*previous->execution);
+  if (previous->execution) r.execution = report::execution_from_report(*previous->execution);
   if (previous->batching) {
     for (const report::Fallback& f : previous->batching->fallbacks) {
-      r.fallbacks.push_back(report::measured_fallback(f));
+      r.fallbacks.push_back(report::fallback_from_report(f));
     }
   }
   r.device_name = previous->environment.device.name;

@@ -42,14 +42,15 @@ struct RunContext {
 };
 
 // What the phases measure, as they measure it: the measurements the report builder maps into
-// the report (`record`, the builder's), the phase timer and the memory meter, the summary's
+// the report (`measurements`, the builder's), the phase timer and the memory meter, the summary's
 // options, and the steps.
 struct RunMeasurements {
   explicit RunMeasurements(const device::ProcessClock& clock) : builder(clock) {}
 
   report::ReportBuilder builder;
-  report::Measured& record = builder.measured();
-  std::optional<PhaseTimer> phases;  // into record.phases, from the run's start (start_report)
+  report::Measured& measurements = builder.measured();
+  // Into measurements.phases, from the run's start (record_start).
+  std::optional<PhaseTimer> phases;
   std::optional<device::MemoryMeter> memory;
   metrics::SummaryOptions summary;
   // Filled step by step, so that a run that fails part-way still reports what it measured.

@@ -124,12 +124,13 @@ RunDriver::RunDriver(const RunOptions& options, const device::ProcessClock& cloc
       journal_(context_, measured_, assembly_) {
   check_launch(context_);
   check_before_start(context_, start_, measured_.builder);
-  start_report();
+  record_start();
   // The steps are counted now, but for a data file's (checked again once it is read).
-  if (context_.lead()) check_profile_window(context_, start_, measured_.record.derived.total_steps);
+  if (context_.lead())
+    check_profile_window(context_, start_, measured_.measurements.derived.total_steps);
   if (context_.lead() && !context_.instrumentation.mllog_path.empty()) {
     observers_.add(std::make_unique<EventLogObserver>(
-        context_, measured_.record, context_.request.force || start_.continues_setup_stop,
+        context_, measured_.measurements, context_.request.force || start_.continues_setup_stop,
         start_.resume.has_value(), start_.first_step()));
   }
 }
@@ -140,8 +141,8 @@ int64_t RunDriver::last_step() const {
   return last_step_made(measured_.result, loop_started_ ? start_.first_step() : 1);
 }
 
-void RunDriver::start_report() {
-  report::RunStart& run = measured_.record.start;
+void RunDriver::record_start() {
+  report::RunStart& run = measured_.measurements.start;
   run.run_name = context_.spec.output.name;
   std::error_code cwd_error;
   run.working_directory = std::filesystem::current_path(cwd_error).string();
@@ -163,11 +164,11 @@ void RunDriver::start_report() {
   const spec::DerivedCounts derived = data::source_of(context_.spec.data) == data::Source::kFile
                                           ? spec::derive_counts_from_batches(context_.spec, 0)
                                           : spec::derive_counts(context_.spec);
-  measured_.record.parameters = params;
-  measured_.record.derived = derived;
+  measured_.measurements.parameters = params;
+  measured_.measurements.derived = derived;
 
-  measured_.record.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
-  measured_.phases.emplace(context_.clock, measured_.record.phases,
+  measured_.measurements.phases.push_back({phase::kLaunch, 0.0, context_.clock.launch_seconds()});
+  measured_.phases.emplace(context_.clock, measured_.measurements.phases,
                            context_.clock.launch_seconds());
   measured_.phases->end_at(phase::kSpecLoad, context_.instrumentation.spec_loaded_seconds);
   measured_.memory.emplace();
@@ -176,7 +177,7 @@ void RunDriver::start_report() {
   measured_.summary.warmup_steps = context_.spec.train.timing_warmup_steps;
   measured_.summary.devices = context_.request.launch.world_size;
   measured_.summary.loss_window = context_.spec.train.loss_window;
-  measured_.record.gemm = context_.instrumentation.gemm;
+  measured_.measurements.gemm = context_.instrumentation.gemm;
   measured_.result.micro_batch_size = context_.spec.train.micro_batch_size;
   measured_.result.grad_accum_steps = context_.spec.train.grad_accum_steps;
 
@@ -186,7 +187,7 @@ void RunDriver::start_report() {
   observers_.add(&journal_);
   observers_.add(std::make_unique<EnergyObserver>(context_, measured_, built_.backend));
   measured_.phases->after_each_phase(
-      [this] { observers_.on_phase(measured_.record.phases.back()); });
+      [this] { observers_.on_phase(measured_.measurements.phases.back()); });
   // A resumed process is in the journal from now on, whatever becomes of it.
   journal_.update(report::status::kUnfinished);
 }
@@ -197,7 +198,7 @@ report::Report RunDriver::execute() {
     // read) ends the run here, with its report: that time was rented too.
     stop_if_asked(context_, start_, phase::kSpecLoad);
     set_up();
-    observers_.add(std::make_unique<ProgressObserver>(context_, measured_.record));
+    observers_.add(std::make_unique<ProgressObserver>(context_, measured_.measurements));
     observers_.add(std::make_unique<RankFaultObserver>(context_));
     loop_started_ = true;
     TrainingLoop(context_, start_, measured_, built_, observers_, journal_, assembly_).run();
@@ -230,17 +231,17 @@ void RunDriver::set_up() {
   build_model(context_, checkpointing_, built_);
   record_execution();
   end_setup_phase(phase::kModelBuild);
-  load_weights(context_, start_, built_, measured_.record);
+  load_weights(context_, start_, built_, measured_.measurements);
   end_setup_phase(phase::kWeightLoad);
   observers_.on_run_start(
       context_.clock.now(),
       fmt::format("{}x{}", context_.request.launch.world_size, built_.backend->info().name));
-  prepare_data(context_, built_, measured_.record);
+  prepare_data(context_, built_, measured_.measurements);
   end_setup_phase(phase::kDataPrepare);
-  check_same_job(context_, built_, measured_.record.data->train.counts.fingerprint);
+  check_same_job(context_, built_, measured_.measurements.data->train.counts.fingerprint);
   build_trainer(context_, built_);
   if (start_.resume) {
-    load_checkpoint(context_, start_, built_, measured_.record);
+    load_checkpoint(context_, start_, built_, measured_.measurements);
     measured_.phases->end(phase::kCheckpointLoad);
     spdlog::info("resuming after step {} from {}", start_.resume->manifest.step,
                  start_.resume->folder);
@@ -262,7 +263,7 @@ void RunDriver::record_execution() {
   e.checkpointing_choice = checkpointing_.choice;
   e.fused_blocks = built_.model->fused();
   e.gpu_kernels = built_.model->gpu_kernels();
-  measured_.record.execution = e;
+  measured_.measurements.execution = e;
 }
 
 void RunDriver::export_outputs() {
@@ -301,7 +302,7 @@ void RunDriver::export_to(const char* kind, const char* phase_name, const std::s
           : hf::write_merged_hf(built_.model, context_.spec.model, dir, context_.request.force,
                                 5'000'000'000, context_.spec.model.checkpoint);
   const double seconds = context_.clock.now() - start;
-  measured_.record.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
+  measured_.measurements.exports.push_back({kind, dir, x.tensors, x.bytes, seconds});
   measured_.phases->end(phase_name);
   spdlog::info("{}: {} ({} tensors, {} in {:.3f} s)", kind, dir, x.tensors,
                text::format_bytes(x.bytes), seconds);
@@ -312,8 +313,7 @@ report::Report RunDriver::finish() {
   measured_.phases->end(phase::kSummarize);
   measured_.phases->after_each_phase(nullptr);
   journal_.update(report::status::kCompleted);
-  // Again with the summarize phase, as the file is written.
-  assembly_.assemble(report::status::kCompleted);
+  assembly_.before_write();
   const report::ReportBuilder& builder = measured_.builder;
   if (!context_.lead()) return builder.report();  // rank 0 writes the job's report
   report::write_report(builder.report(), context_.request.output_path, start_.replace_report);
@@ -336,9 +336,9 @@ void RunDriver::record_failure(const std::exception& e) {
   }
   const bool interrupted = dynamic_cast<const train::Interrupted*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const train::Diverged*>(&e) != nullptr;
-  measured_.record.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
-                               ? "out of memory: an allocation failed (std::bad_alloc)"
-                               : first_line(e.what());
+  measured_.measurements.error = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+                                     ? "out of memory: an allocation failed (std::bad_alloc)"
+                                     : first_line(e.what());
   const std::string status = interrupted ? report::status::kInterrupted
                              : diverged  ? report::status::kDiverged
                                          : report::status::kFailed;

@@ -36,9 +36,10 @@ class RunDriver {
   report::Report execute();
 
  private:
-  // The report's fixed part, the earlier segments of a resumed run, the launch and spec_load
-  // phases, the meters, the journal.
-  void start_report();
+  // What is known at the start (the run's name, spec, clock origin, parameter and step counts,
+  // the measured GEMM), the launch and spec_load phases, the meters, the observers that watch
+  // from the start, the journal.
+  void record_start();
   // backend_init to checkpoint_load, each phase ended (and a stop asked for during it honoured)
   // as it is done.
   void set_up();

@@ -43,7 +43,7 @@ StepProfile::StepProfile(const RunContext& context, const StartState& start,
     : context_(context), start_(start), measured_(measured), built_(built) {
   const std::optional<metrics::ProfileWindow>& window = context.instrumentation.profile_steps;
   if (!window || !context.lead()) return;
-  check_profile_window(context, start, measured.record.derived.total_steps);
+  check_profile_window(context, start, measured.measurements.derived.total_steps);
   profiler_ = std::make_unique<metrics::StepProfiler>(*window, !built.backend->device().is_cpu());
   metrics::StepProfiler* profiler = profiler_.get();
   built.trainer->set_before_step([profiler](int64_t step) { profiler->step_begins(step); });
@@ -86,10 +86,10 @@ void StepProfile::write(std::vector<metrics::ProfileEvent> events, int64_t last_
   }
   measured_.summary.profiled_steps = std::make_pair(w.first_step, last_step);
   try {
-    measured_.record.profile =
+    measured_.measurements.profile =
         write_profile(events, w, last_step, !built_.backend->device().is_cpu(),
                       start_.profile_paths, context_.request.force);
-    for (const std::string& line : report::profile_summary_lines(*measured_.record.profile)) {
+    for (const std::string& line : report::profile_summary_lines(*measured_.measurements.profile)) {
       spdlog::info("{}", line);
     }
   } catch (const std::exception& e) {

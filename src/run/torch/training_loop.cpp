@@ -36,8 +36,8 @@ TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunMeas
       journal_(journal),
       assembly_(assembly),
       first_step_(start.first_step()),
-      cadence_(measured.record.derived.total_steps, context.spec.train, !built.validation.empty(),
-               context.request.stop_after_steps),
+      cadence_(measured.measurements.derived.total_steps, context.spec.train,
+               !built.validation.empty(), context.request.stop_after_steps),
       training_split_at_(first_step_) {}
 
 // Validation passes and checkpoint saves run between steps, outside every step's wall time
@@ -46,7 +46,7 @@ TrainingLoop::TrainingLoop(const RunContext& context, StartState& start, RunMeas
 // checkpoint, training, ..., so the phases stay contiguous and in time order.
 void TrainingLoop::run() {
   const spec::RunSpec& spec = context_.spec;
-  const report::Measured& measured = measured_.record;
+  const report::Measured& measured = measured_.measurements;
   spdlog::info("{}: {} on {} ({}), {} steps, {} parameters ({} base + {} trainable)",
                spec.output.name, spec.model.preset, built_.backend->info().name,
                built_.backend->kind(), measured.derived.total_steps, measured.parameters.total(),
@@ -164,7 +164,7 @@ void TrainingLoop::evaluate_after(int64_t step) {
   measured_.phases->end(phase::kEvaluation);
   const report::EvaluationPass evaluation{step, e.loss, e.loss_tokens, e.batches, e.seconds};
   observers_.on_evaluation(evaluation, start, context_.clock.now());
-  measured_.record.evaluations.push_back(evaluation);
+  measured_.measurements.evaluations.push_back(evaluation);
   spdlog::info("step {}: validation loss {:.4f} over {} tokens ({} micro-batches, {:.3f} s)", step,
                e.loss, e.loss_tokens, e.batches, e.seconds);
 }
@@ -195,7 +195,7 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   m.reason = reason;
   m.ftbench_version = ftbench::version();
   m.spec_fingerprint = context_.spec_fingerprint;
-  m.data_fingerprint = measured_.record.data->train.counts.fingerprint;
+  m.data_fingerprint = measured_.measurements.data->train.counts.fingerprint;
   m.spec = nlohmann::ordered_json::parse(spec::canonical_job_json(context_.spec));
   // The segment as of this save: "interrupted" when the run stops here, "unfinished" when it
   // goes on (a process that then dies records nothing more).
@@ -212,16 +212,16 @@ std::string TrainingLoop::save_checkpoint(int64_t step, train::SaveReason why, b
   // write (the milliseconds of that write are only in the live report's figure).
   const train::SavedCheckpointFolder saved =
       train::save_checkpoint(context_.checkpoint_dir, cp.keep_last, *built_.trainer, std::move(m),
-                             measured_.record.derived.steps_per_epoch, built_.backend->device(),
-                             [&](train::CheckpointManifest& full) {
-                               measured_.record.checkpoints.push_back(
+                             measured_.measurements.derived.steps_per_epoch,
+                             built_.backend->device(), [&](train::CheckpointManifest& full) {
+                               measured_.measurements.checkpoints.push_back(
                                    {step, measured_.builder.segment_index(), reason, path,
                                     full.tensors_bytes, context_.clock.now() - start});
                                full.report = measured_.builder.report_json_now();
-                               measured_.record.checkpoints.pop_back();
+                               measured_.measurements.checkpoints.pop_back();
                              });
   const double seconds = context_.clock.now() - start;
-  measured_.record.checkpoints.push_back(
+  measured_.measurements.checkpoints.push_back(
       {step, measured_.builder.segment_index(), reason, saved.path, saved.bytes, seconds});
   journal_.keep();
   measured_.phases->end(phase::kCheckpoint);  // and the journal, with this save
