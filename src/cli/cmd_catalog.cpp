@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/cost_output.h"
 #include "cli/inputs.h"
+#include "economics/cost/cost_json.h"
 #include "economics/cost/pricing.h"
 #include "util/text/did_you_mean.h"
 #include "util/text/json_values.h"

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/cost_output.h"
 #include "cli/inputs.h"
+#include "economics/cost/cost_json.h"
 #include "economics/cost/estimate.h"
 #include "economics/cost/pricing.h"
 #include "economics/cost/spot_risk.h"
@@ -135,7 +135,7 @@ void energy_rows(text::Table& t, const report::Report& rep, double usd_per_kwh) 
   auto row = [&t](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
   const std::optional<cost::EnergyCost> c = cost::energy_cost(rep, usd_per_kwh);
   if (!c) {
-    row("GPU board energy", "n/a: " + no_energy_reason(rep));
+    row("GPU board energy", "n/a: " + cost::no_energy_reason(rep));
     return;
   }
   const report::Energy& e = *rep.energy;
@@ -407,8 +407,8 @@ void print_json(const CostResult& r) {
   OJson offers = OJson::array();
   for (const PricedOffer& p : r.pricing.offers) offers.push_back(priced_json(p));
   out["offers"] = std::move(offers);
-  out["energy"] =
-      r.flags.energy_price ? energy_cost_json(r.report, *r.flags.energy_price) : OJson(nullptr);
+  out["energy"] = r.flags.energy_price ? cost::energy_cost_json(r.report, *r.flags.energy_price)
+                                       : OJson(nullptr);
   out["spot_risk"] = r.spot ? spot_json(*r.spot) : OJson(nullptr);
   std::cout << out.dump(2) << "\n";
 }

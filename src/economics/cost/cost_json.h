@@ -1,6 +1,8 @@
 // The JSON forms of cost's figures, as `cost --format json` and `compare --format json` write
-// them (docs/cost-and-compare.md): `nlohmann::ordered_json(rate)`.
+// them (docs/cost-and-compare.md): `nlohmann::ordered_json(rate)`, and a report's energy priced.
 #pragma once
+
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -19,5 +21,11 @@ FTBENCH_JSON_WRITER(Cost, gpus_billed, run_seconds, billed_seconds, linear_usd, 
                     per_million_tokens_usd, before_first_step_usd, before_first_step_share)
 FTBENCH_JSON_WRITER(RunTimes, run_seconds, time_to_first_step_seconds, training_seconds, steps,
                     epochs, examples, trained_tokens, steady_tokens_per_second, gpus)
+
+// A report's energy priced by --energy-price: the figures, or null figures and the reason.
+nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd_per_kwh);
+// Why a report has no energy figures: energy.reason, or "not recorded (report schema 1.5 or
+// older)".
+std::string no_energy_reason(const report::Report& report);
 
 }  // namespace ftbench::cost

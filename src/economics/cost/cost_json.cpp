@@ -1,13 +1,12 @@
-#include "cli/cost_output.h"
+#include "economics/cost/cost_json.h"
 
-#include <cmath>
+#include <optional>
+#include <string>
 
-#include <fmt/format.h>
-
+#include "report/report.h"
 #include "util/text/json_values.h"
-#include "util/text/units.h"
 
-namespace ftbench::cli {
+namespace ftbench::cost {
 
 std::string no_energy_reason(const report::Report& report) {
   if (!report.energy) return "not recorded (report schema 1.5 or older)";
@@ -15,7 +14,7 @@ std::string no_energy_reason(const report::Report& report) {
 }
 
 nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd_per_kwh) {
-  const std::optional<cost::EnergyCost> c = cost::energy_cost(report, usd_per_kwh);
+  const std::optional<cost::EnergyCost> c = energy_cost(report, usd_per_kwh);
   nlohmann::ordered_json j;
   j["usd_per_kwh"] = usd_per_kwh;
   j["reason"] = c ? std::string() : no_energy_reason(report);
@@ -30,4 +29,4 @@ nlohmann::ordered_json energy_cost_json(const report::Report& report, double usd
   return j;
 }
 
-}  // namespace ftbench::cli
+}  // namespace ftbench::cost
