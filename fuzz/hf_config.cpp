@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "fuzz_target.h"
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "model/hf/peft_config.h"
 #include "spec/checkpoint_config.h"
 

@@ -1,7 +1,8 @@
 // A Hugging Face Llama checkpoint's config.json, read as a model shape: the spec loader reads it
 // for model.checkpoint, before anything runs, because the shape decides the job. Here rather
-// than in model/hf because spec is below model (models are built from specs); model/hf/
-// hf_config.h has the rest of the checkpoint folder's format (shard index, tensor names).
+// than in model/hf because spec is below model (models are built from specs);
+// model/hf/checkpoint_layout.h has the rest of the checkpoint folder's format (shard index,
+// tensor names).
 #pragma once
 
 #include <cstdint>

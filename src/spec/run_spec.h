@@ -45,7 +45,7 @@ struct ModelSpec {
   std::string activation_checkpointing = "none";
   // A Hugging Face Llama checkpoint folder (config.json and safetensors weights) to load the
   // base weights from; "" (default): random weights (timing does not depend on their values).
-  // With a checkpoint the shape keys come from its config.json (model/hf/hf_config.h); a shape
+  // With a checkpoint the shape keys come from its config.json (spec/checkpoint_config.h); a shape
   // key given here must agree with it, except max_seq_len. Where the folder lives is not part
   // of the fingerprint: the report's weights fingerprint says what it held.
   std::string checkpoint;

@@ -109,8 +109,8 @@ void validate_model(Checker& c, const ModelSpec& m, const DataSpec& d) {
   // An unknown preset leaves the shape at zero; reporting every dimension as well would bury
   // the one real mistake.
   if (!shape_known) return;
-  // The bounds a checkpoint's config.json gets (model/hf/hf_config.h): with them every parameter
-  // and FLOP count fits in 64 bits (spec/limits.h).
+  // The bounds a checkpoint's config.json gets (spec/checkpoint_config.h): with them every
+  // parameter and FLOP count fits in 64 bits (spec/limits.h).
   constexpr const char* kSizeCeiling = "the largest size ftbench builds";
   c.int_in_range("model.dim", m.dim, 1, kMaxModelSize, kSizeCeiling);
   c.int_in_range("model.n_layers", m.n_layers, 1, kMaxModelLayers,

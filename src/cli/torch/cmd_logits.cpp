@@ -17,7 +17,7 @@
 
 #include "cli/run_command.h"
 #include "device/torch/backend.h"
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "model/hf/peft_config.h"
 #include "model/hf/torch/hf_load.h"
 #include "model/hf/torch/peft_adapter.h"

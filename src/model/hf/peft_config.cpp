@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "spec/checkpoint_config.h"
 
 namespace ftbench::hf {

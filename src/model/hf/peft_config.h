@@ -1,5 +1,6 @@
 // The JSON files of Hugging Face interop, torch-free: a PEFT LoRA adapter's adapter_config.json
-// (read and written) and the config.json of a LlamaForCausalLM (written; hf_config.h reads it).
+// (read and written) and the config.json of a LlamaForCausalLM (written; spec/checkpoint_config.h
+// reads it).
 // model/hf/torch/peft_adapter.h reads and writes the tensors next to them.
 #pragma once
 

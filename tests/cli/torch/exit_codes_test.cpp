@@ -16,7 +16,7 @@
 #include "data/tokenizer.h"
 #include "device/torch/backend.h"
 #include "economics/cost/catalog.h"
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "model/hf/torch/peft_adapter.h"
 #include "report/report_io.h"
 #include "spec/checkpoint_config.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "spec/checkpoint_config.h"
 #include "spec/presets.h"
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "model/torch/llama.h"
 
 namespace ftbench::hf {

@@ -17,7 +17,7 @@
 #include <torch/utils.h>
 #include <nlohmann/json.hpp>
 
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "model/hf/peft_config.h"
 #include "model/torch/safetensors_dtype.h"
 #include "spec/checkpoint_config.h"

@@ -29,7 +29,7 @@
 #include "data/dataset.h"
 #include "data/torch/batcher.h"
 #include "device/torch/backend.h"
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 #include "model/hf/torch/hf_load.h"
 #include "model/hf/torch/peft_adapter.h"
 #include "model/torch/llama.h"

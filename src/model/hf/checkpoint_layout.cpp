@@ -1,4 +1,4 @@
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

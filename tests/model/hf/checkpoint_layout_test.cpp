@@ -1,4 +1,4 @@
-#include "model/hf/hf_config.h"
+#include "model/hf/checkpoint_layout.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
