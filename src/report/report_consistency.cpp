@@ -193,6 +193,31 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     }
   }
 
+  // Saves are listed in the order they were made, at most one a step, each after a step of the
+  // segment that made it.
+  void check_checkpoints(const Report& r) const {
+    for (std::size_t i = 0; i < r.checkpoints.size(); ++i) {
+      const CheckpointSave& c = r.checkpoints[i];
+      const std::string path = index("checkpoints", i);
+      check_segment_exists(c.segment, r, join(path, "segment"));
+      if (i > 0 && c.step <= r.checkpoints[i - 1].step) {
+        fail(join(path, "step") + ": expected a step after " +
+             std::to_string(r.checkpoints[i - 1].step) + " (" + index("checkpoints", i - 1) +
+             ".step: saves are listed in the order they were made, at most one a step), found " +
+             std::to_string(c.step));
+      }
+      if (r.segments.empty()) continue;
+      const auto g_index = static_cast<std::size_t>(c.segment - 1);
+      const Segment& g = r.segments[g_index];
+      if (g.first_step > 0 && (c.step < g.first_step || c.step > g.last_step)) {
+        fail(join(path, "step") + ": step " + std::to_string(c.step) + " is not among segment " +
+             std::to_string(g.index) + "'s steps " + std::to_string(g.first_step) + " to " +
+             std::to_string(g.last_step) + " (" + index("segments", g_index) +
+             ".first_step, last_step)");
+      }
+    }
+  }
+
   void check_steps(const Report& r) const {
     int64_t previous = 0;
     int64_t padded_total = 0;
@@ -620,9 +645,7 @@ class Consistency : public text::JsonFields<nlohmann::json, ReportError> {
     check_memory(r);
     check_parts(r);
     check_segments(r);
-    for (std::size_t i = 0; i < r.checkpoints.size(); ++i) {
-      check_segment_exists(r.checkpoints[i].segment, r, join(index("checkpoints", i), "segment"));
-    }
+    check_checkpoints(r);
     check_steps(r);
     check_run(r);
     check_summary(r);

@@ -1304,6 +1304,29 @@ TEST(ReportConsistency, StepsAndCheckpointsBelongToSegmentsThatExist) {
             "segments)");
 }
 
+// Saves are listed in the order they were made, at most one a step, each after a step of the
+// segment that made it: a report with a save listed twice (a checkpoint's report edited, its
+// digest made again) counted it twice in every summary.
+TEST(ReportConsistency, CheckpointsAreInTheOrderMadeEachAfterAStepOfItsSegment) {
+  OJson j = to_json(full_report());
+  j["checkpoints"].push_back(j["checkpoints"][0]);
+  EXPECT_EQ(read_error(j),
+            "r.json: checkpoints[1].step: expected a step after 1 (checkpoints[0].step: saves are "
+            "listed in the order they were made, at most one a step), found 1");
+  j = to_json(full_report());
+  j["checkpoints"][0]["step"] = 3;
+  EXPECT_EQ(read_error(j),
+            "r.json: checkpoints[0].step: step 3 is not among segment 1's steps 1 to 1 "
+            "(segments[0].first_step, last_step)");
+  // A second save, by segment 2 after its step 4: as made.
+  j = to_json(full_report());
+  OJson second = j["checkpoints"][0];
+  second["step"] = 4;
+  second["segment"] = 2;
+  j["checkpoints"].push_back(second);
+  EXPECT_EQ(report::from_json(j, "r.json").checkpoints.size(), 2u);
+}
+
 TEST(ReportConsistency, SegmentsAreNumberedInOrderWithTheirSteps) {
   OJson j = to_json(full_report());
   j["segments"][1]["index"] = 3;
