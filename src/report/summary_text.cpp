@@ -225,14 +225,12 @@ std::string render_summary(const Report& r, const std::string& report_path) {
   }
   // Validation passes split the training phase; the time of the parts is summed.
   double training_seconds = 0.0;
-  double evaluation_seconds = 0.0;
   bool trained = false;
   for (const Phase& p : r.phases) {
     if (p.name == phase::kTraining) {
       training_seconds += p.seconds;
       trained = true;
     }
-    if (p.name == phase::kEvaluation) evaluation_seconds += p.seconds;
   }
   if (trained) line("training", fmt::format("{:.2f} s", training_seconds));
   line("step time", fmt::format("median {:.4f} s, mean {:.4f} s, p90 {:.4f} s, cv {:.1f}%",
@@ -267,6 +265,9 @@ std::string render_summary(const Report& r, const std::string& report_path) {
                            s.mean_last_losses));
   if (!r.evaluations.empty()) {
     const Evaluation& last = r.evaluations.back();
+    // Every pass of the run, earlier processes' too (the phases are this process's alone).
+    double evaluation_seconds = 0.0;
+    for (const Evaluation& e : r.evaluations) evaluation_seconds += e.seconds;
     line("validation loss",
          fmt::format("{:.4f} after step {} ({} tokens; {} pass{}, {:.2f} s evaluating)", last.loss,
                      last.after_step, group_thousands(last.loss_tokens), r.evaluations.size(),

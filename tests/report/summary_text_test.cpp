@@ -172,6 +172,21 @@ TEST(SummaryText, EnergyOfAResumedRunSaysWhatItCovers) {
   EXPECT_EQ(energy_scope(r), "");
 }
 
+// The validation line of a resumed run: every pass of the run and the time of all of them (the
+// evaluation phases are this process's alone; 4 passes "0.19 s evaluating" was two of them).
+TEST(SummaryText, TheValidationPassesAndTheirTimeAreTheWholeRuns) {
+  Report r;
+  r.run_name = "tiny";
+  r.status = "completed";
+  r.evaluations = {{2, 2.5, 400, 1, 0.25}, {4, 2.25, 400, 1, 0.25}, {6, 2.0, 400, 1, 0.5}};
+  r.phases = {{"training", 0.0, 3.0}, {"evaluation", 3.0, 0.6}, {"training", 3.6, 1.0}};
+  const std::string out = render_summary(r, "r.json");
+  EXPECT_NE(out.find("  validation loss           2.0000 after step 6 (400 tokens; 3 passes, "
+                     "1.00 s evaluating)\n"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace ftbench::report
 
