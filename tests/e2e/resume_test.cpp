@@ -260,6 +260,31 @@ TEST_F(Resume, RefusesACheckpointOfAnotherJobOrData) {
   EXPECT_EQ(read_file(dir_ / "r.json"), before);
 }
 
+// --stop-after-steps names a step this process will make: after the run's last step, or at or
+// before the step a resumed run continues after, it would never stop (the run went on to the
+// end, exit 0, as if it had not been given). Refused before any machine time, the report kept.
+TEST_F(Resume, AStopAfterAStepThisProcessDoesNotMakeIsRefused) {
+  Result r = ftbench(args("r.json", "ck", 5) + " --stop-after-steps 21");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--stop-after-steps 21: the run has 20 optimizer steps; stop after a "
+                          "step from 1 to 20"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "r.json"));
+  ASSERT_EQ(ftbench(args("r.json", "ck", 5) + " --stop-after-steps 5").exit_code, 4);
+  const std::string before = read_file(dir_ / "r.json");
+  r = ftbench(args("r.json", "ck", 5) + " --resume latest --stop-after-steps 5");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--stop-after-steps 5: this process resumes after step 5; stop after a "
+                          "step from 6 to 20"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(read_file(dir_ / "r.json"), before);
+  // A step it makes: stopped there.
+  r = ftbench(args("r.json", "ck", 5) + " --resume latest --stop-after-steps 6");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+}
+
 TEST_F(Resume, RefusesACheckpointOfOtherDataUnderTheSameSpec) {
   // The same spec keys over a data file whose content changed: only the data fingerprint says.
   const fs::path data = dir_ / "d.jsonl";

@@ -126,6 +126,7 @@ RunDriver::RunDriver(const RunOptions& options, const device::ProcessClock& cloc
   check_before_start(context_, start_, measured_.builder);
   record_start();
   // The steps are counted now, but for a data file's (checked again once it is read).
+  check_stop_after_steps(context_, start_, measured_.measurements.derived.total_steps);
   if (context_.lead())
     check_profile_window(context_, start_, measured_.measurements.derived.total_steps);
   if (context_.lead() && !context_.instrumentation.mllog_path.empty()) {
@@ -237,6 +238,7 @@ void RunDriver::set_up() {
       context_.clock.now(),
       fmt::format("{}x{}", context_.request.launch.world_size, built_.backend->info().name));
   prepare_data(context_, built_, measured_.measurements);
+  check_stop_after_steps(context_, start_, measured_.measurements.derived.total_steps);
   end_setup_phase(phase::kDataPrepare);
   check_same_job(context_, built_, measured_.measurements.data->train.counts.fingerprint);
   build_trainer(context_, built_);

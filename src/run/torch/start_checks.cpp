@@ -302,6 +302,25 @@ void check_before_start(const RunContext& ctx, StartState& start, report::Report
   warn_if_start_overlaps(ctx, builder);
 }
 
+void check_stop_after_steps(const RunContext& context, const StartState& start,
+                            int64_t total_steps) {
+  const int64_t stop = context.request.stop_after_steps;
+  if (stop == 0) return;
+  const int64_t first = start.first_step();
+  const std::string range = total_steps > 0 ? fmt::format("from {} to {}", first, total_steps)
+                                            : fmt::format("from {} on", first);
+  if (total_steps > 0 && stop > total_steps) {
+    throw BadInput(
+        fmt::format("--stop-after-steps {}: the run has {} optimizer step{}; stop after a step {}",
+                    stop, total_steps, total_steps == 1 ? "" : "s", range));
+  }
+  if (stop < first) {
+    throw BadInput(fmt::format(
+        "--stop-after-steps {}: this process resumes after step {}; stop after a step {}", stop,
+        first - 1, range));
+  }
+}
+
 // A stop asked for during set-up ends the run at the end of the phase: nothing of this segment
 // is worth a checkpoint yet (a resumed run's checkpoint is still there).
 void stop_if_asked(const RunContext& context, const StartState& start, const char* phase_name) {

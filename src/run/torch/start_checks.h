@@ -50,6 +50,12 @@ struct StartState {
 void check_before_start(const RunContext& context, StartState& start,
                         report::ReportBuilder& builder);
 
+// --stop-after-steps must name a step this process makes: at most the run's `total_steps` (0: a
+// data file's, not counted before it is read) and after the step a resumed run continues
+// after. BadInput (exit 2) otherwise: the run would go on to its end as if not asked to stop.
+void check_stop_after_steps(const RunContext& context, const StartState& start,
+                            int64_t total_steps);
+
 // A stop asked for during set-up ends the run at the end of the phase `phase_name`:
 // train::Interrupted (nothing of this segment is worth a checkpoint yet; a resumed run's
 // checkpoint is still there).
