@@ -60,7 +60,7 @@ struct RunFlags {
 
 // The spec to run: the file given, with --set; or with --from-report the report's own spec as is
 // (run/rerun.h), with the weights its run trained to check.
-spec::RunSpec spec_to_run(const RunFlags& f, run::RunRequest& o) {
+spec::RunSpec spec_to_run(const RunFlags& f, run::RunRequest& request) {
   if (f.from_report.empty()) {
     if (f.spec_path.empty()) throw InputError("run: give a spec file, or --from-report REPORT");
     return spec::load_spec(f.spec_path, f.overrides);
@@ -79,8 +79,8 @@ spec::RunSpec spec_to_run(const RunFlags& f, run::RunRequest& o) {
       throw InputError(e.what());
     }
   }();
-  if (old.weights) o.expected_weights_fingerprint = old.weights->fingerprint;
-  if (old.data) o.expected_data_fingerprint = old.data->fingerprint;
+  if (old.weights) request.expected_weights_fingerprint = old.weights->fingerprint;
+  if (old.data) request.expected_data_fingerprint = old.data->fingerprint;
   return run::spec_from_report(old, f.from_report, !f.output.empty());
 }
 
@@ -182,33 +182,35 @@ int run_command(const RunFlags& flags, const device::ProcessClock& clock,
         "--nproc-per-node N), not by ftbench-bin");
   }
   run::RunOptions options;
-  run::RunRequest& o = options.request;
-  run::Instrumentation& shown = options.instrumentation;
+  run::RunRequest& request = options.request;
+  run::Instrumentation& instrumentation = options.instrumentation;
   dist::follow_launcher();
-  o.launch = dist::launch_from_environment(dist::environment_snapshot());
-  if (o.launch.distributed()) {
+  request.launch = dist::launch_from_environment(dist::environment_snapshot());
+  if (request.launch.distributed()) {
     // Every rank logs to the same terminal under torchrun and srun: each line says whose.
-    spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] %^%l%$ %v", o.launch.rank));
-    spdlog::info("{}", dist::describe(o.launch));
+    spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] %^%l%$ %v", request.launch.rank));
+    spdlog::info("{}", dist::describe(request.launch));
   }
-  o.spec = spec_to_run(flags, o);
-  run::check_step_switches(o.spec);
-  shown.spec_loaded_seconds = clock.now();
-  o.output_path = flags.output.empty() ? run::default_report_path(o.spec) : flags.output;
-  o.force = flags.force;
-  shown.mllog_path = flags.mllog.empty() ? run::mllog_path(o.spec) : flags.mllog;
-  shown.rate = run_price(flags, o.spec);
-  shown.peak_tflops = flags.peak_tflops;
+  request.spec = spec_to_run(flags, request);
+  run::check_step_switches(request.spec);
+  instrumentation.spec_loaded_seconds = clock.now();
+  request.output_path =
+      flags.output.empty() ? run::default_report_path(request.spec) : flags.output;
+  request.force = flags.force;
+  instrumentation.mllog_path = flags.mllog.empty() ? run::mllog_path(request.spec) : flags.mllog;
+  instrumentation.rate = run_price(flags, request.spec);
+  instrumentation.peak_tflops = flags.peak_tflops;
   options.test_hooks.inject_oom = oom_injection_from_environment();
   options.test_hooks.inject_rank_fault = dist::rank_fault_from_environment();
-  o.resume = flags.resume;
-  o.stop_after_steps = flags.stop_after_steps;
+  request.resume = flags.resume;
+  request.stop_after_steps = flags.stop_after_steps;
   if (!flags.profile_steps.empty()) {
-    shown.profile_steps = metrics::parse_profile_steps(flags.profile_steps);
+    instrumentation.profile_steps = metrics::parse_profile_steps(flags.profile_steps);
   }
-  o.inputs = {{"the report of --from-report", flags.from_report},
-              {"the GEMM result of --gemm", flags.gemm_path}};
-  for (const std::string& catalog : flags.catalogs) o.inputs.push_back({"--catalog", catalog});
+  request.inputs = {{"the report of --from-report", flags.from_report},
+                    {"the GEMM result of --gemm", flags.gemm_path}};
+  for (const std::string& catalog : flags.catalogs)
+    request.inputs.push_back({"--catalog", catalog});
   if (!flags.gemm_path.empty()) {
     // Read and checked before the run starts: a bad file costs no machine time.
     const bench::GemmResult gemm = bench::read_gemm_result(flags.gemm_path);
@@ -220,20 +222,20 @@ int run_command(const RunFlags& flags, const device::ProcessClock& clock,
           "wrong results is no peak (measure again with ftbench gemm)",
           flags.gemm_path, failure));
     }
-    shown.gemm = bench::carried_gemm(gemm, flags.gemm_path);
-    if (bench::find_measured(gemm, o.spec.model.dtype) == nullptr) {
+    instrumentation.gemm = bench::carried_gemm(gemm, flags.gemm_path);
+    if (bench::find_measured(gemm, request.spec.model.dtype) == nullptr) {
       spdlog::warn(
           "--gemm {} has no {} measurement (the run's model.dtype): no MFU against a "
           "measured GEMM peak",
-          flags.gemm_path, o.spec.model.dtype);
+          flags.gemm_path, request.spec.model.dtype);
     }
   }
   if (flags.t0) {
-    shown.t0_epoch_seconds = checked_t0(*flags.t0, "--t0", clock);
-    shown.t0_source = "--t0";
+    instrumentation.t0_epoch_seconds = checked_t0(*flags.t0, "--t0", clock);
+    instrumentation.t0_source = "--t0";
   } else if (auto env_t0 = t0_from_environment(clock)) {
-    shown.t0_epoch_seconds = env_t0;
-    shown.t0_source = "FTBENCH_T0";
+    instrumentation.t0_epoch_seconds = env_t0;
+    instrumentation.t0_source = "FTBENCH_T0";
   }
   report::Report rep;
   try {
@@ -243,9 +245,9 @@ int run_command(const RunFlags& flags, const device::ProcessClock& clock,
     throw torch_failure(e);
   }
   // Rank 0 wrote the job's report; the others' share is in it.
-  if (o.launch.rank == 0) {
-    std::cout << report::render_summary(rep, o.output_path);
-    if (shown.rate) std::cout << cost_line(rep, *shown.rate);
+  if (request.launch.rank == 0) {
+    std::cout << report::render_summary(rep, request.output_path);
+    if (instrumentation.rate) std::cout << cost_line(rep, *instrumentation.rate);
   }
   return kExitOk;
 }

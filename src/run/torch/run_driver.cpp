@@ -103,19 +103,6 @@ void check_launch(const RunContext& context) {
 
 }  // namespace
 
-RunContext::RunContext(const RunOptions& options, const device::ProcessClock& clock_in,
-                       const train::StopSignals& signals_in)
-    : request(options.request),
-      instrumentation(options.instrumentation),
-      test_hooks(options.test_hooks),
-      spec(options.request.spec),
-      clock(clock_in),
-      signals(signals_in),
-      spec_fingerprint(spec::fingerprint(options.request.spec)),
-      checkpoint_dir(run::checkpoint_dir(options.request.spec)),
-      adapter_dir(adapter_export_dir(options.request.spec)),
-      merged_dir(merged_export_dir(options.request.spec)) {}
-
 RunDriver::RunDriver(const RunOptions& options, const device::ProcessClock& clock,
                      const train::StopSignals& signals)
     : context_(options, clock, signals),
